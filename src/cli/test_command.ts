@@ -1,0 +1,143 @@
+/**
+ * `agent-block test [-p DIR] [PATH|SUBSTRING]...`: run Lua spec files with the embedded `lspec`.
+ *
+ * Owns spec discovery (every `*_spec.lua` under the project, hidden directories and
+ * `node_modules` skipped; a PATH that exists narrows to that file or directory, anything else is
+ * a filename substring), running each file in a fresh engine of its own (`runSpecFile`), the
+ * report on stdout and the summary line `N passed, N failed`. Exit 1 on any failure or when no
+ * spec was found.
+ */
+import { parseArgs } from "node:util";
+import { basename, dirname, join, resolve } from "node:path";
+import { runBlock } from "../runtime/run.ts";
+import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
+import { displayPath } from "../modules/resolver.ts";
+
+/** The outcome of one spec file. */
+export interface SpecFileResult {
+  path: string;
+  passed: number;
+  failed: number;
+  failures: { name: string; error: string }[];
+  output: string[];
+}
+
+const DRIVER = `local lspec = require("lspec")
+lspec.expose()
+local fn, err = loadfile(SPEC_PATH)
+if not fn then lspec.file_error(err) else
+  local ok, e = xpcall(fn, debug.traceback)
+  if not ok then lspec.file_error(e) end
+end
+return std.json.encode(lspec.results())
+`;
+
+/** Runs one spec file in a fresh engine. */
+export async function runSpecFile(path: string, projectRoot = "."): Promise<SpecFileResult> {
+  const abs = resolve(path);
+  const chunks: string[] = [];
+  const outcome = await runBlock({
+    script: { source: DRIVER, name: "lspec_driver.lua", dir: dirname(abs) },
+    projectRoot,
+    globals: { SPEC_PATH: displayPath(abs) },
+    stdout: (b) => chunks.push(new TextDecoder().decode(b)),
+  });
+  if (outcome.status !== "returned" || typeof outcome.result !== "string") {
+    const why = outcome.status === "failed" ? outcome.message : outcome.status;
+    return { path, passed: 0, failed: 1, failures: [{ name: "(spec file)", error: why }], output: chunks };
+  }
+  const r = JSON.parse(outcome.result) as Omit<SpecFileResult, "path">;
+  const printed = chunks.join("").split("\n").filter((l) => l.length).map((l) => `  | ${l}`);
+  return {
+    path,
+    passed: r.passed,
+    failed: r.failed,
+    failures: Array.isArray(r.failures) ? r.failures : [],
+    output: [...printed, ...(Array.isArray(r.output) ? r.output : [])],
+  };
+}
+
+/** Every `*_spec.lua` below `dir`. */
+export function findSpecs(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(d)];
+    } catch {
+      return;
+    }
+    for (const e of entries.sort((a, b) => a.name < b.name ? -1 : 1)) {
+      if (e.name.startsWith(".") || e.name === "node_modules") continue;
+      const p = join(d, e.name);
+      if (e.isDirectory) walk(p);
+      else if (e.isFile && e.name.endsWith("_spec.lua")) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function isDir(p: string): boolean {
+  try {
+    return Deno.statSync(p).isDirectory;
+  } catch {
+    return false;
+  }
+}
+function isFile(p: string): boolean {
+  try {
+    return Deno.statSync(p).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** The test command. */
+export async function testCommand(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { project: { type: "string", short: "p" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const enc = new TextEncoder();
+  const print = (s: string) => Deno.stdout.writeSync(enc.encode(s + "\n"));
+  if (parsed.values.help) {
+    print("Usage: agent-block test [-p DIR] [PATH|SUBSTRING]...\n" +
+      "Runs *_spec.lua files (all under the project when no PATH is given) and prints N passed, N failed.");
+    return EXIT.OK;
+  }
+  const project = parsed.values.project ?? ".";
+  if (!isDir(project)) throw new AgentBlockError(`project directory ${project} does not exist`);
+  let files: string[] = [];
+  const substrings: string[] = [];
+  for (const p of parsed.positionals) {
+    if (isDir(p)) files.push(...findSpecs(p));
+    else if (isFile(p)) files.push(p);
+    else substrings.push(p);
+  }
+  if (substrings.length) {
+    const pool = parsed.positionals.length > substrings.length ? files : findSpecs(project);
+    files = pool.filter((f) => substrings.some((s) => basename(f).includes(s)));
+  } else if (parsed.positionals.length === 0) {
+    files = findSpecs(project);
+  }
+  if (files.length === 0) throw new AgentBlockError("no spec files found (looked for *_spec.lua)");
+  let passed = 0;
+  let failed = 0;
+  for (const f of files) {
+    const r = await runSpecFile(f, project);
+    print(`${displayPath(resolve(f))}`);
+    for (const line of r.output) print(`  ${line}`);
+    passed += r.passed;
+    failed += r.failed;
+  }
+  print(`${passed} passed, ${failed} failed`);
+  return failed > 0 ? EXIT.FAILED : EXIT.OK;
+}

@@ -1,0 +1,96 @@
+/**
+ * The `--config` file: everything ONE run is, for a caller that has all of it to pass.
+ *
+ * Owns the schema (JSON object; every field optional):
+ * - `prompt`, `context`, `result` — strings (no environment variable has them, on purpose);
+ * - `labels` — object of string values;
+ * - `cpu_limit_secs`, `memory_limit_mb` — positive numbers;
+ * - `mcp_timeout_secs` — a positive integer.
+ * Unknown fields are refused (a typo must not silently change nothing). Every error names the
+ * file and the field.
+ */
+import { AgentBlockError } from "../errors.ts";
+
+/** A parsed `--config` file. */
+export interface RunConfig {
+  prompt?: string;
+  context?: string;
+  result?: string;
+  labels?: Record<string, string>;
+  cpu_limit_secs?: number;
+  memory_limit_mb?: number;
+  mcp_timeout_secs?: number;
+}
+
+const KNOWN = new Set(["prompt", "context", "result", "labels", "cpu_limit_secs", "memory_limit_mb", "mcp_timeout_secs"]);
+
+function typeName(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}
+
+/** Validates parsed JSON as a run config. `file` names the file in errors. */
+export function validateRunConfig(data: unknown, file: string): RunConfig {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw new AgentBlockError(`${file}: must be a JSON object, got ${typeName(data)}`);
+  }
+  const obj = data as Record<string, unknown>;
+  for (const k of Object.keys(obj)) {
+    if (!KNOWN.has(k)) {
+      throw new AgentBlockError(`${file}: unknown field '${k}' (known: ${[...KNOWN].join(", ")})`);
+    }
+  }
+  const out: RunConfig = {};
+  for (const k of ["prompt", "context", "result"] as const) {
+    if (obj[k] === undefined) continue;
+    if (typeof obj[k] !== "string") {
+      throw new AgentBlockError(`${file}: field '${k}' must be a string, got ${typeName(obj[k])}`);
+    }
+    out[k] = obj[k] as string;
+  }
+  if (obj.labels !== undefined) {
+    const l = obj.labels;
+    if (typeof l !== "object" || l === null || Array.isArray(l)) {
+      throw new AgentBlockError(`${file}: field 'labels' must be an object, got ${typeName(l)}`);
+    }
+    out.labels = {};
+    for (const [k, v] of Object.entries(l)) {
+      if (typeof v !== "string") {
+        throw new AgentBlockError(`${file}: field 'labels.${k}' must be a string, got ${typeName(v)}`);
+      }
+      out.labels[k] = v;
+    }
+  }
+  for (const k of ["cpu_limit_secs", "memory_limit_mb", "mcp_timeout_secs"] as const) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !(v > 0) || (k === "mcp_timeout_secs" && !Number.isInteger(v))) {
+      throw new AgentBlockError(
+        `${file}: field '${k}' must be a positive ${k === "mcp_timeout_secs" ? "integer" : "number"}, got ${
+          typeof v === "number" ? v : typeName(v)
+        }`,
+      );
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
+/** Reads and validates a config file. */
+export function readRunConfig(path: string): RunConfig {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (e) {
+    const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+    throw new AgentBlockError(`cannot read config ${path}: ${why}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new AgentBlockError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
+  return validateRunConfig(data, path);
+}

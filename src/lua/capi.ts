@@ -1,0 +1,315 @@
+/**
+ * The raw Lua 5.4 C API of the wasmoon build, typed and made safe to call from TypeScript.
+ *
+ * Owns: the exact signatures of the `_lua_*` exports we use, the registry pseudo-index, byte-exact
+ * string transfer between the JS heap and the wasm heap, and interned C strings for field names.
+ *
+ * Invariants:
+ * - Every `lua_Integer` parameter and result is a `bigint` (the build uses WASM_BIGINT); callers
+ *   never pass a JS number where the C side expects an i64.
+ * - `HEAPU8` is re-read after every call that may grow the wasm memory: a cached view goes stale.
+ * - Strings cross as bytes (`lua_pushlstring` / `lua_tolstring` with an explicit length), so NUL
+ *   bytes and non-UTF-8 content survive. Decoding policy lives in the converter, not here.
+ *
+ * Why: wasmoon's own marshalling truncates at NUL, wraps integers above 2^63 and crashes on `null`
+ * (see the Lua-host reference). Everything that crosses the boundary goes through this file and
+ * `convert.ts` instead.
+ */
+
+/** The subset of the emscripten module object we rely on. */
+export interface EmModule {
+  HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
+  _malloc(size: number): number;
+  _free(ptr: number): void;
+  addFunction(fn: (...args: number[]) => number | void, signature: string): number;
+  removeFunction(ptr: number): void;
+  // deno-lint-ignore no-explicit-any
+  [name: string]: any;
+}
+
+/** Lua type tags (`lua_type`). */
+export const LUA_TNONE = -1;
+export const LUA_TNIL = 0;
+export const LUA_TBOOLEAN = 1;
+export const LUA_TLIGHTUSERDATA = 2;
+export const LUA_TNUMBER = 3;
+export const LUA_TSTRING = 4;
+export const LUA_TTABLE = 5;
+export const LUA_TFUNCTION = 6;
+export const LUA_TUSERDATA = 7;
+export const LUA_TTHREAD = 8;
+
+/** Thread status codes (`lua_resume`, `lua_pcall`, `luaL_loadbuffer`). */
+export const LUA_OK = 0;
+export const LUA_YIELD = 1;
+export const LUA_ERRRUN = 2;
+export const LUA_ERRSYNTAX = 3;
+export const LUA_ERRMEM = 4;
+
+/** `LUAI_MAXSTACK` of the build is one million, so the registry sits below that. */
+export const LUA_REGISTRYINDEX = -1_000_000 - 1000;
+/** Debug hook mask for count events. */
+export const LUA_MASKCOUNT = 8;
+
+/** Names of Lua types, indexed by tag, as `type()` spells them. */
+export const LUA_TYPE_NAMES = [
+  "nil",
+  "boolean",
+  "userdata",
+  "number",
+  "string",
+  "table",
+  "function",
+  "userdata",
+  "thread",
+];
+
+const encoder = new TextEncoder();
+
+/**
+ * A typed façade over the raw exports. One instance per wasm module (factory); it is shared by
+ * every engine of that module because the exports do not depend on the `lua_State`.
+ */
+export class LuaApi {
+  readonly m: EmModule;
+  #scratch = 0;
+  #scratchSize = 0;
+  #interned = new Map<string, number>();
+  #lenPtr: number;
+
+  constructor(m: EmModule) {
+    this.m = m;
+    this.#lenPtr = m._malloc(8);
+  }
+
+  // --- stack -------------------------------------------------------------------------------
+  gettop(L: number): number {
+    return this.m._lua_gettop(L);
+  }
+  settop(L: number, idx: number): void {
+    this.m._lua_settop(L, idx);
+  }
+  pop(L: number, n: number): void {
+    this.m._lua_settop(L, -n - 1);
+  }
+  absindex(L: number, idx: number): number {
+    return this.m._lua_absindex(L, idx);
+  }
+  pushvalue(L: number, idx: number): void {
+    this.m._lua_pushvalue(L, idx);
+  }
+  checkstack(L: number, n: number): boolean {
+    return this.m._lua_checkstack(L, n) !== 0;
+  }
+  rotate(L: number, idx: number, n: number): void {
+    this.m._lua_rotate(L, idx, n);
+  }
+  insert(L: number, idx: number): void {
+    this.m._lua_rotate(L, idx, 1);
+  }
+  xmove(from: number, to: number, n: number): void {
+    this.m._lua_xmove(from, to, n);
+  }
+
+  // --- reading ----------------------------------------------------------------------------
+  type(L: number, idx: number): number {
+    return this.m._lua_type(L, idx);
+  }
+  toboolean(L: number, idx: number): boolean {
+    return this.m._lua_toboolean(L, idx) !== 0;
+  }
+  isinteger(L: number, idx: number): boolean {
+    return this.m._lua_isinteger(L, idx) !== 0;
+  }
+  tointeger(L: number, idx: number): bigint {
+    return BigInt(this.m._lua_tointegerx(L, idx, 0));
+  }
+  tonumber(L: number, idx: number): number {
+    return this.m._lua_tonumberx(L, idx, 0);
+  }
+  topointer(L: number, idx: number): number {
+    return this.m._lua_topointer(L, idx);
+  }
+  touserdata(L: number, idx: number): number {
+    return this.m._lua_touserdata(L, idx);
+  }
+  rawlen(L: number, idx: number): number {
+    return Number(this.m._lua_rawlen(L, idx));
+  }
+  tothread(L: number, idx: number): number {
+    return this.m._lua_tothread(L, idx);
+  }
+  /** The bytes of the string (or number, converted in place) at `idx`; a copy, safe to keep. */
+  tobytes(L: number, idx: number): Uint8Array {
+    const ptr = this.m._lua_tolstring(L, idx, this.#lenPtr);
+    if (ptr === 0) return new Uint8Array(0);
+    const len = this.m.HEAPU32[this.#lenPtr >> 2];
+    return this.m.HEAPU8.slice(ptr, ptr + len);
+  }
+  /** A view of the string bytes at `idx`, valid only until the next call into Lua. */
+  tobytesView(L: number, idx: number): Uint8Array {
+    const ptr = this.m._lua_tolstring(L, idx, this.#lenPtr);
+    if (ptr === 0) return new Uint8Array(0);
+    const len = this.m.HEAPU32[this.#lenPtr >> 2];
+    return this.m.HEAPU8.subarray(ptr, ptr + len);
+  }
+  next(L: number, idx: number): boolean {
+    return this.m._lua_next(L, idx) !== 0;
+  }
+  getmetatable(L: number, idx: number): boolean {
+    return this.m._lua_getmetatable(L, idx) !== 0;
+  }
+  rawequal(L: number, a: number, b: number): boolean {
+    return this.m._lua_rawequal(L, a, b) !== 0;
+  }
+  rawgeti(L: number, idx: number, n: number): number {
+    return this.m._lua_rawgeti(L, idx, BigInt(n));
+  }
+  rawget(L: number, idx: number): number {
+    return this.m._lua_rawget(L, idx);
+  }
+  getfield(L: number, idx: number, key: string): number {
+    return this.m._lua_getfield(L, idx, this.cstr(key));
+  }
+  getglobal(L: number, name: string): number {
+    return this.m._lua_getglobal(L, this.cstr(name));
+  }
+  isyieldable(L: number): boolean {
+    return this.m._lua_isyieldable(L) !== 0;
+  }
+
+  // --- pushing ----------------------------------------------------------------------------
+  pushnil(L: number): void {
+    this.m._lua_pushnil(L);
+  }
+  pushboolean(L: number, b: boolean): void {
+    this.m._lua_pushboolean(L, b ? 1 : 0);
+  }
+  pushinteger(L: number, n: bigint): void {
+    this.m._lua_pushinteger(L, n);
+  }
+  pushnumber(L: number, n: number): void {
+    this.m._lua_pushnumber(L, n);
+  }
+  pushlightuserdata(L: number, p: number): void {
+    this.m._lua_pushlightuserdata(L, p);
+  }
+  pushcclosure(L: number, fn: number, nup: number): void {
+    this.m._lua_pushcclosure(L, fn, nup);
+  }
+  /** Pushes raw bytes as a Lua string. */
+  pushbytes(L: number, bytes: Uint8Array): void {
+    const ptr = this.#ensureScratch(bytes.length);
+    this.m.HEAPU8.set(bytes, ptr);
+    this.m._lua_pushlstring(L, ptr, bytes.length);
+  }
+  /** Pushes a JS string encoded as UTF-8 (lone surrogates become U+FFFD, as TextEncoder does). */
+  pushstring(L: number, s: string): void {
+    if (s.length === 0) {
+      this.m._lua_pushlstring(L, 0, 0);
+      return;
+    }
+    const ptr = this.#ensureScratch(s.length * 3);
+    const { written } = encoder.encodeInto(s, this.m.HEAPU8.subarray(ptr, ptr + s.length * 3));
+    this.m._lua_pushlstring(L, ptr, written);
+  }
+  createtable(L: number, narr: number, nrec: number): void {
+    this.m._lua_createtable(L, narr, nrec);
+  }
+  rawseti(L: number, idx: number, n: number): void {
+    this.m._lua_rawseti(L, idx, BigInt(n));
+  }
+  rawset(L: number, idx: number): void {
+    this.m._lua_rawset(L, idx);
+  }
+  setfield(L: number, idx: number, key: string): void {
+    this.m._lua_setfield(L, idx, this.cstr(key));
+  }
+  setglobal(L: number, name: string): void {
+    this.m._lua_setglobal(L, this.cstr(name));
+  }
+  setmetatable(L: number, idx: number): void {
+    this.m._lua_setmetatable(L, idx);
+  }
+
+  // --- references, errors, execution ---------------------------------------------------------
+  ref(L: number): number {
+    return this.m._luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  unref(L: number, ref: number): void {
+    this.m._luaL_unref(L, LUA_REGISTRYINDEX, ref);
+  }
+  pushref(L: number, ref: number): void {
+    this.m._lua_rawgeti(L, LUA_REGISTRYINDEX, BigInt(ref));
+  }
+  /** Pushes `chunk:line:` of the function at `level` (1 = the caller of the running C function). */
+  where(L: number, level: number): void {
+    this.m._luaL_where(L, level);
+  }
+  concat(L: number, n: number): void {
+    this.m._lua_concat(L, n);
+  }
+  /** Raises the value on top of the stack. Never returns normally (it longjmps). */
+  error(L: number): number {
+    return this.m._lua_error(L);
+  }
+  /** Compiles `source` as a text chunk named `chunkname`; pushes the function or the message. */
+  load(L: number, source: Uint8Array, chunkname: string): number {
+    const name = this.m._malloc(encoder.encode(chunkname).length + 1);
+    try {
+      this.#writeCString(name, chunkname);
+      const buf = this.m._malloc(Math.max(1, source.length));
+      try {
+        this.m.HEAPU8.set(source, buf);
+        return this.m._luaL_loadbufferx(L, buf, source.length, name, this.cstr("t"));
+      } finally {
+        this.m._free(buf);
+      }
+    } finally {
+      this.m._free(name);
+    }
+  }
+  newthread(L: number): number {
+    return this.m._lua_newthread(L);
+  }
+  /** Resumes `co`; returns the status and the number of values it left on its stack. */
+  resume(co: number, from: number, nargs: number): { status: number; nresults: number } {
+    const status = this.m._lua_resume(co, from, nargs, this.#lenPtr);
+    return { status, nresults: this.m.HEAPU32[this.#lenPtr >> 2] };
+  }
+  sethook(L: number, fn: number, mask: number, count: number): void {
+    this.m._lua_sethook(L, fn, mask, count);
+  }
+  traceback(L: number, L1: number, msg: string | null, level: number): void {
+    this.m._luaL_traceback(L, L1, msg === null ? 0 : this.cstr(msg), level);
+  }
+
+  /** A NUL-terminated copy of `s` in the wasm heap, kept for the life of the module. */
+  cstr(s: string): number {
+    let p = this.#interned.get(s);
+    if (p === undefined) {
+      p = this.m._malloc(encoder.encode(s).length + 1);
+      this.#writeCString(p, s);
+      this.#interned.set(s, p);
+    }
+    return p;
+  }
+
+  #writeCString(ptr: number, s: string): void {
+    const bytes = encoder.encode(s);
+    this.m.HEAPU8.set(bytes, ptr);
+    this.m.HEAPU8[ptr + bytes.length] = 0;
+  }
+
+  #ensureScratch(size: number): number {
+    if (size > this.#scratchSize) {
+      if (this.#scratch) this.m._free(this.#scratch);
+      const want = Math.max(size, 4096);
+      this.#scratch = this.m._malloc(want);
+      if (!this.#scratch) throw new RangeError(`cannot allocate ${want} bytes in the Lua heap`);
+      this.#scratchSize = want;
+    }
+    return this.#scratch;
+  }
+}

@@ -1,0 +1,355 @@
+/**
+ * The one value converter between Lua and JavaScript, on the raw C API.
+ *
+ * Owns the rules every host function, every JSON codec and every embedder sees:
+ *
+ * Lua → JS
+ * - nil → `undefined`; `std.json.null` (the NULL light userdata) → `null`.
+ * - integer → `number` when |n| ≤ 2^53−1, else `bigint` (no precision lost up to 2^63).
+ * - float → `number`; with `floats: "tagged"` an integral float (`3.0`) becomes `LuaFloat` so that
+ *   JSON encoding can keep writing it as `3.0`.
+ * - string → `string` when it is valid UTF-8, else a `Uint8Array` of its exact bytes.
+ * - table → array or object by ONE rule:
+ *   1. a table whose metatable is `std.json.array_mt` is an array of `1..#t` (holes become `null`);
+ *   2. a table whose metatable is `std.json.object_mt` is an object;
+ *   3. otherwise a non-empty table whose keys are exactly the integers `1..n` is an array;
+ *   4. everything else, the empty table included, is an object; integer and float keys are
+ *      written in decimal, keys of any other type are refused.
+ *   A table that contains itself is refused (`cycle`); nesting deeper than 200 is refused.
+ * - function → `LuaFunctionRef` when `functions: "ref"`, refused otherwise; other userdata and
+ *   threads are refused.
+ *
+ * JS → Lua
+ * - `undefined` → nil; `null` → `std.json.null` (or nil with `nullAs: "nil"`).
+ * - `number` → integer when it is an integer below 2^63 in magnitude and not −0, else float;
+ *   `bigint` → integer; `LuaFloat` → float.
+ * - `string` → UTF-8 bytes; `Uint8Array` → the same bytes.
+ * - array → table marked with `std.json.array_mt` (so `[]` survives a round trip).
+ * - object → table (own enumerable keys; `undefined` values skipped; `toJSON` honoured).
+ * - `LuaFunctionRef` → the referenced function. Anything else is refused.
+ *
+ * Errors are `ConversionError` with a message that names the offending key path.
+ */
+import {
+  LUA_TBOOLEAN,
+  LUA_TFUNCTION,
+  LUA_TLIGHTUSERDATA,
+  LUA_TNIL,
+  LUA_TNUMBER,
+  LUA_TSTRING,
+  LUA_TTABLE,
+  LUA_TYPE_NAMES,
+  type LuaApi,
+} from "./capi.ts";
+import { LuaFloat, LuaFunctionRef, NullsAsNil } from "./values.ts";
+
+/** A value that cannot cross the boundary. */
+export class ConversionError extends TypeError {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConversionError";
+  }
+}
+
+/** Options for reading a Lua value into JS. */
+export interface ToJsOptions {
+  /** What to do with Lua functions: registry references, or refuse (default). */
+  functions?: "ref" | "error";
+  /** `"tagged"` turns integral floats into `LuaFloat`. Default `"plain"`. */
+  floats?: "plain" | "tagged";
+}
+
+/** Options for pushing a JS value into Lua. */
+export interface ToLuaOptions {
+  /** `null` becomes `std.json.null` (default) or nil. */
+  nullAs?: "sentinel" | "nil";
+}
+
+const MAX_DEPTH = 200;
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const I64_LIMIT = 2 ** 63;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Decodes Lua string bytes: a JS string when valid UTF-8, else the bytes themselves (copied). */
+export function decodeLuaBytes(view: Uint8Array): string | Uint8Array {
+  // Pure ASCII is by far the common case and cannot fail.
+  let ascii = true;
+  for (let i = 0; i < view.length; i++) {
+    if (view[i] > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return strictUtf8.decode(view);
+  try {
+    return strictUtf8.decode(view);
+  } catch {
+    return view.slice();
+  }
+}
+
+function keyPath(path: string[]): string {
+  return path.length ? ` at ${path.join("")}` : "";
+}
+
+/**
+ * Converter bound to one engine: it knows the engine's array/object marker metatables (by
+ * registry reference) and how to turn functions into references.
+ */
+export class Converter {
+  constructor(
+    private readonly api: LuaApi,
+    /** Registry refs of `std.json.array_mt` and `std.json.object_mt`. */
+    private readonly arrayMtRef: number,
+    private readonly objectMtRef: number,
+    /** Creates a registry reference for the value on top of `L`'s stack (popping it). */
+    private readonly makeFunctionRef: (L: number) => LuaFunctionRef,
+  ) {}
+
+  /** Reads the Lua value at `idx` of `L`. */
+  toJs(L: number, idx: number, opts: ToJsOptions = {}): unknown {
+    return this.#read(L, this.api.absindex(L, idx), opts, [], new Set());
+  }
+
+  /** Reads stack slots `from..gettop()` into an array (missing trailing values are omitted). */
+  argsToJs(L: number, from: number, opts: ToJsOptions = {}): unknown[] {
+    const top = this.api.gettop(L);
+    const out: unknown[] = [];
+    for (let i = from; i <= top; i++) out.push(this.#read(L, i, opts, [`argument ${i}`], new Set()));
+    return out;
+  }
+
+  /** Pushes one JS value onto `L`. */
+  push(L: number, v: unknown, opts: ToLuaOptions = {}): void {
+    this.#write(L, v, opts, [], new Set());
+  }
+
+  #read(L: number, idx: number, opts: ToJsOptions, path: string[], onPath: Set<number>): unknown {
+    const api = this.api;
+    const t = api.type(L, idx);
+    switch (t) {
+      case LUA_TNIL:
+        return undefined;
+      case LUA_TBOOLEAN:
+        return api.toboolean(L, idx);
+      case LUA_TNUMBER: {
+        if (api.isinteger(L, idx)) {
+          const n = api.tointeger(L, idx);
+          return n <= SAFE && n >= -SAFE ? Number(n) : n;
+        }
+        const f = api.tonumber(L, idx);
+        return opts.floats === "tagged" && Number.isInteger(f) ? new LuaFloat(f) : f;
+      }
+      case LUA_TSTRING:
+        return decodeLuaBytes(api.tobytesView(L, idx));
+      case LUA_TLIGHTUSERDATA:
+        if (api.touserdata(L, idx) === 0) return null;
+        throw new ConversionError(`cannot convert a light userdata${keyPath(path)}`);
+      case LUA_TTABLE:
+        return this.#readTable(L, idx, opts, path, onPath);
+      case LUA_TFUNCTION:
+        if (opts.functions === "ref") {
+          api.pushvalue(L, idx);
+          return this.makeFunctionRef(L);
+        }
+        throw new ConversionError(`cannot convert a function${keyPath(path)}`);
+      default:
+        throw new ConversionError(`cannot convert a ${LUA_TYPE_NAMES[t]} value${keyPath(path)}`);
+    }
+  }
+
+  #markOf(L: number, idx: number): "array" | "object" | undefined {
+    const api = this.api;
+    if (!api.getmetatable(L, idx)) return undefined;
+    let mark: "array" | "object" | undefined;
+    api.pushref(L, this.arrayMtRef);
+    if (api.rawequal(L, -1, -2)) mark = "array";
+    api.pop(L, 1);
+    if (!mark) {
+      api.pushref(L, this.objectMtRef);
+      if (api.rawequal(L, -1, -2)) mark = "object";
+      api.pop(L, 1);
+    }
+    api.pop(L, 1);
+    return mark;
+  }
+
+  #readTable(
+    L: number,
+    idx: number,
+    opts: ToJsOptions,
+    path: string[],
+    onPath: Set<number>,
+  ): unknown {
+    const api = this.api;
+    const ptr = api.topointer(L, idx);
+    if (onPath.has(ptr)) {
+      throw new ConversionError(`cannot convert a table that contains itself (cycle${keyPath(path)})`);
+    }
+    if (path.length > MAX_DEPTH) {
+      throw new ConversionError(`cannot convert a table nested deeper than ${MAX_DEPTH} levels`);
+    }
+    if (!api.checkstack(L, 4)) throw new ConversionError("Lua stack overflow while converting");
+    const mark = this.#markOf(L, idx);
+    onPath.add(ptr);
+    const intKeys: number[] = [];
+    const intVals: unknown[] = [];
+    const strKeys: string[] = [];
+    const strVals: unknown[] = [];
+    let allPositiveInts = true;
+    let maxInt = 0;
+    api.pushnil(L);
+    while (api.next(L, idx)) {
+      const kt = api.type(L, -2);
+      if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
+        const kb = api.tointeger(L, -2);
+        const k = Number(kb);
+        const v = this.#read(L, api.absindex(L, -1), opts, [...path, `[${kb}]`], onPath);
+        if (kb >= 1n && kb <= SAFE) {
+          intKeys.push(k);
+          intVals.push(v);
+          if (k > maxInt) maxInt = k;
+        } else {
+          allPositiveInts = false;
+          strKeys.push(String(kb));
+          strVals.push(v);
+        }
+      } else if (kt === LUA_TSTRING) {
+        const kv = decodeLuaBytes(api.tobytesView(L, -2));
+        if (typeof kv !== "string") {
+          throw new ConversionError(`cannot convert a table key that is not valid UTF-8${keyPath(path)}`);
+        }
+        allPositiveInts = false;
+        strKeys.push(kv);
+        strVals.push(this.#read(L, api.absindex(L, -1), opts, [...path, `.${kv}`], onPath));
+      } else if (kt === LUA_TNUMBER) {
+        allPositiveInts = false;
+        const k = String(api.tonumber(L, -2));
+        strKeys.push(k);
+        strVals.push(this.#read(L, api.absindex(L, -1), opts, [...path, `[${k}]`], onPath));
+      } else {
+        onPath.delete(ptr);
+        api.pop(L, 2);
+        throw new ConversionError(
+          `cannot convert a table with a ${LUA_TYPE_NAMES[kt]} key${keyPath(path)}`,
+        );
+      }
+      api.pop(L, 1);
+    }
+    onPath.delete(ptr);
+
+    if (mark === "array") {
+      if (strKeys.length) {
+        throw new ConversionError(
+          `table marked as an array has a non-array key '${strKeys[0]}'${keyPath(path)}`,
+        );
+      }
+      const n = Math.max(api.rawlen(L, idx), maxInt);
+      const arr: unknown[] = new Array(n).fill(null);
+      for (let i = 0; i < intKeys.length; i++) {
+        const v = intVals[i];
+        arr[intKeys[i] - 1] = v === undefined ? null : v;
+      }
+      return arr;
+    }
+    if (mark !== "object" && allPositiveInts && intKeys.length > 0 && maxInt === intKeys.length) {
+      const arr: unknown[] = new Array(maxInt);
+      for (let i = 0; i < intKeys.length; i++) arr[intKeys[i] - 1] = intVals[i];
+      return arr;
+    }
+    const obj: Record<string, unknown> = {};
+    for (let i = 0; i < intKeys.length; i++) obj[String(intKeys[i])] = intVals[i];
+    for (let i = 0; i < strKeys.length; i++) obj[strKeys[i]] = strVals[i];
+    return obj;
+  }
+
+  #write(L: number, v: unknown, opts: ToLuaOptions, path: string[], onPath: Set<unknown>): void {
+    const api = this.api;
+    switch (typeof v) {
+      case "undefined":
+        api.pushnil(L);
+        return;
+      case "boolean":
+        api.pushboolean(L, v);
+        return;
+      case "number":
+        if (Number.isInteger(v) && !Object.is(v, -0) && Math.abs(v) < I64_LIMIT) {
+          api.pushinteger(L, BigInt(v));
+        } else {
+          api.pushnumber(L, v);
+        }
+        return;
+      case "bigint":
+        if (v >= -(2n ** 63n) && v < 2n ** 63n) api.pushinteger(L, v);
+        else api.pushnumber(L, Number(v));
+        return;
+      case "string":
+        api.pushstring(L, v);
+        return;
+      case "object":
+        break;
+      default:
+        throw new ConversionError(`cannot pass a JS ${typeof v} into Lua${keyPath(path)}`);
+    }
+    if (v === null) {
+      if (opts.nullAs === "nil") api.pushnil(L);
+      else api.pushlightuserdata(L, 0);
+      return;
+    }
+    if (v instanceof LuaFloat) {
+      api.pushnumber(L, v.value);
+      return;
+    }
+    if (v instanceof NullsAsNil) {
+      this.#write(L, v.value, { ...opts, nullAs: "nil" }, path, onPath);
+      return;
+    }
+    if (v instanceof Uint8Array) {
+      api.pushbytes(L, v);
+      return;
+    }
+    if (v instanceof LuaFunctionRef) {
+      api.pushref(L, v.ref);
+      return;
+    }
+    if (onPath.has(v)) {
+      throw new ConversionError(`cannot pass a JS value that contains itself${keyPath(path)}`);
+    }
+    if (path.length > MAX_DEPTH) {
+      throw new ConversionError(`cannot pass a value nested deeper than ${MAX_DEPTH} levels`);
+    }
+    if (!api.checkstack(L, 4)) throw new ConversionError("Lua stack overflow while converting");
+    onPath.add(v);
+    try {
+      if (Array.isArray(v)) {
+        api.createtable(L, v.length, 0);
+        for (let i = 0; i < v.length; i++) {
+          this.#write(L, v[i], opts, [...path, `[${i + 1}]`], onPath);
+          api.rawseti(L, -2, i + 1);
+        }
+        api.pushref(L, this.arrayMtRef);
+        api.setmetatable(L, -2);
+        return;
+      }
+      const withJson = v as { toJSON?: () => unknown };
+      if (typeof withJson.toJSON === "function") {
+        this.#write(L, withJson.toJSON(), opts, path, onPath);
+        return;
+      }
+      if (v instanceof Error) {
+        api.pushstring(L, v.message);
+        return;
+      }
+      const entries = Object.entries(v as Record<string, unknown>);
+      api.createtable(L, 0, entries.length);
+      for (const [k, val] of entries) {
+        if (val === undefined) continue;
+        api.pushstring(L, k);
+        this.#write(L, val, opts, [...path, `.${k}`], onPath);
+        api.rawset(L, -3);
+      }
+    } finally {
+      onPath.delete(v);
+    }
+  }
+}

@@ -1,0 +1,705 @@
+/**
+ * One Lua engine for one run: the wasmoon state, the host functions installed into it, the
+ * bridge that lets asynchronous TypeScript look synchronous to Lua, and the drive loop.
+ *
+ * Owns:
+ * - registration of host functions (`define`): sync functions become C closures on one shared
+ *   dispatcher; async functions become Lua closures over the runtime's `host_call`; raw
+ *   functions get the stack itself;
+ * - the operation table behind `host_call` (start / take / cancel, one AbortController each);
+ * - calls from TypeScript into Lua (`callLua`): queued as tasks for the scheduler, never run
+ *   on the JS stack, so they may make host calls themselves;
+ * - the drive loop: `lua_resume` of the driver thread, awaiting one promise whenever the
+ *   scheduler yields, until the main task ends;
+ * - CPU-time and memory limits.
+ *
+ * Invariants:
+ * - Exactly one `await` per scheduler suspension; completions that land meanwhile are taken in
+ *   one batch.
+ * - A JS exception never unwinds through Lua frames from a host function: it is turned into a
+ *   Lua error at the caller's line (`where(1)`). Only the CPU-limit hook throws through Lua on
+ *   purpose, and the engine is discarded afterwards.
+ * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
+ */
+import type { LuaEngine as WasmoonEngine } from "wasmoon";
+import {
+  LUA_MASKCOUNT,
+  LUA_OK,
+  LUA_REGISTRYINDEX,
+  LUA_TSTRING,
+  LUA_YIELD,
+  type LuaApi,
+} from "./capi.ts";
+import { Converter, type ToJsOptions } from "./convert.ts";
+import { Args } from "./args.ts";
+import { stringifyJson } from "./json.ts";
+import { LuaErrorValue, LuaFunctionRef, LuaMulti } from "./values.ts";
+import { sharedFactory } from "./wasm.ts";
+import runtimeSource from "./runtime.lua" with { type: "text" };
+
+/** Context handed to every host function call. */
+export interface CallContext {
+  /** The engine the call came from. */
+  engine: LuaEngine;
+  /** Aborted when the operation is cancelled (`task:cancel`, run end). Async functions only. */
+  signal: AbortSignal;
+}
+
+/** A host function, in one of three shapes. */
+export type HostFunction =
+  | { sync: (args: Args, cx: CallContext) => unknown; functions?: "ref" | "error" }
+  | { async: (args: Args, cx: CallContext) => Promise<unknown>; functions?: "ref" | "error" }
+  | { raw: (L: number, engine: LuaEngine) => number };
+
+/** Limits that bound a runaway script. */
+export interface EngineLimits {
+  /** Lua CPU time (time spent running Lua, not waiting for the host), in seconds. */
+  cpuSeconds?: number;
+  /** Lua heap ceiling in bytes. */
+  memoryBytes?: number;
+}
+
+/** How the main chunk ended. */
+export type DriveResult =
+  | { kind: "returned"; values: unknown[] }
+  | { kind: "error"; message: string; traceback: string; value: unknown }
+  | { kind: "exit"; code: number; reason?: string }
+  | { kind: "stopped"; reason: string };
+
+/** A failure of a Lua callback invoked from TypeScript. */
+export class LuaCallbackError extends Error {
+  constructor(message: string, readonly value: unknown, readonly luaTraceback?: string) {
+    super(message);
+    this.name = "LuaCallbackError";
+  }
+}
+
+/** Raised through Lua by the count hook when the CPU budget is spent. */
+class CpuLimitExceeded extends Error {}
+
+/** Lines of a Lua traceback that belong to the runtime, not to the user's code. */
+const INTERNAL_FRAME = /^\s*(ab:[a-z_]+:|\[C\]: in function '(xpcall|error)'|\[C\]: in \?$)/;
+
+/** Removes runtime-internal frames from a Lua traceback. */
+export function trimTraceback(tb: string): string {
+  if (!tb) return "";
+  const lines = tb.split("\n").filter((l) => !INTERNAL_FRAME.test(l))
+    .map((l) => l.replace("in upvalue 'chunk'", "in main chunk"));
+  return lines.length <= 1 ? "" : lines.join("\n");
+}
+
+interface Completion {
+  id: number;
+  ok: boolean;
+  value: unknown;
+}
+interface CallRequest {
+  fn: LuaFunctionRef;
+  args: unknown[];
+  reply: number;
+}
+
+let dispatcherInstalled: number | undefined;
+const engines = new Map<number, LuaEngine>(); // main lua_State -> engine, for the shared dispatcher
+
+/**
+ * A Lua engine. Create with `LuaEngine.create`, install host functions with `define`, load the
+ * prelude with `exec`, run the main chunk with `runMain`, then `close`.
+ */
+export class LuaEngine {
+  readonly api: LuaApi;
+  readonly L: number;
+  readonly converter: Converter;
+  #wasmoon: WasmoonEngine;
+  #fns: HostFunction[] = [];
+  #fnNames: string[] = [];
+  #ops = new Map<number, AbortController>();
+  #opSeq = 0;
+  #completions: Completion[] = [];
+  #calls: CallRequest[] = [];
+  #wake: (() => void) | undefined;
+  #replies = new Map<number, { resolve: (v: unknown[]) => void; reject: (e: unknown) => void }>();
+  #replySeq = 0;
+  #closed = false;
+  #driving = false;
+  #stopReason: string | undefined;
+  #hRef: number;
+  #runtimeRef: number;
+  #cpuUsed = 0;
+  #sliceStart = 0;
+  #limits: EngineLimits;
+  #hookPtr = 0;
+  /** Called with warnings the runtime raises (unjoined failed tasks, ...). */
+  onWarning: (message: string) => void = (m) => console.error(`warn: ${m}`);
+
+  private constructor(wasmoon: WasmoonEngine, api: LuaApi, limits: EngineLimits) {
+    this.#wasmoon = wasmoon;
+    this.api = api;
+    this.#limits = limits;
+    this.L = wasmoon.global.address;
+    engines.set(this.L, this);
+    const L = this.L;
+    // Marker metatables for arrays and objects (std.json.array_mt / object_mt).
+    api.createtable(L, 0, 1);
+    api.pushstring(L, "json.array");
+    api.setfield(L, -2, "__name");
+    const arrayMt = api.ref(L);
+    api.createtable(L, 0, 1);
+    api.pushstring(L, "json.object");
+    api.setfield(L, -2, "__name");
+    const objectMt = api.ref(L);
+    this.converter = new Converter(api, arrayMt, objectMt, (L2) => this.#makeRef(L2));
+    this.arrayMtRef = arrayMt;
+    this.objectMtRef = objectMt;
+    // The table of host primitives handed to runtime.lua and the prelude.
+    api.createtable(L, 0, 16);
+    api.pushlightuserdata(L, 0);
+    api.setfield(L, -2, "null");
+    api.pushref(L, arrayMt);
+    api.setfield(L, -2, "array_mt");
+    api.pushref(L, objectMt);
+    api.setfield(L, -2, "object_mt");
+    this.#hRef = api.ref(L);
+    this.#installPrimitives();
+    // Load the scheduler.
+    this.#runtimeRef = this.#loadInternal(runtimeSource, "=ab:runtime", [this.#hRef]);
+    if (limits.memoryBytes) wasmoon.global.setMemoryMax(limits.memoryBytes);
+  }
+
+  /** Registry refs of the array / object marker metatables. */
+  readonly arrayMtRef: number;
+  readonly objectMtRef: number;
+
+  /** Creates an engine on the process-wide wasm module. */
+  static async create(limits: EngineLimits = {}): Promise<LuaEngine> {
+    const { factory, api } = await sharedFactory();
+    const wasmoon = await factory.createEngine({
+      openStandardLibs: true,
+      injectObjects: false,
+      enableProxy: false,
+      traceAllocations: true,
+    });
+    if (dispatcherInstalled === undefined) {
+      dispatcherInstalled = api.m.addFunction((L: number) => dispatch(api, L), "ii");
+    }
+    return new LuaEngine(wasmoon, api, limits);
+  }
+
+  /** Lua heap in use, in bytes. */
+  memoryUsed(): number {
+    return this.#wasmoon.global.getMemoryUsed();
+  }
+
+  // --- host functions ------------------------------------------------------------------------
+
+  /**
+   * Installs `fn` at the dotted global `path` (`"std.fs.read"`), creating intermediate tables.
+   * Paths starting with `@` go into the internal primitives table handed to the prelude
+   * (`"@io_open"`), invisible to scripts except through what the prelude builds on them.
+   */
+  define(path: string, fn: HostFunction): void {
+    const api = this.api;
+    const L = this.L;
+    if ("async" in fn) {
+      const opName = path.replace(/^@/, "");
+      this.#asyncOps.set(opName, fn);
+      // R.async_function(op) builds `function(...) return host_call(op, ...) end`.
+      api.pushref(L, this.#runtimeRef);
+      api.getfield(L, -1, "async_function");
+      api.pushstring(L, opName);
+      this.#pcall(L, 1, 1);
+      api.rotate(L, -2, 1);
+      api.pop(L, 1);
+    } else {
+      this.#pushCFunction(L, path, fn);
+    }
+    this.#storeTop(path);
+  }
+
+  #asyncOps = new Map<string, Extract<HostFunction, { async: unknown }>>();
+
+  /** Registers an asynchronous operation reachable only through `host_call(name, ...)`. */
+  defineOp(name: string, fn: Extract<HostFunction, { async: unknown }>): void {
+    this.#asyncOps.set(name, fn);
+  }
+
+  #pushCFunction(L: number, name: string, fn: HostFunction): void {
+    const id = this.#fns.length;
+    this.#fns.push(fn);
+    this.#fnNames.push(name.replace(/^@/, ""));
+    this.api.pushinteger(L, BigInt(id));
+    this.api.pushcclosure(L, dispatcherInstalled!, 1);
+  }
+
+  /** Pops the value on top of the main stack into the dotted path. */
+  #storeTop(path: string): void {
+    const api = this.api;
+    const L = this.L;
+    let parts: string[];
+    if (path.startsWith("@")) {
+      api.pushref(L, this.#hRef);
+      parts = [path.slice(1)];
+    } else {
+      parts = path.split(".");
+      api.m._lua_rawgeti(L, LUA_REGISTRYINDEX, 2n); // LUA_RIDX_GLOBALS
+    }
+    // stack: value, table
+    for (let i = 0; i < parts.length - 1; i++) {
+      if (api.getfield(L, -1, parts[i]) === 0) {
+        api.pop(L, 1);
+        api.createtable(L, 0, 4);
+        api.pushvalue(L, -1);
+        api.setfield(L, -3, parts[i]);
+      }
+      api.rotate(L, -2, 1);
+      api.pop(L, 1);
+    }
+    api.rotate(L, -2, 1); // table, value
+    api.setfield(L, -2, parts[parts.length - 1]);
+    api.pop(L, 1);
+  }
+
+  /** Called by the shared dispatcher for closure `id`. */
+  invoke(L: number, id: number): number {
+    const fn = this.#fns[id];
+    const name = this.#fnNames[id];
+    if ("raw" in fn) return fn.raw(L, this);
+    if (!("sync" in fn)) throw new Error(`host function '${name}' is asynchronous`);
+    const args = new Args(name, this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error" }));
+    const result = fn.sync(args, { engine: this, signal: NEVER });
+    return this.pushResult(L, result);
+  }
+
+  /** Pushes a host function's result; returns the number of Lua values pushed. */
+  pushResult(L: number, result: unknown): number {
+    if (result === undefined) return 0;
+    if (result instanceof LuaMulti) {
+      for (const v of result.values) this.converter.push(L, v);
+      return result.values.length;
+    }
+    this.converter.push(L, result);
+    return 1;
+  }
+
+  /** Reads a value from the stack with the engine's converter. */
+  toJs(L: number, idx: number, opts?: ToJsOptions): unknown {
+    return this.converter.toJs(L, idx, opts);
+  }
+
+  #makeRef(L: number): LuaFunctionRef {
+    const ref = this.api.ref(L);
+    let live = true;
+    return new LuaFunctionRef(ref, () => {
+      if (live && !this.#closed) this.api.unref(this.L, ref);
+      live = false;
+    });
+  }
+
+  // --- primitives for runtime.lua ------------------------------------------------------------
+
+  #installPrimitives(): void {
+    const prim = (name: string, fn: HostFunction) => {
+      this.#pushCFunction(this.L, name, fn);
+      this.#storeTop("@" + name);
+    };
+    prim("start", { raw: (L) => this.#start(L) });
+    prim("take", { raw: (L) => this.#take(L) });
+    prim("cancel", {
+      sync: (a) => {
+        this.#cancelOp(a.integer(1, "id"));
+      },
+    });
+    prim("reply", { raw: (L) => this.#reply(L) });
+    prim("warn", {
+      sync: (a) => {
+        this.onWarning(a.string(1, "message"));
+      },
+    });
+    prim("json_encode", {
+      raw: (L) => {
+        const v = this.converter.toJs(L, 1, { floats: "tagged" });
+        this.api.pushstring(L, stringifyJson(v));
+        return 1;
+      },
+    });
+  }
+
+  #start(L: number): number {
+    const api = this.api;
+    if (api.type(L, 1) !== LUA_TSTRING) throw new Error("host op name must be a string");
+    const name = String(this.converter.toJs(L, 1));
+    const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
+    if (!op) throw new Error(`unknown host operation '${name}'`);
+    const args = new Args(name, this.converter.argsToJs(L, 2, { functions: op.functions ?? "error" }));
+    const id = ++this.#opSeq;
+    const ac = new AbortController();
+    // A synchronous throw (argument validation) fails the call at once, at the caller's line.
+    const promise = op.async(args, { engine: this, signal: ac.signal });
+    this.#ops.set(id, ac);
+    promise.then(
+      (value) => this.#complete(id, true, value),
+      (err) => this.#complete(id, false, err),
+    );
+    api.pushinteger(L, BigInt(id));
+    return 1;
+  }
+
+  #complete(id: number, ok: boolean, value: unknown): void {
+    const ac = this.#ops.get(id);
+    if (!ac) return; // cancelled: the scheduler no longer waits for it
+    this.#ops.delete(id);
+    if (ac.signal.aborted) return;
+    this.#completions.push({ id, ok, value });
+    this.#wakeUp();
+  }
+
+  #cancelOp(id: number): void {
+    const ac = this.#ops.get(id);
+    if (!ac) return;
+    this.#ops.delete(id);
+    ac.abort(new DOMException("cancelled", "AbortError"));
+  }
+
+  #wakeUp(): void {
+    const w = this.#wake;
+    this.#wake = undefined;
+    w?.();
+  }
+
+  /** Pushes the batch of completions and callback requests as one Lua array. */
+  #take(L: number): number {
+    const api = this.api;
+    const completions = this.#completions;
+    const calls = this.#calls;
+    this.#completions = [];
+    this.#calls = [];
+    api.createtable(L, completions.length + calls.length, 0);
+    let i = 0;
+    for (const c of completions) {
+      api.createtable(L, 0, 2);
+      api.pushinteger(L, BigInt(c.id));
+      api.setfield(L, -2, "id");
+      // values = { n = k, ok, results... }
+      const vals = c.ok ? (c.value instanceof LuaMulti ? c.value.values : c.value === undefined ? [] : [c.value]) : [];
+      api.createtable(L, vals.length + 1, 1);
+      api.pushboolean(L, c.ok);
+      api.rawseti(L, -2, 1);
+      if (c.ok) {
+        vals.forEach((v, k) => {
+          try {
+            this.converter.push(L, v);
+          } catch (e) {
+            api.pushnil(L);
+            this.onWarning(`host result could not be converted: ${errorMessage(e)}`);
+          }
+          api.rawseti(L, -2, k + 2);
+        });
+        api.pushinteger(L, BigInt(vals.length + 1));
+      } else {
+        this.#pushError(L, c.value);
+        api.rawseti(L, -2, 2);
+        api.pushinteger(L, 2n);
+      }
+      api.setfield(L, -2, "n");
+      api.setfield(L, -2, "values");
+      api.rawseti(L, -2, ++i);
+    }
+    for (const c of calls) {
+      api.createtable(L, 0, 3);
+      api.pushref(L, c.fn.ref);
+      api.setfield(L, -2, "call");
+      api.createtable(L, c.args.length, 1);
+      c.args.forEach((v, k) => {
+        this.converter.push(L, v);
+        api.rawseti(L, -2, k + 1);
+      });
+      api.pushinteger(L, BigInt(c.args.length));
+      api.setfield(L, -2, "n");
+      api.setfield(L, -2, "args");
+      api.pushinteger(L, BigInt(c.reply));
+      api.setfield(L, -2, "reply");
+      api.rawseti(L, -2, ++i);
+    }
+    return 1;
+  }
+
+  /** Pushes the Lua error value for a failed operation. */
+  #pushError(L: number, err: unknown): void {
+    if (err instanceof LuaErrorValue) {
+      this.converter.push(L, err.value);
+    } else if (err instanceof DOMException && err.name === "AbortError") {
+      this.api.pushstring(L, "cancelled");
+    } else {
+      this.api.pushstring(L, errorMessage(err));
+    }
+  }
+
+  #reply(L: number): number {
+    const id = Number(this.api.tointeger(L, 1));
+    const ok = this.api.toboolean(L, 2);
+    const pending = this.#replies.get(id);
+    if (!pending) return 0;
+    this.#replies.delete(id);
+    if (ok) {
+      const values = this.converter.argsToJs(L, 3, { functions: "ref" });
+      pending.resolve(values);
+    } else {
+      const value = this.converter.toJs(L, 3, { functions: "error" });
+      const tb = this.api.type(L, 4) === LUA_TSTRING ? String(this.converter.toJs(L, 4)) : undefined;
+      const message = typeof value === "string" ? value : safeJson(value);
+      pending.reject(new LuaCallbackError(message, value, tb ? trimTraceback(tb) : undefined));
+    }
+    return 0;
+  }
+
+  /**
+   * Runs the Lua function `fn` with `args` as a task of this engine's scheduler and resolves
+   * with its return values. Rejects with `LuaCallbackError` when it raises, and when the run
+   * ends before it was called.
+   */
+  callLua(fn: LuaFunctionRef, args: unknown[] = []): Promise<unknown[]> {
+    if (this.#closed || !this.#driving) {
+      return Promise.reject(new LuaCallbackError("the Lua run has ended", undefined));
+    }
+    const reply = ++this.#replySeq;
+    return new Promise((resolve, reject) => {
+      this.#replies.set(reply, { resolve, reject });
+      this.#calls.push({ fn, args, reply });
+      this.#wakeUp();
+    });
+  }
+
+  // --- loading and running -------------------------------------------------------------------
+
+  /** Protected call on the main stack; throws a JS Error with the Lua message on failure. */
+  #pcall(L: number, nargs: number, nresults: number): void {
+    const status = this.api.m._lua_pcallk(L, nargs, nresults, 0, 0, 0);
+    if (status !== LUA_OK) {
+      const msg = String(this.converter.toJs(L, -1) ?? "error");
+      this.api.pop(L, 1);
+      throw new Error(msg);
+    }
+  }
+
+  /** Compiles and runs an internal chunk with registry refs as arguments; returns a ref to its result. */
+  #loadInternal(source: string, chunkname: string, argRefs: number[]): number {
+    const api = this.api;
+    const L = this.L;
+    if (api.load(L, new TextEncoder().encode(source), chunkname) !== LUA_OK) {
+      const msg = String(this.converter.toJs(L, -1));
+      api.pop(L, 1);
+      throw new Error(`internal chunk ${chunkname} failed to compile: ${msg}`);
+    }
+    for (const r of argRefs) api.pushref(L, r);
+    this.#pcall(L, argRefs.length, 1);
+    return api.ref(L);
+  }
+
+  /**
+   * Runs an internal setup chunk synchronously (no host calls may yield in it). It receives the
+   * runtime table and the primitives table as `...`.
+   */
+  exec(source: string, chunkname: string): void {
+    const ref = this.#loadInternal(source, chunkname, [this.#runtimeRef, this.#hRef]);
+    this.api.unref(this.L, ref);
+  }
+
+  /** Sets global `name` to a converted JS value. */
+  setGlobal(name: string, value: unknown): void {
+    this.converter.push(this.L, value);
+    this.api.setglobal(this.L, name);
+  }
+
+  /**
+   * Compiles `source` as the main chunk named `chunkname` (`@path` style, see `lua_load`).
+   * Returns the syntax error message instead of throwing.
+   */
+  compile(source: Uint8Array, chunkname: string): { ok: true; ref: number } | { ok: false; message: string } {
+    const api = this.api;
+    if (api.load(this.L, source, chunkname) !== LUA_OK) {
+      const message = String(this.converter.toJs(this.L, -1));
+      api.pop(this.L, 1);
+      return { ok: false, message };
+    }
+    return { ok: true, ref: api.ref(this.L) };
+  }
+
+  /**
+   * Drives `R.main(chunk)` to completion: the scheduler runs the chunk as the main task.
+   * `stop` ends the drive at the next suspension (for SIGINT/SIGTERM and embedder cancels).
+   */
+  async runMain(chunkRef: number, stop?: AbortSignal): Promise<DriveResult> {
+    const api = this.api;
+    const L = this.L;
+    const T = api.newthread(L);
+    const threadRef = api.ref(L);
+    api.pushref(T, this.#runtimeRef);
+    api.getfield(T, -1, "main");
+    api.rotate(T, -2, 1);
+    api.pop(T, 1);
+    api.pushref(T, chunkRef);
+    if (this.#limits.cpuSeconds) this.#installCpuHook(T, this.#limits.cpuSeconds * 1000);
+    let nargs = 1;
+    this.#driving = true;
+    const onStop = () => {
+      this.#stopReason = String(stop?.reason ?? "stopped");
+      this.#wakeUp();
+    };
+    stop?.addEventListener("abort", onStop, { once: true });
+    if (stop?.aborted) onStop();
+    try {
+      while (true) {
+        if (this.#stopReason) return { kind: "stopped", reason: this.#stopReason };
+        this.#sliceStart = performance.now();
+        let r: { status: number; nresults: number };
+        try {
+          r = api.resume(T, L, nargs);
+        } catch (e) {
+          if (e instanceof CpuLimitExceeded) {
+            return { kind: "error", message: e.message, traceback: "", value: e.message };
+          }
+          throw e;
+        } finally {
+          this.#cpuUsed += performance.now() - this.#sliceStart;
+        }
+        if (r.status === LUA_YIELD) {
+          api.pop(T, r.nresults);
+          nargs = 0;
+          if (this.#completions.length === 0 && this.#calls.length === 0 && !this.#stopReason) {
+            await new Promise<void>((resolve) => (this.#wake = resolve));
+          }
+          continue;
+        }
+        if (r.status !== LUA_OK) {
+          const message = String(this.converter.toJs(T, -1) ?? "unknown error");
+          const memory = r.status === 4 ? " (memory limit reached)" : "";
+          return { kind: "error", message: message + memory, traceback: "", value: message };
+        }
+        return this.#readOutcome(T, r.nresults);
+      }
+    } finally {
+      this.#driving = false;
+      stop?.removeEventListener("abort", onStop);
+      for (const id of [...this.#ops.keys()]) this.#cancelOp(id);
+      for (const [, p] of this.#replies) p.reject(new LuaCallbackError("the Lua run has ended", undefined));
+      this.#replies.clear();
+      if (!this.#closed) api.unref(L, threadRef);
+    }
+  }
+
+  #readOutcome(T: number, n: number): DriveResult {
+    const api = this.api;
+    const base = api.gettop(T) - n + 1;
+    const kind = String(this.converter.toJs(T, base));
+    if (kind === "ok") {
+      const value = this.converter.toJs(T, base + 1);
+      return { kind: "returned", values: value === undefined ? [] : [value] };
+    }
+    if (kind === "exit") {
+      const code = Number(this.converter.toJs(T, base + 1) ?? 0);
+      const reason = this.converter.toJs(T, base + 2);
+      return { kind: "exit", code, reason: typeof reason === "string" ? reason : undefined };
+    }
+    // "error", message, traceback, value
+    const message = String(this.converter.toJs(T, base + 1));
+    const tb = String(this.converter.toJs(T, base + 2) ?? "");
+    let value: unknown = message;
+    try {
+      value = this.converter.toJs(T, base + 3);
+    } catch { /* the message stands for a value that cannot be converted */ }
+    return { kind: "error", message, traceback: trimTraceback(tb), value };
+  }
+
+  #installCpuHook(T: number, limitMs: number): void {
+    this.#hookPtr = this.api.m.addFunction(() => {
+      if (this.#cpuUsed + (performance.now() - this.#sliceStart) > limitMs) {
+        throw new CpuLimitExceeded(
+          `CPU limit exceeded: the script ran Lua code for more than ${limitMs / 1000} s`,
+        );
+      }
+    }, "vii");
+    this.api.sethook(T, this.#hookPtr, LUA_MASKCOUNT, 10_000);
+  }
+
+  /** Frees the Lua state. The engine is unusable afterwards. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    engines.delete(this.L);
+    for (const id of [...this.#ops.keys()]) this.#cancelOp(id);
+    try {
+      this.#wasmoon.global.close();
+    } catch { /* a state killed by the CPU hook may fail to close; it is discarded either way */ }
+    if (this.#hookPtr) this.api.m.removeFunction(this.#hookPtr);
+  }
+}
+
+const NEVER = new AbortController().signal;
+
+const SLEEP_OP: Extract<HostFunction, { async: unknown }> = {
+  async: (args, cx) => {
+    const ms = args.number(1, "milliseconds");
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      cx.signal.addEventListener("abort", () => {
+        clearTimeout(t);
+        resolve();
+      }, { once: true });
+    });
+  },
+};
+
+function safeJson(v: unknown): string {
+  try {
+    return stringifyJson(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** The message of any thrown value. */
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return typeof e === "string" ? e : safeJson(e);
+}
+
+/** The one C function behind every sync host function; upvalue 1 is the function's id. */
+function dispatch(api: LuaApi, L: number): number {
+  let engine: LuaEngine | undefined;
+  let message: string;
+  let errValue: unknown;
+  try {
+    // The main state of L: every coroutine shares the registry, so look it up by id.
+    engine = engineOf(api, L);
+    const id = Number(api.tointeger(L, LUA_REGISTRYINDEX - 1));
+    return engine.invoke(L, id);
+  } catch (e) {
+    if (e === Infinity) throw e; // a Lua longjmp travelling through: not ours to handle
+    if (e instanceof LuaErrorValue) {
+      errValue = e;
+      message = "";
+    } else {
+      message = errorMessage(e);
+    }
+  }
+  if (errValue instanceof LuaErrorValue && engine) {
+    engine.converter.push(L, errValue.value);
+    return api.error(L);
+  }
+  api.where(L, 1);
+  api.pushstring(L, message!);
+  api.concat(L, 2);
+  return api.error(L);
+}
+
+function engineOf(api: LuaApi, L: number): LuaEngine {
+  const direct = engines.get(L);
+  if (direct) return direct;
+  // A coroutine: find its main thread through the registry (LUA_RIDX_MAINTHREAD = 1).
+  api.m._lua_rawgeti(L, LUA_REGISTRYINDEX, 1n);
+  const main = api.tothread(L, -1);
+  api.pop(L, 1);
+  const e = engines.get(main);
+  if (!e) throw new Error("host function called from an unknown Lua state");
+  return e;
+}

@@ -1,0 +1,111 @@
+/**
+ * JSON text ⇄ converter values, keeping what plain `JSON.stringify`/`JSON.parse` would lose.
+ *
+ * Owns the canonical JSON form of agent-block: object keys sorted (stable output, cache-friendly
+ * prompts), integral Lua floats written as `3.0` and read back as floats, integers beyond 2^53
+ * read back exactly (as `bigint`), non-finite numbers and non-UTF-8 strings refused.
+ *
+ * Invariant: `parseJson(stringifyJson(v))` reproduces `v` for every value the converter produces.
+ */
+import { LuaFloat, LuaFunctionRef } from "./values.ts";
+
+/** Raised for values that have no JSON form. */
+export class JsonError extends TypeError {
+  constructor(message: string) {
+    super(message);
+    this.name = "JsonError";
+  }
+}
+
+/** Serialises a converter value. `indent` > 0 pretty-prints with that many spaces. */
+export function stringifyJson(value: unknown, indent = 0): string {
+  const parts: string[] = [];
+  write(value, parts, indent, 0, "");
+  return parts.join("");
+}
+
+function write(v: unknown, out: string[], indent: number, depth: number, at: string): void {
+  switch (typeof v) {
+    case "undefined":
+      out.push("null");
+      return;
+    case "boolean":
+      out.push(v ? "true" : "false");
+      return;
+    case "number":
+      if (!Number.isFinite(v)) throw new JsonError(`cannot encode ${v} as a JSON number${at}`);
+      out.push(Object.is(v, -0) ? "-0.0" : String(v));
+      return;
+    case "bigint":
+      out.push(v.toString());
+      return;
+    case "string":
+      out.push(JSON.stringify(v));
+      return;
+    case "object":
+      break;
+    default:
+      throw new JsonError(`cannot encode a ${typeof v} as JSON${at}`);
+  }
+  if (v === null) {
+    out.push("null");
+    return;
+  }
+  if (v instanceof LuaFloat) {
+    if (!Number.isFinite(v.value)) throw new JsonError(`cannot encode ${v.value} as a JSON number${at}`);
+    out.push(Number.isInteger(v.value) && Math.abs(v.value) < 1e21 ? `${v.value}.0` : String(v.value));
+    return;
+  }
+  if (v instanceof Uint8Array) throw new JsonError(`cannot encode a string that is not valid UTF-8${at}`);
+  if (v instanceof LuaFunctionRef) throw new JsonError(`cannot encode a function${at}`);
+  const nl = indent ? "\n" + " ".repeat(indent * (depth + 1)) : "";
+  const close = indent ? "\n" + " ".repeat(indent * depth) : "";
+  const colon = indent ? ": " : ":";
+  if (Array.isArray(v)) {
+    if (v.length === 0) {
+      out.push("[]");
+      return;
+    }
+    out.push("[");
+    for (let i = 0; i < v.length; i++) {
+      if (i) out.push(",");
+      out.push(nl);
+      write(v[i], out, indent, depth + 1, `${at}[${i + 1}]`);
+    }
+    out.push(close, "]");
+    return;
+  }
+  const keys = Object.keys(v as object).filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+    .sort();
+  if (keys.length === 0) {
+    out.push("{}");
+    return;
+  }
+  out.push("{");
+  keys.forEach((k, i) => {
+    if (i) out.push(",");
+    out.push(nl, JSON.stringify(k), colon);
+    write((v as Record<string, unknown>)[k], out, indent, depth + 1, `${at}.${k}`);
+  });
+  out.push(close, "}");
+}
+
+const FLOAT_SYNTAX = /[.eE]/;
+
+/**
+ * Parses JSON text. Numbers written with a fraction or exponent stay floats (`LuaFloat` when
+ * integral), integers outside the safe range come back as exact `bigint`s.
+ * @throws SyntaxError with the position, as `JSON.parse` reports it
+ */
+export function parseJson(text: string): unknown {
+  return JSON.parse(text, function (_key, value, context?: { source?: string }) {
+    if (typeof value !== "number" || context?.source === undefined) return value;
+    const src = context.source;
+    if (FLOAT_SYNTAX.test(src)) return Number.isInteger(value) ? new LuaFloat(value) : value;
+    if (!Number.isSafeInteger(value)) {
+      const big = BigInt(src);
+      return big >= -(2n ** 63n) && big < 2n ** 63n ? big : value;
+    }
+    return value;
+  });
+}

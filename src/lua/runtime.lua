@@ -1,0 +1,408 @@
+--- agent-block Lua runtime: the task scheduler, transparent coroutines and the host-call protocol.
+--
+-- Owns: how Lua code waits for the host. Every asynchronous host function ends in `host_call`,
+-- which yields `HOST, op, args...` from wherever it runs. Wrapped `coroutine.resume`/`wrap`
+-- forward such a request up through every user coroutine until it reaches the scheduler, which
+-- starts the operation in TypeScript and parks the task. The scheduler suspends towards the host
+-- at exactly one point (a plain yield of the driver thread); the host then resumes it once at
+-- least one operation has completed, and the scheduler takes the whole batch of completions.
+--
+-- Invariants:
+-- - A user coroutine parked on a host request is "busy": nobody else may resume it, and
+--   `coroutine.status` reports it as "normal".
+-- - A host call made where Lua cannot yield (C boundary) raises an error that says so, at the
+--   user's line, instead of wasmoon's bare "attempt to yield across a C-call boundary".
+-- - Errors raised for a failed host call point at the first frame outside the runtime's own
+--   chunks (names starting with "=ab:"), whatever tail calls the wrappers made.
+-- - Every task body runs under xpcall; its error value (tables included) and a traceback are kept.
+-- - When the main task ends, the run ends: tasks still alive are cancelled.
+-- - `os.exit` / `job.defer` end the run at the next scheduling point even if a pcall caught the
+--   error they raise.
+--
+-- This chunk is loaded by src/lua/engine.ts with the host primitives table as its argument.
+local H = ...
+
+local raw = {
+  create = coroutine.create,
+  resume = coroutine.resume,
+  yield = coroutine.yield,
+  status = coroutine.status,
+  running = coroutine.running,
+  isyieldable = coroutine.isyieldable,
+  close = coroutine.close,
+}
+local getinfo, traceback = debug.getinfo, debug.traceback
+local pack, unpack = table.pack, table.unpack
+local type, error, select, setmetatable, tostring = type, error, select, setmetatable, tostring
+local sfind, sformat = string.find, string.format
+
+local HOST = setmetatable({}, { __name = "HOST_REQUEST" })
+local EXIT = setmetatable({}, {
+  __name = "EXIT",
+  __tostring = function() return "the run is ending (os.exit or job.defer)" end,
+})
+local busy = setmetatable({}, { __mode = "k" })
+local exiting -- { code = n, reason = s } once os.exit / job.defer was called
+
+local R = { HOST = HOST, EXIT = EXIT }
+
+--- The stack level (as seen by the caller of this function) of the first frame outside the
+-- runtime's own chunks. Used as the `level` argument of `error`.
+local function user_level()
+  local level = 2
+  while true do
+    local info = getinfo(level + 1, "S")
+    if not info then return 1 end
+    local src = info.source
+    if info.what == "C" or not sfind(src, "^=ab:") then return level end
+    level = level + 1
+  end
+end
+R.user_level = user_level
+
+local function cannot_yield(op)
+  return sformat(
+    "host call '%s' made where yielding is impossible (inside a C boundary: a table.sort comparator, "
+      .. "a string.gsub callback, __tostring, __gc, or a function called by the host)", op)
+end
+
+local function raise_reply(ok, ...)
+  if ok then return ... end
+  local err = ...
+  if err == EXIT then error(EXIT, 0) end
+  if type(err) == "string" then error(err, user_level()) end
+  error(err, 0)
+end
+
+--- Performs host operation `op` with `...` as arguments and returns its results, yielding the
+-- running task meanwhile. Raises the operation's error at the user's line.
+local function host_call(op, ...)
+  if exiting then error(EXIT, 0) end
+  if not raw.isyieldable() then error(cannot_yield(op), user_level()) end
+  return raise_reply(raw.yield(HOST, op, ...))
+end
+R.host_call = host_call
+
+--- Builds the Lua function for an asynchronous host function named `op`.
+function R.async_function(op)
+  return function(...) return host_call(op, ...) end
+end
+
+-- Transparent coroutines ----------------------------------------------------------------------
+
+local function forward(co, ok, ...)
+  if ok and (...) == HOST and raw.status(co) == "suspended" then
+    if not raw.isyieldable() then
+      return forward(co, raw.resume(co, false, cannot_yield((select(2, ...)))))
+    end
+    busy[co] = true
+    local reply = pack(raw.yield(...))
+    busy[co] = nil
+    return forward(co, raw.resume(co, unpack(reply, 1, reply.n)))
+  end
+  return ok, ...
+end
+
+function coroutine.resume(co, ...)
+  if busy[co] then return false, "cannot resume non-suspended coroutine" end
+  return forward(co, raw.resume(co, ...))
+end
+
+function coroutine.status(co)
+  if busy[co] then return "normal" end
+  return raw.status(co)
+end
+
+function coroutine.close(co)
+  if busy[co] then return false, "cannot close a coroutine that is waiting for the host" end
+  return raw.close(co)
+end
+
+local function wrap_result(co, ok, ...)
+  if ok then return ... end
+  local err = ...
+  if raw.status(co) == "dead" then raw.close(co) end
+  if type(err) == "string" then error(err, 2) end
+  error(err, 0)
+end
+
+function coroutine.wrap(f)
+  local co = raw.create(f)
+  return function(...) return wrap_result(co, coroutine.resume(co, ...)) end
+end
+
+-- Tasks ----------------------------------------------------------------------------------------
+
+local Task = {}
+Task.__index = Task
+Task.__name = "task"
+local ready = { first = 1, last = 0 }
+local waiting = {} -- host op id -> task
+local nwaiting = 0
+local live = {} -- every task not yet finished
+local main
+local next_id = 0
+local unobserved = {} -- failed tasks nobody joined (reported when the run ends)
+
+local function enqueue(t, args)
+  local last = ready.last + 1
+  ready.last = last
+  ready[last] = { t, args }
+end
+
+local function dequeue()
+  local first = ready.first
+  if first > ready.last then return nil end
+  local item = ready[first]
+  ready[first] = nil
+  ready.first = first + 1
+  return item[1], item[2]
+end
+
+local ERRREC = { __name = "task error" }
+local function on_task_error(e)
+  if e == EXIT then return EXIT end
+  return setmetatable({ err = e, traceback = traceback(nil, 2) }, ERRREC)
+end
+local function errrec(e)
+  if e == EXIT or getmetatable(e) == ERRREC then return e end
+  return setmetatable({ err = e, traceback = "" }, ERRREC) -- memory errors skip the handler
+end
+
+local function finish(t, ok, result)
+  t.finished, t.ok, t.result = true, ok, result
+  live[t] = nil
+  if not ok and result ~= EXIT and #t.joiners == 0 and t ~= main and not t.on_finish then
+    unobserved[t] = true
+  end
+  for i = 1, #t.joiners do enqueue(t.joiners[i], pack(true)) end
+  t.joiners = {}
+  if t.on_finish then t.on_finish(ok, result) end
+end
+
+local function new_task(fn, args, name)
+  next_id = next_id + 1
+  local t = setmetatable({ id = next_id, joiners = {}, name = name }, Task)
+  t.co = raw.create(function(...) return xpcall(fn, on_task_error, ...) end)
+  live[t] = true
+  enqueue(t, args)
+  return t
+end
+
+local function step(t, args)
+  if t.cancelled and not t.started then
+    return finish(t, false, errrec("cancelled"))
+  end
+  t.started = true
+  local r = pack(raw.resume(t.co, unpack(args, 1, args.n)))
+  if raw.status(t.co) == "dead" then
+    if not r[1] then return finish(t, false, errrec(r[2])) end
+    if r[2] then return finish(t, true, pack(unpack(r, 3, r.n))) end
+    return finish(t, false, errrec(r[3]))
+  end
+  if r[2] ~= HOST then return enqueue(t, pack()) end -- a plain yield: cooperative
+  local op = r[3]
+  if exiting then return enqueue(t, pack(false, EXIT)) end
+  if t.cancelled then return enqueue(t, pack(false, "cancelled")) end
+  if op == "__join" then
+    local target = r[4]
+    if target.finished then return enqueue(t, pack(true)) end
+    t.joining = target
+    target.joiners[#target.joiners + 1] = t
+    return
+  end
+  if op == "__yield" then return enqueue(t, pack(true)) end
+  local ok, id = pcall(H.start, op, unpack(r, 4, r.n))
+  if not ok then return enqueue(t, pack(false, id)) end
+  t.op = id
+  waiting[id] = t
+  nwaiting = nwaiting + 1
+end
+
+--- Fails every task blocked in a join when nothing else can make progress.
+local function break_deadlock()
+  local any = false
+  for t in pairs(live) do
+    if t.joining then
+      local target = t.joining
+      for i = #target.joiners, 1, -1 do
+        if target.joiners[i] == t then table.remove(target.joiners, i) end
+      end
+      t.joining = nil
+      enqueue(t, pack(false, "deadlock: every task is waiting for another task and no host operation is pending"))
+      any = true
+    end
+  end
+  return any
+end
+
+local function spawn_callback(fn, args, reply)
+  local t = new_task(fn, args, "callback")
+  t.on_finish = function(ok, result)
+    if ok then
+      local sent, why = pcall(H.reply, reply, true, unpack(result, 1, result.n))
+      if not sent then H.reply(reply, false, "callback result cannot be passed to the host: " .. tostring(why)) end
+    elseif result == EXIT then
+      H.reply(reply, false, "the run is ending")
+    else
+      local sent = pcall(H.reply, reply, false, result.err, result.traceback)
+      if not sent then H.reply(reply, false, tostring(result.err), result.traceback) end
+    end
+  end
+end
+
+local function cancel_task(t)
+  if t.finished then return false end
+  t.cancelled = true
+  if t.op then
+    local id = t.op
+    t.op = nil
+    waiting[id] = nil
+    nwaiting = nwaiting - 1
+    H.cancel(id)
+    enqueue(t, pack(false, "cancelled"))
+  elseif t.joining then
+    local target = t.joining
+    for i = #target.joiners, 1, -1 do
+      if target.joiners[i] == t then table.remove(target.joiners, i) end
+    end
+    t.joining = nil
+    enqueue(t, pack(false, "cancelled"))
+  end
+  return true
+end
+
+--- Runs `fn(...)` as the main task plus everything it spawns. Returns `"ok", results` (packed),
+-- `"error", {err, traceback}`, or `"exit", code, reason`.
+function R.run(fn, ...)
+  main = new_task(fn, pack(...), "main")
+  while true do
+    local t, args = dequeue()
+    while t do
+      if not t.finished then step(t, args) end
+      if exiting then break end
+      t, args = dequeue()
+    end
+    if exiting or main.finished then break end
+    if nwaiting == 0 then
+      if not break_deadlock() then
+        main.finished, main.ok = true, false
+        main.result = errrec("deadlock: the main task cannot make progress")
+        break
+      end
+    else
+      raw.yield() -- the one suspension towards the host: resumed when something completed
+      local batch = H.take()
+      for i = 1, #batch do
+        local c = batch[i]
+        if c.call then
+          spawn_callback(c.call, c.args, c.reply)
+        else
+          local w = waiting[c.id]
+          if w then
+            waiting[c.id] = nil
+            nwaiting = nwaiting - 1
+            w.op = nil
+            enqueue(w, c.values)
+          end
+        end
+      end
+    end
+  end
+  for id in pairs(waiting) do H.cancel(id) end
+  for t in pairs(unobserved) do
+    if not t.observed then
+      H.warn(sformat("task %d failed and was never joined: %s", t.id, R.describe_error(t.result.err)))
+    end
+  end
+  if exiting then return "exit", exiting.code, exiting.reason end
+  if main.ok then return "ok", main.result end
+  return "error", main.result
+end
+
+--- Ends the run with `code` at the next scheduling point; `reason` is reported on stderr.
+function R.request_exit(code, reason)
+  if not exiting then exiting = { code = code, reason = reason } end
+  error(EXIT, 0)
+end
+
+--- Runs a compiled main chunk; its first return value is stringified (a string passes
+-- unchanged). Returns `"ok", string|nil` / `"error", message, traceback, value` / `"exit", code, reason`.
+function R.main(chunk)
+  local kind, a, b = R.run(function()
+    local r = pack(chunk())
+    if r.n == 0 or r[1] == nil then return nil end
+    return (tostring(r[1]))
+  end)
+  if kind == "ok" then return "ok", a[1] end
+  if kind == "error" then return "error", R.describe_error(a.err), a.traceback, a.err end
+  return kind, a, b
+end
+
+function R.describe_error(e)
+  if type(e) == "string" then return e end
+  local ok, s = pcall(H.json_encode, e)
+  if ok then return s end
+  return tostring(e)
+end
+
+-- The task API (std.task) ---------------------------------------------------------------------
+
+function Task:join()
+  if not self.finished then host_call("__join", self) end
+  self.observed = true
+  unobserved[self] = nil
+  if self.ok then return unpack(self.result, 1, self.result.n) end
+  if self.result == EXIT then error(EXIT, 0) end
+  error(self.result.err, 0)
+end
+
+function Task:cancel() return cancel_task(self) end
+function Task:done() return self.finished == true end
+function Task:status()
+  if self.finished then return self.ok and "done" or (self.cancelled and "cancelled" or "failed") end
+  return self.started and "running" or "ready"
+end
+Task.__tostring = function(self) return sformat("task %d (%s)", self.id, self:status()) end
+
+local task = {}
+
+function task.spawn(fn, ...)
+  if type(fn) ~= "function" then
+    error(sformat("std.task.spawn: argument 1 (fn) must be a function, got %s", type(fn)), 2)
+  end
+  return new_task(fn, pack(...))
+end
+
+function task.sleep(seconds)
+  if type(seconds) ~= "number" or seconds ~= seconds or seconds < 0 then
+    error(sformat("std.task.sleep: argument 1 (seconds) must be a non-negative number, got %s",
+      type(seconds) == "number" and tostring(seconds) or type(seconds)), 2)
+  end
+  return host_call("sleep", seconds * 1000)
+end
+
+function task.yield() return host_call("__yield") end
+
+function task.all(handles)
+  if type(handles) ~= "table" then
+    error(sformat("std.task.all: argument 1 (handles) must be a table, got %s", type(handles)), 2)
+  end
+  local out = {}
+  for i = 1, #handles do
+    local h = handles[i]
+    if getmetatable(h) ~= Task then
+      error(sformat("std.task.all: element %d of argument 1 (handles) must be a task, got %s", i, type(h)), 2)
+    end
+    local r = pack(h:join())
+    out[i] = r[1]
+  end
+  return out
+end
+
+function task.join(h) return h:join() end
+function task.cancel(h) return h:cancel() end
+function task.is_task(v) return getmetatable(v) == Task end
+
+R.task = task
+return R

@@ -1,0 +1,128 @@
+/**
+ * Module resolution for `require`, and the seal check.
+ *
+ * Owns the search order, first hit wins:
+ *   1. the running script's directory,
+ *   2. `<project>/.agent-block/lib/`,
+ *   3. `<project>/lib/`,
+ *   4. `$AGENT_BLOCK_HOME/lib/` (default `~/.agent-block/lib/`),
+ *   5. the embedded library.
+ * In each directory `<name>.lua` then `<name>/init.lua`, dots in the name being directories.
+ * `embedded.<name>` resolves from memory only, ahead of every directory, so no file can stand in
+ * for it. No `blocks/` directory is ever searched: blocks are run by name, never required.
+ *
+ * Invariants:
+ * - A module name is dot-separated identifiers-ish segments; `..`, slashes and empty segments
+ *   are refused, so a name cannot walk out of a tier.
+ * - A sealed module (see `embedded.ts`) never resolves to a file unless `AGENT_BLOCK_UNSEAL=1`;
+ *   `checkSeals` finds every filesystem copy before the script starts.
+ * - A miss reports every place searched, in order.
+ */
+import { isAbsolute, join, relative } from "node:path";
+import { embeddedModules, rootOf, SEALED_ROOTS } from "./embedded.ts";
+
+/** One directory of the search path. */
+export interface LibTier {
+  label: string;
+  dir: string;
+}
+
+/** Where a name resolved. */
+export type Resolution =
+  | { found: true; source: Uint8Array; chunkname: string; info: string }
+  | { found: false; searched: string[] };
+
+/** A filesystem copy of a sealed module. */
+export interface SealViolation {
+  module: string;
+  file: string;
+}
+
+const NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const enc = new TextEncoder();
+
+/** The library tiers for a run, in search order. */
+export function libTiers(scriptDir: string, projectRoot: string, home: string): LibTier[] {
+  return [
+    { label: "script directory", dir: scriptDir },
+    { label: "project .agent-block/lib", dir: join(projectRoot, ".agent-block", "lib") },
+    { label: "project lib", dir: join(projectRoot, "lib") },
+    { label: "user lib", dir: join(home, "lib") },
+  ];
+}
+
+/** A path as errors show it: relative to the working directory when below it. */
+export function displayPath(path: string, cwd = Deno.cwd()): string {
+  const rel = relative(cwd, path);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves module names for one run. */
+export class ModuleResolver {
+  constructor(
+    readonly tiers: LibTier[],
+    readonly unseal: boolean,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  resolve(name: string): Resolution {
+    const embedded = embeddedModules();
+    if (name.startsWith("embedded.")) {
+      const m = embedded.get(name.slice("embedded.".length));
+      if (m) return { found: true, source: enc.encode(m.source), chunkname: `@embedded/${m.path}`, info: `embedded:${m.path}` };
+      return { found: false, searched: [`no embedded module '${name.slice("embedded.".length)}'`] };
+    }
+    if (!NAME.test(name)) {
+      return { found: false, searched: [`'${name}' is not a valid module name (dot-separated names only)`] };
+    }
+    const rel = name.replace(/\./g, "/");
+    const sealed = SEALED_ROOTS.has(rootOf(name));
+    const searched: string[] = [];
+    if (!sealed || this.unseal) {
+      for (const tier of this.tiers) {
+        for (const candidate of [join(tier.dir, `${rel}.lua`), join(tier.dir, rel, "init.lua")]) {
+          if (isFile(candidate)) {
+            if (sealed) this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
+            const shown = displayPath(candidate);
+            return { found: true, source: Deno.readFileSync(candidate), chunkname: `@${shown}`, info: shown };
+          }
+          searched.push(`no file '${candidate}'`);
+        }
+      }
+    }
+    const m = embedded.get(name);
+    if (m) return { found: true, source: enc.encode(m.source), chunkname: `@embedded/${m.path}`, info: `embedded:${m.path}` };
+    searched.push(`no embedded module '${name}'`);
+    return { found: false, searched };
+  }
+
+  /** Every filesystem copy of a sealed module on any tier. */
+  checkSeals(): SealViolation[] {
+    const found: SealViolation[] = [];
+    for (const tier of this.tiers) {
+      for (const root of SEALED_ROOTS) {
+        for (const candidate of [join(tier.dir, `${root}.lua`), join(tier.dir, root)]) {
+          if (exists(candidate)) found.push({ module: root, file: candidate });
+        }
+      }
+    }
+    return found;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The runtime's logger: one line per message on stderr, never stdout.
+ *
+ * Owns the log line format (`[level] <scope>: message`) and level filtering by
+ * `AGENT_BLOCK_LOG` (`debug`, `info` (default), `warn`, `error`, `off`). stdout belongs to the
+ * script's `print` and, in `agent-block mcp`, to the protocol; nothing the runtime logs goes there.
+ */
+
+/** Log levels, most verbose first. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+const RANK: Record<LogLevel | "off", number> = { debug: 10, info: 20, warn: 30, error: 40, off: 100 };
+
+/** Parses a level name; `undefined` for anything else. */
+export function parseLevel(s: string | undefined): LogLevel | "off" | undefined {
+  const v = s?.trim().toLowerCase();
+  if (v === "warning") return "warn";
+  return v && v in RANK ? (v as LogLevel | "off") : undefined;
+}
+
+const enc = new TextEncoder();
+
+/** Writes every byte to stderr (blocking; logs are small). */
+export function writeStderr(bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
+}
+
+/** Writes every byte to stdout. */
+export function writeStdout(bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+}
+
+/** A logger bound to a scope (normally the script name). */
+export class Logger {
+  readonly threshold: number;
+  constructor(
+    readonly scope: string,
+    level: LogLevel | "off" = "info",
+    private readonly sink: (bytes: Uint8Array) => void = writeStderr,
+  ) {
+    this.threshold = RANK[level];
+  }
+
+  /** A logger reading its level from `AGENT_BLOCK_LOG`; an unknown value warns once. */
+  static fromEnv(scope: string, sink?: (bytes: Uint8Array) => void): Logger {
+    const raw = Deno.env.get("AGENT_BLOCK_LOG");
+    const level = parseLevel(raw);
+    const logger = new Logger(scope, level ?? "info", sink);
+    if (raw !== undefined && raw !== "" && level === undefined) {
+      logger.warn(`AGENT_BLOCK_LOG must be one of debug, info, warn, error, off; got '${raw}' (using info)`);
+    }
+    return logger;
+  }
+
+  enabled(level: LogLevel): boolean {
+    return RANK[level] >= this.threshold;
+  }
+
+  log(level: LogLevel, message: string): void {
+    if (RANK[level] < this.threshold) return;
+    this.sink(enc.encode(`[${level}] ${this.scope}: ${message.replace(/\n/g, "\n  ")}\n`));
+  }
+
+  debug(message: string): void {
+    this.log("debug", message);
+  }
+  info(message: string): void {
+    this.log("info", message);
+  }
+  warn(message: string): void {
+    this.log("warn", message);
+  }
+  error(message: string): void {
+    this.log("error", message);
+  }
+}

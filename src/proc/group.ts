@@ -1,0 +1,160 @@
+/**
+ * Process groups: the one module that starts child processes and ends them.
+ *
+ * Owns: spawning every child in a session of its own (`detached: true` → `setsid`, so the child
+ * is the leader of a new process group), the registry of live groups of one run, and ending a
+ * group as a whole — SIGTERM to `-pgid`, SIGKILL after a grace period if anything of it is still
+ * there. Killing the group, not the child, is what reaches grandchildren that hold a pipe open.
+ *
+ * Invariants:
+ * - Every child started through `ProcessGroups.spawn` is in the registry until it has exited
+ *   and its group is gone; `endAll()` ends every registered group and resolves when they are.
+ * - The child's environment is built by `childEnv` (credentials removed) unless the caller
+ *   passes a complete one.
+ * - Nothing here reads the child's output; callers own their pipes (read stdout and stderr
+ *   concurrently, or a full pipe stalls the child).
+ *
+ * Why a registry: Deno has no `PR_SET_PDEATHSIG`, so a detached group outlives a host that
+ * forgets it. The run ends every group it started, on success, on error and on SIGINT/SIGTERM.
+ */
+import { childEnv } from "./child_env.ts";
+
+/** Options for `ProcessGroups.spawn`. */
+export interface SpawnOptions {
+  /** Program and arguments. */
+  cmd: [string, ...string[]];
+  cwd?: string;
+  /** Extra variables applied after credential removal (see `childEnv`). */
+  env?: Record<string, string>;
+  stdin?: "piped" | "null" | "inherit";
+  stdout?: "piped" | "null" | "inherit";
+  stderr?: "piped" | "null" | "inherit";
+  /** A name other tasks can end the group by (`sh.kill`). */
+  label?: string;
+}
+
+/** One started child and its group. */
+export class ManagedProcess {
+  /** How it ended, once it has: set before `status` resolves. */
+  endedBy: "exit" | "terminated" | "killed" | undefined;
+  #exited = false;
+  constructor(
+    readonly child: Deno.ChildProcess,
+    readonly label: string | undefined,
+    private readonly groups: ProcessGroups,
+  ) {
+    child.status.then(() => {
+      this.#exited = true;
+    }, () => {
+      this.#exited = true;
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid;
+  }
+
+  /** The child's exit status (the leader's). */
+  get status(): Promise<Deno.CommandStatus> {
+    return this.child.status;
+  }
+
+  /** True once the leader has exited. */
+  get exited(): boolean {
+    return this.#exited;
+  }
+
+  /** Sends `signal` to the whole group. Returns false when the group no longer exists. */
+  signalGroup(signal: Deno.Signal): boolean {
+    try {
+      Deno.kill(-this.child.pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** True while any member of the group is alive. */
+  groupAlive(): boolean {
+    try {
+      Deno.kill(-this.child.pid, "SIGCONT");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Ends the group: SIGTERM, then SIGKILL after `graceMs` if any member remains.
+   * Resolves once the leader has exited.
+   */
+  async terminate(graceMs = this.groups.graceMs): Promise<void> {
+    this.endedBy ??= "terminated";
+    this.signalGroup("SIGTERM");
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline && this.groupAlive()) {
+      await new Promise((r) => setTimeout(r, Math.min(20, Math.max(1, deadline - Date.now()))));
+      if (this.#exited && !this.groupAlive()) break;
+    }
+    if (this.groupAlive()) this.signalGroup("SIGKILL");
+    await this.child.status.catch(() => undefined);
+  }
+
+  /** SIGKILL to the whole group at once. */
+  async kill(): Promise<void> {
+    this.endedBy ??= "killed";
+    this.signalGroup("SIGKILL");
+    await this.child.status.catch(() => undefined);
+  }
+}
+
+/** The live process groups of one run. */
+export class ProcessGroups {
+  #live = new Set<ManagedProcess>();
+  /** Grace between SIGTERM and SIGKILL, in ms (`AGENT_BLOCK_TASK_GRACE_MS`, default 1000). */
+  graceMs: number;
+
+  constructor(graceMs = 1000) {
+    this.graceMs = graceMs;
+  }
+
+  /** Starts a child as the leader of a new process group and registers it. */
+  spawn(opts: SpawnOptions): ManagedProcess {
+    const [program, ...args] = opts.cmd;
+    const child = new Deno.Command(program, {
+      args,
+      cwd: opts.cwd,
+      env: childEnv(Deno.env.toObject(), opts.env ?? {}),
+      clearEnv: true,
+      stdin: opts.stdin ?? "null",
+      stdout: opts.stdout ?? "piped",
+      stderr: opts.stderr ?? "piped",
+      detached: true,
+    }).spawn();
+    const p = new ManagedProcess(child, opts.label, this);
+    this.#live.add(p);
+    // Unregister once the leader is gone and the group has emptied (or been killed).
+    child.status.finally(() => {
+      if (!p.groupAlive()) this.#live.delete(p);
+    }).catch(() => undefined);
+    return p;
+  }
+
+  /** The live process started with `label`, if any. */
+  byLabel(label: string): ManagedProcess | undefined {
+    for (const p of this.#live) if (p.label === label && (!p.exited || p.groupAlive())) return p;
+    return undefined;
+  }
+
+  /** Number of registered groups. */
+  get size(): number {
+    return this.#live.size;
+  }
+
+  /** Ends every registered group (SIGTERM, then SIGKILL after the grace period). */
+  async endAll(graceMs = this.graceMs): Promise<void> {
+    const all = [...this.#live];
+    this.#live.clear();
+    await Promise.all(all.map((p) => (p.exited && !p.groupAlive()) ? Promise.resolve() : p.terminate(graceMs)));
+  }
+}
