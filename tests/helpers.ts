@@ -1,0 +1,94 @@
+/**
+ * Shared test helpers: run Lua in-process through the real run path, or the real CLI as a
+ * subprocess. Every test that needs the engine goes through `runLua` (one engine per call, the
+ * shared wasm module reused), so the suite pays the wasm start-up once per test file.
+ */
+import { dirname, fromFileUrl, join } from "node:path";
+import { runBlock, type RunOutcome, type RunSpec } from "../src/runtime/run.ts";
+
+/** Absolute path of the repository root. */
+export const REPO_ROOT = join(dirname(fromFileUrl(import.meta.url)), "..");
+/** Absolute path of `cli.ts`. */
+export const CLI = join(REPO_ROOT, "cli.ts");
+
+/** Result of `runLua`: the outcome plus everything written to stdout and stderr. */
+export interface LuaRun {
+  outcome: RunOutcome;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs Lua `source` in-process (inline chunk named `name`, default `test.lua`) and captures its
+ * output. `spec` overrides any RunSpec field (projectRoot defaults to a fresh temp dir).
+ */
+export async function runLua(source: string, spec: Partial<RunSpec> & { name?: string } = {}): Promise<LuaRun> {
+  const out: Uint8Array[] = [];
+  const err: Uint8Array[] = [];
+  const projectRoot = spec.projectRoot ?? await Deno.makeTempDir({ prefix: "ab_test_" });
+  const outcome = await runBlock({
+    script: { source, name: spec.name ?? "test.lua", dir: projectRoot },
+    stdout: (b) => out.push(b.slice()),
+    stderr: (b) => err.push(b.slice()),
+    ...spec,
+    projectRoot,
+  });
+  const dec = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
+  return { outcome, stdout: dec(out), stderr: dec(err) };
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const n = parts.reduce((a, p) => a + p.length, 0);
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Returns the value a Lua chunk returned, failing the test if it did not return. */
+export async function evalLua(source: string, spec: Partial<RunSpec> & { name?: string } = {}): Promise<string | undefined> {
+  const r = await runLua(source, spec);
+  if (r.outcome.status !== "returned") {
+    throw new Error(`Lua did not return: ${JSON.stringify(r.outcome)}\nstderr: ${r.stderr}`);
+  }
+  const v = r.outcome.result;
+  return v instanceof Uint8Array ? new TextDecoder().decode(v) : v;
+}
+
+/** Result of running the CLI. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `deno run -A cli.ts ...args` as a real subprocess. */
+export async function runCli(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; stdin?: string; clearEnv?: boolean } = {},
+): Promise<CliRun> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, ...args],
+    cwd: opts.cwd,
+    env: { NO_COLOR: "1", ...opts.env },
+    clearEnv: opts.clearEnv,
+    stdin: opts.stdin !== undefined ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    await w.close();
+  }
+  const r = await child.output();
+  return { code: r.code, stdout: new TextDecoder().decode(r.stdout), stderr: new TextDecoder().decode(r.stderr) };
+}
+
+/** A fresh temporary directory, removed when the returned disposer runs. */
+export async function tempDir(prefix = "ab_test_"): Promise<string> {
+  return await Deno.makeTempDir({ prefix });
+}
