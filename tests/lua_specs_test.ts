@@ -1,5 +1,5 @@
 /**
- * Runs every Lua spec (`embedded/**/spec/*_spec.lua`, `tests/lua/**/*_spec.lua`) as one Deno
+ * Runs every Lua spec (every `*_spec.lua` below `embedded/` and `tests/lua/`) as one Deno
  * test per file, through the same `runSpecFile` the `agent-block test` command uses.
  */
 import assert from "node:assert/strict";
