@@ -16,7 +16,13 @@
 export { runBlock } from "./src/runtime/run.ts";
 export type { RunOutcome, RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
-export { type CallContext, type EngineLimits, type HostFunction, LuaCallbackError, LuaEngine } from "./src/lua/engine.ts";
+export {
+  type CallContext,
+  type EngineLimits,
+  type HostFunction,
+  LuaCallbackError,
+  LuaEngine,
+} from "./src/lua/engine.ts";
 export { Args, LuaArgError } from "./src/lua/args.ts";
 export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/lua/values.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";

@@ -3,11 +3,12 @@
  * subprocess. Every test that needs the engine goes through `runLua` (one engine per call, the
  * shared wasm module reused), so the suite pays the wasm start-up once per test file.
  */
-import { dirname, fromFileUrl, join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { runBlock, type RunOutcome, type RunSpec } from "../src/runtime/run.ts";
 
 /** Absolute path of the repository root. */
-export const REPO_ROOT = join(dirname(fromFileUrl(import.meta.url)), "..");
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** Absolute path of `cli.ts`. */
 export const CLI = join(REPO_ROOT, "cli.ts");
 
@@ -22,7 +23,10 @@ export interface LuaRun {
  * Runs Lua `source` in-process (inline chunk named `name`, default `test.lua`) and captures its
  * output. `spec` overrides any RunSpec field (projectRoot defaults to a fresh temp dir).
  */
-export async function runLua(source: string, spec: Partial<RunSpec> & { name?: string } = {}): Promise<LuaRun> {
+export async function runLua(
+  source: string,
+  spec: Partial<RunSpec> & { name?: string } = {},
+): Promise<LuaRun> {
   const out: Uint8Array[] = [];
   const err: Uint8Array[] = [];
   const projectRoot = spec.projectRoot ?? await Deno.makeTempDir({ prefix: "ab_test_" });
@@ -49,7 +53,10 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 /** Returns the value a Lua chunk returned, failing the test if it did not return. */
-export async function evalLua(source: string, spec: Partial<RunSpec> & { name?: string } = {}): Promise<string | undefined> {
+export async function evalLua(
+  source: string,
+  spec: Partial<RunSpec> & { name?: string } = {},
+): Promise<string | undefined> {
   const r = await runLua(source, spec);
   if (r.outcome.status !== "returned") {
     throw new Error(`Lua did not return: ${JSON.stringify(r.outcome)}\nstderr: ${r.stderr}`);
@@ -85,7 +92,11 @@ export async function runCli(
     await w.close();
   }
   const r = await child.output();
-  return { code: r.code, stdout: new TextDecoder().decode(r.stdout), stderr: new TextDecoder().decode(r.stderr) };
+  return {
+    code: r.code,
+    stdout: new TextDecoder().decode(r.stdout),
+    stderr: new TextDecoder().decode(r.stderr),
+  };
 }
 
 /** A fresh temporary directory, removed when the returned disposer runs. */

@@ -115,7 +115,9 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     flagLabels[l.slice(0, eq)] = l.slice(eq + 1);
   }
   const cpu = v["cpu-limit"] !== undefined ? positiveNumber("--cpu-limit", v["cpu-limit"]) : undefined;
-  const mem = v["memory-limit"] !== undefined ? positiveNumber("--memory-limit", v["memory-limit"]) : undefined;
+  const mem = v["memory-limit"] !== undefined
+    ? positiveNumber("--memory-limit", v["memory-limit"])
+    : undefined;
   const mcpT = v["mcp-timeout-secs"] !== undefined
     ? positiveNumber("--mcp-timeout-secs", v["mcp-timeout-secs"], true)
     : undefined;
@@ -172,7 +174,10 @@ export function reportOutcome(outcome: RunOutcome, resultPath?: string): number 
     case "returned": {
       if (resultPath !== undefined) {
         const r = outcome.result;
-        writeAtomic(resultPath, r === undefined ? new Uint8Array() : typeof r === "string" ? enc.encode(r) : r);
+        writeAtomic(
+          resultPath,
+          r === undefined ? new Uint8Array() : typeof r === "string" ? enc.encode(r) : r,
+        );
       }
       return EXIT.OK;
     }
@@ -217,7 +222,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const stop = new AbortController();
   const onSignal = (sig: string) => () => stop.abort(`received ${sig}`);
-  const listeners: [Deno.Signal, () => void][] = [["SIGINT", onSignal("SIGINT")], ["SIGTERM", onSignal("SIGTERM")]];
+  const listeners: [Deno.Signal, () => void][] = [["SIGINT", onSignal("SIGINT")], [
+    "SIGTERM",
+    onSignal("SIGTERM"),
+  ]];
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
   try {
     const outcome = await runBlock({

@@ -109,8 +109,10 @@ export async function testCommand(argv: string[]): Promise<number> {
   const enc = new TextEncoder();
   const print = (s: string) => Deno.stdout.writeSync(enc.encode(s + "\n"));
   if (parsed.values.help) {
-    print("Usage: agent-block test [-p DIR] [PATH|SUBSTRING]...\n" +
-      "Runs *_spec.lua files (all under the project when no PATH is given) and prints N passed, N failed.");
+    print(
+      "Usage: agent-block test [-p DIR] [PATH|SUBSTRING]...\n" +
+        "Runs *_spec.lua files (all under the project when no PATH is given) and prints N passed, N failed.",
+    );
     return EXIT.OK;
   }
   const project = parsed.values.project ?? ".";

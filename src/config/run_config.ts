@@ -22,7 +22,15 @@ export interface RunConfig {
   mcp_timeout_secs?: number;
 }
 
-const KNOWN = new Set(["prompt", "context", "result", "labels", "cpu_limit_secs", "memory_limit_mb", "mcp_timeout_secs"]);
+const KNOWN = new Set([
+  "prompt",
+  "context",
+  "result",
+  "labels",
+  "cpu_limit_secs",
+  "memory_limit_mb",
+  "mcp_timeout_secs",
+]);
 
 function typeName(v: unknown): string {
   if (v === null) return "null";

@@ -24,7 +24,9 @@ export function installCore(engine: LuaEngine, run: RunContext, resolver: Module
 
   engine.define("std.json.encode", {
     raw: (L) => {
-      if (engine.api.type(L, 1) === LUA_TNONE) throw new Error("std.json.encode: argument 1 (value) is missing");
+      if (engine.api.type(L, 1) === LUA_TNONE) {
+        throw new Error("std.json.encode: argument 1 (value) is missing");
+      }
       const v = wrapJson("std.json.encode", () => engine.toJs(L, 1, { floats: "tagged" }));
       engine.api.pushstring(L, wrapJson("std.json.encode", () => stringifyJson(v)));
       return 1;
@@ -53,7 +55,13 @@ export function installCore(engine: LuaEngine, run: RunContext, resolver: Module
 
   const logFn = (level: "debug" | "info" | "warn" | "error") => ({
     sync: (a: import("../lua/args.ts").Args) => {
-      const parts = a.values.map((v) => typeof v === "string" ? v : v instanceof Uint8Array ? new TextDecoder().decode(v) : stringifyJsonSafe(v));
+      const parts = a.values.map((v) =>
+        typeof v === "string"
+          ? v
+          : v instanceof Uint8Array
+          ? new TextDecoder().decode(v)
+          : stringifyJsonSafe(v)
+      );
       run.log.log(level, parts.join(" "));
     },
   });
@@ -81,4 +89,3 @@ function wrapJson<T>(fn: string, f: () => T): T {
     throw new Error(`${fn}: ${(e as Error).message}`);
   }
 }
-

@@ -142,7 +142,11 @@ export function installIo(engine: LuaEngine, run: RunContext): void {
       const h = get(a.integer(1, "handle"));
       if (h.kind !== "file") return new LuaMulti([undefined, "Illegal seek", 29]);
       const whence = a.string(2, "whence");
-      const w = whence === "set" ? Deno.SeekMode.Start : whence === "end" ? Deno.SeekMode.End : Deno.SeekMode.Current;
+      const w = whence === "set"
+        ? Deno.SeekMode.Start
+        : whence === "end"
+        ? Deno.SeekMode.End
+        : Deno.SeekMode.Current;
       try {
         return h.file.seekSync(a.integer(3, "offset"), w);
       } catch (e) {

@@ -92,7 +92,10 @@ export class Args {
   /** A table read as an object (arrays are accepted too: they are tables in Lua). */
   table(i: number, name: string): Record<string, unknown> {
     const v = this.at(i);
-    if (v !== null && typeof v === "object" && !(v instanceof Uint8Array) && !(v instanceof LuaFloat) && !(v instanceof LuaFunctionRef)) {
+    if (
+      v !== null && typeof v === "object" && !(v instanceof Uint8Array) && !(v instanceof LuaFloat) &&
+      !(v instanceof LuaFunctionRef)
+    ) {
       return v as Record<string, unknown>;
     }
     return this.fail(i, name, "a table");

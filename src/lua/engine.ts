@@ -22,14 +22,7 @@
  * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
  */
 import type { LuaEngine as WasmoonEngine } from "wasmoon";
-import {
-  LUA_MASKCOUNT,
-  LUA_OK,
-  LUA_REGISTRYINDEX,
-  LUA_TSTRING,
-  LUA_YIELD,
-  type LuaApi,
-} from "./capi.ts";
+import { LUA_MASKCOUNT, LUA_OK, LUA_REGISTRYINDEX, LUA_TSTRING, LUA_YIELD, type LuaApi } from "./capi.ts";
 import { Converter, type ToJsOptions } from "./convert.ts";
 import { Args } from "./args.ts";
 import { stringifyJson } from "./json.ts";
@@ -380,7 +373,9 @@ export class LuaEngine {
       api.pushinteger(L, BigInt(c.id));
       api.setfield(L, -2, "id");
       // values = { n = k, ok, results... }
-      const vals = c.ok ? (c.value instanceof LuaMulti ? c.value.values : c.value === undefined ? [] : [c.value]) : [];
+      const vals = c.ok
+        ? (c.value instanceof LuaMulti ? c.value.values : c.value === undefined ? [] : [c.value])
+        : [];
       api.createtable(L, vals.length + 1, 1);
       api.pushboolean(L, c.ok);
       api.rawseti(L, -2, 1);

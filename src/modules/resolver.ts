@@ -86,7 +86,14 @@ export class ModuleResolver {
     const embedded = embeddedModules();
     if (name.startsWith("embedded.")) {
       const m = embedded.get(name.slice("embedded.".length));
-      if (m) return { found: true, source: enc.encode(m.source), chunkname: `@embedded/${m.path}`, info: `embedded:${m.path}` };
+      if (m) {
+        return {
+          found: true,
+          source: enc.encode(m.source),
+          chunkname: `@embedded/${m.path}`,
+          info: `embedded:${m.path}`,
+        };
+      }
       return { found: false, searched: [`no embedded module '${name.slice("embedded.".length)}'`] };
     }
     if (!NAME.test(name)) {
@@ -99,7 +106,9 @@ export class ModuleResolver {
       for (const tier of this.tiers) {
         for (const candidate of [join(tier.dir, `${rel}.lua`), join(tier.dir, rel, "init.lua")]) {
           if (isFile(candidate)) {
-            if (sealed) this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
+            if (sealed) {
+              this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
+            }
             const shown = displayPath(candidate);
             return { found: true, source: Deno.readFileSync(candidate), chunkname: `@${shown}`, info: shown };
           }
@@ -108,7 +117,14 @@ export class ModuleResolver {
       }
     }
     const m = embedded.get(name);
-    if (m) return { found: true, source: enc.encode(m.source), chunkname: `@embedded/${m.path}`, info: `embedded:${m.path}` };
+    if (m) {
+      return {
+        found: true,
+        source: enc.encode(m.source),
+        chunkname: `@embedded/${m.path}`,
+        info: `embedded:${m.path}`,
+      };
+    }
     searched.push(`no embedded module '${name}'`);
     return { found: false, searched };
   }

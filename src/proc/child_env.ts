@@ -46,7 +46,10 @@ export function childEnv(
     env = {};
     for (const [k, v] of Object.entries(parent)) if (!SECRET_SUFFIX.test(k)) env[k] = v;
   } else if (p.startsWith("allowlist:")) {
-    const names = new Set([...ALWAYS_ALLOWED, ...p.slice(10).split(",").map((s) => s.trim()).filter(Boolean)]);
+    const names = new Set([
+      ...ALWAYS_ALLOWED,
+      ...p.slice(10).split(",").map((s) => s.trim()).filter(Boolean),
+    ]);
     env = {};
     for (const [k, v] of Object.entries(parent)) if (names.has(k)) env[k] = v;
   } else {

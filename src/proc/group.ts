@@ -155,6 +155,8 @@ export class ProcessGroups {
   async endAll(graceMs = this.graceMs): Promise<void> {
     const all = [...this.#live];
     this.#live.clear();
-    await Promise.all(all.map((p) => (p.exited && !p.groupAlive()) ? Promise.resolve() : p.terminate(graceMs)));
+    await Promise.all(
+      all.map((p) => (p.exited && !p.groupAlive()) ? Promise.resolve() : p.terminate(graceMs)),
+    );
   }
 }

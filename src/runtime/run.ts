@@ -13,7 +13,7 @@
  * exact); `deferred` is `job.defer`; `exited` is `os.exit`; `stopped` is a cancel from outside.
  */
 import { basename, dirname, resolve } from "node:path";
-import { LuaEngine, type EngineLimits } from "../lua/engine.ts";
+import { type EngineLimits, LuaEngine } from "../lua/engine.ts";
 import prelude from "../lua/prelude.lua" with { type: "text" };
 import { installCore } from "../host/core.ts";
 import type { HostModule, RunContext } from "../host/context.ts";
@@ -102,7 +102,9 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
   let projectRoot: string;
   try {
     projectRoot = Deno.realPathSync(spec.projectRoot);
-    if (!Deno.statSync(projectRoot).isDirectory) return failed(`project ${spec.projectRoot} is not a directory`);
+    if (!Deno.statSync(projectRoot).isDirectory) {
+      return failed(`project ${spec.projectRoot} is not a directory`);
+    }
   } catch {
     return failed(`project directory ${spec.projectRoot} does not exist`);
   }
@@ -142,7 +144,9 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
         `(read the embedded one with require("embedded.${v.module}"); AGENT_BLOCK_UNSEAL=1 downgrades this to a warning)`,
     );
   }
-  for (const v of violations) log.warn(`sealed module '${v.module}' is shadowed by ${v.file} (AGENT_BLOCK_UNSEAL=1)`);
+  for (const v of violations) {
+    log.warn(`sealed module '${v.module}' is shadowed by ${v.file} (AGENT_BLOCK_UNSEAL=1)`);
+  }
 
   let engine: LuaEngine | undefined;
   try {
