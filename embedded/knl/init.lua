@@ -1,0 +1,740 @@
+--- knl: the Lua half of the kernel — session bracket, frozen device, one beat, Outcome, views.
+--
+-- The host owns the session log (`knl.host`: an append-only SQLite event log, one per file, whose
+-- sessions are streams). This module owns what a beat is:
+--
+--   knl.session(opts, fn)  opens a session (its seed event stamped by the host with the run's
+--                          labels and correlation ids), runs fn(s), and closes it either way —
+--                          `ok` when fn returns, `error` when it raises (the error is re-raised
+--                          unchanged), `exit` on os.exit / job.defer. Children (`opts.children`)
+--                          open and close with it in one transaction.
+--   knl.device(spec)       a frozen bundle { llm, tools, tool_policy, fold, filters, system, cost };
+--                          assigning to it, or to its tools / filters, raises.
+--   knl.beat(s, device)    one model call plus the tools it asks for, charged to the budget.
+--                          Returns an Outcome: ok | refused (over budget: the model is not called)
+--                          | error (the call failed or answered outside knl_types.Response)
+--                          | stopped (a filter or the tool policy stopped it).
+--   knl.views.*            query views: plain functions running one SELECT through s:query.
+--   knl.api()              the published surface: table schema, kinds, views.
+--
+-- Records: every model call appends `llm_request` then `llm_response` or `llm_call_failed`; every
+-- tool call a `tool_call` / `tool_result` pair (a denied or skipped tool too, with is_error); each
+-- charge a `budget_charge`; a refusal `beat_refused`; a stop `beat_stopped`. Each carries
+-- `meta.beat`. `knl.record.*` writes the same shapes for a loop that calls a Port itself.
+--
+-- Invariants: there is no run loop here — the caller writes it; the session's folded
+-- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
+-- O(new events), not O(log); nothing here reaches the database except through `knl.host`.
+local sys = require("knl.host")
+local types = require("knl_types")
+local lcheck = require("lshape.check").check
+
+local type, error, pairs, ipairs, setmetatable, getmetatable, tostring, select, pcall, rawequal =
+  type, error, pairs, ipairs, setmetatable, getmetatable, tostring, select, pcall, rawequal
+local sformat, concat = string.format, table.concat
+local clock = sys.clock
+
+local knl = { VERSION = "1.0" }
+
+-- helpers --------------------------------------------------------------------------------------
+
+local function describe_error(e)
+  if type(e) == "string" then return e end
+  if type(e) == "table" then
+    if type(e.message) == "string" then return e.message end
+    if type(e.error) == "string" then return e.error end
+    local ok, s = pcall(std.json.encode, e)
+    if ok then return s end
+  end
+  return tostring(e)
+end
+
+-- A host error arrives prefixed with the kernel's own position; callers should see theirs.
+local function strip_pos(msg)
+  if type(msg) ~= "string" then return msg end
+  return (msg:gsub("^[^\n]-%.lua:%d+: ", "", 1))
+end
+
+local function host(level, f, ...)
+  local r = table.pack(pcall(f, ...))
+  if not r[1] then error(strip_pos(r[2]), level + 1) end
+  return table.unpack(r, 2, r.n)
+end
+
+local function argerr(fn, i, name, expected, v, level)
+  error(sformat("%s: argument %d (%s) must be %s, got %s", fn, i, name, expected, type(v)), (level or 2) + 1)
+end
+
+local function shape_error(fn, what, schema, v, level)
+  local ok, why = lcheck(v, schema)
+  if ok then return end
+  local path, rest = why:match("^%$%.([^:]*): (.*)$")
+  if path then
+    error(sformat("%s: %s field '%s': %s", fn, what, path, rest), level + 1)
+  end
+  error(sformat("%s: %s: %s", fn, what, (why:gsub("^%$: ", ""))), level + 1)
+end
+
+-- Outcome --------------------------------------------------------------------------------------
+
+-- An outcome is plain data `{ kind, beat, out?, reason?, error? }`; its metatable only prints it.
+local OutcomeMT = { __name = "knl.Outcome" }
+function OutcomeMT.__tostring(o)
+  local why = rawget(o, "reason") or rawget(o, "error")
+  return sformat("knl.Outcome(%s%s)", o.kind, why and (": " .. why) or "")
+end
+local function outcome(kind)
+  return function(fields) fields.kind = kind; return setmetatable(fields, OutcomeMT) end
+end
+local Outcome = { KINDS = { "ok", "refused", "error", "stopped" } }
+Outcome.ok, Outcome.refused, Outcome.error, Outcome.stopped =
+  outcome("ok"), outcome("refused"), outcome("error"), outcome("stopped")
+--- True for an `ok` outcome.
+function Outcome.is_ok(o) return type(o) == "table" and o.kind == "ok" end
+--- True for any outcome.
+function Outcome.is(o) return getmetatable(o) == OutcomeMT end
+knl.Outcome = Outcome
+
+-- conversation fold ------------------------------------------------------------------------------
+
+local function as_blocks(content)
+  if type(content) == "table" then return content end
+  return { { type = "text", text = tostring(content) } }
+end
+
+-- Appends a message, merging into the previous one when the role repeats (providers want turns
+-- to alternate; tool results and a follow-up user text share one user turn).
+local function push_message(msgs, role, content)
+  local last = msgs[#msgs]
+  if last and last.role == role then
+    local merged = {}
+    for _, b in ipairs(as_blocks(last.content)) do merged[#merged + 1] = b end
+    for _, b in ipairs(as_blocks(content)) do merged[#merged + 1] = b end
+    msgs[#msgs] = { role = role, content = merged }
+  else
+    msgs[#msgs + 1] = { role = role, content = content }
+  end
+end
+
+local function fold_event(msgs, kind, data)
+  if kind == "msg_user" then
+    push_message(msgs, "user", data.content)
+  elseif kind == "msg_assistant" then
+    push_message(msgs, "assistant", data.content)
+  elseif kind == "llm_response" then
+    local kept = {}
+    for _, b in ipairs(data.content or {}) do
+      if b.type ~= "thinking" then kept[#kept + 1] = b end
+    end
+    if #kept > 0 then push_message(msgs, "assistant", kept) end
+  elseif kind == "tool_result" then
+    push_message(msgs, "user", { { type = "tool_result", tool_use_id = data.id, content = data.content,
+      is_error = data.is_error == true } })
+  end
+end
+knl.fold_event = fold_event
+
+-- stores -----------------------------------------------------------------------------------------
+
+local Store = {}
+Store.__index = Store
+Store.__name = "knl.Store"
+
+--- Opens a store: `opts.store` nil (the project's database, or AGENT_BLOCK_KNL_PATH), "mem"
+-- (this run's in-memory log) or `{ sqlite = path }`.
+function knl.open(opts)
+  if opts ~= nil and type(opts) ~= "table" then argerr("knl.open", 1, "opts", "a table or nil", opts) end
+  local spec = opts and opts.store
+  local h, path = host(2, sys.open, spec)
+  return setmetatable({ h = h, path = path }, Store)
+end
+
+local function check_store(st, fn)
+  if getmetatable(st) ~= Store then error(fn .. ": call it with ':' on a store", 3) end
+end
+
+--- One read-only SELECT over the published table.
+function Store:query(sql, params, opts)
+  check_store(self, "store:query")
+  if type(sql) ~= "string" then argerr("store:query", 1, "sql", "a string", sql) end
+  return host(2, sys.query, self.h, sql, params, opts)
+end
+
+--- Events of stream `id` from `from` (default 1), upcast.
+function Store:events(id, from)
+  check_store(self, "store:events")
+  return host(2, sys.events, self.h, id, from)
+end
+
+--- True when stream `id` has events.
+function Store:has(id)
+  check_store(self, "store:has")
+  return host(2, sys.has, self.h, id)
+end
+
+-- sessions ---------------------------------------------------------------------------------------
+
+local Session = {}
+Session.__index = Session
+Session.__name = "knl.Session"
+knl.Session = Session
+
+local function new_session(store, id, node, parent)
+  local budget = node.budget and { amount = node.budget.amount, tag = node.budget.tag or "beats" } or nil
+  return setmetatable({
+    id = id, owner = node.owner, budget = budget, scope = node.scope, store = store,
+    parent = parent, children = {}, spent = 0, beats = 0, closed = false, _msgs = {},
+  }, Session)
+end
+
+local function check_session(s, fn, level)
+  if getmetatable(s) ~= Session then
+    error(sformat("%s: expected a knl session (call it with ':'), got %s", fn, type(s)), (level or 2) + 1)
+  end
+end
+
+local RESERVED = { session_open = true, session_close = true }
+
+local function append(s, kind, data, meta)
+  local seq, position = host(3, sys.append, s.store.h, s.id, kind, data, meta)
+  fold_event(s._msgs, kind, data or {})
+  return seq, position
+end
+
+--- Appends `{ kind, data?, meta? }`; returns seq, position.
+function Session:append(ev)
+  check_session(self, "s:append")
+  if type(ev) ~= "table" then argerr("s:append", 1, "event", "a table", ev) end
+  if type(ev.kind) ~= "string" or ev.kind == "" then
+    error("s:append: argument 1 (event) field 'kind' must be a non-empty string, got " .. type(ev.kind), 2)
+  end
+  if RESERVED[ev.kind] then
+    error(sformat("s:append: kind '%s' is written by the session bracket, not appended", ev.kind), 2)
+  end
+  if ev.data ~= nil and type(ev.data) ~= "table" then
+    error("s:append: argument 1 (event) field 'data' must be a table, got " .. type(ev.data), 2)
+  end
+  if ev.meta ~= nil and type(ev.meta) ~= "table" then
+    error("s:append: argument 1 (event) field 'meta' must be a table, got " .. type(ev.meta), 2)
+  end
+  if self.closed then error(sformat("s:append: session %s is closed", self.id), 2) end
+  return append(self, ev.kind, ev.data, ev.meta)
+end
+
+--- Built-in read: events from seq `from` (default 1), in seq order, upcast.
+function Session:events(from)
+  check_session(self, "s:events")
+  if from ~= nil and math.type(from) ~= "integer" then argerr("s:events", 1, "from", "an integer or nil", from) end
+  return host(2, sys.events, self.store.h, self.id, from)
+end
+
+local BUILTIN_VIEWS = { events = true, tail = true }
+
+--- Built-in views: `view("tail", { n })` (last n events, default 10) and `view("events", { from })`.
+function Session:view(name, opts)
+  check_session(self, "s:view")
+  if opts ~= nil and type(opts) ~= "table" then argerr("s:view", 2, "opts", "a table or nil", opts) end
+  opts = opts or {}
+  if name == "tail" then
+    local n = opts.n or 10
+    if math.type(n) ~= "integer" or n < 0 then
+      error("s:view: argument 2 (opts) field 'n' must be a non-negative integer", 2)
+    end
+    return host(2, sys.tail, self.store.h, self.id, n)
+  elseif name == "events" then
+    return host(2, sys.events, self.store.h, self.id, opts.from)
+  end
+  error(sformat("s:view: unknown built-in view '%s' (built-in: events, tail; query views are the functions in knl.views)",
+    tostring(name)), 2)
+end
+
+--- One read-only SELECT over the published `events` table; rows as tables.
+function Session:query(sql, params, opts)
+  check_session(self, "s:query")
+  if type(sql) ~= "string" then argerr("s:query", 1, "sql", "a string", sql) end
+  if params ~= nil and type(params) ~= "table" then argerr("s:query", 2, "params", "a table or nil", params) end
+  if opts ~= nil and type(opts) ~= "table" then argerr("s:query", 3, "opts", "a table or nil", opts) end
+  return host(2, sys.query, self.store.h, sql, params, opts)
+end
+
+--- The conversation folded from this session's appends (a copy; providers' message shape).
+function Session:messages()
+  local out = {}
+  for i, m in ipairs(self._msgs) do out[i] = m end
+  return out
+end
+
+--- What is left of the budget (math.huge without one).
+function Session:remaining()
+  if not self.budget then return math.huge end
+  return self.budget.amount - self.spent
+end
+
+local function collect_open(s, ids)
+  for _, c in ipairs(s.children) do collect_open(c, ids) end
+  if not s.closed then ids[#ids + 1] = s end
+  return ids
+end
+
+--- Closes the session and its open children in one transaction (the bracket does this).
+function Session:close(status, err)
+  check_session(self, "s:close")
+  if self.closed then return false end
+  local list = collect_open(self, {})
+  local ids = {}
+  for i, x in ipairs(list) do ids[i] = x.id end
+  local data = { status = status or "ok", beats = self.beats, spent = self.spent }
+  if err ~= nil then data.error = describe_error(err) end
+  host(2, sys.session_close, self.store.h, ids, data)
+  for _, x in ipairs(list) do x.closed = true end
+  return true
+end
+
+local function open_tree(fn, opts, parent, level, store)
+  if type(opts) ~= "table" then argerr(fn, 1, "opts", "a table", opts, level) end
+  shape_error(fn, "argument 1 (opts)", types.SessionOpts, opts, level + 1)
+  store = store or (parent and parent.store) or knl.open({ store = opts.store })
+  local nodes = { { owner = opts.owner, budget = opts.budget, scope = opts.scope, labels = opts.labels,
+    parent = parent and parent.id or nil } }
+  for i, c in ipairs(opts.children or {}) do
+    shape_error(fn, sformat("opts.children[%d]", i), types.SessionOpts, c, level + 1)
+    nodes[#nodes + 1] = { owner = c.owner or opts.owner, budget = c.budget, scope = c.scope, labels = c.labels,
+      parent_index = 1 }
+  end
+  local ids = host(level + 1, sys.session_open, store.h, nodes)
+  local root = new_session(store, ids[1], nodes[1], parent)
+  for i = 2, #ids do
+    root.children[#root.children + 1] = new_session(store, ids[i], nodes[i], root)
+  end
+  if parent then parent.children[#parent.children + 1] = root end
+  return root
+end
+
+local function bracket(s, fn)
+  local r = table.pack(pcall(fn, s))
+  if r[1] then
+    if not s.closed then s:close("ok") end
+    return table.unpack(r, 2, r.n)
+  end
+  local err = r[2]
+  if not s.closed then
+    local is_exit = type(err) == "table" and tostring(err) == "the run is ending (os.exit or job.defer)"
+    pcall(s.close, s, is_exit and "exit" or "error", not is_exit and err or nil)
+  end
+  error(err, 0)
+end
+
+--- Opens a session; with `fn`, runs fn(s) and closes it either way, returning what fn returns.
+-- Without `fn`, returns the open session: close it with `s:close()` (the run closes it as
+-- `interrupted` otherwise).
+function knl.session(opts, fn)
+  if fn ~= nil and type(fn) ~= "function" then argerr("knl.session", 2, "fn", "a function or nil", fn) end
+  local s = open_tree("knl.session", opts, nil, 2)
+  if fn == nil then return s end
+  return bracket(s, fn)
+end
+
+--- Opens a child session of `s` (its seed event names the parent), bracketed like knl.session.
+function Session:spawn(opts, fn)
+  check_session(self, "s:spawn")
+  if self.closed then error(sformat("s:spawn: session %s is closed", self.id), 2) end
+  if fn ~= nil and type(fn) ~= "function" then argerr("s:spawn", 2, "fn", "a function or nil", fn) end
+  local child = open_tree("s:spawn", opts or {}, self, 2)
+  if fn == nil then return child end
+  return bracket(child, fn)
+end
+
+--- Store-level session on an opened store.
+function Store:session(opts, fn)
+  check_store(self, "store:session")
+  opts = opts or {}
+  if fn ~= nil and type(fn) ~= "function" then argerr("store:session", 2, "fn", "a function or nil", fn) end
+  local s = open_tree("store:session", opts, nil, 2, self)
+  if fn == nil then return s end
+  return bracket(s, fn)
+end
+
+-- devices ----------------------------------------------------------------------------------------
+
+local devices = setmetatable({}, { __mode = "k" }) -- proxy -> inner spec
+
+local function frozen(fn_name, t)
+  local proxy = {}
+  setmetatable(proxy, {
+    __index = t,
+    __newindex = function(_, k)
+      error(sformat("%s: a device is frozen; field '%s' cannot be changed (build a new device with knl.device)",
+        fn_name, tostring(k)), 2)
+    end,
+    __pairs = function() return next, t, nil end,
+    __len = function() return #t end,
+    __metatable = "knl.device (frozen)",
+  })
+  return proxy
+end
+
+local function freeze_list(list)
+  local c = {}
+  for i, v in ipairs(list) do c[i] = v end
+  return frozen("knl.device", c)
+end
+
+--- A frozen bundle of policy: { llm, tools, tool_policy, fold, filters, system, cost }.
+function knl.device(spec)
+  if type(spec) ~= "table" then argerr("knl.device", 1, "spec", "a table", spec) end
+  shape_error("knl.device", "argument 1 (spec)", types.DeviceSpec, spec, 2)
+  local llm = spec.llm
+  if type(llm.chat) ~= "function" then
+    error("knl.device: argument 1 (spec) field 'llm' must be a Port with a chat method (port:chat(request))", 2)
+  end
+  for k in pairs(spec) do
+    if not types.DeviceSpec.fields[k] then
+      error(sformat("knl.device: argument 1 (spec) has unknown field '%s' (known: llm, tools, tool_policy, fold, filters, system, cost)", tostring(k)), 2)
+    end
+  end
+  local tools = spec.tools
+  if tools ~= nil and not (type(tools.list) == "function" and type(tools.call) == "function") then
+    tools = require("knl_adapter").tools(tools)
+  end
+  local specs = tools and tools:list() or {}
+  local inner = {
+    llm = llm,
+    tools = tools,
+    tool_specs = freeze_list(specs),
+    tool_policy = type(spec.tool_policy) == "table" and frozen("knl.device", spec.tool_policy) or spec.tool_policy,
+    fold = spec.fold,
+    filters = spec.filters and freeze_list(spec.filters) or nil,
+    system = spec.system,
+    cost = spec.cost,
+  }
+  local proxy = frozen("knl.device", inner)
+  devices[proxy] = inner
+  return proxy
+end
+
+-- records ----------------------------------------------------------------------------------------
+
+local function names_of(tools)
+  local out = std.json.array()
+  for i, t in ipairs(tools or {}) do out[i] = t.name end
+  return out
+end
+
+local record = {}
+knl.record = record
+
+--- `llm_request`: what was asked (the messages themselves are already in the log).
+function record.llm_request(s, req, beat, profile)
+  local last = req.messages and req.messages[#req.messages]
+  return append(s, "llm_request", {
+    model = profile and profile.model or req.model,
+    provider = profile and profile.provider or nil,
+    message_count = req.messages and #req.messages or 0,
+    last_role = last and last.role or nil,
+    tools = names_of(req.tools),
+    system = req.system ~= nil,
+    max_tokens = req.max_tokens,
+    tool_choice = req.tool_choice,
+  }, { beat = beat })
+end
+
+--- `llm_response`: the normalised response, with total_tokens filled in.
+function record.llm_response(s, resp, beat, elapsed_ms)
+  local u = resp.usage or {}
+  local usage = {
+    input_tokens = u.input_tokens or 0, output_tokens = u.output_tokens or 0,
+    cache_read_input_tokens = u.cache_read_input_tokens, cache_creation_input_tokens = u.cache_creation_input_tokens,
+    thinking_tokens = u.thinking_tokens,
+  }
+  usage.total_tokens = u.total_tokens or (usage.input_tokens + usage.output_tokens)
+  return append(s, "llm_response", {
+    content = resp.content, stop_reason = resp.stop_reason, model = resp.model, usage = usage,
+    elapsed_ms = elapsed_ms,
+  }, { beat = beat }), usage
+end
+
+function record.llm_call_failed(s, err, beat, elapsed_ms)
+  return append(s, "llm_call_failed", { error = describe_error(err), elapsed_ms = elapsed_ms }, { beat = beat })
+end
+
+function record.tool_call(s, call, beat)
+  return append(s, "tool_call", { id = call.id, name = call.name, input = call.input }, { beat = beat })
+end
+
+function record.tool_result(s, call, content, is_error, beat, elapsed_ms)
+  return append(s, "tool_result", { id = call.id, name = call.name, content = content, is_error = is_error == true,
+    elapsed_ms = elapsed_ms }, { beat = beat })
+end
+
+-- beats ------------------------------------------------------------------------------------------
+
+local function policy_verdict(policy, call, s)
+  if policy == nil then return true end
+  if type(policy) == "function" then
+    local ok, verdict, why = pcall(policy, call, s)
+    if not ok then return false, "tool_policy raised: " .. describe_error(verdict) end
+    if verdict == nil or verdict == true then return true end
+    if verdict == "stop" then return "stop", why or "stopped by the tool policy" end
+    return false, why or "denied by the tool policy"
+  end
+  local function has(list)
+    for _, n in ipairs(list or {}) do if n == call.name then return true end end
+    return false
+  end
+  if policy.deny and has(policy.deny) then return false, "denied by the tool policy" end
+  if policy.allow and not has(policy.allow) then return false, "not in the tool policy's allow list" end
+  return true
+end
+
+local function encode_result(v)
+  if type(v) == "string" then return v end
+  if v == nil then return "" end
+  local ok, s = pcall(std.json.encode, v)
+  return ok and s or tostring(v)
+end
+
+local function text_of(content)
+  local parts = {}
+  for _, b in ipairs(content) do if b.type == "text" then parts[#parts + 1] = b.text end end
+  return concat(parts)
+end
+
+--- One model call plus the tools it asks for, charged to the session's budget.
+-- `opts` = { max_tokens, tool_choice } passed into the request.
+function knl.beat(s, device, opts)
+  check_session(s, "knl.beat", 2)
+  local dev = devices[device]
+  if not dev then argerr("knl.beat", 2, "device", "a device from knl.device", device) end
+  if opts ~= nil and type(opts) ~= "table" then argerr("knl.beat", 3, "opts", "a table or nil", opts) end
+  if s.closed then error(sformat("knl.beat: session %s is closed", s.id), 2) end
+  opts = opts or {}
+  local beat = s.beats + 1
+  local budget = s.budget
+  if budget and s.spent >= budget.amount then
+    local reason = sformat("budget exhausted: spent %s of %s %s", tostring(s.spent), tostring(budget.amount), budget.tag)
+    append(s, "beat_refused", { reason = reason, spent = s.spent, amount = budget.amount, tag = budget.tag }, { beat = beat })
+    return Outcome.refused({ beat = beat, reason = reason })
+  end
+  s.beats = beat
+
+  local messages = s:messages()
+  if dev.fold then
+    local ok, m = pcall(dev.fold, messages, s)
+    if not ok then
+      record.llm_call_failed(s, "fold raised: " .. describe_error(m), beat, 0)
+      return Outcome.error({ beat = beat, error = "fold raised: " .. describe_error(m) })
+    end
+    messages = m
+  end
+  local req = { messages = messages, system = dev.system, max_tokens = opts.max_tokens, tool_choice = opts.tool_choice }
+  if #dev.tool_specs > 0 then
+    local list = std.json.array()
+    for i, t in ipairs(dev.tool_specs) do list[i] = t end
+    req.tools = list
+  end
+  for i, f in ipairs(dev.filters or {}) do
+    local ok, r, why = pcall(f, req, s)
+    if not ok then
+      local e = sformat("filter %d raised: %s", i, describe_error(r))
+      record.llm_call_failed(s, e, beat, 0)
+      return Outcome.error({ beat = beat, error = e })
+    end
+    if r == false then
+      local reason = why or sformat("stopped by filter %d", i)
+      append(s, "beat_stopped", { reason = reason, where = "filter" }, { beat = beat })
+      return Outcome.stopped({ beat = beat, reason = reason })
+    end
+    if type(r) == "table" then req = r end
+  end
+
+  local port = dev.llm
+  record.llm_request(s, req, beat, port.profile)
+  local t0 = clock()
+  local ok, resp = pcall(port.chat, port, req)
+  local elapsed = clock() - t0
+  if not ok then
+    record.llm_call_failed(s, resp, beat, elapsed)
+    return Outcome.error({ beat = beat, error = describe_error(resp) })
+  end
+  local valid, why = lcheck(resp, types.Response)
+  if not valid then
+    local e = "the Port answered outside knl_types.Response: " .. why
+    record.llm_call_failed(s, e, beat, elapsed)
+    return Outcome.error({ beat = beat, error = e })
+  end
+  local _, usage = record.llm_response(s, resp, beat, elapsed)
+
+  local calls = {}
+  local stopped
+  for _, b in ipairs(resp.content) do
+    if b.type == "tool_use" then
+      local call = { id = b.id, name = b.name, input = b.input }
+      calls[#calls + 1] = call
+      record.tool_call(s, call, beat)
+      local content, is_error
+      local t1 = clock()
+      if stopped then
+        content, is_error = "not run: " .. stopped, true
+      else
+        local verdict, reason = policy_verdict(dev.tool_policy, call, s)
+        if verdict == "stop" then
+          stopped = reason
+          content, is_error = "not run: " .. reason, true
+        elseif not verdict then
+          content, is_error = "denied: " .. reason, true
+        elseif not dev.tools then
+          content, is_error = sformat("unknown tool '%s': the device has no tools", call.name), true
+        else
+          local tok, res = pcall(dev.tools.call, dev.tools, call.name, call.input, { session = s, beat = beat })
+          if tok then content, is_error = encode_result(res), false
+          else content, is_error = describe_error(res), true end
+        end
+      end
+      record.tool_result(s, call, content, is_error, beat, clock() - t1)
+      call.result, call.is_error = content, is_error
+    end
+  end
+
+  local out = { content = resp.content, text = text_of(resp.content), tools = calls, usage = usage,
+    stop_reason = resp.stop_reason, model = resp.model }
+  if budget then
+    local cost
+    if dev.cost then
+      local cok, c = pcall(dev.cost, out, s)
+      if not cok or type(c) ~= "number" then
+        cost = 1
+        log.warn(sformat("knl.beat: the device's cost function %s; charged 1", cok and "returned no number" or
+          ("raised: " .. describe_error(c))))
+      else
+        cost = c
+      end
+    elseif budget.tag == "tokens" then
+      cost = usage.total_tokens
+    else
+      cost = 1
+    end
+    s.spent = s.spent + cost
+    append(s, "budget_charge", { tag = budget.tag, amount = cost, spent = s.spent,
+      remaining = budget.amount - s.spent }, { beat = beat })
+  end
+  if stopped then
+    append(s, "beat_stopped", { reason = stopped, where = "tool_policy" }, { beat = beat })
+    return Outcome.stopped({ beat = beat, reason = stopped, out = out })
+  end
+  return Outcome.ok({ beat = beat, out = out })
+end
+
+-- views ------------------------------------------------------------------------------------------
+
+local views = {}
+knl.views = views
+
+local TOKENS = "COALESCE(json_extract(data, '$.usage.%s'), json_extract(data, '$.%s'), 0)"
+local function tok(name) return sformat(TOKENS, name, name) end
+
+--- One row per beat: beat, started, ended, calls, tool_calls, input_tokens, output_tokens, outcome.
+function views.beats(s)
+  return s:query(sformat([[
+    SELECT CAST(json_extract(meta, '$.beat') AS INTEGER) AS beat,
+      MIN(epoch_ms) AS started, MAX(epoch_ms) AS ended,
+      SUM(kind = 'llm_request') AS calls, SUM(kind = 'tool_call') AS tool_calls,
+      SUM(CASE WHEN kind = 'llm_response' THEN %s ELSE 0 END) AS input_tokens,
+      SUM(CASE WHEN kind = 'llm_response' THEN %s ELSE 0 END) AS output_tokens,
+      CASE WHEN SUM(kind = 'beat_refused') > 0 THEN 'refused'
+           WHEN SUM(kind = 'llm_call_failed') > 0 THEN 'error'
+           WHEN SUM(kind = 'beat_stopped') > 0 THEN 'stopped'
+           ELSE 'ok' END AS outcome
+    FROM events WHERE stream = ? AND json_extract(meta, '$.beat') IS NOT NULL
+    GROUP BY 1 ORDER BY 1]], tok("input_tokens"), tok("output_tokens")), { s.id })
+end
+
+--- Each tool call with its result (nil while pending): seq, beat, id, name, input, content, is_error, ms.
+function views.tool_pairs(s)
+  local rows = s:query([[
+    SELECT c.seq AS seq, CAST(json_extract(c.meta, '$.beat') AS INTEGER) AS beat,
+      json_extract(c.data, '$.id') AS id, json_extract(c.data, '$.name') AS name,
+      json_extract(c.data, '$.input') AS input, json_extract(r.data, '$.content') AS content,
+      json_extract(r.data, '$.is_error') AS is_error, r.epoch_ms - c.epoch_ms AS ms
+    FROM events c LEFT JOIN events r
+      ON r.stream = c.stream AND r.kind = 'tool_result' AND json_extract(r.data, '$.id') = json_extract(c.data, '$.id')
+    WHERE c.stream = ? AND c.kind = 'tool_call' ORDER BY c.seq]], { s.id })
+  for _, r in ipairs(rows) do
+    if type(r.input) == "string" then r.input = std.json.decode(r.input) end
+    if r.is_error ~= nil then r.is_error = r.is_error == 1 end
+  end
+  return rows
+end
+
+--- The budget's ledger: one row per charge (beat, tag, amount, spent, remaining) and per refusal.
+function views.ledger(s)
+  return s:query([[
+    SELECT seq, CAST(json_extract(meta, '$.beat') AS INTEGER) AS beat, kind,
+      json_extract(data, '$.tag') AS tag, json_extract(data, '$.amount') AS amount,
+      json_extract(data, '$.spent') AS spent, json_extract(data, '$.remaining') AS remaining
+    FROM events WHERE stream = ? AND kind IN ('budget_charge', 'beat_refused') ORDER BY seq]], { s.id })
+end
+
+--- Token usage per model: model, calls, input/output/total/cache/thinking tokens.
+function views.usage(s)
+  return s:query(sformat([[
+    SELECT json_extract(data, '$.model') AS model, COUNT(*) AS calls,
+      SUM(%s) AS input_tokens, SUM(%s) AS output_tokens,
+      SUM(COALESCE(json_extract(data, '$.usage.total_tokens'), %s + %s)) AS total_tokens,
+      SUM(COALESCE(json_extract(data, '$.usage.cache_read_input_tokens'), 0)) AS cache_read_input_tokens,
+      SUM(COALESCE(json_extract(data, '$.usage.cache_creation_input_tokens'), 0)) AS cache_creation_input_tokens,
+      SUM(COALESCE(json_extract(data, '$.usage.thinking_tokens'), 0)) AS thinking_tokens
+    FROM events WHERE stream = ? AND kind = 'llm_response' GROUP BY 1 ORDER BY 1]],
+    tok("input_tokens"), tok("output_tokens"), tok("input_tokens"), tok("output_tokens")), { s.id })
+end
+
+--- Sessions of the store, newest first: id, owner, labels, started, closed, status, beats, tokens.
+-- `opts.labels` filters on the seed event's meta; `opts.limit` bounds the rows.
+function views.sessions(s, opts)
+  opts = opts or {}
+  local where, params = { "o.kind = 'session_open'" }, {}
+  local keys = {}
+  for k in pairs(opts.labels or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    where[#where + 1] = "CAST(json_extract(o.meta, ?) AS TEXT) = ?"
+    params[#params + 1] = '$."' .. k:gsub('"', '""') .. '"'
+    params[#params + 1] = tostring(opts.labels[k])
+  end
+  params[#params + 1] = opts.limit or -1
+  local rows = s:query([[
+    SELECT o.stream AS id, json_extract(o.data, '$.owner') AS owner, o.meta AS meta, o.epoch_ms AS started,
+      (SELECT json_extract(c.data, '$.status') FROM events c
+        WHERE c.stream = o.stream AND c.kind = 'session_close' LIMIT 1) AS status,
+      (SELECT COUNT(*) FROM events c WHERE c.stream = o.stream AND c.kind = 'session_close') AS closes,
+      (SELECT COUNT(*) FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_request') AS beats,
+      (SELECT COALESCE(SUM(COALESCE(json_extract(r.data, '$.usage.total_tokens'),
+                                    json_extract(r.data, '$.input_tokens') + json_extract(r.data, '$.output_tokens'),
+                                    0)), 0)
+         FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_response') AS tokens
+    FROM events o WHERE ]] .. concat(where, " AND ") .. [[ ORDER BY o.position DESC LIMIT ?]], params)
+  for _, r in ipairs(rows) do
+    r.closed = r.closes > 0
+    r.closes = nil
+    r.labels = type(r.meta) == "table" and r.meta or {}
+    r.meta = nil
+  end
+  return rows
+end
+
+-- published surface ------------------------------------------------------------------------------
+
+--- The kernel's published surface: the event table's columns, kinds, views, outcomes.
+function knl.api()
+  return {
+    version = knl.VERSION,
+    table = "events",
+    schema = sys.schema(),
+    kinds = { "session_open", "session_close", "msg_user", "msg_assistant", "llm_request", "llm_response",
+      "llm_call_failed", "tool_call", "tool_result", "budget_charge", "beat_refused", "beat_stopped" },
+    builtin_views = { "events", "tail" },
+    views = { "beats", "tool_pairs", "ledger", "usage", "sessions" },
+    outcomes = Outcome.KINDS,
+  }
+end
+
+return knl

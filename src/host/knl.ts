@@ -1,0 +1,227 @@
+/**
+ * The kernel's syscall surface: what `require("knl")` reaches in the host, and nothing more.
+ *
+ * Owns the host half of sessions — opening stores (the project's default database,
+ * `{ sqlite = path }`, or `"mem"`: one in-memory log per run), session trees opened and closed
+ * in one transaction, appends, the two fixed reads and the read-only query — and the stamping of
+ * every session's seed event `meta` with the run's labels (`--label`) and the correlation ids
+ * `AGENT_BLOCK_TRACE_ID` / `RUN_ID` / `AGENT_ID` / `AGENT_NAME` (as `trace_id`, `run_id`,
+ * `agent_id`, `agent_name`) when set.
+ *
+ * The functions live in the internal table and are handed to Lua as the module `knl.host`
+ * (`package.loaded`), which only the sealed `knl` requires. They are synchronous: node:sqlite is,
+ * and an append is far cheaper than a task switch.
+ *
+ * Invariants:
+ * - A session this run opened and did not close is closed when the run ends with status
+ *   `interrupted` (SIGINT/SIGTERM, `os.exit` past the bracket): the bracket closes either way.
+ *   Only a process killed outright (SIGKILL) leaves a session visibly open.
+ * - `meta` and `data` are JSON objects; integral floats keep their floatness.
+ */
+import type { LuaEngine } from "../lua/engine.ts";
+import type { RunContext } from "./context.ts";
+import { Args } from "../lua/args.ts";
+import { stringifyJson } from "../lua/json.ts";
+import { LuaMulti, NullsAsNil } from "../lua/values.ts";
+import { type EventStore, openStore } from "../knl/store.ts";
+import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
+import { readOnlyQuery } from "../knl/query.ts";
+import { PUBLISHED_COLUMNS } from "../knl/schema.ts";
+import setupSource from "./knl.lua" with { type: "text" };
+
+/** Environment variables stamped on seed events, and the `meta` key each becomes. */
+export const CORRELATION_IDS: readonly [string, string][] = [
+  ["AGENT_BLOCK_TRACE_ID", "trace_id"],
+  ["AGENT_BLOCK_RUN_ID", "run_id"],
+  ["AGENT_BLOCK_AGENT_ID", "agent_id"],
+  ["AGENT_BLOCK_AGENT_NAME", "agent_name"],
+];
+
+/** The `meta` of a run's seed events: labels, then whichever correlation ids are set. */
+export function seedMeta(labels: Record<string, string>): Record<string, unknown> {
+  const meta: Record<string, unknown> = { ...labels };
+  for (const [env, key] of CORRELATION_IDS) {
+    const v = Deno.env.get(env);
+    if (v !== undefined && v !== "") meta[key] = v;
+  }
+  return meta;
+}
+
+/** A new session id: time-ordered, unique across processes. */
+export function newSessionId(): string {
+  const rnd = crypto.getRandomValues(new Uint8Array(6));
+  return `s_${Date.now().toString(36)}_${[...rnd].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+function jsonObject(fn: string, i: number, name: string, v: unknown): string {
+  if (v === undefined) return "{}";
+  if (v === null || typeof v !== "object" || Array.isArray(v) || v instanceof Uint8Array) {
+    throw new Error(`${fn}: argument ${i} (${name}) must be a table with string keys`);
+  }
+  try {
+    return stringifyJson(v);
+  } catch (e) {
+    throw new Error(`${fn}: argument ${i} (${name}) cannot be stored: ${(e as Error).message}`);
+  }
+}
+
+/** Installs the `knl.host` module. */
+export function installKnl(engine: LuaEngine, run: RunContext): void {
+  const handles: EventStore[] = [];
+  let memory: EventStore | undefined;
+  const open = new Map<string, { store: EventStore; id: string }>();
+
+  const store = (a: Args, i = 1): EventStore => {
+    const h = a.integer(i, "store");
+    const s = handles[h - 1];
+    if (!s) a.fail(i, "store", "an open store handle", String(h));
+    if (s.closed) throw new Error(`${a.fn}: the store ${s.path} is closed`);
+    return s;
+  };
+
+  const openFor = (spec: unknown): EventStore => {
+    if (spec === undefined || spec === "default") {
+      const path = defaultStorePath(run.projectRoot, (k) => Deno.env.get(k));
+      return path === MEMORY ? (memory ??= memStore()) : openStore(path);
+    }
+    if (spec === "mem") return memory ??= memStore();
+    if (spec !== null && typeof spec === "object" && typeof (spec as { sqlite?: unknown }).sqlite === "string") {
+      const path = storePathFrom(run.projectRoot, (spec as { sqlite: string }).sqlite);
+      return path === MEMORY ? (memory ??= memStore()) : openStore(path);
+    }
+    throw new Error(`knl.open: 'store' must be nil, "mem" or { sqlite = <path> }, got ${describe(spec)}`);
+  };
+  const memStore = () => {
+    const s = openStore(MEMORY);
+    run.onCleanup(() => s.close());
+    return s;
+  };
+
+  engine.define("@knl_open", {
+    sync: (a) => {
+      const s = openFor(a.at(1));
+      let h = handles.indexOf(s) + 1;
+      if (h === 0) h = handles.push(s);
+      return new LuaMulti([h, s.path]);
+    },
+  });
+
+  // nodes: { { owner, budget, scope, parent, labels, data }, ... } -> ids, in one transaction
+  engine.define("@knl_session_open", {
+    raw: (L) => {
+      const a = new Args("knl.session", [engine.toJs(L, 1), engine.toJs(L, 2, { floats: "tagged" })]);
+      const s = store(a);
+      const nodes = a.table(2, "nodes") as unknown as Record<string, unknown>[];
+      const base = seedMeta(run.labels);
+      const ids: string[] = [];
+      const events = nodes.map((n, k) => {
+        const id = newSessionId();
+        ids.push(id);
+        const data: Record<string, unknown> = { owner: n.owner ?? null };
+        if (n.budget !== undefined) data.budget = n.budget;
+        if (n.scope !== undefined) data.scope = n.scope;
+        const parent = typeof n.parent_index === "number" ? ids[n.parent_index - 1] : n.parent;
+        if (parent !== undefined) data.parent = parent;
+        if (n.data !== undefined) Object.assign(data, n.data);
+        const meta = { ...base, ...(n.labels as Record<string, unknown> | undefined ?? {}) };
+        return {
+          stream: id,
+          kind: "session_open",
+          data: jsonObject("knl.session", 1, `node ${k + 1}`, data),
+          meta: stringifyJson(meta),
+        };
+      });
+      s.appendMany(events);
+      for (const id of ids) open.set(`${s.path}\0${id}`, { store: s, id });
+      return engine.pushResult(L, ids);
+    },
+  });
+
+  // (store, ids, data) -> closes every id in one transaction
+  engine.define("@knl_session_close", {
+    raw: (L) => {
+      const a = new Args("knl.session", [engine.toJs(L, 1), engine.toJs(L, 2), engine.toJs(L, 3, { floats: "tagged" })]);
+      const s = store(a);
+      const ids = a.table(2, "ids") as unknown as string[];
+      const data = jsonObject("knl.session", 3, "data", a.at(3));
+      s.appendMany(ids.map((id) => ({ stream: id, kind: "session_close", data, meta: "{}" })));
+      for (const id of ids) open.delete(`${s.path}\0${id}`);
+      return 0;
+    },
+  });
+
+  // (store, stream, kind, data, meta) -> seq, position, epoch_ms
+  engine.define("@knl_append", {
+    raw: (L) => {
+      const a = new Args("s:append", [
+        engine.toJs(L, 1),
+        engine.toJs(L, 2),
+        engine.toJs(L, 3),
+        engine.toJs(L, 4, { floats: "tagged" }),
+        engine.toJs(L, 5, { floats: "tagged" }),
+      ]);
+      const s = store(a);
+      const r = s.append({
+        stream: a.string(2, "stream"),
+        kind: a.string(3, "kind"),
+        data: jsonObject("s:append", 1, "event.data", a.at(4)),
+        meta: jsonObject("s:append", 1, "event.meta", a.at(5)),
+      });
+      return engine.pushResult(L, new LuaMulti([r.seq, r.position, r.epoch_ms]));
+    },
+  });
+
+  engine.define("@knl_events", {
+    sync: (a) => new NullsAsNil(store(a).read(a.string(2, "stream"), a.optInteger(3, "from") ?? 1, a.optInteger(4, "limit"))),
+  });
+  engine.define("@knl_tail", {
+    sync: (a) => new NullsAsNil(store(a).tail(a.string(2, "stream"), a.integer(3, "n"))),
+  });
+  engine.define("@knl_has", { sync: (a) => store(a).hasStream(a.string(2, "stream")) });
+  engine.define("@knl_query", {
+    sync: (a) => {
+      const s = store(a);
+      const sql = a.string(2, "sql");
+      const params = a.at(3);
+      const opts = a.optTable(4, "opts") ?? {};
+      if (params !== undefined && (params === null || typeof params !== "object")) {
+        a.fail(3, "params", "a table");
+      }
+      const rows = readOnlyQuery(s, sql, (params ?? []) as unknown[] | Record<string, unknown>, {
+        raw: opts.raw === true,
+        limit: typeof opts.limit === "number" ? opts.limit : undefined,
+      });
+      return new NullsAsNil(rows);
+    },
+  });
+  engine.define("@knl_schema", {
+    sync: () => PUBLISHED_COLUMNS.map((c) => ({ name: c.name, type: c.type, doc: c.doc })),
+  });
+  const t0 = performance.now();
+  engine.define("@knl_clock", { sync: () => performance.now() - t0 });
+
+  run.onCleanup(() => {
+    for (const { store: s, id } of open.values()) {
+      if (s.closed) continue;
+      try {
+        s.append({
+          stream: id,
+          kind: "session_close",
+          data: stringifyJson({ status: "interrupted", error: "the run ended before the session's bracket closed" }),
+          meta: "{}",
+        });
+      } catch (e) {
+        run.log.warn(`knl: could not close session ${id}: ${(e as Error).message}`);
+      }
+    }
+    open.clear();
+  });
+
+  engine.exec(setupSource, "=ab:knl");
+}
+
+function describe(v: unknown): string {
+  if (typeof v === "string") return `"${v}"`;
+  if (v === null) return "json null";
+  return typeof v === "object" ? "a table" : typeof v;
+}

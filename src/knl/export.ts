@@ -1,0 +1,145 @@
+/**
+ * Reading a run from outside: the records `agent-block knl export` and `knl sessions` print.
+ *
+ * Owns the two export shapes and the session listing, as plain functions over a store so the
+ * CLI stays thin and a test can compare them with what the Lua side reads:
+ * - `events`: every event of the session in `seq` order, upcast — the same rows `s:events()` gives;
+ * - `messages`: the conversation — `msg_user`, `msg_assistant`, `llm_response`, `tool_call` and
+ *   `tool_result`, one record each carrying `beat`, `seq`, `epoch_ms`, `kind`, plus `role` and
+ *   `content` in the Anthropic message vocabulary (and `usage` / `model` / `stop_reason` on
+ *   responses);
+ * - `listSessions`: one line per session, newest first (by the open event's `position`).
+ *
+ * Invariant: an unknown session is an error (`UnknownSession`), never an empty answer.
+ */
+import type { EventRow, EventStore } from "./store.ts";
+import { decodeRow } from "./store.ts";
+import { readOnlyQuery } from "./query.ts";
+
+/** The session is not in the store. */
+export class UnknownSession extends Error {
+  constructor(id: string, path: string) {
+    super(`no session '${id}' in ${path}`);
+    this.name = "UnknownSession";
+  }
+}
+
+/** Export shapes. */
+export type ExportShape = "events" | "messages";
+
+const MESSAGE_KINDS = new Set(["msg_user", "msg_assistant", "llm_response", "tool_call", "tool_result"]);
+
+/** One conversation record of `--as messages`. */
+export function messageRecord(ev: EventRow): Record<string, unknown> | undefined {
+  if (!MESSAGE_KINDS.has(ev.kind)) return undefined;
+  const d = ev.data;
+  const base: Record<string, unknown> = {
+    kind: ev.kind,
+    seq: ev.seq,
+    beat: ev.meta.beat ?? null,
+    epoch_ms: ev.epoch_ms,
+  };
+  switch (ev.kind) {
+    case "msg_user":
+      return { ...base, role: "user", content: d.content };
+    case "msg_assistant":
+      return { ...base, role: "assistant", content: d.content };
+    case "llm_response":
+      return {
+        ...base,
+        role: "assistant",
+        content: d.content,
+        model: d.model ?? null,
+        stop_reason: d.stop_reason ?? null,
+        usage: d.usage ?? null,
+      };
+    case "tool_call":
+      return { ...base, role: "assistant", content: [{ type: "tool_use", id: d.id, name: d.name, input: d.input }] };
+    default:
+      return {
+        ...base,
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: d.id, content: d.content, is_error: d.is_error === true }],
+      };
+  }
+}
+
+/** The records of one session in `shape`. */
+export function exportSession(store: EventStore, id: string, shape: ExportShape): Record<string, unknown>[] {
+  if (!store.hasStream(id)) throw new UnknownSession(id, store.path);
+  const events = store.read(id);
+  if (shape === "events") return events as unknown as Record<string, unknown>[];
+  const out: Record<string, unknown>[] = [];
+  for (const ev of events) {
+    const r = messageRecord(ev);
+    if (r) out.push(r);
+  }
+  return out;
+}
+
+/** A line of `knl sessions`. */
+export interface SessionSummary {
+  id: string;
+  owner: unknown;
+  labels: Record<string, unknown>;
+  started: number;
+  closed: boolean;
+  status: string | null;
+  beats: number;
+  tokens: number;
+}
+
+/**
+ * Sessions in the store, newest first; `labels` filters on the open event's `meta` (every pair
+ * must match). The SQL is the same read `knl.views.sessions` runs from Lua.
+ */
+export function listSessions(
+  store: EventStore,
+  opts: { labels?: Record<string, string>; limit?: number } = {},
+): SessionSummary[] {
+  const where: string[] = ["o.kind = 'session_open'"];
+  const params: unknown[] = [];
+  for (const [k, v] of Object.entries(opts.labels ?? {})) {
+    where.push(`CAST(json_extract(o.meta, ?) AS TEXT) = ?`);
+    params.push(`$."${k.replace(/"/g, '""')}"`, v);
+  }
+  params.push(opts.limit ?? -1);
+  const rows = readOnlyQuery(
+    store,
+    `SELECT o.stream AS id, o.epoch_ms AS started, o.meta AS meta, o.data AS data, o.schema_version AS v,
+       (SELECT json_extract(c.data, '$.status') FROM events c
+         WHERE c.stream = o.stream AND c.kind = 'session_close' LIMIT 1) AS status,
+       (SELECT COUNT(*) FROM events c WHERE c.stream = o.stream AND c.kind = 'session_close') AS closes,
+       (SELECT COUNT(*) FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_request') AS beats,
+       (SELECT COALESCE(SUM(COALESCE(json_extract(r.data, '$.usage.total_tokens'),
+                                     json_extract(r.data, '$.input_tokens') + json_extract(r.data, '$.output_tokens'),
+                                     0)), 0)
+          FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_response') AS tokens
+     FROM events o WHERE ${where.join(" AND ")}
+     ORDER BY o.position DESC LIMIT ?`,
+    params,
+    { raw: true },
+  );
+  return rows.map((r) => {
+    const open = decodeRow({
+      position: 0,
+      stream: String(r.id),
+      seq: 1,
+      epoch_ms: Number(r.started),
+      kind: "session_open",
+      schema_version: Number(r.v),
+      meta: String(r.meta),
+      data: String(r.data),
+    });
+    return {
+      id: String(r.id),
+      owner: open.data.owner ?? null,
+      labels: open.meta,
+      started: Number(r.started),
+      closed: Number(r.closes) > 0,
+      status: r.status === null || r.status === undefined ? null : String(r.status),
+      beats: Number(r.beats),
+      tokens: Number(r.tokens),
+    };
+  });
+}

@@ -1,0 +1,231 @@
+/**
+ * The event store: one append-only log per SQLite file, shared by every session written to it.
+ *
+ * Owns the connection (one per file per process: `openStore` caches by canonical path, so two
+ * runs in one process — an embedder, the test suite — append through the same handle and
+ * `position` order is never split between connections of one process), its pragmas, appends,
+ * the session-tree transaction, and the fixed reads (`read`, `tail`). Ad-hoc reads go through
+ * `query.ts`.
+ *
+ * Invariants:
+ * - WAL, `synchronous = NORMAL`, and an explicit `busy_timeout` (node:sqlite's constructor option
+ *   is ignored by Deno, so it is set by pragma): several processes append to one file and wait for
+ *   each other instead of failing.
+ * - Every append is its own `BEGIN IMMEDIATE` transaction that takes the write lock before reading
+ *   the stream's last `seq`, so `seq` is gap-free and ordered per stream even with concurrent
+ *   writers, and `position` follows commit order. (A deferred transaction upgrading from read to
+ *   write could get SQLITE_BUSY without the busy handler; IMMEDIATE never does.)
+ * - `appendMany` writes several events (a session tree's opening, a tree's closing) in ONE
+ *   transaction: a reader sees all of them or none.
+ * - Rows come back upcast to today's shape (`upcast.ts`); stored rows are never updated.
+ */
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { dirname } from "node:path";
+import { parseJson } from "../lua/json.ts";
+import { ensureLayout } from "./migrate.ts";
+import { MEMORY } from "./paths.ts";
+import { EVENT_SCHEMA_VERSION } from "./schema.ts";
+import { upcastData } from "./upcast.ts";
+
+/** An event as readers see it: JSON columns decoded and upcast. */
+export interface EventRow {
+  position: number;
+  stream: string;
+  seq: number;
+  epoch_ms: number;
+  kind: string;
+  schema_version: number;
+  meta: Record<string, unknown>;
+  data: Record<string, unknown>;
+}
+
+/** One event to append; `data` and `meta` are JSON object texts. */
+export interface NewEvent {
+  stream: string;
+  kind: string;
+  data: string;
+  meta: string;
+}
+
+/** Where an appended event landed. */
+export interface Appended {
+  position: number;
+  seq: number;
+  epoch_ms: number;
+}
+
+interface RawRow {
+  position: number;
+  stream: string;
+  seq: number;
+  epoch_ms: number;
+  kind: string;
+  schema_version: number;
+  meta: string;
+  data: string;
+}
+
+/** Busy timeout in ms: `AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`, default 30 s. */
+function busyTimeoutMs(): number {
+  const raw = Deno.env.get("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS");
+  const n = raw ? Number(raw) : NaN;
+  return Number.isInteger(n) && n >= 0 ? n : 30_000;
+}
+
+const COLUMNS = "position, stream, seq, epoch_ms, kind, schema_version, meta, data";
+
+/** An open event log. */
+export class EventStore {
+  readonly db: DatabaseSync;
+  /** Layout found on open (0 = new file, 1 = migrated from the earlier layout, 2 = current). */
+  readonly openedLayout: number;
+  #append: StatementSync;
+  #read: StatementSync;
+  #readLimit: StatementSync;
+  #tail: StatementSync;
+  #exists: StatementSync;
+  #closed = false;
+
+  /** Opens `path` (`:memory:` for a private in-memory log). Prefer `openStore`, which caches. */
+  constructor(readonly path: string) {
+    if (path !== MEMORY) Deno.mkdirSync(dirname(path), { recursive: true });
+    try {
+      this.db = new DatabaseSync(path);
+    } catch (e) {
+      throw new Error(`knl: cannot open ${path}: ${(e as Error).message}`);
+    }
+    try {
+      this.db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
+      if (path !== MEMORY) {
+        this.db.exec("PRAGMA journal_mode = WAL");
+        this.db.exec("PRAGMA synchronous = NORMAL");
+      }
+      this.openedLayout = ensureLayout(this.db, path);
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
+    this.#append = this.db.prepare(
+      `INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data)
+       SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ${EVENT_SCHEMA_VERSION}, ?4, ?5 FROM events WHERE stream = ?1
+       RETURNING position, seq`,
+    );
+    this.#read = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq`);
+    this.#readLimit = this.db.prepare(
+      `SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq LIMIT ?`,
+    );
+    this.#tail = this.db.prepare(
+      `SELECT * FROM (SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+    );
+    this.#exists = this.db.prepare("SELECT 1 AS x FROM events WHERE stream = ? LIMIT 1");
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Appends one event in its own IMMEDIATE transaction. */
+  append(ev: NewEvent): Appended {
+    return this.appendMany([ev])[0];
+  }
+
+  /** Appends events in ONE transaction, in order. */
+  appendMany(events: readonly NewEvent[]): Appended[] {
+    const db = this.db;
+    const out: Appended[] = [];
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const ms = Date.now();
+      for (const ev of events) {
+        const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data) as { position: number; seq: number };
+        out.push({ position: Number(r.position), seq: Number(r.seq), epoch_ms: ms });
+      }
+      db.exec("COMMIT");
+    } catch (e) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      throw e;
+    }
+    return out;
+  }
+
+  /** Events of `stream` from `fromSeq` on, in `seq` order (at most `limit` when given). */
+  read(stream: string, fromSeq = 1, limit?: number): EventRow[] {
+    const rows = limit === undefined
+      ? this.#read.all(stream, fromSeq)
+      : this.#readLimit.all(stream, fromSeq, limit);
+    return (rows as unknown as RawRow[]).map(decodeRow);
+  }
+
+  /** The last `n` events of `stream`, in `seq` order. */
+  tail(stream: string, n: number): EventRow[] {
+    return (this.#tail.all(stream, n) as unknown as RawRow[]).map(decodeRow);
+  }
+
+  /** True when `stream` has at least one event. */
+  hasStream(stream: string): boolean {
+    return this.#exists.get(stream) !== undefined;
+  }
+
+  /** Closes the connection (memory stores at run end; file stores stay open for the process). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.db.close();
+  }
+}
+
+/** Decodes a stored row: JSON columns parsed, `data` upcast, `schema_version` today's. */
+export function decodeRow(r: RawRow): EventRow {
+  const version = Number(r.schema_version);
+  const meta = parseObject(r.meta);
+  const data = upcastData(r.kind, version, parseObject(r.data));
+  return {
+    position: Number(r.position),
+    stream: r.stream,
+    seq: Number(r.seq),
+    epoch_ms: Number(r.epoch_ms),
+    kind: r.kind,
+    schema_version: Math.max(version, EVENT_SCHEMA_VERSION),
+    meta,
+    data,
+  };
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  const v = parseJson(text);
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Record<string, unknown> : { value: v };
+}
+
+const cache = new Map<string, EventStore>();
+
+/**
+ * The process-wide store for the file at `path` (absolute), opened on first use. `:memory:` is
+ * never cached: each call is a new private log.
+ */
+export function openStore(path: string): EventStore {
+  if (path === MEMORY) return new EventStore(MEMORY);
+  let key = path;
+  try {
+    key = Deno.realPathSync(path);
+  } catch { /* not created yet: the path as given is the key until it exists */ }
+  let s = cache.get(key);
+  if (!s || s.closed) {
+    s = new EventStore(path);
+    try {
+      key = Deno.realPathSync(path);
+    } catch { /* keep the given key */ }
+    cache.set(key, s);
+    cache.set(path, s);
+  }
+  return s;
+}
+
+/** Drops a store from the process cache and closes it (tests, embedders shutting down). */
+export function closeStore(path: string): void {
+  for (const [k, s] of [...cache]) {
+    if (k === path || s.path === path) {
+      s.close();
+      cache.delete(k);
+    }
+  }
+}
