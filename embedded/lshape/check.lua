@@ -38,7 +38,7 @@ end
 
 walk = function(v, s, path, opts)
   if v == nil then
-    if s.optional then return true end
+    if s.opt then return true end
     if s.kind == "any" then return false, path .. ": expected a value, got nil" end
     return false, sformat("%s: expected %s, got nil", path, s.kind == "shape" and "table" or s.kind)
   end
@@ -131,7 +131,7 @@ walk = function(v, s, path, opts)
   elseif k == "ref" then
     local target = (opts.refs and opts.refs[s.ref]) or T.resolve(s.ref)
     if not target then return false, sformat("%s: unknown schema '%s'", path, s.ref) end
-    if s.optional and v == nil then return true end
+    if s.opt and v == nil then return true end
     return walk(v, target, path, opts)
   end
   return false, sformat("%s: unknown schema kind '%s'", path, tostring(k))

@@ -9,9 +9,20 @@ local M = {}
 
 local function lit(v) return type(v) == "string" and string.format("%q", v) or tostring(v) end
 
+local function lookup(s, names)
+  local n = names[s]
+  if n == false then return nil end
+  if n then return n end
+  if s.base then
+    local b = names[s.base]
+    if b then return b end
+  end
+end
+
 local function type_of(s, names)
   names = names or {}
-  if names[s] then return names[s] end
+  local named = lookup(s, names)
+  if named then return named end
   local k = s.kind
   local base
   if k == "string" or k == "number" or k == "integer" or k == "boolean" or k == "table" or k == "any" then base = k
@@ -48,7 +59,7 @@ local function type_of(s, names)
       local parts = {}
       for i, name in ipairs(names_sorted) do
         local f = s.fields[name]
-        parts[i] = name .. (f.optional and "?" or "") .. ": " .. type_of(f, names):gsub("%?$", "")
+        parts[i] = name .. (f.opt and "?" or "") .. ": " .. type_of(f, names):gsub("%?$", "")
       end
       base = "{ " .. table.concat(parts, ", ") .. " }"
     end
@@ -73,7 +84,7 @@ function M.class_for(name, shape, names)
   table.sort(fields)
   for _, fname in ipairs(fields) do
     local f = shape.fields[fname]
-    local line = string.format("---@field %s%s %s", fname, f.optional and "?" or "", type_of(f, names or {}))
+    local line = string.format("---@field %s%s %s", fname, f.opt and "?" or "", type_of(f, names or {}))
     if f.doc then line = line .. " " .. f.doc end
     lines[#lines + 1] = line
   end

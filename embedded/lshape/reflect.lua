@@ -11,7 +11,7 @@ function M.fields(shape)
   end
   local out = {}
   for name, s in pairs(shape.fields) do
-    out[#out + 1] = { name = name, schema = s, optional = s.optional == true, doc = s.doc }
+    out[#out + 1] = { name = name, schema = s, optional = s.opt == true, doc = s.doc }
   end
   table.sort(out, function(a, b) return a.name < b.name end)
   return out

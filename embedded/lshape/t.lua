@@ -19,6 +19,7 @@ local function new(s) return setmetatable(s, Schema) end
 local function copy(s)
   local c = {}
   for k, v in pairs(s) do c[k] = v end
+  c.base = s.base or s -- the schema this one was derived from (luacats names copies by it)
   return setmetatable(c, Schema)
 end
 
@@ -32,8 +33,8 @@ local function need_schema(fn, i, v)
   return v
 end
 
-function Schema:optional() local c = copy(self); c.optional = true; return c end
-function Schema:is_optional() return self.optional == true end
+function Schema:optional() local c = copy(self); c.opt = true; return c end
+function Schema:is_optional() return self.opt == true end
 function Schema:describe(doc)
   if type(doc) ~= "string" then error("lshape: describe: argument 1 (doc) must be a string, got " .. type(doc), 2) end
   local c = copy(self); c.doc = doc; return c

@@ -229,3 +229,20 @@ export function closeStore(path: string): void {
     }
   }
 }
+
+/**
+ * The store at `path` for a reader from outside (`agent-block knl`): never creates a database,
+ * so a mistyped path is an error rather than a new empty log.
+ */
+export function openExistingStore(path: string): EventStore {
+  if (path === MEMORY) {
+    throw new Error("the kernel database is in memory (:memory:): nothing outlives the run that wrote it");
+  }
+  try {
+    if (!Deno.statSync(path).isFile) throw new Error(`${path} is not a file`);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) throw new Error(`no kernel database at ${path}`);
+    throw e;
+  }
+  return openStore(path);
+}

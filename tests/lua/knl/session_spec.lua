@@ -1,0 +1,47 @@
+-- The session utility: conversations saved, loaded and cleared over the kernel log (store = "mem").
+-- Run alone: agent-block test tests/lua/knl/session_spec.lua
+local session = require("session")
+local knl = require("knl")
+local sp = require("scripted_port")
+local M = { store = "mem" }
+
+describe("session", function()
+  it("saves and loads a conversation by name; clear empties it", function()
+    expect(#session.load("chat-1", M)).to.equal(0)
+    local msgs = { { role = "user", content = "hi" }, { role = "assistant", content = { { type = "text", text = "hello" } } } }
+    local sid = session.save("chat-1", msgs, M)
+    expect(type(sid)).to.equal("string")
+    local back = session.load("chat-1", M)
+    expect(#back).to.equal(2)
+    expect(back[2].content[1].text).to.equal("hello")
+    session.save("chat-1", { { role = "user", content = "again" } }, M)
+    expect(session.load("chat-1", M)[1].content).to.equal("again")
+    expect(session.clear("chat-1", M)).to.equal(true)
+    expect(#session.load("chat-1", M)).to.equal(0)
+    expect(session.clear("chat-1", M)).to.equal(false)
+  end)
+
+  it("loads a kernel session's conversation as history", function()
+    local port = sp.new({ sp.tools({ { "t", "echo", { v = 1 } } }), sp.text("bye") })
+    local d = knl.device({ llm = port, tools = { { name = "echo", description = "e", handler = function(i) return i end } } })
+    local id = knl.session({ owner = "u", store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "go" } })
+      knl.beat(s, d)
+      knl.beat(s, d)
+      return s.id
+    end)
+    local h = session.load(id, M)
+    expect(#h).to.equal(4)
+    expect(h[1].role).to.equal("user")
+    expect(h[2].content[1].type).to.equal("tool_use")
+    expect(h[3].content[1].type).to.equal("tool_result")
+    expect(h[3].content[1].content).to.equal('{"v":1}')
+    expect(h[4].content[1].text).to.equal("bye")
+  end)
+
+  it("validates its arguments", function()
+    expect(function() session.load("") end).to.fail.with("argument 1 %(id%) must be a non%-empty string, got an empty string")
+    expect(function() session.save("x", "nope", M) end).to.fail.with("argument 2 %(messages%) must be a table, got string")
+    expect(function() session.save("x", { { role = "system", content = "x" } }, M) end).to.fail.with("message 1: %$.role")
+  end)
+end)
