@@ -10,7 +10,7 @@
  * Invariant: the authorizer is installed only for the prepare of the user's statement and
  * removed before anything else runs on the connection.
  */
-import { constants, type SQLInputValue } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { parseJson } from "../lua/json.ts";
 import type { EventStore } from "./store.ts";
 
@@ -23,6 +23,22 @@ export interface QueryOptions {
 }
 
 const READABLE = new Set(["events", "json_each", "json_tree"]);
+
+/** SQLite's authorizer codes (sqlite3.h); node:sqlite's typings do not carry them yet. */
+const SQLITE_OK = 0;
+const SQLITE_DENY = 1;
+const SQLITE_READ = 20;
+const SQLITE_SELECT = 21;
+const SQLITE_FUNCTION = 31;
+const SQLITE_RECURSIVE = 33;
+
+type Authorizer = (code: number, a1: string | null, a2: string | null) => number;
+/** `DatabaseSync.setAuthorizer`, present at run time in Deno 2.9 but missing from its typings. */
+function setAuthorizer(db: DatabaseSync, fn: Authorizer | null): void {
+  const set = (db as unknown as { setAuthorizer?: (f: Authorizer | null) => void }).setAuthorizer;
+  if (typeof set !== "function") throw new Error("knl: this runtime's node:sqlite has no setAuthorizer");
+  set.call(db, fn);
+}
 
 /** Refuses text holding more than one statement (quotes and comments understood). */
 export function assertSingleStatement(sql: string): void {
@@ -67,19 +83,19 @@ export function readOnlyQuery(
   }
   const db = store.db;
   let denied: string | undefined;
-  db.setAuthorizer((code: number, a1: string | null, a2: string | null) => {
+  setAuthorizer(db, (code, a1, a2) => {
     switch (code) {
-      case constants.SQLITE_SELECT:
-      case constants.SQLITE_FUNCTION:
-      case constants.SQLITE_RECURSIVE:
-        return constants.SQLITE_OK;
-      case constants.SQLITE_READ:
-        if (a1 !== null && READABLE.has(a1)) return constants.SQLITE_OK;
+      case SQLITE_SELECT:
+      case SQLITE_FUNCTION:
+      case SQLITE_RECURSIVE:
+        return SQLITE_OK;
+      case SQLITE_READ:
+        if (a1 !== null && READABLE.has(a1)) return SQLITE_OK;
         denied ??= `reading ${a1}${a2 ? "." + a2 : ""} (only the events table is published)`;
-        return constants.SQLITE_DENY;
+        return SQLITE_DENY;
       default:
         denied ??= "a statement that is not a SELECT over the events table";
-        return constants.SQLITE_DENY;
+        return SQLITE_DENY;
     }
   });
   let stmt;
@@ -88,7 +104,7 @@ export function readOnlyQuery(
   } catch (e) {
     throw new Error(denied ? `refused: ${denied}` : (e as Error).message);
   } finally {
-    db.setAuthorizer(null);
+    setAuthorizer(db, null);
   }
   const bound = Array.isArray(params) ? params.map(toSql) : [Object.fromEntries(
     Object.entries(params).map(([k, v]) => [k, toSql(v)]),

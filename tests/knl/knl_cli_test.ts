@@ -1,0 +1,303 @@
+/**
+ * The kernel end to end, through real `agent-block` processes: the seed's knl example against a
+ * scripted Port (a Lua test double of the Port contract), export compared with what the Lua side
+ * read, labels and correlation ids on the seed event, `knl sessions`, a run killed with SIGKILL
+ * (its session stays visibly open) or stopped with SIGTERM (closed as interrupted), four
+ * processes appending at once, and the seal.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { CLI, REPO_ROOT, runCli } from "../helpers.ts";
+import { openStore } from "../../src/knl/store.ts";
+
+const PORT_SRC = Deno.readTextFileSync(join(REPO_ROOT, "tests", "lua", "knl", "scripted_port.lua"));
+
+/** A temp project holding the scripted Port and `files`. */
+async function project(files: Record<string, string>): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "ab_knl_cli_" });
+  Deno.writeTextFileSync(join(dir, "scripted_port.lua"), PORT_SRC);
+  for (const [name, src] of Object.entries(files)) {
+    Deno.mkdirSync(join(dir, name, ".."), { recursive: true });
+    Deno.writeTextFileSync(join(dir, name), src);
+  }
+  return dir;
+}
+
+const jsonLines = (s: string) => s.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+
+const SEED_EXAMPLE = `
+local kernel = require("knl")
+local adapter = require("knl_adapter")
+local sp = require("scripted_port")
+local device = kernel.device({
+  llm = sp.new({ sp.tools({ { "t1", "add", { a = 2, b = 3 } } }, "adding"), sp.text("five") }),
+  tools = adapter.tools({ { name = "add", description = "adds", input_schema = { type = "object" },
+    handler = function(i) return i.a + i.b end } }),
+})
+kernel.session({ owner = "u", budget = { amount = 8, tag = "beats" } }, function(s)
+  s:append({ kind = "msg_user", data = { content = "add 2 and 3" } })
+  local out
+  for _ = 1, 8 do
+    out = kernel.beat(s, device)
+    if not kernel.Outcome.is_ok(out) then break end
+    if #out.out.tools == 0 then break end
+  end
+  local rows = kernel.views.usage(s)
+  for _, row in ipairs(rows) do
+    io.stderr:write(string.format("usage %d %d %d\\n", row.calls, row.input_tokens, row.output_tokens))
+  end
+  local by_run = s:query("SELECT kind FROM events WHERE json_extract(meta, '$.run_id') = ?", { os.getenv("AGENT_BLOCK_RUN_ID") })
+  io.stderr:write("by_run " .. #by_run .. " " .. by_run[1].kind .. "\\n")
+  print("SESSION " .. s.id)
+  for _, e in ipairs(s:events()) do print(std.json.encode(e)) end
+end)
+`;
+
+Deno.test("the seed's knl example runs, and export matches what the Lua side read", async () => {
+  const dir = await project({ "seed.lua": SEED_EXAMPLE });
+  const env = { AGENT_BLOCK_RUN_ID: "run-42", AGENT_BLOCK_TRACE_ID: "trace-7", AGENT_BLOCK_AGENT_NAME: "tester" };
+  const r = await runCli(["-s", "seed.lua", "-p", ".", "--label", "job=drain", "--label", "run=drain-1"], {
+    cwd: dir,
+    env,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /usage 2 30 13/);
+  assert.match(r.stderr, /by_run 1 session_open/);
+  const [first, ...rest] = r.stdout.trim().split("\n");
+  const id = first.replace("SESSION ", "");
+  const luaEvents = rest.map((l) => JSON.parse(l));
+  assert.deepEqual(luaEvents.map((e) => e.kind), [
+    "session_open",
+    "msg_user",
+    "llm_request",
+    "llm_response",
+    "tool_call",
+    "tool_result",
+    "budget_charge",
+    "llm_request",
+    "llm_response",
+    "budget_charge",
+  ]);
+  assert.deepEqual(luaEvents[0].meta, {
+    job: "drain",
+    run: "drain-1",
+    run_id: "run-42",
+    trace_id: "trace-7",
+    agent_name: "tester",
+  });
+
+  const ex = await runCli(["knl", "export", "--session", id, "--as", "events"], { cwd: dir });
+  assert.equal(ex.code, 0, ex.stderr);
+  const exported = jsonLines(ex.stdout);
+  // the export carries the close the bracket wrote after the Lua side read
+  assert.deepEqual(exported.slice(0, luaEvents.length), luaEvents);
+  assert.equal(exported.at(-1).kind, "session_close");
+  assert.equal(exported.at(-1).data.status, "ok");
+
+  const msgs = await runCli(["knl", "export", "--session", id, "--as", "messages", "-p", dir]);
+  assert.equal(msgs.code, 0, msgs.stderr);
+  const m = jsonLines(msgs.stdout);
+  assert.deepEqual(m.map((x) => x.kind), ["msg_user", "llm_response", "tool_call", "tool_result", "llm_response"]);
+  assert.deepEqual(m.map((x) => x.beat), [null, 1, 1, 1, 2]);
+  for (const x of m) {
+    const e = luaEvents.find((l) => l.seq === x.seq);
+    assert.equal(e.kind, x.kind);
+    assert.equal(e.epoch_ms, x.epoch_ms);
+  }
+  assert.equal(m[3].content[0].content, "5");
+  assert.equal(m[4].content[0].text, "five");
+
+  const ls = await runCli(["knl", "sessions", "--label", "job=drain", "--limit", "5"], { cwd: dir });
+  assert.equal(ls.code, 0, ls.stderr);
+  const sessions = jsonLines(ls.stdout);
+  assert.equal(sessions.length, 1);
+  assert.equal(sessions[0].id, id);
+  assert.equal(sessions[0].closed, true);
+  assert.equal(sessions[0].beats, 2);
+  assert.equal(sessions[0].tokens, 43);
+  assert.equal(sessions[0].labels.run_id, "run-42");
+  const none = await runCli(["knl", "sessions", "--label", "job=other"], { cwd: dir });
+  assert.equal(none.stdout, "");
+});
+
+Deno.test("knl export: unknown session, missing database, bad flags", async () => {
+  const dir = await project({ "s.lua": `require("knl").session({ owner = "x" }, function() end)` });
+  assert.equal((await runCli(["-s", "s.lua"], { cwd: dir })).code, 0);
+  const r = await runCli(["knl", "export", "--session", "nope", "--as", "events"], { cwd: dir });
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  assert.match(r.stderr, /^error: no session 'nope' in /);
+  const missing = await runCli(["knl", "export", "--session", "x", "--store", "absent.sqlite"], { cwd: dir });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^error: no kernel database at .*absent\.sqlite/);
+  const bad = await runCli(["knl", "export", "--session", "x", "--as", "xml"], { cwd: dir });
+  assert.equal(bad.code, 2);
+  const noSession = await runCli(["knl", "export"], { cwd: dir });
+  assert.equal(noSession.code, 2);
+  assert.match(noSession.stderr, /--session ID is required/);
+});
+
+Deno.test("stores: AGENT_BLOCK_KNL_PATH, { sqlite = path } and --store agree", async () => {
+  const dir = await project({
+    "s.lua": `local knl = require("knl")
+      local a = knl.session({ owner = "env" }, function(s) return s.id end)
+      local b = knl.session({ owner = "file", store = { sqlite = "logs/other.sqlite" } }, function(s) return s.id end)
+      local c = knl.session({ owner = "mem", store = "mem" }, function(s) return s.id end)
+      print(a, b, c)`,
+  });
+  const r = await runCli(["-s", "s.lua"], { cwd: dir, env: { AGENT_BLOCK_KNL_PATH: "env.sqlite" } });
+  assert.equal(r.code, 0, r.stderr);
+  const [a, b, c] = r.stdout.trim().split("\t");
+  const viaEnv = await runCli(["knl", "export", "--session", a], {
+    cwd: dir,
+    env: { AGENT_BLOCK_KNL_PATH: "env.sqlite" },
+  });
+  assert.equal(viaEnv.code, 0, viaEnv.stderr);
+  assert.equal(jsonLines(viaEnv.stdout)[0].data.owner, "env");
+  const viaStore = await runCli(["knl", "export", "--session", b, "--store", join("logs", "other.sqlite")], { cwd: dir });
+  assert.equal(viaStore.code, 0, viaStore.stderr);
+  assert.equal(jsonLines(viaStore.stdout)[0].data.owner, "file");
+  // the in-memory session is gone with its process; the default database was never written
+  const gone = await runCli(["knl", "export", "--session", c, "--store", "env.sqlite"], { cwd: dir });
+  assert.equal(gone.code, 1);
+  assert.throws(() => Deno.statSync(join(dir, ".agent-block", "knl.sqlite")), Deno.errors.NotFound);
+});
+
+const LONG_SESSION = `
+local knl = require("knl")
+knl.session({ owner = "victim" }, function(s)
+  for i = 1, 3 do s:append({ kind = "note", data = { i = i } }) end
+  print("READY " .. s.id)
+  io.stdout:flush()
+  std.task.sleep(120)
+end)
+`;
+
+/** Starts the long session and resolves with the child and the session id once it is open. */
+async function startLong(dir: string): Promise<{ child: Deno.ChildProcess; id: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, "-s", "long.lua"],
+    cwd: dir,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  let text = "";
+  while (!/READY (\S+)\n/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the run ended before its session opened: ${text}`);
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  child.stdout.cancel();
+  return { child, id: /READY (\S+)\n/.exec(text)![1] };
+}
+
+Deno.test("a run killed with SIGKILL leaves a readable log whose session is visibly not closed", async () => {
+  const dir = await project({ "long.lua": LONG_SESSION });
+  const { child, id } = await startLong(dir);
+  child.kill("SIGKILL");
+  const status = await child.status;
+  assert.equal(status.signal, "SIGKILL");
+  const ex = await runCli(["knl", "export", "--session", id, "--as", "events"], { cwd: dir });
+  assert.equal(ex.code, 0, ex.stderr);
+  const kinds = jsonLines(ex.stdout).map((e) => e.kind);
+  assert.deepEqual(kinds, ["session_open", "note", "note", "note"]);
+  const ls = jsonLines((await runCli(["knl", "sessions"], { cwd: dir })).stdout);
+  assert.equal(ls[0].id, id);
+  assert.equal(ls[0].closed, false);
+  assert.equal(ls[0].status, null);
+});
+
+Deno.test("a run stopped with SIGTERM closes its session as interrupted", async () => {
+  const dir = await project({ "long.lua": LONG_SESSION });
+  const { child, id } = await startLong(dir);
+  child.kill("SIGTERM");
+  const status = await child.status;
+  assert.equal(status.code, 130);
+  const events = jsonLines((await runCli(["knl", "export", "--session", id], { cwd: dir })).stdout);
+  assert.equal(events.at(-1).kind, "session_close");
+  assert.equal(events.at(-1).data.status, "interrupted");
+});
+
+Deno.test("four processes appending 1,000 events each lose nothing and keep per-stream order", async () => {
+  const dir = await project({
+    "w.lua": `require("knl").session({ owner = "writer", labels = { w = os.getenv("W") } }, function(s)
+      for i = 1, 1000 do s:append({ kind = "tick", data = { i = i } }) end
+    end)`,
+  });
+  const runs = await Promise.all([1, 2, 3, 4].map((w) => runCli(["-s", "w.lua"], { cwd: dir, env: { W: String(w) } })));
+  for (const r of runs) assert.equal(r.code, 0, r.stderr);
+  const store = openStore(join(dir, ".agent-block", "knl.sqlite"));
+  const ticks = store.db.prepare("SELECT stream, seq, data FROM events WHERE kind = 'tick' ORDER BY position").all() as {
+    stream: string;
+    seq: number;
+    data: string;
+  }[];
+  assert.equal(ticks.length, 4000);
+  const byStream = new Map<string, number[]>();
+  for (const t of ticks) {
+    const list = byStream.get(t.stream) ?? [];
+    list.push(JSON.parse(t.data).i);
+    byStream.set(t.stream, list);
+    assert.equal(t.seq, JSON.parse(t.data).i + 1); // seq 1 is the open event
+  }
+  assert.equal(byStream.size, 4);
+  for (const list of byStream.values()) assert.deepEqual(list, Array.from({ length: 1000 }, (_, k) => k + 1));
+  const ls = jsonLines((await runCli(["knl", "sessions"], { cwd: dir })).stdout);
+  assert.deepEqual(ls.map((s) => s.labels.w).sort(), ["1", "2", "3", "4"]);
+  assert.ok(ls.every((s) => s.closed));
+});
+
+Deno.test("four processes appending to ONE stream get a gap-free seq in each writer's order", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_knl_shared_" });
+  const path = join(dir, "shared.sqlite");
+  openStore(path); // create the file and its layout before the writers race
+  const writer = join(REPO_ROOT, "tests", "knl", "shared_writer.ts");
+  const children = [1, 2, 3, 4].map((w) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", writer, path, `w${w}`, "1000"],
+      stdout: "null",
+      stderr: "piped",
+    }).output()
+  );
+  for (const out of await Promise.all(children)) {
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  }
+  const rows = openStore(path).read("shared");
+  assert.equal(rows.length, 4000);
+  assert.deepEqual(rows.map((r) => r.seq), Array.from({ length: 4000 }, (_, k) => k + 1));
+  const last = new Map<string, number>();
+  for (const r of rows) {
+    const w = String(r.data.w);
+    const i = Number(r.data.i);
+    assert.equal(i, (last.get(w) ?? 0) + 1, `writer ${w} out of order at seq ${r.seq}`);
+    last.set(w, i);
+  }
+  const positions = rows.map((r) => r.position);
+  assert.deepEqual(positions, [...positions].sort((a, b) => a - b)); // seq order is commit order
+});
+
+Deno.test("a filesystem copy of a sealed module is refused before the script runs", async () => {
+  const dir = await project({
+    "lib/knl/init.lua": `return { fake = true }`,
+    "s.lua": `print("ran")`,
+  });
+  const r = await runCli(["-s", "s.lua"], { cwd: dir });
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /sealed module 'knl' cannot be replaced from the filesystem: found .*lib\/knl/);
+  const shadowT = await project({ ".agent-block/lib/lshape/t.lua": `return {}`, "s.lua": `print("ran")` });
+  const r2 = await runCli(["-s", "s.lua"], { cwd: shadowT });
+  assert.equal(r2.code, 1);
+  assert.match(r2.stderr, /sealed module 'lshape'/);
+  const unsealed = await runCli(["-s", "s.lua"], { cwd: dir, env: { AGENT_BLOCK_UNSEAL: "1" } });
+  assert.equal(unsealed.code, 0, unsealed.stderr);
+  assert.match(unsealed.stderr, /sealed module 'knl' is shadowed/);
+  // reading the embedded kernel is fine
+  const read = await project({ "s.lua": `print(type(require("embedded.knl").beat))` });
+  assert.equal((await runCli(["-s", "s.lua"], { cwd: read })).stdout, "function\n");
+});
