@@ -104,13 +104,19 @@ end
 
 -- Appends a message, merging into the previous one when the role repeats (providers want turns
 -- to alternate; tool results and a follow-up user text share one user turn).
+-- A merged message is the fold's own table, extended in place by later merges (O(new blocks)).
+local merged_by_fold = setmetatable({}, { __mode = "k" })
 local function push_message(msgs, role, content)
   local last = msgs[#msgs]
   if last and last.role == role then
-    local merged = {}
-    for _, b in ipairs(as_blocks(last.content)) do merged[#merged + 1] = b end
+    local merged = last.content
+    if not merged_by_fold[merged] then
+      merged = {}
+      for _, b in ipairs(as_blocks(last.content)) do merged[#merged + 1] = b end
+      merged_by_fold[merged] = true
+      msgs[#msgs] = { role = role, content = merged }
+    end
     for _, b in ipairs(as_blocks(content)) do merged[#merged + 1] = b end
-    msgs[#msgs] = { role = role, content = merged }
   else
     msgs[#msgs + 1] = { role = role, content = content }
   end
@@ -195,10 +201,21 @@ end
 
 local RESERVED = { session_open = true, session_close = true }
 
-local function append(s, kind, data, meta)
-  local seq, position = host(3, sys.append, s.store.h, s.id, kind, data, meta)
+local sys_append, sys_append_many = sys.append, sys.append_many
+
+-- The kernel's own appends: arguments are known good, so no pcall on this hot path; `beat`
+-- travels as an integer and the host puts it into meta.
+local function append(s, kind, data, meta, beat)
+  local seq, position = sys_append(s.store.h, s.id, kind, data, meta, beat)
   fold_event(s._msgs, kind, data or {})
   return seq, position
+end
+
+-- Several events of one beat in one transaction: { { kind, data }, ... }.
+local function append_many(s, list, beat)
+  local seq = sys_append_many(s.store.h, s.id, list, beat)
+  for _, e in ipairs(list) do fold_event(s._msgs, e.kind, e.data or {}) end
+  return seq
 end
 
 --- Appends `{ kind, data?, meta? }`; returns seq, position.
@@ -218,7 +235,9 @@ function Session:append(ev)
     error("s:append: argument 1 (event) field 'meta' must be a table, got " .. type(ev.meta), 2)
   end
   if self.closed then error(sformat("s:append: session %s is closed", self.id), 2) end
-  return append(self, ev.kind, ev.data, ev.meta)
+  local seq, position = host(2, sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta)
+  fold_event(self._msgs, ev.kind, ev.data or {})
+  return seq, position
 end
 
 --- Built-in read: events from seq `from` (default 1), in seq order, upcast.
@@ -259,9 +278,8 @@ end
 
 --- The conversation folded from this session's appends (a copy; providers' message shape).
 function Session:messages()
-  local out = {}
-  for i, m in ipairs(self._msgs) do out[i] = m end
-  return out
+  local msgs = self._msgs
+  return table.move(msgs, 1, #msgs, 1, {})
 end
 
 --- What is left of the budget (math.huge without one).
@@ -435,11 +453,11 @@ function record.llm_request(s, req, beat, profile)
     system = req.system ~= nil,
     max_tokens = req.max_tokens,
     tool_choice = req.tool_choice,
-  }, { beat = beat })
+  }, nil, beat)
 end
 
---- `llm_response`: the normalised response, with total_tokens filled in.
-function record.llm_response(s, resp, beat, elapsed_ms)
+-- The data of an `llm_response` event, and its usage with total_tokens filled in.
+local function response_data(resp, elapsed_ms)
   local u = resp.usage or {}
   local usage = {
     input_tokens = u.input_tokens or 0, output_tokens = u.output_tokens or 0,
@@ -447,23 +465,27 @@ function record.llm_response(s, resp, beat, elapsed_ms)
     thinking_tokens = u.thinking_tokens,
   }
   usage.total_tokens = u.total_tokens or (usage.input_tokens + usage.output_tokens)
-  return append(s, "llm_response", {
-    content = resp.content, stop_reason = resp.stop_reason, model = resp.model, usage = usage,
-    elapsed_ms = elapsed_ms,
-  }, { beat = beat }), usage
+  return { content = resp.content, stop_reason = resp.stop_reason, model = resp.model, usage = usage,
+    elapsed_ms = elapsed_ms }, usage
+end
+
+--- `llm_response`: the normalised response, with total_tokens filled in. Returns seq, usage.
+function record.llm_response(s, resp, beat, elapsed_ms)
+  local data, usage = response_data(resp, elapsed_ms)
+  return append(s, "llm_response", data, nil, beat), usage
 end
 
 function record.llm_call_failed(s, err, beat, elapsed_ms)
-  return append(s, "llm_call_failed", { error = describe_error(err), elapsed_ms = elapsed_ms }, { beat = beat })
+  return append(s, "llm_call_failed", { error = describe_error(err), elapsed_ms = elapsed_ms }, nil, beat)
 end
 
 function record.tool_call(s, call, beat)
-  return append(s, "tool_call", { id = call.id, name = call.name, input = call.input }, { beat = beat })
+  return append(s, "tool_call", { id = call.id, name = call.name, input = call.input }, nil, beat)
 end
 
 function record.tool_result(s, call, content, is_error, beat, elapsed_ms)
   return append(s, "tool_result", { id = call.id, name = call.name, content = content, is_error = is_error == true,
-    elapsed_ms = elapsed_ms }, { beat = beat })
+    elapsed_ms = elapsed_ms }, nil, beat)
 end
 
 -- beats ------------------------------------------------------------------------------------------
@@ -499,6 +521,28 @@ local function text_of(content)
   return concat(parts)
 end
 
+-- What a beat costs (the device's `cost`, else tokens for a `tokens` budget, else 1); charges the
+-- session and returns the `budget_charge` data.
+local function charge_for(dev, budget, s, out)
+  local cost
+  if dev.cost then
+    local cok, c = pcall(dev.cost, out, s)
+    if not cok or type(c) ~= "number" then
+      cost = 1
+      log.warn(sformat("knl.beat: the device's cost function %s; charged 1", cok and "returned no number" or
+        ("raised: " .. describe_error(c))))
+    else
+      cost = c
+    end
+  elseif budget.tag == "tokens" then
+    cost = out.usage.total_tokens
+  else
+    cost = 1
+  end
+  s.spent = s.spent + cost
+  return { tag = budget.tag, amount = cost, spent = s.spent, remaining = budget.amount - s.spent }
+end
+
 --- One model call plus the tools it asks for, charged to the session's budget.
 -- `opts` = { max_tokens, tool_choice } passed into the request.
 function knl.beat(s, device, opts)
@@ -512,7 +556,7 @@ function knl.beat(s, device, opts)
   local budget = s.budget
   if budget and s.spent >= budget.amount then
     local reason = sformat("budget exhausted: spent %s of %s %s", tostring(s.spent), tostring(budget.amount), budget.tag)
-    append(s, "beat_refused", { reason = reason, spent = s.spent, amount = budget.amount, tag = budget.tag }, { beat = beat })
+    append(s, "beat_refused", { reason = reason, spent = s.spent, amount = budget.amount, tag = budget.tag }, nil, beat)
     return Outcome.refused({ beat = beat, reason = reason })
   end
   s.beats = beat
@@ -541,7 +585,7 @@ function knl.beat(s, device, opts)
     end
     if r == false then
       local reason = why or sformat("stopped by filter %d", i)
-      append(s, "beat_stopped", { reason = reason, where = "filter" }, { beat = beat })
+      append(s, "beat_stopped", { reason = reason, where = "filter" }, nil, beat)
       return Outcome.stopped({ beat = beat, reason = reason })
     end
     if type(r) == "table" then req = r end
@@ -562,9 +606,23 @@ function knl.beat(s, device, opts)
     record.llm_call_failed(s, e, beat, elapsed)
     return Outcome.error({ beat = beat, error = e })
   end
-  local _, usage = record.llm_response(s, resp, beat, elapsed)
+  local rdata, usage = response_data(resp, elapsed)
+  local has_tools = false
+  for _, b in ipairs(resp.content) do
+    if b.type == "tool_use" then has_tools = true; break end
+  end
+  local out = { content = resp.content, text = text_of(resp.content), tools = {}, usage = usage,
+    stop_reason = resp.stop_reason, model = resp.model }
+  if not has_tools then
+    -- Nothing runs between the response and its charge: both go in one transaction.
+    local charge = budget and charge_for(dev, budget, s, out)
+    append_many(s, charge and { { kind = "llm_response", data = rdata }, { kind = "budget_charge", data = charge } }
+      or { { kind = "llm_response", data = rdata } }, beat)
+    return Outcome.ok({ beat = beat, out = out })
+  end
+  append(s, "llm_response", rdata, nil, beat)
 
-  local calls = {}
+  local calls = out.tools
   local stopped
   for _, b in ipairs(resp.content) do
     if b.type == "tool_use" then
@@ -595,30 +653,9 @@ function knl.beat(s, device, opts)
     end
   end
 
-  local out = { content = resp.content, text = text_of(resp.content), tools = calls, usage = usage,
-    stop_reason = resp.stop_reason, model = resp.model }
-  if budget then
-    local cost
-    if dev.cost then
-      local cok, c = pcall(dev.cost, out, s)
-      if not cok or type(c) ~= "number" then
-        cost = 1
-        log.warn(sformat("knl.beat: the device's cost function %s; charged 1", cok and "returned no number" or
-          ("raised: " .. describe_error(c))))
-      else
-        cost = c
-      end
-    elseif budget.tag == "tokens" then
-      cost = usage.total_tokens
-    else
-      cost = 1
-    end
-    s.spent = s.spent + cost
-    append(s, "budget_charge", { tag = budget.tag, amount = cost, spent = s.spent,
-      remaining = budget.amount - s.spent }, { beat = beat })
-  end
+  if budget then append(s, "budget_charge", charge_for(dev, budget, s, out), nil, beat) end
   if stopped then
-    append(s, "beat_stopped", { reason = stopped, where = "tool_policy" }, { beat = beat })
+    append(s, "beat_stopped", { reason = stopped, where = "tool_policy" }, nil, beat)
     return Outcome.stopped({ beat = beat, reason = stopped, out = out })
   end
   return Outcome.ok({ beat = beat, out = out })

@@ -82,7 +82,9 @@ function parse(argv: string[], extra: Record<string, { type: "string" | "boolean
 async function exportCommand(argv: string[]): Promise<number> {
   const v = parse(argv, { session: { type: "string" }, as: { type: "string" } });
   if (v.help) return help();
-  if (typeof v.session !== "string" || v.session === "") throw new UsageError("knl export: --session ID is required");
+  if (typeof v.session !== "string" || v.session === "") {
+    throw new UsageError("knl export: --session ID is required");
+  }
   const as = v.as ?? "events";
   if (as !== "events" && as !== "messages") {
     throw new UsageError(`knl export: --as must be events or messages, got '${as}'`);

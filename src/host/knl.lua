@@ -6,6 +6,7 @@ package.loaded["knl.host"] = {
   session_open = H.knl_session_open,
   session_close = H.knl_session_close,
   append = H.knl_append,
+  append_many = H.knl_append_many,
   events = H.knl_events,
   tail = H.knl_tail,
   has = H.knl_has,

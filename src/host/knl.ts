@@ -67,6 +67,15 @@ function jsonObject(fn: string, i: number, name: string, v: unknown): string {
 
 /** Installs the `knl.host` module. */
 export function installKnl(engine: LuaEngine, run: RunContext): void {
+  /** Arguments of a raw function: positions in `tagged` keep integral floats as floats. */
+  const rawArgs = (L: number, fn: string, tagged: number[]): Args => {
+    const top = engine.api.gettop(L);
+    const values: unknown[] = [];
+    for (let i = 1; i <= top; i++) {
+      values.push(engine.toJs(L, i, tagged.includes(i) ? { floats: "tagged" } : {}));
+    }
+    return new Args(fn, values);
+  };
   const handles: EventStore[] = [];
   let memory: EventStore | undefined;
   const open = new Map<string, { store: EventStore; id: string }>();
@@ -85,7 +94,9 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       return path === MEMORY ? (memory ??= memStore()) : openStore(path);
     }
     if (spec === "mem") return memory ??= memStore();
-    if (spec !== null && typeof spec === "object" && typeof (spec as { sqlite?: unknown }).sqlite === "string") {
+    if (
+      spec !== null && typeof spec === "object" && typeof (spec as { sqlite?: unknown }).sqlite === "string"
+    ) {
       const path = storePathFrom(run.projectRoot, (spec as { sqlite: string }).sqlite);
       return path === MEMORY ? (memory ??= memStore()) : openStore(path);
     }
@@ -109,7 +120,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   // nodes: { { owner, budget, scope, parent, labels, data }, ... } -> ids, in one transaction
   engine.define("@knl_session_open", {
     raw: (L) => {
-      const a = new Args("knl.session", [engine.toJs(L, 1), engine.toJs(L, 2, { floats: "tagged" })]);
+      const a = rawArgs(L, "knl.session", [2]);
       const s = store(a);
       const nodes = a.table(2, "nodes") as unknown as Record<string, unknown>[];
       const base = seedMeta(run.labels);
@@ -140,7 +151,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   // (store, ids, data) -> closes every id in one transaction
   engine.define("@knl_session_close", {
     raw: (L) => {
-      const a = new Args("knl.session", [engine.toJs(L, 1), engine.toJs(L, 2), engine.toJs(L, 3, { floats: "tagged" })]);
+      const a = rawArgs(L, "knl.session", [3]);
       const s = store(a);
       const ids = a.table(2, "ids") as unknown as string[];
       const data = jsonObject("knl.session", 3, "data", a.at(3));
@@ -150,29 +161,52 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     },
   });
 
-  // (store, stream, kind, data, meta) -> seq, position, epoch_ms
+  // `meta` of an event: the table given, plus `beat` when the kernel passes one as an integer
+  // (cheaper than converting a one-field table on every event of a beat).
+  const metaJson = (fn: string, meta: unknown, beat: unknown): string => {
+    if (typeof beat !== "number") return jsonObject(fn, 1, "event.meta", meta);
+    if (meta === undefined) return `{"beat":${beat}}`;
+    const m = { ...(meta as Record<string, unknown>), beat };
+    return jsonObject(fn, 1, "event.meta", m);
+  };
+
+  // (store, stream, kind, data, meta, beat?) -> seq, position, epoch_ms
   engine.define("@knl_append", {
     raw: (L) => {
-      const a = new Args("s:append", [
-        engine.toJs(L, 1),
-        engine.toJs(L, 2),
-        engine.toJs(L, 3),
-        engine.toJs(L, 4, { floats: "tagged" }),
-        engine.toJs(L, 5, { floats: "tagged" }),
-      ]);
+      const a = rawArgs(L, "s:append", [4, 5]);
       const s = store(a);
       const r = s.append({
         stream: a.string(2, "stream"),
         kind: a.string(3, "kind"),
         data: jsonObject("s:append", 1, "event.data", a.at(4)),
-        meta: jsonObject("s:append", 1, "event.meta", a.at(5)),
+        meta: metaJson("s:append", a.at(5), a.at(6)),
       });
       return engine.pushResult(L, new LuaMulti([r.seq, r.position, r.epoch_ms]));
     },
   });
 
+  // (store, stream, { { kind, data }, ... }, beat?) -> last seq; one transaction
+  engine.define("@knl_append_many", {
+    raw: (L) => {
+      const a = rawArgs(L, "knl.beat", [3]);
+      const s = store(a);
+      const stream = a.string(2, "stream");
+      const list = a.table(3, "events") as unknown as { kind: string; data?: unknown; meta?: unknown }[];
+      const r = s.appendMany(list.map((e) => ({
+        stream,
+        kind: String(e.kind),
+        data: jsonObject("knl.beat", 1, "event.data", e.data),
+        meta: metaJson("knl.beat", e.meta, a.at(4)),
+      })));
+      return engine.pushResult(L, r.length ? r[r.length - 1].seq : undefined);
+    },
+  });
+
   engine.define("@knl_events", {
-    sync: (a) => new NullsAsNil(store(a).read(a.string(2, "stream"), a.optInteger(3, "from") ?? 1, a.optInteger(4, "limit"))),
+    sync: (a) =>
+      new NullsAsNil(
+        store(a).read(a.string(2, "stream"), a.optInteger(3, "from") ?? 1, a.optInteger(4, "limit")),
+      ),
   });
   engine.define("@knl_tail", {
     sync: (a) => new NullsAsNil(store(a).tail(a.string(2, "stream"), a.integer(3, "n"))),
@@ -207,7 +241,10 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         s.append({
           stream: id,
           kind: "session_close",
-          data: stringifyJson({ status: "interrupted", error: "the run ended before the session's bracket closed" }),
+          data: stringifyJson({
+            status: "interrupted",
+            error: "the run ended before the session's bracket closed",
+          }),
           meta: "{}",
         });
       } catch (e) {

@@ -54,12 +54,21 @@ export function messageRecord(ev: EventRow): Record<string, unknown> | undefined
         usage: d.usage ?? null,
       };
     case "tool_call":
-      return { ...base, role: "assistant", content: [{ type: "tool_use", id: d.id, name: d.name, input: d.input }] };
+      return {
+        ...base,
+        role: "assistant",
+        content: [{ type: "tool_use", id: d.id, name: d.name, input: d.input }],
+      };
     default:
       return {
         ...base,
         role: "user",
-        content: [{ type: "tool_result", tool_use_id: d.id, content: d.content, is_error: d.is_error === true }],
+        content: [{
+          type: "tool_result",
+          tool_use_id: d.id,
+          content: d.content,
+          is_error: d.is_error === true,
+        }],
       };
   }
 }

@@ -61,7 +61,12 @@ const KIND_1: Record<string, string> = { open: "session_open", close: "session_c
 function migrateFrom1(db: DatabaseSync): void {
   db.exec(CREATE_EVENTS);
   const labels = new Map<string, string>();
-  for (const r of db.prepare("SELECT id, labels FROM knl_sessions").all() as { id: string; labels: string | null }[]) {
+  for (
+    const r of db.prepare("SELECT id, labels FROM knl_sessions").all() as {
+      id: string;
+      labels: string | null;
+    }[]
+  ) {
     if (r.labels) labels.set(r.id, r.labels);
   }
   const insert = db.prepare(

@@ -31,9 +31,17 @@ export interface ColumnDoc {
 export const PUBLISHED_COLUMNS: readonly ColumnDoc[] = [
   { name: "position", type: "INTEGER", doc: "the log's global order across sessions, and its key" },
   { name: "stream", type: "TEXT", doc: "the session id the event belongs to" },
-  { name: "seq", type: "INTEGER", doc: "1, 2, 3... within the stream; a read within one session orders by it" },
+  {
+    name: "seq",
+    type: "INTEGER",
+    doc: "1, 2, 3... within the stream; a read within one session orders by it",
+  },
   { name: "epoch_ms", type: "INTEGER", doc: "wall-clock time of the append, milliseconds since the epoch" },
-  { name: "kind", type: "TEXT", doc: "what happened: session_open, msg_user, llm_request, llm_response, ..." },
+  {
+    name: "kind",
+    type: "TEXT",
+    doc: "what happened: session_open, msg_user, llm_request, llm_response, ...",
+  },
   { name: "schema_version", type: "INTEGER", doc: "shape version of data/meta when written (today: 2)" },
   { name: "meta", type: "TEXT", doc: "JSON object of labels: beat, run_id, trace_id, job, ..." },
   { name: "data", type: "TEXT", doc: "JSON object: the fact itself, shaped by kind" },

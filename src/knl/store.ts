@@ -137,7 +137,10 @@ export class EventStore {
     try {
       const ms = Date.now();
       for (const ev of events) {
-        const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data) as { position: number; seq: number };
+        const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data) as {
+          position: number;
+          seq: number;
+        };
         out.push({ position: Number(r.position), seq: Number(r.seq), epoch_ms: ms });
       }
       db.exec("COMMIT");
@@ -193,7 +196,9 @@ export function decodeRow(r: RawRow): EventRow {
 
 function parseObject(text: string): Record<string, unknown> {
   const v = parseJson(text);
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? v as Record<string, unknown> : { value: v };
+  return v !== null && typeof v === "object" && !Array.isArray(v)
+    ? v as Record<string, unknown>
+    : { value: v };
 }
 
 const cache = new Map<string, EventStore>();

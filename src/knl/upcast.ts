@@ -47,7 +47,9 @@ const STEPS: Record<number, Record<string, Step>> = {
     session_open: (d) => {
       const out: Data = { owner: d.owner ?? null };
       if (d.budget !== undefined) out.budget = d.budget;
-      else if (d.budget_amount !== undefined) out.budget = { amount: d.budget_amount, tag: d.budget_tag ?? "beats" };
+      else if (d.budget_amount !== undefined) {
+        out.budget = { amount: d.budget_amount, tag: d.budget_tag ?? "beats" };
+      }
       if (d.scope !== undefined) out.scope = d.scope;
       if (d.parent !== undefined) out.parent = d.parent;
       return out;

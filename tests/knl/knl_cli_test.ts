@@ -55,7 +55,11 @@ end)
 
 Deno.test("the seed's knl example runs, and export matches what the Lua side read", async () => {
   const dir = await project({ "seed.lua": SEED_EXAMPLE });
-  const env = { AGENT_BLOCK_RUN_ID: "run-42", AGENT_BLOCK_TRACE_ID: "trace-7", AGENT_BLOCK_AGENT_NAME: "tester" };
+  const env = {
+    AGENT_BLOCK_RUN_ID: "run-42",
+    AGENT_BLOCK_TRACE_ID: "trace-7",
+    AGENT_BLOCK_AGENT_NAME: "tester",
+  };
   const r = await runCli(["-s", "seed.lua", "-p", ".", "--label", "job=drain", "--label", "run=drain-1"], {
     cwd: dir,
     env,
@@ -97,7 +101,13 @@ Deno.test("the seed's knl example runs, and export matches what the Lua side rea
   const msgs = await runCli(["knl", "export", "--session", id, "--as", "messages", "-p", dir]);
   assert.equal(msgs.code, 0, msgs.stderr);
   const m = jsonLines(msgs.stdout);
-  assert.deepEqual(m.map((x) => x.kind), ["msg_user", "llm_response", "tool_call", "tool_result", "llm_response"]);
+  assert.deepEqual(m.map((x) => x.kind), [
+    "msg_user",
+    "llm_response",
+    "tool_call",
+    "tool_result",
+    "llm_response",
+  ]);
   assert.deepEqual(m.map((x) => x.beat), [null, 1, 1, 1, 2]);
   for (const x of m) {
     const e = luaEvents.find((l) => l.seq === x.seq);
@@ -155,7 +165,9 @@ Deno.test("stores: AGENT_BLOCK_KNL_PATH, { sqlite = path } and --store agree", a
   });
   assert.equal(viaEnv.code, 0, viaEnv.stderr);
   assert.equal(jsonLines(viaEnv.stdout)[0].data.owner, "env");
-  const viaStore = await runCli(["knl", "export", "--session", b, "--store", join("logs", "other.sqlite")], { cwd: dir });
+  const viaStore = await runCli(["knl", "export", "--session", b, "--store", join("logs", "other.sqlite")], {
+    cwd: dir,
+  });
   assert.equal(viaStore.code, 0, viaStore.stderr);
   assert.equal(jsonLines(viaStore.stdout)[0].data.owner, "file");
   // the in-memory session is gone with its process; the default database was never written
@@ -229,14 +241,17 @@ Deno.test("four processes appending 1,000 events each lose nothing and keep per-
       for i = 1, 1000 do s:append({ kind = "tick", data = { i = i } }) end
     end)`,
   });
-  const runs = await Promise.all([1, 2, 3, 4].map((w) => runCli(["-s", "w.lua"], { cwd: dir, env: { W: String(w) } })));
+  const runs = await Promise.all(
+    [1, 2, 3, 4].map((w) => runCli(["-s", "w.lua"], { cwd: dir, env: { W: String(w) } })),
+  );
   for (const r of runs) assert.equal(r.code, 0, r.stderr);
   const store = openStore(join(dir, ".agent-block", "knl.sqlite"));
-  const ticks = store.db.prepare("SELECT stream, seq, data FROM events WHERE kind = 'tick' ORDER BY position").all() as {
-    stream: string;
-    seq: number;
-    data: string;
-  }[];
+  const ticks = store.db.prepare("SELECT stream, seq, data FROM events WHERE kind = 'tick' ORDER BY position")
+    .all() as {
+      stream: string;
+      seq: number;
+      data: string;
+    }[];
   assert.equal(ticks.length, 4000);
   const byStream = new Map<string, number[]>();
   for (const t of ticks) {

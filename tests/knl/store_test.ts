@@ -35,7 +35,12 @@ Deno.test("append numbers each stream from 1 and reads back in seq order", async
   assert.equal(a2.seq, 2);
   assert.ok(a1.position < b1.position && b1.position < a2.position);
   const rows = s.read("a");
-  assert.deepEqual(rows.map((r) => [r.seq, r.kind, r.data.n, r.meta.beat]), [[1, "x", 1, undefined], [2, "y", 2, 1]]);
+  assert.deepEqual(rows.map((r) => [r.seq, r.kind, r.data.n, r.meta.beat]), [[1, "x", 1, undefined], [
+    2,
+    "y",
+    2,
+    1,
+  ]]);
   assert.deepEqual(s.read("a", 2).map((r) => r.seq), [2]);
   assert.deepEqual(s.tail("a", 1).map((r) => r.kind), ["y"]);
   assert.equal(s.hasStream("a"), true);
@@ -63,12 +68,14 @@ Deno.test("appendMany is one transaction: all or nothing", async () => {
   const s = openStore(path);
   s.appendMany([ev("p", "session_open"), ev("c1", "session_open"), ev("c2", "session_open")]);
   assert.equal(s.read("c2").length, 1);
-  assert.throws(() => s.appendMany([ev("p", "ok"), { stream: "p", kind: "bad", data: "not json", meta: "{}" }]));
+  assert.throws(() =>
+    s.appendMany([ev("p", "ok"), { stream: "p", kind: "bad", data: "not json", meta: "{}" }])
+  );
   assert.deepEqual(s.read("p").map((r) => r.kind), ["session_open"]);
   closeStore(path);
 });
 
-Deno.test("the query guard allows one SELECT over events and nothing else", async () => {
+Deno.test("the query guard allows one SELECT over events and nothing else", () => {
   const s = new EventStore(":memory:");
   s.append(ev("a", "x", { v: 1 }));
   assert.deepEqual(readOnlyQuery(s, "SELECT json_extract(data, '$.v') AS v FROM events"), [{ v: 1 }]);
@@ -96,10 +103,14 @@ Deno.test("the layout-1 fixture is brought forward once, keeping order, labels a
   const s = new EventStore(path);
   assert.equal(s.openedLayout, 1);
   const raw = new DatabaseSync(path);
-  assert.equal((raw.prepare("PRAGMA user_version").get() as { user_version: number }).user_version, LAYOUT_VERSION);
-  const tables = (raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-    .all() as { name: string }[])
-    .map((r) => r.name);
+  assert.equal(
+    (raw.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+    LAYOUT_VERSION,
+  );
+  const tables =
+    (raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all() as { name: string }[])
+      .map((r) => r.name);
   assert.deepEqual(tables, ["events"]);
   raw.close();
 
