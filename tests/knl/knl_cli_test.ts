@@ -316,3 +316,36 @@ Deno.test("a filesystem copy of a sealed module is refused before the script run
   const read = await project({ "s.lua": `print(type(require("embedded.knl").beat))` });
   assert.equal((await runCli(["-s", "s.lua"], { cwd: read })).stdout, "function\n");
 });
+
+Deno.test("os.exit inside the bracket closes the session as exit; job.defer likewise", async () => {
+  const dir = await project({
+    "x.lua": `require("knl").session({ owner = "x" }, function(s) print(s.id); os.exit(3) end)`,
+    "d.lua": `require("knl").session({ owner = "d" }, function(s) print(s.id); job.defer("not yet") end)`,
+  });
+  const x = await runCli(["-s", "x.lua"], { cwd: dir });
+  assert.equal(x.code, 3, x.stderr);
+  const xe = jsonLines((await runCli(["knl", "export", "--session", x.stdout.trim()], { cwd: dir })).stdout);
+  assert.deepEqual([xe.at(-1).kind, xe.at(-1).data.status], ["session_close", "exit"]);
+  const d = await runCli(["-s", "d.lua"], { cwd: dir });
+  assert.equal(d.code, 75, d.stderr);
+  const de = jsonLines((await runCli(["knl", "export", "--session", d.stdout.trim()], { cwd: dir })).stdout);
+  assert.equal(de.at(-1).data.status, "exit");
+});
+
+Deno.test("knl export reads an earlier-layout database, upcast to today's shape", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_knl_old_" });
+  Deno.copyFileSync(join(REPO_ROOT, "tests", "fixtures", "knl_layout1.sqlite"), join(dir, "old.sqlite"));
+  const r = await runCli(
+    ["knl", "export", "--session", "old-a", "--as", "messages", "--store", "old.sqlite"],
+    {
+      cwd: dir,
+    },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const m = jsonLines(r.stdout);
+  assert.deepEqual(m[1].content, [{ type: "text", text: "calling add" }]);
+  assert.deepEqual(m[1].usage, { input_tokens: 12, output_tokens: 7, total_tokens: 19 });
+  assert.equal(m[1].beat, 1);
+  const ls = jsonLines((await runCli(["knl", "sessions", "--store", "old.sqlite"], { cwd: dir })).stdout);
+  assert.deepEqual(ls.map((s) => [s.id, s.closed]), [["old-b", false], ["old-a", true]]);
+});
