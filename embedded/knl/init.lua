@@ -49,6 +49,15 @@ local function describe_error(e)
   return tostring(e)
 end
 
+-- Errors a beat records but must not swallow: the task was cancelled (`task:cancel()`), or the
+-- run is ending (os.exit / job.defer). Turning either into an Outcome would keep a loop running
+-- that was told to stop.
+local function is_fatal(e)
+  if type(e) == "string" then return e == "cancelled" or e:find(":%d+: cancelled$") ~= nil end
+  local mt = type(e) == "table" and getmetatable(e)
+  return type(mt) == "table" and mt.__name == "EXIT"
+end
+
 -- A host error arrives prefixed with the kernel's own position; callers should see theirs.
 local function strip_pos(msg)
   if type(msg) ~= "string" then return msg end
@@ -598,6 +607,7 @@ function knl.beat(s, device, opts)
   local elapsed = clock() - t0
   if not ok then
     record.llm_call_failed(s, resp, beat, elapsed)
+    if is_fatal(resp) then error(resp, 0) end
     return Outcome.error({ beat = beat, error = describe_error(resp) })
   end
   local valid, why = lcheck(resp, types.Response)
@@ -645,6 +655,9 @@ function knl.beat(s, device, opts)
         else
           local tok, res = pcall(dev.tools.call, dev.tools, call.name, call.input, { session = s, beat = beat })
           if tok then content, is_error = encode_result(res), false
+          elseif is_fatal(res) then
+            record.tool_result(s, call, describe_error(res), true, beat, clock() - t1)
+            error(res, 0)
           else content, is_error = describe_error(res), true end
         end
       end

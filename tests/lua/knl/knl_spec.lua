@@ -311,3 +311,28 @@ describe("knl.api", function()
     b:close()
   end)
 end)
+
+describe("cancellation", function()
+  it("records the failed call and lets a cancel end the task instead of becoming an outcome", function()
+    local sid
+    local port = { profile = { model = "slow" } }
+    function port:chat() std.task.sleep(30); return { content = {} } end
+    local t = std.task.spawn(function()
+      knl.session({ owner = "u", store = "mem" }, function(s)
+        sid = s.id
+        knl.beat(s, knl.device({ llm = port }))
+        s:append({ kind = "after_cancel" })
+      end)
+    end)
+    std.task.sleep(0.05)
+    t:cancel()
+    local ok, err = pcall(t.join, t)
+    expect(ok).to.equal(false)
+    expect(tostring(err)).to.match("cancelled")
+    local evs = knl.open({ store = "mem" }):events(sid)
+    local kinds = {}
+    for i, e in ipairs(evs) do kinds[i] = e.kind end
+    expect(table.concat(kinds, " ")).to.equal("session_open llm_request llm_call_failed session_close")
+    expect(evs[4].data.status).to.equal("error")
+  end)
+end)
