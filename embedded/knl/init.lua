@@ -6,8 +6,10 @@
 --   knl.session(opts, fn)  opens a session (its seed event stamped by the host with the run's
 --                          labels and correlation ids), runs fn(s), and closes it either way —
 --                          `ok` when fn returns, `error` when it raises (the error is re-raised
---                          unchanged), `exit` on os.exit / job.defer. Children (`opts.children`)
---                          open and close with it in one transaction.
+--                          unchanged), `exit` on os.exit / job.defer, `cancelled` when its task
+--                          is cancelled; the host closes what is still open at run end as
+--                          `interrupted`. Children (`opts.children`) open and close with it in
+--                          one transaction.
 --   knl.device(spec)       a frozen bundle { llm, tools, tool_policy, fold, filters, system, cost };
 --                          assigning to it, or to its tools / filters, raises.
 --   knl.beat(s, device)    one model call plus the tools it asks for, charged to the budget.
@@ -345,8 +347,12 @@ local function bracket(s, fn)
   end
   local err = r[2]
   if not s.closed then
-    local is_exit = type(err) == "table" and tostring(err) == "the run is ending (os.exit or job.defer)"
-    pcall(s.close, s, is_exit and "exit" or "error", not is_exit and err or nil)
+    if is_fatal(err) then
+      local cancelled = type(err) == "string"
+      pcall(s.close, s, cancelled and "cancelled" or "exit", cancelled and err or nil)
+    else
+      pcall(s.close, s, "error", err)
+    end
   end
   error(err, 0)
 end

@@ -333,6 +333,6 @@ describe("cancellation", function()
     local kinds = {}
     for i, e in ipairs(evs) do kinds[i] = e.kind end
     expect(table.concat(kinds, " ")).to.equal("session_open llm_request llm_call_failed session_close")
-    expect(evs[4].data.status).to.equal("error")
+    expect(evs[4].data.status).to.equal("cancelled")
   end)
 end)
