@@ -4,7 +4,8 @@
 -- - `adapter.tools({ ... })`: one ToolPort from flat specs `{ name, description, input_schema,
 --   handler }` and/or other ToolPorts (anything with `:list()` and `:call(name, input, ctx)`),
 --   in the order given; a name given twice is an error naming both places.
--- - `adapter.registry()`: a ToolPort over the global `tool.*` registry.
+-- - `adapter.registry()`: a ToolPort over the global `tool.*` registry; `adapter.mcp(server)` one
+--   over a connected MCP server's tools (so MCP calls are recorded like Lua tool calls).
 -- - `adapter.anthropic`, `adapter.openai`, `adapter.replay`: the provider Ports of `llm_proto`
 --   (`require("llm_proto.port")`), reached on first access so that a script that never names a
 --   provider never loads one. Each is a Port class: `P:open(opts)` returns a port with
@@ -102,6 +103,53 @@ function M.registry()
       return out
     end,
     call = function(_, name, input) return tool.call(name, input) end,
+  }
+end
+
+local function mcp_text(result)
+  if type(result) ~= "table" then return result end
+  local content = result.content or (result.result and result.result.content)
+  if type(content) ~= "table" then return result end
+  local parts = {}
+  for _, c in ipairs(content) do
+    if type(c) == "table" and c.type == "text" then parts[#parts + 1] = c.text end
+  end
+  return #parts == #content and table.concat(parts, "\n") or result
+end
+
+--- A ToolPort over the tools of the connected MCP server `server` (`mcp.list_tools` /
+-- `mcp.call`), named `server__tool` as `agent.run` names them. A result flagged `isError` raises
+-- its text, so the beat records it as an `is_error` tool result; text content is returned as text.
+function M.mcp(server)
+  if type(server) ~= "string" or server == "" then
+    error("knl_adapter.mcp: argument 1 (server) must be a non-empty string, got " .. type(server), 2)
+  end
+  if type(mcp) ~= "table" or type(mcp.list_tools) ~= "function" then
+    error("knl_adapter.mcp: the mcp.* API is not available in this run", 2)
+  end
+  local prefix = server .. "__"
+  return {
+    list = function()
+      local listed = mcp.list_tools(server)
+      if type(listed) == "table" and listed.ok == false then
+        error(sformat("knl_adapter.mcp: listing the tools of '%s' failed: %s", server, tostring(listed.error)), 2)
+      end
+      local tools = type(listed) == "table" and listed.tools or listed
+      local out = std.json.array()
+      for i, t in ipairs(tools or {}) do
+        out[i] = { name = prefix .. t.name, description = t.description or "",
+          input_schema = t.input_schema or t.inputSchema or { type = "object", properties = std.json.object() } }
+      end
+      return out
+    end,
+    call = function(_, name, input)
+      local tool_name = name:sub(1, #prefix) == prefix and name:sub(#prefix + 1) or name
+      local r = mcp.call(server, tool_name, input or std.json.object())
+      if type(r) == "table" and (r.isError or r.is_error or r.ok == false) then
+        error(tostring(r.error or mcp_text(r)), 0)
+      end
+      return mcp_text(r)
+    end,
   }
 end
 

@@ -43,3 +43,41 @@ describe("knl_adapter.tools", function()
     expect(adapter.nothing).to_not.exist()
   end)
 end)
+
+describe("knl_adapter.mcp", function()
+  it("wraps an MCP server's tools, namespaced, and records them through a beat like Lua tools", function()
+    -- A stand-in for the mcp.* API of this run (mcp.list_tools / mcp.call as the seed documents them).
+    local saved = rawget(_G, "mcp")
+    local calls = {}
+    mcp = {
+      list_tools = function(server) return { ok = true, tools = { { name = "echo", description = "echoes",
+        inputSchema = { type = "object" } }, { name = "fail", description = "fails" } } } end,
+      call = function(server, tool, args)
+        calls[#calls + 1] = server .. "/" .. tool
+        if tool == "fail" then return { isError = true, content = { { type = "text", text = "bad input" } } } end
+        return { content = { { type = "text", text = "echo:" .. args.v } } }
+      end,
+    }
+    local ok, err = pcall(function()
+      local tp = adapter.mcp("srv")
+      local specs = tp:list()
+      expect(specs[1].name).to.equal("srv__echo")
+      expect(specs[1].input_schema.type).to.equal("object")
+      local knl = require("knl")
+      local sp = require("scripted_port")
+      local port = sp.new({ sp.tools({ { "m1", "srv__echo", { v = "x" } }, { "m2", "srv__fail", {} } }) })
+      knl.session({ owner = "u", store = "mem" }, function(s)
+        local out = knl.beat(s, knl.device({ llm = port, tools = { tp } }))
+        expect(out.out.tools[1].result).to.equal("echo:x")
+        expect(out.out.tools[2].is_error).to.equal(true)
+        expect(out.out.tools[2].result).to.equal("bad input")
+        local pairs_ = knl.views.tool_pairs(s)
+        expect(#pairs_).to.equal(2)
+        expect(pairs_[1].name).to.equal("srv__echo")
+      end)
+      expect(table.concat(calls, ",")).to.equal("srv/echo,srv/fail")
+    end)
+    mcp = saved
+    assert(ok, err)
+  end)
+end)
