@@ -9,10 +9,12 @@ import type { HostModule } from "./context.ts";
 import { installIo } from "./io.ts";
 import { installOs } from "./os.ts";
 import { installTool } from "./tool.ts";
+import { installLlm } from "./llm/install.ts";
 
 /** Host modules every run gets. */
 export const STANDARD_MODULES: readonly HostModule[] = [
   installIo,
   installOs,
   installTool,
+  installLlm,
 ];
