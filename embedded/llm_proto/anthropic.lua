@@ -14,8 +14,9 @@
 -- - `context_management = true` (or a `context_management_config` table, sent whole) → body
 --   `context_management` plus the `context-management-2025-06-27` beta.
 -- Refused: forced tool use under manual thinking; a budget below 1024 or not below `max_tokens`.
--- Dropped with a warning: `temperature` while thinking, `temperature ~= 1` past Opus 4.6,
--- `seed`. Messages keep their blocks; thinking blocks without a signature (those came from
+-- Dropped with a warning: `temperature`, `top_p`, `top_k` (API version 2026-10-21, the one the
+-- pinned `@anthropic-ai/sdk` 1.x speaks, has no sampling parameters; the warning names the
+-- narrower reason when one applies: thinking on, or a model past Opus 4.6) and `seed`. Messages keep their blocks; thinking blocks without a signature (those came from
 -- another provider's reasoning) are dropped because the API would reject them.
 local P = require("llm_proto")
 local A = {}
@@ -183,17 +184,20 @@ function A.build(req, profile, warn)
   end
 
   if req.stop ~= nil then body.stop_sequences = P.stop_list(req.stop) end
+  -- API version 2026-10-21 (the one @anthropic-ai/sdk 1.x speaks) has no sampling parameters:
+  -- the seed's narrower rules (no temperature while thinking, only 1 past Opus 4.6) are subsumed.
   if req.temperature ~= nil then
+    local why = "the Anthropic API (version 2026-10-21) has no sampling parameters"
     if body.thinking and body.thinking.type ~= "disabled" then
-      warn("temperature is not taken while thinking is on; dropped")
+      why = "temperature is not taken while thinking is on"
     elseif P.claude_fixed_temperature(model) and req.temperature ~= 1 then
-      warn(sformat("temperature %s is not taken by %s (only 1); dropped", tostring(req.temperature), model))
-    else
-      body.temperature = req.temperature
+      why = sformat("%s takes temperature 1 only", model)
     end
+    warn(sformat("temperature %s dropped: %s", tostring(req.temperature), why))
   end
-  if req.top_p ~= nil then body.top_p = req.top_p end
-  if req.top_k ~= nil then body.top_k = req.top_k end
+  for _, k in ipairs({ "top_p", "top_k" }) do
+    if req[k] ~= nil then warn(k .. " dropped: the Anthropic API (version 2026-10-21) has no sampling parameters") end
+  end
   if req.seed ~= nil then warn("seed is not taken by the Anthropic API; dropped") end
 
   local rf = req.response_format

@@ -104,7 +104,7 @@ export function retryAfter(h: Headers): number | undefined {
 /** A deadline that can be pushed back (stream idle timeout). */
 class Deadline {
   readonly controller = new AbortController();
-  #timer: number | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   constructor(readonly ms: number, outer?: AbortSignal) {
     this.bump();
     if (outer) {
