@@ -169,7 +169,8 @@ function M.run(opts)
     if not P then error(sformat("agent.run: opts.provider must be anthropic, openai or replay, got %q", tostring(provider)), 0) end
     local popts = {}
     for _, k in ipairs(PORT_OPTS) do popts[k] = opts[k] end
-    if provider ~= "openai" and opts.context_management ~= false then
+    local anthropic_wire = provider == "anthropic" or (provider == "replay" and opts.replay_as ~= "openai")
+    if anthropic_wire and opts.context_management ~= false then
       popts.context_management = true
     end
     local port = P:open(popts)
@@ -190,6 +191,15 @@ function M.run(opts)
     if type(opts.mcp_servers) == "table" and #opts.mcp_servers > 0 then
       conn = connect_mcp(opts)
     end
+    local last_tools
+    local function same_tools(a, b)
+      if not a or #a ~= #b then return false end
+      for i = 1, #a do
+        local x, y = a[i], b[i]
+        if x.name ~= y.name or x.description ~= y.description or x.input_schema ~= y.input_schema then return false end
+      end
+      return true
+    end
     local function tools_now()
       local mcp_list
       if conn then
@@ -197,7 +207,10 @@ function M.run(opts)
         mcp_names = {}
         for _, t in ipairs(mcp_list) do mcp_names[t.name] = true end
       end
-      return M.build_tools(tool.schema(), mcp_list, extra, opts.tool_groups)
+      local list = M.build_tools(tool.schema(), mcp_list, extra, opts.tool_groups)
+      -- the same table while nothing changed, so the Port encodes the tools once per run
+      if not same_tools(last_tools, list) then last_tools = list end
+      return last_tools
     end
     local function dispatch(call)
       if call.invalid_input ~= nil then

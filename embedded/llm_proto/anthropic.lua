@@ -53,6 +53,24 @@ local function clean_block(b)
   return b
 end
 
+-- Converted form of each canonical message, reused while the message keeps its role and content
+-- (a loop resends its whole history every turn; messages are values once sent). The cache
+-- marker of the last message is applied to a copy, never to a cached form.
+local converted = setmetatable({}, { __mode = "k" })
+
+local function convert_one(m)
+  local msg = { role = m.role, content = m.content }
+  if type(m.content) == "table" then
+    local blocks = P.array()
+    for _, b in ipairs(m.content) do
+      local c = type(b) == "table" and clean_block(b)
+      if c then blocks[#blocks + 1] = c end
+    end
+    msg.content = blocks
+  end
+  return msg
+end
+
 local function convert_messages(messages, system, cache)
   local out, sys = P.array(), system
   for i, m in ipairs(messages) do
@@ -63,32 +81,30 @@ local function convert_messages(messages, system, cache)
       local text = P.content_text(m.content)
       sys = sys and (sys .. "\n\n" .. text) or text
     else
-      local msg = { role = m.role, content = m.content }
-      if type(m.content) == "table" then
-        local blocks = P.array()
-        for _, b in ipairs(m.content) do
-          local c = type(b) == "table" and clean_block(b)
-          if c then blocks[#blocks + 1] = c end
-        end
-        msg.content = blocks
+      local hit = converted[m]
+      if not (hit and hit.content == m.content and hit.role == m.role) then
+        hit = { content = m.content, role = m.role, msg = convert_one(m) }
+        converted[m] = hit
       end
-      out[#out + 1] = msg
+      out[#out + 1] = hit.msg
     end
   end
-  local last = out[#out]
-  if cache and last then
+  if cache and out[#out] then
+    local last = P.copy(out[#out])
     local marker = cache_marker(cache)
     if type(last.content) == "string" then
       if last.content ~= "" then
         last.content = P.array({ { type = "text", text = last.content, cache_control = marker } })
       end
     elseif #last.content > 0 then
+      last.content = P.copy(last.content)
       local b = P.copy(last.content[#last.content])
       if b.type ~= "thinking" and b.type ~= "redacted_thinking" then
         b.cache_control = marker
         last.content[#last.content] = b
       end
     end
+    out[#out] = last
   end
   return out, sys
 end

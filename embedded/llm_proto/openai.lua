@@ -22,6 +22,10 @@ local O = {}
 
 local type, ipairs, pairs, error, sformat, concat = type, ipairs, pairs, error, string.format, table.concat
 
+-- Raw `arguments` text of tool_use blocks this module normalised, so the next request sends the
+-- model's own text back instead of re-encoding (weak keys: the blocks own the lifetime).
+local raw_args = setmetatable({}, { __mode = "k" })
+
 local function is_public(profile)
   return type(profile.base_url) == "string" and profile.base_url:find("api.openai.com", 1, true) ~= nil
 end
@@ -39,6 +43,12 @@ local function result_text(content)
   return P.content_text(content)
 end
 
+-- Converted form of each canonical message, reused while the message keeps its role and content
+-- (a loop resends its whole history every turn; messages are values once sent).
+local converted = setmetatable({}, { __mode = "k" })
+
+local convert_one
+
 local function convert_messages(messages, system)
   local out = P.array()
   if system ~= nil and system ~= "" then out[1] = { role = "system", content = system } end
@@ -46,6 +56,19 @@ local function convert_messages(messages, system)
     if type(m) ~= "table" then
       error(sformat("llm_proto.openai: messages[%d] must be a table, got %s", i, type(m)), 0)
     end
+    local hit = converted[m]
+    if not (hit and hit.content == m.content and hit.role == m.role) then
+      hit = { content = m.content, role = m.role, out = convert_one(m) }
+      converted[m] = hit
+    end
+    for _, o in ipairs(hit.out) do out[#out + 1] = o end
+  end
+  return out
+end
+
+function convert_one(m)
+  local out = {}
+  do
     local c = m.content
     if type(c) ~= "table" then
       out[#out + 1] = { role = m.role, content = c == nil and "" or c }
@@ -57,7 +80,7 @@ local function convert_messages(messages, system)
         elseif b.type == "tool_use" then
           calls[#calls + 1] = { id = b.id, type = "function", ["function"] = {
             name = b.name,
-            arguments = b.invalid_input or std.json.encode(b.input or std.json.object()),
+            arguments = b.invalid_input or raw_args[b] or std.json.encode(b.input or std.json.object()),
           } }
         end
       end
@@ -239,6 +262,7 @@ function O.normalize(body, warn)
       local ok, v = pcall(std.json.decode, args)
       if ok and type(v) == "table" then
         block.input = v
+        raw_args[block] = args
       else
         block.input = std.json.object()
         block.invalid_input = args

@@ -112,6 +112,25 @@ local function http_provider(wire, model_env, default_model)
   return prov
 end
 
+-- JSON text of each wire message, by identity: the adapters reuse a message's converted form
+-- while it is unchanged, so a loop encodes each message once instead of on every turn, and the
+-- transport splices the texts into the body (`raw_messages`). A request's `tools` list is
+-- encoded once per list table (`raw_tools`): pass the same table while the tools are the same.
+local encoded = setmetatable({}, { __mode = "k" })
+
+local function encode_messages(list)
+  local out = {}
+  for i, m in ipairs(list) do
+    local s = encoded[m]
+    if not s then
+      s = std.json.encode(m)
+      encoded[m] = s
+    end
+    out[i] = s
+  end
+  return out
+end
+
 --- One model call; returns the normalised response, raises on failure.
 function Port:chat(request)
   check_request(request)
@@ -124,13 +143,29 @@ function Port:chat(request)
   if on_delta ~= nil and type(on_delta) ~= "function" then
     error(sformat("port:chat: field 'on_delta' must be a function, got %s", type(on_delta)), 2)
   end
+  local wire = built.body
+  local raw = encode_messages(wire.messages)
+  wire.messages = nil
+  local raw_tools
+  if wire.tools and type(request.tools) == "table" then
+    -- the same tools list (by identity) with the same options encodes to the same text
+    local key = self.provider .. "\0" .. tostring(req.cache_control)
+    local hit = encoded[request.tools]
+    if not (hit and hit.key == key) then
+      hit = { key = key, text = std.json.encode(wire.tools) }
+      encoded[request.tools] = hit
+    end
+    raw_tools, wire.tools = hit.text, nil
+  end
   local body = T.send({
     provider = self.provider,
     base_url = req.base_url,
     api_key = req.api_key,
     api_key_env = req.api_key_env,
     betas = built.betas,
-    body = built.body,
+    body = wire,
+    raw_messages = raw,
+    raw_tools = raw_tools,
     timeout = req.timeout,
     max_retries = req.max_retries,
     stream = req.stream == true or on_delta ~= nil,

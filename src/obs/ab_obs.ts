@@ -54,6 +54,17 @@ const SECRET_KEY =
  */
 export function sanitizeUrl(raw: string): string {
   if (raw === "") return "";
+  const hit = sanitized.get(raw);
+  if (hit !== undefined) return hit;
+  const out = sanitizeUncached(raw);
+  if (sanitized.size > 256) sanitized.clear();
+  sanitized.set(raw, out);
+  return out;
+}
+
+const sanitized = new Map<string, string>();
+
+function sanitizeUncached(raw: string): string {
   try {
     const u = new URL(raw);
     if (u.protocol === "http:" || u.protocol === "https:" || u.protocol === "ws:" || u.protocol === "wss:") {

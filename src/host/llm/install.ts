@@ -45,6 +45,15 @@ function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): numb
   return n;
 }
 
+/** `raw_messages`: the JSON texts of the wire messages, already encoded in Lua. */
+function rawMessages(a: Args, v: unknown): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) {
+    throw new Error(`${a.fn}: field 'raw_messages' must be an array of JSON texts`);
+  }
+  return v as string[];
+}
+
 /** Installs the llm host functions and `llm.chat`. */
 export function installLlm(engine: LuaEngine, run: RunContext): void {
   engine.define("@llm_base_url", {
@@ -69,6 +78,8 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           url: endpointUrl(provider, ep),
           headers,
           body: t.body,
+          rawMessages: rawMessages(a, t.raw_messages),
+          rawTools: typeof t.raw_tools === "string" ? t.raw_tools : undefined,
           timeoutSecs: num(a, t, "timeout", 120),
           maxRetries: Math.floor(num(a, t, "max_retries", 2)),
           stream: t.stream === true,
@@ -83,7 +94,9 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
             }
             : undefined,
           signal: cx.signal,
-          obs: (level, line) => run.log.log(level, line),
+          obs: (level, line) => {
+            if (run.log.enabled(level)) run.log.log(level, line());
+          },
         });
         return new LuaMulti([
           new NullsAsNil(res.body),

@@ -12,7 +12,7 @@
  * increment is never retried (the caller already saw part of it); a response that is not a
  * complete answer (invalid JSON, truncated stream) is an error, never a partial result.
  */
-import { obsLine } from "../../obs/ab_obs.ts";
+import { correlation, obsLine } from "../../obs/ab_obs.ts";
 import { parseJson, stringifyJson } from "../../lua/json.ts";
 import { AnthropicStream } from "./anthropic_stream.ts";
 import { LlmError } from "./errors.ts";
@@ -29,6 +29,10 @@ export interface LlmHttpRequest {
   url: string;
   headers: Record<string, string>;
   body: unknown;
+  /** JSON texts of the messages, spliced into the body as its `messages` array (already encoded). */
+  rawMessages?: string[];
+  /** JSON text of the `tools` array, spliced in likewise. */
+  rawTools?: string;
   /** Seconds; see the module doc for what it bounds. */
   timeoutSecs: number;
   maxRetries: number;
@@ -36,8 +40,8 @@ export interface LlmHttpRequest {
   /** Receives stream increments in order; a rejection aborts the request. */
   onDelta?: (d: StreamDelta) => Promise<void>;
   signal?: AbortSignal;
-  /** Where obs lines go (stderr through the run's logger). */
-  obs: (level: "info" | "warn", line: string) => void;
+  /** Where obs lines go (stderr through the run's logger); `line` is only called when the level is on. */
+  obs: (level: "info" | "warn", line: () => string) => void;
 }
 
 /** A successful exchange. */
@@ -53,15 +57,7 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** Sends `req`, retrying transient failures; resolves with the response body. */
 export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult> {
-  const payload = stringifyJson(
-    req.stream
-      ? {
-        ...(req.body as Record<string, unknown>),
-        stream: true,
-        ...(req.provider === "openai" ? { stream_options: { include_usage: true } } : {}),
-      }
-      : req.body,
-  );
+  const payload = buildPayload(req);
   let attempt = 0;
   while (true) {
     attempt++;
@@ -81,6 +77,26 @@ export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult
       await sleep(backoffMs(attempt, err.retryAfterMs), req.signal);
     }
   }
+}
+
+const SPLICE_MESSAGES = "\u0000messages\u0000";
+const SPLICE_TOOLS = "\u0000tools\u0000";
+
+/** The request body as JSON text: sorted keys, stream fields, pre-encoded parts spliced in. */
+export function buildPayload(
+  req: Pick<LlmHttpRequest, "body" | "rawMessages" | "rawTools" | "stream" | "provider">,
+): string {
+  const body: Record<string, unknown> = { ...(req.body as Record<string, unknown>) };
+  if (req.stream) {
+    body.stream = true;
+    if (req.provider === "openai") body.stream_options = { include_usage: true };
+  }
+  if (req.rawMessages) body.messages = SPLICE_MESSAGES;
+  if (req.rawTools !== undefined) body.tools = SPLICE_TOOLS;
+  let text = stringifyJson(body);
+  if (req.rawMessages) text = text.replace(JSON.stringify(SPLICE_MESSAGES), () => `[${req.rawMessages!.join(",")}]`);
+  if (req.rawTools !== undefined) text = text.replace(JSON.stringify(SPLICE_TOOLS), () => req.rawTools!);
+  return text;
 }
 
 /** Delay before retry number `attempt` (1-based): Retry-After when given, else 0.5 s doubling to 8 s, ±25 %. */
@@ -133,7 +149,9 @@ async function attemptOnce(
 ): Promise<Omit<LlmHttpResult, "attempts">> {
   const P = req.provider;
   const fields = { method: "POST", url: req.url, provider: P, attempt, stream: req.stream };
-  req.obs("info", obsLine("http_request", "http", fields));
+  let idsMemo: ReturnType<typeof correlation> | undefined;
+  const ids = () => (idsMemo ??= correlation());
+  req.obs("info", () => obsLine("http_request", "http", fields, ids()));
   const deadline = new Deadline(req.timeoutSecs * 1000, req.signal);
   const timeoutError = () =>
     new LlmError(`llm: ${P} request timed out after ${req.timeoutSecs} s (timeout)`, false);
@@ -155,14 +173,23 @@ async function attemptOnce(
     const timedOut = deadline.expired;
     req.obs(
       "warn",
-      obsLine("http_response", "http", { ...fields, status: 0, latency_ms: latency, error: timedOut ? "timeout" : "connection" }),
+      () =>
+        obsLine("http_response", "http", {
+          ...fields,
+          status: 0,
+          latency_ms: latency,
+          error: timedOut ? "timeout" : "connection",
+        }, ids()),
     );
     if (timedOut) throw timeoutError();
     if (req.signal?.aborted) throw e;
     throw new LlmError(`llm: ${P} connection failed: ${(e as Error).message ?? String(e)}`, true);
   }
   const latencyMs = Math.round(performance.now() - started);
-  req.obs(res.ok ? "info" : "warn", obsLine("http_response", "http", { ...fields, status: res.status, latency_ms: latencyMs }));
+  req.obs(
+    res.ok ? "info" : "warn",
+    () => obsLine("http_response", "http", { ...fields, status: res.status, latency_ms: latencyMs }, ids()),
+  );
   try {
     if (!res.ok) throw await httpError(P, res);
     if (!req.stream) {
