@@ -30,7 +30,11 @@ function startMock(): { url: string; close: () => Promise<void>; requests: () =>
       ? {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: `call_${done}`, type: "function", function: { name: "add", arguments: `{"a":${done},"b":1}` } }],
+        tool_calls: [{
+          id: `call_${done}`,
+          type: "function",
+          function: { name: "add", arguments: `{"a":${done},"b":1}` },
+        }],
       }
       : { role: "assistant", content: `done after ${done} tools` };
     return Response.json({
@@ -42,7 +46,11 @@ function startMock(): { url: string; close: () => Promise<void>; requests: () =>
       usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
     });
   });
-  return { url: `http://127.0.0.1:${server.addr.port}/v1`, close: () => server.shutdown(), requests: () => n };
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/v1`,
+    close: () => server.shutdown(),
+    requests: () => n,
+  };
 }
 
 const TOOL_SCHEMA = {
@@ -97,7 +105,11 @@ async function benchAll(url: string): Promise<{ agent: number[]; plain: number[]
   const prev = Deno.env.get("AGENT_BLOCK_LOG");
   Deno.env.set("AGENT_BLOCK_LOG", "warn"); // obs lines are info: keep the terminal readable
   try {
-    const out = await runBlock({ script: { source: src, name: "llm_bench.lua" }, projectRoot: dir, modules: [hooks] });
+    const out = await runBlock({
+      script: { source: src, name: "llm_bench.lua" },
+      projectRoot: dir,
+      modules: [hooks],
+    });
     if (out.status !== "returned") throw new Error(`llm_bench failed: ${JSON.stringify(out)}`);
   } finally {
     prev === undefined ? Deno.env.delete("AGENT_BLOCK_LOG") : Deno.env.set("AGENT_BLOCK_LOG", prev);
@@ -112,7 +124,10 @@ function luaSchema(): string {
 
 /** The same conversation with fetch and JSON, nothing else. */
 async function plainLoop(url: string): Promise<void> {
-  const tools = [{ type: "function", function: { name: "add", description: "Adds two numbers", parameters: TOOL_SCHEMA } }];
+  const tools = [{
+    type: "function",
+    function: { name: "add", description: "Adds two numbers", parameters: TOOL_SCHEMA },
+  }];
   const messages: Msg[] = [{ role: "user", content: "add things" }];
   for (let i = 0; i < TURNS + 2; i++) {
     const res = await fetch(`${url}/chat/completions`, {
@@ -163,14 +178,20 @@ export default async function llmBench(): Promise<void> {
     const agent = median(t.agent) / TURNS;
     const base = median(t.plain) / TURNS;
     const sdk = median(t.sdk) / TURNS;
-    console.log(`llm_bench: ${TURNS} turns, one Lua tool call each, instant local mock (median of ${ROUNDS} interleaved rounds)`);
+    console.log(
+      `llm_bench: ${TURNS} turns, one Lua tool call each, instant local mock (median of ${ROUNDS} interleaved rounds)`,
+    );
     console.log(`  plain fetch loop   ${base.toFixed(3)} ms/turn`);
-    console.log(`  agent.run          ${agent.toFixed(3)} ms/turn   (+${(agent - base).toFixed(3)} ms/turn over plain)`);
+    console.log(
+      `  agent.run          ${agent.toFixed(3)} ms/turn   (+${(agent - base).toFixed(3)} ms/turn over plain)`,
+    );
     console.log(`  Vercel AI SDK      ${sdk.toFixed(3)} ms/turn`);
     console.log(`  agent.run / plain  ${(agent / base).toFixed(2)}x`);
     console.log(`  agent.run / AI SDK ${(agent / sdk).toFixed(2)}x`);
     console.log(
-      `  target (<= plain + 2 ms/turn, faster than AI SDK): ${agent - base <= 2 && agent < sdk ? "met" : "NOT met"}`,
+      `  target (<= plain + 2 ms/turn, faster than AI SDK): ${
+        agent - base <= 2 && agent < sdk ? "met" : "NOT met"
+      }`,
     );
   } finally {
     await mock.close();

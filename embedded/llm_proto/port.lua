@@ -113,20 +113,26 @@ local function http_provider(wire, model_env, default_model)
 end
 
 -- JSON text of each wire message, by identity: the adapters reuse a message's converted form
--- while it is unchanged, so a loop encodes each message once instead of on every turn, and the
--- transport splices the texts into the body (`raw_messages`). A request's `tools` list is
--- encoded once per list table (`raw_tools`): pass the same table while the tools are the same.
+-- while it is unchanged, so a loop encodes each message once instead of on every turn. The text
+-- stays on the host side (`T.encode` returns an id, released when the handle is collected) and
+-- the transport splices it into the body (`raw_messages`). A request's `tools` list is encoded
+-- once per list table (`raw_tools`): pass the same table while the tools are the same.
 local encoded = setmetatable({}, { __mode = "k" })
+local handle_mt = { __gc = function(h) T.release(h.id) end }
+
+local function encode(v)
+  return setmetatable({ id = T.encode(v) }, handle_mt)
+end
 
 local function encode_messages(list)
   local out = {}
   for i, m in ipairs(list) do
-    local s = encoded[m]
-    if not s then
-      s = std.json.encode(m)
-      encoded[m] = s
+    local h = encoded[m]
+    if not h then
+      h = encode(m)
+      encoded[m] = h
     end
-    out[i] = s
+    out[i] = h.id
   end
   return out
 end
@@ -152,10 +158,11 @@ function Port:chat(request)
     local key = self.provider .. "\0" .. tostring(req.cache_control)
     local hit = encoded[request.tools]
     if not (hit and hit.key == key) then
-      hit = { key = key, text = std.json.encode(wire.tools) }
+      hit = encode(wire.tools)
+      hit.key = key
       encoded[request.tools] = hit
     end
-    raw_tools, wire.tools = hit.text, nil
+    raw_tools, wire.tools = hit.id, nil
   end
   local body = T.send({
     provider = self.provider,

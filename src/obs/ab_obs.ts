@@ -45,8 +45,7 @@ export function correlation(): Correlation {
   };
 }
 
-const SECRET_KEY =
-  /authorization|cookie|token|secret|password|passwd|api_key|apikey|access_key|private_key/i;
+const SECRET_KEY = /authorization|cookie|token|secret|password|passwd|api_key|apikey|access_key|private_key/i;
 
 /**
  * A URL with no userinfo, query or fragment. Unparseable input loses `user:pass@`, everything

@@ -44,7 +44,13 @@ export class AnthropicStream implements StreamAccumulator {
         this.#blocks[i] = block;
         if (block.type === "tool_use") {
           this.#delivered = true;
-          return [{ type: "tool_use", index: i, id: String(block.id), name: String(block.name), partial_json: "" }];
+          return [{
+            type: "tool_use",
+            index: i,
+            id: String(block.id),
+            name: String(block.name),
+            partial_json: "",
+          }];
         }
         return [];
       }
@@ -92,7 +98,9 @@ export class AnthropicStream implements StreamAccumulator {
         return [];
       }
       case "message_delta": {
-        if (!this.#message) throw new LlmError("llm: anthropic stream sent message_delta before message_start");
+        if (!this.#message) {
+          throw new LlmError("llm: anthropic stream sent message_delta before message_start");
+        }
         const delta = (d.delta ?? {}) as Json;
         for (const [k, v] of Object.entries(delta)) this.#message[k] = v;
         if (d.usage) {

@@ -13,6 +13,7 @@ import type { LuaEngine } from "../../lua/engine.ts";
 import { LuaCallbackError } from "../../lua/engine.ts";
 import type { Args } from "../../lua/args.ts";
 import { LuaMulti, NullsAsNil } from "../../lua/values.ts";
+import { stringifyJson } from "../../lua/json.ts";
 import type { RunContext } from "../context.ts";
 import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
 import { LlmError } from "./errors.ts";
@@ -45,17 +46,33 @@ function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): numb
   return n;
 }
 
-/** `raw_messages`: the JSON texts of the wire messages, already encoded in Lua. */
-function rawMessages(a: Args, v: unknown): string[] | undefined {
-  if (v === undefined) return undefined;
-  if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) {
-    throw new Error(`${a.fn}: field 'raw_messages' must be an array of JSON texts`);
-  }
-  return v as string[];
-}
-
 /** Installs the llm host functions and `llm.chat`. */
 export function installLlm(engine: LuaEngine, run: RunContext): void {
+  // JSON texts of wire messages and tool lists encoded once and referred to by id, so a loop that
+  // resends its history does not move it across the Lua boundary again every turn. Lua frees an
+  // id when the value it encodes is collected (a __gc handle in llm_proto.port).
+  const texts = new Map<number, string>();
+  let nextText = 0;
+  engine.define("@llm_encode", {
+    raw: (L) => {
+      const v = engine.toJs(L, 1, { floats: "tagged" });
+      const id = ++nextText;
+      texts.set(id, stringifyJson(v));
+      engine.api.pushinteger(L, BigInt(id));
+      return 1;
+    },
+  });
+  engine.define("@llm_release", {
+    sync: (a) => {
+      texts.delete(a.integer(1, "id"));
+    },
+  });
+  const textOf = (a: Args, v: unknown): string => {
+    const s = texts.get(Number(v));
+    if (s === undefined) throw new Error(`${a.fn}: encoded text ${String(v)} is not live`);
+    return s;
+  };
+
   engine.define("@llm_base_url", {
     sync: (a) => {
       const t = a.table(1, "opts");
@@ -78,8 +95,8 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           url: endpointUrl(provider, ep),
           headers,
           body: t.body,
-          rawMessages: rawMessages(a, t.raw_messages),
-          rawTools: typeof t.raw_tools === "string" ? t.raw_tools : undefined,
+          rawMessages: Array.isArray(t.raw_messages) ? t.raw_messages.map((id) => textOf(a, id)) : undefined,
+          rawTools: t.raw_tools !== undefined ? textOf(a, t.raw_tools) : undefined,
           timeoutSecs: num(a, t, "timeout", 120),
           maxRetries: Math.floor(num(a, t, "max_retries", 2)),
           stream: t.stream === true,

@@ -3,7 +3,7 @@
 -- Owns `llm.chat(messages, opts)` — a Port opened for the call (`opts.provider`: anthropic
 -- (default) | openai | replay; every Port option and request field is accepted in `opts`),
 -- returning the normalised response — and the internal module `llm_proto.transport` (host
--- functions: `send`, `base_url`, `read_replay`, `env`), preloaded so that a vendored
+-- functions: `send`, `base_url`, `read_replay`, `env`, `encode`, `release`), preloaded so that a vendored
 -- `llm_proto` keeps reaching the host's HTTP layer.
 local R, H = ...
 local type, error, sformat = type, error, string.format
@@ -13,6 +13,8 @@ local transport = {
   base_url = H.llm_base_url,
   read_replay = H.llm_read_replay,
   env = H.llm_env,
+  encode = H.llm_encode,
+  release = H.llm_release,
 }
 package.preload["llm_proto.transport"] = function() return transport end
 

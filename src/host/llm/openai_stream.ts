@@ -73,7 +73,11 @@ export class OpenAIStream implements StreamAccumulator {
         const fn = (tc.function ?? {}) as Json;
         let call = calls[ti];
         if (!call) {
-          call = calls[ti] = { id: tc.id ?? "", type: "function", function: { name: fn.name ?? "", arguments: "" } };
+          call = calls[ti] = {
+            id: tc.id ?? "",
+            type: "function",
+            function: { name: fn.name ?? "", arguments: "" },
+          };
         }
         const cf = call.function as Json;
         if (tc.id && !call.id) call.id = tc.id;

@@ -67,7 +67,9 @@ export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult
       return { ...r, attempts: attempt };
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason ?? e;
-      const err = e instanceof LlmError ? e : new LlmError(`llm: ${req.provider} request failed: ${String(e)}`);
+      const err = e instanceof LlmError
+        ? e
+        : new LlmError(`llm: ${req.provider} request failed: ${String(e)}`);
       if (!err.retryable || attempt > req.maxRetries) {
         if (err.retryable && req.maxRetries > 0) {
           throw new LlmError(`${err.message} (gave up after ${attempt} attempts)`, false, err.status);
@@ -94,7 +96,9 @@ export function buildPayload(
   if (req.rawMessages) body.messages = SPLICE_MESSAGES;
   if (req.rawTools !== undefined) body.tools = SPLICE_TOOLS;
   let text = stringifyJson(body);
-  if (req.rawMessages) text = text.replace(JSON.stringify(SPLICE_MESSAGES), () => `[${req.rawMessages!.join(",")}]`);
+  if (req.rawMessages) {
+    text = text.replace(JSON.stringify(SPLICE_MESSAGES), () => `[${req.rawMessages!.join(",")}]`);
+  }
   if (req.rawTools !== undefined) text = text.replace(JSON.stringify(SPLICE_TOOLS), () => req.rawTools!);
   return text;
 }
@@ -208,7 +212,9 @@ async function attemptOnce(
     const type = res.headers.get("content-type") ?? "";
     if (!type.includes("text/event-stream")) {
       await res.body?.cancel();
-      throw new LlmError(`llm: ${P} answered a streaming request with content-type '${type}', not text/event-stream`);
+      throw new LlmError(
+        `llm: ${P} answered a streaming request with content-type '${type}', not text/event-stream`,
+      );
     }
     const acc: StreamAccumulator = P === "anthropic" ? new AnthropicStream() : new OpenAIStream();
     let delivered = false;

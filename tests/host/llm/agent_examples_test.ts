@@ -9,7 +9,13 @@ import { anthropicMessage, MockLlm, openaiCompletion, openaiToolCall } from "./m
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
 
-const ENV = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_MODEL"];
+const ENV = [
+  "ANTHROPIC_BASE_URL",
+  "ANTHROPIC_API_KEY",
+  "OPENAI_BASE_URL",
+  "OPENAI_API_KEY",
+  "ANTHROPIC_MODEL",
+];
 async function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
   const saved = Object.fromEntries(ENV.map((k) => [k, Deno.env.get(k)]));
   for (const k of ENV) Deno.env.delete(k);
@@ -33,13 +39,19 @@ local result = agent.run({
   system = _CONTEXT, -- nil when -c is omitted (system prompt is optional)
 })
 print(result.content)`;
-  const r = await withEnv(anthEnv(), () => runLua(src, { prompt: "Summarise the README", context: "You are a concise technical writer." }));
+  const r = await withEnv(
+    anthEnv(),
+    () => runLua(src, { prompt: "Summarise the README", context: "You are a concise technical writer." }),
+  );
   assert.equal(r.outcome.status, "returned", r.stderr);
   assert.equal(r.stdout, "A short summary.\n");
   const body = mock.requests[0].body;
   assert.equal((body.system as { text: string }[])[0].text, "You are a concise technical writer.");
   assert.equal(mock.requests[0].headers["anthropic-beta"], "context-management-2025-06-27");
-  const none = await withEnv(anthEnv(), () => runLua(`local r = require("agent").run({ prompt = _PROMPT }); print(r.ok, r.error)`));
+  const none = await withEnv(
+    anthEnv(),
+    () => runLua(`local r = require("agent").run({ prompt = _PROMPT }); print(r.ok, r.error)`),
+  );
   assert.equal(none.stdout, "false\tagent.run: opts.prompt is required (a non-empty string)\n");
 });
 
@@ -87,7 +99,10 @@ end`;
   assert.equal(r.stdout, "turn\t1\t#tools\t0\nListed and summarised.\n");
   const q = mock.requests[0];
   assert.equal(q.headers["anthropic-beta"], "context-management-2025-06-27");
-  assert.equal((q.body.context_management as { edits: { keep: { value: number } }[] }).edits[0].keep.value, 3);
+  assert.equal(
+    (q.body.context_management as { edits: { keep: { value: number } }[] }).edits[0].keep.value,
+    3,
+  );
   assert.equal(q.body.tools, undefined, "tool_groups = { 'outline' } leaves no tool");
   assert.deepEqual((q.body.messages as { role: string }[]).map((m) => m.role), ["user", "assistant", "user"]);
 });
@@ -126,7 +141,13 @@ print(a.content, b.content, c.content)`;
 Deno.test("Protocol options: the example on vLLM, and its refusal on Claude with manual thinking", async () => {
   mock.reset();
   mock.push(
-    { kind: "json", body: openaiCompletion({ content: null, tool_calls: [openaiToolCall("c1", "grep", { q: "x" })] }, "tool_calls") },
+    {
+      kind: "json",
+      body: openaiCompletion(
+        { content: null, tool_calls: [openaiToolCall("c1", "grep", { q: "x" })] },
+        "tool_calls",
+      ),
+    },
     { kind: "json", body: openaiCompletion({ content: '{"answer":"done"}' }) },
   );
   const opts = `
@@ -170,7 +191,10 @@ print(r.ok, r.content, c.ok, c.error)`;
 Deno.test("Anthropic-only options warn once on the OpenAI path and are ignored", async () => {
   mock.reset();
   mock.push(
-    { kind: "json", body: openaiCompletion({ content: null, tool_calls: [openaiToolCall("c1", "noop", {})] }, "tool_calls") },
+    {
+      kind: "json",
+      body: openaiCompletion({ content: null, tool_calls: [openaiToolCall("c1", "noop", {})] }, "tool_calls"),
+    },
     { kind: "json", body: openaiCompletion({ content: "ok" }) },
   );
   const src = `

@@ -31,7 +31,9 @@ async function chat(opts: string, messages = `"hello there"`): Promise<Record<st
 }
 
 async function chatError(opts: string): Promise<{ error: string; stderr: string }> {
-  const r = await runLua(`local ok, e = pcall(llm.chat, "hello", ${opts}); assert(not ok, "expected a failure"); return tostring(e)`);
+  const r = await runLua(
+    `local ok, e = pcall(llm.chat, "hello", ${opts}); assert(not ok, "expected a failure"); return tostring(e)`,
+  );
   assert.equal(r.outcome.status, "returned", r.stderr);
   return { error: String((r.outcome as { result: string }).result), stderr: r.stderr };
 }
@@ -42,11 +44,15 @@ Deno.test("anthropic: request headers and body, normalised response", async () =
   mock.reset();
   mock.push({
     kind: "json",
-    body: anthropicMessage([
-      { type: "thinking", thinking: "let me see", signature: "sig1" },
-      { type: "text", text: "Hi!" },
-      { type: "tool_use", id: "toolu_1", name: "grep", input: { q: "x" } },
-    ], "tool_use", { input_tokens: 12, output_tokens: 7, cache_read_input_tokens: 100 }),
+    body: anthropicMessage(
+      [
+        { type: "thinking", thinking: "let me see", signature: "sig1" },
+        { type: "text", text: "Hi!" },
+        { type: "tool_use", id: "toolu_1", name: "grep", input: { q: "x" } },
+      ],
+      "tool_use",
+      { input_tokens: 12, output_tokens: 7, cache_read_input_tokens: 100 },
+    ),
   });
   const r = await chat(anth(`, system = "be brief", tools = { { name = "grep", description = "search",
     input_schema = { type = "object", properties = { q = { type = "string" } } } } }, max_tokens = 256`));
@@ -58,7 +64,11 @@ Deno.test("anthropic: request headers and body, normalised response", async () =
   assert.equal(req.headers["anthropic-beta"], undefined);
   assert.equal(req.body.model, "claude-haiku-4-5-20251001");
   assert.equal(req.body.max_tokens, 256);
-  assert.deepEqual(req.body.system, [{ type: "text", text: "be brief", cache_control: { type: "ephemeral" } }]);
+  assert.deepEqual(req.body.system, [{
+    type: "text",
+    text: "be brief",
+    cache_control: { type: "ephemeral" },
+  }]);
   assert.equal(req.body.stream, undefined);
   assert.deepEqual(r.content, [
     { type: "thinking", thinking: "let me see", signature: "sig1" },
@@ -79,11 +89,15 @@ Deno.test("anthropic: request headers and body, normalised response", async () =
 
 Deno.test("anthropic: SSE stream with thinking, text and tool input fragments, deltas in order", async () => {
   mock.reset();
-  const msg = anthropicMessage([
-    { type: "thinking", thinking: "hmm", signature: "sig2" },
-    { type: "text", text: "Looking it up" },
-    { type: "tool_use", id: "toolu_2", name: "lookup", input: { city: "Paris", n: 2 } },
-  ], "tool_use", { input_tokens: 20, output_tokens: 9 });
+  const msg = anthropicMessage(
+    [
+      { type: "thinking", thinking: "hmm", signature: "sig2" },
+      { type: "text", text: "Looking it up" },
+      { type: "tool_use", id: "toolu_2", name: "lookup", input: { city: "Paris", n: 2 } },
+    ],
+    "tool_use",
+    { input_tokens: 20, output_tokens: 9 },
+  );
   mock.push({ kind: "sse", events: anthropicStream(msg) });
   const out = await evalLua(`
     local deltas = {}
@@ -96,10 +110,13 @@ Deno.test("anthropic: SSE stream with thinking, text and tool input fragments, d
   assert.equal(r.stop_reason, "tool_use");
   assert.equal(r.usage.output_tokens, 9);
   assert.equal(r.usage.input_tokens, 20);
-  const text = deltas.filter((d: { type: string }) => d.type === "text").map((d: { text: string }) => d.text).join("");
+  const text = deltas.filter((d: { type: string }) => d.type === "text").map((d: { text: string }) => d.text)
+    .join("");
   assert.equal(text, "Looking it up");
   assert.deepEqual(deltas[0], { type: "thinking", index: 0, thinking: "hmm" });
-  const json = deltas.filter((d: { type: string }) => d.type === "tool_use").map((d: { partial_json: string }) => d.partial_json)
+  const json = deltas.filter((d: { type: string }) => d.type === "tool_use").map((
+    d: { partial_json: string },
+  ) => d.partial_json)
     .join("");
   assert.deepEqual(JSON.parse(json), { city: "Paris", n: 2 });
 });
@@ -109,7 +126,11 @@ Deno.test("openai: tool calls, reasoning_content, request translation", async ()
   mock.push({
     kind: "json",
     body: openaiCompletion(
-      { content: "checking", reasoning_content: "need the tool", tool_calls: [openaiToolCall("call_1", "grep", { q: "y" })] },
+      {
+        content: "checking",
+        reasoning_content: "need the tool",
+        tool_calls: [openaiToolCall("call_1", "grep", { q: "y" })],
+      },
       "tool_calls",
       { prompt_tokens: 30, completion_tokens: 8, total_tokens: 38 },
     ),
@@ -120,7 +141,10 @@ Deno.test("openai: tool calls, reasoning_content, request translation", async ()
   assert.equal(req.path, "/v1/chat/completions");
   assert.equal(req.headers["authorization"], `Bearer ${KEY}`);
   assert.equal(req.headers["anthropic-version"], undefined);
-  assert.deepEqual(req.body.messages, [{ role: "system", content: "sys" }, { role: "user", content: "hello there" }]);
+  assert.deepEqual(req.body.messages, [{ role: "system", content: "sys" }, {
+    role: "user",
+    content: "hello there",
+  }]);
   assert.equal(req.body.max_tokens, 64);
   assert.equal(req.body.tool_choice, "required");
   assert.equal(req.body.parallel_tool_calls, false);
@@ -138,7 +162,11 @@ Deno.test("openai: tool calls, reasoning_content, request translation", async ()
 Deno.test("openai: streamed deltas with tool-call argument fragments and usage chunk", async () => {
   mock.reset();
   const c = openaiCompletion(
-    { content: "on it", reasoning_content: "think", tool_calls: [openaiToolCall("call_9", "lookup", { city: "Oslo" })] },
+    {
+      content: "on it",
+      reasoning_content: "think",
+      tool_calls: [openaiToolCall("call_9", "lookup", { city: "Oslo" })],
+    },
     "tool_calls",
     { prompt_tokens: 11, completion_tokens: 4, total_tokens: 15 },
   );
@@ -164,7 +192,12 @@ Deno.test("openai: streamed deltas with tool-call argument fragments and usage c
 Deno.test("429 with Retry-After is retried after the delay the server asked for", async () => {
   mock.reset();
   mock.push(
-    { kind: "json", status: 429, body: anthropicError("rate_limit_error", "slow down"), headers: { "retry-after": "1" } },
+    {
+      kind: "json",
+      status: 429,
+      body: anthropicError("rate_limit_error", "slow down"),
+      headers: { "retry-after": "1" },
+    },
     { kind: "json", body: anthropicMessage([{ type: "text", text: "ok" }]) },
   );
   const t0 = performance.now();
@@ -185,21 +218,37 @@ Deno.test("500 then success; 529 overloaded exhausts max_retries with a clear er
   assert.equal(mock.requests.length, 2);
   mock.reset();
   for (let i = 0; i < 2; i++) {
-    mock.push({ kind: "json", status: 529, body: anthropicError("overloaded_error", "Overloaded"), headers: { "retry-after-ms": "10" } });
+    mock.push({
+      kind: "json",
+      status: 529,
+      body: anthropicError("overloaded_error", "Overloaded"),
+      headers: { "retry-after-ms": "10" },
+    });
   }
   const { error } = await chatError(`{ base_url = "${mock.url}", api_key = "k", max_retries = 1 }`);
-  assert.match(error, /llm: anthropic HTTP 529 \(overloaded_error\): Overloaded \(gave up after 2 attempts\)/);
+  assert.match(
+    error,
+    /llm: anthropic HTTP 529 \(overloaded_error\): Overloaded \(gave up after 2 attempts\)/,
+  );
   assert.equal(mock.requests.length, 2);
 });
 
 Deno.test("a 400 with an error type is not retried and says what the server said", async () => {
   mock.reset();
-  mock.push({ kind: "json", status: 400, body: anthropicError("invalid_request_error", "max_tokens: too large") });
+  mock.push({
+    kind: "json",
+    status: 400,
+    body: anthropicError("invalid_request_error", "max_tokens: too large"),
+  });
   const { error } = await chatError(`{ base_url = "${mock.url}", api_key = "k", max_retries = 3 }`);
   assert.match(error, /anthropic HTTP 400 \(invalid_request_error\): max_tokens: too large/);
   assert.equal(mock.requests.length, 1);
   mock.reset();
-  mock.push({ kind: "json", status: 401, body: { error: { message: "bad key", type: "invalid_request_error", code: "invalid_api_key" } } });
+  mock.push({
+    kind: "json",
+    status: 401,
+    body: { error: { message: "bad key", type: "invalid_request_error", code: "invalid_api_key" } },
+  });
   const e2 = await chatError(oai(", max_retries = 3"));
   assert.match(e2.error, /openai HTTP 401 \(invalid_request_error\): bad key/);
 });
@@ -228,7 +277,11 @@ Deno.test("a stream cut in the middle is an error, never a half answer", async (
   mock.reset();
   mock.push({ kind: "sse", events: oevents.slice(0, 3) }, { kind: "sse", events: oevents });
   const r = await chat(oai(`, max_retries = 1, stream = true`));
-  assert.deepEqual(r.content, [{ type: "text", text: "partial answer here" }], "retried when nothing was delivered");
+  assert.deepEqual(
+    r.content,
+    [{ type: "text", text: "partial answer here" }],
+    "retried when nothing was delivered",
+  );
 });
 
 Deno.test("a slow server hits the timeout, which is not retried", async () => {
@@ -252,7 +305,10 @@ Deno.test("obs lines: one http_request and one http_response per attempt, ids, n
     assert.equal(r.outcome.status, "returned", r.stderr);
     const lines = r.stderr.split("\n").filter((l) => l.includes("prefix=ab.obs"));
     assert.equal(lines.length, 2, r.stderr);
-    assert.match(lines[0], /event=http_request component=http trace_id=trace-123 run_id=run-9 agent_id=[0-9a-f-]{36} agent_name=tester method=POST url=http:\/\/127\.0\.0\.1:\d+\/v1\/messages provider=anthropic attempt=1/);
+    assert.match(
+      lines[0],
+      /event=http_request component=http trace_id=trace-123 run_id=run-9 agent_id=[0-9a-f-]{36} agent_name=tester method=POST url=http:\/\/127\.0\.0\.1:\d+\/v1\/messages provider=anthropic attempt=1/,
+    );
     assert.match(lines[1], /event=http_response .* status=200 latency_ms=\d+/);
     assert.ok(!r.stderr.includes(KEY) && !r.stderr.includes("SECRET-PROMPT-TEXT"));
   } finally {
@@ -279,7 +335,10 @@ Deno.test("endpoint and key resolution: env base URL, api_key_env, refusal witho
   Deno.env.delete("OPENAI_API_KEY");
   try {
     const { error } = await chatError(`{ provider = "openai" }`);
-    assert.match(error, /no API key for provider 'openai': set OPENAI_API_KEY or pass api_key \/ api_key_env/);
+    assert.match(
+      error,
+      /no API key for provider 'openai': set OPENAI_API_KEY or pass api_key \/ api_key_env/,
+    );
   } finally {
     if (saved !== undefined) Deno.env.set("OPENAI_API_KEY", saved);
   }
@@ -301,7 +360,13 @@ Deno.test("on_delta errors abort the request with a clear message", async () => 
 Deno.test("llm.chat argument errors", async () => {
   const r = await runLua(`llm.chat(42)`);
   assert.equal(r.outcome.status, "failed");
-  assert.match((r.outcome as { message: string }).message, /llm.chat: argument 1 \(messages\) must be a string or a table, got number/);
+  assert.match(
+    (r.outcome as { message: string }).message,
+    /llm.chat: argument 1 \(messages\) must be a string or a table, got number/,
+  );
   const r2 = await runLua(`llm.chat("x", { provider = "bard" })`);
-  assert.match((r2.outcome as { message: string }).message, /must be anthropic, openai or replay, got "bard"/);
+  assert.match(
+    (r2.outcome as { message: string }).message,
+    /must be anthropic, openai or replay, got "bard"/,
+  );
 });

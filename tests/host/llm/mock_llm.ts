@@ -28,11 +28,15 @@ export type Reply =
 export class MockLlm {
   readonly requests: Captured[] = [];
   #queue: Reply[] = [];
+  #hanging: (() => void)[] = [];
   #server: Deno.HttpServer<Deno.NetAddr>;
   readonly url: string;
 
   constructor() {
-    this.#server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => this.#handle(req));
+    this.#server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      (req) => this.#handle(req),
+    );
     this.url = `http://127.0.0.1:${this.#server.addr.port}`;
   }
 
@@ -44,6 +48,7 @@ export class MockLlm {
 
   /** Drops queued replies and recorded requests. */
   reset(): void {
+    this.#release();
     this.#queue = [];
     this.requests.length = 0;
   }
@@ -53,7 +58,12 @@ export class MockLlm {
   }
 
   async close(): Promise<void> {
+    this.#release();
     await this.#server.shutdown();
+  }
+
+  #release(): void {
+    for (const r of this.#hanging.splice(0)) r();
   }
 
   async #handle(req: Request): Promise<Response> {
@@ -66,14 +76,24 @@ export class MockLlm {
     req.headers.forEach((v, k) => (headers[k] = v));
     this.requests.push({ path: new URL(req.url).pathname, headers, body, raw });
     const r = this.#queue.shift();
-    if (!r) return Response.json({ type: "error", error: { type: "api_error", message: "mock: no scripted reply" } }, { status: 418 });
+    if (!r) {
+      return Response.json({
+        type: "error",
+        error: { type: "api_error", message: "mock: no scripted reply" },
+      }, { status: 418 });
+    }
     switch (r.kind) {
       case "json":
         return Response.json(r.body, { status: r.status ?? 200, headers: r.headers });
       case "raw":
-        return new Response(r.text, { status: r.status ?? 200, headers: { "content-type": r.contentType ?? "application/json" } });
+        return new Response(r.text, {
+          status: r.status ?? 200,
+          headers: { "content-type": r.contentType ?? "application/json" },
+        });
       case "hang":
-        await new Promise<void>((resolve) => req.signal.addEventListener("abort", () => resolve(), { once: true }));
+        await new Promise<void>((resolve) =>
+          req.signal.addEventListener("abort", () => resolve(), { once: true })
+        );
         return new Response(null, { status: 204 });
       case "sse": {
         const enc = new TextEncoder();
@@ -84,7 +104,9 @@ export class MockLlm {
             else c.close();
           },
         });
-        return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+        return new Response(stream, {
+          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+        });
       }
     }
   }
@@ -95,7 +117,11 @@ export class MockLlm {
 type Block = Record<string, unknown>;
 
 /** A Messages API response. */
-export function anthropicMessage(content: Block[], stop_reason = "end_turn", usage: Record<string, number> = {}) {
+export function anthropicMessage(
+  content: Block[],
+  stop_reason = "end_turn",
+  usage: Record<string, number> = {},
+) {
   return {
     id: "msg_mock_1",
     type: "message",
@@ -127,11 +153,23 @@ export function anthropicStream(message: ReturnType<typeof anthropicMessage>): s
   }));
   message.content.forEach((b, index) => {
     if (b.type === "text") {
-      out.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }));
+      out.push(
+        sse("content_block_start", {
+          type: "content_block_start",
+          index,
+          content_block: { type: "text", text: "" },
+        }),
+      );
       const t = String(b.text);
       const half = Math.ceil(t.length / 2);
       for (const part of [t.slice(0, half), t.slice(half)]) {
-        out.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: part } }));
+        out.push(
+          sse("content_block_delta", {
+            type: "content_block_delta",
+            index,
+            delta: { type: "text_delta", text: part },
+          }),
+        );
       }
       out.push(": keep-alive comment\n\n");
       out.push(sse("ping", { type: "ping" }));
@@ -141,8 +179,20 @@ export function anthropicStream(message: ReturnType<typeof anthropicMessage>): s
         index,
         content_block: { type: "thinking", thinking: "", signature: "" },
       }));
-      out.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: b.thinking } }));
-      out.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } }));
+      out.push(
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "thinking_delta", thinking: b.thinking },
+        }),
+      );
+      out.push(
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "signature_delta", signature: b.signature },
+        }),
+      );
     } else if (b.type === "tool_use") {
       out.push(sse("content_block_start", {
         type: "content_block_start",
@@ -152,7 +202,13 @@ export function anthropicStream(message: ReturnType<typeof anthropicMessage>): s
       const json = JSON.stringify(b.input);
       const half = Math.ceil(json.length / 2);
       for (const part of [json.slice(0, half), json.slice(half)]) {
-        out.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: part } }));
+        out.push(
+          sse("content_block_delta", {
+            type: "content_block_delta",
+            index,
+            delta: { type: "input_json_delta", partial_json: part },
+          }),
+        );
       }
     }
     out.push(sse("content_block_stop", { type: "content_block_stop", index }));
@@ -184,7 +240,12 @@ export function openaiCompletion(
     object: "chat.completion",
     created: 1764460800,
     model: "gpt-4o-mini",
-    choices: [{ index: 0, message: { role: "assistant", content: null, refusal: null, ...message }, finish_reason, logprobs: null }],
+    choices: [{
+      index: 0,
+      message: { role: "assistant", content: null, refusal: null, ...message },
+      finish_reason,
+      logprobs: null,
+    }],
     usage,
   };
 }
@@ -207,9 +268,19 @@ export function openaiStream(c: ReturnType<typeof openaiCompletion>): string[] {
     const half = Math.ceil(t.length / 2);
     out.push(chunk({ content: t.slice(0, half) }), chunk({ content: t.slice(half) }));
   }
-  const calls = (m.tool_calls as { id: string; function: { name: string; arguments: string } }[] | undefined) ?? [];
+  const calls =
+    (m.tool_calls as { id: string; function: { name: string; arguments: string } }[] | undefined) ?? [];
   calls.forEach((tc, index) => {
-    out.push(chunk({ tool_calls: [{ index, id: tc.id, type: "function", function: { name: tc.function.name, arguments: "" } }] }));
+    out.push(
+      chunk({
+        tool_calls: [{
+          index,
+          id: tc.id,
+          type: "function",
+          function: { name: tc.function.name, arguments: "" },
+        }],
+      }),
+    );
     const a = tc.function.arguments;
     const half = Math.ceil(a.length / 2);
     for (const part of [a.slice(0, half), a.slice(half)]) {

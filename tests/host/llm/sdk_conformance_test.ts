@@ -25,20 +25,31 @@ import {
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
 
-const TOOLS = `{ { name = "lookup", description = "Look up a city", input_schema = { type = "object",
-  properties = { city = { type = "string" } }, required = { "city" } } } }`;
-
 /** Runs agent.run for two turns (tool call, then answer) and returns the two request bodies. */
 async function twoTurns(provider: "anthropic" | "openai", opts: string): Promise<Record<string, unknown>[]> {
   mock.reset();
   if (provider === "anthropic") {
     mock.push(
-      { kind: "json", body: anthropicMessage([{ type: "text", text: "checking" }, { type: "tool_use", id: "toolu_a", name: "lookup", input: { city: "Oslo" } }], "tool_use") },
+      {
+        kind: "json",
+        body: anthropicMessage([{ type: "text", text: "checking" }, {
+          type: "tool_use",
+          id: "toolu_a",
+          name: "lookup",
+          input: { city: "Oslo" },
+        }], "tool_use"),
+      },
       { kind: "json", body: anthropicMessage([{ type: "text", text: "It is cold." }]) },
     );
   } else {
     mock.push(
-      { kind: "json", body: openaiCompletion({ content: null, tool_calls: [openaiToolCall("call_a", "lookup", { city: "Oslo" })] }, "tool_calls") },
+      {
+        kind: "json",
+        body: openaiCompletion({
+          content: null,
+          tool_calls: [openaiToolCall("call_a", "lookup", { city: "Oslo" })],
+        }, "tool_calls"),
+      },
       { kind: "json", body: openaiCompletion({ content: "It is cold." }) },
     );
   }
@@ -64,25 +75,39 @@ async function oneCall(provider: "anthropic" | "openai", opts: string): Promise<
       : { kind: "sse", events: openaiStream(openaiCompletion({ content: "ok" })) },
   );
   const base = provider === "anthropic" ? mock.url : mock.url + "/v1";
-  await evalLua(`return std.json.encode(llm.chat("hi", { provider = "${provider}", base_url = "${base}", api_key = "k",
-    max_retries = 0, stream = true, ${opts} }))`);
+  await evalLua(
+    `return std.json.encode(llm.chat("hi", { provider = "${provider}", base_url = "${base}", api_key = "k",
+    max_retries = 0, stream = true, ${opts} }))`,
+  );
   return mock.requests[0].body;
 }
 
 Deno.test("our request bodies type-check against the official SDKs' params", async () => {
   const anthropicPlain = [
-    ...await twoTurns("anthropic", `context_management = false, tools = nil, parallel_tool_calls = false,
-      thinking = { budget_tokens = 2048 }, max_tokens = 4096, stop = { "END" }, top_k = 20`),
+    ...await twoTurns(
+      "anthropic",
+      `context_management = false, tools = nil, parallel_tool_calls = false,
+      thinking = { budget_tokens = 2048 }, max_tokens = 4096, stop = { "END" }, top_k = 20`,
+    ),
     await oneCall("anthropic", `model = "claude-sonnet-4-5", temperature = 0.3, top_p = 0.9`),
   ];
-  const anthropicBeta = await twoTurns("anthropic", `model = "claude-opus-4-7", thinking = { effort = "high" },
+  const anthropicBeta = await twoTurns(
+    "anthropic",
+    `model = "claude-opus-4-7", thinking = { effort = "high" },
     tool_choice = "auto", response_format = { type = "json_schema", json_schema = { name = "out",
-    schema = { type = "object", properties = { answer = { type = "string" } } } } }`);
+    schema = { type = "object", properties = { answer = { type = "string" } } } } }`,
+  );
   const openaiBodies = [
-    ...await twoTurns("openai", `model = "gpt-4o-mini", tool_choice = { type = "function", name = "lookup" },
+    ...await twoTurns(
+      "openai",
+      `model = "gpt-4o-mini", tool_choice = { type = "function", name = "lookup" },
       parallel_tool_calls = false, stop = "END", seed = 7, temperature = 0.2, max_tokens = 300,
-      response_format = { type = "json_schema", json_schema = { name = "out", schema = { type = "object" } } }`),
-    await oneCall("openai", `model = "gpt-5.1", thinking = { effort = "low" }, max_tokens = 500, temperature = 0.4`),
+      response_format = { type = "json_schema", json_schema = { name = "out", schema = { type = "object" } } }`,
+    ),
+    await oneCall(
+      "openai",
+      `model = "gpt-5.1", thinking = { effort = "low" }, max_tokens = 500, temperature = 0.4`,
+    ),
   ];
   // runtime checks of what the type check cannot see
   assert.deepEqual((anthropicBeta[0].context_management as { edits: unknown[] }).edits.length, 1);
@@ -94,11 +119,15 @@ Deno.test("our request bodies type-check against the official SDKs' params", asy
   const lines = [
     `import type Anthropic from "@anthropic-ai/sdk";`,
     `import type OpenAI from "openai";`,
-    ...anthropicPlain.map((b, i) => `export const a${i} = ${JSON.stringify(b)} satisfies Anthropic.MessageCreateParams;`),
+    ...anthropicPlain.map((b, i) =>
+      `export const a${i} = ${JSON.stringify(b)} satisfies Anthropic.MessageCreateParams;`
+    ),
     ...anthropicBeta.map((b, i) =>
       `export const b${i} = ${JSON.stringify(b)} satisfies Anthropic.Beta.Messages.MessageCreateParams;`
     ),
-    ...openaiBodies.map((b, i) => `export const o${i} = ${JSON.stringify(b)} satisfies OpenAI.Chat.ChatCompletionCreateParams;`),
+    ...openaiBodies.map((b, i) =>
+      `export const o${i} = ${JSON.stringify(b)} satisfies OpenAI.Chat.ChatCompletionCreateParams;`
+    ),
     // the check must be able to fail: a misspelt field is refused
     `// @ts-expect-error a field the API does not have`,
     `export const bad = { model: "m", max_tokens: 1, messages: [], stop: ["x"] } satisfies Anthropic.MessageCreateParams;`,
@@ -142,7 +171,9 @@ Deno.test("our headers match what the official SDKs send", async () => {
     messages: [{ role: "user", content: "hi" }],
   });
   mock.push({ kind: "json", body: openaiCompletion({ content: "a" }) });
-  await evalLua(`llm.chat("hi", { provider = "openai", base_url = "${mock.url}/v1", api_key = "k2", max_retries = 0 })`);
+  await evalLua(
+    `llm.chat("hi", { provider = "openai", base_url = "${mock.url}/v1", api_key = "k2", max_retries = 0 })`,
+  );
   const [osdk, oours] = mock.requests;
   assert.equal(oours.path, osdk.path);
   assert.equal(oours.headers.authorization, osdk.headers.authorization);
@@ -158,7 +189,11 @@ Deno.test("the official SDKs accept the mock's replies (JSON and SSE)", async ()
   ], "tool_use");
   mock.reset();
   mock.push({ kind: "json", body: msg }, { kind: "sse", events: anthropicStream(msg) });
-  const params = { model: "claude-haiku-4-5-20251001", max_tokens: 100, messages: [{ role: "user" as const, content: "hi" }] };
+  const params = {
+    model: "claude-haiku-4-5-20251001",
+    max_tokens: 100,
+    messages: [{ role: "user" as const, content: "hi" }],
+  };
   const m1 = await anthropic.messages.create(params);
   assert.deepEqual(m1.content, msg.content);
   const m2 = await anthropic.messages.stream(params).finalMessage();
@@ -166,7 +201,11 @@ Deno.test("the official SDKs accept the mock's replies (JSON and SSE)", async ()
   assert.equal(m2.stop_reason, "tool_use");
 
   const openai = new OpenAI({ baseURL: mock.url + "/v1", apiKey: "k", maxRetries: 0 });
-  const c = openaiCompletion({ content: "Hi", reasoning_content: "r", tool_calls: [openaiToolCall("call_1", "lookup", { city: "Oslo" })] }, "tool_calls");
+  const c = openaiCompletion({
+    content: "Hi",
+    reasoning_content: "r",
+    tool_calls: [openaiToolCall("call_1", "lookup", { city: "Oslo" })],
+  }, "tool_calls");
   mock.push({ kind: "json", body: c }, { kind: "sse", events: openaiStream(c) });
   const oparams = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "hi" }] };
   const c1 = await openai.chat.completions.create(oparams);
