@@ -268,7 +268,10 @@ function M.run(opts)
           return true, "stopped"
         end
       end
-      if #calls == 0 then return true, "completed" end
+      if #calls == 0 then
+        -- pause_turn: a long server-side tool turn paused; sending the conversation back resumes it
+        if resp.stop_reason ~= "pause_turn" then return true, "completed" end
+      end
       if opts.max_tokens_budget and state.usage.total_tokens >= opts.max_tokens_budget then
         answer_pending(calls, "token budget spent")
         return false, "budget", sformat("agent.run: token budget spent: %d of %d tokens after %d turns",
@@ -284,12 +287,14 @@ function M.run(opts)
         return false, "max_iterations", sformat("agent.run: max_iterations (%d) reached with %d tool call(s) pending",
           max_iter, #calls)
       end
-      local results = proto.array()
-      for i, call in ipairs(calls) do
-        local text, is_err = dispatch(call)
-        results[i] = { type = "tool_result", tool_use_id = call.id, content = text, is_error = is_err or nil }
+      if #calls > 0 then
+        local results = proto.array()
+        for i, call in ipairs(calls) do
+          local text, is_err = dispatch(call)
+          results[i] = { type = "tool_result", tool_use_id = call.id, content = text, is_error = is_err or nil }
+        end
+        state.messages[#state.messages + 1] = { role = "user", content = results }
       end
-      state.messages[#state.messages + 1] = { role = "user", content = results }
     end
   end)
   if conn then

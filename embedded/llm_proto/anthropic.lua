@@ -146,8 +146,22 @@ function A.build(req, profile, warn)
   local messages, system = convert_messages(req.messages, req.system, cache)
   local body = { model = model, max_tokens = max_tokens, messages = messages }
   local betas = P.array()
-  if system ~= nil and system ~= "" then
-    if type(system) ~= "string" then error("llm_proto.anthropic: system must be a string", 0) end
+  if type(system) == "table" then
+    -- text blocks given as they are; the cache marker goes on a copy of the last one
+    local blocks = P.array()
+    for i, b in ipairs(system) do
+      if type(b) ~= "table" or b.type ~= "text" then
+        error(sformat("llm_proto.anthropic: system[%d] must be a text block", i), 0)
+      end
+      blocks[i] = b
+    end
+    if cache and #blocks > 0 then
+      blocks[#blocks] = P.copy(blocks[#blocks])
+      blocks[#blocks].cache_control = cache_marker(cache)
+    end
+    if #blocks > 0 then body.system = blocks end
+  elseif system ~= nil and system ~= "" then
+    if type(system) ~= "string" then error("llm_proto.anthropic: system must be a string or text blocks", 0) end
     body.system = cache and P.array({ { type = "text", text = system, cache_control = cache_marker(cache) } }) or system
   end
   body.tools = convert_tools(req.tools, cache)

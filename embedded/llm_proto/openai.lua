@@ -51,6 +51,7 @@ local convert_one
 
 local function convert_messages(messages, system)
   local out = P.array()
+  if type(system) == "table" then system = P.content_text(system) end
   if system ~= nil and system ~= "" then out[1] = { role = "system", content = system } end
   for i, m in ipairs(messages) do
     if type(m) ~= "table" then
@@ -151,6 +152,12 @@ function O.build(req, profile, warn)
   body.tools = convert_tools(req.tools)
 
   local tc = P.tool_choice(req.tool_choice)
+  if tc and not body.tools then
+    if tc.mode == "tool" or tc.mode == "required" then
+      error("llm_proto.openai: tool_choice forces a tool but the request has no tools", 0)
+    end
+    tc = nil -- the API takes tool_choice only together with tools
+  end
   if tc then
     if dialect == "ollama" then
       warn("tool_choice is not taken by Ollama; dropped")

@@ -210,6 +210,20 @@ describe("agent.run", function()
     package.loaded.mcp_tools = nil
   end)
 
+  it("resumes after pause_turn instead of stopping", function()
+    local r = agent.run({
+      provider = "replay",
+      replay = script({
+        { content = { { type = "text", text = "searching" } }, stop_reason = "pause_turn" },
+        { expect = { messages = 2 }, content = "found it" },
+      }),
+      prompt = "p",
+    })
+    expect(r.error).to_not.exist()
+    expect(r.num_turns).to.equal(2)
+    expect(r.content).to.equal("found it")
+  end)
+
   it("cleans up its scripts", function()
     for _, p in ipairs(made) do os.remove(p) end
   end)
