@@ -150,7 +150,8 @@ function Port:chat(request)
     error(sformat("port:chat: field 'on_delta' must be a function, got %s", type(on_delta)), 2)
   end
   local wire = built.body
-  local raw = encode_messages(wire.messages)
+  local sent = wire.messages -- kept alive (and its texts with it) until the request is done
+  local raw = encode_messages(sent)
   wire.messages = nil
   local raw_tools
   if wire.tools and type(request.tools) == "table" then
@@ -177,6 +178,7 @@ function Port:chat(request)
     max_retries = req.max_retries,
     stream = req.stream == true or on_delta ~= nil,
   }, on_delta)
+  sent = nil
   local resp = P.normalize(self.provider, body, warn)
   resp.usage.cost_usd = P.cost(resp.model or profile.model, resp.usage, req.prices)
   return resp
