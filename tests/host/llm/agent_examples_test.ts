@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { REPO_ROOT, runCli, runLua } from "../../helpers.ts";
-import { anthropicMessage, MockLlm, openaiCompletion, openaiToolCall } from "./mock_llm.ts";
+import { anthropicMessage, anthropicStream, MockLlm, openaiCompletion, openaiToolCall } from "./mock_llm.ts";
 
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
@@ -209,6 +209,39 @@ print(r.ok)`;
     assert.equal(n, 1, `${k} warned ${n} times:\n${r.stderr}`);
   }
   assert.equal(mock.requests[1].body.context_management, undefined);
+});
+
+Deno.test("agent.run streams a tool loop over Anthropic SSE with on_delta", async () => {
+  mock.reset();
+  mock.push(
+    {
+      kind: "sse",
+      events: anthropicStream(
+        anthropicMessage([
+          { type: "thinking", thinking: "use the tool", signature: "s1" },
+          { type: "text", text: "Counting." },
+          { type: "tool_use", id: "toolu_s", name: "count", input: { text: "a b c" } },
+        ], "tool_use"),
+      ),
+    },
+    { kind: "sse", events: anthropicStream(anthropicMessage([{ type: "text", text: "Three words." }])) },
+  );
+  const src = `
+tool.register("count", { description = "counts words" }, function(x)
+  local n = 0 for _ in x.text:gmatch("%S+") do n = n + 1 end return n end)
+local text = {}
+local r = require("agent").run({ prompt = "count 'a b c'", model = "claude-haiku-4-5-20251001",
+  on_delta = function(d) if d.type == "text" then text[#text + 1] = d.text end end })
+print(r.ok, r.content, table.concat(text))`;
+  const r = await withEnv(anthEnv(), () => runLua(src));
+  assert.equal(r.stdout, "true\tThree words.\tCounting.Three words.\n", r.stderr);
+  const second = mock.requests[1].body.messages as {
+    role: string;
+    content: { type: string; content?: string }[];
+  }[];
+  assert.equal(mock.requests[1].body.stream, true);
+  assert.equal(second[1].content[0].type, "thinking", "the signed thinking block goes back");
+  assert.equal(second[2].content[0].content, "3");
 });
 
 Deno.test("blocks/hello_agent.lua runs offline through the CLI on its replay script", async () => {

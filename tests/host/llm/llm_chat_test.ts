@@ -370,3 +370,15 @@ Deno.test("llm.chat argument errors", async () => {
     /must be anthropic, openai or replay, got "bard"/,
   );
 });
+
+Deno.test("a refused connection is retried, then reported", async () => {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  const { error, stderr } = await chatError(
+    `{ base_url = "http://127.0.0.1:${port}", api_key = "k", max_retries = 1 }`,
+  );
+  assert.match(error, /llm: anthropic connection failed: .* \(gave up after 2 attempts\)/);
+  assert.equal(stderr.split("\n").filter((l) => l.includes("event=http_request")).length, 2);
+  assert.match(stderr, /event=http_response .* status=0 latency_ms=\d+ error=connection/);
+});
