@@ -109,8 +109,21 @@ local function convert_messages(messages, system, cache)
   return out, sys
 end
 
+-- Converted tool lists by list identity and cache option (a loop offers the same list each turn).
+local converted_tools = setmetatable({}, { __mode = "k" })
+
+local convert_tools_uncached
 local function convert_tools(tools, cache)
   if tools == nil or #tools == 0 then return nil end
+  local key = type(cache) == "table" and cache or tostring(cache)
+  local hit = converted_tools[tools]
+  if hit and hit.key == key and hit.n == #tools then return hit.out end
+  local out = convert_tools_uncached(tools, cache)
+  converted_tools[tools] = { key = key, n = #tools, out = out }
+  return out
+end
+
+function convert_tools_uncached(tools, cache)
   local out = P.array()
   for i, t in ipairs(tools) do
     if type(t) ~= "table" or type(t.name) ~= "string" then

@@ -314,14 +314,19 @@ function M.price_of(model, overrides)
   return by_prefix(M.prices, model)
 end
 
---- Cost in USD of a six-field usage, or nil when the model has no price.
-function M.cost(model, usage, overrides)
-  local p = M.price_of(model, overrides)
-  if not p or not usage then return nil end
+--- Cost in USD of a six-field usage at price entry `p`.
+function M.cost_at(p, usage)
   local cr = p.cache_read or p.input
   local cw = p.cache_write or p.input
   return (usage.input_tokens * p.input + usage.output_tokens * p.output
     + usage.cache_read_input_tokens * cr + usage.cache_creation_input_tokens * cw) / 1e6
+end
+
+--- Cost in USD of a six-field usage, or nil when the model has no price.
+function M.cost(model, usage, overrides)
+  local p = M.price_of(model, overrides)
+  if not p or not usage then return nil end
+  return M.cost_at(p, usage)
 end
 
 -- dispatch ------------------------------------------------------------------------------------

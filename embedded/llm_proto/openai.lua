@@ -120,8 +120,20 @@ function convert_one(m)
   return out
 end
 
+-- Converted tool lists by list identity (a loop offers the same list each turn).
+local converted_tools = setmetatable({}, { __mode = "k" })
+
+local convert_tools_uncached
 local function convert_tools(tools)
   if tools == nil or #tools == 0 then return nil end
+  local hit = converted_tools[tools]
+  if hit and hit.n == #tools then return hit.out end
+  local out = convert_tools_uncached(tools)
+  converted_tools[tools] = { n = #tools, out = out }
+  return out
+end
+
+function convert_tools_uncached(tools)
   local out = P.array()
   for i, t in ipairs(tools) do
     if type(t) ~= "table" or type(t.name) ~= "string" then

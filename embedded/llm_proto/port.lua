@@ -53,11 +53,20 @@ local type, pairs, ipairs, error, setmetatable, sformat = type, pairs, ipairs, e
 local Port = {}
 Port.__index = Port
 
+-- The request with the open-time defaults behind it (read through __index, not copied).
 local function merged(defaults, req)
   local r = {}
-  for k, v in pairs(defaults) do r[k] = v end
   for k, v in pairs(req) do r[k] = v end
-  return r
+  return setmetatable(r, { __index = defaults })
+end
+
+-- Cost of a response, with the price entry looked up once per model and price table.
+local function cost(port, model, usage, prices)
+  if port._price_model ~= model or port._price_table ~= prices then
+    port._price_model, port._price_table = model, prices
+    port._price = P.price_of(model, prices) or false
+  end
+  return port._price and P.cost_at(port._price, usage) or nil
 end
 
 local function check_request(req)
@@ -107,6 +116,7 @@ local function http_provider(wire, model_env, default_model)
       _defaults = opts,
       _warned = {},
     }, Port)
+    port._warn = warner(port)
     return port
   end
   return prov
@@ -115,8 +125,9 @@ end
 -- JSON text of each wire message, by identity: the adapters reuse a message's converted form
 -- while it is unchanged, so a loop encodes each message once instead of on every turn. The text
 -- stays on the host side (`T.encode` returns an id, released when the handle is collected) and
--- the transport splices it into the body (`raw_messages`). A request's `tools` list is encoded
--- once per list table (`raw_tools`): pass the same table while the tools are the same.
+-- the transport splices it into the body (`raw_messages`). The adapters reuse a tools list's
+-- converted form per list table, so it is encoded once too (`raw_tools`): pass the same table
+-- while the tools are the same, and treat messages and tool lists as values once sent.
 local encoded = setmetatable({}, { __mode = "k" })
 local handle_mt = { __gc = function(h) T.release(h.id) end }
 
@@ -141,7 +152,7 @@ end
 function Port:chat(request)
   check_request(request)
   local req = merged(self._defaults, request)
-  local warn = warner(self)
+  local warn = self._warn
   if self.provider == "replay" then return self:_replay(req, warn) end
   local profile = self.profile
   local built = P.build(self.provider, req, profile, warn)
@@ -154,16 +165,13 @@ function Port:chat(request)
   local raw = encode_messages(sent)
   wire.messages = nil
   local raw_tools
-  if wire.tools and type(request.tools) == "table" then
-    -- the same tools list (by identity) with the same options encodes to the same text
-    local key = self.provider .. "\0" .. tostring(req.cache_control)
-    local hit = encoded[request.tools]
-    if not (hit and hit.key == key) then
-      hit = encode(wire.tools)
-      hit.key = key
-      encoded[request.tools] = hit
+  if wire.tools then
+    local h = encoded[wire.tools]
+    if not h then
+      h = encode(wire.tools)
+      encoded[wire.tools] = h
     end
-    raw_tools, wire.tools = hit.id, nil
+    raw_tools, wire.tools = h.id, nil
   end
   local body = T.send({
     provider = self.provider,
@@ -180,7 +188,7 @@ function Port:chat(request)
   }, on_delta)
   sent = nil
   local resp = P.normalize(self.provider, body, warn)
-  resp.usage.cost_usd = P.cost(resp.model or profile.model, resp.usage, req.prices)
+  resp.usage.cost_usd = cost(self, resp.model or profile.model, resp.usage, req.prices)
   return resp
 end
 
@@ -289,7 +297,7 @@ function Port:_replay(req, warn)
       elseif b.type == "thinking" then req.on_delta({ type = "thinking", index = 0, thinking = b.thinking }) end
     end
   end
-  resp.usage.cost_usd = P.cost(resp.model, resp.usage, req.prices)
+  resp.usage.cost_usd = cost(self, resp.model, resp.usage, req.prices)
   return resp
 end
 
@@ -304,7 +312,7 @@ function replay:open(opts)
   local model = opts.model or "replay"
   local profile = P.profile("anthropic", model, { max_tokens = opts.max_tokens })
   profile.provider, profile.dialect = "replay", "replay"
-  return setmetatable({
+  local port = setmetatable({
     provider = "replay",
     profile = profile,
     _defaults = opts,
@@ -313,6 +321,8 @@ function replay:open(opts)
     _path = abs,
     _served = 0,
   }, Port)
+  port._warn = warner(port)
+  return port
 end
 
 return {
