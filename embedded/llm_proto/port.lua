@@ -173,7 +173,7 @@ function Port:chat(request)
     end
     raw_tools, wire.tools = h.id, nil
   end
-  local body = T.send({
+  local ok, body = pcall(T.send, {
     provider = self.provider,
     base_url = req.base_url,
     api_key = req.api_key,
@@ -187,6 +187,11 @@ function Port:chat(request)
     stream = req.stream == true or on_delta ~= nil,
   }, on_delta)
   sent = nil
+  if not ok then
+    -- the transport's message names provider, status and cause; the position inside this file does not help
+    if type(body) == "string" then error((body:gsub("^[^\n]-:%d+: (llm: )", "%1")), 0) end
+    error(body, 0)
+  end
   local resp = P.normalize(self.provider, body, warn)
   resp.usage.cost_usd = cost(self, resp.model or profile.model, resp.usage, req.prices)
   return resp

@@ -12,7 +12,7 @@
  * increment is never retried (the caller already saw part of it); a response that is not a
  * complete answer (invalid JSON, truncated stream) is an error, never a partial result.
  */
-import { correlation, obsLine } from "../../obs/ab_obs.ts";
+import { correlation, obsLine, sanitizeUrl } from "../../obs/ab_obs.ts";
 import { parseJson, stringifyJson } from "../../lua/json.ts";
 import { AnthropicStream } from "./anthropic_stream.ts";
 import { LlmError } from "./errors.ts";
@@ -69,7 +69,7 @@ export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult
       if (req.signal?.aborted) throw req.signal.reason ?? e;
       const err = e instanceof LlmError
         ? e
-        : new LlmError(`llm: ${req.provider} request failed: ${String(e)}`);
+        : new LlmError(`llm: ${req.provider} request failed: ${scrub(req, String(e))}`);
       if (!err.retryable || attempt > req.maxRetries) {
         if (err.retryable && req.maxRetries > 0) {
           throw new LlmError(`${err.message} (gave up after ${attempt} attempts)`, false, err.status);
@@ -187,7 +187,7 @@ async function attemptOnce(
     );
     if (timedOut) throw timeoutError();
     if (req.signal?.aborted) throw e;
-    throw new LlmError(`llm: ${P} connection failed: ${(e as Error).message ?? String(e)}`, true);
+    throw new LlmError(`llm: ${P} connection failed: ${scrub(req, (e as Error).message ?? String(e))}`, true);
   }
   const latencyMs = Math.round(performance.now() - started);
   req.obs(
@@ -233,7 +233,7 @@ async function attemptOnce(
       if (e instanceof LlmError) throw e;
       if (req.signal?.aborted) throw e;
       throw new LlmError(
-        `llm: ${P} stream was cut: ${(e as Error).message ?? String(e)}`,
+        `llm: ${P} stream was cut: ${scrub(req, (e as Error).message ?? String(e))}`,
         !delivered,
       );
     }
@@ -255,6 +255,22 @@ async function readText(res: Response, deadline: Deadline, timeoutError: () => L
     if (deadline.expired) throw timeoutError();
     throw e;
   }
+}
+
+/**
+ * A platform error message made safe to show: the request URL (which may carry userinfo or a
+ * key in its query) is replaced by its sanitised form, and credential header values are masked.
+ */
+function scrub(req: Pick<LlmHttpRequest, "url" | "headers">, message: string): string {
+  let m = message.split(req.url).join(sanitizeUrl(req.url));
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (/authorization|api-key/i.test(k) && v.length > 8) {
+      m = m.split(v).join("[REDACTED]");
+      const bare = v.replace(/^Bearer\s+/i, "");
+      if (bare.length > 8) m = m.split(bare).join("[REDACTED]");
+    }
+  }
+  return m;
 }
 
 /** The error for a non-2xx answer: status, the server's error type and message, retryability. */

@@ -382,3 +382,16 @@ Deno.test("a refused connection is retried, then reported", async () => {
   assert.equal(stderr.split("\n").filter((l) => l.includes("event=http_request")).length, 2);
   assert.match(stderr, /event=http_response .* status=0 latency_ms=\d+ error=connection/);
 });
+
+Deno.test("errors never carry userinfo, a key in the URL or the API key", async () => {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  const { error, stderr } = await chatError(
+    `{ base_url = "http://alice:hunter2secret@127.0.0.1:${port}", api_key = "${KEY}", max_retries = 0 }`,
+  );
+  assert.match(error, /llm: anthropic (connection|request) failed/);
+  for (const secret of ["hunter2secret", KEY]) {
+    assert.ok(!error.includes(secret) && !stderr.includes(secret), `${secret} leaked:\n${error}\n${stderr}`);
+  }
+});
