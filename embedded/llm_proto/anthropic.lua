@@ -14,6 +14,8 @@
 -- - `context_management = true` (or a `context_management_config` table, sent whole) → body
 --   `context_management` plus the `context-management-2025-06-27` beta.
 -- Refused: forced tool use under manual thinking; a budget below 1024 or not below `max_tokens`.
+-- A `redacted_thinking` block is normalised to `{ type = "thinking", thinking = "", redacted_data }`
+-- (so consumers see the four block types only) and sent back as `redacted_thinking`.
 -- Dropped with a warning: `temperature`, `top_p`, `top_k` (API version 2026-10-21, the one the
 -- pinned `@anthropic-ai/sdk` 1.x speaks, has no sampling parameters; the warning names the
 -- narrower reason when one applies: thinking on, or a model past Opus 4.6) and `seed`. Messages keep their blocks; thinking blocks without a signature (those came from
@@ -43,7 +45,10 @@ local function cache_marker(cc)
 end
 
 local function clean_block(b)
-  if b.type == "thinking" and not b.signature then return nil end
+  if b.type == "thinking" then
+    if b.redacted_data then return { type = "redacted_thinking", data = b.redacted_data } end
+    if not b.signature then return nil end
+  end
   if b.type == "text" and b.text == "" then return nil end
   if b.type == "tool_use" and b.invalid_input ~= nil then
     local c = P.copy(b)
@@ -284,6 +289,9 @@ function A.normalize(body, warn)
       end
     elseif b.type == "tool_use" then
       content[#content + 1] = { type = "tool_use", id = b.id, name = b.name, input = b.input or std.json.object() }
+    elseif b.type == "redacted_thinking" then
+      -- one of the four block types every consumer knows; turned back on the next request
+      content[#content + 1] = { type = "thinking", thinking = "", redacted_data = b.data }
     else
       content[#content + 1] = b
     end
