@@ -273,7 +273,11 @@ function O.normalize(body, warn)
     local fn = tc["function"] or {}
     local args = fn.arguments
     local block = { type = "tool_use", id = tc.id, name = fn.name }
-    if type(args) == "table" then
+    if type(fn.parsed_arguments) == "table" then
+      -- parsed by the host transport (see transport.ts); the text is kept to send back as is
+      block.input = fn.parsed_arguments
+      if type(args) == "string" then raw_args[block] = args end
+    elseif type(args) == "table" then
       block.input = args
     elseif args == nil or args == "" then
       block.input = std.json.object()

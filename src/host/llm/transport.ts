@@ -207,6 +207,7 @@ async function attemptOnce(
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw new LlmError(`llm: ${P} response is not a JSON object (HTTP ${res.status})`);
       }
+      if (P === "openai") preparseToolArguments(body as Record<string, unknown>);
       return { body: body as Record<string, unknown>, status: res.status, latencyMs };
     }
     const type = res.headers.get("content-type") ?? "";
@@ -238,7 +239,9 @@ async function attemptOnce(
       );
     }
     try {
-      return { body: acc.finish(), status: res.status, latencyMs };
+      const body = acc.finish();
+      if (P === "openai") preparseToolArguments(body);
+      return { body, status: res.status, latencyMs };
     } catch (e) {
       if (e instanceof LlmError && !delivered) throw new LlmError(e.message, true);
       throw e;
@@ -254,6 +257,28 @@ async function readText(res: Response, deadline: Deadline, timeoutError: () => L
   } catch (e) {
     if (deadline.expired) throw timeoutError();
     throw e;
+  }
+}
+
+/**
+ * Parses OpenAI tool-call `arguments` (a JSON text) here, where it is cheap, into
+ * `function.parsed_arguments`; `llm_proto.openai` uses it and decodes the text itself only when
+ * it is absent (invalid JSON, or a body that did not come through this transport).
+ */
+function preparseToolArguments(body: Record<string, unknown>): void {
+  const choices = body.choices;
+  if (!Array.isArray(choices)) return;
+  for (const c of choices) {
+    const calls = (c as { message?: { tool_calls?: unknown } })?.message?.tool_calls;
+    if (!Array.isArray(calls)) continue;
+    for (const tc of calls) {
+      const fn = (tc as { function?: Record<string, unknown> })?.function;
+      if (!fn || typeof fn.arguments !== "string" || fn.arguments === "") continue;
+      try {
+        const v = parseJson(fn.arguments);
+        if (v !== null && typeof v === "object" && !Array.isArray(v)) fn.parsed_arguments = v;
+      } catch { /* left for the normaliser to report */ }
+    }
   }
 }
 
