@@ -395,3 +395,24 @@ Deno.test("errors never carry userinfo, a key in the URL or the API key", async 
     assert.ok(!error.includes(secret) && !stderr.includes(secret), `${secret} leaked:\n${error}\n${stderr}`);
   }
 });
+
+Deno.test("obs agent_id: AGENT_BLOCK_AGENT_ID when set, else one id per process", async () => {
+  const ids = async () => {
+    mock.reset();
+    mock.push(
+      { kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) },
+      { kind: "json", body: anthropicMessage([{ type: "text", text: "b" }]) },
+    );
+    const r = await runLua(`llm.chat("x", ${anth()}) llm.chat("y", ${anth()})`);
+    return [...r.stderr.matchAll(/event=http_\w+ .*?agent_id=(\S*)/g)].map((m) => m[1]);
+  };
+  const auto = [...await ids(), ...await ids()];
+  assert.equal(auto.length, 8);
+  assert.equal(new Set(auto).size, 1, "the made-up id is stable within the process");
+  Deno.env.set("AGENT_BLOCK_AGENT_ID", "agent-7");
+  try {
+    assert.deepEqual(await ids(), ["agent-7", "agent-7", "agent-7", "agent-7"]);
+  } finally {
+    Deno.env.delete("AGENT_BLOCK_AGENT_ID");
+  }
+});
