@@ -10,6 +10,7 @@ import { installIo } from "./io.ts";
 import { installOs } from "./os.ts";
 import { installTool } from "./tool.ts";
 import { installKnl } from "./knl.ts";
+import { installLlm } from "./llm/install.ts";
 
 /** Host modules every run gets. */
 export const STANDARD_MODULES: readonly HostModule[] = [
@@ -17,4 +18,5 @@ export const STANDARD_MODULES: readonly HostModule[] = [
   installOs,
   installTool,
   installKnl,
+  installLlm,
 ];

@@ -97,7 +97,12 @@ const FLOAT_SYNTAX = /[.eE]/;
  * integral), integers outside the safe range come back as exact `bigint`s.
  * @throws SyntaxError with the position, as `JSON.parse` reports it
  */
+const NEEDS_REVIVER = /\d[.eE]|\d{16}/;
+
 export function parseJson(text: string): unknown {
+  // Fast path: with no decimal point, exponent or 16-digit run anywhere, every number is a safe
+  // integer and the native parser alone gives the same result.
+  if (!NEEDS_REVIVER.test(text)) return JSON.parse(text);
   return JSON.parse(text, function (_key, value, context?: { source?: string }) {
     if (typeof value !== "number" || context?.source === undefined) return value;
     const src = context.source;

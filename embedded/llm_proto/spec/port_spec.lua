@@ -1,0 +1,32 @@
+-- Specs of the provider Ports' open/profile contract (no request is sent).
+-- Run alone: agent-block test embedded/llm_proto/spec/port_spec.lua
+local ports = require("llm_proto.port")
+
+describe("llm_proto.port", function()
+  it("offers anthropic, openai and replay Port classes", function()
+    for _, k in ipairs({ "anthropic", "openai", "replay" }) do
+      expect(type(ports[k].open)).to.equal("function")
+    end
+  end)
+  it("declares a profile on open", function()
+    local p = ports.anthropic:open({ model = "claude-opus-4-7", max_tokens = 2048 })
+    expect(p.profile.provider).to.equal("anthropic")
+    expect(p.profile.model).to.equal("claude-opus-4-7")
+    expect(p.profile.max_tokens).to.equal(2048)
+    expect(p.profile.capabilities.thinking).to.equal("adaptive")
+    expect(type(p.chat)).to.equal("function")
+    local o = ports.openai:open({ model = "qwen3", base_url = "http://127.0.0.1:11434/v1" })
+    expect(o.profile.dialect).to.equal("ollama")
+    expect(o.profile.base_url).to.equal("http://127.0.0.1:11434/v1")
+    expect(ports.openai:open({ model = "m", base_url = "http://h/v1", dialect = "vllm" }).profile.dialect).to.equal("vllm")
+  end)
+  it("checks its options", function()
+    expect(function() ports.anthropic:open("x") end).to.fail.with("argument 1 %(opts%) must be a table, got string")
+    expect(function() ports.openai:open({ dialect = "tgi" }) end).to.fail.with("dialect' must be openai, vllm, llamacpp or ollama")
+    expect(function() ports.anthropic:open({ max_tokens = 1.5 }) end).to.fail.with("max_tokens' must be an integer")
+    local p = ports.anthropic:open({})
+    expect(function() p:chat({}) end).to.fail.with("request field 'messages' must be a non%-empty array")
+    expect(function() p:chat({ messages = { { role = "user", content = "x" } }, on_delta = 3 }) end)
+      .to.fail.with("on_delta' must be a function")
+  end)
+end)

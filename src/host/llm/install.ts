@@ -1,0 +1,153 @@
+/**
+ * The `llm` host module: the TypeScript half of model access, handed to Lua.
+ *
+ * Owns three internal functions (not globals): `llm_send` (one request through the transport,
+ * resolving endpoint and credentials here so keys never have to pass through Lua), `llm_base_url`
+ * (the resolved base URL, from which `llm_proto` infers the dialect) and `llm_read_replay` (a
+ * replay script read relative to the script's directory, then the project root). `llm.lua`
+ * publishes them to Lua as `require("llm_proto.transport")` and defines `llm.chat` on top of
+ * the provider Ports of `llm_proto.port`.
+ */
+import { isAbsolute, join } from "node:path";
+import type { LuaEngine } from "../../lua/engine.ts";
+import { LuaCallbackError } from "../../lua/engine.ts";
+import type { Args } from "../../lua/args.ts";
+import { LuaMulti, NullsAsNil } from "../../lua/values.ts";
+import { stringifyJson } from "../../lua/json.ts";
+import type { RunContext } from "../context.ts";
+import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
+import { LlmError } from "./errors.ts";
+import { sendLlmRequest, type WireProvider } from "./transport.ts";
+import llmSource from "./llm.lua" with { type: "text" };
+
+function wireProvider(a: Args, v: unknown): WireProvider {
+  if (v === "anthropic" || v === "openai") return v;
+  throw new Error(`${a.fn}: field 'provider' must be "anthropic" or "openai", got ${JSON.stringify(v)}`);
+}
+
+function endpointOpts(a: Args, t: Record<string, unknown>): EndpointOptions {
+  const out: EndpointOptions = {};
+  for (const k of ["base_url", "api_key", "api_key_env"] as const) {
+    const v = t[k];
+    if (v === undefined) continue;
+    if (typeof v !== "string") throw new Error(`${a.fn}: field '${k}' must be a string, got ${typeof v}`);
+    out[k] = v;
+  }
+  return out;
+}
+
+function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): number {
+  const v = t[k];
+  if (v === undefined) return dflt;
+  const n = typeof v === "bigint" ? Number(v) : Number(v);
+  if (typeof v === "string" || !Number.isFinite(n) || n < 0) {
+    throw new Error(`${a.fn}: field '${k}' must be a non-negative number, got ${String(v)}`);
+  }
+  return n;
+}
+
+/** Installs the llm host functions and `llm.chat`. */
+export function installLlm(engine: LuaEngine, run: RunContext): void {
+  // JSON texts of wire messages and tool lists encoded once and referred to by id, so a loop that
+  // resends its history does not move it across the Lua boundary again every turn. Lua frees an
+  // id when the value it encodes is collected (a __gc handle in llm_proto.port).
+  const texts = new Map<number, string>();
+  let nextText = 0;
+  engine.define("@llm_encode", {
+    raw: (L) => {
+      const v = engine.toJs(L, 1, { floats: "tagged" });
+      const id = ++nextText;
+      texts.set(id, stringifyJson(v));
+      engine.api.pushinteger(L, BigInt(id));
+      return 1;
+    },
+  });
+  engine.define("@llm_release", {
+    sync: (a) => {
+      texts.delete(a.integer(1, "id"));
+    },
+  });
+  const textOf = (a: Args, v: unknown): string => {
+    const s = texts.get(Number(v));
+    if (s === undefined) throw new Error(`${a.fn}: encoded text ${String(v)} is not live`);
+    return s;
+  };
+
+  engine.define("@llm_base_url", {
+    sync: (a) => {
+      const t = a.table(1, "opts");
+      return baseUrl(wireProvider(a, t.provider), endpointOpts(a, t));
+    },
+  });
+
+  engine.define("@llm_send", {
+    functions: "ref",
+    async: async (a, cx) => {
+      const t = a.table(1, "request");
+      const onDelta = a.optFunc(2, "on_delta");
+      try {
+        const provider = wireProvider(a, t.provider);
+        const ep = endpointOpts(a, t);
+        const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
+        const headers = authHeaders(provider, ep, betas);
+        const res = await sendLlmRequest({
+          provider,
+          url: endpointUrl(provider, ep),
+          headers,
+          body: t.body,
+          rawMessages: Array.isArray(t.raw_messages) ? t.raw_messages.map((id) => textOf(a, id)) : undefined,
+          rawTools: t.raw_tools !== undefined ? textOf(a, t.raw_tools) : undefined,
+          timeoutSecs: num(a, t, "timeout", 120),
+          maxRetries: Math.floor(num(a, t, "max_retries", 2)),
+          stream: t.stream === true,
+          onDelta: onDelta
+            ? async (d) => {
+              try {
+                await engine.callLua(onDelta, [d]);
+              } catch (e) {
+                const why = e instanceof LuaCallbackError ? e.message : String(e);
+                throw new LlmError(`llm: on_delta raised: ${why}`);
+              }
+            }
+            : undefined,
+          signal: cx.signal,
+          obs: (level, line) => {
+            if (run.log.enabled(level)) run.log.log(level, line());
+          },
+        });
+        return new LuaMulti([
+          new NullsAsNil(res.body),
+          { status: res.status, attempts: res.attempts, latency_ms: res.latencyMs },
+        ]);
+      } finally {
+        onDelta?.release();
+      }
+    },
+  });
+
+  engine.define("@llm_read_replay", {
+    sync: (a) => {
+      const p = a.string(1, "path");
+      const candidates = isAbsolute(p) ? [p] : [join(run.scriptDir, p), join(run.projectRoot, p)];
+      for (const c of candidates) {
+        try {
+          return new LuaMulti([Deno.readTextFileSync(c), c]);
+        } catch (e) {
+          if (!(e instanceof Deno.errors.NotFound)) {
+            throw new Error(`replay: cannot read '${c}': ${(e as Error).message}`);
+          }
+        }
+      }
+      throw new Error(`replay: script '${p}' not found (looked in ${candidates.join(", ")})`);
+    },
+  });
+
+  engine.define("@llm_env", {
+    sync: (a) => {
+      const v = Deno.env.get(a.string(1, "name"));
+      return v === "" ? undefined : v;
+    },
+  });
+
+  engine.exec(llmSource, "=ab:llm");
+}

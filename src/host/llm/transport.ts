@@ -1,0 +1,334 @@
+/**
+ * The LLM HTTP transport: one model request = one POST, retried on transient failures, streamed
+ * or not, with one `ab.obs` `http_request` and one `http_response` line per attempt.
+ *
+ * Owns: the timeout (time to response headers, and then the longest silence allowed between
+ * stream chunks, so a long answer that keeps flowing is not cut), `max_retries` for 429 / 529 /
+ * 5xx / connection failures with exponential backoff that honours `Retry-After` (seconds or an
+ * HTTP date) and `retry-after-ms`, error bodies turned into `LlmError`s naming the provider, the
+ * status and the server's error type, and the stream loop (SSE → accumulator → `onDelta`).
+ *
+ * Invariants: no key, header value or request body is ever logged; a stream that delivered any
+ * increment is never retried (the caller already saw part of it); a response that is not a
+ * complete answer (invalid JSON, truncated stream) is an error, never a partial result.
+ */
+import { correlation, obsLine, sanitizeUrl } from "../../obs/ab_obs.ts";
+import { parseJson, stringifyJson } from "../../lua/json.ts";
+import { AnthropicStream } from "./anthropic_stream.ts";
+import { LlmError } from "./errors.ts";
+import { OpenAIStream } from "./openai_stream.ts";
+import { readSse } from "./sse.ts";
+import type { StreamAccumulator, StreamDelta } from "./stream_types.ts";
+
+/** The wire families the transport speaks. */
+export type WireProvider = "anthropic" | "openai";
+
+/** One model request, fully resolved (URL, auth headers, body). */
+export interface LlmHttpRequest {
+  provider: WireProvider;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  /** JSON texts of the messages, spliced into the body as its `messages` array (already encoded). */
+  rawMessages?: string[];
+  /** JSON text of the `tools` array, spliced in likewise. */
+  rawTools?: string;
+  /** Seconds; see the module doc for what it bounds. */
+  timeoutSecs: number;
+  maxRetries: number;
+  stream: boolean;
+  /** Receives stream increments in order; a rejection aborts the request. */
+  onDelta?: (d: StreamDelta) => Promise<void>;
+  signal?: AbortSignal;
+  /** Where obs lines go (stderr through the run's logger); `line` is only called when the level is on. */
+  obs: (level: "info" | "warn", line: () => string) => void;
+}
+
+/** A successful exchange. */
+export interface LlmHttpResult {
+  body: Record<string, unknown>;
+  status: number;
+  attempts: number;
+  latencyMs: number;
+}
+
+/** Longest `Retry-After` honoured; a longer one is capped to this. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** Sends `req`, retrying transient failures; resolves with the response body. */
+export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult> {
+  const payload = buildPayload(req);
+  let attempt = 0;
+  while (true) {
+    attempt++;
+    const started = performance.now();
+    try {
+      const r = await attemptOnce(req, payload, attempt, started);
+      return { ...r, attempts: attempt };
+    } catch (e) {
+      if (req.signal?.aborted) throw req.signal.reason ?? e;
+      const err = e instanceof LlmError
+        ? e
+        : new LlmError(`llm: ${req.provider} request failed: ${scrub(req, String(e))}`);
+      if (!err.retryable || attempt > req.maxRetries) {
+        if (err.retryable && req.maxRetries > 0) {
+          throw new LlmError(`${err.message} (gave up after ${attempt} attempts)`, false, err.status);
+        }
+        throw err;
+      }
+      await sleep(backoffMs(attempt, err.retryAfterMs), req.signal);
+    }
+  }
+}
+
+const SPLICE_MESSAGES = "\u0000messages\u0000";
+const SPLICE_TOOLS = "\u0000tools\u0000";
+
+/** The request body as JSON text: sorted keys, stream fields, pre-encoded parts spliced in. */
+export function buildPayload(
+  req: Pick<LlmHttpRequest, "body" | "rawMessages" | "rawTools" | "stream" | "provider">,
+): string {
+  const body: Record<string, unknown> = { ...(req.body as Record<string, unknown>) };
+  if (req.stream) {
+    body.stream = true;
+    if (req.provider === "openai") body.stream_options = { include_usage: true };
+  }
+  if (req.rawMessages) body.messages = SPLICE_MESSAGES;
+  if (req.rawTools !== undefined) body.tools = SPLICE_TOOLS;
+  let text = stringifyJson(body);
+  if (req.rawMessages) {
+    text = text.replace(JSON.stringify(SPLICE_MESSAGES), () => `[${req.rawMessages!.join(",")}]`);
+  }
+  if (req.rawTools !== undefined) text = text.replace(JSON.stringify(SPLICE_TOOLS), () => req.rawTools!);
+  return text;
+}
+
+/** Delay before retry number `attempt` (1-based): Retry-After when given, else 0.5 s doubling to 8 s, ±25 %. */
+export function backoffMs(attempt: number, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(Math.max(retryAfterMs, 0), MAX_RETRY_AFTER_MS);
+  const base = Math.min(8000, 500 * 2 ** (attempt - 1));
+  return base * (0.75 + Math.random() * 0.5);
+}
+
+/** Parses `retry-after-ms` / `Retry-After` (seconds or an HTTP date) into ms. */
+export function retryAfter(h: Headers): number | undefined {
+  const ms = h.get("retry-after-ms");
+  if (ms && Number.isFinite(Number(ms))) return Number(ms);
+  const ra = h.get("retry-after");
+  if (!ra) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(ra)) return Number(ra) * 1000;
+  const at = Date.parse(ra);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** A deadline that can be pushed back (stream idle timeout). */
+class Deadline {
+  readonly controller = new AbortController();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  constructor(readonly ms: number, outer?: AbortSignal) {
+    this.bump();
+    if (outer) {
+      if (outer.aborted) this.controller.abort(outer.reason);
+      else outer.addEventListener("abort", () => this.controller.abort(outer.reason), { once: true });
+    }
+  }
+  expired = false;
+  bump(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.expired = true;
+      this.controller.abort(new DOMException("timeout", "TimeoutError"));
+    }, this.ms);
+  }
+  clear(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+async function attemptOnce(
+  req: LlmHttpRequest,
+  payload: string,
+  attempt: number,
+  started: number,
+): Promise<Omit<LlmHttpResult, "attempts">> {
+  const P = req.provider;
+  const fields = { method: "POST", url: req.url, provider: P, attempt, stream: req.stream };
+  let idsMemo: ReturnType<typeof correlation> | undefined;
+  const ids = () => (idsMemo ??= correlation());
+  req.obs("info", () => obsLine("http_request", "http", fields, ids()));
+  const deadline = new Deadline(req.timeoutSecs * 1000, req.signal);
+  const timeoutError = () =>
+    new LlmError(`llm: ${P} request timed out after ${req.timeoutSecs} s (timeout)`, false);
+  let res: Response;
+  try {
+    res = await fetch(req.url, {
+      method: "POST",
+      headers: {
+        ...req.headers,
+        "content-type": "application/json",
+        accept: req.stream ? "text/event-stream" : "application/json",
+      },
+      body: payload,
+      signal: deadline.controller.signal,
+    });
+  } catch (e) {
+    deadline.clear();
+    const latency = Math.round(performance.now() - started);
+    const timedOut = deadline.expired;
+    req.obs(
+      "warn",
+      () =>
+        obsLine("http_response", "http", {
+          ...fields,
+          status: 0,
+          latency_ms: latency,
+          error: timedOut ? "timeout" : "connection",
+        }, ids()),
+    );
+    if (timedOut) throw timeoutError();
+    if (req.signal?.aborted) throw e;
+    throw new LlmError(`llm: ${P} connection failed: ${scrub(req, (e as Error).message ?? String(e))}`, true);
+  }
+  const latencyMs = Math.round(performance.now() - started);
+  req.obs(
+    res.ok ? "info" : "warn",
+    () => obsLine("http_response", "http", { ...fields, status: res.status, latency_ms: latencyMs }, ids()),
+  );
+  try {
+    if (!res.ok) throw await httpError(P, res);
+    if (!req.stream) {
+      const text = await readText(res, deadline, timeoutError);
+      let body: unknown;
+      try {
+        body = parseJson(text);
+      } catch {
+        throw new LlmError(`llm: ${P} response is not valid JSON (HTTP ${res.status}, ${text.length} bytes)`);
+      }
+      if (body === null || typeof body !== "object" || Array.isArray(body)) {
+        throw new LlmError(`llm: ${P} response is not a JSON object (HTTP ${res.status})`);
+      }
+      if (P === "openai") preparseToolArguments(body as Record<string, unknown>);
+      return { body: body as Record<string, unknown>, status: res.status, latencyMs };
+    }
+    const type = res.headers.get("content-type") ?? "";
+    if (!type.includes("text/event-stream")) {
+      await res.body?.cancel();
+      throw new LlmError(
+        `llm: ${P} answered a streaming request with content-type '${type}', not text/event-stream`,
+      );
+    }
+    const acc: StreamAccumulator = P === "anthropic" ? new AnthropicStream() : new OpenAIStream();
+    let delivered = false;
+    try {
+      for await (const ev of readSse(res.body!)) {
+        deadline.bump();
+        const deltas = acc.push(ev);
+        for (const d of deltas) {
+          if (!req.onDelta) break;
+          delivered = true;
+          await req.onDelta(d);
+        }
+      }
+    } catch (e) {
+      if (deadline.expired) throw timeoutError();
+      if (e instanceof LlmError) throw e;
+      if (req.signal?.aborted) throw e;
+      throw new LlmError(
+        `llm: ${P} stream was cut: ${scrub(req, (e as Error).message ?? String(e))}`,
+        !delivered,
+      );
+    }
+    try {
+      const body = acc.finish();
+      if (P === "openai") preparseToolArguments(body);
+      return { body, status: res.status, latencyMs };
+    } catch (e) {
+      if (e instanceof LlmError && !delivered) throw new LlmError(e.message, true);
+      throw e;
+    }
+  } finally {
+    deadline.clear();
+  }
+}
+
+async function readText(res: Response, deadline: Deadline, timeoutError: () => LlmError): Promise<string> {
+  try {
+    return await res.text();
+  } catch (e) {
+    if (deadline.expired) throw timeoutError();
+    throw e;
+  }
+}
+
+/**
+ * Parses OpenAI tool-call `arguments` (a JSON text) here, where it is cheap, into
+ * `function.parsed_arguments`; `llm_proto.openai` uses it and decodes the text itself only when
+ * it is absent (invalid JSON, or a body that did not come through this transport).
+ */
+function preparseToolArguments(body: Record<string, unknown>): void {
+  const choices = body.choices;
+  if (!Array.isArray(choices)) return;
+  for (const c of choices) {
+    const calls = (c as { message?: { tool_calls?: unknown } })?.message?.tool_calls;
+    if (!Array.isArray(calls)) continue;
+    for (const tc of calls) {
+      const fn = (tc as { function?: Record<string, unknown> })?.function;
+      if (!fn || typeof fn.arguments !== "string" || fn.arguments === "") continue;
+      try {
+        const v = parseJson(fn.arguments);
+        if (v !== null && typeof v === "object" && !Array.isArray(v)) fn.parsed_arguments = v;
+      } catch { /* left for the normaliser to report */ }
+    }
+  }
+}
+
+/**
+ * A platform error message made safe to show: the request URL (which may carry userinfo or a
+ * key in its query) is replaced by its sanitised form, and credential header values are masked.
+ */
+function scrub(req: Pick<LlmHttpRequest, "url" | "headers">, message: string): string {
+  let m = message.split(req.url).join(sanitizeUrl(req.url));
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (/authorization|api-key/i.test(k) && v.length > 8) {
+      m = m.split(v).join("[REDACTED]");
+      const bare = v.replace(/^Bearer\s+/i, "");
+      if (bare.length > 8) m = m.split(bare).join("[REDACTED]");
+    }
+  }
+  return m;
+}
+
+/** The error for a non-2xx answer: status, the server's error type and message, retryability. */
+async function httpError(P: WireProvider, res: Response): Promise<LlmError> {
+  const s = res.status;
+  let detail = "";
+  try {
+    const text = await res.text();
+    try {
+      const j = JSON.parse(text);
+      const e = (j?.error ?? j) as Record<string, unknown>;
+      const kind = e?.type ?? e?.code;
+      const msg = typeof e?.message === "string" ? e.message : "";
+      detail = `${kind ? ` (${String(kind)})` : ""}${msg ? `: ${msg}` : ""}`;
+    } catch {
+      detail = text.trim() ? `: ${text.trim().slice(0, 200)}` : "";
+    }
+  } catch { /* the status alone is the error */ }
+  const retryable = s === 429 || s === 529 || s >= 500;
+  return new LlmError(`llm: ${P} HTTP ${s}${detail}`, retryable, s, retryAfter(res.headers));
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,294 @@
+/**
+ * A local stand-in for the Anthropic Messages and OpenAI chat-completions APIs, for tests.
+ *
+ * One `Deno.serve` on 127.0.0.1 (ephemeral port) answers `POST /v1/messages` and
+ * `POST /v1/chat/completions` from a queue of scripted replies, records every request (path,
+ * headers, parsed body) and can answer with JSON, a real SSE stream, an error with `type`, a
+ * `Retry-After`, malformed JSON, a stream cut in the middle, or silence until the client gives up.
+ * The reply builders produce the wire shapes of the official APIs; `sdk_accepts_test` checks
+ * that the official SDKs parse them.
+ */
+
+/** One request the mock saw. */
+export interface Captured {
+  path: string;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  raw: string;
+}
+
+/** A scripted reply. */
+export type Reply =
+  | { kind: "json"; status?: number; body: unknown; headers?: Record<string, string> }
+  | { kind: "raw"; status?: number; text: string; contentType?: string }
+  | { kind: "sse"; events: string[]; cut?: "close" | "error" }
+  | { kind: "hang" };
+
+/** The mock server. */
+export class MockLlm {
+  readonly requests: Captured[] = [];
+  #queue: Reply[] = [];
+  #hanging: (() => void)[] = [];
+  #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly url: string;
+
+  constructor() {
+    this.#server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      (req) => this.#handle(req),
+    );
+    this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+  }
+
+  /** Queues replies, answered in order. */
+  push(...replies: Reply[]): this {
+    this.#queue.push(...replies);
+    return this;
+  }
+
+  /** Drops queued replies and recorded requests. */
+  reset(): void {
+    this.#release();
+    this.#queue = [];
+    this.requests.length = 0;
+  }
+
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  async close(): Promise<void> {
+    this.#release();
+    await this.#server.shutdown();
+  }
+
+  #release(): void {
+    for (const r of this.#hanging.splice(0)) r();
+  }
+
+  async #handle(req: Request): Promise<Response> {
+    const raw = await req.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(raw);
+    } catch { /* recorded raw */ }
+    const headers: Record<string, string> = {};
+    req.headers.forEach((v, k) => (headers[k] = v));
+    this.requests.push({ path: new URL(req.url).pathname, headers, body, raw });
+    const r = this.#queue.shift();
+    if (!r) {
+      return Response.json({
+        type: "error",
+        error: { type: "api_error", message: "mock: no scripted reply" },
+      }, { status: 418 });
+    }
+    switch (r.kind) {
+      case "json":
+        return Response.json(r.body, { status: r.status ?? 200, headers: r.headers });
+      case "raw":
+        return new Response(r.text, {
+          status: r.status ?? 200,
+          headers: { "content-type": r.contentType ?? "application/json" },
+        });
+      case "hang":
+        await new Promise<void>((resolve) =>
+          req.signal.addEventListener("abort", () => resolve(), { once: true })
+        );
+        return new Response(null, { status: 204 });
+      case "sse": {
+        const enc = new TextEncoder();
+        const stream = new ReadableStream<Uint8Array>({
+          start(c) {
+            for (const e of r.events) c.enqueue(enc.encode(e));
+            if (r.cut === "error") c.error(new Error("mock: connection cut"));
+            else c.close();
+          },
+        });
+        return new Response(stream, {
+          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+        });
+      }
+    }
+  }
+}
+
+// --- Anthropic wire shapes -----------------------------------------------------------------------
+
+type Block = Record<string, unknown>;
+
+/** A Messages API response. */
+export function anthropicMessage(
+  content: Block[],
+  stop_reason = "end_turn",
+  usage: Record<string, number> = {},
+) {
+  return {
+    id: "msg_mock_1",
+    type: "message",
+    role: "assistant",
+    model: "claude-haiku-4-5-20251001",
+    content,
+    stop_reason,
+    stop_sequence: null,
+    usage: {
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      ...usage,
+    },
+  };
+}
+
+function sse(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** The event stream that delivers `message` (tool input split in two fragments). */
+export function anthropicStream(message: ReturnType<typeof anthropicMessage>): string[] {
+  const out: string[] = [];
+  out.push(sse("message_start", {
+    type: "message_start",
+    message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
+  }));
+  message.content.forEach((b, index) => {
+    if (b.type === "text") {
+      out.push(
+        sse("content_block_start", {
+          type: "content_block_start",
+          index,
+          content_block: { type: "text", text: "" },
+        }),
+      );
+      const t = String(b.text);
+      const half = Math.ceil(t.length / 2);
+      for (const part of [t.slice(0, half), t.slice(half)]) {
+        out.push(
+          sse("content_block_delta", {
+            type: "content_block_delta",
+            index,
+            delta: { type: "text_delta", text: part },
+          }),
+        );
+      }
+      out.push(": keep-alive comment\n\n");
+      out.push(sse("ping", { type: "ping" }));
+    } else if (b.type === "thinking") {
+      out.push(sse("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "thinking", thinking: "", signature: "" },
+      }));
+      out.push(
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "thinking_delta", thinking: b.thinking },
+        }),
+      );
+      out.push(
+        sse("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "signature_delta", signature: b.signature },
+        }),
+      );
+    } else if (b.type === "tool_use") {
+      out.push(sse("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "tool_use", id: b.id, name: b.name, input: {} },
+      }));
+      const json = JSON.stringify(b.input);
+      const half = Math.ceil(json.length / 2);
+      for (const part of [json.slice(0, half), json.slice(half)]) {
+        out.push(
+          sse("content_block_delta", {
+            type: "content_block_delta",
+            index,
+            delta: { type: "input_json_delta", partial_json: part },
+          }),
+        );
+      }
+    }
+    out.push(sse("content_block_stop", { type: "content_block_stop", index }));
+  });
+  out.push(sse("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens: message.usage.output_tokens },
+  }));
+  out.push(sse("message_stop", { type: "message_stop" }));
+  return out;
+}
+
+/** An Anthropic error body. */
+export function anthropicError(type: string, message: string) {
+  return { type: "error", error: { type, message } };
+}
+
+// --- OpenAI wire shapes --------------------------------------------------------------------------
+
+/** A chat completion. */
+export function openaiCompletion(
+  message: Record<string, unknown>,
+  finish_reason = "stop",
+  usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+) {
+  return {
+    id: "chatcmpl-mock",
+    object: "chat.completion",
+    created: 1764460800,
+    model: "gpt-4o-mini",
+    choices: [{
+      index: 0,
+      message: { role: "assistant", content: null, refusal: null, ...message },
+      finish_reason,
+      logprobs: null,
+    }],
+    usage,
+  };
+}
+
+/** A tool call in a completion message. */
+export function openaiToolCall(id: string, name: string, args: unknown) {
+  return { id, type: "function", function: { name, arguments: JSON.stringify(args) } };
+}
+
+/** The chunk stream of a completion: reasoning, text in two parts, tool-call argument fragments, usage, [DONE]. */
+export function openaiStream(c: ReturnType<typeof openaiCompletion>): string[] {
+  const head = { id: c.id, object: "chat.completion.chunk", created: c.created, model: c.model };
+  const chunk = (delta: unknown, finish_reason: string | null = null) =>
+    `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason, logprobs: null }] })}\n\n`;
+  const m = c.choices[0].message as Record<string, unknown>;
+  const out = [chunk({ role: "assistant", content: "" })];
+  if (typeof m.reasoning_content === "string") out.push(chunk({ reasoning_content: m.reasoning_content }));
+  if (typeof m.content === "string") {
+    const t = m.content;
+    const half = Math.ceil(t.length / 2);
+    out.push(chunk({ content: t.slice(0, half) }), chunk({ content: t.slice(half) }));
+  }
+  const calls =
+    (m.tool_calls as { id: string; function: { name: string; arguments: string } }[] | undefined) ?? [];
+  calls.forEach((tc, index) => {
+    out.push(
+      chunk({
+        tool_calls: [{
+          index,
+          id: tc.id,
+          type: "function",
+          function: { name: tc.function.name, arguments: "" },
+        }],
+      }),
+    );
+    const a = tc.function.arguments;
+    const half = Math.ceil(a.length / 2);
+    for (const part of [a.slice(0, half), a.slice(half)]) {
+      out.push(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
+    }
+  });
+  out.push(chunk({}, c.choices[0].finish_reason));
+  out.push(`data: ${JSON.stringify({ ...head, choices: [], usage: c.usage })}\n\n`);
+  out.push("data: [DONE]\n\n");
+  return out;
+}
