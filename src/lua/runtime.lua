@@ -46,15 +46,21 @@ local exiting -- { code = n, reason = s } once os.exit / job.defer was called
 
 local R = { HOST = HOST, EXIT = EXIT }
 
---- The stack level (as seen by the caller of this function) of the first frame outside the
--- runtime's own chunks. Used as the `level` argument of `error`.
+--- The stack level (as seen by the caller of this function) of the first Lua frame outside the
+-- runtime's own chunks. Used as the `level` argument of `error`. C frames are passed over: when
+-- the user tail-called a host function (`return t.fetch(x)`), the user's frame is gone and the
+-- next frame may be `pcall`, `string.gsub`, ...; the Lua line that called THAT is the best
+-- position left. With no Lua frame at all, the first C frame (no position) is used.
 local function user_level()
-  local level = 2
+  local level, first_c = 2, nil
   while true do
     local info = getinfo(level + 1, "S")
-    if not info then return 1 end
-    local src = info.source
-    if info.what == "C" or not sfind(src, "^=ab:") then return level end
+    if not info then return first_c or 1 end
+    if info.what == "C" then
+      first_c = first_c or level
+    elseif not sfind(info.source, "^=ab:") then
+      return level
+    end
     level = level + 1
   end
 end
