@@ -16,8 +16,9 @@
 --   chunks (names starting with "=ab:"), whatever tail calls the wrappers made.
 -- - Every task body runs under xpcall; its error value (tables included) and a traceback are kept.
 -- - When the main task ends, the run ends: tasks still alive are cancelled.
--- - `os.exit` / `job.defer` end the run at the next scheduling point even if a pcall caught the
---   error they raise.
+-- - `os.exit` / `job.defer` end the run at once: the error they raise passes through `pcall`,
+--   `xpcall` and `coroutine.resume` (which re-raise it), and any code that still catches it ends
+--   at its next host call.
 --
 -- This chunk is loaded by src/lua/engine.ts with the host primitives table as its argument.
 local H = ...
@@ -35,6 +36,7 @@ local getinfo, traceback = debug.getinfo, debug.traceback
 local pack, unpack = table.pack, table.unpack
 local type, error, select, setmetatable, tostring = type, error, select, setmetatable, tostring
 local sfind, sformat = string.find, string.format
+local pcall, xpcall = pcall, xpcall
 
 local HOST = setmetatable({}, { __name = "HOST_REQUEST" })
 local EXIT = setmetatable({}, {
@@ -97,6 +99,7 @@ end
 -- Transparent coroutines ----------------------------------------------------------------------
 
 local function forward(co, ok, ...)
+  if not ok and exiting then error(EXIT, 0) end
   if ok and (...) == HOST and raw.status(co) == "suspended" then
     if not raw.isyieldable() then
       return forward(co, raw.resume(co, false, cannot_yield((select(2, ...)))))
@@ -135,6 +138,22 @@ end
 function coroutine.wrap(f)
   local co = raw.create(f)
   return function(...) return wrap_result(co, coroutine.resume(co, ...)) end
+end
+
+-- pcall / xpcall cannot swallow the end of the run ------------------------------------------
+
+local function pass_exit(ok, ...)
+  if not ok and exiting then error(EXIT, 0) end
+  return ok, ...
+end
+
+function _G.pcall(f, ...) return pass_exit(pcall(f, ...)) end
+
+function _G.xpcall(f, handler, ...)
+  return pass_exit(xpcall(f, function(e)
+    if e == EXIT then return EXIT end
+    return handler(e)
+  end, ...))
 end
 
 -- Tasks ----------------------------------------------------------------------------------------
