@@ -149,12 +149,7 @@ end
 
 function _G.pcall(f, ...) return pass_exit(pcall(f, ...)) end
 
-function _G.xpcall(f, handler, ...)
-  return pass_exit(xpcall(f, function(e)
-    if e == EXIT then return EXIT end
-    return handler(e)
-  end, ...))
-end
+function _G.xpcall(f, handler, ...) return pass_exit(xpcall(f, handler, ...)) end
 
 -- Tasks ----------------------------------------------------------------------------------------
 
