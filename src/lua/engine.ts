@@ -170,7 +170,9 @@ export class LuaEngine {
       openStandardLibs: true,
       injectObjects: false,
       enableProxy: false,
-      traceAllocations: true,
+      // Tracing routes every Lua allocation through a JS function: only pay for it when a
+      // memory limit needs it.
+      traceAllocations: limits.memoryBytes !== undefined,
     });
     if (dispatcherInstalled === undefined) {
       dispatcherInstalled = api.m.addFunction((L: number) => dispatch(api, L), "ii");
@@ -178,9 +180,17 @@ export class LuaEngine {
     return new LuaEngine(wasmoon, api, limits);
   }
 
-  /** Lua heap in use, in bytes. */
+  /** Lua heap in use, in bytes (`collectgarbage("count")`; exact when a memory limit is set). */
   memoryUsed(): number {
-    return this.#wasmoon.global.getMemoryUsed();
+    if (this.#limits.memoryBytes !== undefined) return this.#wasmoon.global.getMemoryUsed();
+    const api = this.api;
+    const L = this.L;
+    api.getglobal(L, "collectgarbage");
+    api.pushstring(L, "count");
+    this.#pcall(L, 1, 1);
+    const kb = api.tonumber(L, -1);
+    api.pop(L, 1);
+    return Math.round(kb * 1024);
   }
 
   // --- host functions ------------------------------------------------------------------------

@@ -43,8 +43,14 @@ Deno.test("scanBlocks: three tiers plus extra dirs, nearer wins, sorted by name"
 });
 
 Deno.test("leadingDescription: the leading -- comment, joined; a path-only first line is skipped", () => {
-  assert.equal(leadingDescription("-- Counts files.\n-- Returns JSON.\nlocal x"), "Counts files. Returns JSON.");
-  assert.equal(leadingDescription("#!/usr/bin/env agent-block\n-- After a shebang\nreturn 1"), "After a shebang");
+  assert.equal(
+    leadingDescription("-- Counts files.\n-- Returns JSON.\nlocal x"),
+    "Counts files. Returns JSON.",
+  );
+  assert.equal(
+    leadingDescription("#!/usr/bin/env agent-block\n-- After a shebang\nreturn 1"),
+    "After a shebang",
+  );
   assert.equal(leadingDescription("-- blocks/stats.lua\n-- The real description\n"), "The real description");
   assert.equal(leadingDescription("--- Doc style\n--\n-- second paragraph"), "Doc style");
   assert.equal(leadingDescription("local x = 1 -- not leading"), "");

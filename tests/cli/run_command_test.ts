@@ -192,7 +192,18 @@ Deno.test("--version and --help", async () => {
   assert.match(r.stdout, /^agent-block /);
   r = await p.cli(["--help"]);
   assert.equal(r.code, 0);
-  for (const flag of ["--script", "--block", "--project", "--prompt", "--context", "--config", "--result", "--label"]) {
+  for (
+    const flag of [
+      "--script",
+      "--block",
+      "--project",
+      "--prompt",
+      "--context",
+      "--config",
+      "--result",
+      "--label",
+    ]
+  ) {
     assert.ok(r.stdout.includes(flag), `--help does not mention ${flag}`);
   }
 });
@@ -231,7 +242,12 @@ Deno.test("--block: three tiers, nearer wins, <name>/init.lua, unknown names lis
 Deno.test("--config: valid file, not JSON, wrong type naming the field, unknown field; flags win", async () => {
   const p = await project({
     "show.lua": `return tostring(_PROMPT) .. "|" .. tostring(_CONTEXT)`,
-    "good.json": JSON.stringify({ prompt: "from config", context: "ctx config", result: "cfg.out", labels: { job: "x" } }),
+    "good.json": JSON.stringify({
+      prompt: "from config",
+      context: "ctx config",
+      result: "cfg.out",
+      labels: { job: "x" },
+    }),
     "bad.json": `{ "prompt": "unterminated `,
     "wrongtype.json": JSON.stringify({ prompt: 12 }),
     "wronglabel.json": JSON.stringify({ labels: { job: 1 } }),
@@ -241,7 +257,16 @@ Deno.test("--config: valid file, not JSON, wrong type naming the field, unknown 
   let r = await p.cli(["-s", "show.lua", "--config", "good.json"]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(Deno.readTextFileSync(join(p.root, "cfg.out")), "from config|ctx config");
-  r = await p.cli(["-s", "show.lua", "--config", "good.json", "--prompt", "from flag", "--result", "flag.out"]);
+  r = await p.cli([
+    "-s",
+    "show.lua",
+    "--config",
+    "good.json",
+    "--prompt",
+    "from flag",
+    "--result",
+    "flag.out",
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(Deno.readTextFileSync(join(p.root, "flag.out")), "from flag|ctx config");
   const failing: [string, RegExp][] = [
@@ -298,7 +323,8 @@ Deno.test("limits: CPU limit stops a busy loop and a pcall loop; memory limit st
 
 Deno.test(".env: loaded without overriding the environment; a malformed line warns with its number", async () => {
   const p = await project({
-    ".env": `# comment\nAB_TEST_FROM_FILE=file value # trailing\nAB_TEST_SET_BOTH=file\nthis line is bad\nexport AB_TEST_QUOTED="a\\nb"\n`,
+    ".env":
+      `# comment\nAB_TEST_FROM_FILE=file value # trailing\nAB_TEST_SET_BOTH=file\nthis line is bad\nexport AB_TEST_QUOTED="a\\nb"\n`,
     "env.lua": `return table.concat({os.getenv("AB_TEST_FROM_FILE"), os.getenv("AB_TEST_SET_BOTH"),
       os.getenv("AB_TEST_QUOTED")}, "|")`,
   });

@@ -21,8 +21,12 @@ async function project(files: Record<string, string>, script: string) {
   const root = await Deno.makeTempDir({ prefix: "ab_req_" });
   const home = join(root, "_home");
   writeTree(root, { ...files, "scripts/main.lua": script });
-  return { root, home, run: (extra: Record<string, unknown> = {}) =>
-    runLua("", { script: { path: join(root, "scripts/main.lua") }, projectRoot: root, home, ...extra }) };
+  return {
+    root,
+    home,
+    run: (extra: Record<string, unknown> = {}) =>
+      runLua("", { script: { path: join(root, "scripts/main.lua") }, projectRoot: root, home, ...extra }),
+  };
 }
 
 const mod = (tag: string) => `return { tag = "${tag}" }`;
@@ -47,16 +51,19 @@ Deno.test("require: every tier in order, first hit wins", async () => {
 });
 
 Deno.test("require: <name>/init.lua, dotted names, module caching and the loader's second value", async () => {
-  const p = await project({
-    "lib/pkg/init.lua": `return { sub = require("pkg.sub"), name = ... }`,
-    "lib/pkg/sub.lua": `count = (count or 0) + 1\nreturn { v = "sub", where = select(2, ...) }`,
-  }, `
+  const p = await project(
+    {
+      "lib/pkg/init.lua": `return { sub = require("pkg.sub"), name = ... }`,
+      "lib/pkg/sub.lua": `count = (count or 0) + 1\nreturn { v = "sub", where = select(2, ...) }`,
+    },
+    `
     local pkg = require("pkg")
     local again = require("pkg.sub")
     assert(again == pkg.sub, "modules are cached")
     assert(count == 1, "a module runs once")
     return pkg.name .. "|" .. pkg.sub.v .. "|" .. pkg.sub.where
-  `);
+  `,
+  );
   const r = await p.run();
   assert.equal(r.outcome.status, "returned");
   const [name, v, where] = String((r.outcome as { result: string }).result).split("|");
@@ -73,7 +80,10 @@ Deno.test("require: blocks/ is never on the path; a miss lists every place searc
   const r = await p.run();
   assert.equal(r.outcome.status, "failed");
   const msg = (r.outcome as { message: string }).message;
-  assert.match(msg, /^scripts\/main\.lua:1: module 'only_block' not found:|main\.lua:1: module 'only_block' not found:/);
+  assert.match(
+    msg,
+    /^scripts\/main\.lua:1: module 'only_block' not found:|main\.lua:1: module 'only_block' not found:/,
+  );
   const order = [
     join(p.root, "scripts", "only_block.lua"),
     join(p.root, "scripts", "only_block", "init.lua"),
@@ -95,14 +105,18 @@ Deno.test("require: blocks/ is never on the path; a miss lists every place searc
 });
 
 Deno.test("require: a module's top level may make host calls; syntax errors name the file", async () => {
-  const p = await project({
-    "lib/slow.lua": `std.task.sleep(0.01)\nlocal p = io.popen("echo from-shell")\nlocal v = p:read("l")\np:close()\nreturn v`,
-    "lib/broken.lua": `return {\n  x = = 1\n}`,
-  }, `
+  const p = await project(
+    {
+      "lib/slow.lua":
+        `std.task.sleep(0.01)\nlocal p = io.popen("echo from-shell")\nlocal v = p:read("l")\np:close()\nreturn v`,
+      "lib/broken.lua": `return {\n  x = = 1\n}`,
+    },
+    `
     local v = require("slow")
     local ok, err = pcall(require, "broken")
     return v .. "|" .. err
-  `);
+  `,
+  );
   const r = await p.run();
   assert.equal(r.outcome.status, "returned");
   const [v, err] = String((r.outcome as { result: string }).result).split("|");
@@ -121,7 +135,9 @@ Deno.test("require: a cyclic require fails with a message naming the module", as
 });
 
 Deno.test("require('embedded.<name>') reads the embedded source even when a tier shadows it", async () => {
-  const p = await project({ "lib/lspec.lua": `return { shadow = true }` }, `
+  const p = await project(
+    { "lib/lspec.lua": `return { shadow = true }` },
+    `
     local fs = require("lspec")
     local emb = require("embedded.lspec")
     assert(fs.shadow == true, "the filesystem tier wins for plain names")
@@ -129,7 +145,8 @@ Deno.test("require('embedded.<name>') reads the embedded source even when a tier
     assert(fs ~= emb, "two distinct tables")
     local ok, err = pcall(require, "embedded.no_such_thing")
     return err
-  `);
+  `,
+  );
   const r = await p.run();
   assert.equal(r.outcome.status, "returned");
   assert.match(String((r.outcome as { result: string }).result), /no embedded module 'no_such_thing'/);
@@ -156,7 +173,10 @@ for (
 }
 
 Deno.test("seal check: AGENT_BLOCK_UNSEAL turns the failure into a warning", async () => {
-  const p = await project({ "lib/knl.lua": `return { fake = true }` }, `return tostring(require("knl").fake)`);
+  const p = await project(
+    { "lib/knl.lua": `return { fake = true }` },
+    `return tostring(require("knl").fake)`,
+  );
   const r = await p.run({ unseal: true });
   assert.deepEqual(r.outcome, { status: "returned", result: "true" });
   assert.match(r.stderr, /\[warn\].*sealed module 'knl' is shadowed by .*lib\/knl\.lua/);
