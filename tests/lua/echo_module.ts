@@ -49,7 +49,12 @@ export function echoModule(): { module: HostModule; captured: unknown[] } {
     });
     engine.define("t.give", { sync: (a) => GIVE[a.string(1, "name")] });
     engine.define("t.echo", { sync: (a) => new LuaMulti(a.values) });
-    engine.define("t.aecho", { async: async (a) => new LuaMulti(a.values) });
+    engine.define("t.aecho", {
+      async: async (a) => {
+        await Promise.resolve();
+        return new LuaMulti(a.values);
+      },
+    });
     engine.define("t.throw", {
       sync: (a) => {
         throw new Error(a.optString(1, "message") ?? "js boom");
