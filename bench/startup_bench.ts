@@ -5,7 +5,14 @@
  * agent-block within 1.25 × (b): everything the runtime adds (scheduler, prelude, standard
  * library, flag parsing) should cost less than a quarter of bare wasmoon's start.
  *
- * `BENCH_ITERATIONS` (default 15) sets the number of runs per variant.
+ * `BENCH_ITERATIONS` (default 15) sets the number of runs per variant. On a loaded machine the
+ * medians spread (agent-block's longer start is hit harder); the ratio of minimums is printed too.
+ *
+ * Where agent-block's extra start-up goes (profiled): `deno run` from source opens, hashes and
+ * loads each of the ~35 modules of the run path (a compiled binary does not), and the host bridge
+ * runs cold (scheduler and prelude chunks, converter, first resume). Kept out on purpose: Lua
+ * allocation tracing unless a memory limit is set, `node:util`, per-candidate `lstat`s for the
+ * seal check, and subcommands other than the run path (loaded on first use).
  */
 import { join } from "node:path";
 
@@ -73,6 +80,11 @@ lua.global.close();
             `(min ${Math.min(...times[v]).toFixed(1)}, ${n} runs)`,
         );
       }
+      const mins = times.map((t) => Math.min(...t));
+      console.log(
+        `ratio of minimums (least disturbed runs): ${(mins[0] / mins[1]).toFixed(2)} vs (a), ` +
+          `${(mins[0] / mins[2]).toFixed(2)} vs (b)`,
+      );
       const vsEmpty = med[0] / med[1];
       const vsWasmoon = med[0] / med[2];
       console.log(`ratio agent-block / (a) empty deno: ${vsEmpty.toFixed(2)}`);
