@@ -48,6 +48,16 @@ Deno.test("--prompt / -c set _PROMPT and _CONTEXT; absent when not given; _SCRIP
   assert.equal(Deno.readTextFileSync(join(p.root, "out.txt")), "hi there|ctx|show.lua|false");
   r = await p.cli(["--script", "scripts/show.lua", "--result", "out.txt"]);
   assert.equal(Deno.readTextFileSync(join(p.root, "out.txt")), "nil|nil|show.lua|true");
+  r = await p.cli([
+    "-s",
+    "scripts/show.lua",
+    "--label",
+    "job=nightly",
+    "--label=run=a=b",
+    "--result",
+    "out.txt",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
   r = await p.cli(["-s", "scripts/show.lua", "--context", "", "--prompt", "", "--result", "out.txt"]);
   assert.equal(Deno.readTextFileSync(join(p.root, "out.txt")), "||show.lua|false");
 });
