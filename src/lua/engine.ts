@@ -28,6 +28,7 @@ import { Args } from "./args.ts";
 import { stringifyJson } from "./json.ts";
 import { LuaErrorValue, LuaFunctionRef, LuaMulti } from "./values.ts";
 import { sharedFactory } from "./wasm.ts";
+import { precompiled } from "./precompiled.ts";
 import runtimeSource from "./runtime.lua" with { type: "text" };
 
 /** Context handed to every host function call. */
@@ -486,11 +487,21 @@ export class LuaEngine {
     }
   }
 
-  /** Compiles and runs an internal chunk with registry refs as arguments; returns a ref to its result. */
+  /**
+   * Loads and runs an internal chunk with registry refs as arguments; returns a ref to its result.
+   * Uses the chunk's precompiled bytecode when it was generated from this source (see
+   * `precompiled.ts`), else parses the text.
+   */
   #loadInternal(source: string, chunkname: string, argRefs: number[]): number {
     const api = this.api;
     const L = this.L;
-    if (api.load(L, new TextEncoder().encode(source), chunkname) !== LUA_OK) {
+    const bytecode = precompiled(chunkname, source);
+    let loaded = false;
+    if (bytecode) {
+      loaded = api.load(L, bytecode, chunkname, "b") === LUA_OK;
+      if (!loaded) api.pop(L, 1); // another Lua build: fall back to the text
+    }
+    if (!loaded && api.load(L, new TextEncoder().encode(source), chunkname) !== LUA_OK) {
       const msg = String(this.converter.toJs(L, -1));
       api.pop(L, 1);
       throw new Error(`internal chunk ${chunkname} failed to compile: ${msg}`);
