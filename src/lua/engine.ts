@@ -72,7 +72,7 @@ export class LuaCallbackError extends Error {
 class CpuLimitExceeded extends Error {}
 
 /** Lines of a Lua traceback that belong to the runtime, not to the user's code. */
-const INTERNAL_FRAME = /^\s*(ab:[a-z_]+:|\[C\]: in function '(xpcall|error)'|\[C\]: in \?$)/;
+const INTERNAL_FRAME = /^\s*(ab:[a-z_]+:|\[C\]: in (function|upvalue) '(xpcall|error)'|\[C\]: in \?$)/;
 
 /** Removes runtime-internal frames from a Lua traceback. */
 export function trimTraceback(tb: string): string {

@@ -16,9 +16,9 @@
 --   chunks (names starting with "=ab:"), whatever tail calls the wrappers made.
 -- - Every task body runs under xpcall; its error value (tables included) and a traceback are kept.
 -- - When the main task ends, the run ends: tasks still alive are cancelled.
--- - `os.exit` / `job.defer` end the run at once: the error they raise passes through `pcall`,
---   `xpcall` and `coroutine.resume` (which re-raise it), and any code that still catches it ends
---   at its next host call.
+-- - `os.exit` / `job.defer` end the run at once. They raise `EXIT` and set a count hook on the
+--   coroutine that raises it again at every instruction, so a `pcall`/`xpcall` that catches it
+--   cannot run on; `coroutine.resume` passes it to the resumer the same way.
 --
 -- This chunk is loaded by src/lua/engine.ts with the host primitives table as its argument.
 local H = ...
@@ -36,7 +36,6 @@ local getinfo, traceback = debug.getinfo, debug.traceback
 local pack, unpack = table.pack, table.unpack
 local type, error, select, setmetatable, tostring = type, error, select, setmetatable, tostring
 local sfind, sformat = string.find, string.format
-local pcall, xpcall = pcall, xpcall
 
 local HOST = setmetatable({}, { __name = "HOST_REQUEST" })
 local EXIT = setmetatable({}, {
@@ -45,6 +44,15 @@ local EXIT = setmetatable({}, {
 })
 local busy = setmetatable({}, { __mode = "k" })
 local exiting -- { code = n, reason = s } once os.exit / job.defer was called
+
+local sethook = debug.sethook
+local function exit_hook() error(EXIT, 0) end
+
+--- Raises EXIT in the running coroutine and keeps raising it there at every instruction.
+local function raise_exit()
+  sethook(exit_hook, "", 1)
+  error(EXIT, 0)
+end
 
 local R = { HOST = HOST, EXIT = EXIT }
 
@@ -77,7 +85,7 @@ end
 local function raise_reply(ok, ...)
   if ok then return ... end
   local err = ...
-  if err == EXIT then error(EXIT, 0) end
+  if err == EXIT then raise_exit() end
   if type(err) == "string" then error(err, user_level()) end
   error(err, 0)
 end
@@ -85,7 +93,7 @@ end
 --- Performs host operation `op` with `...` as arguments and returns its results, yielding the
 -- running task meanwhile. Raises the operation's error at the user's line.
 local function host_call(op, ...)
-  if exiting then error(EXIT, 0) end
+  if exiting then raise_exit() end
   if not raw.isyieldable() then error(cannot_yield(op), user_level()) end
   return raise_reply(raw.yield(HOST, op, ...))
 end
@@ -99,7 +107,7 @@ end
 -- Transparent coroutines ----------------------------------------------------------------------
 
 local function forward(co, ok, ...)
-  if not ok and exiting then error(EXIT, 0) end
+  if not ok and exiting then raise_exit() end
   if ok and (...) == HOST and raw.status(co) == "suspended" then
     if not raw.isyieldable() then
       return forward(co, raw.resume(co, false, cannot_yield((select(2, ...)))))
@@ -139,17 +147,6 @@ function coroutine.wrap(f)
   local co = raw.create(f)
   return function(...) return wrap_result(co, coroutine.resume(co, ...)) end
 end
-
--- pcall / xpcall cannot swallow the end of the run ------------------------------------------
-
-local function pass_exit(ok, ...)
-  if not ok and exiting then error(EXIT, 0) end
-  return ok, ...
-end
-
-function _G.pcall(f, ...) return pass_exit(pcall(f, ...)) end
-
-function _G.xpcall(f, handler, ...) return pass_exit(xpcall(f, handler, ...)) end
 
 -- Tasks ----------------------------------------------------------------------------------------
 
@@ -343,7 +340,7 @@ end
 --- Ends the run with `code` at the next scheduling point; `reason` is reported on stderr.
 function R.request_exit(code, reason)
   if not exiting then exiting = { code = code, reason = reason } end
-  error(EXIT, 0)
+  raise_exit()
 end
 
 --- Runs a compiled main chunk; its first return value is stringified (a string passes
@@ -373,7 +370,7 @@ function Task:join()
   self.observed = true
   unobserved[self] = nil
   if self.ok then return unpack(self.result, 1, self.result.n) end
-  if self.result == EXIT then error(EXIT, 0) end
+  if self.result == EXIT then raise_exit() end
   error(self.result.err, 0)
 end
 

@@ -120,6 +120,10 @@ Deno.test("exit codes: 0 returned, 1 raised, 75 deferred, os.exit(n) after clean
     "exit_xpcall.lua": `xpcall(os.exit, function(e) return "handled" end, 5)\nprint("unreachable")`,
     "exit_coroutine.lua": `local co = coroutine.create(function() os.exit(6) end)\n` +
       `print(coroutine.resume(co))\nprint("unreachable")`,
+    "exit_wrap.lua":
+      `local g = coroutine.wrap(function() os.exit(7) end)\nprint(pcall(g))\nprint("unreachable")`,
+    "exit_task.lua": `std.task.spawn(function() pcall(os.exit, 8) print("unreachable") end)\n` +
+      `std.task.sleep(30)\nprint("unreachable")`,
   });
   let r = await p.cli(["-s", "ok.lua"]);
   assert.equal(r.code, 0);
@@ -143,7 +147,14 @@ Deno.test("exit codes: 0 returned, 1 raised, 75 deferred, os.exit(n) after clean
   r = await p.cli(["-s", "exit3.lua"]);
   assert.equal(r.code, 3);
   assert.equal(r.stdout, "before\n");
-  for (const [script, code] of [["exit_xpcall.lua", 5], ["exit_coroutine.lua", 6]] as const) {
+  for (
+    const [script, code] of [
+      ["exit_xpcall.lua", 5],
+      ["exit_coroutine.lua", 6],
+      ["exit_wrap.lua", 7],
+      ["exit_task.lua", 8],
+    ] as const
+  ) {
     r = await p.cli(["-s", script]);
     assert.equal(r.code, code, r.stderr);
     assert.equal(r.stdout, "", `${script} kept running after os.exit`);
