@@ -39,10 +39,20 @@ export interface CallContext {
   signal: AbortSignal;
 }
 
+/**
+ * How a host function's arguments are read: `functions: "ref"` hands Lua functions over as
+ * `LuaFunctionRef`s (else they are refused); `floats: "tagged"` hands integral floats (`3.0`) over
+ * as `LuaFloat`s so a function that stores values can keep them floats (else they are numbers).
+ */
+export interface ArgOptions {
+  functions?: "ref" | "error";
+  floats?: "plain" | "tagged";
+}
+
 /** A host function, in one of three shapes. */
 export type HostFunction =
-  | { sync: (args: Args, cx: CallContext) => unknown; functions?: "ref" | "error" }
-  | { async: (args: Args, cx: CallContext) => Promise<unknown>; functions?: "ref" | "error" }
+  | ({ sync: (args: Args, cx: CallContext) => unknown } & ArgOptions)
+  | ({ async: (args: Args, cx: CallContext) => Promise<unknown> } & ArgOptions)
   | { raw: (L: number, engine: LuaEngine) => number };
 
 /** Limits that bound a runaway script. */
@@ -269,7 +279,10 @@ export class LuaEngine {
     const name = this.#fnNames[id];
     if ("raw" in fn) return fn.raw(L, this);
     if (!("sync" in fn)) throw new Error(`host function '${name}' is asynchronous`);
-    const args = new Args(name, this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error" }));
+    const args = new Args(
+      name,
+      this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error", floats: fn.floats ?? "plain" }),
+    );
     const result = fn.sync(args, { engine: this, signal: NEVER });
     return this.pushResult(L, result);
   }
@@ -334,7 +347,10 @@ export class LuaEngine {
     const name = String(this.converter.toJs(L, 1));
     const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
     if (!op) throw new Error(`unknown host operation '${name}'`);
-    const args = new Args(name, this.converter.argsToJs(L, 2, { functions: op.functions ?? "error" }));
+    const args = new Args(
+      name,
+      this.converter.argsToJs(L, 2, { functions: op.functions ?? "error", floats: op.floats ?? "plain" }),
+    );
     const id = ++this.#opSeq;
     const ac = new AbortController();
     // A synchronous throw (argument validation) fails the call at once, at the caller's line.

@@ -67,8 +67,15 @@ Deno.test("integers keep full 64-bit precision and stay apart from floats", asyn
     assert(math.type(t.give("half")) == "float", "2.5 is a float")
     t.tagged(3.0)
     t.tagged(3)
+    t.capture_tagged({f = 3.0, i = 3, h = 0.5}, 2.0)
     return "ok"
   `);
+  assert.ok(
+    captured[8] && (captured[8] as { f: unknown }).f instanceof LuaFloat,
+    "floats: 'tagged' keeps 3.0",
+  );
+  assert.deepEqual(captured[8], { f: new LuaFloat(3), i: 3, h: 0.5 });
+  assert.deepEqual(captured[9], new LuaFloat(2));
   assert.deepEqual(captured.slice(0, 6), [2n ** 63n - 1n, -(2n ** 63n), 9007199254740993n, 42, 1.5, -0.25]);
   assert.ok(captured[6] instanceof LuaFloat && captured[6].value === 3, "tagged 3.0 is a LuaFloat");
   assert.equal(captured[7], 3);

@@ -41,6 +41,12 @@ export function echoModule(): { module: HostModule; captured: unknown[] } {
         captured.push(...a.values);
       },
     });
+    engine.define("t.capture_tagged", {
+      floats: "tagged",
+      sync: (a) => {
+        captured.push(...a.values);
+      },
+    });
     engine.define("t.tagged", {
       raw: (L) => {
         captured.push(engine.toJs(L, 1, { floats: "tagged" }));
