@@ -24,6 +24,16 @@ export function luaSources(dir: string = srcRoot): string[] {
   return out;
 }
 
+/**
+ * The files whose chunk name (`=ab:<file name>`) no other file shares. Two `init.lua`s, say,
+ * cannot both be keyed by name: they get no bytecode and are parsed from text (correct, slower).
+ */
+export function uniquelyNamed(files: string[]): string[] {
+  const count = new Map<string, number>();
+  for (const f of files) count.set(basename(f), (count.get(basename(f)) ?? 0) + 1);
+  return files.filter((f) => count.get(basename(f)) === 1);
+}
+
 /** Bytecode (unstripped) of `source` loaded as `chunkname`. */
 async function dump(source: string, chunkname: string): Promise<Uint8Array> {
   const { factory } = await sharedFactory();
@@ -57,14 +67,9 @@ export async function render(files: string[] = luaSources()): Promise<string> {
     "/** Bytecode of the runtime's Lua chunks by chunk name, with the hash of the source it came from. */",
     "export const PRECOMPILED: Readonly<Record<string, { source: string; hash: string; bytecode: string }>> = {",
   ];
-  const seen = new Map<string, string>();
-  for (const file of files) {
+  for (const file of uniquelyNamed(files)) {
     const chunkname = `=ab:${basename(file, ".lua")}`;
     const rel = relative(join(srcRoot, ".."), file);
-    if (seen.has(chunkname)) {
-      throw new Error(`${rel} and ${seen.get(chunkname)} share the chunk name ${chunkname}`);
-    }
-    seen.set(chunkname, rel);
     const source = Deno.readTextFileSync(file);
     const bytecode = toBase64(await dump(source, chunkname));
     lines.push(`  "${chunkname}": {`, `    source: "${rel}",`, `    hash: "${sourceHash(source)}",`);

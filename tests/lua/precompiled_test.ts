@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { basename } from "node:path";
-import { luaSources, render, TARGET } from "../../tools/gen_precompiled.ts";
+import { luaSources, render, TARGET, uniquelyNamed } from "../../tools/gen_precompiled.ts";
 import { precompiled, sourceHash } from "../../src/lua/precompiled.ts";
 import { PRECOMPILED } from "../../src/lua/precompiled.gen.ts";
 import { evalLua } from "../helpers.ts";
@@ -14,9 +14,10 @@ Deno.test("src/lua/precompiled.gen.ts is up to date (run `deno task gen` if this
 });
 
 Deno.test("every runtime Lua file has bytecode under its chunk name; edited text gets none", () => {
-  const files = luaSources();
+  const files = uniquelyNamed(luaSources());
   assert.ok(files.some((f) => f.endsWith("src/lua/runtime.lua")));
   assert.equal(Object.keys(PRECOMPILED).length, files.length);
+  assert.deepEqual(uniquelyNamed(["/a/init.lua", "/b/init.lua", "/c/x.lua"]), ["/c/x.lua"]);
   for (const f of files) {
     const name = `=ab:${basename(f, ".lua")}`;
     const source = Deno.readTextFileSync(f);
