@@ -17,6 +17,7 @@ export { runBlock } from "./src/runtime/run.ts";
 export type { RunOutcome, RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
 export {
+  type ArgOptions,
   type CallContext,
   type EngineLimits,
   type HostFunction,

@@ -8,9 +8,11 @@
 import { join, relative } from "node:path";
 
 const root = new URL("../embedded/", import.meta.url);
-const rootPath = decodeURIComponent(root.pathname);
+/** Absolute path of `embedded/`. */
+export const rootPath: string = decodeURIComponent(root.pathname);
 
-function walk(dir: string): string[] {
+/** Every embedded `.lua` file below `dir` (spec directories skipped), relative to `embedded/`, sorted. */
+export function walk(dir: string = rootPath): string[] {
   const out: string[] = [];
   for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
     const p = join(dir, e.name);

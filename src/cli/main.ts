@@ -9,21 +9,28 @@
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr } from "../obs/log.ts";
 import { runCommand } from "./run_command.ts";
-import { testCommand } from "./test_command.ts";
-import { knlCommand } from "./knl_command.ts";
 
-/** Subcommands by name; each returns the exit code. */
-export const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  test: testCommand,
-  knl: knlCommand,
+/** A subcommand: runs with its arguments and returns the exit code. */
+export type Subcommand = (argv: string[]) => Promise<number>;
+
+/**
+ * Subcommands by name: the function itself, or `{ load }` importing its module on first use.
+ * Prefer `{ load }`: the run path starts one process per block, and a statically imported
+ * subcommand (with its SDKs) is loaded by every one of them.
+ */
+export const SUBCOMMANDS: Record<string, Subcommand | { load: () => Promise<Subcommand> }> = {
+  test: { load: async () => (await import("./test_command.ts")).testCommand },
+  knl: { load: async () => (await import("./knl_command.ts")).knlCommand },
 };
 
 /** Runs the CLI with `argv` (without the program name) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const enc = new TextEncoder();
   try {
-    const sub = argv.length > 0 ? SUBCOMMANDS[argv[0]] : undefined;
-    return sub ? await sub(argv.slice(1)) : await runCommand(argv);
+    const entry = argv.length > 0 ? SUBCOMMANDS[argv[0]] : undefined;
+    if (!entry) return await runCommand(argv);
+    const sub = typeof entry === "function" ? entry : await entry.load();
+    return await sub(argv.slice(1));
   } catch (e) {
     if (e instanceof UsageError) {
       writeStderr(enc.encode(`error: ${e.message}\n(run agent-block --help for usage)\n`));

@@ -10,9 +10,9 @@
  * `AGENT_BLOCK_MCP_TIMEOUT_SECS`. `--prompt`, `--context` and `--result` have none: they are what
  * ONE run is, and an inherited variable would hand a child run its parent's prompt and result file.
  */
-import { parseArgs } from "node:util";
 import { dirname, join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
+import { parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
 import { loadDotenv } from "../config/dotenv.ts";
 import { blockRoots, findBlock, scanBlocks } from "../blocks/registry.ts";
@@ -20,6 +20,7 @@ import { runBlock, type RunOutcome } from "../runtime/run.ts";
 import { agentBlockHome } from "../runtime/paths.ts";
 import { writeStderr } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
+import { preloadLua } from "../lua/wasm.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
@@ -80,32 +81,24 @@ function envNumber(name: string, integer = false): number | undefined {
 
 /** Parses run flags and layers them over the config file and the environment. */
 export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        script: { type: "string", short: "s" },
-        block: { type: "string", short: "b" },
-        project: { type: "string", short: "p" },
-        prompt: { type: "string" },
-        context: { type: "string", short: "c" },
-        config: { type: "string" },
-        result: { type: "string" },
-        label: { type: "string", multiple: true },
-        "cpu-limit": { type: "string" },
-        "memory-limit": { type: "string" },
-        "mcp-timeout-secs": { type: "string" },
-        version: { type: "boolean", short: "V" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const v = parsed.values;
+  const parsed = parseFlags(argv, {
+    script: { type: "string", short: "s" },
+    block: { type: "string", short: "b" },
+    project: { type: "string", short: "p" },
+    prompt: { type: "string" },
+    context: { type: "string", short: "c" },
+    config: { type: "string" },
+    result: { type: "string" },
+    label: { type: "string", multiple: true },
+    "cpu-limit": { type: "string" },
+    "memory-limit": { type: "string" },
+    "mcp-timeout-secs": { type: "string" },
+    version: { type: "boolean", short: "V" },
+    help: { type: "boolean", short: "h" },
+  });
+  const v = parsed.values as {
+    [flag: string]: string | undefined;
+  } & { label?: string[]; help?: true; version?: true };
   if (v.help) return "help";
   if (v.version) return "version";
   const flagLabels: Record<string, string> = {};
@@ -198,6 +191,7 @@ export function reportOutcome(outcome: RunOutcome, resultPath?: string): number 
 
 /** Runs the run command; returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
+  preloadLua(); // overlap the wasm compile with the work below
   const s = parseRunArgs(argv);
   if (s === "help") {
     Deno.stdout.writeSync(enc.encode(RUN_HELP));

@@ -7,10 +7,10 @@
  * report on stdout and the summary line `N passed, N failed`. Exit 1 on any failure or when no
  * spec was found.
  */
-import { parseArgs } from "node:util";
 import { basename, dirname, join, resolve } from "node:path";
 import { runBlock } from "../runtime/run.ts";
-import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
+import { AgentBlockError, EXIT } from "../errors.ts";
+import { parseFlags } from "./args.ts";
 import { displayPath } from "../modules/resolver.ts";
 
 /** The outcome of one spec file. */
@@ -95,17 +95,10 @@ function isFile(p: string): boolean {
 
 /** The test command. */
 export async function testCommand(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { project: { type: "string", short: "p" }, help: { type: "boolean", short: "h" } },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const parsed = parseFlags(argv, {
+    project: { type: "string", short: "p" },
+    help: { type: "boolean", short: "h" },
+  }, { allowPositionals: true });
   const enc = new TextEncoder();
   const print = (s: string) => Deno.stdout.writeSync(enc.encode(s + "\n"));
   if (parsed.values.help) {
@@ -115,7 +108,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     );
     return EXIT.OK;
   }
-  const project = parsed.values.project ?? ".";
+  const project = (parsed.values.project as string | undefined) ?? ".";
   if (!isDir(project)) throw new AgentBlockError(`project directory ${project} does not exist`);
   let files: string[] = [];
   const substrings: string[] = [];

@@ -254,15 +254,19 @@ export class LuaApi {
   error(L: number): number {
     return this.m._lua_error(L);
   }
-  /** Compiles `source` as a text chunk named `chunkname`; pushes the function or the message. */
-  load(L: number, source: Uint8Array, chunkname: string): number {
+  /**
+   * Loads `source` as a chunk named `chunkname` (`luaL_loadbufferx`); pushes the function or the
+   * message. `mode` is "t" (text only, the default: user code never loads bytecode) or "b"
+   * (bytecode only, for the runtime's precompiled chunks).
+   */
+  load(L: number, source: Uint8Array, chunkname: string, mode: "t" | "b" = "t"): number {
     const name = this.m._malloc(encoder.encode(chunkname).length + 1);
     try {
       this.#writeCString(name, chunkname);
       const buf = this.m._malloc(Math.max(1, source.length));
       try {
         this.m.HEAPU8.set(source, buf);
-        return this.m._luaL_loadbufferx(L, buf, source.length, name, this.cstr("t"));
+        return this.m._luaL_loadbufferx(L, buf, source.length, name, this.cstr(mode));
       } finally {
         this.m._free(buf);
       }

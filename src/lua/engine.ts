@@ -28,6 +28,7 @@ import { Args } from "./args.ts";
 import { stringifyJson } from "./json.ts";
 import { LuaErrorValue, LuaFunctionRef, LuaMulti } from "./values.ts";
 import { sharedFactory } from "./wasm.ts";
+import { precompiled } from "./precompiled.ts";
 import runtimeSource from "./runtime.lua" with { type: "text" };
 
 /** Context handed to every host function call. */
@@ -38,10 +39,20 @@ export interface CallContext {
   signal: AbortSignal;
 }
 
+/**
+ * How a host function's arguments are read: `functions: "ref"` hands Lua functions over as
+ * `LuaFunctionRef`s (else they are refused); `floats: "tagged"` hands integral floats (`3.0`) over
+ * as `LuaFloat`s so a function that stores values can keep them floats (else they are numbers).
+ */
+export interface ArgOptions {
+  functions?: "ref" | "error";
+  floats?: "plain" | "tagged";
+}
+
 /** A host function, in one of three shapes. */
 export type HostFunction =
-  | { sync: (args: Args, cx: CallContext) => unknown; functions?: "ref" | "error" }
-  | { async: (args: Args, cx: CallContext) => Promise<unknown>; functions?: "ref" | "error" }
+  | ({ sync: (args: Args, cx: CallContext) => unknown } & ArgOptions)
+  | ({ async: (args: Args, cx: CallContext) => Promise<unknown> } & ArgOptions)
   | { raw: (L: number, engine: LuaEngine) => number };
 
 /** Limits that bound a runaway script. */
@@ -71,7 +82,7 @@ export class LuaCallbackError extends Error {
 class CpuLimitExceeded extends Error {}
 
 /** Lines of a Lua traceback that belong to the runtime, not to the user's code. */
-const INTERNAL_FRAME = /^\s*(ab:[a-z_]+:|\[C\]: in function '(xpcall|error)'|\[C\]: in \?$)/;
+const INTERNAL_FRAME = /^\s*(ab:[a-z_]+:|\[C\]: in (function|upvalue) '(xpcall|error)'|\[C\]: in \?$)/;
 
 /** Removes runtime-internal frames from a Lua traceback. */
 export function trimTraceback(tb: string): string {
@@ -170,7 +181,9 @@ export class LuaEngine {
       openStandardLibs: true,
       injectObjects: false,
       enableProxy: false,
-      traceAllocations: true,
+      // Tracing routes every Lua allocation through a JS function: only pay for it when a
+      // memory limit needs it.
+      traceAllocations: limits.memoryBytes !== undefined,
     });
     if (dispatcherInstalled === undefined) {
       dispatcherInstalled = api.m.addFunction((L: number) => dispatch(api, L), "ii");
@@ -178,9 +191,17 @@ export class LuaEngine {
     return new LuaEngine(wasmoon, api, limits);
   }
 
-  /** Lua heap in use, in bytes. */
+  /** Lua heap in use, in bytes (`collectgarbage("count")`; exact when a memory limit is set). */
   memoryUsed(): number {
-    return this.#wasmoon.global.getMemoryUsed();
+    if (this.#limits.memoryBytes !== undefined) return this.#wasmoon.global.getMemoryUsed();
+    const api = this.api;
+    const L = this.L;
+    api.getglobal(L, "collectgarbage");
+    api.pushstring(L, "count");
+    this.#pcall(L, 1, 1);
+    const kb = api.tonumber(L, -1);
+    api.pop(L, 1);
+    return Math.round(kb * 1024);
   }
 
   // --- host functions ------------------------------------------------------------------------
@@ -258,7 +279,10 @@ export class LuaEngine {
     const name = this.#fnNames[id];
     if ("raw" in fn) return fn.raw(L, this);
     if (!("sync" in fn)) throw new Error(`host function '${name}' is asynchronous`);
-    const args = new Args(name, this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error" }));
+    const args = new Args(
+      name,
+      this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error", floats: fn.floats ?? "plain" }),
+    );
     const result = fn.sync(args, { engine: this, signal: NEVER });
     return this.pushResult(L, result);
   }
@@ -323,7 +347,10 @@ export class LuaEngine {
     const name = String(this.converter.toJs(L, 1));
     const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
     if (!op) throw new Error(`unknown host operation '${name}'`);
-    const args = new Args(name, this.converter.argsToJs(L, 2, { functions: op.functions ?? "error" }));
+    const args = new Args(
+      name,
+      this.converter.argsToJs(L, 2, { functions: op.functions ?? "error", floats: op.floats ?? "plain" }),
+    );
     const id = ++this.#opSeq;
     const ac = new AbortController();
     // A synchronous throw (argument validation) fails the call at once, at the caller's line.
@@ -476,11 +503,21 @@ export class LuaEngine {
     }
   }
 
-  /** Compiles and runs an internal chunk with registry refs as arguments; returns a ref to its result. */
+  /**
+   * Loads and runs an internal chunk with registry refs as arguments; returns a ref to its result.
+   * Uses the chunk's precompiled bytecode when it was generated from this source (see
+   * `precompiled.ts`), else parses the text.
+   */
   #loadInternal(source: string, chunkname: string, argRefs: number[]): number {
     const api = this.api;
     const L = this.L;
-    if (api.load(L, new TextEncoder().encode(source), chunkname) !== LUA_OK) {
+    const bytecode = precompiled(chunkname, source);
+    let loaded = false;
+    if (bytecode) {
+      loaded = api.load(L, bytecode, chunkname, "b") === LUA_OK;
+      if (!loaded) api.pop(L, 1); // another Lua build: fall back to the text
+    }
+    if (!loaded && api.load(L, new TextEncoder().encode(source), chunkname) !== LUA_OK) {
       const msg = String(this.converter.toJs(L, -1));
       api.pop(L, 1);
       throw new Error(`internal chunk ${chunkname} failed to compile: ${msg}`);

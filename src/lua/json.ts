@@ -53,7 +53,8 @@ function write(v: unknown, out: string[], indent: number, depth: number, at: str
   }
   if (v instanceof LuaFloat) {
     if (!Number.isFinite(v.value)) throw new JsonError(`cannot encode ${v.value} as a JSON number${at}`);
-    out.push(Number.isInteger(v.value) && Math.abs(v.value) < 1e21 ? `${v.value}.0` : String(v.value));
+    if (Object.is(v.value, -0)) out.push("-0.0");
+    else out.push(Number.isInteger(v.value) && Math.abs(v.value) < 1e21 ? `${v.value}.0` : String(v.value));
     return;
   }
   if (v instanceof Uint8Array) throw new JsonError(`cannot encode a string that is not valid UTF-8${at}`);

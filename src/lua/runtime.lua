@@ -16,8 +16,9 @@
 --   chunks (names starting with "=ab:"), whatever tail calls the wrappers made.
 -- - Every task body runs under xpcall; its error value (tables included) and a traceback are kept.
 -- - When the main task ends, the run ends: tasks still alive are cancelled.
--- - `os.exit` / `job.defer` end the run at the next scheduling point even if a pcall caught the
---   error they raise.
+-- - `os.exit` / `job.defer` end the run at once. They raise `EXIT` and set a count hook on the
+--   coroutine that raises it again at every instruction, so a `pcall`/`xpcall` that catches it
+--   cannot run on; `coroutine.resume` passes it to the resumer the same way.
 --
 -- This chunk is loaded by src/lua/engine.ts with the host primitives table as its argument.
 local H = ...
@@ -44,17 +45,32 @@ local EXIT = setmetatable({}, {
 local busy = setmetatable({}, { __mode = "k" })
 local exiting -- { code = n, reason = s } once os.exit / job.defer was called
 
+local sethook = debug.sethook
+local function exit_hook() error(EXIT, 0) end
+
+--- Raises EXIT in the running coroutine and keeps raising it there at every instruction.
+local function raise_exit()
+  sethook(exit_hook, "", 1)
+  error(EXIT, 0)
+end
+
 local R = { HOST = HOST, EXIT = EXIT }
 
---- The stack level (as seen by the caller of this function) of the first frame outside the
--- runtime's own chunks. Used as the `level` argument of `error`.
+--- The stack level (as seen by the caller of this function) of the first Lua frame outside the
+-- runtime's own chunks. Used as the `level` argument of `error`. C frames are passed over: when
+-- the user tail-called a host function (`return t.fetch(x)`), the user's frame is gone and the
+-- next frame may be `pcall`, `string.gsub`, ...; the Lua line that called THAT is the best
+-- position left. With no Lua frame at all, the first C frame (no position) is used.
 local function user_level()
-  local level = 2
+  local level, first_c = 2, nil
   while true do
     local info = getinfo(level + 1, "S")
-    if not info then return 1 end
-    local src = info.source
-    if info.what == "C" or not sfind(src, "^=ab:") then return level end
+    if not info then return first_c or 1 end
+    if info.what == "C" then
+      first_c = first_c or level
+    elseif not sfind(info.source, "^=ab:") then
+      return level
+    end
     level = level + 1
   end
 end
@@ -69,7 +85,7 @@ end
 local function raise_reply(ok, ...)
   if ok then return ... end
   local err = ...
-  if err == EXIT then error(EXIT, 0) end
+  if err == EXIT then raise_exit() end
   if type(err) == "string" then error(err, user_level()) end
   error(err, 0)
 end
@@ -77,7 +93,7 @@ end
 --- Performs host operation `op` with `...` as arguments and returns its results, yielding the
 -- running task meanwhile. Raises the operation's error at the user's line.
 local function host_call(op, ...)
-  if exiting then error(EXIT, 0) end
+  if exiting then raise_exit() end
   if not raw.isyieldable() then error(cannot_yield(op), user_level()) end
   return raise_reply(raw.yield(HOST, op, ...))
 end
@@ -91,6 +107,7 @@ end
 -- Transparent coroutines ----------------------------------------------------------------------
 
 local function forward(co, ok, ...)
+  if not ok and exiting then raise_exit() end
   if ok and (...) == HOST and raw.status(co) == "suspended" then
     if not raw.isyieldable() then
       return forward(co, raw.resume(co, false, cannot_yield((select(2, ...)))))
@@ -323,7 +340,7 @@ end
 --- Ends the run with `code` at the next scheduling point; `reason` is reported on stderr.
 function R.request_exit(code, reason)
   if not exiting then exiting = { code = code, reason = reason } end
-  error(EXIT, 0)
+  raise_exit()
 end
 
 --- Runs a compiled main chunk; its first return value is stringified (a string passes
@@ -353,7 +370,7 @@ function Task:join()
   self.observed = true
   unobserved[self] = nil
   if self.ok then return unpack(self.result, 1, self.result.n) end
-  if self.result == EXIT then error(EXIT, 0) end
+  if self.result == EXIT then raise_exit() end
   error(self.result.err, 0)
 end
 

@@ -27,3 +27,12 @@ export function sharedFactory(): Promise<{ factory: LuaFactory; api: LuaApi }> {
   })();
   return factory;
 }
+
+/**
+ * Starts loading the wasm module without waiting for it, so that a caller with other start-up
+ * work (flag parsing, `.env`, block lookup) overlaps it with the wasm compile. A failure is not
+ * lost: the next `sharedFactory()` returns the same rejected promise.
+ */
+export function preloadLua(): void {
+  sharedFactory().catch(() => undefined);
+}

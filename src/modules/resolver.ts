@@ -65,15 +65,6 @@ function isFile(path: string): boolean {
   }
 }
 
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Resolves module names for one run. */
 export class ModuleResolver {
   constructor(
@@ -129,13 +120,23 @@ export class ModuleResolver {
     return { found: false, searched };
   }
 
-  /** Every filesystem copy of a sealed module on any tier. */
+  /**
+   * Every filesystem copy of a sealed module on any tier (`<root>.lua` or a `<root>` entry).
+   * One directory listing per tier: this runs before every script, and a failed `lstat` per
+   * candidate costs more than the listing.
+   */
   checkSeals(): SealViolation[] {
     const found: SealViolation[] = [];
     for (const tier of this.tiers) {
+      let names: Set<string>;
+      try {
+        names = new Set([...Deno.readDirSync(tier.dir)].map((e) => e.name));
+      } catch {
+        continue; // no such directory: nothing on this tier
+      }
       for (const root of SEALED_ROOTS) {
-        for (const candidate of [join(tier.dir, `${root}.lua`), join(tier.dir, root)]) {
-          if (exists(candidate)) found.push({ module: root, file: candidate });
+        for (const entry of [`${root}.lua`, root]) {
+          if (names.has(entry)) found.push({ module: root, file: join(tier.dir, entry) });
         }
       }
     }

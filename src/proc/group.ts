@@ -74,14 +74,18 @@ export class ManagedProcess {
     }
   }
 
-  /** True while any member of the group is alive. */
+  /**
+   * True while any member of the group is alive. A zombie does not count: a grandchild orphaned
+   * by the group's end is reparented to PID 1, and where PID 1 is slow to reap (containers
+   * without an init) its zombie would otherwise hold every run's exit for the whole grace period.
+   */
   groupAlive(): boolean {
     try {
       Deno.kill(-this.child.pid, "SIGCONT");
-      return true;
     } catch {
       return false;
     }
+    return Deno.build.os !== "linux" || linuxGroupHasLiveMember(this.child.pid);
   }
 
   /**
@@ -159,4 +163,32 @@ export class ProcessGroups {
       all.map((p) => (p.exited && !p.groupAlive()) ? Promise.resolve() : p.terminate(graceMs)),
     );
   }
+}
+
+/**
+ * Linux: whether process group `pgid` has a member that is not a zombie, from `/proc/<pid>/stat`
+ * (state is the first field after the command's closing parenthesis, the group id the third).
+ * When `/proc` cannot be read, every member counts as alive.
+ */
+function linuxGroupHasLiveMember(pgid: number): boolean {
+  let entries: Iterable<Deno.DirEntry>;
+  try {
+    entries = Deno.readDirSync("/proc");
+  } catch {
+    return true;
+  }
+  for (const e of entries) {
+    const c = e.name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    const close = stat.lastIndexOf(")");
+    const fields = stat.slice(close + 2).split(" ", 3);
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
 }

@@ -1,0 +1,102 @@
+/**
+ * Startup: wall time of `agent-block -s hello.lua` (one print) against, in the same run,
+ * (a) `deno run` of an empty script and (b) a script that only creates a wasmoon engine and runs
+ * `print("x")`. Reports medians over interleaved iterations and both ratios; the target is
+ * agent-block within 1.25 × (b): everything the runtime adds (scheduler, prelude, standard
+ * library, flag parsing) should cost less than a quarter of bare wasmoon's start.
+ *
+ * `BENCH_ITERATIONS` (default 15) sets the number of runs per variant. On a loaded machine the
+ * medians spread (agent-block's longer start is hit harder); the ratio of minimums is printed too.
+ *
+ * Where agent-block's extra start-up goes (profiled): `deno run` from source opens, hashes and
+ * loads each of the ~35 modules of the run path (a compiled binary does not), and the host bridge
+ * runs cold (scheduler and prelude chunks, converter, first resume). Kept out on purpose: Lua
+ * allocation tracing unless a memory limit is set, `node:util`, per-candidate `lstat`s for the
+ * seal check, and subcommands other than the run path (loaded on first use).
+ */
+import { join } from "node:path";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const TARGET = 1.25;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function timeRun(args: string[], cwd: string): Promise<number> {
+  const t0 = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - t0;
+  if (out.code !== 0) {
+    throw new Error(`deno ${args.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return ms;
+}
+
+export default async function startupBench(): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "ab_bench_" });
+  try {
+    Deno.writeTextFileSync(join(dir, "hello.lua"), `print("hello")\n`);
+    Deno.writeTextFileSync(join(dir, "empty.ts"), "");
+    // (b) lives inside the repository so that `wasmoon` resolves through deno.json like cli.ts.
+    const wasmoonOnly = join(ROOT, "bench", ".wasmoon_only.tmp.ts");
+    Deno.writeTextFileSync(
+      wasmoonOnly,
+      `import { LuaFactory } from "wasmoon";
+import { fileURLToPath } from "node:url";
+const f = new LuaFactory(fileURLToPath(import.meta.resolve("wasmoon/dist/glue.wasm")));
+const lua = await f.createEngine({ injectObjects: false, enableProxy: false });
+lua.global.set("print", (s: string) => console.log(s));
+await lua.doString('print("x")');
+lua.global.close();
+`,
+    );
+    try {
+      const variants: [string, string[], string][] = [
+        ["agent-block -s hello.lua", ["run", "-A", "--quiet", join(ROOT, "cli.ts"), "-s", "hello.lua"], dir],
+        ["(a) deno run empty.ts", ["run", "-A", "--quiet", "empty.ts"], dir],
+        ["(b) wasmoon engine + print", ["run", "-A", "--quiet", wasmoonOnly], ROOT],
+      ];
+      const n = Number(Deno.env.get("BENCH_ITERATIONS") ?? 15);
+      const times: number[][] = variants.map(() => []);
+      for (const [, args, cwd] of variants) await timeRun(args, cwd); // warm caches
+      for (let i = 0; i < n; i++) {
+        for (let v = 0; v < variants.length; v++) {
+          times[v].push(await timeRun(variants[v][1], variants[v][2]));
+        }
+      }
+      const med = times.map(median);
+      for (let v = 0; v < variants.length; v++) {
+        console.log(
+          `${variants[v][0].padEnd(30)} median ${med[v].toFixed(1).padStart(7)} ms  ` +
+            `(min ${Math.min(...times[v]).toFixed(1)}, ${n} runs)`,
+        );
+      }
+      const mins = times.map((t) => Math.min(...t));
+      console.log(
+        `ratio of minimums (least disturbed runs): ${(mins[0] / mins[1]).toFixed(2)} vs (a), ` +
+          `${(mins[0] / mins[2]).toFixed(2)} vs (b)`,
+      );
+      const vsEmpty = med[0] / med[1];
+      const vsWasmoon = med[0] / med[2];
+      console.log(`ratio agent-block / (a) empty deno: ${vsEmpty.toFixed(2)}`);
+      console.log(
+        `ratio agent-block / (b) bare wasmoon: ${vsWasmoon.toFixed(2)} (target <= ${TARGET}: ${
+          vsWasmoon <= TARGET ? "met" : "NOT met"
+        })`,
+      );
+    } finally {
+      Deno.removeSync(wasmoonOnly);
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}

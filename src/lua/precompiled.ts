@@ -1,0 +1,41 @@
+/**
+ * Precompiled Lua bytecode for the runtime's own chunks (`src/**\/*.lua`: the scheduler, the
+ * prelude, host-module Lua), so a run does not parse them.
+ *
+ * Why: every run is a fresh process, and the first Lua parse in a process runs the parser's
+ * wasm cold — parsing the runtime's ~1,000 lines cost several milliseconds of each start, more
+ * than loading their bytecode does.
+ *
+ * Owns the lookup: `precompiled(chunkname, source)` returns the bytecode generated from exactly
+ * this source under this chunk name (`=ab:<file name without .lua>`), or undefined. Entries are
+ * keyed by a hash of the source text, so an edited chunk is never served stale bytecode: it is
+ * parsed from text until `deno task gen` regenerates `precompiled.gen.ts` (a test fails
+ * meanwhile). The engine also falls back to text when the bytecode does not load (another Lua
+ * build). Bytecode is dumped unstripped: error positions and tracebacks keep their lines.
+ */
+import { PRECOMPILED } from "./precompiled.gen.ts";
+
+/** 32-bit FNV-1a of a string's UTF-16 code units, as hex: the freshness key of an entry. */
+export function sourceHash(source: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < source.length; i++) {
+    h ^= source.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0") + ":" + source.length.toString(16);
+}
+
+/** Decodes base64 to bytes. */
+function fromBase64(b64: string): Uint8Array {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** The bytecode of `source` compiled as `chunkname`, when it was generated from this very text. */
+export function precompiled(chunkname: string, source: string): Uint8Array | undefined {
+  const entry = PRECOMPILED[chunkname];
+  if (!entry || entry.hash !== sourceHash(source)) return undefined;
+  return fromBase64(entry.bytecode);
+}

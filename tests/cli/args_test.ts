@@ -1,0 +1,42 @@
+/** The CLI's flag parser (src/cli/args.ts). */
+import assert from "node:assert/strict";
+import { parseFlags } from "../../src/cli/args.ts";
+import { UsageError } from "../../src/errors.ts";
+
+const OPTS = {
+  script: { type: "string", short: "s" },
+  label: { type: "string", multiple: true },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+Deno.test("parseFlags: long, long=, short, short-attached, repeatable, booleans, --", () => {
+  const r = parseFlags(
+    ["--script", "a.lua", "--label=k=v", "-h", "--label", "x=y", "--", "--not-a-flag"],
+    OPTS,
+    { allowPositionals: true },
+  );
+  assert.deepEqual(r.values, { script: "a.lua", label: ["k=v", "x=y"], help: true });
+  assert.deepEqual(r.positionals, ["--not-a-flag"]);
+  assert.deepEqual(parseFlags(["-sb.lua"], OPTS).values, { script: "b.lua" });
+  assert.deepEqual(parseFlags(["--script=-odd.lua"], OPTS).values, { script: "-odd.lua" });
+  assert.deepEqual(parseFlags(["-s", "-"], OPTS).values, { script: "-" });
+});
+
+Deno.test("parseFlags: every malformed command line is a UsageError naming the flag", () => {
+  const bad: [string[], RegExp][] = [
+    [["--nope"], /unknown option '--nope'/],
+    [["-x"], /unknown option '-x'/],
+    [["--script"], /'-s, --script <value>' needs a value/],
+    [["-s", "--help"], /needs a value/],
+    [["--help=yes"], /'-h, --help' takes no value/],
+    [["-hx"], /takes no value/],
+    [["stray"], /unexpected argument 'stray'/],
+  ];
+  for (const [argv, re] of bad) {
+    assert.throws(
+      () => parseFlags(argv, OPTS),
+      (e) => e instanceof UsageError && re.test(e.message),
+      argv.join(" "),
+    );
+  }
+});

@@ -1,0 +1,84 @@
+/**
+ * SIGTERM to a running `agent-block` whose script waits on a child process: exit 130, and the
+ * child's whole process group is gone afterwards (src/cli/run_command.ts, src/proc/group.ts).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { CLI } from "../helpers.ts";
+
+/** True while a process with this pid exists and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
+
+/** True while any process is in process group `pgid`. */
+function groupAlive(pgid: number): boolean {
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
+    } catch { /* exited meanwhile */ }
+  }
+  return false;
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return cond();
+}
+
+const SCRIPTS: Record<string, string> = {
+  "io.popen": `local p = io.popen("echo $$; exec sleep 30")\nprint("child " .. p:read("l"))\np:read("a")`,
+  "os.execute": `os.execute("echo child $$; sleep 30 & wait")`,
+};
+
+for (const [what, script] of Object.entries(SCRIPTS)) {
+  Deno.test(`SIGTERM while the script waits in ${what}: exit 130, no orphan left`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_sig_" });
+    Deno.writeTextFileSync(join(dir, "wait.lua"), script);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", CLI, "-s", "wait.lua"],
+      cwd: dir,
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    // Read stdout until the script has printed its child's pid: the child is running then.
+    const reader = child.stdout.getReader();
+    let text = "";
+    let pid = 0;
+    while (!pid) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+      const m = /child (\d+)\n/.exec(text);
+      if (m) pid = Number(m[1]);
+    }
+    assert.ok(pid > 0, `the script never printed its child's pid: ${text}`);
+    assert.ok(alive(pid), "the child should be running before the signal");
+    child.kill("SIGTERM");
+    const [status, stderr] = await Promise.all([
+      child.status,
+      new Response(child.stderr).text(),
+      reader.cancel(),
+    ]);
+    assert.equal(status.code, 130, stderr);
+    assert.match(stderr, /stopped: received SIGTERM/);
+    assert.ok(await waitFor(() => !alive(pid), 5000), `child ${pid} outlived agent-block`);
+    // The child led its own group (setsid); nothing of that group may remain.
+    assert.ok(await waitFor(() => !groupAlive(pid), 5000), `process group ${pid} outlived agent-block`);
+  });
+}

@@ -1,0 +1,183 @@
+/**
+ * `require` resolution (src/modules/resolver.ts + the Lua `require` in prelude.lua): the tiers in
+ * order, `init.lua`, dotted names, the not-found message, cycles, host calls at a module's top
+ * level, `embedded.<name>`, and the seal check.
+ */
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { runLua } from "../helpers.ts";
+
+/** Writes `files` (relative path → content) under `root`. */
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const p = join(root, rel);
+    Deno.mkdirSync(dirname(p), { recursive: true });
+    Deno.writeTextFileSync(p, content);
+  }
+}
+
+/** A project with a script in `scripts/`, and a separate AGENT_BLOCK_HOME. */
+async function project(files: Record<string, string>, script: string) {
+  const root = await Deno.makeTempDir({ prefix: "ab_req_" });
+  const home = join(root, "_home");
+  writeTree(root, { ...files, "scripts/main.lua": script });
+  return {
+    root,
+    home,
+    run: (extra: Record<string, unknown> = {}) =>
+      runLua("", { script: { path: join(root, "scripts/main.lua") }, projectRoot: root, home, ...extra }),
+  };
+}
+
+const mod = (tag: string) => `return { tag = "${tag}" }`;
+
+Deno.test("require: every tier in order, first hit wins", async () => {
+  const tiers: [string, string][] = [
+    ["scripts/m.lua", "script dir"],
+    [".agent-block/lib/m.lua", ".agent-block/lib"],
+    ["lib/m.lua", "lib"],
+    ["_home/lib/m.lua", "home lib"],
+  ];
+  const files = Object.fromEntries(tiers.map(([p, tag]) => [p, mod(tag)]));
+  const p = await project(files, `return require("m").tag`);
+  for (const [path, tag] of tiers) {
+    const r = await p.run();
+    assert.deepEqual(r.outcome, { status: "returned", result: tag }, `expected the ${tag} tier`);
+    Deno.removeSync(join(p.root, path));
+  }
+  // Last tier: the embedded library (lspec is embedded).
+  const e = await project({}, `return type(require("lspec").describe)`);
+  assert.deepEqual((await e.run()).outcome, { status: "returned", result: "function" });
+});
+
+Deno.test("require: <name>/init.lua, dotted names, module caching and the loader's second value", async () => {
+  const p = await project(
+    {
+      "lib/pkg/init.lua": `return { sub = require("pkg.sub"), name = ... }`,
+      "lib/pkg/sub.lua": `count = (count or 0) + 1\nreturn { v = "sub", where = select(2, ...) }`,
+    },
+    `
+    local pkg = require("pkg")
+    local again = require("pkg.sub")
+    assert(again == pkg.sub, "modules are cached")
+    assert(count == 1, "a module runs once")
+    return pkg.name .. "|" .. pkg.sub.v .. "|" .. pkg.sub.where
+  `,
+  );
+  const r = await p.run();
+  assert.equal(r.outcome.status, "returned");
+  const [name, v, where] = String((r.outcome as { result: string }).result).split("|");
+  assert.equal(name, "pkg");
+  assert.equal(v, "sub");
+  assert.match(where, /lib\/pkg\/sub\.lua$/);
+});
+
+Deno.test("require: blocks/ is never on the path; a miss lists every place searched", async () => {
+  const p = await project({
+    "blocks/only_block.lua": mod("block"),
+    ".agent-block/blocks/only_block.lua": mod("block"),
+  }, `require("only_block")`);
+  const r = await p.run();
+  assert.equal(r.outcome.status, "failed");
+  const msg = (r.outcome as { message: string }).message;
+  assert.match(
+    msg,
+    /^scripts\/main\.lua:1: module 'only_block' not found:|main\.lua:1: module 'only_block' not found:/,
+  );
+  const order = [
+    join(p.root, "scripts", "only_block.lua"),
+    join(p.root, "scripts", "only_block", "init.lua"),
+    join(p.root, ".agent-block", "lib", "only_block.lua"),
+    join(p.root, ".agent-block", "lib", "only_block", "init.lua"),
+    join(p.root, "lib", "only_block.lua"),
+    join(p.root, "lib", "only_block", "init.lua"),
+    join(p.home, "lib", "only_block.lua"),
+    join(p.home, "lib", "only_block", "init.lua"),
+  ];
+  let at = -1;
+  for (const place of order) {
+    const i = msg.indexOf(`no file '${place}'`);
+    assert.ok(i > at, `'${place}' missing or out of order in:\n${msg}`);
+    at = i;
+  }
+  assert.ok(msg.indexOf("no embedded module 'only_block'") > at);
+  assert.doesNotMatch(msg, /blocks/);
+});
+
+Deno.test("require: a module's top level may make host calls; syntax errors name the file", async () => {
+  const p = await project(
+    {
+      "lib/slow.lua":
+        `std.task.sleep(0.01)\nlocal p = io.popen("echo from-shell")\nlocal v = p:read("l")\np:close()\nreturn v`,
+      "lib/broken.lua": `return {\n  x = = 1\n}`,
+    },
+    `
+    local v = require("slow")
+    local ok, err = pcall(require, "broken")
+    return v .. "|" .. err
+  `,
+  );
+  const r = await p.run();
+  assert.equal(r.outcome.status, "returned");
+  const [v, err] = String((r.outcome as { result: string }).result).split("|");
+  assert.equal(v, "from-shell");
+  assert.match(err, /error loading module 'broken' from file '.*lib\/broken\.lua':\n\t.*broken\.lua:2:/);
+});
+
+Deno.test("require: a cyclic require fails with a message naming the module", async () => {
+  const p = await project({
+    "lib/a.lua": `return { b = require("b") }`,
+    "lib/b.lua": `return { a = require("a") }`,
+  }, `require("a")`);
+  const r = await p.run();
+  assert.equal(r.outcome.status, "failed");
+  assert.match((r.outcome as { message: string }).message, /cyclic require: module 'a' requires itself/);
+});
+
+Deno.test("require('embedded.<name>') reads the embedded source even when a tier shadows it", async () => {
+  const p = await project(
+    { "lib/lspec.lua": `return { shadow = true }` },
+    `
+    local fs = require("lspec")
+    local emb = require("embedded.lspec")
+    assert(fs.shadow == true, "the filesystem tier wins for plain names")
+    assert(emb.shadow == nil and type(emb.describe) == "function", "embedded.lspec is the embedded one")
+    assert(fs ~= emb, "two distinct tables")
+    local ok, err = pcall(require, "embedded.no_such_thing")
+    return err
+  `,
+  );
+  const r = await p.run();
+  assert.equal(r.outcome.status, "returned");
+  assert.match(String((r.outcome as { result: string }).result), /no embedded module 'no_such_thing'/);
+});
+
+for (
+  const [label, path] of [
+    ["lib/knl.lua", "lib/knl.lua"],
+    ["script dir knl_types.lua", "scripts/knl_types.lua"],
+    [".agent-block/lib/lshape/init.lua", ".agent-block/lib/lshape/init.lua"],
+    ["home lib knl_adapter.lua", "_home/lib/knl_adapter.lua"],
+  ]
+) {
+  Deno.test(`seal check: a filesystem copy (${label}) fails the run before the script starts`, async () => {
+    const p = await project({ [path]: `return {}` }, `print("script ran")`);
+    const r = await p.run({ unseal: false });
+    assert.equal(r.outcome.status, "failed");
+    const msg = (r.outcome as { message: string }).message;
+    const module = path.split("/").at(-1) === "init.lua" ? "lshape" : path.split("/").at(-1)!.slice(0, -4);
+    assert.match(msg, new RegExp(`sealed module '${module}'`));
+    assert.ok(msg.includes(join(p.root, path).replace(/\/init\.lua$/, "")), msg);
+    assert.equal(r.stdout, "", "the script must not start");
+  });
+}
+
+Deno.test("seal check: AGENT_BLOCK_UNSEAL turns the failure into a warning", async () => {
+  const p = await project(
+    { "lib/knl.lua": `return { fake = true }` },
+    `return tostring(require("knl").fake)`,
+  );
+  const r = await p.run({ unseal: true });
+  assert.deepEqual(r.outcome, { status: "returned", result: "true" });
+  assert.match(r.stderr, /\[warn\].*sealed module 'knl' is shadowed by .*lib\/knl\.lua/);
+});
