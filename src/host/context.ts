@@ -29,9 +29,16 @@ export interface RunContext {
   procs: ProcessGroups;
   /** Timeout of every MCP request, ms. */
   mcpTimeoutMs: number;
-  /** Registers work to do when the run ends, whatever the outcome (newest first). */
-  onCleanup(fn: () => void | Promise<void>): void;
+  /**
+   * Registers work to do when the run ends, whatever the outcome (newest first). The function
+   * receives how the main chunk ended: `"returned"`, `"exit"` (os.exit / job.defer), `"error"`,
+   * `"stopped"` (SIGINT/SIGTERM, embedder cancel), or `"not-started"`.
+   */
+  onCleanup(fn: (ending: RunEnding) => void | Promise<void>): void;
 }
+
+/** How the main chunk ended, as cleanup functions see it. */
+export type RunEnding = "returned" | "exit" | "error" | "stopped" | "not-started";
 
 /** A unit of the standard library: installs its host functions into an engine. */
 export type HostModule = (engine: LuaEngine, run: RunContext) => void;

@@ -14,7 +14,8 @@
  *
  * Invariants:
  * - A session this run opened and did not close is closed when the run ends with status
- *   `interrupted` (SIGINT/SIGTERM, `os.exit` past the bracket): the bracket closes either way.
+ *   `exit` (os.exit / job.defer: no Lua runs past them, so the host records the close) or
+ *   `interrupted` (SIGINT/SIGTERM): the bracket closes either way.
  *   Only a process killed outright (SIGKILL) leaves a session visibly open.
  * - `meta` and `data` are JSON objects; integral floats keep their floatness.
  */
@@ -234,17 +235,22 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   const t0 = performance.now();
   engine.define("@knl_clock", { sync: () => performance.now() - t0 });
 
-  run.onCleanup(() => {
+  run.onCleanup((ending) => {
+    // os.exit / job.defer end the run without running Lua past them, so the bracket cannot
+    // record its own close: it is recorded here, as the bracket would have.
+    const exited = ending === "exit";
     for (const { store: s, id } of open.values()) {
       if (s.closed) continue;
       try {
         s.append({
           stream: id,
           kind: "session_close",
-          data: stringifyJson({
-            status: "interrupted",
-            error: "the run ended before the session's bracket closed",
-          }),
+          data: stringifyJson(
+            exited ? { status: "exit", error: "the run ended with os.exit or job.defer" } : {
+              status: "interrupted",
+              error: "the run ended before the session's bracket closed",
+            },
+          ),
           meta: "{}",
         });
       } catch (e) {

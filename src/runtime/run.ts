@@ -16,7 +16,7 @@ import { basename, dirname, resolve } from "node:path";
 import { type EngineLimits, LuaEngine } from "../lua/engine.ts";
 import prelude from "../lua/prelude.lua" with { type: "text" };
 import { installCore } from "../host/core.ts";
-import type { HostModule, RunContext } from "../host/context.ts";
+import type { HostModule, RunContext, RunEnding } from "../host/context.ts";
 import { STANDARD_MODULES } from "../host/standard.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
@@ -114,7 +114,8 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
   const stdout = spec.stdout ?? writeStdout;
   const stderr = spec.stderr ?? writeStderr;
   const log = Logger.fromEnv(script.name, stderr);
-  const cleanups: (() => void | Promise<void>)[] = [];
+  const cleanups: ((ending: RunEnding) => void | Promise<void>)[] = [];
+  let ending: RunEnding = "not-started";
   const procs = new ProcessGroups(spec.graceMs ?? graceFromEnv());
   const home = spec.home ?? agentBlockHome();
   const run: RunContext = {
@@ -164,6 +165,7 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
     const compiled = engine.compile(stripShebang(script.source), script.chunkname);
     if (!compiled.ok) return failed(compiled.message);
     const r = await engine.runMain(compiled.ref, spec.signal);
+    ending = r.kind === "returned" ? "returned" : r.kind;
     switch (r.kind) {
       case "returned":
         return { status: "returned", result: r.values[0] as string | Uint8Array | undefined };
@@ -187,7 +189,7 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
     await procs.endAll();
     for (const fn of cleanups.reverse()) {
       try {
-        await fn();
+        await fn(ending);
       } catch (e) {
         log.warn(`cleanup failed: ${(e as Error).message}`);
       }

@@ -24,13 +24,13 @@ Deno.test("parseFlags: long, long=, short, short-attached, repeatable, booleans,
 
 Deno.test("parseFlags: every malformed command line is a UsageError naming the flag", () => {
   const bad: [string[], RegExp][] = [
-    [["--nope"], /unknown option '--nope'/],
-    [["-x"], /unknown option '-x'/],
-    [["--script"], /'-s, --script <value>' needs a value/],
-    [["-s", "--help"], /needs a value/],
-    [["--help=yes"], /'-h, --help' takes no value/],
-    [["-hx"], /takes no value/],
-    [["stray"], /unexpected argument 'stray'/],
+    [["--nope"], /Unknown option '--nope'/],
+    [["-x"], /Unknown option '-x'/],
+    [["--script"], /'-s, --script <value>' argument missing/],
+    [["-s", "--help"], /Option '-s' argument is ambiguous/],
+    [["--help=yes"], /'-h, --help' does not take an argument/],
+    [["-hx"], /Unknown option '-x'/],
+    [["stray"], /Unexpected argument 'stray'/],
   ];
   for (const [argv, re] of bad) {
     assert.throws(
