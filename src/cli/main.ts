@@ -10,10 +10,12 @@ import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr } from "../obs/log.ts";
 import { runCommand } from "./run_command.ts";
 import { testCommand } from "./test_command.ts";
+import { mcpCommand } from "./mcp_command.ts";
 
 /** Subcommands by name; each returns the exit code. */
 export const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   test: testCommand,
+  mcp: mcpCommand,
 };
 
 /** Runs the CLI with `argv` (without the program name) and returns the exit code. */
