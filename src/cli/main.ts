@@ -11,11 +11,13 @@ import { writeStderr } from "../obs/log.ts";
 import { runCommand } from "./run_command.ts";
 import { testCommand } from "./test_command.ts";
 import { mcpCommand } from "./mcp_command.ts";
+import { vendorCommand } from "./vendor_command.ts";
 
 /** Subcommands by name; each returns the exit code. */
 export const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   test: testCommand,
   mcp: mcpCommand,
+  vendor: (argv) => vendorCommand(argv),
 };
 
 /** Runs the CLI with `argv` (without the program name) and returns the exit code. */
