@@ -143,7 +143,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   try {
     const names = currentBlocks(opts).map((b) => b.name);
     if (addr) {
-      const serving = await serveHttp(factory, addr, { token, log });
+      const serving = serveHttp(factory, addr, { token, log });
       // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
       writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));
       log.info(`serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}`);

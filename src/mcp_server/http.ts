@@ -127,7 +127,7 @@ export function serveHttp(
   factory: () => Server,
   addr: ListenAddress,
   opts: { token?: string; log: Logger },
-): Promise<HttpServing> {
+): HttpServing {
   const allowed = allowedHostnames(addr.hostname);
   const modern = createMcpHandler(factory, { legacy: "reject", onerror: (e) => opts.log.warn(e.message) });
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
@@ -159,45 +159,45 @@ export function serveHttp(
     return res;
   }
 
-  return new Promise((resolveListen, rejectListen) => {
-    let httpServer: Deno.HttpServer<Deno.NetAddr>;
-    try {
-      httpServer = Deno.serve({
-        hostname: addr.hostname,
-        port: addr.port,
-        onListen: (a) => {
-          const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
-          const url = `http://${host}:${a.port}/mcp`;
-          resolveListen({
-            url,
-            finished: httpServer.finished,
-            shutdown: async () => {
-              for (const s of [...sessions.values()]) await s.server.close().catch(() => undefined);
-              sessions.clear();
-              await httpServer.shutdown();
-            },
-          });
-        },
-        onError: (e) => {
-          opts.log.error(`http: ${(e as Error)?.message ?? e}`);
-          return jsonError(500, "Internal error");
-        },
-      }, async (req) => {
-        const refused = refusal(req, allowed, opts.token);
-        if (refused) {
-          opts.log.warn(
-            `http: refused ${req.method} (Host ${req.headers.get("host")}, Origin ${
-              req.headers.get("origin") ?? "-"
-            }): ${refused.status}`,
-          );
-          return refused;
-        }
-        if (new URL(req.url).pathname !== "/mcp") return jsonError(404, "Not found: the endpoint is /mcp");
-        if (await isLegacyRequest(req)) return await legacy(req);
-        return await modern.fetch(req);
-      });
-    } catch (e) {
-      rejectListen(new AgentBlockError(`--http: cannot listen on ${addr.hostname}:${addr.port}: ${(e as Error).message}`));
-    }
-  });
+  let httpServer: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    httpServer = Deno.serve({
+      hostname: addr.hostname,
+      port: addr.port,
+      // Deno's default announcement goes to stdout, which is not ours to use.
+      onListen: () => {},
+      onError: (e) => {
+        opts.log.error(`http: ${(e as Error)?.message ?? e}`);
+        return jsonError(500, "Internal error");
+      },
+    }, async (req) => {
+      const refused = refusal(req, allowed, opts.token);
+      if (refused) {
+        opts.log.warn(
+          `http: refused ${req.method} (Host ${req.headers.get("host")}, Origin ${
+            req.headers.get("origin") ?? "-"
+          }): ${refused.status}`,
+        );
+        return refused;
+      }
+      if (new URL(req.url).pathname !== "/mcp") return jsonError(404, "Not found: the endpoint is /mcp");
+      if (await isLegacyRequest(req)) return await legacy(req);
+      return await modern.fetch(req);
+    });
+  } catch (e) {
+    throw new AgentBlockError(`--http: cannot listen on ${addr.hostname}:${addr.port}: ${(e as Error).message}`);
+  }
+  const a = httpServer.addr;
+  const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
+  const server = httpServer;
+  return {
+    url: `http://${host}:${a.port}/mcp`,
+    finished: server.finished,
+    shutdown: async () => {
+      for (const s of [...sessions.values()]) await s.server.close().catch(() => undefined);
+      sessions.clear();
+      await modern.close().catch(() => undefined);
+      await server.shutdown();
+    },
+  };
 }
