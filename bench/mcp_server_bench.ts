@@ -35,7 +35,8 @@ export default async function mcpServerBench(iterations = 20): Promise<void> {
   const direct = async (): Promise<number> => {
     const [cmd, ...args] = selfCommand(["-b", "trivial", "-p", project]);
     const t0 = performance.now();
-    const out = await new Deno.Command(cmd, { args, env, cwd: project, stdout: "piped", stderr: "piped" }).output();
+    const out = await new Deno.Command(cmd, { args, env, cwd: project, stdout: "piped", stderr: "piped" })
+      .output();
     const ms = performance.now() - t0;
     if (out.code !== 0) throw new Error(`direct run failed: ${new TextDecoder().decode(out.stderr)}`);
     return ms;
@@ -67,7 +68,9 @@ export default async function mcpServerBench(iterations = 20): Promise<void> {
     const dm = median(d);
     const mm = median(m);
     const target = 1.2 * dm + 20;
-    console.log(`mcp_server: run_block vs agent-block -b, trivial block, ${iterations} interleaved runs each`);
+    console.log(
+      `mcp_server: run_block vs agent-block -b, trivial block, ${iterations} interleaved runs each`,
+    );
     console.log(`  direct  -b    median ${dm.toFixed(1)} ms  mean ${mean(d).toFixed(1)} ms`);
     console.log(`  run_block     median ${mm.toFixed(1)} ms  mean ${mean(m).toFixed(1)} ms`);
     console.log(

@@ -82,7 +82,9 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
   if (v["run-timeout"] !== undefined) {
     const n = Number(v["run-timeout"]);
     if (!Number.isFinite(n) || n <= 0) {
-      throw new UsageError(`mcp: --run-timeout must be a positive number of seconds, got '${v["run-timeout"]}'`);
+      throw new UsageError(
+        `mcp: --run-timeout must be a positive number of seconds, got '${v["run-timeout"]}'`,
+      );
     }
     runTimeoutSecs = n;
   }
@@ -146,8 +148,13 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       const serving = serveHttp(factory, addr, { token, log });
       // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
       writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));
-      log.info(`serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}`);
-      stop.signal.addEventListener("abort", () => void serving.shutdown(), { once: true });
+      log.info(
+        `serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}`,
+      );
+      // End the runs first: a request waiting for its run would otherwise hold the shutdown.
+      stop.signal.addEventListener("abort", () => void procs.endAll().then(() => serving.shutdown()), {
+        once: true,
+      });
       await serving.finished;
     } else {
       log.info(`serving ${names.length} block(s) from ${projectRoot} over stdio`);

@@ -90,7 +90,11 @@ export function vendorCommand(
     const r = vendorModule(name, dir, { force: v.force, modules });
     if (r.warning) writeStderr(enc.encode(`warning: ${r.warning}\n`));
     if (r.removed) out(`removed ${displayPath(r.removed)} (it would shadow the new copy)`);
-    out(`vendored ${r.root} into ${displayPath(r.dir)}/ (${r.written.length} file${r.written.length === 1 ? "" : "s"}):`);
+    out(
+      `vendored ${r.root} into ${displayPath(r.dir)}/ (${r.written.length} file${
+        r.written.length === 1 ? "" : "s"
+      }):`,
+    );
     for (const f of r.written) out(`  ${displayPath(f)}`);
     out(`require("${r.root}") now resolves to this copy; require("embedded.${r.root}") is the original.`);
   }

@@ -14,7 +14,8 @@
  *   name, to the server's stderr sink: nothing a block prints reaches the server's stdout, which
  *   belongs to the protocol.
  * - A timeout or an abort (the client cancelled) ends the child's whole process group; the
- *   result then says which one happened, never a value.
+ *   result then says which one happened, never a value. A group ended by the server itself
+ *   (shutting down) is `stopped`.
  * - The temporary directory holding the config and result files is removed whatever happened.
  * - How the child ended maps to exactly one result kind: exit 0 → `returned` (the result file's
  *   text, empty when the block returned nothing); 75 → `deferred` (reason from the child's
@@ -34,6 +35,7 @@ export type BlockRunResult =
   | { kind: "exited"; code: number; stderrTail: string }
   | { kind: "timeout"; seconds: number }
   | { kind: "cancelled" }
+  | { kind: "stopped" }
   | { kind: "spawn_failed"; message: string };
 
 /** What a child run needs. */
@@ -146,7 +148,10 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
         label: `run_block:${opts.block.name}`,
       });
     } catch (e) {
-      return { kind: "spawn_failed", message: `cannot start agent-block (${cmd[0]}): ${(e as Error).message}` };
+      return {
+        kind: "spawn_failed",
+        message: `cannot start agent-block (${cmd[0]}): ${(e as Error).message}`,
+      };
     }
     const p = proc;
     opts.onStart?.(p.pid);
@@ -171,6 +176,8 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
     if (p.groupAlive()) await p.terminate();
     if (why === "timeout") return { kind: "timeout", seconds: opts.timeoutMs / 1000 };
     if (why === "cancelled") return { kind: "cancelled" };
+    // Ended from outside this call: the server is shutting down (`ProcessGroups.endAll`).
+    if (p.endedBy !== undefined) return { kind: "stopped" };
     switch (status.code) {
       case 0: {
         let text = "";

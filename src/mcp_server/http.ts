@@ -185,7 +185,9 @@ export function serveHttp(
       return await modern.fetch(req);
     });
   } catch (e) {
-    throw new AgentBlockError(`--http: cannot listen on ${addr.hostname}:${addr.port}: ${(e as Error).message}`);
+    throw new AgentBlockError(
+      `--http: cannot listen on ${addr.hostname}:${addr.port}: ${(e as Error).message}`,
+    );
   }
   const a = httpServer.addr;
   const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;

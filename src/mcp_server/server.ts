@@ -58,7 +58,9 @@ export const BLOCKS_URI = "agent-block://blocks";
 export const BLOCK_URI_PREFIX = "agent-block://blocks/";
 
 /** The registered blocks right now. */
-export function currentBlocks(opts: Pick<BlockServerOptions, "projectRoot" | "home" | "blockDirs">): BlockEntry[] {
+export function currentBlocks(
+  opts: Pick<BlockServerOptions, "projectRoot" | "home" | "blockDirs">,
+): BlockEntry[] {
   return scanBlocks(blockRoots(opts.projectRoot, opts.home, opts.blockDirs));
 }
 
@@ -94,7 +96,9 @@ export function runBlockTool(blocks: BlockEntry[]): Tool {
 }
 
 function text(t: string, isError = false): CallToolResult {
-  return isError ? { content: [{ type: "text", text: t }], isError: true } : { content: [{ type: "text", text: t }] };
+  return isError
+    ? { content: [{ type: "text", text: t }], isError: true }
+    : { content: [{ type: "text", text: t }] };
 }
 
 /** The tool result for how a run ended. */
@@ -105,11 +109,15 @@ export function toolResultOf(name: string, r: BlockRunResult): CallToolResult {
     case "failed":
       return text(r.message, true);
     case "deferred":
-      return text(`block '${name}' deferred: ${r.reason} (exit 75: it did not start its work; nothing broke)`);
+      return text(
+        `block '${name}' deferred: ${r.reason} (exit 75: it did not start its work; nothing broke)`,
+      );
     case "timeout":
       return text(`block '${name}' ran past its timeout of ${r.seconds} s and was stopped`, true);
     case "cancelled":
       return text(`block '${name}' was cancelled`, true);
+    case "stopped":
+      return text(`block '${name}' was stopped: the server is shutting down`, true);
     case "exited":
       return text(
         `block '${name}' exited with code ${r.code}` + (r.stderrTail ? `:\n${r.stderrTail}` : ""),
@@ -134,7 +142,11 @@ export function parseRunBlockArgs(
     }
   }
   if (typeof a.block !== "string") {
-    return { error: `run_block: argument 'block' must be a string, got ${a.block === undefined ? "nothing" : typeof a.block}` };
+    return {
+      error: `run_block: argument 'block' must be a string, got ${
+        a.block === undefined ? "nothing" : typeof a.block
+      }`,
+    };
   }
   for (const k of ["prompt", "context"] as const) {
     if (a[k] !== undefined && a[k] !== null && typeof a[k] !== "string") {
@@ -198,7 +210,9 @@ export async function callRunBlock(
   const block = blocks.find((b) => b.name === parsed.block);
   if (!block) {
     return text(
-      `run_block: unknown block '${parsed.block}'; registered: ${blocks.map((b) => b.name).join(", ") || "(none)"}`,
+      `run_block: unknown block '${parsed.block}'; registered: ${
+        blocks.map((b) => b.name).join(", ") || "(none)"
+      }`,
       true,
     );
   }
@@ -217,7 +231,9 @@ export async function callRunBlock(
     env: opts.childEnv,
     onStart: (pid) => opts.log.debug(`run_block #${n} '${block.name}' started (pid ${pid})`),
   });
-  opts.log.info(`run_block #${n} '${block.name}': ${r.kind} in ${Math.round(performance.now() - started)} ms`);
+  opts.log.info(
+    `run_block #${n} '${block.name}': ${r.kind} in ${Math.round(performance.now() - started)} ms`,
+  );
   return toolResultOf(block.name, r);
 }
 

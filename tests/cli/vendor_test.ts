@@ -26,7 +26,14 @@ Deno.test("vendor lspec: list, write, refuse, force, and require resolves the co
   assert.match(lspecLine ?? "", /^lspec\s+lib$/);
 
   // Before vendoring, both names reach the embedded source.
-  const before = await runCli(["-s", join(project, "probe.lua"), "-p", project, "--result", join(project, "r0.json")]);
+  const before = await runCli([
+    "-s",
+    join(project, "probe.lua"),
+    "-p",
+    project,
+    "--result",
+    join(project, "r0.json"),
+  ]);
   assert.equal(before.code, 0, before.stderr);
   assert.equal(JSON.parse(Deno.readTextFileSync(join(project, "r0.json"))).marker, false);
   Deno.removeSync(join(project, "r0.json"));
@@ -42,7 +49,14 @@ Deno.test("vendor lspec: list, write, refuse, force, and require resolves the co
 
   // The project edits its copy; require("lspec") now resolves to it, embedded.lspec does not.
   Deno.writeTextFileSync(copy, "VENDORED_MARK = true\n" + LSPEC.source);
-  const after = await runCli(["-s", join(project, "probe.lua"), "-p", project, "--result", join(project, "r.json")]);
+  const after = await runCli([
+    "-s",
+    join(project, "probe.lua"),
+    "-p",
+    project,
+    "--result",
+    join(project, "r.json"),
+  ]);
   assert.equal(after.code, 0, after.stderr);
   assert.deepEqual(JSON.parse(Deno.readTextFileSync(join(project, "r.json"))), {
     marker: true,

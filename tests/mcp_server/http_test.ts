@@ -65,17 +65,32 @@ Deno.test("http: the checks in front of MCP refuse forged Host/Origin and a miss
   const req = (headers: Record<string, string>) =>
     new Request("http://127.0.0.1:9/mcp", { method: "POST", headers, body: "{}" });
   assertEquals(refusal(req({ host: "127.0.0.1:9" }), allowed, undefined), undefined);
-  assertEquals(refusal(req({ host: "localhost:9", origin: "http://localhost:3000" }), allowed, undefined), undefined);
+  assertEquals(
+    refusal(req({ host: "localhost:9", origin: "http://localhost:3000" }), allowed, undefined),
+    undefined,
+  );
   assertEquals(refusal(req({ host: "evil.example.com" }), allowed, undefined)?.status, 403);
-  assertEquals(refusal(req({ host: "127.0.0.1:9", origin: "http://evil.example.com" }), allowed, undefined)?.status, 403);
+  assertEquals(
+    refusal(req({ host: "127.0.0.1:9", origin: "http://evil.example.com" }), allowed, undefined)?.status,
+    403,
+  );
   assertEquals(refusal(req({ host: "127.0.0.1:9", origin: "null" }), allowed, undefined)?.status, 403);
   const noToken = refusal(req({ host: "127.0.0.1:9" }), allowed, "s3cret");
   assertEquals(noToken?.status, 401);
   assertStringIncludes(noToken?.headers.get("www-authenticate") ?? "", "Bearer");
-  assertEquals(refusal(req({ host: "127.0.0.1:9", authorization: "Bearer wrong" }), allowed, "s3cret")?.status, 401);
-  assertEquals(refusal(req({ host: "127.0.0.1:9", authorization: "Bearer s3cret" }), allowed, "s3cret"), undefined);
+  assertEquals(
+    refusal(req({ host: "127.0.0.1:9", authorization: "Bearer wrong" }), allowed, "s3cret")?.status,
+    401,
+  );
+  assertEquals(
+    refusal(req({ host: "127.0.0.1:9", authorization: "Bearer s3cret" }), allowed, "s3cret"),
+    undefined,
+  );
   // Host is checked before the token: a forged Host with the right token is still refused.
-  assertEquals(refusal(req({ host: "evil.example.com", authorization: "Bearer s3cret" }), allowed, "s3cret")?.status, 403);
+  assertEquals(
+    refusal(req({ host: "evil.example.com", authorization: "Bearer s3cret" }), allowed, "s3cret")?.status,
+    403,
+  );
 
   const dir = await Deno.makeTempDir({ prefix: "ab_http_tok_" });
   Deno.writeTextFileSync(join(dir, "t"), "  abc123\n");
@@ -107,7 +122,8 @@ Deno.test("http: the CLI refuses a non-loopback address and --token-file without
 });
 
 Deno.test({
-  name: "http server: forged Host or Origin refused, token required, both eras served, cancellation ends the run",
+  name:
+    "http server: forged Host or Origin refused, token required, both eras served, cancellation ends the run",
   ...opts,
   fn: async () => {
     const p = await freshProject();
@@ -120,22 +136,40 @@ Deno.test({
       const host = u.host;
       const auth = { Authorization: `Bearer ${token}` };
 
-      assertEquals((await rawHttp(srv.url, { Host: "evil.example.com", ...auth }, INITIALIZE_BODY)).status, 403);
+      assertEquals(
+        (await rawHttp(srv.url, { Host: "evil.example.com", ...auth }, INITIALIZE_BODY)).status,
+        403,
+      );
       assertEquals(
         (await rawHttp(srv.url, { Host: `evil.example.com:${u.port}`, ...auth }, INITIALIZE_BODY)).status,
         403,
       );
       assertEquals(
-        (await rawHttp(srv.url, { Host: host, Origin: "http://evil.example.com", ...auth }, INITIALIZE_BODY)).status,
+        (await rawHttp(srv.url, { Host: host, Origin: "http://evil.example.com", ...auth }, INITIALIZE_BODY))
+          .status,
         403,
       );
       assertEquals((await rawHttp(srv.url, { Host: host }, INITIALIZE_BODY)).status, 401);
-      assertEquals((await rawHttp(srv.url, { Host: host, Authorization: "Bearer nope" }, INITIALIZE_BODY)).status, 401);
-      const ok = await rawHttp(srv.url, { Host: host, Origin: "http://localhost:5173", ...auth }, INITIALIZE_BODY);
+      assertEquals(
+        (await rawHttp(srv.url, { Host: host, Authorization: "Bearer nope" }, INITIALIZE_BODY)).status,
+        401,
+      );
+      const ok = await rawHttp(
+        srv.url,
+        { Host: host, Origin: "http://localhost:5173", ...auth },
+        INITIALIZE_BODY,
+      );
       assertEquals(ok.status, 200);
       assertStringIncludes(ok.body, '"serverInfo"');
-      assertEquals((await rawHttp(srv.url, { Host: `localhost:${u.port}`, ...auth }, INITIALIZE_BODY)).status, 200);
-      const other = await rawHttp(srv.url.replace("/mcp", "/other"), { Host: host, ...auth }, INITIALIZE_BODY);
+      assertEquals(
+        (await rawHttp(srv.url, { Host: `localhost:${u.port}`, ...auth }, INITIALIZE_BODY)).status,
+        200,
+      );
+      const other = await rawHttp(
+        srv.url.replace("/mcp", "/other"),
+        { Host: host, ...auth },
+        INITIALIZE_BODY,
+      );
       assertEquals(other.status, 404);
 
       for (const era of ["legacy", "auto"] as const) {
@@ -143,7 +177,9 @@ Deno.test({
           { name: "agent-block-test", version: "0" },
           era === "auto" ? { versionNegotiation: { mode: "auto" } } : {},
         );
-        await client.connect(new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: auth } }));
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(srv.url), { requestInit: { headers: auth } }),
+        );
         try {
           assertEquals(client.getNegotiatedProtocolVersion(), era === "auto" ? "2026-07-28" : "2025-11-25");
           assert((await blockEnum(client)).includes("echo"));
@@ -176,7 +212,11 @@ Deno.test({
           assert(alive(runPid) && alive(shellPid));
           ac.abort("test cancels");
           await assertRejects(() => pending);
-          await waitFor(() => !alive(runPid) && !alive(shellPid), `the ${era} run's processes to end`, 30_000);
+          await waitFor(
+            () => !alive(runPid) && !alive(shellPid),
+            `the ${era} run's processes to end`,
+            30_000,
+          );
         } finally {
           await client.close();
         }

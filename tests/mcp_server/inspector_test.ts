@@ -34,7 +34,9 @@ async function ensureInspector(): Promise<{ bin: string } | { skip: string }> {
   const bin = join(dir, "node_modules", "@modelcontextprotocol", "inspector", "package.json");
   const entry = () => {
     const pkg = JSON.parse(Deno.readTextFileSync(bin)) as { bin?: Record<string, string> | string };
-    const rel = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.["mcp-inspector"] ?? Object.values(pkg.bin ?? {})[0];
+    const rel = typeof pkg.bin === "string"
+      ? pkg.bin
+      : pkg.bin?.["mcp-inspector"] ?? Object.values(pkg.bin ?? {})[0];
     return join(dir, "node_modules", "@modelcontextprotocol", "inspector", rel!);
   };
   try {
@@ -59,7 +61,11 @@ async function ensureInspector(): Promise<{ bin: string } | { skip: string }> {
     "--loglevel=error",
   ]);
   if (r.code !== 0) {
-    return { skip: `npm install @modelcontextprotocol/inspector@${INSPECTOR_VERSION} failed:\n${r.stderr.slice(-2000)}` };
+    return {
+      skip: `npm install @modelcontextprotocol/inspector@${INSPECTOR_VERSION} failed:\n${
+        r.stderr.slice(-2000)
+      }`,
+    };
   }
   try {
     Deno.renameSync(staging, dir);
@@ -74,7 +80,8 @@ if ("skip" in found) {
   console.warn(`SKIPPING the MCP Inspector tests: ${found.skip}`);
 }
 const ignore = "skip" in found;
-const denoDir = (JSON.parse((await run(Deno.execPath(), ["info", "--json"])).stdout) as { denoDir: string }).denoDir;
+const denoDir =
+  (JSON.parse((await run(Deno.execPath(), ["info", "--json"])).stdout) as { denoDir: string }).denoDir;
 const opts = { ignore, sanitizeOps: false, sanitizeResources: false };
 
 /** Runs the Inspector CLI; returns its parsed `--format json` output and exit code. */
@@ -124,13 +131,24 @@ for (const era of ["legacy", "modern"] as const) {
 
       const list = await inspector([...base, "--method", "tools/list"], target, home);
       assertEquals(list.code, 0, list.stderr);
-      const tools = ((list.json.result ?? list.json) as { tools: { name: string; inputSchema: { properties: { block: { enum: string[] } } } }[] }).tools;
+      const tools = ((list.json.result ?? list.json) as {
+        tools: { name: string; inputSchema: { properties: { block: { enum: string[] } } } }[];
+      }).tools;
       assertEquals(tools.map((t) => t.name), ["run_block"]);
       assert(tools[0].inputSchema.properties.block.enum.includes("echo"));
       assert(tools[0].inputSchema.properties.block.enum.includes("where"));
 
       const call = await inspector(
-        [...base, "--method", "tools/call", "--tool-name", "run_block", "--tool-arg", "block=echo", "prompt=from-inspector"],
+        [
+          ...base,
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "run_block",
+          "--tool-arg",
+          "block=echo",
+          "prompt=from-inspector",
+        ],
         target,
         home,
       );
@@ -150,17 +168,18 @@ for (const era of ["legacy", "modern"] as const) {
       assertStringIncludes(text(raised.json), "raises.lua refused: no prompt");
 
       const resources = await inspector([...base, "--method", "resources/list"], target, home);
-      const uris = ((resources.json.result ?? resources.json) as { resources: { uri: string }[] }).resources.map((r) =>
-        r.uri
-      );
+      const uris = ((resources.json.result ?? resources.json) as { resources: { uri: string }[] }).resources
+        .map((r) => r.uri);
       for (const u of ["agent-block://guide", "agent-block://blocks", "agent-block://blocks/echo"]) {
         assert(uris.includes(u), `${u} not in ${uris}`);
       }
-      for (const [uri, part] of [
-        ["agent-block://guide", "return a JSON string"],
-        ["agent-block://blocks", '"tier": "project-local"'],
-        ["agent-block://blocks/echo", "std.json.encode"],
-      ]) {
+      for (
+        const [uri, part] of [
+          ["agent-block://guide", "return a JSON string"],
+          ["agent-block://blocks", '"tier": "project-local"'],
+          ["agent-block://blocks/echo", "std.json.encode"],
+        ]
+      ) {
         const r = await inspector([...base, "--method", "resources/read", "--uri", uri], target, home);
         assertEquals(r.code, 0, r.stderr);
         const contents = ((r.json.result ?? r.json) as { contents: { text: string }[] }).contents;
@@ -194,7 +213,10 @@ Deno.test({
       const denied = await httpRun(["--method", "tools/list"]);
       assert(denied.code !== 0, `no token must be refused:\n${denied.stdout}`);
 
-      Deno.writeTextFileSync(join(p.root, "blocks", "dropped.lua"), '-- Dropped in.\nreturn "dropped " .. _PROMPT\n');
+      Deno.writeTextFileSync(
+        join(p.root, "blocks", "dropped.lua"),
+        '-- Dropped in.\nreturn "dropped " .. _PROMPT\n',
+      );
       const list = await httpRun([...hdr, "--method", "tools/list"]);
       assertEquals(list.code, 0, list.stderr);
       assertStringIncludes(list.stdout, '"dropped"');

@@ -249,7 +249,10 @@ export function assertMatch(actual: string, re: RegExp): void {
 }
 /** A substring is present. */
 export function assertStringIncludes(actual: string, part: string): void {
-  nodeAssert.ok(actual.includes(part), `expected ${JSON.stringify(actual)} to include ${JSON.stringify(part)}`);
+  nodeAssert.ok(
+    actual.includes(part),
+    `expected ${JSON.stringify(actual)} to include ${JSON.stringify(part)}`,
+  );
 }
 /** The promise rejects. */
 export async function assertRejects(fn: () => Promise<unknown>): Promise<void> {

@@ -23,16 +23,29 @@ Deno.test("child stderr: the error text is the last error: line up to the traceb
 });
 
 Deno.test("run_block arguments are checked with named errors", () => {
-  assert.deepEqual(parseRunBlockArgs({ block: "a", prompt: "p" }), { block: "a", prompt: "p", context: undefined });
+  assert.deepEqual(parseRunBlockArgs({ block: "a", prompt: "p" }), {
+    block: "a",
+    prompt: "p",
+    context: undefined,
+  });
   assert.deepEqual(parseRunBlockArgs({ block: "a", context: null }), {
     block: "a",
     prompt: undefined,
     context: undefined,
   });
   assert.match((parseRunBlockArgs({}) as { error: string }).error, /'block' must be a string, got nothing/);
-  assert.match((parseRunBlockArgs({ block: 3 }) as { error: string }).error, /'block' must be a string, got number/);
-  assert.match((parseRunBlockArgs({ block: "a", prompt: {} }) as { error: string }).error, /'prompt' must be a string/);
-  assert.match((parseRunBlockArgs({ block: "a", extra: 1 }) as { error: string }).error, /unknown argument 'extra'/);
+  assert.match(
+    (parseRunBlockArgs({ block: 3 }) as { error: string }).error,
+    /'block' must be a string, got number/,
+  );
+  assert.match(
+    (parseRunBlockArgs({ block: "a", prompt: {} }) as { error: string }).error,
+    /'prompt' must be a string/,
+  );
+  assert.match(
+    (parseRunBlockArgs({ block: "a", extra: 1 }) as { error: string }).error,
+    /unknown argument 'extra'/,
+  );
   assert.match((parseRunBlockArgs([]) as { error: string }).error, /must be an object/);
 });
 

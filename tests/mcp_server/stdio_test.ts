@@ -92,7 +92,8 @@ for (const era of ["legacy", "auto"] as const) {
         assertEquals((guide.contents[0] as { text: string }).text, GUIDE_TEXT);
         assertStringIncludes(GUIDE_TEXT, "return a JSON string");
         const reg = JSON.parse(
-          ((await s.client.readResource({ uri: "agent-block://blocks" })).contents[0] as { text: string }).text,
+          ((await s.client.readResource({ uri: "agent-block://blocks" })).contents[0] as { text: string })
+            .text,
         ) as { name: string; tier: string; path: string; description: string }[];
         const byName = new Map(reg.map((b) => [b.name, b]));
         assertEquals(byName.get("echo")?.tier, "project");
@@ -124,13 +125,21 @@ Deno.test({
     try {
       const before = await blockEnum(s.client);
       assert(!before.includes("fresh"));
-      Deno.writeTextFileSync(join(p.root, "blocks", "fresh.lua"), '-- Brand new.\nreturn "fresh " .. _PROMPT\n');
+      Deno.writeTextFileSync(
+        join(p.root, "blocks", "fresh.lua"),
+        '-- Brand new.\nreturn "fresh " .. _PROMPT\n',
+      );
       Deno.writeTextFileSync(join(p.root, ".agent-block", "blocks", "hidden.lua"), 'return "local"\n');
       Deno.mkdirSync(join(p.home, "blocks", "userb"));
-      Deno.writeTextFileSync(join(p.home, "blocks", "userb", "init.lua"), '-- A user block.\nreturn "user"\n');
+      Deno.writeTextFileSync(
+        join(p.home, "blocks", "userb", "init.lua"),
+        '-- A user block.\nreturn "user"\n',
+      );
       Deno.writeTextFileSync(join(extra, "outside.lua"), '-- From --block-dir.\nreturn "extra"\n');
       const after = await blockEnum(s.client);
-      for (const n of ["fresh", "hidden", "userb", "outside"]) assert(after.includes(n), `${n} not in ${after}`);
+      for (const n of ["fresh", "hidden", "userb", "outside"]) {
+        assert(after.includes(n), `${n} not in ${after}`);
+      }
       const call = (block: string, prompt?: string) =>
         s.client.callTool({ name: "run_block", arguments: prompt ? { block, prompt } : { block } });
       assertEquals(resultText(await call("fresh", "x")), "fresh x");
@@ -173,7 +182,10 @@ Deno.test({
       assertEquals(r.isError, true);
       assertEquals(resultText(r), "block 'slow' ran past its timeout of 3 s and was stopped");
       // The server is still serving.
-      assertEquals(resultText(await s.client.callTool({ name: "run_block", arguments: { block: "where" } })), "project-local");
+      assertEquals(
+        resultText(await s.client.callTool({ name: "run_block", arguments: { block: "where" } })),
+        "project-local",
+      );
     } finally {
       await s.close();
     }
@@ -207,9 +219,19 @@ Deno.test({
       assert(alive(shellPid), `shell process ${shellPid} should be alive`);
       ac.abort("test cancels");
       await assertRejects(() => pending);
-      await waitFor(() => !alive(runPid) && !alive(shellPid), `processes ${runPid} and ${shellPid} to end`, 30_000);
-      await waitFor(() => /run_block #\d+ 'tree': cancelled/.test(s.stderr()), "the server to log the cancellation");
-      assertEquals(resultText(await s.client.callTool({ name: "run_block", arguments: { block: "where" } })), "project-local");
+      await waitFor(
+        () => !alive(runPid) && !alive(shellPid),
+        `processes ${runPid} and ${shellPid} to end`,
+        30_000,
+      );
+      await waitFor(
+        () => /run_block #\d+ 'tree': cancelled/.test(s.stderr()),
+        "the server to log the cancellation",
+      );
+      assertEquals(
+        resultText(await s.client.callTool({ name: "run_block", arguments: { block: "where" } })),
+        "project-local",
+      );
     } finally {
       await s.close();
     }
@@ -280,7 +302,12 @@ Deno.test({
     };
     assertEquals((await until(1)).result.serverInfo.name, "agent-block");
     await send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    await send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "run_block", arguments: { block: "prints" } } });
+    await send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "run_block", arguments: { block: "prints" } },
+    });
     const res = await until(2);
     assertEquals(res.result.content[0].text, "printed");
     await w.close();

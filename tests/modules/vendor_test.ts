@@ -93,8 +93,14 @@ Deno.test("vendor: a module is written whole, sub-modules beside its init.lua", 
 
 Deno.test("vendor: a sub-module alone, an unknown name and a sealed module are refused", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ab_vendor_refuse_" });
-  assert.match(thrown(() => vendorModule("llm_proto.openai", dir, { modules: MODULES })).message, /vendored whole.*agent-block vendor llm_proto/);
-  assert.match(thrown(() => vendorModule("nope", dir, { modules: MODULES })).message, /no embedded module 'nope'; embedded: agent, knl/);
+  assert.match(
+    thrown(() => vendorModule("llm_proto.openai", dir, { modules: MODULES })).message,
+    /vendored whole.*agent-block vendor llm_proto/,
+  );
+  assert.match(
+    thrown(() => vendorModule("nope", dir, { modules: MODULES })).message,
+    /no embedded module 'nope'; embedded: agent, knl/,
+  );
   for (const sealed of ["knl", "lshape"]) {
     const e = thrown(() => vendorModule(sealed, dir, { modules: MODULES }));
     assert.match(e.message, new RegExp(`'${sealed}' is sealed`));
@@ -117,15 +123,25 @@ Deno.test("vendor: an existing copy is kept unless forced", async () => {
   const file = join(dir, "agent", "init.lua");
   Deno.writeTextFileSync(file, "-- edited by the project\nreturn {}\n");
   Deno.writeTextFileSync(join(dir, "agent", "extra.lua"), "return 1\n");
-  assert.match(thrown(() => vendorModule("agent", dir, { modules: MODULES })).message, /already exists.*--force/);
+  assert.match(
+    thrown(() => vendorModule("agent", dir, { modules: MODULES })).message,
+    /already exists.*--force/,
+  );
   assert.equal(Deno.readTextFileSync(file), "-- edited by the project\nreturn {}\n");
   vendorModule("agent", dir, { modules: MODULES, force: true });
   assert.equal(Deno.readTextFileSync(file), MODULES.get("agent")!.source);
-  assert.equal(Deno.readTextFileSync(join(dir, "agent", "extra.lua")), "return 1\n", "files of its own are left alone");
+  assert.equal(
+    Deno.readTextFileSync(join(dir, "agent", "extra.lua")),
+    "return 1\n",
+    "files of its own are left alone",
+  );
 
   // A single-file copy would shadow the directory: --force removes it, and says so.
   Deno.writeTextFileSync(join(dir, "single.lua"), "return 'mine'\n");
-  assert.match(thrown(() => vendorModule("single", dir, { modules: MODULES })).message, /single\.lua already exists/);
+  assert.match(
+    thrown(() => vendorModule("single", dir, { modules: MODULES })).message,
+    /single\.lua already exists/,
+  );
   const r = vendorModule("single", dir, { modules: MODULES, force: true });
   assert.equal(r.removed, join(dir, "single.lua"));
   assert.equal(Deno.readTextFileSync(join(dir, "single", "init.lua")), MODULES.get("single")!.source);

@@ -47,7 +47,11 @@ Deno.test({
     const procs = new ProcessGroups();
     const cwd = await Deno.makeTempDir({ prefix: "ab_self_" });
     const p = procs.spawn({ cmd: selfCommand(["--version"]), cwd, stdout: "piped", stderr: "piped" });
-    const [status, out] = await Promise.all([p.status, new Response(p.child.stdout).text(), p.child.stderr.cancel()]);
+    const [status, out] = await Promise.all([
+      p.status,
+      new Response(p.child.stdout).text(),
+      p.child.stderr.cancel(),
+    ]);
     assert.equal(status.code, 0);
     assert.equal(out.trim(), `agent-block ${VERSION}`);
     await procs.endAll();
