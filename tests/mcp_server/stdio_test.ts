@@ -5,6 +5,8 @@
  * stdout carrying protocol only.
  */
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { GUIDE_TEXT } from "../../src/mcp_server/server.ts";
 import {
   alive,
@@ -328,5 +330,39 @@ Deno.test({
     assertStringIncludes(err, "PRINTED-BY-BLOCK line one");
     assertStringIncludes(err, "PRINTED-BY-BLOCK no newline");
     assertStringIncludes(err, "STDERR-BY-BLOCK");
+  },
+});
+
+Deno.test({
+  name: "mcp stdio: a run gets no host credentials from the server's environment, and its own from .env",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    Deno.writeTextFileSync(join(p.root, ".env"), "OPENAI_API_KEY=from-project-dotenv\n");
+    Deno.writeTextFileSync(
+      join(p.root, "blocks", "creds.lua"),
+      '-- Reports which credentials it sees.\nreturn std.json.encode({ anthropic = os.getenv("ANTHROPIC_API_KEY") or "absent", ' +
+        'openai = os.getenv("OPENAI_API_KEY") or "absent", marker = os.getenv("AB_TEST_MARKER") or "absent" })\n',
+    );
+    const [command, ...args] = serverCommand(["-p", p.root]);
+    const client = new Client({ name: "creds", version: "0" });
+    await client.connect(
+      new StdioClientTransport({
+        command,
+        args,
+        env: { ...serverEnv(p.home), ANTHROPIC_API_KEY: "from-server-env", AB_TEST_MARKER: "inherited" },
+        stderr: "ignore",
+      }),
+    );
+    try {
+      const r = await client.callTool({ name: "run_block", arguments: { block: "creds" } });
+      assertEquals(JSON.parse(resultText(r)), {
+        anthropic: "absent",
+        openai: "from-project-dotenv",
+        marker: "inherited",
+      });
+    } finally {
+      await client.close();
+    }
   },
 });
