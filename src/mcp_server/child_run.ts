@@ -62,6 +62,7 @@ export interface ChildRunOptions {
 
 const enc = new TextEncoder();
 const STDERR_KEEP = 64 * 1024;
+const LINE_MAX = 16 * 1024;
 
 /** Forwards a stream line by line with a prefix, keeping the last `keep` bytes of text. */
 async function forward(
@@ -84,6 +85,11 @@ async function forward(
     while ((nl = pending.indexOf("\n")) >= 0) {
       emit(pending.slice(0, nl));
       pending = pending.slice(nl + 1);
+    }
+    // A block printing without newlines must not grow this buffer without bound.
+    if (pending.length > LINE_MAX) {
+      emit(pending);
+      pending = "";
     }
   }
   const last = dec.decode();

@@ -14,7 +14,7 @@
  *   `createMcpHandler(factory, {legacy: "reject"})`, one instance per request; 2025-era traffic
  *   (`initialize` and everything after it) gets a sessionful
  *   `WebStandardStreamableHTTPServerTransport` per session, so cancellation and server→client
- *   messages work for old clients too.
+ *   messages work for old clients too. At most `MAX_LEGACY_SESSIONS` are open at once (503).
  *
  * Invariant: a request refused here never reaches the MCP layer and never starts a run.
  */
@@ -29,6 +29,9 @@ import {
 } from "@modelcontextprotocol/server";
 import { AgentBlockError, UsageError } from "../errors.ts";
 import type { Logger } from "../obs/log.ts";
+
+/** Open 2025-era sessions at most; a client that never sends DELETE cannot grow this forever. */
+export const MAX_LEGACY_SESSIONS = 64;
 
 /** A parsed `--http` address. */
 export interface ListenAddress {
@@ -140,6 +143,10 @@ export function serveHttp(
       return await s.transport.handleRequest(req);
     }
     if (req.method !== "POST") return jsonError(400, "Bad Request: no session (send initialize first)");
+    if (sessions.size >= MAX_LEGACY_SESSIONS) {
+      opts.log.warn(`http: refused a new 2025-era session: ${sessions.size} are open`);
+      return jsonError(503, `Too many open sessions (${MAX_LEGACY_SESSIONS}); close one (DELETE) first`);
+    }
     const server = factory();
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),

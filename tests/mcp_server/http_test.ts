@@ -8,6 +8,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import {
   allowedHostnames,
   isLoopback,
+  MAX_LEGACY_SESSIONS,
   parseListenAddress,
   readTokenFile,
   refusal,
@@ -225,5 +226,25 @@ Deno.test({
       await srv.stop();
     }
     assertEquals((await srv.proc.status).code, 0, srv.stderr());
+  },
+});
+
+Deno.test({
+  name: "http server: 2025-era sessions are bounded",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    const srv = await startHttpServer(p.root, p.home);
+    try {
+      const host = new URL(srv.url).host;
+      for (let i = 0; i < MAX_LEGACY_SESSIONS; i++) {
+        assertEquals((await rawHttp(srv.url, { Host: host }, INITIALIZE_BODY)).status, 200);
+      }
+      const over = await rawHttp(srv.url, { Host: host }, INITIALIZE_BODY);
+      assertEquals(over.status, 503);
+      assertStringIncludes(over.body, "Too many open sessions");
+    } finally {
+      await srv.stop();
+    }
   },
 });
