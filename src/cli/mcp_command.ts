@@ -4,8 +4,8 @@
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
  * `--token-file F`, `--run-timeout SECS`), loading `<project>/.env` (the host's configuration,
  * e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
- * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (their process
- * groups) and exits 0. The serving logic itself lives in `src/mcp_server/`.
+ * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
+ * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`.
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
@@ -125,6 +125,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   for (const w of loadDotenv(join(projectRoot, ".env"), join(projectRoot, ".env"))) log.warn(w);
 
   const procs = new ProcessGroups();
+  const stop = new AbortController();
+  const runs = new Set<Promise<unknown>>();
   const opts = {
     projectRoot,
     home: agentBlockHome(),
@@ -133,10 +135,11 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     procs,
     log,
     stderr: writeStderr,
+    stopping: stop.signal,
+    runs,
   };
   const factory = () => createBlockServer(opts);
 
-  const stop = new AbortController();
   const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((sig) => [
     sig,
     () => stop.abort(`received ${sig}`),
@@ -151,17 +154,30 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       log.info(
         `serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}`,
       );
-      // End the runs first: a request waiting for its run would otherwise hold the shutdown.
-      stop.signal.addEventListener("abort", () => void procs.endAll().then(() => serving.shutdown()), {
-        once: true,
-      });
+      // The runs end first (aborting `stop` ends them): a request waiting for its run would
+      // otherwise hold the shutdown.
+      stop.signal.addEventListener(
+        "abort",
+        () =>
+          void Promise.allSettled([...runs])
+            // One turn of the event loop for the protocol layer to hand the last answers over.
+            .then(() => new Promise((r) => setTimeout(r, 0)))
+            .then(() => serving.shutdown()),
+        { once: true },
+      );
       await serving.finished;
     } else {
       log.info(`serving ${names.length} block(s) from ${projectRoot} over stdio`);
-      await serveStdioUntilClosed(factory, { log, stop: stop.signal });
+      await serveStdioUntilClosed(factory, {
+        log,
+        stop: stop.signal,
+        drain: () => Promise.allSettled([...runs]),
+      });
     }
   } finally {
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
+    stop.abort("the server is stopping");
+    await Promise.allSettled([...runs]);
     await procs.endAll();
   }
   return EXIT.OK;

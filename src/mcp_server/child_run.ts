@@ -13,9 +13,10 @@
  * - The child's stdout and stderr are both forwarded, line by line and prefixed with the block
  *   name, to the server's stderr sink: nothing a block prints reaches the server's stdout, which
  *   belongs to the protocol.
- * - A timeout or an abort (the client cancelled) ends the child's whole process group; the
- *   result then says which one happened, never a value. A group ended by the server itself
- *   (shutting down) is `stopped`.
+ * - A timeout, an abort (the client cancelled) or the server shutting down ends the child's
+ *   whole process tree (`endTree`: SIGTERM to its group; after the grace period SIGKILL to its
+ *   group and to every group its descendants lead); the result then says which one happened,
+ *   never a value.
  * - The temporary directory holding the config and result files is removed whatever happened.
  * - How the child ended maps to exactly one result kind: exit 0 → `returned` (the result file's
  *   text, empty when the block returned nothing); 75 → `deferred` (reason from the child's
@@ -26,6 +27,7 @@ import { join } from "node:path";
 import type { BlockEntry } from "../blocks/registry.ts";
 import type { ManagedProcess, ProcessGroups } from "../proc/group.ts";
 import { selfCommand, type SelfLaunch, selfLaunch } from "../proc/self.ts";
+import { endTree } from "../proc/tree.ts";
 
 /** How one child run ended. */
 export type BlockRunResult =
@@ -49,6 +51,10 @@ export interface ChildRunOptions {
   timeoutMs: number;
   /** Aborted when the client cancels the request. */
   signal?: AbortSignal;
+  /** Aborted when the server shuts down. */
+  stopping?: AbortSignal;
+  /** Grace between SIGTERM and SIGKILL when a run is ended, ms (default 2000). */
+  graceMs?: number;
   procs: ProcessGroups;
   /** Where the child's output goes (the server's stderr). */
   stderr: (bytes: Uint8Array) => void;
@@ -137,6 +143,7 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
   let proc: ManagedProcess | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
+  let onStop: (() => void) | undefined;
   try {
     await Deno.writeTextFile(configPath, JSON.stringify(config));
     const cmd = selfCommand(
@@ -161,15 +168,18 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
     }
     const p = proc;
     opts.onStart?.(p.pid);
-    let why: "timeout" | "cancelled" | undefined;
-    const end = (reason: "timeout" | "cancelled") => {
+    let why: "timeout" | "cancelled" | "stopped" | undefined;
+    const end = (reason: "timeout" | "cancelled" | "stopped") => {
       if (why) return;
       why = reason;
-      p.terminate().catch(() => undefined);
+      endTree(p, opts.graceMs ?? 2000).catch(() => undefined);
     };
     timer = setTimeout(() => end("timeout"), opts.timeoutMs);
     onAbort = () => end("cancelled");
+    onStop = () => end("stopped");
     opts.signal?.addEventListener("abort", onAbort, { once: true });
+    opts.stopping?.addEventListener("abort", onStop, { once: true });
+    if (opts.stopping?.aborted) end("stopped");
 
     const prefix = `[block ${opts.block.name}] `;
     const kept = { text: "" };
@@ -182,8 +192,8 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
     if (p.groupAlive()) await p.terminate();
     if (why === "timeout") return { kind: "timeout", seconds: opts.timeoutMs / 1000 };
     if (why === "cancelled") return { kind: "cancelled" };
-    // Ended from outside this call: the server is shutting down (`ProcessGroups.endAll`).
-    if (p.endedBy !== undefined) return { kind: "stopped" };
+    // Ended from outside this call: the server is shutting down.
+    if (why === "stopped" || p.endedBy !== undefined) return { kind: "stopped" };
     switch (status.code) {
       case 0: {
         let text = "";
@@ -207,6 +217,7 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
+    if (onStop) opts.stopping?.removeEventListener("abort", onStop);
     await Deno.remove(dir, { recursive: true }).catch(() => undefined);
   }
 }

@@ -49,6 +49,10 @@ export interface BlockServerOptions {
   launch?: SelfLaunch;
   /** Extra environment for every child run. */
   childEnv?: Record<string, string>;
+  /** Aborted when the server shuts down: every run still going is ended. */
+  stopping?: AbortSignal;
+  /** `tools/call` handlings in flight (the server waits for them when it stops). */
+  runs?: Set<Promise<unknown>>;
 }
 
 /** The authoring guide served as `agent-block://guide`. */
@@ -218,19 +222,21 @@ export async function callRunBlock(
   }
   const n = ++callSeq;
   const started = performance.now();
-  const r = await runBlockInChild({
+  const running = runBlockInChild({
     block,
     projectRoot: opts.projectRoot,
     prompt: parsed.prompt,
     context: parsed.context,
     timeoutMs: opts.runTimeoutSecs * 1000,
     signal,
+    stopping: opts.stopping,
     procs: opts.procs,
     stderr: opts.stderr,
     launch: opts.launch,
     env: opts.childEnv,
     onStart: (pid) => opts.log.debug(`run_block #${n} '${block.name}' started (pid ${pid})`),
   });
+  const r = await running;
   opts.log.info(
     `run_block #${n} '${block.name}': ${r.kind} in ${Math.round(performance.now() - started)} ms`,
   );
@@ -252,7 +258,13 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     if (req.params.name !== "run_block") {
       return text(`unknown tool '${req.params.name}' (this server has one tool: run_block)`, true);
     }
-    return await callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal);
+    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal);
+    opts.runs?.add(handling);
+    try {
+      return await handling;
+    } finally {
+      opts.runs?.delete(handling);
+    }
   });
   server.setRequestHandler("resources/list", () => ({
     resources: [

@@ -248,3 +248,43 @@ Deno.test({
     }
   },
 });
+
+for (const era of ["legacy", "auto"] as const) {
+  Deno.test({
+    name: `http server (${era} client): SIGTERM answers the calls in flight, ends their whole trees, exits 0`,
+    ...opts,
+    fn: async () => {
+      const p = await freshProject();
+      const srv = await startHttpServer(p.root, p.home);
+      const client = new Client(
+        { name: "agent-block-test", version: "0" },
+        era === "auto" ? { versionNegotiation: { mode: "auto" } } : {},
+      );
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+      try {
+        const pending = client.callTool(
+          { name: "run_block", arguments: { block: "busy", prompt: p.scratch } },
+          { timeout: 300_000 },
+        );
+        const pidFile = join(p.scratch, "sleeper.pid");
+        await waitFor(() => {
+          try {
+            return Deno.statSync(pidFile).isFile;
+          } catch {
+            return false;
+          }
+        }, "the busy block to start its sleeper");
+        const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
+        srv.proc.kill("SIGTERM");
+        const r = await pending;
+        assertEquals(r.isError, true);
+        assertEquals(resultText(r), "block 'busy' was stopped: the server is shutting down");
+        assertEquals((await srv.proc.status).code, 0, srv.stderr());
+        await waitFor(() => !alive(sleeper), `sleeper ${sleeper} to end`, 30_000);
+      } finally {
+        await client.close().catch(() => undefined);
+        await srv.stop();
+      }
+    },
+  });
+}

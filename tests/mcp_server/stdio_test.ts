@@ -41,6 +41,7 @@ for (const era of ["legacy", "auto"] as const) {
         const { tools } = await s.client.listTools();
         assertEquals(tools.map((t) => t.name), ["run_block"]);
         assertEquals(await blockEnum(s.client), [
+          "busy",
           "defers",
           "echo",
           "greet",
@@ -236,6 +237,77 @@ Deno.test({
       );
     } finally {
       await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "mcp stdio: cancelling a run that never yields kills it and the groups its children lead",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    const s = await connectStdio(p.root, p.home);
+    try {
+      const ac = new AbortController();
+      const pending = s.client.callTool(
+        { name: "run_block", arguments: { block: "busy", prompt: p.scratch } },
+        { signal: ac.signal, timeout: 300_000 },
+      );
+      pending.catch(() => undefined);
+      const pidFile = join(p.scratch, "sleeper.pid");
+      await waitFor(() => {
+        try {
+          return Deno.statSync(pidFile).isFile;
+        } catch {
+          return false;
+        }
+      }, "the busy block to start its sleeper");
+      const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
+      assert(alive(sleeper));
+      ac.abort("test cancels");
+      await assertRejects(() => pending);
+      await waitFor(() => !alive(sleeper), `sleeper ${sleeper} to end`, 30_000);
+      await waitFor(
+        () => /run_block #\d+ 'busy': cancelled/.test(s.stderr()),
+        "the server to log the cancellation",
+      );
+    } finally {
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "mcp stdio: SIGTERM answers the call in flight, ends its tree, and the server exits",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    const [command, ...args] = serverCommand(["-p", p.root]);
+    const transport = new StdioClientTransport({ command, args, env: serverEnv(p.home), stderr: "ignore" });
+    const client = new Client({ name: "agent-block-test", version: "0" });
+    await client.connect(transport);
+    try {
+      const pending = client.callTool(
+        { name: "run_block", arguments: { block: "busy", prompt: p.scratch } },
+        { timeout: 300_000 },
+      );
+      const pidFile = join(p.scratch, "sleeper.pid");
+      await waitFor(() => {
+        try {
+          return Deno.statSync(pidFile).isFile;
+        } catch {
+          return false;
+        }
+      }, "the busy block to start its sleeper");
+      const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
+      const serverPid = transport.pid!;
+      Deno.kill(serverPid, "SIGTERM");
+      const r = await pending;
+      assertEquals(r.isError, true);
+      assertEquals(resultText(r), "block 'busy' was stopped: the server is shutting down");
+      await waitFor(() => !alive(sleeper) && !alive(serverPid), "the sleeper and the server to end", 30_000);
+    } finally {
+      await client.close().catch(() => undefined);
     }
   },
 });
