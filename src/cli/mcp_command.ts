@@ -19,12 +19,14 @@ import { agentBlockHome } from "../runtime/paths.ts";
 import { createBlockServer, currentBlocks } from "../mcp_server/server.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
 import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
+import { RegistryWatcher } from "../mcp_server/watch.ts";
 import { VERSION } from "../version.ts";
 
 export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blocks over MCP
 
 Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
+                  [--run-timeout SECS]
 
 Serves one tool, run_block {block, prompt?, context?}, where block is one of the blocks in
 <project>/.agent-block/blocks/, <project>/blocks/, $AGENT_BLOCK_HOME/blocks/ and every
@@ -138,6 +140,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     stopping: stop.signal,
     runs,
   };
+  // Clients that cache the tool list hear when blocks come and go.
+  const watcher = new RegistryWatcher(() => currentBlocks(opts), log);
+  watcher.start(1000);
   const factory = () => createBlockServer(opts);
 
   const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((sig) => [
@@ -148,7 +153,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   try {
     const names = currentBlocks(opts).map((b) => b.name);
     if (addr) {
-      const serving = serveHttp(factory, addr, { token, log });
+      const serving = serveHttp(factory, addr, { token, log, watcher });
       // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
       writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));
       log.info(
@@ -168,13 +173,14 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       await serving.finished;
     } else {
       log.info(`serving ${names.length} block(s) from ${projectRoot} over stdio`);
-      await serveStdioUntilClosed(factory, {
+      await serveStdioUntilClosed(() => watcher.track(factory()), {
         log,
         stop: stop.signal,
         drain: () => Promise.allSettled([...runs]),
       });
     }
   } finally {
+    watcher.stop();
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
     stop.abort("the server is stopping");
     await Promise.allSettled([...runs]);

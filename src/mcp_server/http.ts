@@ -29,6 +29,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { AgentBlockError, UsageError } from "../errors.ts";
 import type { Logger } from "../obs/log.ts";
+import type { RegistryWatcher } from "./watch.ts";
 
 /** Open 2025-era sessions at most; a client that never sends DELETE cannot grow this forever. */
 export const MAX_LEGACY_SESSIONS = 64;
@@ -129,11 +130,15 @@ export interface HttpServing {
 export function serveHttp(
   factory: () => Server,
   addr: ListenAddress,
-  opts: { token?: string; log: Logger },
+  opts: { token?: string; log: Logger; watcher?: RegistryWatcher },
 ): HttpServing {
   const allowed = allowedHostnames(addr.hostname);
   const modern = createMcpHandler(factory, { legacy: "reject", onerror: (e) => opts.log.warn(e.message) });
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
+  opts.watcher?.alsoNotify(() => {
+    modern.notify.toolsChanged();
+    modern.notify.resourcesChanged();
+  });
 
   async function legacy(req: Request): Promise<Response> {
     const sid = req.headers.get("mcp-session-id");
@@ -152,6 +157,7 @@ export function serveHttp(
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, server });
+        opts.watcher?.track(server);
       },
       onsessionclosed: (id) => {
         sessions.delete(id);

@@ -248,7 +248,8 @@ export function createBlockServer(opts: BlockServerOptions): Server {
   const server = new Server(
     { name: "agent-block", version: VERSION },
     {
-      capabilities: { tools: {}, resources: {} },
+      // listChanged: the registry watcher (watch.ts) says when blocks come and go.
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
       instructions: "Runs agent-block blocks (Lua scripts) as the run_block tool. " +
         "Read agent-block://guide for how to write one and agent-block://blocks for what is registered.",
     },

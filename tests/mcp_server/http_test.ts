@@ -288,3 +288,60 @@ for (const era of ["legacy", "auto"] as const) {
     },
   });
 }
+
+Deno.test({
+  name: "http server: clients of both eras are told when blocks come and go",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    const srv = await startHttpServer(p.root, p.home);
+    const clients: Client[] = [];
+    try {
+      const seen = new Map<string, string[][]>();
+      let wake = () => {};
+      for (const era of ["legacy", "auto"] as const) {
+        seen.set(era, []);
+        const client = new Client({ name: `watch-${era}`, version: "0" }, {
+          ...(era === "auto" ? { versionNegotiation: { mode: "auto" as const } } : {}),
+          listChanged: {
+            tools: {
+              onChanged: (error, tools) => {
+                if (error) throw error;
+                const t = tools?.find((x) => x.name === "run_block");
+                const props = t?.inputSchema.properties as Record<string, { enum?: string[] }> | undefined;
+                seen.get(era)!.push(props?.block.enum ?? []);
+                wake();
+              },
+            },
+          },
+        });
+        await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+        clients.push(client);
+        assert((await blockEnum(client)).includes("echo"));
+      }
+      const bothSaw = (cond: (names: string[]) => boolean) =>
+        [...seen.values()].every((lists) => lists.length > 0 && cond(lists[lists.length - 1]));
+      const next = (what: string, cond: (names: string[]) => boolean) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(
+            () => reject(new Error(`not every client heard of ${what}: ${JSON.stringify([...seen])}`)),
+            60_000,
+          );
+          wake = () => {
+            if (bothSaw(cond)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+          wake();
+        });
+      Deno.writeTextFileSync(join(p.root, "blocks", "announced.lua"), '-- New.\nreturn "new"\n');
+      await next("the new block", (n) => n.includes("announced"));
+      Deno.removeSync(join(p.root, "blocks", "announced.lua"));
+      await next("the block gone", (n) => !n.includes("announced") && n.includes("echo"));
+    } finally {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await srv.stop();
+    }
+  },
+});

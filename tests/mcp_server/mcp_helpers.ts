@@ -7,7 +7,7 @@
  */
 import nodeAssert from "node:assert/strict";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
+import { Client, type ClientOptions } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { CLI, REPO_ROOT } from "../helpers.ts";
 
@@ -66,7 +66,7 @@ export interface StdioSession {
 export async function connectStdio(
   projectRoot: string,
   home: string,
-  opts: { era?: "legacy" | "auto"; extraArgs?: string[] } = {},
+  opts: { era?: "legacy" | "auto"; extraArgs?: string[]; clientOptions?: ClientOptions } = {},
 ): Promise<StdioSession> {
   const [command, ...args] = serverCommand(["-p", projectRoot, ...(opts.extraArgs ?? [])]);
   const transport = new StdioClientTransport({ command, args, env: serverEnv(home), stderr: "pipe" });
@@ -76,7 +76,10 @@ export async function connectStdio(
   });
   const client = new Client(
     { name: "agent-block-test", version: "0" },
-    opts.era === "auto" ? { versionNegotiation: { mode: "auto" } } : {},
+    {
+      ...(opts.era === "auto" ? { versionNegotiation: { mode: "auto" as const } } : {}),
+      ...opts.clientOptions,
+    },
   );
   await client.connect(transport);
   return { client, stderr: () => err, close: () => client.close() };

@@ -5,6 +5,10 @@
 import assert from "node:assert/strict";
 import { deferReasonOf, errorTextOf } from "../../src/mcp_server/child_run.ts";
 import { parseRunBlockArgs, registryJson, runBlockTool, toolResultOf } from "../../src/mcp_server/server.ts";
+import { RegistryWatcher } from "../../src/mcp_server/watch.ts";
+import { Logger } from "../../src/obs/log.ts";
+import type { BlockEntry } from "../../src/blocks/registry.ts";
+import { Server } from "@modelcontextprotocol/server";
 
 Deno.test("child stderr: the error text is the last error: line up to the traceback", () => {
   const stderr = [
@@ -82,4 +86,24 @@ Deno.test("how a run ended maps to one tool result", () => {
   const exited = toolResultOf("a", { kind: "exited", code: 3, stderrTail: "last words" });
   assert.equal(exited.isError, true);
   assert.equal(txt(exited), "block 'a' exited with code 3:\nlast words");
+});
+
+Deno.test("registry watcher: notifies on a change only, drops instances that cannot send", async () => {
+  let blocks: BlockEntry[] = [{ name: "a", tier: "project", path: "/p/a.lua", description: "A" }];
+  const w = new RegistryWatcher(() => blocks, new Logger("test", "off"));
+  let extra = 0;
+  w.alsoNotify(() => extra++);
+  // A real but unconnected instance: its sends fail, so it is dropped at the first change.
+  w.track(new Server({ name: "x", version: "0" }, { capabilities: { tools: { listChanged: true } } }));
+  assert.equal(w.tracked, 1);
+  assert.equal(w.check(), false);
+  blocks = [...blocks, { name: "b", tier: "user", path: "/h/b.lua", description: "" }];
+  assert.equal(w.check(), true);
+  assert.equal(extra, 1);
+  assert.equal(w.check(), false);
+  blocks = [{ ...blocks[0], description: "A, reworded" }];
+  assert.equal(w.check(), true);
+  assert.equal(extra, 2);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(w.tracked, 0);
 });

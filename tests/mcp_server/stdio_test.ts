@@ -171,6 +171,54 @@ Deno.test({
   },
 });
 
+for (const era of ["legacy", "auto"] as const) {
+  Deno.test({
+    name: `mcp stdio (${era} client): clients are told when blocks come and go (tools/list_changed)`,
+    ...opts,
+    fn: async () => {
+      const p = await freshProject();
+      const seen: string[][] = [];
+      let wake: (() => void) | undefined;
+      const s = await connectStdio(p.root, p.home, {
+        era,
+        clientOptions: {
+          listChanged: {
+            tools: {
+              onChanged: (error, tools) => {
+                if (error) throw error;
+                const t = tools?.find((x) => x.name === "run_block");
+                const props = t?.inputSchema.properties as Record<string, { enum?: string[] }> | undefined;
+                seen.push(props?.block.enum ?? []);
+                wake?.();
+              },
+            },
+          },
+        },
+      });
+      const next = (what: string, cond: (names: string[]) => boolean) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no tools/list_changed showing ${what}`)), 60_000);
+          wake = () => {
+            if (seen.length && cond(seen[seen.length - 1])) {
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+          wake();
+        });
+      try {
+        assert((await blockEnum(s.client)).includes("echo"));
+        Deno.writeTextFileSync(join(p.root, "blocks", "announced.lua"), '-- New.\nreturn "new"\n');
+        await next("the new block", (n) => n.includes("announced"));
+        Deno.removeSync(join(p.root, "blocks", "announced.lua"));
+        await next("the block gone", (n) => !n.includes("announced") && n.includes("echo"));
+      } finally {
+        await s.close();
+      }
+    },
+  });
+}
+
 Deno.test({
   name: "mcp stdio: a run past --run-timeout is stopped and reported as a failed call",
   ...opts,
