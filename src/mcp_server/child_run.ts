@@ -12,7 +12,8 @@
  * Invariants:
  * - The child's stdout and stderr are both forwarded, line by line and prefixed with the block
  *   name, to the server's stderr sink: nothing a block prints reaches the server's stdout, which
- *   belongs to the protocol.
+ *   belongs to the protocol. Once the child has exited, its output gets `DRAIN_MS` to end; a
+ *   process it left behind holding the pipes does not hold the answer.
  * - A timeout, an abort (the client cancelled) or the server shutting down ends the child's
  *   whole process tree (`endTree`: SIGTERM to its group; after the grace period SIGKILL to its
  *   group and to every group its descendants lead); the result then says which one happened,
@@ -69,19 +70,27 @@ export interface ChildRunOptions {
 const enc = new TextEncoder();
 const STDERR_KEEP = 64 * 1024;
 const LINE_MAX = 16 * 1024;
+/** How long the output may keep flowing after the run's process exited, ms. */
+const DRAIN_MS = 2000;
+
+/** A stream being forwarded: `done` settles at its end; `cancel` stops reading early. */
+interface Forwarding {
+  done: Promise<void>;
+  cancel(): void;
+}
 
 /** Forwards a stream line by line with a prefix, keeping the last `keep` bytes of text. */
-async function forward(
+function forward(
   stream: ReadableStream<Uint8Array>,
   prefix: string,
   sink: (bytes: Uint8Array) => void,
   keep?: { text: string },
-): Promise<void> {
+): Forwarding {
+  const reader = stream.getReader();
   const dec = new TextDecoder();
   let pending = "";
   const emit = (line: string) => sink(enc.encode(prefix + line + "\n"));
-  for await (const chunk of stream) {
-    const text = dec.decode(chunk, { stream: true });
+  const take = (text: string) => {
     if (keep) {
       keep.text += text;
       if (keep.text.length > STDERR_KEEP * 2) keep.text = keep.text.slice(-STDERR_KEEP);
@@ -97,11 +106,19 @@ async function forward(
       emit(pending);
       pending = "";
     }
-  }
-  const last = dec.decode();
-  if (keep) keep.text += last;
-  pending += last;
-  if (pending.length) emit(pending);
+  };
+  const done = (async () => {
+    try {
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        take(dec.decode(value, { stream: true }));
+      }
+    } catch { /* cancelled, or the pipe broke: keep what arrived */ }
+    take(dec.decode());
+    if (pending.length) emit(pending);
+  })();
+  return { done, cancel: () => void reader.cancel().catch(() => undefined) };
 }
 
 /**
@@ -183,11 +200,23 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
 
     const prefix = `[block ${opts.block.name}] `;
     const kept = { text: "" };
-    const [status] = await Promise.all([
-      p.status,
+    const outputs = [
       forward(p.child.stdout, prefix, opts.stderr),
       forward(p.child.stderr, prefix, opts.stderr, kept),
+    ];
+    const status = await p.status;
+    // A process the run left behind in a session of its own may still hold the pipes open: give
+    // the output a moment to drain, then stop reading rather than wait for that process.
+    let drainTimer: ReturnType<typeof setTimeout> | undefined;
+    const drained = await Promise.race([
+      Promise.all(outputs.map((o) => o.done)).then(() => true),
+      new Promise<false>((r) => drainTimer = setTimeout(() => r(false), DRAIN_MS)),
     ]);
+    clearTimeout(drainTimer);
+    if (!drained) {
+      for (const o of outputs) o.cancel();
+      await Promise.all(outputs.map((o) => o.done));
+    }
     // The leader is gone; make sure nothing of its group lingers (a grandchild holding on).
     if (p.groupAlive()) await p.terminate();
     if (why === "timeout") return { kind: "timeout", seconds: opts.timeoutMs / 1000 };

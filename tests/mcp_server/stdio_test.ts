@@ -361,6 +361,41 @@ Deno.test({
 });
 
 Deno.test({
+  name: "mcp stdio: a process a run leaves behind holding its output does not hold the answer",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    Deno.writeTextFileSync(
+      join(p.root, "blocks", "escapes.lua"),
+      "-- Leaves a process in a session of its own, holding this run's stdout, then returns.\n" +
+        'os.execute("setsid sh -c \'echo $$ > \\"" .. _PROMPT .. "/escaped.pid\\"; exec sleep 300\' &")\n' +
+        'return "returned anyway"\n',
+    );
+    const s = await connectStdio(p.root, p.home);
+    const pidFile = join(p.scratch, "escaped.pid");
+    try {
+      const r = await s.client.callTool(
+        { name: "run_block", arguments: { block: "escapes", prompt: p.scratch } },
+        { timeout: 60_000 },
+      );
+      assertEquals(resultText(r), "returned anyway");
+    } finally {
+      await waitFor(() => {
+        try {
+          return Deno.readTextFileSync(pidFile).trim().length > 0;
+        } catch {
+          return false;
+        }
+      }, "the escaped process's pid");
+      try {
+        Deno.kill(Number(Deno.readTextFileSync(pidFile).trim()), "SIGKILL");
+      } catch { /* already gone */ }
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
   name: "mcp stdio: two calls at once run concurrently and independently",
   ...opts,
   fn: async () => {
