@@ -2,8 +2,8 @@
  * `agent-block mcp`: serve the registered blocks to an MCP client as the `run_block` tool.
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
- * `--token-file F`, `--run-timeout SECS`), loading `<project>/.env` (the host's configuration,
- * e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
+ * `--token-file F`, `--run-timeout SECS`, `--progress-secs SECS`), loading `<project>/.env`
+ * (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`.
  *
@@ -26,7 +26,7 @@ export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blo
 
 Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
-                  [--run-timeout SECS]
+                  [--run-timeout SECS] [--progress-secs SECS]
 
 Serves one tool, run_block {block, prompt?, context?}, where block is one of the blocks in
 <project>/.agent-block/blocks/, <project>/blocks/, $AGENT_BLOCK_HOME/blocks/ and every
@@ -41,6 +41,8 @@ Options:
                            (PORT 0 picks a free port; the URL is printed on stderr)
       --token-file FILE    with --http: require "Authorization: Bearer <token in FILE>"
       --run-timeout SECS   stop a run after SECS seconds (default 600)
+      --progress-secs SECS while a run goes on, send a progress notification every SECS
+                           seconds to calls that asked for progress (default 10; 0: never)
   -h, --help               print this help
 
 stdout carries the protocol only; logs and anything a block prints go to stderr.
@@ -53,6 +55,7 @@ export interface McpSettings {
   http?: string;
   tokenFile?: string;
   runTimeoutSecs: number;
+  progressSecs: number;
 }
 
 /** Parses the flags of `agent-block mcp`. */
@@ -69,6 +72,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
         http: { type: "string" },
         "token-file": { type: "string" },
         "run-timeout": { type: "string" },
+        "progress-secs": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -90,12 +94,23 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     }
     runTimeoutSecs = n;
   }
+  let progressSecs = 10;
+  if (v["progress-secs"] !== undefined) {
+    const n = Number(v["progress-secs"]);
+    if (!Number.isFinite(n) || n < 0) {
+      throw new UsageError(
+        `mcp: --progress-secs must be a number of seconds (0 turns it off), got '${v["progress-secs"]}'`,
+      );
+    }
+    progressSecs = n;
+  }
   return {
     project: v.project ?? ".",
     blockDirs: v["block-dir"] ?? [],
     http: v.http,
     tokenFile: v["token-file"],
     runTimeoutSecs,
+    progressSecs,
   };
 }
 
@@ -134,6 +149,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     home: agentBlockHome(),
     blockDirs,
     runTimeoutSecs: s.runTimeoutSecs,
+    progressIntervalMs: s.progressSecs * 1000,
     procs,
     log,
     stderr: writeStderr,

@@ -9,7 +9,8 @@
  *   block with its leading comment);
  * - `tools/call` → one child run (`child_run.ts`) → a tool result: the returned value is the
  *   text; a Lua error, a timeout, an unexpected exit are `isError` results carrying the text; a
- *   deferred run (exit 75) says so, and is not an error (nothing broke);
+ *   deferred run (exit 75) says so, and is not an error (nothing broke). A call that carries a
+ *   `progressToken` gets a progress notification (seconds elapsed) every `progressIntervalMs`;
  * - resources `agent-block://guide` (the authoring contract, `guide.md`), `agent-block://blocks`
  *   (the registry as JSON: name, tier, path, description) and `agent-block://blocks/<name>` (one
  *   block's source), plus the template for the last.
@@ -41,6 +42,11 @@ export interface BlockServerOptions {
   blockDirs: string[];
   /** Limit of one run, seconds. */
   runTimeoutSecs: number;
+  /**
+   * Interval of progress notifications while a run goes on, ms, for calls that carry a
+   * `progressToken` (a client can then keep waiting past its own request timeout). 0: none.
+   */
+  progressIntervalMs?: number;
   procs: ProcessGroups;
   log: Logger;
   /** Where children's output goes (the server's stderr). */
@@ -207,6 +213,7 @@ export async function callRunBlock(
   opts: BlockServerOptions,
   args: unknown,
   signal: AbortSignal,
+  onProgress?: (seconds: number, message: string) => void,
 ): Promise<CallToolResult> {
   const parsed = parseRunBlockArgs(args);
   if ("error" in parsed) return text(parsed.error, true);
@@ -236,7 +243,19 @@ export async function callRunBlock(
     env: opts.childEnv,
     onStart: (pid) => opts.log.debug(`run_block #${n} '${block.name}' started (pid ${pid})`),
   });
-  const r = await running;
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  if (onProgress && (opts.progressIntervalMs ?? 0) > 0) {
+    ticker = setInterval(() => {
+      const secs = Math.round((performance.now() - started) / 1000);
+      onProgress(secs, `block '${block.name}' has been running for ${secs} s`);
+    }, opts.progressIntervalMs);
+  }
+  let r: BlockRunResult;
+  try {
+    r = await running;
+  } finally {
+    clearInterval(ticker);
+  }
   opts.log.info(
     `run_block #${n} '${block.name}': ${r.kind} in ${Math.round(performance.now() - started)} ms`,
   );
@@ -259,7 +278,15 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     if (req.params.name !== "run_block") {
       return text(`unknown tool '${req.params.name}' (this server has one tool: run_block)`, true);
     }
-    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal);
+    const token = req.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+    const progress = token === undefined ? undefined : (seconds: number, message: string) => {
+      ctx.mcpReq.notify({
+        method: "notifications/progress",
+        params: { progressToken: token, progress: seconds, message },
+      })
+        .catch(() => undefined);
+    };
+    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress);
     opts.runs?.add(handling);
     try {
       return await handling;

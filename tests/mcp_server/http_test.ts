@@ -120,6 +120,9 @@ Deno.test("http: the CLI refuses a non-loopback address and --token-file without
   assertStringIncludes(c.stderr, "does not exist");
   const d = await runCli(["mcp", "--run-timeout", "0"]);
   assertEquals(d.code, 2);
+  const e = await runCli(["mcp", "--progress-secs", "-1"]);
+  assertEquals(e.code, 2);
+  assertStringIncludes(e.stderr, "--progress-secs");
 });
 
 Deno.test({

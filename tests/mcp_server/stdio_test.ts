@@ -219,6 +219,31 @@ for (const era of ["legacy", "auto"] as const) {
   });
 }
 
+for (const era of ["legacy", "auto"] as const) {
+  Deno.test({
+    name:
+      `mcp stdio (${era} client): progress notifications keep a long call alive past the client's timeout`,
+    ...opts,
+    fn: async () => {
+      const p = await freshProject();
+      const s = await connectStdio(p.root, p.home, { era, extraArgs: ["--progress-secs", "1"] });
+      try {
+        const ticks: { progress: number; message?: string }[] = [];
+        const r = await s.client.callTool({ name: "run_block", arguments: { block: "slow", prompt: "8" } }, {
+          timeout: 5_000,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => ticks.push(p),
+        });
+        assertEquals(resultText(r), "woke");
+        assert(ticks.length >= 3, `expected several progress notifications, got ${JSON.stringify(ticks)}`);
+        assertMatch(ticks[0].message ?? "", /^block 'slow' has been running for \d+ s$/);
+      } finally {
+        await s.close();
+      }
+    },
+  });
+}
+
 Deno.test({
   name: "mcp stdio: a run past --run-timeout is stopped and reported as a failed call",
   ...opts,
