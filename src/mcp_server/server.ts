@@ -22,7 +22,12 @@
  *   `ProcessGroups` registry, so they are independent and run concurrently.
  * - Nothing here writes to stdout.
  */
-import { ResourceNotFoundError, Server } from "@modelcontextprotocol/server";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+} from "@modelcontextprotocol/server";
 import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprotocol/server";
 import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
 import type { ProcessGroups } from "../proc/group.ts";
@@ -276,7 +281,10 @@ export function createBlockServer(opts: BlockServerOptions): Server {
   server.setRequestHandler("tools/list", () => ({ tools: [runBlockTool(currentBlocks(opts))] }));
   server.setRequestHandler("tools/call", async (req, ctx) => {
     if (req.params.name !== "run_block") {
-      return text(`unknown tool '${req.params.name}' (this server has one tool: run_block)`, true);
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${req.params.name} (this server has one tool: run_block)`,
+      );
     }
     const token = req.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
     const progress = token === undefined ? undefined : (seconds: number, message: string) => {

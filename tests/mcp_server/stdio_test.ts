@@ -81,6 +81,7 @@ for (const era of ["legacy", "auto"] as const) {
         assert(!deferred.isError);
         assertMatch(resultText(deferred), /^block 'defers' deferred: the database is not reachable/);
 
+        await assertRejects(() => s.client.callTool({ name: "no_such_tool", arguments: {} }));
         const unknown = await call("no_such_block");
         assertEquals(unknown.isError, true);
         assertStringIncludes(resultText(unknown), "unknown block 'no_such_block'");
