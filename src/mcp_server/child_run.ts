@@ -3,9 +3,10 @@
  * turns how that process ended into a `BlockRunResult`.
  *
  * Owns the child's command line and its files. The child is this same program
- * (`src/proc/self.ts`) started as `-s <block path> -p <project> --config <tmp>/run.json`, where
- * the config file carries `prompt`, `context` and `result` — what ONE run is never goes through
- * the environment or argv (no length limit, nothing shown in `ps`). The child starts through
+ * (`src/proc/self.ts`) started as
+ * `-s <block path> -p <project> --config <tmp>/run.json --result <tmp>/result`, where the config
+ * file carries `prompt` and `context` — what ONE run is never goes through the environment, and
+ * the caller's text not through argv either (no length limit, nothing shown in `ps`). The child starts through
  * `ProcessGroups.spawn`, so it leads a process group of its own and does not inherit the
  * server's credentials; it loads `<project>/.env` itself like any run.
  *
@@ -154,7 +155,7 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
   const dir = await Deno.makeTempDir({ prefix: "ab_mcp_run_" });
   const resultPath = join(dir, "result");
   const configPath = join(dir, "run.json");
-  const config: Record<string, string> = { result: resultPath };
+  const config: Record<string, string> = {};
   if (opts.prompt !== undefined) config.prompt = opts.prompt;
   if (opts.context !== undefined) config.context = opts.context;
   let proc: ManagedProcess | undefined;
@@ -164,7 +165,7 @@ export async function runBlockInChild(opts: ChildRunOptions): Promise<BlockRunRe
   try {
     await Deno.writeTextFile(configPath, JSON.stringify(config));
     const cmd = selfCommand(
-      ["-s", opts.block.path, "-p", opts.projectRoot, "--config", configPath],
+      ["-s", opts.block.path, "-p", opts.projectRoot, "--config", configPath, "--result", resultPath],
       opts.launch ?? selfLaunch(),
     );
     try {
