@@ -21,6 +21,8 @@ export type Subcommand = (argv: string[]) => Promise<number>;
 export const SUBCOMMANDS: Record<string, Subcommand | { load: () => Promise<Subcommand> }> = {
   test: { load: async () => (await import("./test_command.ts")).testCommand },
   knl: { load: async () => (await import("./knl_command.ts")).knlCommand },
+  mcp: { load: async () => (await import("./mcp_command.ts")).mcpCommand },
+  vendor: { load: async () => (await import("./vendor_command.ts")).vendorCommand },
 };
 
 /** Runs the CLI with `argv` (without the program name) and returns the exit code. */

@@ -1,0 +1,206 @@
+/**
+ * `agent-block mcp`: serve the registered blocks to an MCP client as the `run_block` tool.
+ *
+ * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
+ * `--token-file F`, `--run-timeout SECS`, `--progress-secs SECS`), loading `<project>/.env`
+ * (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
+ * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
+ * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`.
+ *
+ * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
+ */
+import { parseArgs } from "node:util";
+import { join, resolve } from "node:path";
+import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
+import { loadDotenv } from "../config/dotenv.ts";
+import { Logger, writeStderr } from "../obs/log.ts";
+import { ProcessGroups } from "../proc/group.ts";
+import { agentBlockHome } from "../runtime/paths.ts";
+import { createBlockServer, currentBlocks } from "../mcp_server/server.ts";
+import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
+import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
+import { RegistryWatcher } from "../mcp_server/watch.ts";
+import { VERSION } from "../version.ts";
+
+export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blocks over MCP
+
+Usage:
+  agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
+                  [--run-timeout SECS] [--progress-secs SECS]
+
+Serves one tool, run_block {block, prompt?, context?}, where block is one of the blocks in
+<project>/.agent-block/blocks/, <project>/blocks/, $AGENT_BLOCK_HOME/blocks/ and every
+--block-dir (nearer first; re-scanned on every request). Each call runs the block in an
+agent-block process of its own. Resources: agent-block://guide, agent-block://blocks,
+agent-block://blocks/<name>.
+
+Options:
+  -p, --project DIR        project root (default .)
+      --block-dir DIR      another directory of blocks (repeatable)
+      --http HOST:PORT     serve Streamable HTTP on a loopback address instead of stdio
+                           (PORT 0 picks a free port; the URL is printed on stderr)
+      --token-file FILE    with --http: require "Authorization: Bearer <token in FILE>"
+      --run-timeout SECS   stop a run after SECS seconds (default 600)
+      --progress-secs SECS while a run goes on, send a progress notification every SECS
+                           seconds to calls that asked for progress (default 10; 0: never)
+  -h, --help               print this help
+
+stdout carries the protocol only; logs and anything a block prints go to stderr.
+`;
+
+/** Parsed `mcp` flags. */
+export interface McpSettings {
+  project: string;
+  blockDirs: string[];
+  http?: string;
+  tokenFile?: string;
+  runTimeoutSecs: number;
+  progressSecs: number;
+}
+
+/** Parses the flags of `agent-block mcp`. */
+export function parseMcpArgs(argv: string[]): McpSettings | "help" {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        project: { type: "string", short: "p" },
+        "block-dir": { type: "string", multiple: true },
+        http: { type: "string" },
+        "token-file": { type: "string" },
+        "run-timeout": { type: "string" },
+        "progress-secs": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(`mcp: ${(e as Error).message}`);
+  }
+  const v = parsed.values;
+  if (v.help) return "help";
+  if (v["token-file"] !== undefined && v.http === undefined) {
+    throw new UsageError("mcp: --token-file needs --http (a stdio server has no one to authenticate)");
+  }
+  let runTimeoutSecs = 600;
+  if (v["run-timeout"] !== undefined) {
+    const n = Number(v["run-timeout"]);
+    if (!Number.isFinite(n) || n <= 0) {
+      throw new UsageError(
+        `mcp: --run-timeout must be a positive number of seconds, got '${v["run-timeout"]}'`,
+      );
+    }
+    runTimeoutSecs = n;
+  }
+  let progressSecs = 10;
+  if (v["progress-secs"] !== undefined) {
+    const n = Number(v["progress-secs"]);
+    if (!Number.isFinite(n) || n < 0) {
+      throw new UsageError(
+        `mcp: --progress-secs must be a number of seconds (0 turns it off), got '${v["progress-secs"]}'`,
+      );
+    }
+    progressSecs = n;
+  }
+  return {
+    project: v.project ?? ".",
+    blockDirs: v["block-dir"] ?? [],
+    http: v.http,
+    tokenFile: v["token-file"],
+    runTimeoutSecs,
+    progressSecs,
+  };
+}
+
+/** Runs `agent-block mcp`; returns the exit code. */
+export async function mcpCommand(argv: string[]): Promise<number> {
+  const s = parseMcpArgs(argv);
+  if (s === "help") {
+    Deno.stdout.writeSync(new TextEncoder().encode(MCP_HELP));
+    return EXIT.OK;
+  }
+  const addr = s.http !== undefined ? parseListenAddress(s.http) : undefined;
+  const token = s.tokenFile !== undefined ? readTokenFile(s.tokenFile) : undefined;
+  let projectRoot: string;
+  try {
+    projectRoot = Deno.realPathSync(s.project);
+    if (!Deno.statSync(projectRoot).isDirectory) throw new Error("not a directory");
+  } catch {
+    throw new AgentBlockError(`mcp: project directory ${s.project} does not exist`);
+  }
+  const blockDirs = s.blockDirs.map((d) => resolve(d));
+  for (const d of blockDirs) {
+    try {
+      if (!Deno.statSync(d).isDirectory) throw new Error();
+    } catch {
+      throw new AgentBlockError(`mcp: --block-dir ${d} is not a directory`);
+    }
+  }
+  const log = Logger.fromEnv("agent-block mcp");
+  for (const w of loadDotenv(join(projectRoot, ".env"), join(projectRoot, ".env"))) log.warn(w);
+
+  const procs = new ProcessGroups();
+  const stop = new AbortController();
+  const runs = new Set<Promise<unknown>>();
+  const opts = {
+    projectRoot,
+    home: agentBlockHome(),
+    blockDirs,
+    runTimeoutSecs: s.runTimeoutSecs,
+    progressIntervalMs: s.progressSecs * 1000,
+    procs,
+    log,
+    stderr: writeStderr,
+    stopping: stop.signal,
+    runs,
+  };
+  // Clients that cache the tool list hear when blocks come and go.
+  const watcher = new RegistryWatcher(() => currentBlocks(opts), log);
+  watcher.start(1000);
+  const factory = () => createBlockServer(opts);
+
+  const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((sig) => [
+    sig,
+    () => stop.abort(`received ${sig}`),
+  ]);
+  for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
+  try {
+    const names = currentBlocks(opts).map((b) => b.name);
+    if (addr) {
+      const serving = serveHttp(factory, addr, { token, log, watcher });
+      // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
+      writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));
+      log.info(
+        `serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}`,
+      );
+      // The runs end first (aborting `stop` ends them): a request waiting for its run would
+      // otherwise hold the shutdown.
+      stop.signal.addEventListener(
+        "abort",
+        () =>
+          void Promise.allSettled([...runs])
+            // One turn of the event loop for the protocol layer to hand the last answers over.
+            .then(() => new Promise((r) => setTimeout(r, 0)))
+            .then(() => serving.shutdown()),
+        { once: true },
+      );
+      await serving.finished;
+    } else {
+      log.info(`serving ${names.length} block(s) from ${projectRoot} over stdio`);
+      await serveStdioUntilClosed(() => watcher.track(factory()), {
+        log,
+        stop: stop.signal,
+        drain: () => Promise.allSettled([...runs]),
+      });
+    }
+  } finally {
+    watcher.stop();
+    for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
+    stop.abort("the server is stopping");
+    await Promise.allSettled([...runs]);
+    await procs.endAll();
+  }
+  return EXIT.OK;
+}

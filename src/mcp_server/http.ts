@@ -1,0 +1,218 @@
+/**
+ * `agent-block mcp --http HOST:PORT`: the block server over Streamable HTTP, for both eras.
+ *
+ * Owns the HTTP front: the listen address (loopback only), the checks every request passes
+ * before any MCP code sees it, and the hybrid era wiring.
+ * - Address: HOST must be a loopback address (`127.0.0.0/8`, `::1`, `localhost`); anything
+ *   else is refused at start, because `run_block` runs code with the project's credentials.
+ * - `Host` must name a loopback host (`localhost`, `127.0.0.1`, `[::1]`) or the bound address,
+ *   and `Origin`, when present, likewise — otherwise 403. This is what keeps a web page from
+ *   reaching the server through DNS rebinding.
+ * - With a token (`--token-file`), every request needs `Authorization: Bearer <token>`, else 401.
+ * - Only `/mcp` is served (404 elsewhere).
+ * - Era wiring: 2026-07-28 requests (they carry the per-request `_meta` envelope) go to
+ *   `createMcpHandler(factory, {legacy: "reject"})`, one instance per request; 2025-era traffic
+ *   (`initialize` and everything after it) gets a sessionful
+ *   `WebStandardStreamableHTTPServerTransport` per session, so cancellation and server→client
+ *   messages work for old clients too. At most `MAX_LEGACY_SESSIONS` are open at once (503).
+ *
+ * Invariant: a request refused here never reaches the MCP layer and never starts a run.
+ */
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  isLegacyRequest,
+  localhostAllowedHostnames,
+  originValidationResponse,
+  type Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { AgentBlockError, UsageError } from "../errors.ts";
+import type { Logger } from "../obs/log.ts";
+import type { RegistryWatcher } from "./watch.ts";
+
+/** Open 2025-era sessions at most; a client that never sends DELETE cannot grow this forever. */
+export const MAX_LEGACY_SESSIONS = 64;
+
+/** A parsed `--http` address. */
+export interface ListenAddress {
+  /** Hostname as `Deno.serve` takes it (no brackets). */
+  hostname: string;
+  port: number;
+}
+
+/** True for loopback names and addresses. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
+  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  return m !== null && m.slice(1).every((x) => Number(x) <= 255);
+}
+
+/** Parses `HOST:PORT` (`[::1]:PORT` for IPv6); refuses a host that is not loopback. */
+export function parseListenAddress(raw: string): ListenAddress {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(raw.trim());
+  if (!m) throw new UsageError(`--http must be HOST:PORT (e.g. 127.0.0.1:8765), got '${raw}'`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new UsageError(`--http: port must be 0..65535, got ${m[2]}`);
+  const host = m[1].replace(/^\[|\]$/g, "");
+  if (!isLoopback(host)) {
+    throw new UsageError(
+      `--http: refusing to listen on '${host}': only loopback addresses (127.0.0.1, ::1, localhost) are served`,
+    );
+  }
+  return { hostname: host, port };
+}
+
+/** Hostnames a `Host` or `Origin` header may name for a server bound to `hostname`. */
+export function allowedHostnames(hostname: string): string[] {
+  const bound = hostname.includes(":") ? `[${hostname}]` : hostname;
+  const all = new Set([...localhostAllowedHostnames(), bound.toLowerCase()]);
+  return [...all];
+}
+
+/** Reads a bearer token from a file (trimmed; must not be empty). */
+export function readTokenFile(path: string): string {
+  let raw: string;
+  try {
+    raw = Deno.readTextFileSync(path);
+  } catch (e) {
+    throw new AgentBlockError(`--token-file: cannot read ${path}: ${(e as Error).message}`);
+  }
+  const token = raw.trim();
+  if (!token) throw new AgentBlockError(`--token-file: ${path} is empty`);
+  if (/\s/.test(token)) throw new AgentBlockError(`--token-file: ${path} must hold one token without spaces`);
+  return token;
+}
+
+function timingSafeEqual(a: string, b: string): boolean {
+  const ea = new TextEncoder().encode(a);
+  const eb = new TextEncoder().encode(b);
+  let diff = ea.length ^ eb.length;
+  for (let i = 0; i < Math.max(ea.length, eb.length); i++) diff |= (ea[i] ?? 0) ^ (eb[i] ?? 0);
+  return diff === 0;
+}
+
+function jsonError(status: number, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, {
+    status,
+    headers,
+  });
+}
+
+/** The checks in front of the MCP layer; a Response means "refused". */
+export function refusal(req: Request, allowed: string[], token: string | undefined): Response | undefined {
+  const bad = hostHeaderValidationResponse(req, allowed) ?? originValidationResponse(req, allowed);
+  if (bad) return bad;
+  if (token !== undefined) {
+    const auth = req.headers.get("authorization") ?? "";
+    const m = /^Bearer\s+(\S+)$/i.exec(auth);
+    if (!m || !timingSafeEqual(m[1], token)) {
+      return jsonError(401, "Unauthorized: a valid bearer token is required", {
+        "WWW-Authenticate": 'Bearer realm="agent-block"',
+      });
+    }
+  }
+  return undefined;
+}
+
+/** A running HTTP server. */
+export interface HttpServing {
+  /** `http://HOST:PORT/mcp`. */
+  url: string;
+  /** Resolves once the server has stopped. */
+  finished: Promise<void>;
+  /** Stops accepting, closes every session. */
+  shutdown(): Promise<void>;
+}
+
+/** Serves the MCP surface from `factory` on `addr`. */
+export function serveHttp(
+  factory: () => Server,
+  addr: ListenAddress,
+  opts: { token?: string; log: Logger; watcher?: RegistryWatcher },
+): HttpServing {
+  const allowed = allowedHostnames(addr.hostname);
+  const modern = createMcpHandler(factory, { legacy: "reject", onerror: (e) => opts.log.warn(e.message) });
+  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
+  opts.watcher?.alsoNotify(() => {
+    modern.notify.toolsChanged();
+    modern.notify.resourcesChanged();
+  });
+
+  async function legacy(req: Request): Promise<Response> {
+    const sid = req.headers.get("mcp-session-id");
+    if (sid) {
+      const s = sessions.get(sid);
+      if (!s) return jsonError(404, `Session not found: ${sid}`);
+      return await s.transport.handleRequest(req);
+    }
+    if (req.method !== "POST") return jsonError(400, "Bad Request: no session (send initialize first)");
+    if (sessions.size >= MAX_LEGACY_SESSIONS) {
+      opts.log.warn(`http: refused a new 2025-era session: ${sessions.size} are open`);
+      return jsonError(503, `Too many open sessions (${MAX_LEGACY_SESSIONS}); close one (DELETE) first`);
+    }
+    const server = factory();
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server });
+        opts.watcher?.track(server);
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    const res = await transport.handleRequest(req);
+    if (!transport.sessionId) await server.close().catch(() => undefined);
+    return res;
+  }
+
+  let httpServer: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    httpServer = Deno.serve({
+      hostname: addr.hostname,
+      port: addr.port,
+      // Deno's default announcement goes to stdout, which is not ours to use.
+      onListen: () => {},
+      onError: (e) => {
+        opts.log.error(`http: ${(e as Error)?.message ?? e}`);
+        return jsonError(500, "Internal error");
+      },
+    }, async (req) => {
+      const refused = refusal(req, allowed, opts.token);
+      if (refused) {
+        opts.log.warn(
+          `http: refused ${req.method} (Host ${req.headers.get("host")}, Origin ${
+            req.headers.get("origin") ?? "-"
+          }): ${refused.status}`,
+        );
+        return refused;
+      }
+      if (new URL(req.url).pathname !== "/mcp") return jsonError(404, "Not found: the endpoint is /mcp");
+      if (await isLegacyRequest(req)) return await legacy(req);
+      return await modern.fetch(req);
+    });
+  } catch (e) {
+    throw new AgentBlockError(
+      `--http: cannot listen on ${addr.hostname}:${addr.port}: ${(e as Error).message}`,
+    );
+  }
+  const a = httpServer.addr;
+  const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
+  const server = httpServer;
+  return {
+    url: `http://${host}:${a.port}/mcp`,
+    finished: server.finished,
+    shutdown: async () => {
+      for (const s of [...sessions.values()]) await s.server.close().catch(() => undefined);
+      sessions.clear();
+      await modern.close().catch(() => undefined);
+      await server.shutdown();
+    },
+  };
+}

@@ -1,0 +1,338 @@
+/**
+ * The MCP surface of `agent-block mcp`: one `run_block` tool and three kinds of resource, served
+ * from a factory so both protocol eras (2025-era `initialize` and 2026-07-28 per-request
+ * envelopes) get the same definitions.
+ *
+ * Owns:
+ * - the tool's schema and description, rebuilt from the block registry on every `tools/list`
+ *   (`block` is an enum of the names registered at that moment, the description lists each
+ *   block with its leading comment);
+ * - `tools/call` → one child run (`child_run.ts`) → a tool result: the returned value is the
+ *   text; a Lua error, a timeout, an unexpected exit are `isError` results carrying the text; a
+ *   deferred run (exit 75) says so, and is not an error (nothing broke). A call that carries a
+ *   `progressToken` gets a progress notification (seconds elapsed) every `progressIntervalMs`;
+ * - resources `agent-block://guide` (the authoring contract, `guide.md`), `agent-block://blocks`
+ *   (the registry as JSON: name, tier, path, description) and `agent-block://blocks/<name>` (one
+ *   block's source), plus the template for the last.
+ *
+ * Invariants:
+ * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
+ *   a root is served on the next request, a removed one is gone from the enum and refused.
+ * - Every call runs in its own process with its own process group; calls share nothing but the
+ *   `ProcessGroups` registry, so they are independent and run concurrently.
+ * - Nothing here writes to stdout.
+ */
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+} from "@modelcontextprotocol/server";
+import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprotocol/server";
+import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
+import type { ProcessGroups } from "../proc/group.ts";
+import type { SelfLaunch } from "../proc/self.ts";
+import type { Logger } from "../obs/log.ts";
+import { VERSION } from "../version.ts";
+import { type BlockRunResult, runBlockInChild } from "./child_run.ts";
+import guide from "./guide.md" with { type: "text" };
+
+/** Everything the server needs, fixed for its lifetime. */
+export interface BlockServerOptions {
+  /** Absolute project root. */
+  projectRoot: string;
+  /** `$AGENT_BLOCK_HOME`. */
+  home: string;
+  /** Extra block roots (`--block-dir`), absolute. */
+  blockDirs: string[];
+  /** Limit of one run, seconds. */
+  runTimeoutSecs: number;
+  /**
+   * Interval of progress notifications while a run goes on, ms, for calls that carry a
+   * `progressToken` (a client can then keep waiting past its own request timeout). 0: none.
+   */
+  progressIntervalMs?: number;
+  procs: ProcessGroups;
+  log: Logger;
+  /** Where children's output goes (the server's stderr). */
+  stderr: (bytes: Uint8Array) => void;
+  /** How to start agent-block (default: this program). */
+  launch?: SelfLaunch;
+  /** Extra environment for every child run. */
+  childEnv?: Record<string, string>;
+  /** Aborted when the server shuts down: every run still going is ended. */
+  stopping?: AbortSignal;
+  /** `tools/call` handlings in flight (the server waits for them when it stops). */
+  runs?: Set<Promise<unknown>>;
+}
+
+/** The authoring guide served as `agent-block://guide`. */
+export const GUIDE_TEXT: string = guide;
+export const GUIDE_URI = "agent-block://guide";
+export const BLOCKS_URI = "agent-block://blocks";
+export const BLOCK_URI_PREFIX = "agent-block://blocks/";
+
+/** The registered blocks right now. */
+export function currentBlocks(
+  opts: Pick<BlockServerOptions, "projectRoot" | "home" | "blockDirs">,
+): BlockEntry[] {
+  return scanBlocks(blockRoots(opts.projectRoot, opts.home, opts.blockDirs));
+}
+
+/** The `run_block` tool definition for `blocks`. */
+export function runBlockTool(blocks: BlockEntry[]): Tool {
+  const listing = blocks.length
+    ? blocks.map((b) => `- ${b.name}: ${b.description || "(no description)"}`).join("\n")
+    : "(no blocks are registered right now)";
+  const blockProp: { type: "string"; description: string; enum?: string[] } = {
+    type: "string",
+    description: "Name of the registered block to run.",
+  };
+  if (blocks.length) blockProp.enum = blocks.map((b) => b.name);
+  return {
+    name: "run_block",
+    title: "Run an agent-block block",
+    description: "Run one registered agent-block block (a Lua script) in a process of its own and " +
+      "return the one value it returns (by convention a JSON string). The block runs with its own " +
+      "model credentials; its LLM turns never enter this conversation. A Lua error is a failed call " +
+      "carrying the error text. Read agent-block://guide for the authoring contract.\n\n" +
+      `Registered blocks:\n${listing}`,
+    inputSchema: {
+      type: "object",
+      properties: {
+        block: blockProp,
+        prompt: { type: "string", description: "Sets the block's _PROMPT." },
+        context: { type: "string", description: "Sets the block's _CONTEXT." },
+      },
+      required: ["block"],
+      additionalProperties: false,
+    },
+  };
+}
+
+function text(t: string, isError = false): CallToolResult {
+  return isError
+    ? { content: [{ type: "text", text: t }], isError: true }
+    : { content: [{ type: "text", text: t }] };
+}
+
+/** The tool result for how a run ended. */
+export function toolResultOf(name: string, r: BlockRunResult): CallToolResult {
+  switch (r.kind) {
+    case "returned":
+      return text(r.text);
+    case "failed":
+      return text(r.message, true);
+    case "deferred":
+      return text(
+        `block '${name}' deferred: ${r.reason} (exit 75: it did not start its work; nothing broke)`,
+      );
+    case "timeout":
+      return text(`block '${name}' ran past its timeout of ${r.seconds} s and was stopped`, true);
+    case "cancelled":
+      return text(`block '${name}' was cancelled`, true);
+    case "stopped":
+      return text(`block '${name}' was stopped: the server is shutting down`, true);
+    case "exited":
+      return text(
+        `block '${name}' exited with code ${r.code}` + (r.stderrTail ? `:\n${r.stderrTail}` : ""),
+        true,
+      );
+    case "spawn_failed":
+      return text(r.message, true);
+  }
+}
+
+/** Checks `run_block` arguments; returns an error text or the parsed arguments. */
+export function parseRunBlockArgs(
+  args: unknown,
+): { block: string; prompt?: string; context?: string } | { error: string } {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return { error: "run_block: arguments must be an object with a 'block' field" };
+  }
+  const a = args as Record<string, unknown>;
+  for (const k of Object.keys(a)) {
+    if (!["block", "prompt", "context"].includes(k)) {
+      return { error: `run_block: unknown argument '${k}' (known: block, prompt, context)` };
+    }
+  }
+  if (typeof a.block !== "string") {
+    return {
+      error: `run_block: argument 'block' must be a string, got ${
+        a.block === undefined ? "nothing" : typeof a.block
+      }`,
+    };
+  }
+  for (const k of ["prompt", "context"] as const) {
+    if (a[k] !== undefined && a[k] !== null && typeof a[k] !== "string") {
+      return { error: `run_block: argument '${k}' must be a string, got ${typeof a[k]}` };
+    }
+  }
+  return {
+    block: a.block,
+    prompt: typeof a.prompt === "string" ? a.prompt : undefined,
+    context: typeof a.context === "string" ? a.context : undefined,
+  };
+}
+
+/** The registry as the `agent-block://blocks` resource shows it. */
+export function registryJson(blocks: BlockEntry[]): string {
+  return JSON.stringify(
+    blocks.map((b) => ({ name: b.name, tier: b.tier, path: b.path, description: b.description })),
+    null,
+    2,
+  );
+}
+
+/** Reads one resource; throws `ResourceNotFoundError` for anything unknown. */
+export async function readResource(opts: BlockServerOptions, uri: string): Promise<ReadResourceResult> {
+  if (uri === GUIDE_URI) {
+    return { contents: [{ uri, mimeType: "text/markdown", text: GUIDE_TEXT }] };
+  }
+  const blocks = currentBlocks(opts);
+  if (uri === BLOCKS_URI) {
+    return { contents: [{ uri, mimeType: "application/json", text: registryJson(blocks) }] };
+  }
+  if (uri.startsWith(BLOCK_URI_PREFIX)) {
+    const name = decodeURIComponent(uri.slice(BLOCK_URI_PREFIX.length));
+    const b = blocks.find((x) => x.name === name);
+    if (b) {
+      try {
+        return { contents: [{ uri, mimeType: "text/x-lua", text: await Deno.readTextFile(b.path) }] };
+      } catch (e) {
+        throw new ResourceNotFoundError(uri, `block '${name}' could not be read: ${(e as Error).message}`);
+      }
+    }
+    throw new ResourceNotFoundError(
+      uri,
+      `no block '${name}'; registered: ${blocks.map((x) => x.name).join(", ") || "(none)"}`,
+    );
+  }
+  throw new ResourceNotFoundError(uri, `unknown resource ${uri}`);
+}
+
+let callSeq = 0;
+
+/** Runs one `tools/call` of `run_block`. */
+export async function callRunBlock(
+  opts: BlockServerOptions,
+  args: unknown,
+  signal: AbortSignal,
+  onProgress?: (seconds: number, message: string) => void,
+): Promise<CallToolResult> {
+  const parsed = parseRunBlockArgs(args);
+  if ("error" in parsed) return text(parsed.error, true);
+  const blocks = currentBlocks(opts);
+  const block = blocks.find((b) => b.name === parsed.block);
+  if (!block) {
+    return text(
+      `run_block: unknown block '${parsed.block}'; registered: ${
+        blocks.map((b) => b.name).join(", ") || "(none)"
+      }`,
+      true,
+    );
+  }
+  const n = ++callSeq;
+  const started = performance.now();
+  const running = runBlockInChild({
+    block,
+    projectRoot: opts.projectRoot,
+    prompt: parsed.prompt,
+    context: parsed.context,
+    timeoutMs: opts.runTimeoutSecs * 1000,
+    signal,
+    stopping: opts.stopping,
+    procs: opts.procs,
+    stderr: opts.stderr,
+    launch: opts.launch,
+    env: opts.childEnv,
+    onStart: (pid) => opts.log.debug(`run_block #${n} '${block.name}' started (pid ${pid})`),
+  });
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  if (onProgress && (opts.progressIntervalMs ?? 0) > 0) {
+    ticker = setInterval(() => {
+      const secs = Math.round((performance.now() - started) / 1000);
+      onProgress(secs, `block '${block.name}' has been running for ${secs} s`);
+    }, opts.progressIntervalMs);
+  }
+  let r: BlockRunResult;
+  try {
+    r = await running;
+  } finally {
+    clearInterval(ticker);
+  }
+  opts.log.info(
+    `run_block #${n} '${block.name}': ${r.kind} in ${Math.round(performance.now() - started)} ms`,
+  );
+  return toolResultOf(block.name, r);
+}
+
+/** A fresh server instance with the agent-block surface (the factory both serving entries use). */
+export function createBlockServer(opts: BlockServerOptions): Server {
+  const server = new Server(
+    { name: "agent-block", version: VERSION },
+    {
+      // listChanged: the registry watcher (watch.ts) says when blocks come and go.
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+      instructions: "Runs agent-block blocks (Lua scripts) as the run_block tool. " +
+        "Read agent-block://guide for how to write one and agent-block://blocks for what is registered.",
+    },
+  );
+  server.setRequestHandler("tools/list", () => ({ tools: [runBlockTool(currentBlocks(opts))] }));
+  server.setRequestHandler("tools/call", async (req, ctx) => {
+    if (req.params.name !== "run_block") {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${req.params.name} (this server has one tool: run_block)`,
+      );
+    }
+    const token = req.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+    const progress = token === undefined ? undefined : (seconds: number, message: string) => {
+      ctx.mcpReq.notify({
+        method: "notifications/progress",
+        params: { progressToken: token, progress: seconds, message },
+      })
+        .catch(() => undefined);
+    };
+    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress);
+    opts.runs?.add(handling);
+    try {
+      return await handling;
+    } finally {
+      opts.runs?.delete(handling);
+    }
+  });
+  server.setRequestHandler("resources/list", () => ({
+    resources: [
+      {
+        uri: GUIDE_URI,
+        name: "guide",
+        title: "How to write an agent-block block",
+        mimeType: "text/markdown",
+      },
+      {
+        uri: BLOCKS_URI,
+        name: "blocks",
+        title: "Registered blocks",
+        description: "The block registry as JSON: name, tier, path, description.",
+        mimeType: "application/json",
+      },
+      ...currentBlocks(opts).map((b) => ({
+        uri: BLOCK_URI_PREFIX + encodeURIComponent(b.name),
+        name: `block ${b.name}`,
+        description: b.description || undefined,
+        mimeType: "text/x-lua",
+      })),
+    ],
+  }));
+  server.setRequestHandler("resources/templates/list", () => ({
+    resourceTemplates: [{
+      uriTemplate: `${BLOCK_URI_PREFIX}{name}`,
+      name: "block source",
+      description: "The Lua source of one registered block.",
+      mimeType: "text/x-lua",
+    }],
+  }));
+  server.setRequestHandler("resources/read", (req) => readResource(opts, req.params.uri));
+  return server;
+}

@@ -1,0 +1,105 @@
+/**
+ * `agent-block vendor` as a real subprocess on the embedded library as it is: list, write,
+ * refuse to overwrite, `--force`, `--path`, refusals, and what `require` resolves afterwards
+ * (the vendored copy, while `require("embedded.<name>")` still reaches the original).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runCli } from "../helpers.ts";
+import { embeddedModules } from "../../src/modules/embedded.ts";
+
+const LSPEC = embeddedModules().get("lspec")!;
+
+const PROBE = `local a = require("lspec")
+local b = require("embedded.lspec")
+return std.json.encode({ marker = VENDORED_MARK == true, distinct = a ~= b,
+  both_work = type(a.describe) == "function" and type(b.describe) == "function" })
+`;
+
+Deno.test("vendor lspec: list, write, refuse, force, and require resolves the copy", async () => {
+  const project = await Deno.makeTempDir({ prefix: "ab_vendor_cli_" });
+  Deno.writeTextFileSync(join(project, "probe.lua"), PROBE);
+
+  const list0 = await runCli(["vendor", "--list", "-p", project]);
+  assert.equal(list0.code, 0, list0.stderr);
+  const lspecLine = list0.stdout.split("\n").find((l) => l.startsWith("lspec"));
+  assert.match(lspecLine ?? "", /^lspec\s+lib$/);
+
+  // Before vendoring, both names reach the embedded source.
+  const before = await runCli([
+    "-s",
+    join(project, "probe.lua"),
+    "-p",
+    project,
+    "--result",
+    join(project, "r0.json"),
+  ]);
+  assert.equal(before.code, 0, before.stderr);
+  assert.equal(JSON.parse(Deno.readTextFileSync(join(project, "r0.json"))).marker, false);
+  Deno.removeSync(join(project, "r0.json"));
+
+  const w = await runCli(["vendor", "lspec", "-p", project]);
+  assert.equal(w.code, 0, w.stderr);
+  assert.match(w.stdout, /vendored lspec into .*\.agent-block\/lib\/lspec\//);
+  const copy = join(project, ".agent-block", "lib", "lspec", "init.lua");
+  assert.equal(Deno.readTextFileSync(copy), LSPEC.source);
+
+  const list1 = await runCli(["vendor", "--list", "-p", project]);
+  assert.match(list1.stdout.split("\n").find((l) => l.startsWith("lspec")) ?? "", /^lspec\s+lib\s+vendored$/);
+
+  // The project edits its copy; require("lspec") now resolves to it, embedded.lspec does not.
+  Deno.writeTextFileSync(copy, "VENDORED_MARK = true\n" + LSPEC.source);
+  const after = await runCli([
+    "-s",
+    join(project, "probe.lua"),
+    "-p",
+    project,
+    "--result",
+    join(project, "r.json"),
+  ]);
+  assert.equal(after.code, 0, after.stderr);
+  assert.deepEqual(JSON.parse(Deno.readTextFileSync(join(project, "r.json"))), {
+    marker: true,
+    distinct: true,
+    both_work: true,
+  });
+
+  const again = await runCli(["vendor", "lspec", "-p", project]);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /already exists.*--force/);
+  assert.ok(Deno.readTextFileSync(copy).startsWith("VENDORED_MARK = true\n"), "the edited copy is untouched");
+
+  const forced = await runCli(["vendor", "lspec", "--force", "-p", project]);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.equal(Deno.readTextFileSync(copy), LSPEC.source);
+});
+
+Deno.test("vendor: --path writes elsewhere; bad names and command lines are refused", async () => {
+  const project = await Deno.makeTempDir({ prefix: "ab_vendor_cli2_" });
+  const elsewhere = join(project, "vendored_here");
+  const w = await runCli(["vendor", "lspec", "--path", elsewhere], { cwd: project });
+  assert.equal(w.code, 0, w.stderr);
+  assert.equal(Deno.readTextFileSync(join(elsewhere, "lspec", "init.lua")), LSPEC.source);
+  const l = await runCli(["vendor", "--list", "--path", elsewhere], { cwd: project });
+  assert.match(l.stdout, /^lspec\s+lib\s+vendored$/m);
+
+  const sub = await runCli(["vendor", "lspec.sub", "-p", project]);
+  assert.equal(sub.code, 1);
+  assert.match(sub.stderr, /part of 'lspec'.*vendored whole/);
+
+  const knl = await runCli(["vendor", "knl", "-p", project]);
+  assert.equal(knl.code, 1);
+  if (embeddedModules().has("knl")) {
+    assert.match(knl.stderr, /'knl' is sealed.*require\("embedded\.knl"\)/);
+  } else {
+    assert.match(knl.stderr, /no embedded module 'knl'/);
+  }
+
+  assert.equal((await runCli(["vendor", "-p", project])).code, 2);
+  assert.equal((await runCli(["vendor", "--list", "lspec", "-p", project])).code, 2);
+  assert.equal((await runCli(["vendor", "--bogus"])).code, 2);
+  const missing = await runCli(["vendor", "lspec", "-p", join(project, "nope")]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /project directory .* does not exist/);
+  assert.deepEqual([...Deno.readDirSync(project)].map((e) => e.name), ["vendored_here"]);
+});

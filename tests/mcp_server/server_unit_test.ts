@@ -1,0 +1,109 @@
+/**
+ * The pure parts of the MCP server: reading a child's stderr, checking `run_block` arguments,
+ * the tool definition, and mapping how a run ended to a tool result.
+ */
+import assert from "node:assert/strict";
+import { deferReasonOf, errorTextOf } from "../../src/mcp_server/child_run.ts";
+import { parseRunBlockArgs, registryJson, runBlockTool, toolResultOf } from "../../src/mcp_server/server.ts";
+import { RegistryWatcher } from "../../src/mcp_server/watch.ts";
+import { Logger } from "../../src/obs/log.ts";
+import type { BlockEntry } from "../../src/blocks/registry.ts";
+import { Server } from "@modelcontextprotocol/server";
+
+Deno.test("child stderr: the error text is the last error: line up to the traceback", () => {
+  const stderr = [
+    "[block x] error: printed by the block itself",
+    "[info] something",
+    "error: x.lua:3: boom",
+    "second line of the message",
+    "stack traceback:",
+    "\tx.lua:3: in main chunk",
+  ].join("\n");
+  assert.equal(errorTextOf(stderr), "x.lua:3: boom\nsecond line of the message");
+  assert.equal(errorTextOf("error: only\n"), "only");
+  assert.equal(errorTextOf("no failure here\n"), undefined);
+  assert.equal(deferReasonOf("[info] x\ndeferred: db down\n"), "db down");
+  assert.equal(deferReasonOf("nothing\n"), undefined);
+});
+
+Deno.test("run_block arguments are checked with named errors", () => {
+  assert.deepEqual(parseRunBlockArgs({ block: "a", prompt: "p" }), {
+    block: "a",
+    prompt: "p",
+    context: undefined,
+  });
+  assert.deepEqual(parseRunBlockArgs({ block: "a", context: null }), {
+    block: "a",
+    prompt: undefined,
+    context: undefined,
+  });
+  assert.match((parseRunBlockArgs({}) as { error: string }).error, /'block' must be a string, got nothing/);
+  assert.match(
+    (parseRunBlockArgs({ block: 3 }) as { error: string }).error,
+    /'block' must be a string, got number/,
+  );
+  assert.match(
+    (parseRunBlockArgs({ block: "a", prompt: {} }) as { error: string }).error,
+    /'prompt' must be a string/,
+  );
+  assert.match(
+    (parseRunBlockArgs({ block: "a", extra: 1 }) as { error: string }).error,
+    /unknown argument 'extra'/,
+  );
+  assert.match((parseRunBlockArgs([]) as { error: string }).error, /must be an object/);
+});
+
+Deno.test("the run_block tool lists the blocks in its enum and description", () => {
+  const blocks = [
+    { name: "a", tier: "project" as const, path: "/p/blocks/a.lua", description: "Does A." },
+    { name: "b", tier: "user" as const, path: "/h/blocks/b/init.lua", description: "" },
+  ];
+  const t = runBlockTool(blocks);
+  assert.equal(t.name, "run_block");
+  const props = t.inputSchema.properties as Record<string, { enum?: string[] }>;
+  assert.deepEqual(props.block.enum, ["a", "b"]);
+  assert.deepEqual(t.inputSchema.required, ["block"]);
+  assert.match(t.description ?? "", /- a: Does A\.\n- b: \(no description\)/);
+  const empty = runBlockTool([]);
+  assert.equal((empty.inputSchema.properties as Record<string, { enum?: string[] }>).block.enum, undefined);
+  assert.match(empty.description ?? "", /no blocks are registered/);
+  assert.deepEqual(JSON.parse(registryJson(blocks))[1], blocks[1]);
+});
+
+Deno.test("how a run ended maps to one tool result", () => {
+  const txt = (r: { content: unknown[] }) => (r.content[0] as { text: string }).text;
+  assert.deepEqual(toolResultOf("a", { kind: "returned", text: '{"ok":true}' }), {
+    content: [{ type: "text", text: '{"ok":true}' }],
+  });
+  const failed = toolResultOf("a", { kind: "failed", message: "a.lua:1: boom" });
+  assert.equal(failed.isError, true);
+  assert.equal(txt(failed), "a.lua:1: boom");
+  const deferred = toolResultOf("a", { kind: "deferred", reason: "db down" });
+  assert.equal(deferred.isError, undefined);
+  assert.match(txt(deferred), /^block 'a' deferred: db down/);
+  assert.equal(toolResultOf("a", { kind: "timeout", seconds: 2 }).isError, true);
+  assert.equal(toolResultOf("a", { kind: "cancelled" }).isError, true);
+  const exited = toolResultOf("a", { kind: "exited", code: 3, stderrTail: "last words" });
+  assert.equal(exited.isError, true);
+  assert.equal(txt(exited), "block 'a' exited with code 3:\nlast words");
+});
+
+Deno.test("registry watcher: notifies on a change only, drops instances that cannot send", async () => {
+  let blocks: BlockEntry[] = [{ name: "a", tier: "project", path: "/p/a.lua", description: "A" }];
+  const w = new RegistryWatcher(() => blocks, new Logger("test", "off"));
+  let extra = 0;
+  w.alsoNotify(() => extra++);
+  // A real but unconnected instance: its sends fail, so it is dropped at the first change.
+  w.track(new Server({ name: "x", version: "0" }, { capabilities: { tools: { listChanged: true } } }));
+  assert.equal(w.tracked, 1);
+  assert.equal(w.check(), false);
+  blocks = [...blocks, { name: "b", tier: "user", path: "/h/b.lua", description: "" }];
+  assert.equal(w.check(), true);
+  assert.equal(extra, 1);
+  assert.equal(w.check(), false);
+  blocks = [{ ...blocks[0], description: "A, reworded" }];
+  assert.equal(w.check(), true);
+  assert.equal(extra, 2);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(w.tracked, 0);
+});
