@@ -35,6 +35,7 @@ import {
   LUA_TFUNCTION,
   LUA_TLIGHTUSERDATA,
   LUA_TNIL,
+  LUA_TNONE,
   LUA_TNUMBER,
   LUA_TSTRING,
   LUA_TTABLE,
@@ -129,6 +130,7 @@ export class Converter {
     const t = api.type(L, idx);
     switch (t) {
       case LUA_TNIL:
+      case LUA_TNONE: // an index above the top reads as nil, as lua_type reports it
         return undefined;
       case LUA_TBOOLEAN:
         return api.toboolean(L, idx);

@@ -20,6 +20,7 @@
  */
 import { isAbsolute, join, relative } from "node:path";
 import { embeddedModules, rootOf, SEALED_ROOTS } from "./embedded.ts";
+import { blockRoots } from "../blocks/registry.ts";
 
 /** One directory of the search path. */
 export interface LibTier {
@@ -43,12 +44,30 @@ const enc = new TextEncoder();
 
 /** The library tiers for a run, in search order. */
 export function libTiers(scriptDir: string, projectRoot: string, home: string): LibTier[] {
-  return [
-    { label: "script directory", dir: scriptDir },
+  const tiers = [
     { label: "project .agent-block/lib", dir: join(projectRoot, ".agent-block", "lib") },
     { label: "project lib", dir: join(projectRoot, "lib") },
     { label: "user lib", dir: join(home, "lib") },
   ];
+  // A block's own directory is a block root (or inside one): never on the require path, so a
+  // helper dropped beside a block is not requirable and a block is not a module by accident.
+  const inBlocks = blockRoots(projectRoot, home).some((r) =>
+    isWithin(canonical(r.dir), canonical(scriptDir))
+  );
+  return inBlocks ? tiers : [{ label: "script directory", dir: scriptDir }, ...tiers];
+}
+
+function canonical(p: string): string {
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function isWithin(root: string, dir: string): boolean {
+  const rel = relative(root, dir);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /** A path as errors show it: relative to the working directory when below it. */

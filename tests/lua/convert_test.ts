@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { evalLua, runLua } from "../helpers.ts";
 import { echoModule } from "./echo_module.ts";
 import { LuaFloat } from "../../src/lua/values.ts";
+import { LuaEngine } from "../../src/lua/engine.ts";
 import { parseJson, stringifyJson } from "../../src/lua/json.ts";
 
 async function withEcho(source: string) {
@@ -203,4 +204,13 @@ Deno.test("json.ts: parse(stringify(v)) reproduces converter values", () => {
   const text = stringifyJson(v);
   assert.equal(text, `{"a":[1,2.0,2.5,null],"b":9223372036854775807,"c":"é\\u0000","d":{}}`);
   assert.deepEqual(parseJson(text), v);
+});
+
+Deno.test("converter: a stack index above the top reads as undefined (nil)", async () => {
+  const e = await LuaEngine.create();
+  try {
+    assert.equal(e.toJs(e.L, e.api.gettop(e.L) + 3), undefined);
+  } finally {
+    e.close();
+  }
 });

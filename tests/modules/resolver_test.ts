@@ -104,6 +104,37 @@ Deno.test("require: blocks/ is never on the path; a miss lists every place searc
   assert.doesNotMatch(msg, /blocks/);
 });
 
+Deno.test("require: a block's own directory is not a tier, in every block root", async () => {
+  const root = await Deno.makeTempDir({ prefix: "ab_req_" });
+  const home = join(root, "_home");
+  const sibling = `return require("helper").tag`;
+  writeTree(root, {
+    "blocks/b.lua": sibling,
+    "blocks/helper.lua": mod("sibling in blocks/"),
+    "blocks/dir/init.lua": sibling,
+    "blocks/dir/helper.lua": mod("inside a block directory"),
+    ".agent-block/blocks/b.lua": sibling,
+    ".agent-block/blocks/helper.lua": mod("sibling in .agent-block/blocks/"),
+    "_home/blocks/b.lua": sibling,
+    "_home/blocks/helper.lua": mod("sibling in the user's blocks/"),
+  });
+  for (
+    const path of ["blocks/b.lua", "blocks/dir/init.lua", ".agent-block/blocks/b.lua", "_home/blocks/b.lua"]
+  ) {
+    const r = await runLua("", { script: { path: join(root, path) }, projectRoot: root, home });
+    assert.equal(
+      r.outcome.status,
+      "failed",
+      `${path} must not reach its sibling: ${JSON.stringify(r.outcome)}`,
+    );
+    assert.match((r.outcome as { message: string }).message, /module 'helper' not found/);
+  }
+  // The same helper in lib/ is found from every block.
+  writeTree(root, { "lib/helper.lua": mod("lib") });
+  const r = await runLua("", { script: { path: join(root, "blocks/b.lua") }, projectRoot: root, home });
+  assert.deepEqual(r.outcome, { status: "returned", result: "lib" });
+});
+
 Deno.test("require: a module's top level may make host calls; syntax errors name the file", async () => {
   const p = await project(
     {
