@@ -40,8 +40,17 @@ export interface CallContext {
 
 /** A host function, in one of three shapes. */
 export type HostFunction =
-  | { sync: (args: Args, cx: CallContext) => unknown; functions?: "ref" | "error" }
-  | { async: (args: Args, cx: CallContext) => Promise<unknown>; functions?: "ref" | "error" }
+  | {
+    sync: (args: Args, cx: CallContext) => unknown;
+    functions?: "ref" | "error";
+    /** `"tagged"`: integral floats arrive as `LuaFloat` (for functions that store JSON). */
+    floats?: "plain" | "tagged";
+  }
+  | {
+    async: (args: Args, cx: CallContext) => Promise<unknown>;
+    functions?: "ref" | "error";
+    floats?: "plain" | "tagged";
+  }
   | { raw: (L: number, engine: LuaEngine) => number };
 
 /** Limits that bound a runaway script. */
@@ -258,7 +267,10 @@ export class LuaEngine {
     const name = this.#fnNames[id];
     if ("raw" in fn) return fn.raw(L, this);
     if (!("sync" in fn)) throw new Error(`host function '${name}' is asynchronous`);
-    const args = new Args(name, this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error" }));
+    const args = new Args(
+      name,
+      this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error", floats: fn.floats }),
+    );
     const result = fn.sync(args, { engine: this, signal: NEVER });
     return this.pushResult(L, result);
   }
@@ -323,7 +335,10 @@ export class LuaEngine {
     const name = String(this.converter.toJs(L, 1));
     const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
     if (!op) throw new Error(`unknown host operation '${name}'`);
-    const args = new Args(name, this.converter.argsToJs(L, 2, { functions: op.functions ?? "error" }));
+    const args = new Args(
+      name,
+      this.converter.argsToJs(L, 2, { functions: op.functions ?? "error", floats: op.floats }),
+    );
     const id = ++this.#opSeq;
     const ac = new AbortController();
     // A synchronous throw (argument validation) fails the call at once, at the caller's line.
