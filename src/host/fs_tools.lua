@@ -8,6 +8,7 @@
 -- `tool.register` (with `opts.group` as meta.group) and answers their names. A tool failure raises
 -- its message without a position: it is written for the model.
 local R, H = ...
+local user_level = R.user_level
 local type, error, sformat, ipairs = type, error, string.format, ipairs
 
 local DEFAULT = { "fs_read", "fs_edit" }
@@ -51,18 +52,18 @@ local SPECS = {
 
 local function build(fname, opts)
   if opts ~= nil and type(opts) ~= "table" then
-    error(sformat("%s: argument 1 (opts) must be a table, got %s", fname, type(opts)), 3)
+    error(sformat("%s: argument 1 (opts) must be a table, got %s", fname, type(opts)), user_level())
   end
   opts = opts or {}
   local names = { DEFAULT[1], DEFAULT[2] }
   if opts.allowed ~= nil then
     if type(opts.allowed) ~= "table" then
-      error(sformat("%s: argument 1 (opts) field 'allowed' must be a table, got %s", fname, type(opts.allowed)), 3)
+      error(sformat("%s: argument 1 (opts) field 'allowed' must be a table, got %s", fname, type(opts.allowed)), user_level())
     end
     for i, name in ipairs(opts.allowed) do
       if not OPTIONAL[name] and name ~= "fs_read" and name ~= "fs_edit" then
         error(sformat("%s: argument 1 (opts) field 'allowed' element %d must be one of fs_write, fs_rollback, "
-          .. "fs_search_replace, got %s", fname, i, tostring(name)), 3)
+          .. "fs_search_replace, got %s", fname, i, tostring(name)), user_level())
       end
       if OPTIONAL[name] then
         local dup = false
@@ -72,7 +73,7 @@ local function build(fname, opts)
     end
   end
   local ok, set = pcall(H.fs_tools_new, opts)
-  if not ok then error((tostring(set):gsub("^fs_tools_new", fname)), 3) end
+  if not ok then error((tostring(set):gsub("^fs_tools_new", fname)), user_level()) end
   local out = std.json.array()
   for _, name in ipairs(names) do
     local spec = SPECS[name]
@@ -96,7 +97,7 @@ function std.fs.register_tools(opts)
   local specs = build("std.fs.register_tools", opts)
   local group = opts and opts.group
   if group ~= nil and type(group) ~= "string" then
-    error(sformat("std.fs.register_tools: argument 1 (opts) field 'group' must be a string, got %s", type(group)), 2)
+    error(sformat("std.fs.register_tools: argument 1 (opts) field 'group' must be a string, got %s", type(group)), user_level())
   end
   local names = std.json.array()
   for i, s in ipairs(specs) do

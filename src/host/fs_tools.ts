@@ -278,7 +278,9 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
         const re = regionEnd(e);
         newRegion = text.slice(rs, m) + replace + text.slice(m + search.length, re);
         // A region that ended with a newline must still end with one, or it would merge into the next line.
-        if (!text.slice(rs, re).endsWith("\n") || newRegion.endsWith("\n") || e >= lines.length) break;
+        if (
+          !text.slice(rs, re).endsWith("\n") || newRegion === "" || newRegion.endsWith("\n") || e >= lines.length
+        ) break;
         e++;
       }
       const expect = lines.slice(s - 1, e).join("\n");

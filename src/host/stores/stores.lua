@@ -9,6 +9,7 @@
 -- list of tool names it registered. Tools go through `tool.register`, so they are ordinary
 -- entries of the run's registry. Also sets `std.sql.null` (the same sentinel as `std.json.null`).
 local R, H = ...
+local user_level = R.user_level
 local type, error, sformat, ipairs, pairs = type, error, string.format, ipairs, pairs
 
 std.sql.null = H.null
@@ -21,26 +22,26 @@ end
 
 local function register(fname, opts, default_prefix, ops)
   if opts ~= nil and type(opts) ~= "table" then
-    error(sformat("%s: argument 1 (opts) must be a table, got %s", fname, type(opts)), 3)
+    error(sformat("%s: argument 1 (opts) must be a table, got %s", fname, type(opts)), user_level())
   end
   opts = opts or {}
   local prefix = opts.prefix or default_prefix
   if type(prefix) ~= "string" then
-    error(sformat("%s: argument 1 (opts) field 'prefix' must be a string, got %s", fname, type(prefix)), 3)
+    error(sformat("%s: argument 1 (opts) field 'prefix' must be a string, got %s", fname, type(prefix)), user_level())
   end
   local by_name, order = {}, {}
   for _, op in ipairs(ops) do by_name[op.op] = op; order[#order + 1] = op.op end
   local wanted = order
   if opts.allowed ~= nil then
     if type(opts.allowed) ~= "table" then
-      error(sformat("%s: argument 1 (opts) field 'allowed' must be a table, got %s", fname, type(opts.allowed)), 3)
+      error(sformat("%s: argument 1 (opts) field 'allowed' must be a table, got %s", fname, type(opts.allowed)), user_level())
     end
     wanted = {}
     for i, name in ipairs(opts.allowed) do
       local op = type(name) == "string" and name:gsub("^" .. prefix, "") or name
       if not by_name[op] then
         error(sformat("%s: argument 1 (opts) field 'allowed' element %d must be one of %s, got %s",
-          fname, i, table.concat(order, ", "), tostring(name)), 3)
+          fname, i, table.concat(order, ", "), tostring(name)), user_level())
       end
       wanted[#wanted + 1] = op
     end
@@ -68,7 +69,7 @@ function std.kv.register_tools(opts)
   local lock = type(opts) == "table" and opts.ns_lock or nil
   if lock ~= nil and (type(lock) ~= "string" or lock == "") then
     error(sformat("std.kv.register_tools: argument 1 (opts) field 'ns_lock' must be a non-empty string, got %s",
-      type(lock)), 2)
+      type(lock)), user_level())
   end
   local function ns_of(input)
     if lock then return lock end
