@@ -12,6 +12,7 @@
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import { userHome } from "../runtime/paths.ts";
+import { LuaMulti } from "../lua/values.ts";
 
 const PROCESS_AGENT_ID = `ab-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -30,7 +31,7 @@ export function installEnv(engine: LuaEngine): void {
     if (!NAME.test(n)) a.fail(1, "name", "a variable name (non-empty, no '=' or NUL)", `'${n}'`);
     return n;
   };
-  engine.define("std.env.get", { sync: (a) => Deno.env.get(name(a)) });
+  engine.define("std.env.get", { sync: (a) => new LuaMulti([Deno.env.get(name(a))]) });
   engine.define("std.env.get_or", {
     sync: (a) => {
       const v = Deno.env.get(name(a));

@@ -14,6 +14,7 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { LuaEngine } from "../../lua/engine.ts";
 import type { Args } from "../../lua/args.ts";
 import { parseJson, stringifyJson } from "../../lua/json.ts";
+import { LuaMulti } from "../../lua/values.ts";
 import type { RunContext } from "../context.ts";
 import { LazyDatabase, storePath } from "./sqlite.ts";
 
@@ -68,7 +69,7 @@ export function installKv(engine: LuaEngine, run: RunContext): void {
       } catch (e) {
         throw sqlError("get", e);
       }
-      return row ? parseJson(row.value) : undefined;
+      return row ? parseJson(row.value) : new LuaMulti([undefined]);
     },
   });
   engine.define("std.kv.set", {

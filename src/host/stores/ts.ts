@@ -20,7 +20,10 @@ import type { SQLInputValue } from "node:sqlite";
 import type { LuaEngine } from "../../lua/engine.ts";
 import { type Args, LuaArgError } from "../../lua/args.ts";
 import { parseJson, stringifyJson } from "../../lua/json.ts";
-import { LuaFloat, luaTypeName } from "../../lua/values.ts";
+import { LuaFloat, LuaMulti, luaTypeName } from "../../lua/values.ts";
+
+/** One explicit nil result (so `tostring(std.ts.last(...))` sees a value). */
+const NIL = new LuaMulti([undefined]);
 import type { RunContext } from "../context.ts";
 import { LazyDatabase, storePath } from "./sqlite.ts";
 
@@ -221,7 +224,7 @@ export function installTs(engine: LuaEngine, run: RunContext): void {
         const r = store.db.prepare(
           `SELECT ts, value, tags FROM ts WHERE series = ?${tf.sql} ORDER BY ts DESC, rowid DESC LIMIT 1`,
         ).get(s, ...tf.params) as Parameters<typeof decodeRow>[0] | undefined;
-        return r ? decodeRow(r) : undefined;
+        return r ? decodeRow(r) : NIL;
       } catch (e) {
         throw sqlFail("last", e);
       }
