@@ -162,10 +162,18 @@ async function readAll(body: ReadableStream<Uint8Array> | null): Promise<Uint8Ar
   return new Uint8Array(await new Response(body).arrayBuffer());
 }
 
+/** The message of a fetch failure with its cause ("fetch failed" alone says nothing). */
+function describe(e: unknown): string {
+  const err = e as Error & { cause?: unknown };
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  return cause && cause !== err.message ? `${err.message}: ${cause}` : String(err.message ?? e);
+}
+
 /** Installs `http.request`. */
 export function installHttp(engine: LuaEngine, _run: RunContext): void {
   engine.define("http.request", {
     functions: "ref",
+    floats: "tagged",
     async: async (a, cx) => {
       const spec = readSpec(a);
       const ac = new AbortController();
@@ -213,7 +221,7 @@ export function installHttp(engine: LuaEngine, _run: RunContext): void {
           ? (String((ac.signal.reason as Error)?.message) === "timeout"
             ? `timed out after ${spec.timeoutMs / 1000} s`
             : "cancelled")
-          : (e as Error).message;
+          : describe(e);
         return { ok: false, error: `http.request: ${spec.method} ${spec.url}: ${why}` };
       } finally {
         clearTimeout(timer);
