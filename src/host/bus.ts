@@ -222,7 +222,9 @@ export class BusHost {
       const r = await Promise.race([Promise.all(this.#inflight).then(() => "done" as const), timeout]);
       clearTimeout(timer);
       if (r === "timeout") {
-        this.#run?.log.warn(`bus: ${this.#inflight.size} TypeScript handler(s) still running after ${graceMs} ms`);
+        this.#run?.log.warn(
+          `bus: ${this.#inflight.size} TypeScript handler(s) still running after ${graceMs} ms`,
+        );
       }
     }
     const left = this.#queue.splice(0);

@@ -244,7 +244,9 @@ export function glob(pattern: string): string[] {
       }
       visit(dir, i + 1, depth + 1); // zero segments
       for (const e of readDir(fsDir)) {
-        if (e.isDirectory && !e.name.startsWith(".")) visit(dir === "" ? e.name : join(dir, e.name), i, depth + 1);
+        if (e.isDirectory && !e.name.startsWith(".")) {
+          visit(dir === "" ? e.name : join(dir, e.name), i, depth + 1);
+        }
       }
       return;
     }

@@ -145,7 +145,12 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     }
   };
 
-  const int = (tool: string, input: Record<string, unknown>, k: string, required: boolean): number | undefined => {
+  const int = (
+    tool: string,
+    input: Record<string, unknown>,
+    k: string,
+    required: boolean,
+  ): number | undefined => {
     const v = input[k];
     if (v === undefined && !required) return undefined;
     if (typeof v !== "number" || !Number.isInteger(v)) {
@@ -155,12 +160,21 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
   };
   const str = (tool: string, input: Record<string, unknown>, k: string): string => {
     const v = input[k];
-    if (typeof v !== "string") throw new ToolError(`${tool}: input field '${k}' must be a string, got ${luaTypeName(v)}`);
+    if (typeof v !== "string") {
+      throw new ToolError(`${tool}: input field '${k}' must be a string, got ${luaTypeName(v)}`);
+    }
     return v;
   };
 
   /** The line-addressed edit shared by fs_edit and fs_search_replace. */
-  const edit = (tool: string, abs: string, start: number, end: number, expect: string, content: string): string => {
+  const edit = (
+    tool: string,
+    abs: string,
+    start: number,
+    end: number,
+    expect: string,
+    content: string,
+  ): string => {
     const { lines, finalNewline } = splitLines(readText(tool, abs));
     const n = lines.length;
     const insert = end === start - 1;
@@ -174,7 +188,9 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     if (stripOneNewline(expect) !== current) {
       throw new ToolError(
         insert
-          ? `${tool}: an insertion (end_line = start_line - 1) needs expect = "", got ${JSON.stringify(expect)}`
+          ? `${tool}: an insertion (end_line = start_line - 1) needs expect = "", got ${
+            JSON.stringify(expect)
+          }`
           : `${tool}: expect does not match lines ${start}-${end} of ${show(abs)}; their current text is:\n` +
             numbered(lines.slice(start - 1, end), start),
       );
@@ -185,9 +201,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     const keepNewline = finalNewline || (n === 0 && content.endsWith("\n")) ||
       (end === n && content.endsWith("\n"));
     writeText(tool, abs, next.join("\n") + (keepNewline && next.length ? "\n" : ""));
-    const shown = replacement.length
-      ? `:\n${numbered(replacement, start)}`
-      : "";
+    const shown = replacement.length ? `:\n${numbered(replacement, start)}` : "";
     return `${tool}: ${show(abs)}: lines ${start}-${end} replaced by ${replacement.length} line(s); ` +
       `the file now has ${next.length} line(s)${shown}`;
   };
@@ -210,7 +224,9 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
       const more = end < n && askedEnd === undefined
         ? `\n(${n - end} more line(s); read on with start_line = ${end + 1})`
         : "";
-      return `${show(abs)}: lines ${start}-${end} of ${n}\n${numbered(lines.slice(start - 1, end), start)}${more}`;
+      return `${show(abs)}: lines ${start}-${end} of ${n}\n${
+        numbered(lines.slice(start - 1, end), start)
+      }${more}`;
     },
     fs_edit: (set, input) => {
       const abs = confine(set, "fs_edit", input.path);
@@ -232,7 +248,9 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     fs_rollback: (set, input) => {
       const abs = confine(set, "fs_rollback", input.path);
       const h = history.get(abs);
-      if (!h || h.length === 0) throw new ToolError(`fs_rollback: this run has no edit of ${show(abs)} to undo`);
+      if (!h || h.length === 0) {
+        throw new ToolError(`fs_rollback: this run has no edit of ${show(abs)} to undo`);
+      }
       const before = h.pop()!;
       try {
         if (before === null) Deno.removeSync(abs);
@@ -254,12 +272,16 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
       for (let i = text.indexOf(search); i >= 0; i = text.indexOf(search, i + search.length)) hits.push(i);
       const lineOf = (off: number) => text.slice(0, off).split("\n").length;
       if (hits.length === 0) {
-        throw new ToolError(`fs_search_replace: the search text was not found in ${show(abs)} (it must match verbatim)`);
+        throw new ToolError(
+          `fs_search_replace: the search text was not found in ${show(abs)} (it must match verbatim)`,
+        );
       }
       if (hits.length > 1) {
         throw new ToolError(
           `fs_search_replace: the search text occurs ${hits.length} times in ${show(abs)} ` +
-            `(starting on lines ${hits.map(lineOf).join(", ")}); include more surrounding text to make it unique`,
+            `(starting on lines ${
+              hits.map(lineOf).join(", ")
+            }); include more surrounding text to make it unique`,
         );
       }
       const m = hits[0];
@@ -279,7 +301,8 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
         newRegion = text.slice(rs, m) + replace + text.slice(m + search.length, re);
         // A region that ended with a newline must still end with one, or it would merge into the next line.
         if (
-          !text.slice(rs, re).endsWith("\n") || newRegion === "" || newRegion.endsWith("\n") || e >= lines.length
+          !text.slice(rs, re).endsWith("\n") || newRegion === "" || newRegion.endsWith("\n") ||
+          e >= lines.length
         ) break;
         e++;
       }
@@ -296,12 +319,16 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
       const extra = opts?.roots;
       if (extra !== undefined) {
         if (!Array.isArray(extra)) {
-          throw new LuaArgError(`${a.fn}: argument 1 (opts) field 'roots' must be an array of strings, got ${luaTypeName(extra)}`);
+          throw new LuaArgError(
+            `${a.fn}: argument 1 (opts) field 'roots' must be an array of strings, got ${luaTypeName(extra)}`,
+          );
         }
         extra.forEach((r, i) => {
           if (typeof r !== "string") {
             throw new LuaArgError(
-              `${a.fn}: argument 1 (opts) field 'roots' element ${i + 1} must be a string, got ${luaTypeName(r)}`,
+              `${a.fn}: argument 1 (opts) field 'roots' element ${i + 1} must be a string, got ${
+                luaTypeName(r)
+              }`,
             );
           }
           try {

@@ -20,7 +20,7 @@
 import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
 import { stringifyJson } from "../lua/json.ts";
-import { luaTypeName, type LuaFunctionRef } from "../lua/values.ts";
+import { type LuaFunctionRef, luaTypeName } from "../lua/values.ts";
 import type { RunContext } from "./context.ts";
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -124,7 +124,9 @@ function readSpec(a: Args): RequestSpec {
     try {
       headers.append(k, String(v));
     } catch (e) {
-      throw new LuaArgError(`http.request: argument ${optsIdx} (${name}) field 'headers': ${(e as Error).message}`);
+      throw new LuaArgError(
+        `http.request: argument ${optsIdx} (${name}) field 'headers': ${(e as Error).message}`,
+      );
     }
   }
   let body: string | Uint8Array | undefined;
@@ -135,7 +137,9 @@ function readSpec(a: Args): RequestSpec {
     try {
       body = stringifyJson(rawBody);
     } catch (e) {
-      throw new LuaArgError(`http.request: argument ${optsIdx} (${name}) field 'body': ${(e as Error).message}`);
+      throw new LuaArgError(
+        `http.request: argument ${optsIdx} (${name}) field 'body': ${(e as Error).message}`,
+      );
     }
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   } else {
@@ -147,11 +151,15 @@ function readSpec(a: Args): RequestSpec {
   }
   const method = (field<string>("method", "string") ?? (body !== undefined ? "POST" : "GET")).toUpperCase();
   if (!/^[A-Z]+$/.test(method)) {
-    throw new LuaArgError(`http.request: argument ${optsIdx} (${name}) field 'method' is not an HTTP method: '${method}'`);
+    throw new LuaArgError(
+      `http.request: argument ${optsIdx} (${name}) field 'method' is not an HTTP method: '${method}'`,
+    );
   }
   const timeout = field<number>("timeout", "number") ?? DEFAULT_TIMEOUT_S;
   if (!(timeout > 0)) {
-    throw new LuaArgError(`http.request: argument ${optsIdx} (${name}) field 'timeout' must be a positive number, got ${timeout}`);
+    throw new LuaArgError(
+      `http.request: argument ${optsIdx} (${name}) field 'timeout' must be a positive number, got ${timeout}`,
+    );
   }
   const onEvent = field<LuaFunctionRef>("on_event", "function");
   return { url, method, headers, body, timeoutMs: Math.min(timeout * 1000, 2 ** 31 - 1), onEvent };

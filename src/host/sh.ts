@@ -6,10 +6,12 @@
  *   group, credentials removed from the environment, `opts.env` applied after the removal), in
  *   `opts.cwd` (default: the project root), with `opts.stdin` written to its standard input
  *   (otherwise /dev/null). It yields the calling task until the command ends.
- * - stdout and stderr are drained concurrently from the start, so a command filling both pipes
- *   never stalls. Once the leader has exited, the pipes get `DRAIN_MS` to reach end-of-file; a
- *   grandchild still holding them open (`daemon &`) does not hang the call — the output read
- *   so far is returned and the grandchild lives on in the run's group registry until the run ends.
+ * - stdout and stderr are read concurrently from the start, so a command filling both pipes
+ *   never stalls. Once the leader has exited, the pipes get `DRAIN_MS` to reach end-of-file; if
+ *   a background process of the command still holds them (`daemon &` without a redirection),
+ *   the call does not hang: the command's process group is SIGKILLed, which closes the pipes,
+ *   and the output written so far is returned. A background process meant to outlive the
+ *   command must redirect its output (`daemon > log 2>&1 &`); it then lives until the run ends.
  * - `opts.timeout` (seconds, default 30): when it passes, the WHOLE group gets SIGKILL and the
  *   result says `timed_out = true`.
  * - `sh.kill(label)` ends the group started with `opts.label = label`: SIGTERM, then SIGKILL
@@ -46,11 +48,14 @@ interface ExecOptions {
 
 function readOptions(a: Args, run: RunContext): ExecOptions {
   const opts = a.optTable(2, "opts");
-  const field = <T>(k: string, kind: "string" | "number" | "table") => optField<T>(a, 2, "opts", opts, k, kind);
+  const field = <T>(k: string, kind: "string" | "number" | "table") =>
+    optField<T>(a, 2, "opts", opts, k, kind);
   const cwd = field<string>("cwd", "string") ?? run.projectRoot;
   const timeout = field<number>("timeout", "number") ?? DEFAULT_TIMEOUT_S;
   if (!(timeout > 0)) {
-    throw new LuaArgError(`sh.exec: argument 2 (opts) field 'timeout' must be a positive number, got ${timeout}`);
+    throw new LuaArgError(
+      `sh.exec: argument 2 (opts) field 'timeout' must be a positive number, got ${timeout}`,
+    );
   }
   let stdin: string | Uint8Array | undefined;
   if (opts?.stdin !== undefined) {
@@ -73,36 +78,6 @@ function readOptions(a: Args, run: RunContext): ExecOptions {
   }
   const label = field<string>("label", "string");
   return { cwd, timeoutMs: timeout * 1000, stdin, env, label };
-}
-
-/** Reads a stream to the end, or until `stop` resolves; returns the bytes read. */
-async function drain(stream: ReadableStream<Uint8Array>, stop: Promise<void>): Promise<Uint8Array> {
-  const reader = stream.getReader();
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  let stopped = false;
-  const stopP = stop.then(() => {
-    stopped = true;
-    return { done: true, value: undefined } as const;
-  });
-  try {
-    while (true) {
-      const r = await Promise.race([reader.read(), stopP]);
-      if (r.done) break;
-      parts.push(r.value);
-      total += r.value.length;
-    }
-  } finally {
-    if (stopped) reader.cancel().catch(() => undefined);
-    else reader.releaseLock();
-  }
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
 
 async function feed(proc: ManagedProcess, data: string | Uint8Array): Promise<void> {
@@ -129,7 +104,9 @@ export function installSh(engine: LuaEngine, run: RunContext): void {
         throw new Error(`sh.exec: label '${o.label}' is already used by a running command`);
       }
       try {
-        if (!Deno.statSync(o.cwd).isDirectory) return { ok: false, error: `sh.exec: cwd ${o.cwd} is not a directory` };
+        if (!Deno.statSync(o.cwd).isDirectory) {
+          return { ok: false, error: `sh.exec: cwd ${o.cwd} is not a directory` };
+        }
       } catch {
         return { ok: false, error: `sh.exec: cwd ${o.cwd} does not exist` };
       }
@@ -156,13 +133,24 @@ export function installSh(engine: LuaEngine, run: RunContext): void {
           proc.kill().catch(() => undefined);
         }, o.timeoutMs)
         : undefined;
-      // After the leader exits, give the pipes DRAIN_MS to close, then stop reading.
-      const stopReading = proc.status.then(() => new Promise<void>((r) => setTimeout(r, DRAIN_MS)));
-      const [stdout, stderr, status] = await Promise.all([
-        drain(proc.child.stdout, stopReading),
-        drain(proc.child.stderr, stopReading),
-        proc.status,
-      ]);
+      // Both pipes are read to the end concurrently (in Deno's runtime, the cheapest way). If a
+      // process of the group still holds them DRAIN_MS after the leader exited, the group is
+      // ended: that is what closes the pipes, and output() then holds everything written.
+      const output = proc.child.output();
+      let settled = false;
+      let drainTimer: ReturnType<typeof setTimeout> | undefined;
+      const drained = proc.status.then(() =>
+        new Promise<"drain">((r) => {
+          if (!settled) drainTimer = setTimeout(() => r("drain"), DRAIN_MS);
+        })
+      );
+      if ((await Promise.race([output, drained])) === "drain") await proc.kill();
+      const out = await output;
+      settled = true;
+      clearTimeout(drainTimer);
+      const status = out;
+      const stdout = out.stdout;
+      const stderr = out.stderr;
       clearTimeout(timer);
 
       const result: Record<string, unknown> = {

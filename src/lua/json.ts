@@ -91,6 +91,7 @@ function write(v: unknown, out: string[], indent: number, depth: number, at: str
 }
 
 const FLOAT_SYNTAX = /[.eE]/;
+const NEEDS_REVIVER = /\d\.0|\d[eE]|\d{16}/;
 
 /**
  * Parses JSON text. Numbers written with a fraction or exponent stay floats (`LuaFloat` when
@@ -98,6 +99,9 @@ const FLOAT_SYNTAX = /[.eE]/;
  * @throws SyntaxError with the position, as `JSON.parse` reports it
  */
 export function parseJson(text: string): unknown {
+  // Fast path: without an integral-looking float (`2.0`, `1e3`) or a 16+ digit run anywhere
+  // (strings included: a false alarm only costs the slow path), plain JSON.parse is exact.
+  if (!NEEDS_REVIVER.test(text)) return JSON.parse(text);
   return JSON.parse(text, function (_key, value, context?: { source?: string }) {
     if (typeof value !== "number" || context?.source === undefined) return value;
     const src = context.source;

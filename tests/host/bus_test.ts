@@ -87,7 +87,10 @@ Deno.test("bus: argument errors and one serve at a time", async () => {
       [`bus.on("k", "f")`, "bus.on: argument 2 (fn) must be a function, got string"],
       [`bus.on_any(5)`, "bus.on_any: argument 1 (fn) must be a function, got number"],
       [`bus.serve(5)`, "bus.serve: argument 1 (opts) must be a table, got number"],
-      [`bus.serve({ until_idle = "yes" })`, "bus.serve: argument 1 (opts) field 'until_idle' must be a boolean, got string"],
+      [
+        `bus.serve({ until_idle = "yes" })`,
+        "bus.serve: argument 1 (opts) field 'until_idle' must be a boolean, got string",
+      ],
     ]
   ) {
     const r = await runLua(`\n${code}`);

@@ -162,7 +162,10 @@ Deno.test("std.fs: wrong argument types raise the standard message at the caller
     [`std.fs.is_dir(false)`, "std.fs.is_dir: argument 1 (path) must be a string, got boolean"],
     [`std.fs.stat({})`, "std.fs.stat: argument 1 (path) must be a string, got table"],
     [`std.fs.mkdir()`, "std.fs.mkdir: argument 1 (path) must be a string, got nil"],
-    [`std.fs.remove("x", { recursive = 1 })`, "std.fs.remove: argument 2 (opts) field 'recursive' must be a boolean, got number"],
+    [
+      `std.fs.remove("x", { recursive = 1 })`,
+      "std.fs.remove: argument 2 (opts) field 'recursive' must be a boolean, got number",
+    ],
     [`std.fs.remove("x", 5)`, "std.fs.remove: argument 2 (opts) must be a table, got number"],
     [`std.fs.copy("a")`, "std.fs.copy: argument 2 (dst) must be a string, got nil"],
     [`std.fs.walk(1 == 1)`, "std.fs.walk: argument 1 (dir) must be a string, got boolean"],

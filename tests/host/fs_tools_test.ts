@@ -10,7 +10,11 @@ import { join } from "node:path";
 import { runLua, tempDir } from "../helpers.ts";
 
 /** Runs `body` with the tools registered (all of them) in project `dir`; returns its string. */
-async function tools(dir: string, body: string, opts = `{ allowed = { "fs_write", "fs_rollback", "fs_search_replace" } }`) {
+async function tools(
+  dir: string,
+  body: string,
+  opts = `{ allowed = { "fs_write", "fs_rollback", "fs_search_replace" } }`,
+) {
   const r = await runLua(
     `local names = std.fs.register_tools(${opts})
      local function call(name, input)
@@ -34,8 +38,13 @@ Deno.test("fs tools: defaults are fs_read and fs_edit; allowed opts in the other
        .. "|" .. s[2].input_schema.required[5] .. "|" .. tostring(s[1].group)`,
     { projectRoot: d },
   );
-  assert.deepEqual(r.outcome, { status: "returned", result: "fs_read,fs_edit|3|fs_search_replace|function|content|nil" });
-  const g = await runLua(`std.fs.register_tools({ group = "files" }) return tool.schema()[1].group`, { projectRoot: d });
+  assert.deepEqual(r.outcome, {
+    status: "returned",
+    result: "fs_read,fs_edit|3|fs_search_replace|function|content|nil",
+  });
+  const g = await runLua(`std.fs.register_tools({ group = "files" }) return tool.schema()[1].group`, {
+    projectRoot: d,
+  });
   assert.deepEqual(g.outcome, { status: "returned", result: "files" });
 });
 
@@ -69,8 +78,14 @@ Deno.test("fs tools: fs_edit checks expect, shows the actual lines on mismatch, 
      return table.concat(r, "\\n==\\n")`,
   );
   const parts = out.split("\n==\n");
-  assert.equal(parts[0], "ERR fs_edit: expect does not match lines 2-3 of f.txt; their current text is:\n     2\tb\n     3\tc");
-  assert.match(parts[1], /^fs_edit: f\.txt: lines 2-3 replaced by 3 line\(s\); the file now has 4 line\(s\):\n     2\tB/);
+  assert.equal(
+    parts[0],
+    "ERR fs_edit: expect does not match lines 2-3 of f.txt; their current text is:\n     2\tb\n     3\tc",
+  );
+  assert.match(
+    parts[1],
+    /^fs_edit: f\.txt: lines 2-3 replaced by 3 line\(s\); the file now has 4 line\(s\):\n {5}2\tB/,
+  );
   assert.match(parts[2], /lines 1-0 replaced by 1 line/);
   assert.match(parts[3], /lines 2-2 replaced by 0 line/);
   assert.match(parts[4], /^ERR fs_edit: lines 7-7 are not in f\.txt, which has 4 line\(s\)/);
@@ -126,7 +141,10 @@ Deno.test("fs tools: fs_search_replace needs exactly one verbatim match and keep
     parts[0],
     "ERR fs_search_replace: the search text occurs 2 times in s.lua (starting on lines 1, 2); include more surrounding text to make it unique",
   );
-  assert.equal(parts[1], "ERR fs_search_replace: the search text was not found in s.lua (it must match verbatim)");
+  assert.equal(
+    parts[1],
+    "ERR fs_search_replace: the search text was not found in s.lua (it must match verbatim)",
+  );
   assert.match(parts[2], /lines 1-2 replaced by 2 line/);
   assert.match(parts[3], /lines 2-2 replaced by 0 line/);
   assert.equal(await Deno.readTextFile(join(d, "s.lua")), "local x = 10\nreturn x + y\n");
@@ -182,9 +200,18 @@ Deno.test("fs tools: option errors name the function and the field", async () =>
   for (
     const [code, msg] of [
       [`std.fs.register_tools(5)`, "std.fs.register_tools: argument 1 (opts) must be a table, got number"],
-      [`std.fs.tool_specs({ allowed = { "fs_delete" } })`, "std.fs.tool_specs: argument 1 (opts) field 'allowed' element 1 must be one of fs_write, fs_rollback, fs_search_replace, got fs_delete"],
-      [`std.fs.tool_specs({ roots = "x" })`, "std.fs.tool_specs: argument 1 (opts) field 'roots' must be an array of strings, got string"],
-      [`std.fs.tool_specs({ roots = { "/definitely/not/here" } })`, "std.fs.tool_specs: root '/definitely/not/here': No such file or directory"],
+      [
+        `std.fs.tool_specs({ allowed = { "fs_delete" } })`,
+        "std.fs.tool_specs: argument 1 (opts) field 'allowed' element 1 must be one of fs_write, fs_rollback, fs_search_replace, got fs_delete",
+      ],
+      [
+        `std.fs.tool_specs({ roots = "x" })`,
+        "std.fs.tool_specs: argument 1 (opts) field 'roots' must be an array of strings, got string",
+      ],
+      [
+        `std.fs.tool_specs({ roots = { "/definitely/not/here" } })`,
+        "std.fs.tool_specs: root '/definitely/not/here': No such file or directory",
+      ],
     ]
   ) {
     const r = await runLua(`\n${code}`, { projectRoot: d });

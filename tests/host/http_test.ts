@@ -10,66 +10,69 @@ import { runLua } from "../helpers.ts";
 async function withServer(fn: (base: string) => Promise<void>): Promise<void> {
   const ac = new AbortController();
   const enc = new TextEncoder();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} }, async (req) => {
-    const url = new URL(req.url);
-    switch (url.pathname) {
-      case "/echo": {
-        const h = new Headers({ "content-type": "application/json" });
-        h.append("x-multi", "a");
-        h.append("x-multi", "b");
-        return new Response(
-          JSON.stringify({
-            method: req.method,
-            ct: req.headers.get("content-type"),
-            auth: req.headers.get("authorization"),
-            body: await req.text(),
-          }),
-          { status: 201, headers: h },
-        );
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    async (req) => {
+      const url = new URL(req.url);
+      switch (url.pathname) {
+        case "/echo": {
+          const h = new Headers({ "content-type": "application/json" });
+          h.append("x-multi", "a");
+          h.append("x-multi", "b");
+          return new Response(
+            JSON.stringify({
+              method: req.method,
+              ct: req.headers.get("content-type"),
+              auth: req.headers.get("authorization"),
+              body: await req.text(),
+            }),
+            { status: 201, headers: h },
+          );
+        }
+        case "/bytes":
+          return new Response(new Uint8Array([0, 255, 10]));
+        case "/missing":
+          return new Response("nope", { status: 404 });
+        case "/slow":
+          await new Promise((r) => setTimeout(r, 10_000)); // the client gives up long before
+          return new Response("late");
+        case "/sse": {
+          const parts = [
+            ": a comment\n",
+            "event: greet\nid: 7\ndata: hello\n\n",
+            "data: line one\r\ndata: line two\r\n\r\n",
+            "data:no-space\n",
+            "\n",
+            'data: {"n":1}\n\ndata: unterminated at the end',
+          ];
+          const body = new ReadableStream({
+            async start(c) {
+              for (const p of parts) {
+                c.enqueue(enc.encode(p));
+                await new Promise((r) => setTimeout(r, 5));
+              }
+              c.close();
+            },
+          });
+          return new Response(body, { headers: { "content-type": "text/event-stream" } });
+        }
+        case "/sse-forever": {
+          let i = 0;
+          let timer: ReturnType<typeof setInterval> | undefined;
+          const body = new ReadableStream({
+            start(c) {
+              timer = setInterval(() => c.enqueue(enc.encode(`data: ${++i}\n\n`)), 5);
+            },
+            cancel() {
+              clearInterval(timer);
+            },
+          });
+          return new Response(body, { headers: { "content-type": "text/event-stream" } });
+        }
       }
-      case "/bytes":
-        return new Response(new Uint8Array([0, 255, 10]));
-      case "/missing":
-        return new Response("nope", { status: 404 });
-      case "/slow":
-        await new Promise((r) => setTimeout(r, 10_000)); // the client gives up long before
-        return new Response("late");
-      case "/sse": {
-        const parts = [
-          ": a comment\n",
-          "event: greet\nid: 7\ndata: hello\n\n",
-          "data: line one\r\ndata: line two\r\n\r\n",
-          "data:no-space\n",
-          "\n",
-          "data: {\"n\":1}\n\ndata: unterminated at the end",
-        ];
-        const body = new ReadableStream({
-          async start(c) {
-            for (const p of parts) {
-              c.enqueue(enc.encode(p));
-              await new Promise((r) => setTimeout(r, 5));
-            }
-            c.close();
-          },
-        });
-        return new Response(body, { headers: { "content-type": "text/event-stream" } });
-      }
-      case "/sse-forever": {
-        let i = 0;
-        let timer: ReturnType<typeof setInterval> | undefined;
-        const body = new ReadableStream({
-          start(c) {
-            timer = setInterval(() => c.enqueue(enc.encode(`data: ${++i}\n\n`)), 5);
-          },
-          cancel() {
-            clearInterval(timer);
-          },
-        });
-        return new Response(body, { headers: { "content-type": "text/event-stream" } });
-      }
-    }
-    return new Response("?", { status: 500 });
-  });
+      return new Response("?", { status: 500 });
+    },
+  );
   try {
     await fn(`http://127.0.0.1:${server.addr.port}`);
   } finally {
@@ -123,7 +126,10 @@ Deno.test("http.request: failures answer { ok = false, error } (refused, bad URL
       return std.json.encode({ a.ok, a.error, b.ok, b.error, c.ok, c.error })`);
     const v = JSON.parse(out);
     assert.equal(v[0], false);
-    assert.match(v[1], new RegExp(`^http\\.request: GET http://127\\.0\\.0\\.1:${closedPort}/x: .*(refused|Connection)`, "i"));
+    assert.match(
+      v[1],
+      new RegExp(`^http\\.request: GET http://127\\.0\\.0\\.1:${closedPort}/x: .*(refused|Connection)`, "i"),
+    );
     assert.equal(v[2], false);
     assert.match(v[3], /^http\.request: GET not a url: .*(Invalid URL|invalid)/i);
     assert.deepEqual(v.slice(4), [false, `http.request: GET ${base}/slow: timed out after 0.3 s`]);
@@ -171,12 +177,30 @@ Deno.test("http.request: argument errors", async () => {
     const [code, msg] of [
       [`http.request()`, "http.request: argument 1 (request) must be a table, got nil"],
       [`http.request({})`, "http.request: argument 1 (request) field 'url' must be a string, got nil"],
-      [`http.request({ url = "http://x", method = 1 })`, "http.request: argument 1 (request) field 'method' must be a string, got number"],
-      [`http.request({ url = "http://x", method = "GE T" })`, "http.request: argument 1 (request) field 'method' is not an HTTP method: 'GE T'"],
-      [`http.request({ url = "http://x", headers = { a = {} } })`, "http.request: argument 1 (request) field 'headers' value of 'a' must be a string, got table"],
-      [`http.request({ url = "http://x", body = true })`, "http.request: argument 1 (request) field 'body' must be a string or a table, got boolean"],
-      [`http.request({ url = "http://x", timeout = 0 })`, "http.request: argument 1 (request) field 'timeout' must be a positive number, got 0"],
-      [`http.request({ url = "http://x", on_event = 1 })`, "http.request: argument 1 (request) field 'on_event' must be a function, got number"],
+      [
+        `http.request({ url = "http://x", method = 1 })`,
+        "http.request: argument 1 (request) field 'method' must be a string, got number",
+      ],
+      [
+        `http.request({ url = "http://x", method = "GE T" })`,
+        "http.request: argument 1 (request) field 'method' is not an HTTP method: 'GE T'",
+      ],
+      [
+        `http.request({ url = "http://x", headers = { a = {} } })`,
+        "http.request: argument 1 (request) field 'headers' value of 'a' must be a string, got table",
+      ],
+      [
+        `http.request({ url = "http://x", body = true })`,
+        "http.request: argument 1 (request) field 'body' must be a string or a table, got boolean",
+      ],
+      [
+        `http.request({ url = "http://x", timeout = 0 })`,
+        "http.request: argument 1 (request) field 'timeout' must be a positive number, got 0",
+      ],
+      [
+        `http.request({ url = "http://x", on_event = 1 })`,
+        "http.request: argument 1 (request) field 'on_event' must be a function, got number",
+      ],
       [`http.request("http://x", 5)`, "http.request: argument 2 (opts) must be a table, got number"],
     ]
   ) {

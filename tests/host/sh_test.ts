@@ -184,12 +184,27 @@ Deno.test("sh.exec / sh.kill: argument errors", async () => {
   const cases: [string, string][] = [
     [`sh.exec({})`, "sh.exec: argument 1 (cmd) must be a string, got table"],
     [`sh.exec("true", 5)`, "sh.exec: argument 2 (opts) must be a table, got number"],
-    [`sh.exec("true", { timeout = "x" })`, "sh.exec: argument 2 (opts) field 'timeout' must be a number, got string"],
-    [`sh.exec("true", { timeout = -1 })`, "sh.exec: argument 2 (opts) field 'timeout' must be a positive number, got -1"],
+    [
+      `sh.exec("true", { timeout = "x" })`,
+      "sh.exec: argument 2 (opts) field 'timeout' must be a number, got string",
+    ],
+    [
+      `sh.exec("true", { timeout = -1 })`,
+      "sh.exec: argument 2 (opts) field 'timeout' must be a positive number, got -1",
+    ],
     [`sh.exec("true", { cwd = 1 })`, "sh.exec: argument 2 (opts) field 'cwd' must be a string, got number"],
-    [`sh.exec("true", { stdin = {} })`, "sh.exec: argument 2 (opts) field 'stdin' must be a string, got table"],
-    [`sh.exec("true", { env = { A = 1 } })`, "sh.exec: argument 2 (opts) field 'env' value of 'A' must be a string, got number"],
-    [`sh.exec("true", { label = true })`, "sh.exec: argument 2 (opts) field 'label' must be a string, got boolean"],
+    [
+      `sh.exec("true", { stdin = {} })`,
+      "sh.exec: argument 2 (opts) field 'stdin' must be a string, got table",
+    ],
+    [
+      `sh.exec("true", { env = { A = 1 } })`,
+      "sh.exec: argument 2 (opts) field 'env' value of 'A' must be a string, got number",
+    ],
+    [
+      `sh.exec("true", { label = true })`,
+      "sh.exec: argument 2 (opts) field 'label' must be a string, got boolean",
+    ],
     [`sh.kill()`, "sh.kill: argument 1 (label) must be a string, got nil"],
   ];
   for (const [code, msg] of cases) {
@@ -211,13 +226,17 @@ Deno.test("agent-block forwards SIGTERM to its commands and exits 130", async ()
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  await until(() => {
-    try {
-      return Deno.readTextFileSync(join(d, "cmd.pid")).trim() !== "";
-    } catch {
-      return false;
-    }
-  }, "the command to start", 60_000);
+  await until(
+    () => {
+      try {
+        return Deno.readTextFileSync(join(d, "cmd.pid")).trim() !== "";
+      } catch {
+        return false;
+      }
+    },
+    "the command to start",
+    60_000,
+  );
   const cmdPid = Number(Deno.readTextFileSync(join(d, "cmd.pid")));
   child.kill("SIGTERM");
   const r = await child.output();

@@ -78,8 +78,14 @@ Deno.test("std.kv: argument errors", async () => {
       [`std.kv.get(1 == 1, "k")`, "std.kv.get: argument 1 (ns) must be a string, got boolean"],
       [`std.kv.get("", "k")`, "std.kv.get: argument 1 (ns) must be a non-empty string, got an empty string"],
       [`std.kv.set("n", {}, 1)`, "std.kv.set: argument 2 (key) must be a string, got table"],
-      [`std.kv.set("n", "k")`, "std.kv.set: argument 3 (value) must be a value (use std.kv.delete to remove a key), got nil"],
-      [`std.kv.set("n", "k", { f = 0/0 })`, "std.kv.set: argument 3 (value): cannot encode NaN as a JSON number.f"],
+      [
+        `std.kv.set("n", "k")`,
+        "std.kv.set: argument 3 (value) must be a value (use std.kv.delete to remove a key), got nil",
+      ],
+      [
+        `std.kv.set("n", "k", { f = 0/0 })`,
+        "std.kv.set: argument 3 (value): cannot encode NaN as a JSON number.f",
+      ],
       [`std.kv.delete("n")`, "std.kv.delete: argument 2 (key) must be a string, got nil"],
       [`std.kv.list("n", {})`, "std.kv.list: argument 2 (prefix) must be a string, got table"],
     ]
@@ -139,9 +145,18 @@ Deno.test("std.sql: argument errors", async () => {
   for (
     const [code, msg] of [
       [`std.sql.query({})`, "std.sql.query: argument 1 (sql) must be a string, got table"],
-      [`std.sql.execute("select 1", "x")`, "std.sql.execute: argument 2 (params) must be a table, got string"],
-      [`std.sql.query("select ?", { {} })`, "std.sql.query: argument 2 (params) element 1 must be a string, number, boolean or nil, got table"],
-      [`std.sql.query("select :a", { a = {} })`, "std.sql.query: argument 2 (params) field 'a' must be a string, number, boolean or nil, got table"],
+      [
+        `std.sql.execute("select 1", "x")`,
+        "std.sql.execute: argument 2 (params) must be a table, got string",
+      ],
+      [
+        `std.sql.query("select ?", { {} })`,
+        "std.sql.query: argument 2 (params) element 1 must be a string, number, boolean or nil, got table",
+      ],
+      [
+        `std.sql.query("select :a", { a = {} })`,
+        "std.sql.query: argument 2 (params) field 'a' must be a string, number, boolean or nil, got table",
+      ],
     ]
   ) {
     const r = await runLua(`\n${code}`, { home });
@@ -181,7 +196,7 @@ Deno.test("std.ts: raw order (ts, rowid), last ties, tag AND-filter incl. number
       '1,{"x":3.0},5',
       '{"x":3.0}',
       '1,2,{"x":3.0}',
-      '1,2',
+      "1,2",
       "5",
       '{"tags":{"core":0,"host":"a"},"ts":3000,"value":5}',
       '{"tags":{"core":1,"host":"a"},"ts":1000,"value":{"x":3.0}}',
@@ -231,15 +246,39 @@ Deno.test("std.ts: argument errors", async () => {
     const [code, msg] of [
       [`std.ts.append(1 == 1, 1)`, "std.ts.append: argument 1 (series) must be a string, got boolean"],
       [`std.ts.append("s", nil)`, "std.ts.append: argument 2 (value) must be a number or a table, got nil"],
-      [`std.ts.append("s", 1, { ["a-b"] = 1 })`, "std.ts.append: argument 3 (tags) key 'a-b' must match [A-Za-z0-9_]+"],
-      [`std.ts.append("s", 1, { a = {} })`, "std.ts.append: argument 3 (tags) value of 'a' must be a string, number or boolean, got table"],
+      [
+        `std.ts.append("s", 1, { ["a-b"] = 1 })`,
+        "std.ts.append: argument 3 (tags) key 'a-b' must match [A-Za-z0-9_]+",
+      ],
+      [
+        `std.ts.append("s", 1, { a = {} })`,
+        "std.ts.append: argument 3 (tags) value of 'a' must be a string, number or boolean, got table",
+      ],
       [`std.ts.append("s", 1, nil, 1.5)`, "std.ts.append: argument 4 (at) must be an integer, got 1.5"],
-      [`std.ts.query("s", { agg = "max" })`, "std.ts.query: argument 2 (opts) field 'agg' must be one of count, sum, avg, last, got 'max'"],
-      [`std.ts.query("s", { bucket_ms = 10 })`, "std.ts.query: argument 2 (opts) field 'bucket_ms' requires field 'agg'"],
-      [`std.ts.query("s", { agg = "sum", bucket_ms = 0 })`, "std.ts.query: argument 2 (opts) field 'bucket_ms' must be >= 1, got 0"],
-      [`std.ts.query("s", { limit = -1 })`, "std.ts.query: argument 2 (opts) field 'limit' must be >= 0, got -1"],
-      [`std.ts.query("s", { offset = "1" })`, "std.ts.query: argument 2 (opts) field 'offset' must be an integer, got string"],
-      [`std.ts.query("s", { form = 1 })`, "std.ts.query: argument 2 (opts) has an unknown field 'form' (known: from, to, tags, agg, bucket_ms, limit, offset)"],
+      [
+        `std.ts.query("s", { agg = "max" })`,
+        "std.ts.query: argument 2 (opts) field 'agg' must be one of count, sum, avg, last, got 'max'",
+      ],
+      [
+        `std.ts.query("s", { bucket_ms = 10 })`,
+        "std.ts.query: argument 2 (opts) field 'bucket_ms' requires field 'agg'",
+      ],
+      [
+        `std.ts.query("s", { agg = "sum", bucket_ms = 0 })`,
+        "std.ts.query: argument 2 (opts) field 'bucket_ms' must be >= 1, got 0",
+      ],
+      [
+        `std.ts.query("s", { limit = -1 })`,
+        "std.ts.query: argument 2 (opts) field 'limit' must be >= 0, got -1",
+      ],
+      [
+        `std.ts.query("s", { offset = "1" })`,
+        "std.ts.query: argument 2 (opts) field 'offset' must be an integer, got string",
+      ],
+      [
+        `std.ts.query("s", { form = 1 })`,
+        "std.ts.query: argument 2 (opts) has an unknown field 'form' (known: from, to, tags, agg, bucket_ms, limit, offset)",
+      ],
       [`std.ts.last("s", 5)`, "std.ts.last: argument 2 (tags) must be a table, got number"],
     ]
   ) {
@@ -301,11 +340,14 @@ Deno.test("std.kv: 4 agent-block processes × 2,000 keys into one file, all 8,00
   );
   for (const r of runs) assert.equal(r.code, 0, r.stderr);
   const db = new DatabaseSync(kvPath);
-  const n = db.prepare("select count(*) as n, count(distinct key) as d from __kv where ns = 'load'").get() as {
-    n: number;
-    d: number;
-  };
-  const per = db.prepare("select json_extract(value, '$.w') as w, count(*) as c from __kv group by w order by w")
+  const n = db.prepare("select count(*) as n, count(distinct key) as d from __kv where ns = 'load'")
+    .get() as {
+      n: number;
+      d: number;
+    };
+  const per = db.prepare(
+    "select json_extract(value, '$.w') as w, count(*) as c from __kv group by w order by w",
+  )
     .all() as { w: string; c: number }[];
   db.close();
   assert.deepEqual([n.n, n.d], [8000, 8000]);

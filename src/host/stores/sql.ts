@@ -126,14 +126,19 @@ export function installSql(engine: LuaEngine, runCx: RunContext): void {
         const db = store.db;
         if (hasSeveralStatements(sql)) {
           const hasParams = Array.isArray(params) ? params.length > 0 : Object.keys(params).length > 0;
-          if (hasParams) throw new Error("std.sql.execute: parameters can only be bound to a single statement");
+          if (hasParams) {
+            throw new Error("std.sql.execute: parameters can only be bound to a single statement");
+          }
           const before = Number((db.prepare("select total_changes() as n").get() as { n: number }).n);
           db.exec(sql);
           const after = Number((db.prepare("select total_changes() as n").get() as { n: number }).n);
           const last = (db.prepare("select last_insert_rowid() as id").get() as { id: number }).id;
           return { affected: after - before, last_id: toLuaNumber(last) };
         }
-        const r = run(db, sql, params, "run") as { changes: number | bigint; lastInsertRowid: number | bigint };
+        const r = run(db, sql, params, "run") as {
+          changes: number | bigint;
+          lastInsertRowid: number | bigint;
+        };
         return { affected: toLuaNumber(r.changes), last_id: toLuaNumber(r.lastInsertRowid) };
       } catch (e) {
         throw fail("std.sql.execute", e);

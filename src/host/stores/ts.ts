@@ -134,7 +134,9 @@ export function installTs(engine: LuaEngine, run: RunContext): void {
       for (const k of Object.keys(opts)) {
         if (!QUERY_FIELDS.has(k)) {
           throw new LuaArgError(
-            `std.ts.query: argument 2 (opts) has an unknown field '${k}' (known: ${[...QUERY_FIELDS].join(", ")})`,
+            `std.ts.query: argument 2 (opts) has an unknown field '${k}' (known: ${
+              [...QUERY_FIELDS].join(", ")
+            })`,
           );
         }
       }
@@ -143,9 +145,11 @@ export function installTs(engine: LuaEngine, run: RunContext): void {
         if (v === undefined) return undefined;
         const n = num(v);
         if (n === undefined || !Number.isInteger(n)) {
-          throw new LuaArgError(`std.ts.query: argument 2 (opts) field '${k}' must be an integer, got ${
-            n === undefined ? luaTypeName(v) : String(n)
-          }`);
+          throw new LuaArgError(
+            `std.ts.query: argument 2 (opts) field '${k}' must be an integer, got ${
+              n === undefined ? luaTypeName(v) : String(n)
+            }`,
+          );
         }
         if (min !== undefined && n < min) {
           throw new LuaArgError(`std.ts.query: argument 2 (opts) field '${k}' must be >= ${min}, got ${n}`);
@@ -160,9 +164,11 @@ export function installTs(engine: LuaEngine, run: RunContext): void {
       let agg: Agg | undefined;
       if (opts.agg !== undefined) {
         if (typeof opts.agg !== "string" || !(AGGS as readonly string[]).includes(opts.agg)) {
-          throw new LuaArgError(`std.ts.query: argument 2 (opts) field 'agg' must be one of ${AGGS.join(", ")}, got ${
-            typeof opts.agg === "string" ? `'${opts.agg}'` : luaTypeName(opts.agg)
-          }`);
+          throw new LuaArgError(
+            `std.ts.query: argument 2 (opts) field 'agg' must be one of ${AGGS.join(", ")}, got ${
+              typeof opts.agg === "string" ? `'${opts.agg}'` : luaTypeName(opts.agg)
+            }`,
+          );
         }
         agg = opts.agg as Agg;
       }
