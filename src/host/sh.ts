@@ -144,7 +144,10 @@ export function installSh(engine: LuaEngine, run: RunContext): void {
           if (!settled) drainTimer = setTimeout(() => r("drain"), DRAIN_MS);
         })
       );
-      if ((await Promise.race([output, drained])) === "drain") await proc.kill();
+      if ((await Promise.race([output, drained])) === "drain") {
+        run.log.debug(`sh.exec: pipes still open ${DRAIN_MS} ms after the command exited; ending its group`);
+        await proc.kill();
+      }
       const out = await output;
       settled = true;
       clearTimeout(drainTimer);

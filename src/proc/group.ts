@@ -74,14 +74,17 @@ export class ManagedProcess {
     }
   }
 
-  /** True while any member of the group is alive. */
+  /**
+   * True while any member of the group is alive. A group whose members are all zombies (killed,
+   * reparented, not yet reaped by init) counts as gone: waiting for them would only burn the grace.
+   */
   groupAlive(): boolean {
     try {
       Deno.kill(-this.child.pid, "SIGCONT");
-      return true;
     } catch {
       return false;
     }
+    return liveMember(this.child.pid) ?? true;
   }
 
   /**
@@ -106,6 +109,32 @@ export class ManagedProcess {
     this.signalGroup("SIGKILL");
     await this.child.status.catch(() => undefined);
   }
+}
+
+/**
+ * Whether process group `pgid` has a member that is not a zombie, from `/proc` (Linux);
+ * `undefined` where `/proc` cannot answer. Only consulted once the group is known to exist.
+ */
+function liveMember(pgid: number): boolean | undefined {
+  let entries: Iterable<Deno.DirEntry>;
+  try {
+    entries = Deno.readDirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e.name)) continue;
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(rest[2]) === pgid && rest[0] !== "Z") return true;
+  }
+  return false;
 }
 
 /** The live process groups of one run. */

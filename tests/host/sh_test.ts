@@ -110,7 +110,7 @@ Deno.test("sh.exec: a timeout SIGKILLs the whole group, grandchildren included",
   }
 });
 
-Deno.test("sh.exec: a grandchild holding the pipe does not hang the call; it ends with the run", async () => {
+Deno.test("sh.exec: a grandchild holding the pipe does not hang the call (its group is ended)", async () => {
   const d = await tempDir();
   const out = await ret(
     `local r = sh.exec("sleep 300 & echo $! > gc.pid; echo started")
@@ -119,7 +119,21 @@ Deno.test("sh.exec: a grandchild holding the pipe does not hang the call; it end
   );
   assert.equal(out, '[true,0,"started\\n",true]');
   const pid = Number(await Deno.readTextFile(join(d, "gc.pid")));
-  await until(() => !alive(pid), "the grandchild to end with the run");
+  await until(() => !alive(pid), "the grandchild to be gone");
+});
+
+Deno.test("sh.exec: a background process with its output redirected outlives the command, not the run", async () => {
+  const d = await tempDir();
+  const out = await ret(
+    `local r = sh.exec("sleep 300 > /dev/null 2>&1 & echo $!")
+     local pid = r.stdout:match("%d+")
+     local still = sh.exec("kill -0 " .. pid .. " && echo alive").stdout
+     return pid .. " " .. still`,
+    d,
+  );
+  const [pid, state] = out.split(" ");
+  assert.equal(state, "alive\n");
+  await until(() => !alive(Number(pid)), "the background process to end with the run");
 });
 
 Deno.test("sh.kill: SIGTERM, then SIGKILL for a command that ignores SIGTERM; killed = true", async () => {
