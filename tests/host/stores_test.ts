@@ -71,6 +71,28 @@ Deno.test("std.kv: AGENT_BLOCK_KV_PATH overrides (parent dirs created); :memory:
   assert.deepEqual([...Deno.readDirSync(home)].map((e) => e.name), ["deep"]);
 });
 
+Deno.test("stores: a path that cannot be opened raises naming the store, the function and the file", async () => {
+  const home = await tempDir();
+  await Deno.writeTextFile(join(home, "plain"), "not a database, just text that is long enough to be read");
+  const out = await withEnv(
+    { AGENT_BLOCK_KV_PATH: join(home, "plain", "kv.sqlite"), AGENT_BLOCK_TS_PATH: join(home, "plain") },
+    () =>
+      ret(
+        `local a = select(2, pcall(std.kv.set, "n", "k", 1))
+         local b = select(2, pcall(std.ts.append, "s", 1))
+         return a .. "\\n" .. b`,
+        home,
+      ),
+  );
+  assert.equal(
+    out,
+    `std.kv.set: cannot open the kv store ${join(home, "plain", "kv.sqlite")}: Not a directory: ${
+      join(home, "plain")
+    }\n` +
+      `std.ts.append: cannot open the ts store ${join(home, "plain")}: file is not a database`,
+  );
+});
+
 Deno.test("std.kv: argument errors", async () => {
   const home = await tempDir();
   for (

@@ -45,7 +45,15 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /** Opens (creating if needed) the database at `path` with the settings above. */
 export function openDatabase(path: string, busyMs = busyTimeoutMs()): DatabaseSync {
-  if (path !== ":memory:") Deno.mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") {
+    try {
+      Deno.mkdirSync(dirname(path), { recursive: true });
+    } catch (e) {
+      // mkdir -p reports a FILE on the way as "File exists"; say what is wrong instead.
+      if (e instanceof Deno.errors.AlreadyExists) throw new Error(`Not a directory: ${dirname(path)}`);
+      throw e;
+    }
+  }
   const db = new DatabaseSync(path);
   try {
     db.exec(`pragma busy_timeout = ${busyMs}`);
@@ -84,6 +92,11 @@ export function writeTx<T>(db: DatabaseSync, fn: () => T): T {
   }
 }
 
+/** An error's message without Deno's `(os error N): syscall 'path'` tail. */
+function osMessage(e: unknown): string {
+  return String((e as Error)?.message ?? e).replace(/ \(os error \d+\).*$/, "");
+}
+
 /** A store's connection for one run: opened lazily, closed by `close()`. */
 export class LazyDatabase {
   #db: DatabaseSync | undefined;
@@ -106,9 +119,14 @@ export class LazyDatabase {
     let db: DatabaseSync;
     try {
       db = openDatabase(path);
+    } catch (e) {
+      throw new Error(`cannot open the ${this.kind} store ${path}: ${osMessage(e)}`);
+    }
+    try {
       this.init(db);
     } catch (e) {
-      throw new Error(`std.${this.kind}: cannot open ${path}: ${(e as Error).message}`);
+      db.close();
+      throw new Error(`cannot open the ${this.kind} store ${path}: ${osMessage(e)}`);
     }
     this.#db = db;
     return db;
