@@ -25,6 +25,11 @@ Deno.test("log.*: stderr only, level and script name, default level info", async
   assert.equal(r.stderr, '[info] blk.lua: i 1 {"k":true}\n[warn] blk.lua: w\n[error] blk.lua: e\n');
 });
 
+Deno.test("log.*: a message with line breaks stays one line", async () => {
+  const r = await runLua(`log.warn("first\\nsecond\\r\\nthird")`, { name: "blk.lua" });
+  assert.equal(r.stderr, "[warn] blk.lua: first\\nsecond\\nthird\n");
+});
+
 Deno.test("log.*: AGENT_BLOCK_LOG filters (debug shows all, error only errors, off nothing)", async () => {
   assert.equal((await withLevel("debug")).stderr.split("\n")[0], "[debug] blk.lua: d");
   assert.equal((await withLevel("error")).stderr, "[error] blk.lua: e\n");

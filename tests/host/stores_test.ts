@@ -344,6 +344,34 @@ Deno.test("store tools: kv (ns_lock), sql and ts tools through tool.call", async
   ]);
 });
 
+Deno.test("store tools: option errors name the function and the field", async () => {
+  const home = await tempDir();
+  for (
+    const [code, msg] of [
+      [`std.kv.register_tools(5)`, "std.kv.register_tools: argument 1 (opts) must be a table, got number"],
+      [
+        `std.kv.register_tools({ ns_lock = 1 })`,
+        "std.kv.register_tools: argument 1 (opts) field 'ns_lock' must be a non-empty string, got number",
+      ],
+      [
+        `std.sql.register_tools({ allowed = { "drop" } })`,
+        "std.sql.register_tools: argument 1 (opts) field 'allowed' element 1 must be one of execute, query, got drop",
+      ],
+      [
+        `std.ts.register_tools({ prefix = 1 })`,
+        "std.ts.register_tools: argument 1 (opts) field 'prefix' must be a string, got number",
+      ],
+      [
+        `std.ts.register_tools({ allowed = "all" })`,
+        "std.ts.register_tools: argument 1 (opts) field 'allowed' must be a table, got string",
+      ],
+    ]
+  ) {
+    const r = await runLua(`\n${code}`, { home });
+    assert.equal((r.outcome as { message: string }).message, `test.lua:2: ${msg}`, code);
+  }
+});
+
 Deno.test("std.kv: 4 agent-block processes × 2,000 keys into one file, all 8,000 present", async () => {
   const dir = await tempDir();
   const kvPath = join(dir, "shared", "kv.sqlite");
