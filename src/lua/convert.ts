@@ -131,7 +131,16 @@ export class Converter {
   argsToJs(L: number, from: number, opts: ToJsOptions = {}): unknown[] {
     const top = this.api.gettop(L);
     const out: unknown[] = [];
-    for (let i = from; i <= top; i++) out.push(this.#read(L, i, opts, [`argument ${i}`], new Set()));
+    if (top < from) return out;
+    // One path and one cycle set for all arguments: a table read leaves both as it found them.
+    const path = [""];
+    const onPath = new Set<number>();
+    for (let i = from; i <= top; i++) {
+      path.length = 1;
+      path[0] = `argument ${i}`;
+      onPath.clear();
+      out.push(this.#read(L, i, opts, path, onPath));
+    }
     return out;
   }
 
