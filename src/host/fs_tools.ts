@@ -46,12 +46,18 @@ function within(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
-/** Splits text into lines; remembers whether it ended with a newline. */
-function splitLines(text: string): { lines: string[]; finalNewline: boolean } {
-  if (text === "") return { lines: [], finalNewline: false };
+/**
+ * Splits text into lines; remembers whether it ended with a newline and whether every line
+ * ends in CRLF (then the lines are given without their "\r", and edits write CRLF back).
+ */
+function splitLines(text: string): { lines: string[]; finalNewline: boolean; crlf: boolean } {
+  if (text === "") return { lines: [], finalNewline: false, crlf: false };
   const finalNewline = text.endsWith("\n");
-  const lines = (finalNewline ? text.slice(0, -1) : text).split("\n");
-  return { lines, finalNewline };
+  let lines = (finalNewline ? text.slice(0, -1) : text).split("\n");
+  const ended = finalNewline ? lines : lines.slice(0, -1);
+  const crlf = ended.length > 0 && ended.every((l) => l.endsWith("\r"));
+  if (crlf) lines = lines.map((l, i) => (i < ended.length ? l.slice(0, -1) : l));
+  return { lines, finalNewline, crlf };
 }
 
 function numbered(lines: string[], first: number): string {
@@ -175,7 +181,11 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     expect: string,
     content: string,
   ): string => {
-    const { lines, finalNewline } = splitLines(readText(tool, abs));
+    const { lines, finalNewline, crlf } = splitLines(readText(tool, abs));
+    if (crlf) {
+      expect = expect.replace(/\r\n/g, "\n");
+      content = content.replace(/\r\n/g, "\n");
+    }
     const n = lines.length;
     const insert = end === start - 1;
     if (start < 1 || start > n + 1 || (!insert && (end < start || end > n))) {
@@ -200,7 +210,8 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     const next = [...lines.slice(0, start - 1), ...replacement, ...lines.slice(end)];
     const keepNewline = finalNewline || (n === 0 && content.endsWith("\n")) ||
       (end === n && content.endsWith("\n"));
-    writeText(tool, abs, next.join("\n") + (keepNewline && next.length ? "\n" : ""));
+    const eol = crlf ? "\r\n" : "\n";
+    writeText(tool, abs, next.join(eol) + (keepNewline && next.length ? eol : ""));
     const shown = replacement.length ? `:\n${numbered(replacement, start)}` : "";
     return `${tool}: ${show(abs)}: lines ${start}-${end} replaced by ${replacement.length} line(s); ` +
       `the file now has ${next.length} line(s)${shown}`;

@@ -150,6 +150,24 @@ Deno.test("fs tools: fs_search_replace needs exactly one verbatim match and keep
   assert.equal(await Deno.readTextFile(join(d, "s.lua")), "local x = 10\nreturn x + y\n");
 });
 
+Deno.test("fs tools: CRLF files are read and edited without the \\r, and keep CRLF", async () => {
+  const d = await tempDir();
+  await Deno.writeTextFile(join(d, "w.txt"), "one\r\ntwo\r\nthree\r\n");
+  const out = await tools(
+    d,
+    `local r = {}
+     r[1] = call("fs_read", { path = "w.txt", start_line = 2, end_line = 2 })
+     r[2] = call("fs_edit", { path = "w.txt", start_line = 2, end_line = 2, expect = "two", content = "TWO\\nTWO+" })
+     r[3] = call("fs_search_replace", { path = "w.txt", search = "three", replace = "3" })
+     return table.concat(r, "\\n==\\n")`,
+  );
+  const parts = out.split("\n==\n");
+  assert.equal(parts[0], "w.txt: lines 2-2 of 3\n     2\ttwo");
+  assert.match(parts[1], /lines 2-2 replaced by 2 line/);
+  assert.match(parts[2], /lines 4-4 replaced by 1 line/);
+  assert.equal(await Deno.readTextFile(join(d, "w.txt")), "one\r\nTWO\r\nTWO+\r\n3\r\n");
+});
+
 Deno.test("fs tools: paths are confined to the project root and opts.roots", async () => {
   const base = await tempDir();
   const proj = join(base, "proj");
