@@ -4,7 +4,7 @@
  * Owns the command contract of the seed README:
  * - `sh.exec(cmd [, opts])` runs `/bin/sh -c cmd` through `run.procs` (own session and process
  *   group, credentials removed from the environment, `opts.env` applied after the removal), in
- *   `opts.cwd` (default: the project root), with `opts.stdin` written to its standard input
+ *   `opts.cwd` (default: the project root; a relative `cwd` is taken from the project root), with `opts.stdin` written to its standard input
  *   (otherwise /dev/null). It yields the calling task until the command ends.
  * - stdout and stderr are read concurrently from the start, so a command filling both pipes
  *   never stalls. Once the leader has exited, the pipes get `DRAIN_MS` to reach end-of-file; if
@@ -25,6 +25,7 @@
  * says why, beside `signal` (a signalled command, `code` then nil), `timed_out = true` or
  * `killed = true`. Output is the exact bytes (a Lua string).
  */
+import { resolve } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
 import { luaTypeName } from "../lua/values.ts";
@@ -50,7 +51,7 @@ function readOptions(a: Args, run: RunContext): ExecOptions {
   const opts = a.optTable(2, "opts");
   const field = <T>(k: string, kind: "string" | "number" | "table") =>
     optField<T>(a, 2, "opts", opts, k, kind);
-  const cwd = field<string>("cwd", "string") ?? run.projectRoot;
+  const cwd = resolve(run.projectRoot, field<string>("cwd", "string") ?? ".");
   const timeout = field<number>("timeout", "number") ?? DEFAULT_TIMEOUT_S;
   if (!(timeout > 0)) {
     throw new LuaArgError(

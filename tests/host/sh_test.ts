@@ -49,11 +49,15 @@ Deno.test("sh.exec: cwd defaults to the project root; opts.cwd; a missing cwd is
     `local a = sh.exec("pwd").stdout
      local b = sh.exec("pwd", { cwd = "${join(d, "sub")}" }).stdout
      local c = sh.exec("pwd", { cwd = "${join(d, "nope")}" })
-     return a .. b .. tostring(c.ok) .. " " .. c.error`,
+     local rel = sh.exec("pwd", { cwd = "sub" }).stdout
+     return a .. b .. rel .. tostring(c.ok) .. " " .. c.error`,
     d,
   );
   const real = Deno.realPathSync(d);
-  assert.equal(out, `${real}\n${join(d, "sub")}\nfalse sh.exec: cwd ${join(d, "nope")} does not exist`);
+  assert.equal(
+    out,
+    `${real}\n${join(d, "sub")}\n${join(real, "sub")}\nfalse sh.exec: cwd ${join(d, "nope")} does not exist`,
+  );
 });
 
 Deno.test("sh.exec: opts.stdin is the command's input; without it stdin is empty", async () => {
