@@ -128,13 +128,15 @@ Deno.test("std.sql: execute/query with positional and named params; NULL, blobs,
      local one = std.sql.query("select name from t where n > ? and flag = ?", { 1, 1 })
      local upd = std.sql.execute("update t set flag = 7 where flag is not null")
      local many = std.sql.execute("create table u (x); insert into u values (1); insert into u values (2);")
+     local atomic = select(2, pcall(std.sql.execute, "insert into u values (3); insert into nope values (1);"))
+     local after_atomic = std.sql.query("select count(*) as n from u")[1].n
      local e1 = select(2, pcall(std.sql.query, "select * from nope"))
      local e2 = select(2, pcall(std.sql.execute, "insert into t (id) values (1)"))
      local e3 = select(2, pcall(std.sql.query, "select 1; select 2"))
      local e4 = select(2, pcall(std.sql.execute, "insert into u values (?); insert into u values (?)", { 1, 2 }))
      return std.json.encode({ r1.affected, r2, r3.last_id, r4.last_id, rows[1].name, rows[1].n, #rows[1].b, rows[1].b:byte(2),
        rows[1].flag, rows[2].flag, rows[3].n == std.sql.null, rows[3].b == std.json.null, one[1].name, #one, upd.affected,
-       many.affected, e1, e2, e3, e4 })`,
+       many.affected, e1, e2, e3, e4, atomic, after_atomic })`,
     home,
   );
   assert.deepEqual(JSON.parse(out), [
@@ -158,6 +160,8 @@ Deno.test("std.sql: execute/query with positional and named params; NULL, blobs,
     "std.sql.execute: UNIQUE constraint failed: t.id",
     "std.sql.query: only one statement can be queried at a time",
     "std.sql.execute: parameters can only be bound to a single statement",
+    "std.sql.execute: no such table: nope",
+    2, // the script's first insert was rolled back with the failing second one
   ]);
   assert.ok(Deno.statSync(join(home, "sql.sqlite")).isFile);
 });

@@ -3,7 +3,9 @@
  *
  * Owns execute/query and parameter binding:
  * - `execute(sql [, params])` → `{ affected = N, last_id = rowid }`; without params it may hold
- *   several statements (a migration), then `affected` counts the rows all of them changed;
+ *   several statements (a migration), then `affected` counts the rows all of them changed, and
+ *   unless the script manages transactions itself it runs in one `BEGIN IMMEDIATE` transaction
+ *   (all or nothing);
  * - `query(sql [, params])` → an array of rows keyed by column name; SQL NULL is `std.sql.null`
  *   (= `std.json.null`) so the key stays present; BLOBs come back as Lua strings of their bytes;
  * - params: an array (`?`, `?N`) or a table of names (`:name`, `@name`, `$name`, written without
@@ -18,7 +20,10 @@ import type { LuaEngine } from "../../lua/engine.ts";
 import { type Args, LuaArgError } from "../../lua/args.ts";
 import { LuaFloat, luaTypeName } from "../../lua/values.ts";
 import type { RunContext } from "../context.ts";
-import { LazyDatabase, storePath } from "./sqlite.ts";
+import { LazyDatabase, storePath, writeTx } from "./sqlite.ts";
+
+/** A statement that controls transactions (or ends a trigger body) somewhere in a script. */
+const TX_CONTROL = /(^|;)\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b/im;
 
 /** True when `sql` holds more than one statement (a `;` followed by more than space/comments). */
 export function hasSeveralStatements(sql: string): boolean {
@@ -130,7 +135,10 @@ export function installSql(engine: LuaEngine, runCx: RunContext): void {
             throw new Error("std.sql.execute: parameters can only be bound to a single statement");
           }
           const before = Number((db.prepare("select total_changes() as n").get() as { n: number }).n);
-          db.exec(sql);
+          // A script that does not manage transactions itself runs as one immediate write
+          // transaction: all or nothing, and no read-to-write upgrade for another process to break.
+          if (db.isTransaction || TX_CONTROL.test(sql)) db.exec(sql);
+          else writeTx(db, () => db.exec(sql));
           const after = Number((db.prepare("select total_changes() as n").get() as { n: number }).n);
           const last = (db.prepare("select last_insert_rowid() as id").get() as { id: number }).id;
           return { affected: after - before, last_id: toLuaNumber(last) };
