@@ -61,6 +61,12 @@ async function captureExports<T>(
  * the `_lua*` entries of the module are pointed at the raw wasm exports.
  */
 function bypassAssertions(module: EmModule, exports: WebAssembly.Exports): void {
+  // Only if the captured instance is this module's (same linear memory): anything else that
+  // instantiated wasm meanwhile must not be mistaken for it.
+  const memory = Object.values(exports).find((v) => v instanceof WebAssembly.Memory) as
+    | WebAssembly.Memory
+    | undefined;
+  if (!memory || memory.buffer !== module.HEAPU8.buffer) return;
   for (const key of Object.keys(module)) {
     if (!key.startsWith("_lua")) continue;
     const raw = exports[key.slice(1)];
