@@ -62,7 +62,8 @@ export function installCore(engine: LuaEngine, run: RunContext, resolver: Module
           ? new TextDecoder().decode(v)
           : stringifyJsonSafe(v)
       );
-      run.log.log(level, parts.join(" "));
+      // One call, one line: embedded line breaks are written as \n so every record stays greppable.
+      run.log.log(level, parts.join(" ").replace(/\r?\n/g, "\\n"));
     },
   });
   engine.define("log.debug", logFn("debug"));

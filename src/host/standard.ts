@@ -11,6 +11,16 @@ import { installOs } from "./os.ts";
 import { installTool } from "./tool.ts";
 import { installKnl } from "./knl.ts";
 import { installLlm } from "./llm/install.ts";
+import { installFs } from "./fs.ts";
+import { installFsTools } from "./fs_tools.ts";
+import { installJsonFile } from "./json_file.ts";
+import { installEnv } from "./env.ts";
+import { installPath } from "./path.ts";
+import { installTime } from "./time.ts";
+import { installSh } from "./sh.ts";
+import { installStores } from "./stores/index.ts";
+import { installBus } from "./bus.ts";
+import { installHttp } from "./http.ts";
 
 /** Host modules every run gets. */
 export const STANDARD_MODULES: readonly HostModule[] = [
@@ -19,4 +29,14 @@ export const STANDARD_MODULES: readonly HostModule[] = [
   installTool,
   installKnl,
   installLlm,
+  installFs,
+  installFsTools,
+  installJsonFile,
+  installEnv,
+  installPath,
+  installTime,
+  installSh,
+  installStores,
+  installBus,
+  installHttp,
 ];

@@ -211,6 +211,20 @@ export class LuaApi {
       return;
     }
     const ptr = this.#ensureScratch(s.length * 3);
+    if (s.length <= 32) {
+      // Short ASCII: copy the code units directly (cheaper than encodeInto on a fresh view).
+      const heap = this.m.HEAPU8;
+      let i = 0;
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        heap[ptr + i] = c;
+      }
+      if (i === s.length) {
+        this.m._lua_pushlstring(L, ptr, i);
+        return;
+      }
+    }
     const { written } = encoder.encodeInto(s, this.m.HEAPU8.subarray(ptr, ptr + s.length * 3));
     this.m._lua_pushlstring(L, ptr, written);
   }

@@ -70,10 +70,24 @@ const MAX_DEPTH = 200;
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const I64_LIMIT = 2 ** 63;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const SHORT_STRING = 32;
 
 /** Decodes Lua string bytes: a JS string when valid UTF-8, else the bytes themselves (copied). */
 export function decodeLuaBytes(view: Uint8Array): string | Uint8Array {
-  // Pure ASCII is by far the common case and cannot fail.
+  // Short ASCII strings (keys, names) are the common case: building them directly is several
+  // times cheaper than a TextDecoder call.
+  const n = view.length;
+  if (n <= SHORT_STRING) {
+    let out = "";
+    let i = 0;
+    for (; i < n; i++) {
+      const c = view[i];
+      if (c > 0x7f) break;
+      out += String.fromCharCode(c);
+    }
+    if (i === n) return out;
+  }
+  // Pure ASCII cannot fail.
   let ascii = true;
   for (let i = 0; i < view.length; i++) {
     if (view[i] > 0x7f) {
@@ -89,8 +103,10 @@ export function decodeLuaBytes(view: Uint8Array): string | Uint8Array {
   }
 }
 
+/** Formats a read path: entries are `argument N`, `[k]` (numeric keys) or bare string keys. */
 function keyPath(path: string[]): string {
-  return path.length ? ` at ${path.join("")}` : "";
+  if (!path.length) return "";
+  return ` at ${path.map((p) => (p.startsWith("[") || p.startsWith("argument ") ? p : "." + p)).join("")}`;
 }
 
 /**
@@ -116,7 +132,16 @@ export class Converter {
   argsToJs(L: number, from: number, opts: ToJsOptions = {}): unknown[] {
     const top = this.api.gettop(L);
     const out: unknown[] = [];
-    for (let i = from; i <= top; i++) out.push(this.#read(L, i, opts, [`argument ${i}`], new Set()));
+    if (top < from) return out;
+    // One path and one cycle set for all arguments: a table read leaves both as it found them.
+    const path = [""];
+    const onPath = new Set<number>();
+    for (let i = from; i <= top; i++) {
+      path.length = 1;
+      path[0] = `argument ${i}`;
+      onPath.clear();
+      out.push(this.#read(L, i, opts, path, onPath));
+    }
     return out;
   }
 
@@ -206,7 +231,9 @@ export class Converter {
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
         const kb = api.tointeger(L, -2);
         const k = Number(kb);
-        const v = this.#read(L, api.absindex(L, -1), opts, [...path, `[${kb}]`], onPath);
+        path.push(`[${kb}]`);
+        const v = this.#read(L, api.absindex(L, -1), opts, path, onPath);
+        path.pop();
         if (kb >= 1n && kb <= SAFE) {
           intKeys.push(k);
           intVals.push(v);
@@ -223,12 +250,16 @@ export class Converter {
         }
         allPositiveInts = false;
         strKeys.push(kv);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, [...path, `.${kv}`], onPath));
+        path.push(kv);
+        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        path.pop();
       } else if (kt === LUA_TNUMBER) {
         allPositiveInts = false;
         const k = String(api.tonumber(L, -2));
         strKeys.push(k);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, [...path, `[${k}]`], onPath));
+        path.push(`[${k}]`);
+        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        path.pop();
       } else {
         onPath.delete(ptr);
         api.pop(L, 2);
@@ -326,7 +357,9 @@ export class Converter {
       if (Array.isArray(v)) {
         api.createtable(L, v.length, 0);
         for (let i = 0; i < v.length; i++) {
-          this.#write(L, v[i], opts, [...path, `[${i + 1}]`], onPath);
+          path.push(`[${i + 1}]`);
+          this.#write(L, v[i], opts, path, onPath);
+          path.pop();
           api.rawseti(L, -2, i + 1);
         }
         api.pushref(L, this.arrayMtRef);
@@ -347,7 +380,9 @@ export class Converter {
       for (const [k, val] of entries) {
         if (val === undefined) continue;
         api.pushstring(L, k);
-        this.#write(L, val, opts, [...path, `.${k}`], onPath);
+        path.push(k);
+        this.#write(L, val, opts, path, onPath);
+        path.pop();
         api.rawset(L, -3);
       }
     } finally {

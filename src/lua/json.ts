@@ -20,11 +20,16 @@ export class JsonError extends TypeError {
 /** Serialises a converter value. `indent` > 0 pretty-prints with that many spaces. */
 export function stringifyJson(value: unknown, indent = 0): string {
   const parts: string[] = [];
-  write(value, parts, indent, 0, "");
+  write(value, parts, indent, 0, []);
   return parts.join("");
 }
 
-function write(v: unknown, out: string[], indent: number, depth: number, at: string): void {
+/** ` at .a[2].b` for error messages (the path is only formatted when something fails). */
+function at(path: (string | number)[]): string {
+  return path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+}
+
+function write(v: unknown, out: string[], indent: number, depth: number, path: (string | number)[]): void {
   switch (typeof v) {
     case "undefined":
       out.push("null");
@@ -33,7 +38,7 @@ function write(v: unknown, out: string[], indent: number, depth: number, at: str
       out.push(v ? "true" : "false");
       return;
     case "number":
-      if (!Number.isFinite(v)) throw new JsonError(`cannot encode ${v} as a JSON number${at}`);
+      if (!Number.isFinite(v)) throw new JsonError(`cannot encode ${v} as a JSON number${at(path)}`);
       out.push(Object.is(v, -0) ? "-0.0" : String(v));
       return;
     case "bigint":
@@ -45,20 +50,24 @@ function write(v: unknown, out: string[], indent: number, depth: number, at: str
     case "object":
       break;
     default:
-      throw new JsonError(`cannot encode a ${typeof v} as JSON${at}`);
+      throw new JsonError(`cannot encode a ${typeof v} as JSON${at(path)}`);
   }
   if (v === null) {
     out.push("null");
     return;
   }
   if (v instanceof LuaFloat) {
-    if (!Number.isFinite(v.value)) throw new JsonError(`cannot encode ${v.value} as a JSON number${at}`);
+    if (!Number.isFinite(v.value)) {
+      throw new JsonError(`cannot encode ${v.value} as a JSON number${at(path)}`);
+    }
     if (Object.is(v.value, -0)) out.push("-0.0");
     else out.push(Number.isInteger(v.value) && Math.abs(v.value) < 1e21 ? `${v.value}.0` : String(v.value));
     return;
   }
-  if (v instanceof Uint8Array) throw new JsonError(`cannot encode a string that is not valid UTF-8${at}`);
-  if (v instanceof LuaFunctionRef) throw new JsonError(`cannot encode a function${at}`);
+  if (v instanceof Uint8Array) {
+    throw new JsonError(`cannot encode a string that is not valid UTF-8${at(path)}`);
+  }
+  if (v instanceof LuaFunctionRef) throw new JsonError(`cannot encode a function${at(path)}`);
   const nl = indent ? "\n" + " ".repeat(indent * (depth + 1)) : "";
   const close = indent ? "\n" + " ".repeat(indent * depth) : "";
   const colon = indent ? ": " : ":";
@@ -70,39 +79,48 @@ function write(v: unknown, out: string[], indent: number, depth: number, at: str
     out.push("[");
     for (let i = 0; i < v.length; i++) {
       if (i) out.push(",");
-      out.push(nl);
-      write(v[i], out, indent, depth + 1, `${at}[${i + 1}]`);
+      if (nl) out.push(nl);
+      path.push(i + 1);
+      write(v[i], out, indent, depth + 1, path);
+      path.pop();
     }
-    out.push(close, "]");
+    if (close) out.push(close);
+    out.push("]");
     return;
   }
-  const keys = Object.keys(v as object).filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-    .sort();
+  const obj = v as Record<string, unknown>;
+  const keys: string[] = [];
+  for (const k in obj) if (Object.hasOwn(obj, k) && obj[k] !== undefined) keys.push(k);
   if (keys.length === 0) {
     out.push("{}");
     return;
   }
+  keys.sort();
   out.push("{");
-  keys.forEach((k, i) => {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
     if (i) out.push(",");
-    out.push(nl, JSON.stringify(k), colon);
-    write((v as Record<string, unknown>)[k], out, indent, depth + 1, `${at}.${k}`);
-  });
-  out.push(close, "}");
+    if (nl) out.push(nl);
+    out.push(JSON.stringify(k), colon);
+    path.push(k);
+    write(obj[k], out, indent, depth + 1, path);
+    path.pop();
+  }
+  if (close) out.push(close);
+  out.push("}");
 }
 
 const FLOAT_SYNTAX = /[.eE]/;
+const NEEDS_REVIVER = /\d\.0|\d[eE]|\d{16}/;
 
 /**
  * Parses JSON text. Numbers written with a fraction or exponent stay floats (`LuaFloat` when
  * integral), integers outside the safe range come back as exact `bigint`s.
  * @throws SyntaxError with the position, as `JSON.parse` reports it
  */
-const NEEDS_REVIVER = /\d[.eE]|\d{16}/;
-
 export function parseJson(text: string): unknown {
-  // Fast path: with no decimal point, exponent or 16-digit run anywhere, every number is a safe
-  // integer and the native parser alone gives the same result.
+  // Fast path: without an integral-looking float (`2.0`, `1e3`) or a 16+ digit run anywhere
+  // (strings included: a false alarm only costs the slow path), plain JSON.parse is exact.
   if (!NEEDS_REVIVER.test(text)) return JSON.parse(text);
   return JSON.parse(text, function (_key, value, context?: { source?: string }) {
     if (typeof value !== "number" || context?.source === undefined) return value;

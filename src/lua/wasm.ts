@@ -5,6 +5,8 @@
  * Owns: locating `glue.wasm` and creating the shared factory lazily. wasmoon looks for its wasm
  * beside its own script in Node-like hosts but tries a CDN in Workers, so the path is always
  * given. `deno compile` carries the npm package, so the same resolution works in a binary.
+ * Also owns one speed measure: the npm build asserts on every exported C call, so once the
+ * module is up its `_lua*` entries are pointed at the raw wasm exports (`bypassAssertions`).
  */
 import { LuaFactory } from "wasmoon";
 import { fileURLToPath } from "node:url";
@@ -22,8 +24,10 @@ export function glueWasmPath(): string {
 export function sharedFactory(): Promise<{ factory: LuaFactory; api: LuaApi }> {
   factory ??= (async () => {
     const f = new LuaFactory(glueWasmPath());
-    const wasm = await f.getLuaModule();
-    return { factory: f, api: new LuaApi(wasm.module as unknown as EmModule) };
+    const { value: wasm, exports } = await captureExports(() => f.getLuaModule());
+    const module = wasm.module as unknown as EmModule;
+    if (exports) bypassAssertions(module, exports);
+    return { factory: f, api: new LuaApi(module) };
   })();
   return factory;
 }
@@ -35,4 +39,48 @@ export function sharedFactory(): Promise<{ factory: LuaFactory; api: LuaApi }> {
  */
 export function preloadLua(): void {
   sharedFactory().catch(() => undefined);
+}
+
+/**
+ * Runs `load` while watching `WebAssembly.instantiate`, and answers the exports of the instance
+ * it created (undefined if it could not be seen: the wrappers then stay in place).
+ */
+async function captureExports<T>(
+  load: () => Promise<T>,
+): Promise<{ value: T; exports: WebAssembly.Exports | undefined }> {
+  const original = WebAssembly.instantiate;
+  let exports: WebAssembly.Exports | undefined;
+  // deno-lint-ignore no-explicit-any
+  (WebAssembly as any).instantiate = async (...args: Parameters<typeof WebAssembly.instantiate>) => {
+    // deno-lint-ignore no-explicit-any
+    const r: any = await (original as any).apply(WebAssembly, args);
+    exports ??= (r.instance ?? r).exports;
+    return r;
+  };
+  try {
+    const value = await load();
+    return { value, exports };
+  } finally {
+    WebAssembly.instantiate = original;
+  }
+}
+
+/**
+ * wasmoon's build wraps every exported C function in an assertion that formats two messages
+ * per call (`native function ... called before runtime initialization`); on the host-call path
+ * that is a measurable share of each call. Once the runtime is up the assertion cannot fire, so
+ * the `_lua*` entries of the module are pointed at the raw wasm exports.
+ */
+function bypassAssertions(module: EmModule, exports: WebAssembly.Exports): void {
+  // Only if the captured instance is this module's (same linear memory): anything else that
+  // instantiated wasm meanwhile must not be mistaken for it.
+  const memory = Object.values(exports).find((v) => v instanceof WebAssembly.Memory) as
+    | WebAssembly.Memory
+    | undefined;
+  if (!memory || memory.buffer !== module.HEAPU8.buffer) return;
+  for (const key of Object.keys(module)) {
+    if (!key.startsWith("_lua")) continue;
+    const raw = exports[key.slice(1)];
+    if (typeof raw === "function") module[key] = raw;
+  }
 }

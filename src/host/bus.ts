@@ -1,0 +1,289 @@
+/**
+ * `bus.*` and its TypeScript seam: events between the script, its own tasks and the embedder.
+ *
+ * Owns one `BusHost` per run: the handler tables (Lua handlers from `bus.on`/`bus.on_any`,
+ * TypeScript handlers an embedder registers with `BusHost.on`/`onAny`), the queue of events
+ * waiting for `bus.serve`, and dispatch.
+ *
+ * Routing, decided when an event is emitted and again when it is dispatched:
+ *   Lua handler for the kind > TypeScript handler for the kind > `bus.on_any` > `BusHost.onAny`.
+ * An event whose winner is a TypeScript handler is delivered at once (no `bus.serve` needed,
+ * so an embedder sees `bus.emit("result", r)` of a script that never serves). Everything else
+ * waits in the queue until the script runs `bus.serve`, which dispatches one event at a time, in
+ * emission order, each Lua handler running as a task of its own (`engine.callLua`: an ordinary
+ * Lua function with its closures; it may make host calls, emit, or call `bus.stop`).
+ *
+ * Invariants:
+ * - The queue is unbounded: `bus.emit` never blocks (the original blocked forever past 64).
+ * - A handler receives `{ kind, id, payload, meta }`; its first return value is the event's ack,
+ *   which a TypeScript emitter awaits (`BusHost.emit` resolves with it, rejects with the
+ *   handler's error, with "no handler for kind" when nothing claims it at dispatch, and with
+ *   "the run ended" when the run ends first).
+ * - A failing handler is logged as a warning and does not stop `bus.serve`.
+ * - `bus.serve()` returns after `bus.stop()` (the handler in flight finishes first), or with
+ *   `{ until_idle = true }` once no event is queued and no handler runs. Queued events survive a
+ *   stop and go to the next `bus.serve`.
+ * - When the run ends, TypeScript handlers still running get `10 × grace` to finish.
+ */
+import type { LuaEngine } from "../lua/engine.ts";
+import { optField } from "../lua/args.ts";
+import type { LuaFunctionRef } from "../lua/values.ts";
+import type { HostModule, RunContext } from "./context.ts";
+
+/** What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`). */
+export interface BusEvent {
+  kind: string;
+  id: string;
+  payload: unknown;
+  meta: Record<string, unknown>;
+}
+
+/** A TypeScript handler; its (awaited) return value is the ack. */
+export type BusHandler = (event: BusEvent) => unknown;
+
+interface Queued {
+  event: BusEvent;
+  ack?: { resolve: (v: unknown) => void; reject: (e: Error) => void };
+}
+
+/** The event bus of one run. Create one, hand it to `busModule`, register TypeScript handlers. */
+export class BusHost {
+  #ts = new Map<string, BusHandler>();
+  #tsAny: BusHandler | undefined;
+  #lua = new Map<string, LuaFunctionRef>();
+  #luaAny: LuaFunctionRef | undefined;
+  #queue: Queued[] = [];
+  #inflight = new Set<Promise<void>>();
+  #engine: LuaEngine | undefined;
+  #run: RunContext | undefined;
+  #wake: (() => void) | undefined;
+  #serving = false;
+  #stop = false;
+  #ended = false;
+
+  /** Registers (or replaces) the TypeScript handler for `kind`. */
+  on(kind: string, handler: BusHandler): this {
+    this.#ts.set(kind, handler);
+    return this;
+  }
+
+  /** Registers (or replaces) the TypeScript fallback for kinds nobody else claims. */
+  onAny(handler: BusHandler): this {
+    this.#tsAny = handler;
+    return this;
+  }
+
+  /**
+   * Emits an event from TypeScript; resolves with the handler's ack. A Lua handler receives it
+   * while the script runs `bus.serve`.
+   */
+  emit(
+    kind: string,
+    payload: unknown,
+    opts: { id?: string; meta?: Record<string, unknown> } = {},
+  ): Promise<unknown> {
+    if (this.#ended) return Promise.reject(new Error("bus: the run has ended"));
+    const event = { kind, id: opts.id ?? crypto.randomUUID(), payload, meta: opts.meta ?? {} };
+    return new Promise((resolve, reject) => this.#route({ event, ack: { resolve, reject } }));
+  }
+
+  /** Number of events waiting for `bus.serve`. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Binds the host to the run it serves (once). */
+  attach(engine: LuaEngine, run: RunContext): void {
+    if (this.#engine) throw new Error("a BusHost serves exactly one run");
+    this.#engine = engine;
+    this.#run = run;
+    run.onCleanup(() => this.#close());
+  }
+
+  /** `bus.emit` from Lua: queued or delivered, never blocking. Returns the id. */
+  emitFromLua(kind: string, payload: unknown, id?: string): string {
+    const event = { kind, id: id ?? crypto.randomUUID(), payload, meta: {} };
+    this.#route({ event });
+    return event.id;
+  }
+
+  setLua(kind: string | undefined, fn: LuaFunctionRef): void {
+    if (kind === undefined) {
+      this.#luaAny?.release();
+      this.#luaAny = fn;
+    } else {
+      this.#lua.get(kind)?.release();
+      this.#lua.set(kind, fn);
+    }
+  }
+
+  /** The TypeScript handler an event goes to right now, if the routing says TypeScript. */
+  #tsWinner(kind: string): BusHandler | undefined {
+    if (this.#lua.has(kind)) return undefined;
+    const h = this.#ts.get(kind);
+    if (h) return h;
+    if (this.#luaAny) return undefined;
+    return this.#tsAny;
+  }
+
+  #route(q: Queued): void {
+    const ts = this.#tsWinner(q.event.kind);
+    if (ts) {
+      this.#deliverTs(ts, q);
+      return;
+    }
+    this.#queue.push(q);
+    this.#wakeUp();
+  }
+
+  #deliverTs(h: BusHandler, q: Queued): void {
+    const p = (async () => {
+      try {
+        const v = await h(q.event);
+        q.ack?.resolve(v);
+      } catch (e) {
+        const err = e instanceof Error ? e : new Error(String(e));
+        if (q.ack) q.ack.reject(err);
+        else this.#run?.log.warn(`bus: handler for '${q.event.kind}' failed: ${err.message}`);
+      }
+    })();
+    this.#inflight.add(p);
+    p.finally(() => {
+      this.#inflight.delete(p);
+      this.#wakeUp();
+    });
+  }
+
+  #wakeUp(): void {
+    const w = this.#wake;
+    this.#wake = undefined;
+    w?.();
+  }
+
+  /** `bus.stop()`: the running `bus.serve` returns after the handler in flight. */
+  stop(): boolean {
+    const was = this.#serving;
+    this.#stop = true;
+    this.#wakeUp();
+    return was;
+  }
+
+  /** `bus.serve(opts)`: dispatches queued events until stopped (or idle, with `untilIdle`). */
+  async serve(untilIdle: boolean, signal: AbortSignal): Promise<void> {
+    if (this.#serving) throw new Error("bus.serve: already serving (one bus.serve at a time)");
+    this.#serving = true;
+    this.#stop = false;
+    const onAbort = () => this.#wakeUp();
+    signal.addEventListener("abort", onAbort);
+    try {
+      while (!this.#stop && !signal.aborted) {
+        const q = this.#queue.shift();
+        if (!q) {
+          if (untilIdle && this.#inflight.size === 0) return;
+          await new Promise<void>((r) => (this.#wake = r));
+          continue;
+        }
+        await this.#dispatch(q);
+      }
+    } finally {
+      this.#serving = false;
+      this.#stop = false;
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async #dispatch(q: Queued): Promise<void> {
+    const kind = q.event.kind;
+    const lua = this.#lua.get(kind) ?? (this.#ts.has(kind) ? undefined : this.#luaAny);
+    if (!lua) {
+      const ts = this.#ts.get(kind) ?? this.#tsAny;
+      if (ts) return this.#deliverTs(ts, q);
+      const msg = `bus: no handler for kind '${kind}' (event ${q.event.id} dropped)`;
+      this.#run?.log.warn(msg);
+      q.ack?.reject(new Error(msg));
+      return;
+    }
+    try {
+      const values = await this.#engine!.callLua(lua, [q.event]);
+      q.ack?.resolve(values[0]);
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      this.#run?.log.warn(`bus: handler for '${kind}' failed: ${err.message}`);
+      q.ack?.reject(err);
+    }
+  }
+
+  async #close(): Promise<void> {
+    this.#ended = true;
+    const graceMs = 10 * (this.#run?.procs.graceMs ?? 1000);
+    if (this.#inflight.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), graceMs)));
+      const r = await Promise.race([Promise.all(this.#inflight).then(() => "done" as const), timeout]);
+      clearTimeout(timer);
+      if (r === "timeout") {
+        this.#run?.log.warn(
+          `bus: ${this.#inflight.size} TypeScript handler(s) still running after ${graceMs} ms`,
+        );
+      }
+    }
+    const left = this.#queue.splice(0);
+    for (const q of left) q.ack?.reject(new Error("bus: the run ended before the event was dispatched"));
+    if (left.length) {
+      this.#run?.log.debug(`bus: ${left.length} event(s) were never dispatched (no bus.serve)`);
+    }
+    for (const ref of this.#lua.values()) ref.release();
+    this.#luaAny?.release();
+    this.#lua.clear();
+  }
+}
+
+/**
+ * The bus host module for `host` (an embedder's, to register TypeScript handlers on), or for a
+ * fresh `BusHost` per run when none is given.
+ */
+export function busModule(host?: BusHost): HostModule {
+  return (engine, run) => installBusHost(engine, run, host ?? new BusHost());
+}
+
+/** The standard library's bus: a fresh `BusHost` per run. */
+export const installBus: HostModule = busModule();
+
+function installBusHost(engine: LuaEngine, run: RunContext, bus: BusHost): void {
+  bus.attach(engine, run);
+  const kindArg = (a: import("../lua/args.ts").Args) => {
+    const k = a.string(1, "kind");
+    if (k === "") a.fail(1, "kind", "a non-empty string", "an empty string");
+    return k;
+  };
+  engine.define("bus.emit", {
+    floats: "tagged",
+    sync: (a) => {
+      const kind = kindArg(a);
+      const id = a.optString(3, "id");
+      return bus.emitFromLua(kind, a.at(2), id);
+    },
+  });
+  engine.define("bus.on", {
+    functions: "ref",
+    sync: (a) => {
+      const kind = kindArg(a);
+      bus.setLua(kind, a.func(2, "fn"));
+    },
+  });
+  engine.define("bus.on_any", {
+    functions: "ref",
+    sync: (a) => {
+      bus.setLua(undefined, a.func(1, "fn"));
+    },
+  });
+  engine.define("bus.serve", {
+    async: async (a, cx) => {
+      const opts = a.optTable(1, "opts");
+      const untilIdle = optField<boolean>(a, 1, "opts", opts, "until_idle", "boolean") ?? false;
+      await bus.serve(untilIdle, cx.signal);
+    },
+  });
+  engine.define("bus.stop", { sync: () => bus.stop() });
+  engine.define("bus.pending", { sync: () => bus.pending });
+}

@@ -1,0 +1,241 @@
+/**
+ * `http.request`: HTTP for scripts, with server-sent events.
+ *
+ * Owns the request contract:
+ * - `http.request({ url, method?, headers?, body?, timeout?, on_event? })`, or
+ *   `http.request(url [, opts])`. `method` defaults to GET (POST when a body is given);
+ *   `body` is a string, or a table sent as JSON (with `content-type: application/json` unless the
+ *   caller set one); `timeout` is seconds for the whole exchange (default 120).
+ * - Answers `{ ok = true, status, headers, body }` for every HTTP status (a 404 is an answer, not
+ *   a failure); header names are lowercase, repeated headers joined with ", "; the body is the
+ *   exact bytes. A request that gets no answer (bad URL, refused connection, DNS, timeout,
+ *   cancelled) answers `{ ok = false, error }` and does not raise; wrong argument types raise.
+ * - With `on_event`, the body is read as a server-sent-event stream (WHATWG rules: `data:` lines
+ *   joined with "\n", `event:`, `id:`, `retry:`, comments, CRLF/LF/CR line ends, an unterminated
+ *   event at end-of-stream is dropped). `on_event({ event, data, id })` runs as a Lua task for
+ *   each event, one at a time, so it may yield; returning `false` closes the stream early. The
+ *   answer then has `body = ""`. An error in the callback raises out of `http.request`.
+ * - The calling task yields while the request runs; cancelling the task aborts the request.
+ */
+import type { LuaEngine } from "../lua/engine.ts";
+import { type Args, LuaArgError, optField } from "../lua/args.ts";
+import { stringifyJson } from "../lua/json.ts";
+import { type LuaFunctionRef, luaTypeName } from "../lua/values.ts";
+import type { RunContext } from "./context.ts";
+
+const DEFAULT_TIMEOUT_S = 120;
+
+/** One server-sent event. */
+export interface SseEvent {
+  event: string;
+  data: string;
+  id?: string;
+}
+
+/**
+ * Incremental SSE parser: feed text, get complete events. Follows the WHATWG event-stream
+ * interpretation (https://html.spec.whatwg.org/multipage/server-sent-events.html).
+ */
+export class SseParser {
+  #buf = "";
+  #data: string[] = [];
+  #event = "";
+  #lastId: string | undefined;
+  #sawCr = false;
+
+  /** Feeds a chunk; returns the events completed by it. */
+  push(text: string): SseEvent[] {
+    const out: SseEvent[] = [];
+    let s = this.#buf + text;
+    if (this.#sawCr && s.startsWith("\n")) s = s.slice(1);
+    this.#sawCr = false;
+    let start = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i];
+      if (c !== "\n" && c !== "\r") continue;
+      this.#line(s.slice(start, i), out);
+      if (c === "\r") {
+        if (i + 1 < s.length) {
+          if (s[i + 1] === "\n") i++;
+        } else this.#sawCr = true;
+      }
+      start = i + 1;
+    }
+    this.#buf = s.slice(start);
+    return out;
+  }
+
+  #line(line: string, out: SseEvent[]): void {
+    if (line === "") {
+      if (this.#data.length > 0) {
+        out.push({ event: this.#event || "message", data: this.#data.join("\n"), id: this.#lastId });
+      }
+      this.#data = [];
+      this.#event = "";
+      return;
+    }
+    if (line.startsWith(":")) return;
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") this.#data.push(value);
+    else if (field === "event") this.#event = value;
+    else if (field === "id" && !value.includes("\0")) this.#lastId = value;
+  }
+}
+
+interface RequestSpec {
+  url: string;
+  method: string;
+  headers: Headers;
+  body?: string | Uint8Array;
+  timeoutMs: number;
+  onEvent?: LuaFunctionRef;
+}
+
+function readSpec(a: Args): RequestSpec {
+  let opts: Record<string, unknown>;
+  let optsIdx = 1;
+  let url: string | undefined;
+  if (typeof a.at(1) === "string") {
+    url = a.string(1, "url");
+    opts = a.optTable(2, "opts") ?? {};
+    optsIdx = 2;
+  } else {
+    opts = a.table(1, "request");
+  }
+  const name = optsIdx === 1 ? "request" : "opts";
+  const field = <T>(k: string, kind: "string" | "number" | "table" | "function") =>
+    optField<T>(a, optsIdx, name, opts, k, kind);
+  url ??= field<string>("url", "string");
+  if (url === undefined) {
+    throw new LuaArgError(`http.request: argument 1 (request) field 'url' must be a string, got nil`);
+  }
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(field<Record<string, unknown>>("headers", "table") ?? {})) {
+    if (typeof v !== "string" && typeof v !== "number") {
+      throw new LuaArgError(
+        `http.request: argument ${optsIdx} (${name}) field 'headers' value of '${k}' must be a string, got ${
+          luaTypeName(v)
+        }`,
+      );
+    }
+    try {
+      headers.append(k, String(v));
+    } catch (e) {
+      throw new LuaArgError(
+        `http.request: argument ${optsIdx} (${name}) field 'headers': ${(e as Error).message}`,
+      );
+    }
+  }
+  let body: string | Uint8Array | undefined;
+  const rawBody = opts.body;
+  if (rawBody === undefined) body = undefined;
+  else if (typeof rawBody === "string" || rawBody instanceof Uint8Array) body = rawBody;
+  else if (luaTypeName(rawBody) === "table") {
+    try {
+      body = stringifyJson(rawBody);
+    } catch (e) {
+      throw new LuaArgError(
+        `http.request: argument ${optsIdx} (${name}) field 'body': ${(e as Error).message}`,
+      );
+    }
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  } else {
+    throw new LuaArgError(
+      `http.request: argument ${optsIdx} (${name}) field 'body' must be a string or a table, got ${
+        luaTypeName(rawBody)
+      }`,
+    );
+  }
+  const method = (field<string>("method", "string") ?? (body !== undefined ? "POST" : "GET")).toUpperCase();
+  if (!/^[A-Z]+$/.test(method)) {
+    throw new LuaArgError(
+      `http.request: argument ${optsIdx} (${name}) field 'method' is not an HTTP method: '${method}'`,
+    );
+  }
+  const timeout = field<number>("timeout", "number") ?? DEFAULT_TIMEOUT_S;
+  if (!(timeout > 0)) {
+    throw new LuaArgError(
+      `http.request: argument ${optsIdx} (${name}) field 'timeout' must be a positive number, got ${timeout}`,
+    );
+  }
+  const onEvent = field<LuaFunctionRef>("on_event", "function");
+  return { url, method, headers, body, timeoutMs: Math.min(timeout * 1000, 2 ** 31 - 1), onEvent };
+}
+
+async function readAll(body: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
+  if (!body) return new Uint8Array();
+  return new Uint8Array(await new Response(body).arrayBuffer());
+}
+
+/** The message of a fetch failure with its cause ("fetch failed" alone says nothing). */
+function describe(e: unknown): string {
+  const err = e as Error & { cause?: unknown };
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  return cause && cause !== err.message ? `${err.message}: ${cause}` : String(err.message ?? e);
+}
+
+/** Installs `http.request`. */
+export function installHttp(engine: LuaEngine, _run: RunContext): void {
+  engine.define("http.request", {
+    functions: "ref",
+    floats: "tagged",
+    async: async (a, cx) => {
+      const spec = readSpec(a);
+      const ac = new AbortController();
+      const timer = setTimeout(() => ac.abort(new Error("timeout")), spec.timeoutMs);
+      const onCancel = () => ac.abort(new Error("cancelled"));
+      cx.signal.addEventListener("abort", onCancel);
+      let callbackError: unknown;
+      try {
+        const res = await fetch(spec.url, {
+          method: spec.method,
+          headers: spec.headers,
+          body: spec.body as BodyInit | undefined,
+          signal: ac.signal,
+        });
+        const headers: Record<string, string> = {};
+        res.headers.forEach((v, k) => (headers[k] = v));
+        let body: Uint8Array = new Uint8Array();
+        if (spec.onEvent && res.body) {
+          const parser = new SseParser();
+          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+          outer: while (true) {
+            const r = await reader.read();
+            if (r.done) break;
+            for (const ev of parser.push(r.value)) {
+              try {
+                const [keep] = await engine.callLua(spec.onEvent, [ev]);
+                if (keep === false) {
+                  await reader.cancel().catch(() => undefined);
+                  break outer;
+                }
+              } catch (e) {
+                callbackError = e;
+                await reader.cancel().catch(() => undefined);
+                throw e;
+              }
+            }
+          }
+        } else {
+          body = await readAll(res.body);
+        }
+        return { ok: true, status: res.status, headers, body };
+      } catch (e) {
+        if (callbackError !== undefined) throw new Error(`http.request: on_event: ${(e as Error).message}`);
+        const why = ac.signal.aborted
+          ? (String((ac.signal.reason as Error)?.message) === "timeout"
+            ? `timed out after ${spec.timeoutMs / 1000} s`
+            : "cancelled")
+          : describe(e);
+        return { ok: false, error: `http.request: ${spec.method} ${spec.url}: ${why}` };
+      } finally {
+        clearTimeout(timer);
+        cx.signal.removeEventListener("abort", onCancel);
+        spec.onEvent?.release();
+      }
+    },
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * `std.json.read_file` / `std.json.write_file`: JSON documents on disk.
+ *
+ * Owns the file half of `std.json` (encode/decode are core, `core.ts`): `read_file(path [, opts])`
+ * decodes a file (`opts.null = true` keeps `std.json.null`, as `decode` does);
+ * `write_file(path, value)` writes pretty JSON with sorted keys and a final newline, atomically
+ * (a temporary file beside the target, then a rename), and returns true.
+ */
+import { dirname, join } from "node:path";
+import type { LuaEngine } from "../lua/engine.ts";
+import { parseJson, stringifyJson } from "../lua/json.ts";
+import { NullsAsNil } from "../lua/values.ts";
+import { fsFailure } from "./fs.ts";
+
+/** Installs `std.json.read_file` and `std.json.write_file`. */
+export function installJsonFile(engine: LuaEngine): void {
+  engine.define("std.json.read_file", {
+    sync: (a) => {
+      const path = a.string(1, "path");
+      const opts = a.optTable(2, "opts");
+      let text: string;
+      try {
+        text = Deno.readTextFileSync(path);
+      } catch (e) {
+        throw fsFailure("std.json.read_file", path, e);
+      }
+      let value: unknown;
+      try {
+        value = parseJson(text);
+      } catch (e) {
+        throw new Error(`std.json.read_file: ${path}: ${(e as Error).message}`);
+      }
+      return opts?.null === true ? value : new NullsAsNil(value);
+    },
+  });
+  engine.define("std.json.write_file", {
+    floats: "tagged",
+    sync: (a) => {
+      const path = a.string(1, "path");
+      if (a.length < 2) a.fail(2, "value", "a value");
+      let text: string;
+      try {
+        text = stringifyJson(a.at(2), 2) + "\n";
+      } catch (e) {
+        throw new Error(`std.json.write_file: ${(e as Error).message}`);
+      }
+      const tmp = join(dirname(path), `.${crypto.randomUUID()}.tmp`);
+      try {
+        Deno.writeTextFileSync(tmp, text);
+        Deno.renameSync(tmp, path);
+      } catch (e) {
+        try {
+          Deno.removeSync(tmp);
+        } catch { /* never created */ }
+        throw fsFailure("std.json.write_file", path, e);
+      }
+      return true;
+    },
+  });
+}

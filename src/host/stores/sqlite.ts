@@ -1,0 +1,141 @@
+/**
+ * The one way the stores open SQLite (`node:sqlite`): kv, sql and ts all come through here.
+ *
+ * Owns:
+ * - where a store lives: the override variable (`AGENT_BLOCK_KV_PATH`, `AGENT_BLOCK_SQL_PATH`,
+ *   `AGENT_BLOCK_TS_PATH`) when set, else `<AGENT_BLOCK_HOME>/<kind>.sqlite`; the literal
+ *   `:memory:` is a private in-memory database;
+ * - how it is opened: the parent directory is created, `pragma busy_timeout` is set explicitly
+ *   FIRST (Deno ignores the constructor's timeout; default 5000 ms, `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`),
+ *   then `journal_mode=WAL` and `synchronous=NORMAL` (the WAL switch is retried while another
+ *   process holds the lock, because that pragma does not always go through the busy handler);
+ * - `writeTx`: multi-statement writes run in `BEGIN IMMEDIATE`, so a transaction never has to
+ *   upgrade a read lock to a write lock (which fails with SQLITE_BUSY without waiting).
+ * Why: several agent-block processes share one file; WAL plus a busy timeout plus immediate
+ * transactions is what makes that safe without losing a row.
+ *
+ * One connection per store per run, opened on first use and closed when the run ends.
+ */
+import { DatabaseSync } from "node:sqlite";
+import { dirname, join } from "node:path";
+
+/** The three stores. */
+export type StoreKind = "kv" | "sql" | "ts";
+
+const ENV_VAR: Record<StoreKind, string> = {
+  kv: "AGENT_BLOCK_KV_PATH",
+  sql: "AGENT_BLOCK_SQL_PATH",
+  ts: "AGENT_BLOCK_TS_PATH",
+};
+
+/** The file (or `:memory:`) store `kind` uses for a run whose home is `home`. */
+export function storePath(kind: StoreKind, home: string): string {
+  const v = Deno.env.get(ENV_VAR[kind]);
+  return v && v.trim() ? v : join(home, `${kind}.sqlite`);
+}
+
+/** `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`, default 5000. */
+export function busyTimeoutMs(): number {
+  const raw = Deno.env.get("AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS");
+  const n = raw ? Number(raw) : NaN;
+  return Number.isInteger(n) && n >= 0 ? n : 5000;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Opens (creating if needed) the database at `path` with the settings above. */
+export function openDatabase(path: string, busyMs = busyTimeoutMs()): DatabaseSync {
+  if (path !== ":memory:") {
+    try {
+      Deno.mkdirSync(dirname(path), { recursive: true });
+    } catch (e) {
+      // mkdir -p reports a FILE on the way as "File exists"; say what is wrong instead.
+      if (e instanceof Deno.errors.AlreadyExists) throw new Error(`Not a directory: ${dirname(path)}`);
+      throw e;
+    }
+  }
+  const db = new DatabaseSync(path);
+  try {
+    db.exec(`pragma busy_timeout = ${busyMs}`);
+    if (path !== ":memory:") {
+      const deadline = Date.now() + busyMs;
+      for (let attempt = 0;; attempt++) {
+        try {
+          db.exec("pragma journal_mode = WAL");
+          break;
+        } catch (e) {
+          if (!/locked|busy/i.test((e as Error).message) || Date.now() > deadline) throw e;
+          Atomics.wait(sleeper, 0, 0, Math.min(50, 2 + attempt * 5));
+        }
+      }
+      db.exec("pragma synchronous = NORMAL");
+    }
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return db;
+}
+
+/** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
+export function writeTx<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const r = fn();
+    db.exec("COMMIT");
+    return r;
+  } catch (e) {
+    try {
+      db.exec("ROLLBACK");
+    } catch { /* the failure already ended the transaction */ }
+    throw e;
+  }
+}
+
+/** An error's message without Deno's `(os error N): syscall 'path'` tail. */
+function osMessage(e: unknown): string {
+  return String((e as Error)?.message ?? e).replace(/ \(os error \d+\).*$/, "");
+}
+
+/** A store's connection for one run: opened lazily, closed by `close()`. */
+export class LazyDatabase {
+  #db: DatabaseSync | undefined;
+  #path: string | undefined;
+  constructor(
+    readonly kind: StoreKind,
+    private readonly resolvePath: () => string,
+    private readonly init: (db: DatabaseSync) => void,
+  ) {}
+
+  /** The path in use (resolved on first open). */
+  get path(): string {
+    return this.#path ??= this.resolvePath();
+  }
+
+  /** The open connection; opens it and creates the schema on first use. */
+  get db(): DatabaseSync {
+    if (this.#db) return this.#db;
+    const path = this.path;
+    let db: DatabaseSync;
+    try {
+      db = openDatabase(path);
+    } catch (e) {
+      throw new Error(`cannot open the ${this.kind} store ${path}: ${osMessage(e)}`);
+    }
+    try {
+      this.init(db);
+    } catch (e) {
+      db.close();
+      throw new Error(`cannot open the ${this.kind} store ${path}: ${osMessage(e)}`);
+    }
+    this.#db = db;
+    return db;
+  }
+
+  close(): void {
+    try {
+      this.#db?.close();
+    } catch { /* closing twice or mid-failure: nothing left to release */ }
+    this.#db = undefined;
+  }
+}
