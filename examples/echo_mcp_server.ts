@@ -19,6 +19,7 @@
  *   --test-tools             adds the tools the test suite needs: `noop`, `sample`, `ask`,
  *                            `ask_url`, `roots`, `bump`, `touch`, `hang`, `exit_now`
  *   --cancel-log PATH        `hang` appends `cancelled <request id>` to PATH when cancelled
+ *   --step-ms N              length of a `slow_echo` step (default 100)
  *
  * Server→client input (sampling, elicitation, roots) is written once with `inputRequired`: a
  * 2026-07-28 client fulfils it as `input_required` round trips, and the SDK's legacy shim turns
@@ -46,6 +47,7 @@ interface Flags {
   requestSampling: boolean;
   testTools: boolean;
   cancelLog?: string;
+  stepMs: number;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -56,6 +58,7 @@ function parseFlags(argv: string[]): Flags {
     logIntervalMs: 1000,
     requestSampling: false,
     testTools: false,
+    stepMs: 100,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -74,6 +77,7 @@ function parseFlags(argv: string[]): Flags {
     else if (a === "--request-sampling") f.requestSampling = true;
     else if (a === "--test-tools") f.testTools = true;
     else if (a === "--cancel-log") f.cancelLog = value();
+    else if (a === "--step-ms") f.stepMs = Number(value());
     else throw new Error(`echo_mcp_server: unknown flag ${a}`);
   }
   return f;
@@ -143,7 +147,7 @@ function build(): McpServer {
   }, async ({ msg, steps }, ctx) => {
     const token = ctx.mcpReq._meta?.progressToken;
     for (let i = 1; i <= steps; i++) {
-      await sleep(100);
+      await sleep(flags.stepMs);
       if (token !== undefined) {
         await ctx.mcpReq.notify({
           method: "notifications/progress",
@@ -186,7 +190,11 @@ function build(): McpServer {
 }
 
 function addTestTools(server: McpServer): void {
-  server.registerTool("noop", { description: "Does nothing" }, () => ({ content: [text("ok")] }));
+  server.registerTool(
+    "noop",
+    { description: "Does nothing", _meta: { group: "bench" } },
+    () => ({ content: [text("ok")] }),
+  );
 
   server.registerTool("sample", {
     description: "Asks the client's model",
