@@ -276,8 +276,17 @@ function addTestTools(server: McpServer): void {
   });
 
   server.registerTool("hang", { description: "Never answers; records its cancellation" }, (ctx: ServerContext) => {
+    // A heartbeat (progress, when the request has a token) lets an HTTP server notice a client
+    // that closed the request's stream, which is how 2026-07-28 HTTP clients cancel.
+    const token = ctx.mcpReq._meta?.progressToken;
+    let beat = 0;
+    const heartbeat = token === undefined ? undefined : setInterval(() => {
+      ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: ++beat } })
+        .catch(() => undefined);
+    }, 200);
     return new Promise((_resolve, reject) => {
       const onAbort = () => {
+        clearInterval(heartbeat);
         if (flags.cancelLog) Deno.writeTextFileSync(flags.cancelLog, `cancelled ${ctx.mcpReq.id}\n`, { append: true });
         reject(new Error("cancelled"));
       };

@@ -132,8 +132,13 @@ export class McpConnection {
       await conn.client.connect(transport, { timeout: deps.timeoutMs });
     } catch (e) {
       conn.#closed = true;
+      // Word the error before closing: closing ends the child and would hide how it failed.
+      const probeClosed = e instanceof Error && /closed during the server\/discover probe/.test(e.message);
+      const err = conn.#wrap(e, fn, "initialize", "");
       await transport.close().catch(() => undefined);
-      throw conn.#wrap(e, fn, "initialize", "");
+      throw probeClosed && kind === "stdio" && err.code === undefined && !/non-protocol/.test(err.message)
+        ? new McpError(err.message, "probe_closed")
+        : err;
     }
     if (conn.era === "modern") await conn.#listenForListChanges();
     return conn;

@@ -30,8 +30,7 @@ export function sanitizeUrl(url: string): string {
 
 /** Formats a duration in ms the way messages show it (`30 s`, `0.5 s`). */
 export function seconds(ms: number): string {
-  const s = ms / 1000;
-  return `${Number.isInteger(s) ? s : s.toFixed(s < 1 ? 2 : 1)} s`;
+  return `${Number((ms / 1000).toFixed(2))} s`;
 }
 
 /** True when `e` is the SDK's request timeout. */

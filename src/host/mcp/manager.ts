@@ -75,14 +75,24 @@ export class McpManager {
     args: string[],
     opts: StdioConnectOptions,
   ): Promise<McpConnection> {
-    const transport = new ProcessStdioTransport({
-      name,
-      command,
-      args,
-      cwd: opts.cwd ?? this.run.projectRoot,
-      env: opts.env ?? {},
-    }, this.run.procs);
-    return await this.#open(fn, name, transport, "stdio", opts);
+    const transport = () =>
+      new ProcessStdioTransport({
+        name,
+        command,
+        args,
+        cwd: opts.cwd ?? this.run.projectRoot,
+        env: opts.env ?? {},
+      }, this.run.procs);
+    try {
+      return await this.#open(fn, name, transport(), "stdio", opts);
+    } catch (e) {
+      // Some 2025-era servers exit on any request before `initialize`, such as the 2026-07-28
+      // `server/discover` probe (the SDK probes on a sibling process only for its own stdio
+      // transport). Such a server is a legacy server: start it again and speak 2025.
+      if (!(e instanceof McpError && e.code === "probe_closed")) throw e;
+      this.run.log.info(`mcp: server '${name}' closed the connection on the protocol probe; retrying as a 2025-era server`);
+      return await this.#open(fn, name, transport(), "stdio", { ...opts, era: "legacy" });
+    }
   }
 
   async connectHttp(fn: string, name: string, url: string, opts: HttpConnectOptions): Promise<McpConnection> {
