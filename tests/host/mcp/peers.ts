@@ -104,7 +104,7 @@ export function startEverything(mode: "streamableHttp" | "sse"): Promise<Peer> {
   const port = freePort();
   return startPeer(
     [EVERYTHING, mode],
-    (o) => /listening on port/i.test(o) ? `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}` : undefined,
+    (o) => /(listening|running) on port/i.test(o) ? `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}` : undefined,
     { PORT: String(port) },
   );
 }
