@@ -59,7 +59,9 @@ async function luaPath(connect: string): Promise<number> {
 async function sdkPath(transport: Transport, likeMcpConnect: boolean): Promise<number> {
   const client = new Client({ name: "bench", version: "1" }, {
     versionNegotiation: { mode: "auto" },
-    capabilities: likeMcpConnect ? { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } : {},
+    capabilities: likeMcpConnect
+      ? { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } }
+      : {},
   });
   await client.connect(transport);
   if (likeMcpConnect && client.getProtocolEra() === "modern") await client.listen({ toolsListChanged: true });

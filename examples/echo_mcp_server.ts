@@ -69,7 +69,9 @@ function parseFlags(argv: string[]): Flags {
     };
     if (a === "--transport") {
       const v = value();
-      if (v !== "stdio" && v !== "http") throw new Error(`echo_mcp_server: --transport must be stdio or http`);
+      if (v !== "stdio" && v !== "http") {
+        throw new Error(`echo_mcp_server: --transport must be stdio or http`);
+      }
       f.transport = v;
     } else if (a === "--port") f.port = Number(value());
     else if (a === "--emit-logs") f.emitLogs = true;
@@ -275,25 +277,34 @@ function addTestTools(server: McpServer): void {
     return { content: [text("touched")] };
   });
 
-  server.registerTool("hang", { description: "Never answers; records its cancellation" }, (ctx: ServerContext) => {
-    // A heartbeat (progress, when the request has a token) lets an HTTP server notice a client
-    // that closed the request's stream, which is how 2026-07-28 HTTP clients cancel.
-    const token = ctx.mcpReq._meta?.progressToken;
-    let beat = 0;
-    const heartbeat = token === undefined ? undefined : setInterval(() => {
-      ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: ++beat } })
-        .catch(() => undefined);
-    }, 200);
-    return new Promise((_resolve, reject) => {
-      const onAbort = () => {
-        clearInterval(heartbeat);
-        if (flags.cancelLog) Deno.writeTextFileSync(flags.cancelLog, `cancelled ${ctx.mcpReq.id}\n`, { append: true });
-        reject(new Error("cancelled"));
-      };
-      if (ctx.mcpReq.signal.aborted) onAbort();
-      else ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
-    });
-  });
+  server.registerTool(
+    "hang",
+    { description: "Never answers; records its cancellation" },
+    (ctx: ServerContext) => {
+      // A heartbeat (progress, when the request has a token) lets an HTTP server notice a client
+      // that closed the request's stream, which is how 2026-07-28 HTTP clients cancel.
+      const token = ctx.mcpReq._meta?.progressToken;
+      let beat = 0;
+      const heartbeat = token === undefined ? undefined : setInterval(() => {
+        ctx.mcpReq.notify({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: ++beat },
+        })
+          .catch(() => undefined);
+      }, 200);
+      return new Promise((_resolve, reject) => {
+        const onAbort = () => {
+          clearInterval(heartbeat);
+          if (flags.cancelLog) {
+            Deno.writeTextFileSync(flags.cancelLog, `cancelled ${ctx.mcpReq.id}\n`, { append: true });
+          }
+          reject(new Error("cancelled"));
+        };
+        if (ctx.mcpReq.signal.aborted) onAbort();
+        else ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+      });
+    },
+  );
 
   server.registerTool("exit_now", { description: "Exits the process mid-call" }, () => {
     console.error("echo_mcp_server: exiting mid-call");

@@ -29,7 +29,6 @@ const legacySubs = new Map<McpServer, Set<string>>();
 /** URIs some modern `subscriptions/listen` stream asked for. */
 const modernSubs = new Set<string>();
 let counter = 0;
-let http: HybridServer;
 
 function build(): McpServer {
   const server = new McpServer(
@@ -38,7 +37,11 @@ function build(): McpServer {
   );
   for (const uri of URIS) {
     server.registerResource(uri.slice(6), uri, { mimeType: "text/plain" }, (u) => ({
-      contents: [{ uri: u.href, mimeType: "text/plain", text: uri === "sub://clock" ? new Date().toISOString() : String(counter) }],
+      contents: [{
+        uri: u.href,
+        mimeType: "text/plain",
+        text: uri === "sub://clock" ? new Date().toISOString() : String(counter),
+      }],
     }));
   }
   server.server.setRequestHandler("resources/subscribe", (req) => {
@@ -56,18 +59,22 @@ function build(): McpServer {
   return server;
 }
 
-http = await serveHybrid((era) => {
-  const s = build();
-  if (era === "legacy") s.server.onclose = () => legacySubs.delete(s);
-  return s;
-}, port, (body) => {
-  const b = body as { method?: string; params?: { notifications?: { resourceSubscriptions?: string[] } } };
-  if (b?.method !== "subscriptions/listen") return;
-  for (const uri of b.params?.notifications?.resourceSubscriptions ?? []) {
-    modernSubs.add(uri);
-    setTimeout(() => http.modern.notify.resourceUpdated(uri), 50);
-  }
-});
+const http: HybridServer = await serveHybrid(
+  (era) => {
+    const s = build();
+    if (era === "legacy") s.server.onclose = () => legacySubs.delete(s);
+    return s;
+  },
+  port,
+  (body) => {
+    const b = body as { method?: string; params?: { notifications?: { resourceSubscriptions?: string[] } } };
+    if (b?.method !== "subscriptions/listen") return;
+    for (const uri of b.params?.notifications?.resourceSubscriptions ?? []) {
+      modernSubs.add(uri);
+      setTimeout(() => http.modern.notify.resourceUpdated(uri), 50);
+    }
+  },
+);
 
 if (interval > 0) {
   setInterval(() => {

@@ -49,7 +49,10 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
     },
   });
 
-  const connectFn = (fn: string, open: (a: Args, common: CommonConnectOptions, opts?: Record<string, unknown>) => Promise<unknown>, optsAt: number) => ({
+  const connectFn = (
+    open: (a: Args, common: CommonConnectOptions, opts?: Record<string, unknown>) => Promise<unknown>,
+    optsAt: number,
+  ) => ({
     async: async (a: Args) => {
       const opts = a.optTable(optsAt, "opts");
       const common = commonOptions(a, optsAt, opts);
@@ -68,7 +71,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
 
   engine.define(
     "mcp.connect",
-    connectFn("mcp.connect", async (a, common, opts) => {
+    connectFn(async (a, common, opts) => {
       const name = a.string(1, "name");
       const command = a.string(2, "command");
       const args = stringList(a, 3, "args");
@@ -80,12 +83,14 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
 
   engine.define(
     "mcp.connect_http",
-    connectFn("mcp.connect_http", async (a, common, opts) => {
+    connectFn(async (a, common, opts) => {
       const name = a.string(1, "name");
       const url = a.string(2, "url");
       const transport = optField<string>(a, 3, "opts", opts, "transport", "string") ?? "http";
       if (transport !== "http" && transport !== "sse") {
-        throw new LuaArgError(`mcp.connect_http: argument 3 (opts) field 'transport' must be "http" or "sse", got "${transport}"`);
+        throw new LuaArgError(
+          `mcp.connect_http: argument 3 (opts) field 'transport' must be "http" or "sse", got "${transport}"`,
+        );
       }
       const headers = stringMap(a, 3, opts, "headers");
       await manager.connectHttp("mcp.connect_http", name, url, { ...common, transport, headers });
@@ -106,7 +111,9 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const raw = a.at(3);
       if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
         throw new McpError(
-          `mcp.call: arguments must be a JSON object (got ${Array.isArray(raw) ? "array" : luaTypeName(raw)})`,
+          `mcp.call: arguments must be a JSON object (got ${
+            Array.isArray(raw) ? "array" : luaTypeName(raw)
+          })`,
         );
       }
       const r = await c.callTool("mcp.call", tool, (raw ?? {}) as Record<string, unknown>, signal);
@@ -116,7 +123,13 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
     }),
   );
 
-  const list = (fn: string, key: string, method: string, call: (c: ReturnType<typeof manager.get>, o: object) => Promise<Record<string, unknown>>, field: string) =>
+  const list = (
+    fn: string,
+    key: string,
+    method: string,
+    call: (c: ReturnType<typeof manager.get>, o: object) => Promise<Record<string, unknown>>,
+    field: string,
+  ) =>
     engine.define(
       fn,
       rpc(fn, async (a, signal) => {
@@ -126,7 +139,13 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       }),
     );
   list("mcp.list_tools", "tools", "tools/list", (c, o) => c.client.listTools(undefined, o), "tools");
-  list("mcp.list_resources", "resources", "resources/list", (c, o) => c.client.listResources(undefined, o), "resources");
+  list(
+    "mcp.list_resources",
+    "resources",
+    "resources/list",
+    (c, o) => c.client.listResources(undefined, o),
+    "resources",
+  );
   list(
     "mcp.list_resource_templates",
     "resource_templates",
@@ -134,15 +153,26 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
     (c, o) => c.client.listResourceTemplates(undefined, o),
     "resourceTemplates",
   );
-  list("mcp.list_prompts", "prompts", "prompts/list", (c, o) => c.client.listPrompts(undefined, o), "prompts");
+  list(
+    "mcp.list_prompts",
+    "prompts",
+    "prompts/list",
+    (c, o) => c.client.listPrompts(undefined, o),
+    "prompts",
+  );
 
   engine.define(
     "mcp.read_resource",
     rpc("mcp.read_resource", async (a, signal) => {
       const c = manager.get("mcp.read_resource", a.string(1, "name"));
       const uri = a.string(2, "uri");
-      const r = await c.request("mcp.read_resource", "resources/read", ` '${uri}'`, (o, meta) =>
-        c.client.readResource({ uri, ...(Object.keys(meta).length ? { _meta: meta } : {}) }, o), signal);
+      const r = await c.request(
+        "mcp.read_resource",
+        "resources/read",
+        ` '${uri}'`,
+        (o, meta) => c.client.readResource({ uri, ...(Object.keys(meta).length ? { _meta: meta } : {}) }, o),
+        signal,
+      );
       return { contents: r.contents ?? [] };
     }),
   );
@@ -154,13 +184,29 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const prompt = a.string(2, "prompt_name");
       const raw = a.at(3);
       if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
-        throw new McpError(`mcp.get_prompt: arguments must be a JSON object (got ${Array.isArray(raw) ? "array" : luaTypeName(raw)})`);
+        throw new McpError(
+          `mcp.get_prompt: arguments must be a JSON object (got ${
+            Array.isArray(raw) ? "array" : luaTypeName(raw)
+          })`,
+        );
       }
       const args = Object.fromEntries(
-        Object.entries((raw ?? {}) as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+        Object.entries((raw ?? {}) as Record<string, unknown>).map((
+          [k, v],
+        ) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
       );
-      const r = await c.request("mcp.get_prompt", "prompts/get", ` '${prompt}'`, (o, meta) =>
-        c.client.getPrompt({ name: prompt, arguments: args, ...(Object.keys(meta).length ? { _meta: meta } : {}) }, o), signal);
+      const r = await c.request(
+        "mcp.get_prompt",
+        "prompts/get",
+        ` '${prompt}'`,
+        (o, meta) =>
+          c.client.getPrompt({
+            name: prompt,
+            arguments: args,
+            ...(Object.keys(meta).length ? { _meta: meta } : {}),
+          }, o),
+        signal,
+      );
       const out: Record<string, unknown> = { messages: r.messages ?? [] };
       if (r.description !== undefined) out.description = r.description;
       return out;
@@ -176,12 +222,16 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const argValue = a.string(4, "arg_value");
       const context = a.optTable(5, "context");
       let reference: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
-      if (ref.type === "ref/prompt" && typeof ref.name === "string") reference = { type: "ref/prompt", name: ref.name };
-      else if (ref.type === "ref/resource" && typeof ref.uri === "string") reference = { type: "ref/resource", uri: ref.uri };
-      else if (ref.type === undefined) throw new McpError("mcp.complete: ref object has no 'type' field");
+      if (ref.type === "ref/prompt" && typeof ref.name === "string") {
+        reference = { type: "ref/prompt", name: ref.name };
+      } else if (ref.type === "ref/resource" && typeof ref.uri === "string") {
+        reference = { type: "ref/resource", uri: ref.uri };
+      } else if (ref.type === undefined) throw new McpError("mcp.complete: ref object has no 'type' field");
       else {
         throw new McpError(
-          `mcp.complete: invalid ref kind '${String(ref.type)}' (want {type="ref/prompt", name=...} or {type="ref/resource", uri=...})`,
+          `mcp.complete: invalid ref kind '${
+            String(ref.type)
+          }' (want {type="ref/prompt", name=...} or {type="ref/resource", uri=...})`,
         );
       }
       const r = await c.request("mcp.complete", "completion/complete", "", (o) =>
@@ -214,8 +264,17 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const c = manager.get("mcp.set_log_level", a.string(1, "name"));
       const level = a.string(2, "level");
       if (!LOG_LEVELS.includes(level)) a.fail(2, "level", `one of ${LOG_LEVELS.join(", ")}`, `'${level}'`);
-      c.requireLegacy("mcp.set_log_level", "logging/setLevel (the level travels with each request: opts.log_level)");
-      await c.request("mcp.set_log_level", "logging/setLevel", "", (o) => c.client.setLoggingLevel(level as LoggingLevel, o), signal);
+      c.requireLegacy(
+        "mcp.set_log_level",
+        "logging/setLevel (the level travels with each request: opts.log_level)",
+      );
+      await c.request(
+        "mcp.set_log_level",
+        "logging/setLevel",
+        "",
+        (o) => c.client.setLoggingLevel(level as LoggingLevel, o),
+        signal,
+      );
       return {};
     }),
   );
@@ -294,15 +353,23 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
 function commonOptions(a: Args, i: number, opts: Record<string, unknown> | undefined): CommonConnectOptions {
   const timeout = optField<number>(a, i, "opts", opts, "timeout", "number");
   if (timeout !== undefined && !(timeout > 0)) {
-    throw new LuaArgError(`${a.fn}: argument ${i} (opts) field 'timeout' must be a positive number of seconds, got ${timeout}`);
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'timeout' must be a positive number of seconds, got ${timeout}`,
+    );
   }
   const era = optField<string>(a, i, "opts", opts, "era", "string");
   if (era !== undefined && era !== "auto" && era !== "legacy" && !/^\d{4}-\d{2}-\d{2}$/.test(era)) {
-    throw new LuaArgError(`${a.fn}: argument ${i} (opts) field 'era' must be "auto", "legacy" or a protocol version, got "${era}"`);
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'era' must be "auto", "legacy" or a protocol version, got "${era}"`,
+    );
   }
   const logLevel = optField<string>(a, i, "opts", opts, "log_level", "string");
   if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
-    throw new LuaArgError(`${a.fn}: argument ${i} (opts) field 'log_level' must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'log_level' must be one of ${
+        LOG_LEVELS.join(", ")
+      }, got "${logLevel}"`,
+    );
   }
   return {
     timeoutMs: timeout === undefined ? undefined : timeout * 1000,
@@ -322,18 +389,29 @@ function stringList(a: Args, i: number, name: string): string[] {
   return arr.map((x, k) => {
     if (typeof x === "string") return x;
     if (typeof x === "number") return String(x);
-    throw new LuaArgError(`${a.fn}: argument ${i} (${name}) element ${k + 1} must be a string, got ${luaTypeName(x)}`);
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (${name}) element ${k + 1} must be a string, got ${luaTypeName(x)}`,
+    );
   });
 }
 
 /** Field `key` of options table `i` as a string → string map; a non-string value raises. */
-function stringMap(a: Args, i: number, opts: Record<string, unknown> | undefined, key: string): Record<string, string> {
+function stringMap(
+  a: Args,
+  i: number,
+  opts: Record<string, unknown> | undefined,
+  key: string,
+): Record<string, string> {
   const t = optField<Record<string, unknown>>(a, i, "opts", opts, key, "table");
   if (!t) return {};
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(t)) {
     if (typeof v !== "string") {
-      throw new LuaArgError(`${a.fn}: argument ${i} (opts) field '${key}' value for '${k}' must be a string, got ${luaTypeName(v)}`);
+      throw new LuaArgError(
+        `${a.fn}: argument ${i} (opts) field '${key}' value for '${k}' must be a string, got ${
+          luaTypeName(v)
+        }`,
+      );
     }
     out[k] = v;
   }

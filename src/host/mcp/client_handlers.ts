@@ -95,7 +95,9 @@ export function toCreateMessageResult(v: unknown): CreateMessageResult {
     : isTable(v.content) || Array.isArray(v.content)
     ? v.content
     : undefined;
-  if (content === undefined) throw new Error(`field 'content' must be a string or a table, got ${describe(v.content)}`);
+  if (content === undefined) {
+    throw new Error(`field 'content' must be a string or a table, got ${describe(v.content)}`);
+  }
   const result: Record<string, unknown> = {
     model: typeof v.model === "string" ? v.model : "unknown",
     role: v.role === "user" ? "user" : "assistant",
@@ -111,7 +113,9 @@ export function toElicitResult(v: unknown): ElicitResult {
   if (!isTable(v)) throw new Error(`must return a table { action, content? }, got ${describe(v)}`);
   const action = v.action;
   if (action === "accept") {
-    if (!isTable(v.content)) throw new Error(`action 'accept' needs a 'content' table, got ${describe(v.content)}`);
+    if (!isTable(v.content)) {
+      throw new Error(`action 'accept' needs a 'content' table, got ${describe(v.content)}`);
+    }
     return { action, content: v.content as ElicitResult["content"] };
   }
   if (action === "decline" || action === "cancel") {

@@ -122,10 +122,11 @@ export class McpConnection {
     fn: string,
   ): Promise<McpConnection> {
     const conn = new McpConnection(deps, transport, kind);
-    const negotiation: VersionNegotiationOptions = era === "legacy"
-      ? { mode: "legacy" }
-      : era === "auto"
-      ? { mode: "auto", probe: kind === "stdio" ? { timeoutMs: Math.min(deps.timeoutMs, STDIO_PROBE_MS) } : {} }
+    const negotiation: VersionNegotiationOptions = era === "legacy" ? { mode: "legacy" } : era === "auto"
+      ? {
+        mode: "auto",
+        probe: kind === "stdio" ? { timeoutMs: Math.min(deps.timeoutMs, STDIO_PROBE_MS) } : {},
+      }
       : { mode: { pin: era } };
     conn.client.setVersionNegotiation(negotiation);
     try {
@@ -231,7 +232,12 @@ export class McpConnection {
   /** Subscribes to updates of `uri`: `resources/subscribe` (2025) or `subscriptions/listen` (2026). */
   async subscribe(fn: string, uri: string): Promise<void> {
     if (this.era === "legacy") {
-      await this.request(fn, "resources/subscribe", ` '${uri}'`, (o, _meta) => this.client.subscribeResource({ uri }, o));
+      await this.request(
+        fn,
+        "resources/subscribe",
+        ` '${uri}'`,
+        (o, _meta) => this.client.subscribeResource({ uri }, o),
+      );
       return;
     }
     if (this.#resourceSubs.has(uri)) return;
@@ -246,7 +252,12 @@ export class McpConnection {
 
   async unsubscribe(fn: string, uri: string): Promise<void> {
     if (this.era === "legacy") {
-      await this.request(fn, "resources/unsubscribe", ` '${uri}'`, (o) => this.client.unsubscribeResource({ uri }, o));
+      await this.request(
+        fn,
+        "resources/unsubscribe",
+        ` '${uri}'`,
+        (o) => this.client.unsubscribeResource({ uri }, o),
+      );
       return;
     }
     this.#assertOpen(fn);
@@ -265,7 +276,9 @@ export class McpConnection {
   /** Sends `notifications/roots/list_changed` (fire and forget; failures are logged). */
   notifyRootsChanged(): void {
     if (this.#closed) {
-      this.deps.log.warn(`mcp.notify_roots_list_changed: ${this.#closeReason || `server '${this.name}' is closed`}`);
+      this.deps.log.warn(
+        `mcp.notify_roots_list_changed: ${this.#closeReason || `server '${this.name}' is closed`}`,
+      );
       return;
     }
     this.client.sendRootsListChanged().catch((e) =>
@@ -298,7 +311,9 @@ export class McpConnection {
       ]);
     } catch (e) {
       this.deps.log.warn(`mcp: disconnecting server '${this.name}' failed: ${errorText(e)}`);
-      if (this.transport instanceof ProcessStdioTransport) await this.transport.close().catch(() => undefined);
+      if (this.transport instanceof ProcessStdioTransport) {
+        await this.transport.close().catch(() => undefined);
+      }
     } finally {
       clearTimeout(timer);
     }
@@ -324,7 +339,10 @@ export class McpConnection {
     const tail = stdio && method === "initialize" ? stdio.stderrSuffix() : "";
     if (isTimeout(e)) {
       const cancel = method === "initialize" ? "" : " (cancellation sent)";
-      return new McpError(`${fn}: ${subject} timed out after ${seconds(this.deps.timeoutMs)}${cancel}${tail}`, "timeout");
+      return new McpError(
+        `${fn}: ${subject} timed out after ${seconds(this.deps.timeoutMs)}${cancel}${tail}`,
+        "timeout",
+      );
     }
     const failure = this.#stdioFailure();
     if (failure) return new McpError(`${fn}: ${subject} failed: ${failure}`);
@@ -355,16 +373,25 @@ export class McpConnection {
     const params = (m.params ?? {}) as Record<string, unknown>;
     switch (m.method) {
       case "notifications/progress":
-        this.#deliver("progress", () => [params.progressToken, params.progress, params.total, params.message]);
+        this.#deliver(
+          "progress",
+          () => [params.progressToken, params.progress, params.total, params.message],
+        );
         return true;
       case "notifications/message":
         this.#onLog(params);
         return false;
       case "notifications/resources/updated":
-        this.#deliver("resource_update", () => [{ type: "resource_update", server: this.name, uri: params.uri }]);
+        this.#deliver(
+          "resource_update",
+          () => [{ type: "resource_update", server: this.name, uri: params.uri }],
+        );
         return false;
       case "notifications/resources/list_changed":
-        this.#deliver("resources_list_changed", () => [{ type: "resources_list_changed", server: this.name }]);
+        this.#deliver(
+          "resources_list_changed",
+          () => [{ type: "resources_list_changed", server: this.name }],
+        );
         return false;
       case "notifications/tools/list_changed":
         this.toolsEpoch++;

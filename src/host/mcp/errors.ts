@@ -44,7 +44,9 @@ export function isTimeout(e: unknown): boolean {
  */
 export function errorText(e: unknown): string {
   if (e instanceof ProtocolError) return `MCP error ${e.code}: ${stripPrefix(e.message)}`;
-  if (e instanceof SdkHttpError) return `HTTP ${e.status ?? ""} ${stripPrefix(e.message)}`.replace(/\s+/g, " ");
+  if (e instanceof SdkHttpError) {
+    return `HTTP ${e.status ?? ""} ${stripPrefix(e.message)}`.replace(/\s+/g, " ");
+  }
   if (e instanceof Error) return stripPrefix(e.message);
   return String(e);
 }

@@ -15,7 +15,7 @@ import type { RunContext } from "../context.ts";
 import { type LuaBridge, ServerCallbacks } from "./callbacks.ts";
 import { type EraChoice, McpConnection } from "./connection.ts";
 import { McpError, sanitizeUrl } from "./errors.ts";
-import { type HttpTransportKind, httpTransport } from "./http_transport.ts";
+import { httpTransport, type HttpTransportKind } from "./http_transport.ts";
 import { ProcessStdioTransport } from "./stdio_transport.ts";
 
 /** Options shared by both connection kinds. */
@@ -90,7 +90,9 @@ export class McpManager {
       // `server/discover` probe (the SDK probes on a sibling process only for its own stdio
       // transport). Such a server is a legacy server: start it again and speak 2025.
       if (!(e instanceof McpError && e.code === "probe_closed")) throw e;
-      this.run.log.info(`mcp: server '${name}' closed the connection on the protocol probe; retrying as a 2025-era server`);
+      this.run.log.info(
+        `mcp: server '${name}' closed the connection on the protocol probe; retrying as a 2025-era server`,
+      );
       return await this.#open(fn, name, transport(), "stdio", { ...opts, era: "legacy" });
     }
   }
@@ -108,7 +110,9 @@ export class McpManager {
       return await this.#open(fn, name, httpTransport(parsed, kind, opts.headers ?? {}), kind, opts);
     } catch (e) {
       if (e instanceof McpError) {
-        throw new McpError(`${e.message} (${kind === "sse" ? "SSE" : "Streamable HTTP"} ${sanitizeUrl(url)})`);
+        throw new McpError(
+          `${e.message} (${kind === "sse" ? "SSE" : "Streamable HTTP"} ${sanitizeUrl(url)})`,
+        );
       }
       throw e;
     }
@@ -127,15 +131,21 @@ export class McpManager {
       this.#conns.delete(name);
       await old.close();
     }
-    const conn = await McpConnection.open({
-      name,
-      log: this.run.log,
-      timeoutMs: opts.timeoutMs ?? this.run.mcpTimeoutMs,
-      callbacks: () => this.#callbacks.get(name),
-      lua: this.lua,
-      logLevel: opts.logLevel ?? "debug",
-      traceContext: opts.traceContext ?? false,
-    }, transport, kind, opts.era ?? "auto", fn);
+    const conn = await McpConnection.open(
+      {
+        name,
+        log: this.run.log,
+        timeoutMs: opts.timeoutMs ?? this.run.mcpTimeoutMs,
+        callbacks: () => this.#callbacks.get(name),
+        lua: this.lua,
+        logLevel: opts.logLevel ?? "debug",
+        traceContext: opts.traceContext ?? false,
+      },
+      transport,
+      kind,
+      opts.era ?? "auto",
+      fn,
+    );
     this.#conns.set(name, conn);
     return conn;
   }

@@ -86,7 +86,9 @@ export class ProcessStdioTransport implements Transport {
       });
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound
-        ? (isMissingDir(this.spec.cwd) ? `working directory ${this.spec.cwd} does not exist` : "no such command")
+        ? (isMissingDir(this.spec.cwd)
+          ? `working directory ${this.spec.cwd} does not exist`
+          : "no such command")
         : e instanceof Deno.errors.PermissionDenied
         ? "permission denied"
         : (e as Error).message;

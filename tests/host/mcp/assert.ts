@@ -8,7 +8,10 @@ export function assertEquals(actual: unknown, expected: unknown, msg?: string): 
   nodeAssert.deepStrictEqual(actual, expected, msg);
 }
 export function assertStringIncludes(actual: string, expected: string, msg?: string): void {
-  nodeAssert.ok(actual.includes(expected), msg ?? `expected ${JSON.stringify(actual)} to contain ${JSON.stringify(expected)}`);
+  nodeAssert.ok(
+    actual.includes(expected),
+    msg ?? `expected ${JSON.stringify(actual)} to contain ${JSON.stringify(expected)}`,
+  );
 }
 export function assertMatch(actual: string, re: RegExp, msg?: string): void {
   nodeAssert.match(actual, re, msg);

@@ -8,7 +8,7 @@ import { runLua } from "../../helpers.ts";
 import { DENO, ECHO, lq, type Peer, startEchoHttp } from "./peers.ts";
 
 /** The Lua walk: connects with `connectExpr`, exercises everything, returns a JSON report. */
-function walk(connectExpr: string, era: string): string {
+function walk(connectExpr: string): string {
   return `
 local R = {}
 local function wait_until(pred, secs)
@@ -135,8 +135,8 @@ interface Report {
   [k: string]: unknown;
 }
 
-async function runWalk(connectExpr: string, era: string): Promise<{ r: Report; stderr: string }> {
-  const out = await runLua(walk(connectExpr, era));
+async function runWalk(connectExpr: string): Promise<{ r: Report; stderr: string }> {
+  const out = await runLua(walk(connectExpr));
   if (out.outcome.status !== "returned") {
     throw new Error(`walk failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
   }
@@ -195,29 +195,32 @@ function check(r: Report, stderr: string, modern: boolean): void {
 }
 
 const stdioConnect = (era: string) =>
-  `assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools", "--step-ms", "5" }, { era = ${
-    lq(era)
-  } }))`;
+  `assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    lq(ECHO)
+  }, "--test-tools", "--step-ms", "5" }, { era = ${lq(era)} }))`;
 
 Deno.test("mcp.* against the echo server", async (t) => {
   let http: Peer | undefined;
   try {
     await t.step("stdio, negotiated 2026-07-28", async () => {
-      const { r, stderr } = await runWalk(stdioConnect("auto"), "auto");
+      const { r, stderr } = await runWalk(stdioConnect("auto"));
       check(r, stderr, true);
     });
     await t.step("stdio, 2025 era", async () => {
-      const { r, stderr } = await runWalk(stdioConnect("legacy"), "legacy");
+      const { r, stderr } = await runWalk(stdioConnect("legacy"));
       check(r, stderr, false);
     });
     http = await startEchoHttp(["--test-tools", "--step-ms", "5"]);
     const url = http.url;
     await t.step("Streamable HTTP, negotiated 2026-07-28", async () => {
-      const { r, stderr } = await runWalk(`assert(mcp.connect_http("echo", ${lq(url)}))`, "auto");
+      const { r, stderr } = await runWalk(`assert(mcp.connect_http("echo", ${lq(url)}))`);
       check(r, stderr, true);
     });
     await t.step("Streamable HTTP, 2025 era", async () => {
-      const { r, stderr } = await runWalk(`assert(mcp.connect_http("echo", ${lq(url)}, { era = "legacy" }))`, "legacy");
+      const { r, stderr } = await runWalk(
+        `assert(mcp.connect_http("echo", ${lq(url)}, { era = "legacy" }))`,
+        "legacy",
+      );
       check(r, stderr, false);
     });
   } finally {
@@ -248,7 +251,9 @@ Deno.test("mcp.on_log receives the server's log notifications in both eras", asy
 
 Deno.test("without mcp.on_log, server logs go to the run's log at the mapped level", async () => {
   const out = await runLua(`
-    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--emit-logs", "--log-interval-ms", "10" }))
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    lq(ECHO)
+  }, "--emit-logs", "--log-interval-ms", "10" }))
     assert(mcp.call("echo", "echo", { msg = "x" }).ok)
     return "done"
   `);

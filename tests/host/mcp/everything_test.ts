@@ -118,7 +118,9 @@ return std.json.encode(R)
 
 async function walk(connect: string): Promise<Record<string, unknown>> {
   const out = await runLua(WALK.replace("CONNECT()", connect));
-  if (out.outcome.status !== "returned") throw new Error(`walk failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
+  if (out.outcome.status !== "returned") {
+    throw new Error(`walk failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
+  }
   return JSON.parse(String(out.outcome.result));
 }
 
@@ -159,7 +161,12 @@ Deno.test("mcp.* against server-everything (2025 era) over stdio, Streamable HTT
   const peers: Peer[] = [];
   try {
     await t.step("stdio", async () => {
-      check(await walk(`assert(mcp.connect("ev", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(EVERYTHING)}, "stdio" }))`), "stdio");
+      check(
+        await walk(
+          `assert(mcp.connect("ev", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(EVERYTHING)}, "stdio" }))`,
+        ),
+        "stdio",
+      );
     });
     const http = await startEverything("streamableHttp");
     peers.push(http);

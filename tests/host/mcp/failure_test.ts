@@ -23,7 +23,10 @@ Deno.test("a wrong command raises naming the server and the command; required=fa
   `);
   const r = JSON.parse(result(out));
   assertEquals(r.ok, false);
-  assertStringIncludes(r.err, "cannot start server 'ghost' (command '/nonexistent/mcp-server'): no such command");
+  assertStringIncludes(
+    r.err,
+    "cannot start server 'ghost' (command '/nonexistent/mcp-server'): no such command",
+  );
   assertEquals(r.ok2, false);
   assertStringIncludes(r.err2, "cannot start server 'ghost2'");
   assertStringIncludes(out.stderr, "[warn]");
@@ -31,7 +34,9 @@ Deno.test("a wrong command raises naming the server and the command; required=fa
 
 Deno.test("a server printing non-protocol text on stdout gets an error that says so", async () => {
   const out = await runLua(`
-    local ok, err = pcall(mcp.connect, "weather", ${lq(DENO)}, { "run", "-A", ${lq(join(FIXTURES, "garbage_server.ts"))} })
+    local ok, err = pcall(mcp.connect, "weather", ${lq(DENO)}, { "run", "-A", ${
+    lq(join(FIXTURES, "garbage_server.ts"))
+  } })
     return tostring(err)
   `);
   const err = result(out);
@@ -42,7 +47,9 @@ Deno.test("a server printing non-protocol text on stdout gets an error that says
 
 Deno.test("a server dying at start-up: exit code and stderr tail in the error", async () => {
   const out = await runLua(`
-    local ok, err = pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${lq(join(FIXTURES, "crash_server.ts"))} })
+    local ok, err = pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${
+    lq(join(FIXTURES, "crash_server.ts"))
+  } })
     return tostring(err)
   `);
   const err = result(out);
@@ -99,13 +106,17 @@ async function hangAndProveCancel(connect: string, cancelLog: string): Promise<v
   assertMatch(r.error, /tools\/call 'hang' on server 'echo' timed out after 1 s \(cancellation sent\)/);
   assertEquals(r.after, "still alive");
   // The server saw the cancellation of that request.
-  await waitFor(async () => {
-    try {
-      return (await Deno.readTextFile(cancelLog)).includes("cancelled");
-    } catch {
-      return false;
-    }
-  }, 20_000, "the server to record the cancellation");
+  await waitFor(
+    async () => {
+      try {
+        return (await Deno.readTextFile(cancelLog)).includes("cancelled");
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+    "the server to record the cancellation",
+  );
 }
 
 Deno.test("a tool that never answers: timeout, and the cancellation reaches the server", async (t) => {
@@ -116,9 +127,9 @@ Deno.test("a tool that never answers: timeout, and the cancellation reaches the 
       await t.step(`stdio, era ${era}`, async () => {
         const log = join(dir, `stdio-${era}.log`);
         await hangAndProveCancel(
-          `assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools", "--cancel-log", ${
-            lq(log)
-          } }, { timeout = 1, era = ${lq(era)} }))`,
+          `assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+            lq(ECHO)
+          }, "--test-tools", "--cancel-log", ${lq(log)} }, { timeout = 1, era = ${lq(era)} }))`,
           log,
         );
       });
@@ -163,7 +174,9 @@ Deno.test("HTTP servers answering 404 or 500: connect errors name the server, th
         local a_ok, a = pcall(mcp.connect_http, "remote", "http://user:pw@127.0.0.1:${port}/missing/mcp?token=s3cret", { transport = ${
         lq(transport)
       }, era = "legacy" })
-        local b_ok, b = pcall(mcp.connect_http, "broken", "http://127.0.0.1:${port}/mcp", { transport = ${lq(transport)} })
+        local b_ok, b = pcall(mcp.connect_http, "broken", "http://127.0.0.1:${port}/mcp", { transport = ${
+        lq(transport)
+      } })
         return std.json.encode({ a = a, b = b })
       `);
       const r = JSON.parse(result(out));
@@ -185,19 +198,26 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
   Deno.env.set("AB_MCP_TEST_INHERITED", "inherited");
   try {
     const project = await Deno.makeTempDir({ prefix: "ab_mcp_proj_" });
-    const out = await runLua(`
+    const out = await runLua(
+      `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
       assert(mcp.connect("a", ${lq(DENO)}, { "run", "-A", srv }))
-      assert(mcp.connect("b", ${lq(DENO)}, { "run", "-A", srv }, { env = { ANTHROPIC_API_KEY = "given", EXTRA = "x" }, cwd = "/tmp" }))
+      assert(mcp.connect("b", ${
+        lq(DENO)
+      }, { "run", "-A", srv }, { env = { ANTHROPIC_API_KEY = "given", EXTRA = "x" }, cwd = "/tmp" }))
       local function env(s, n) return mcp.call(s, "env", { name = n }).content[1].text end
-      local bad_ok, bad = pcall(mcp.connect, "c", ${lq(DENO)}, { "run", "-A", srv }, { env = { PORT = 8080 } })
+      local bad_ok, bad = pcall(mcp.connect, "c", ${
+        lq(DENO)
+      }, { "run", "-A", srv }, { env = { PORT = 8080 } })
       return std.json.encode({
         a_key = env("a", "ANTHROPIC_API_KEY"), a_inh = env("a", "AB_MCP_TEST_INHERITED"),
         b_key = env("b", "ANTHROPIC_API_KEY"), b_extra = env("b", "EXTRA"),
         a_cwd = mcp.call("a", "cwd", {}).content[1].text, b_cwd = mcp.call("b", "cwd", {}).content[1].text,
         bad = bad,
       })
-    `, { projectRoot: project });
+    `,
+      { projectRoot: project },
+    );
     const r = JSON.parse(result(out));
     assertEquals(r.a_key, "<unset>");
     assertEquals(r.a_inh, "inherited");
@@ -205,7 +225,10 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
     assertEquals(r.b_extra, "x");
     assertEquals(r.a_cwd, await Deno.realPath(project));
     assertEquals(r.b_cwd, "/tmp");
-    assertStringIncludes(r.bad, "mcp.connect: argument 4 (opts) field 'env' value for 'PORT' must be a string, got number");
+    assertStringIncludes(
+      r.bad,
+      "mcp.connect: argument 4 (opts) field 'env' value for 'PORT' must be a string, got number",
+    );
     await Deno.remove(project, { recursive: true });
   } finally {
     Deno.env.delete("ANTHROPIC_API_KEY");
@@ -216,9 +239,9 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
 Deno.test("servers are disconnected at run end, after an error too; no child survives", async () => {
   const marker = `/tmp/ab-mcp-marker-${crypto.randomUUID()}`;
   const out = await runLua(`
-    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools", "--cancel-log", ${
-    lq(marker)
-  } }))
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    lq(ECHO)
+  }, "--test-tools", "--cancel-log", ${lq(marker)} }))
     error("script failed on purpose")
   `);
   assertEquals(out.outcome.status, "failed");

@@ -26,9 +26,13 @@ Deno.test("mcp_tools: connect, tools, call, refresh, close", async (t) => {
         local progress, logs = {}, {}
         local conn = mcp_tools.connect({
           { name = "echo", command = ${lq(DENO)},
-            args = { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools", "--emit-logs", "--log-interval-ms", "5", "--step-ms", "5" } },
+            args = { "run", "-A", "--quiet", ${
+        lq(ECHO)
+      }, "--test-tools", "--emit-logs", "--log-interval-ms", "5", "--step-ms", "5" } },
           { name = "ghost", command = "/nonexistent/server" },
-          { name = "web", url = ${lq(http!.url)}, transport_opts = { transport = "http", headers = { ["X-Test"] = "1" } } },
+          { name = "web", url = ${
+        lq(http!.url)
+      }, transport_opts = { transport = "http", headers = { ["X-Test"] = "1" } } },
         }, {
           enable_resources = true,
           enable_prompts = true,
@@ -94,7 +98,13 @@ Deno.test("mcp_tools: connect, tools, call, refresh, close", async (t) => {
       assertEquals(r.slow, ["s", false]);
       assertEquals(r.progress, 3);
       const pev = r.progress_ev as Record<string, unknown>;
-      assertEquals([pev.type, pev.server, pev.progress, pev.total, pev.message], ["progress", "echo", 3, 3, "step 3/3"]);
+      assertEquals([pev.type, pev.server, pev.progress, pev.total, pev.message], [
+        "progress",
+        "echo",
+        3,
+        3,
+        "step 3/3",
+      ]);
       const [readText, readErr] = r.read as [string, boolean];
       assertEquals(readErr, false);
       assertEquals(JSON.parse(readText)[0].text, "hello world");
@@ -120,7 +130,9 @@ Deno.test("mcp_tools: a required server that fails raises with its stderr tail a
     local mcp_tools = require("mcp_tools")
     local ok, err = pcall(mcp_tools.connect, {
       { name = "echo", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${lq(ECHO)} } },
-      { name = "crashy", command = ${lq(DENO)}, args = { "run", "-A", ${lq(join(FIXTURES, "crash_server.ts"))} }, required = true },
+      { name = "crashy", command = ${lq(DENO)}, args = { "run", "-A", ${
+    lq(join(FIXTURES, "crash_server.ts"))
+  } }, required = true },
     })
     return std.json.encode({ ok = ok, err = tostring(err), echo_left = mcp.server_info("echo").ok })
   `);
@@ -135,7 +147,9 @@ Deno.test("mcp_tools: capability gates, progress_to_log, log_to_stderr, callback
   const out = await runLua(`
     local mcp_tools = require("mcp_tools")
     local conn = mcp_tools.connect({
-      { name = "plain", command = ${lq(DENO)}, args = { "run", "-A", ${lq(join(FIXTURES, "env_server.ts"))} } },
+      { name = "plain", command = ${lq(DENO)}, args = { "run", "-A", ${
+    lq(join(FIXTURES, "env_server.ts"))
+  } } },
     }, { enable_resources = true, enable_prompts = true, on_log = function() end })
     local names = {}
     for _, t in ipairs(conn:tools()) do names[#names + 1] = t.name end
@@ -151,7 +165,9 @@ Deno.test("mcp_tools: capability gates, progress_to_log, log_to_stderr, callback
     conn2:close()
 
     local conn3 = mcp_tools.connect({
-      { name = "echo3", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${lq(ECHO)}, "--step-ms", "5" } },
+      { name = "echo3", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${
+    lq(ECHO)
+  }, "--step-ms", "5" } },
     }, { progress_to_log = true })
     conn3:call("echo3__slow_echo", { msg = "x", steps = 1 })
     conn3:close()

@@ -91,7 +91,10 @@ export async function startPeer(
 
 /** Our echo server over HTTP (`extra` flags appended). */
 export function startEchoHttp(extra: string[] = []): Promise<Peer> {
-  return startPeer([ECHO, "--transport", "http", "--port", "0", ...extra], (o) => o.match(/ECHO_MCP_URL=(\S+)/)?.[1]);
+  return startPeer(
+    [ECHO, "--transport", "http", "--port", "0", ...extra],
+    (o) => o.match(/ECHO_MCP_URL=(\S+)/)?.[1],
+  );
 }
 
 /** The subscribe smoke server. */
@@ -104,7 +107,10 @@ export function startEverything(mode: "streamableHttp" | "sse"): Promise<Peer> {
   const port = freePort();
   return startPeer(
     [EVERYTHING, mode],
-    (o) => /(listening|running) on port/i.test(o) ? `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}` : undefined,
+    (o) =>
+      /(listening|running) on port/i.test(o)
+        ? `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}`
+        : undefined,
     { PORT: String(port) },
   );
 }
@@ -115,7 +121,11 @@ export function lq(s: string): string {
 }
 
 /** Polls `check` until it is true (or throws after `ms`). */
-export async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000, what = "condition"): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  ms = 20_000,
+  what = "condition",
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
