@@ -219,7 +219,6 @@ Deno.test("mcp.* against the echo server", async (t) => {
     await t.step("Streamable HTTP, 2025 era", async () => {
       const { r, stderr } = await runWalk(
         `assert(mcp.connect_http("echo", ${lq(url)}, { era = "legacy" }))`,
-        "legacy",
       );
       check(r, stderr, false);
     });
