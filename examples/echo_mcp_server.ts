@@ -17,7 +17,7 @@
  *   --request-sampling       each `echo` asks the client for a sampling round trip first and
  *                            appends `sampling: <text>` to its answer
  *   --test-tools             adds the tools the test suite needs: `noop`, `sample`, `ask`,
- *                            `ask_url`, `roots`, `bump`, `touch`, `hang`, `exit_now`
+ *                            `ask_url`, `roots`, `bump`, `bump_lists`, `touch`, `hang`, `exit_now`
  *   --cancel-log PATH        `hang` appends `cancelled <request id>` to PATH when cancelled
  *   --step-ms N              length of a `slow_echo` step (default 100)
  *
@@ -99,6 +99,14 @@ function notifyToolsChanged(): void {
   for (const s of liveInstances) s.sendToolListChanged();
   http?.modern.notify.toolsChanged();
 }
+function notifyListsChanged(): void {
+  for (const s of liveInstances) {
+    s.sendResourceListChanged();
+    s.sendPromptListChanged();
+  }
+  http?.modern.notify.resourcesChanged();
+  http?.modern.notify.promptsChanged();
+}
 function notifyResourceUpdated(uri: string): void {
   for (const s of liveInstances) s.server.sendResourceUpdated({ uri }).catch(() => undefined);
   http?.modern.notify.resourceUpdated(uri);
@@ -109,7 +117,14 @@ const RESOURCES: Record<string, string> = { "text://hello": "hello world", "text
 function build(): McpServer {
   const server = new McpServer(
     { name: "echo-mcp-server", version: "1.0.0" },
-    { capabilities: { logging: {}, tools: { listChanged: true }, resources: {}, prompts: {} } },
+    {
+      capabilities: {
+        logging: {},
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+      },
+    },
   );
 
   server.registerTool("echo", {
@@ -267,6 +282,11 @@ function addTestTools(server: McpServer): void {
     }
     notifyToolsChanged();
     return { content: [text(name)] };
+  });
+
+  server.registerTool("bump_lists", { description: "Announces resource and prompt list changes" }, () => {
+    setTimeout(notifyListsChanged, 20);
+    return { content: [text("announced")] };
   });
 
   server.registerTool("touch", {

@@ -32,6 +32,7 @@ import {
   type VersionNegotiationOptions,
 } from "@modelcontextprotocol/client";
 import type { Logger, LogLevel } from "../../obs/log.ts";
+import { LuaCallbackError } from "../../lua/engine.ts";
 import { VERSION } from "../../version.ts";
 import { installClientHandlers } from "./client_handlers.ts";
 import type { LuaBridge, ServerCallbacks } from "./callbacks.ts";
@@ -423,9 +424,11 @@ export class McpConnection {
   #deliver(kind: Parameters<ServerCallbacks["get"]>[0], args: () => unknown[]): void {
     const fn = this.deps.callbacks()?.get(kind);
     if (!fn) return;
-    const p = this.deps.lua.call(fn, args()).catch((e) =>
-      this.deps.log.warn(`mcp: ${kind} callback for server '${this.name}' failed: ${errorText(e)}`)
-    );
+    const p = this.deps.lua.call(fn, args()).catch((e) => {
+      // A notification that lands while the run is ending has nobody left to run it.
+      const level = e instanceof LuaCallbackError && e.value === undefined ? "debug" : "warn";
+      this.deps.log.log(level, `mcp: ${kind} callback for server '${this.name}' failed: ${errorText(e)}`);
+    });
     for (const list of this.#inflight) list.push(p);
   }
 }

@@ -118,6 +118,21 @@ R.new_tool_listed = found
 R.tools_ev_type = R.tools_ev and R.tools_ev.type
 R.tools_ev = nil
 
+local lists = {}
+mcp.on_resources_list_changed("echo", function(ev) lists[ev.type] = ev.server end)
+mcp.on_prompts_list_changed("echo", function(ev) lists[ev.type] = ev.server end)
+mcp.call("echo", "bump_lists", {})
+R.lists_changed = wait_until(function() return lists.resources_list_changed and lists.prompts_list_changed end)
+R.lists = lists
+
+-- 2025 era: unsolicited resource updates reach on_resource_update
+if R.era == "legacy" then
+  local upd
+  mcp.on_resource_update("echo", function(ev) upd = ev end)
+  mcp.call("echo", "touch", { uri = "text://note" })
+  R.touched = wait_until(function() return upd ~= nil end) and upd.uri
+end
+
 -- cancel and notify are fire-and-forget
 mcp.cancel("echo", 999999)
 mcp.notify_roots_list_changed("echo")
@@ -181,6 +196,7 @@ function check(r: Report, stderr: string, modern: boolean): void {
     assertEquals(r.set_level_ok, false);
     assertStringIncludes(String(r.set_level_error), "2026-07-28");
   } else {
+    assertEquals(r.touched, "text://note");
     assertEquals(r.ping_ok, true);
     assert(typeof r.ping_latency === "number");
     assertEquals(r.set_level_ok, true);
@@ -189,6 +205,8 @@ function check(r: Report, stderr: string, modern: boolean): void {
   assertEquals(r.epoch_moved, true);
   assertEquals(r.new_tool_listed, true);
   assertEquals(r.tools_ev_type, "tools_list_changed");
+  assertEquals(r.lists_changed, true);
+  assertEquals(r.lists, { resources_list_changed: "echo", prompts_list_changed: "echo" });
   assertStringIncludes(String(r.arg_array), "arguments must be a JSON object (got array)");
   assertStringIncludes(String(r.after), "no server named 'echo'");
   assertEquals(r.after_info, false);
