@@ -35,6 +35,8 @@ export interface StdioServerSpec {
 
 /** Bytes of stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 4096;
+/** Longest stdout line accepted (a message bigger than this ends the connection). */
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** How long a server may take to exit on stdin EOF before its group is terminated. */
 const EOF_GRACE_MS = 500;
 /** Longest stdout line quoted in a protocol-violation message. */
@@ -114,6 +116,10 @@ export class ProcessStdioTransport implements Transport {
     try {
       for await (const chunk of stream) {
         buf += dec.decode(chunk, { stream: true });
+        if (buf.length > MAX_LINE_BYTES && buf.indexOf("\n") < 0) {
+          this.#fail(`server '${this.spec.name}' sent a message larger than ${MAX_LINE_BYTES} bytes`);
+          return;
+        }
         let nl: number;
         while ((nl = buf.indexOf("\n")) >= 0) {
           const line = buf.slice(0, nl).replace(/\r$/, "");
@@ -136,10 +142,10 @@ export class ProcessStdioTransport implements Transport {
       message = deserializeMessage(line);
     } catch {
       const quoted = line.length > QUOTE_CHARS ? line.slice(0, QUOTE_CHARS) + "…" : line;
-      this.#violation = `server '${this.spec.name}' wrote non-protocol text on stdout ` +
-        `(stdout is reserved for JSON-RPC; log to stderr instead): ${JSON.stringify(quoted)}`;
-      this.onerror?.(new Error(this.#violation));
-      void this.close();
+      this.#fail(
+        `server '${this.spec.name}' wrote non-protocol text on stdout ` +
+          `(stdout is reserved for JSON-RPC; log to stderr instead): ${JSON.stringify(quoted)}`,
+      );
       return false;
     }
     try {
@@ -148,6 +154,13 @@ export class ProcessStdioTransport implements Transport {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
     }
     return true;
+  }
+
+  /** Records why the stream can no longer be trusted and ends the connection. */
+  #fail(violation: string): void {
+    this.#violation = violation;
+    this.onerror?.(new Error(violation));
+    void this.close();
   }
 
   async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {

@@ -174,7 +174,7 @@ Deno.test("mcp_tools: capability gates, progress_to_log, log_to_stderr, callback
     return std.json.encode({ names = names, slow = slow })
   `);
   const r = resultOf(out);
-  assertEquals((r.names as string[]).sort(), ["plain__cwd", "plain__env"]);
+  assertEquals((r.names as string[]).sort(), ["plain__args", "plain__cwd", "plain__env"]);
   assertStringIncludes(out.stderr, "server 'plain' does not declare resources; enable_resources skipped");
   assertStringIncludes(out.stderr, "server 'plain' does not declare prompts; enable_prompts skipped");
   assertStringIncludes(out.stderr, "server 'plain' does not declare logging; log options skipped");
