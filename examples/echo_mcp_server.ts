@@ -18,7 +18,8 @@
  *                            appends `sampling: <text>` to its answer
  *   --test-tools             adds the tools the test suite needs: `noop`, `sample`, `ask`,
  *                            `ask_url`, `roots`, `bump`, `bump_lists`, `touch`, `hang`, `exit_now`
- *   --cancel-log PATH        `hang` appends `cancelled <request id>` to PATH when cancelled
+ *   --cancel-log PATH        `hang` appends `started <request id>` to PATH when called and
+ *                            `cancelled <request id>` when cancelled
  *   --step-ms N              length of a `slow_echo` step (default 100)
  *
  * Server→client input (sampling, elicitation, roots) is written once with `inputRequired`: a
@@ -303,6 +304,9 @@ function addTestTools(server: McpServer): void {
     (ctx: ServerContext) => {
       // A heartbeat (progress, when the request has a token) lets an HTTP server notice a client
       // that closed the request's stream, which is how 2026-07-28 HTTP clients cancel.
+      if (flags.cancelLog) {
+        Deno.writeTextFileSync(flags.cancelLog, `started ${ctx.mcpReq.id}\n`, { append: true });
+      }
       const token = ctx.mcpReq._meta?.progressToken;
       let beat = 0;
       const heartbeat = token === undefined ? undefined : setInterval(() => {

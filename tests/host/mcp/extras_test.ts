@@ -77,19 +77,22 @@ Deno.test("cancelling the task awaiting mcp.call cancels the request on the serv
       assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
       lq(ECHO)
     }, "--test-tools", "--cancel-log", ${lq(log)} }))
+      local function wait_log(word)
+        local deadline, text = os.time() + 20, ""
+        while os.time() < deadline do
+          local f = io.open(${lq(log)}, "r")
+          text = f and f:read("a") or ""
+          if f then f:close() end
+          if text:find(word) then break end
+          std.task.sleep(0.02)
+        end
+        return text
+      end
       local t = std.task.spawn(function() return mcp.call("echo", "hang", {}) end)
-      std.task.sleep(0.3)
+      wait_log("started") -- the server is running the call
       t:cancel()
       -- the server records the cancellation; wait for it while the connection is still up
-      local deadline = os.time() + 20
-      local text = ""
-      while os.time() < deadline do
-        local f = io.open(${lq(log)}, "r")
-        text = f and f:read("a") or ""
-        if f then f:close() end
-        if text:find("cancelled") then break end
-        std.task.sleep(0.05)
-      end
+      local text = wait_log("cancelled")
       return std.json.encode({ log = text, still = mcp.call("echo", "echo", { msg = "alive" }).content[1].text })
     `);
     const r = resultOf(out);
@@ -101,14 +104,25 @@ Deno.test("cancelling the task awaiting mcp.call cancels the request on the serv
 });
 
 Deno.test("mcp.disconnect fails a call in flight, naming the server", async () => {
+  const log = await Deno.makeTempFile({ prefix: "ab_mcp_disc_" });
   const out = await runLua(`
-    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" }))
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    lq(ECHO)
+  }, "--test-tools", "--cancel-log", ${lq(log)} }))
     local t = std.task.spawn(function() return mcp.call("echo", "hang", {}) end)
-    std.task.sleep(0.3)
+    local deadline = os.time() + 20
+    while os.time() < deadline do -- until the server is running the call
+      local f = io.open(${lq(log)}, "r")
+      local text = f and f:read("a") or ""
+      if f then f:close() end
+      if text:find("started") then break end
+      std.task.sleep(0.02)
+    end
     mcp.disconnect("echo")
     local r = t:join()
     return std.json.encode(r)
   `);
+  await Deno.remove(log);
   const r = resultOf(out);
   assertEquals(r.ok, false);
   assertStringIncludes(String(r.error), "'echo'");
