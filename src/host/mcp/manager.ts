@@ -76,13 +76,17 @@ export class McpManager {
     opts: StdioConnectOptions,
   ): Promise<McpConnection> {
     const transport = () =>
-      new ProcessStdioTransport({
-        name,
-        command,
-        args,
-        cwd: opts.cwd ?? this.run.projectRoot,
-        env: opts.env ?? {},
-      }, this.run.procs);
+      new ProcessStdioTransport(
+        {
+          name,
+          command,
+          args,
+          cwd: opts.cwd ?? this.run.projectRoot,
+          env: opts.env ?? {},
+        },
+        this.run.procs,
+        (line) => this.run.log.debug(`mcp server '${name}' stderr: ${line}`),
+      );
     try {
       return await this.#open(fn, name, transport(), "stdio", opts);
     } catch (e) {

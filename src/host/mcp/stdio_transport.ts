@@ -5,7 +5,8 @@
  * Owns: starting the child through the run's process groups (`src/proc/group.ts`, so the child
  * is in its own process group, gets the credential-stripped environment of `child_env.ts` with
  * `opts.env` applied last, and is ended with the run whatever happens); framing; a bounded tail
- * of the child's stderr (shown in connection errors, never forwarded to our stderr); detecting a
+ * of the child's stderr (shown in connection errors; each line is also handed to the manager,
+ * which logs it at debug level); detecting a
  * child that writes something other than JSON-RPC on stdout; and a description of how the child
  * failed, for error messages.
  *
@@ -58,7 +59,15 @@ export class ProcessStdioTransport implements Transport {
   #exited: Promise<void> = Promise.resolve();
   #enc = new TextEncoder();
 
-  constructor(readonly spec: StdioServerSpec, private readonly procs: ProcessGroups) {}
+  /**
+   * @param onStderrLine receives each line the child writes to stderr (the manager logs them at
+   *   debug level, so a server's own diagnostics stay reachable with `AGENT_BLOCK_LOG=debug`)
+   */
+  constructor(
+    readonly spec: StdioServerSpec,
+    private readonly procs: ProcessGroups,
+    private readonly onStderrLine?: (line: string) => void,
+  ) {}
 
   /** Child pid (the SDK's structural stdio check reads `pid` and `stderr`). */
   get pid(): number | null {
@@ -165,13 +174,22 @@ export class ProcessStdioTransport implements Transport {
 
   async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
     const dec = new TextDecoder();
+    let partial = "";
     try {
       for await (const chunk of stream) {
-        this.#stderrTail += dec.decode(chunk, { stream: true });
+        const text = dec.decode(chunk, { stream: true });
+        this.#stderrTail += text;
         if (this.#stderrTail.length > STDERR_TAIL_BYTES * 2) {
           this.#stderrTail = this.#stderrTail.slice(-STDERR_TAIL_BYTES);
         }
+        if (this.onStderrLine) {
+          const lines = (partial + text).split("\n");
+          partial = lines.pop() ?? "";
+          if (partial.length > STDERR_TAIL_BYTES) partial = partial.slice(-STDERR_TAIL_BYTES);
+          for (const l of lines) if (l.trim()) this.onStderrLine(l);
+        }
       }
+      if (partial.trim()) this.onStderrLine?.(partial);
     } catch {
       // Ignored: stderr is diagnostics only.
     }

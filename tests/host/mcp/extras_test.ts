@@ -127,3 +127,39 @@ Deno.test("mcp.disconnect fails a call in flight, naming the server", async () =
   assertEquals(r.ok, false);
   assertStringIncludes(String(r.error), "'echo'");
 });
+
+Deno.test("reconnecting under the same name replaces the connection; a pinned era a server lacks fails", async () => {
+  const out = await runLua(`
+    local echo = { "run", "-A", "--quiet", ${lq(ECHO)} }
+    assert(mcp.connect("x", ${lq(DENO)}, echo, { era = "legacy" }))
+    local first = mcp.server_info("x").server_info.protocolVersion
+    assert(mcp.connect("x", ${lq(DENO)}, echo))
+    local second = mcp.server_info("x").server_info.protocolVersion
+    local ok, err = pcall(mcp.connect, "old", ${lq(DENO)}, { "run", "-A", ${
+    lq(join(FIXTURES, "everything.ts"))
+  }, "stdio" },
+      { era = "2026-07-28" })
+    return std.json.encode({ first = first, second = second, echo = mcp.call("x", "echo", { msg = "y" }).content[1].text, err = err })
+  `);
+  const r = resultOf(out);
+  assertEquals([r.first, r.second, r.echo], ["2025-11-25", "2026-07-28", "y"]);
+  assertStringIncludes(String(r.err), "initialize 'old' failed");
+  assertStringIncludes(String(r.err), "2026-07-28");
+});
+
+Deno.test("a stdio server's stderr lines are logged at debug level", async () => {
+  Deno.env.set("AGENT_BLOCK_LOG", "debug");
+  try {
+    const out = await runLua(`
+      pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${
+      lq(join(FIXTURES, "crash_server.ts"))
+    } }, { era = "legacy" })
+    `);
+    assertStringIncludes(
+      out.stderr,
+      "[debug] test.lua: mcp server 'crashy' stderr: boom: missing config file",
+    );
+  } finally {
+    Deno.env.delete("AGENT_BLOCK_LOG");
+  }
+});
