@@ -28,18 +28,22 @@ import type { LuaFunctionRef } from "../../lua/values.ts";
 import type { LuaBridge, ServerCallbacks } from "./callbacks.ts";
 import { errorText } from "./errors.ts";
 
-/** Registers the three handlers on `client` for server `name`. */
+/**
+ * Registers the three handlers on `client` for server `name`. `whileHandling` runs a handler with
+ * the connection's request deadlines paused.
+ */
 export function installClientHandlers(
   client: Client,
   name: string,
   callbacks: () => ServerCallbacks | undefined,
   lua: LuaBridge,
   log: Logger,
+  whileHandling: <T>(work: () => Promise<T>) => Promise<T>,
 ): void {
   /** Runs a handler; a Lua error or bad shape becomes a logged internal error. */
   const run = async <T>(what: string, fn: LuaFunctionRef, args: unknown[], shape: (v: unknown) => T) => {
     try {
-      const [value] = await lua.call(fn, args);
+      const [value] = await whileHandling(() => lua.call(fn, args));
       return shape(value);
     } catch (e) {
       const msg = `${what} handler for server '${name}' failed: ${errorText(e)}`;

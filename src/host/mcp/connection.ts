@@ -6,8 +6,9 @@
  *   era, 2025-era servers fall back to `initialize`; `legacy` or a pinned version on request);
  * - the client capabilities (sampling, form elicitation, roots with listChanged), declared for
  *   every server so the Lua handlers can be set at any time;
- * - every request, with the run's timeout (a timed-out request sends `notifications/cancelled`,
- *   done by the SDK) and the task's abort signal, and errors worded with the server's name;
+ * - every request, with the run's timeout (a timed-out request is cancelled on the server; time
+ *   spent in our own Lua handlers answering the server does not count, see `deadline.ts`) and the
+ *   task's abort signal, and errors worded with the server's name;
  * - inbound notifications, seen at the transport in wire order (`inbound_tap.ts`) and delivered
  *   to Lua callbacks as tasks. A request does not return before every callback for a
  *   notification that arrived ahead of its result has run: this is what "no progress lost,
@@ -38,6 +39,7 @@ import { installClientHandlers } from "./client_handlers.ts";
 import type { LuaBridge, ServerCallbacks } from "./callbacks.ts";
 import { errorText, isTimeout, McpError, seconds } from "./errors.ts";
 import { tapInbound } from "./inbound_tap.ts";
+import { Deadline } from "./deadline.ts";
 import { ProcessStdioTransport } from "./stdio_transport.ts";
 
 /** The protocol era to negotiate: automatic, 2025-era only, or one pinned modern version. */
@@ -59,6 +61,8 @@ export interface ConnectionDeps {
 
 /** How long `close()` may take before it is abandoned. */
 const CLOSE_TIMEOUT_MS = 5000;
+/** The SDK's own request timeout is disabled (its maximum timer); `Deadline` does the job. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
 /** Longest a stdio `server/discover` probe waits before treating the server as 2025-era. */
 const STDIO_PROBE_MS = 5000;
 
@@ -93,6 +97,7 @@ export class McpConnection {
   /** Delivery promises of callbacks started while each in-flight request waits. */
   #inflight = new Set<Promise<unknown>[]>();
   #resourceSubs = new Map<string, McpSubscription>();
+  #deadlines = new Set<Deadline>();
   #listSub: McpSubscription | undefined;
 
   private constructor(
@@ -102,7 +107,14 @@ export class McpConnection {
   ) {
     const name = deps.name;
     this.client = new Client({ name: "agent-block", version: VERSION }, { capabilities: CAPABILITIES });
-    installClientHandlers(this.client, name, deps.callbacks, deps.lua, deps.log);
+    installClientHandlers(
+      this.client,
+      name,
+      deps.callbacks,
+      deps.lua,
+      deps.log,
+      (w) => this.#whileHandling(w),
+    );
     this.client.onerror = (e) => deps.log.debug(`mcp server '${name}': ${e.message}`);
     this.client.onclose = () => {
       if (!this.#closed) {
@@ -195,14 +207,54 @@ export class McpConnection {
     this.#inflight.add(deliveries);
     const meta: Record<string, unknown> = {};
     if (this.era === "modern") meta[LOG_LEVEL_META_KEY] = this.deps.logLevel;
+    // Our own deadline instead of the SDK's, so that it can pause while a Lua handler answers
+    // the server; aborting the request makes the SDK send the cancellation, as on its timeout.
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    let timedOut = false;
+    const deadline = new Deadline(this.deps.timeoutMs, () => {
+      timedOut = true;
+      ac.abort(new Error("timeout"));
+    });
+    this.#deadlines.add(deadline);
     try {
-      return await run({ timeout: this.deps.timeoutMs, signal }, meta);
+      return await run({ timeout: NO_SDK_TIMEOUT, signal: ac.signal }, meta);
     } catch (e) {
+      if (timedOut) throw this.#timeoutError(fn, method, what);
       throw this.#wrap(e, fn, method, what);
     } finally {
+      deadline.clear();
+      this.#deadlines.delete(deadline);
+      signal?.removeEventListener("abort", onAbort);
       this.#inflight.delete(deliveries);
       if (deliveries.length) await Promise.allSettled(deliveries);
     }
+  }
+
+  /** Runs `work` (a Lua handler answering the server) with every request deadline paused. */
+  async #whileHandling<T>(work: () => Promise<T>): Promise<T> {
+    const paused = [...this.#deadlines];
+    for (const d of paused) d.pause();
+    try {
+      return await work();
+    } finally {
+      for (const d of paused) d.resume();
+    }
+  }
+
+  #timeoutError(fn: string, method: string, what: string): McpError {
+    const cancel = method === "initialize" ? "" : " (cancellation sent)";
+    const stdio = this.transport instanceof ProcessStdioTransport ? this.transport : undefined;
+    const tail = stdio && method === "initialize" ? stdio.stderrSuffix() : "";
+    const subject = method === "initialize"
+      ? `initialize '${this.name}'`
+      : `${method}${what} on server '${this.name}'`;
+    return new McpError(
+      `${fn}: ${subject} timed out after ${seconds(this.deps.timeoutMs)}${cancel}${tail}`,
+      "timeout",
+    );
   }
 
   /** `tools/call` with our own progress token (see the module header). */
@@ -338,13 +390,7 @@ export class McpConnection {
       ? `initialize '${this.name}'`
       : `${method}${what} on server '${this.name}'`;
     const tail = stdio && method === "initialize" ? stdio.stderrSuffix() : "";
-    if (isTimeout(e)) {
-      const cancel = method === "initialize" ? "" : " (cancellation sent)";
-      return new McpError(
-        `${fn}: ${subject} timed out after ${seconds(this.deps.timeoutMs)}${cancel}${tail}`,
-        "timeout",
-      );
-    }
+    if (isTimeout(e)) return this.#timeoutError(fn, method, what);
     const failure = this.#stdioFailure();
     if (failure) return new McpError(`${fn}: ${subject} failed: ${failure}`);
     return new McpError(`${fn}: ${subject} failed: ${errorText(e)}${tail}`);

@@ -163,3 +163,23 @@ Deno.test("a stdio server's stderr lines are logged at debug level", async () =>
     Deno.env.delete("AGENT_BLOCK_LOG");
   }
 });
+
+Deno.test("time spent in a Lua handler does not count against the request timeout", async () => {
+  for (const era of ["auto", "legacy"]) {
+    const out = await runLua(`
+      assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" },
+        { timeout = 0.5, era = ${lq(era)} }))
+      mcp.set_sampling_handler("echo", function(params)
+        std.task.sleep(1.2) -- a slow model
+        return { model = "slow", content = "late but fine" }
+      end)
+      local r = mcp.call("echo", "sample", { prompt = "p" })
+      local t = mcp.call("echo", "hang", {})
+      return std.json.encode({ r = r, t = t.error })
+    `);
+    const r = resultOf(out);
+    assertEquals((r.r as { ok: boolean }).ok, true, JSON.stringify(r));
+    assertEquals((r.r as { content: { text: string }[] }).content[0].text, "slow: late but fine");
+    assertStringIncludes(String(r.t), "timed out after 0.5 s (cancellation sent)");
+  }
+});
