@@ -21,6 +21,8 @@
  *   --cancel-log PATH        `hang` appends `started <request id>` to PATH when called and
  *                            `cancelled <request id>` when cancelled
  *   --step-ms N              length of a `slow_echo` step (default 100)
+ *   --exit-on-stdin-close    (http) exit when stdin reaches EOF, so a server started by a test
+ *                            ends with its parent even if the parent dies
  *
  * Server→client input (sampling, elicitation, roots) is written once with `inputRequired`: a
  * 2026-07-28 client fulfils it as `input_required` round trips, and the SDK's legacy shim turns
@@ -49,6 +51,7 @@ interface Flags {
   testTools: boolean;
   cancelLog?: string;
   stepMs: number;
+  exitOnStdinClose: boolean;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -60,6 +63,7 @@ function parseFlags(argv: string[]): Flags {
     requestSampling: false,
     testTools: false,
     stepMs: 100,
+    exitOnStdinClose: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -81,6 +85,7 @@ function parseFlags(argv: string[]): Flags {
     else if (a === "--test-tools") f.testTools = true;
     else if (a === "--cancel-log") f.cancelLog = value();
     else if (a === "--step-ms") f.stepMs = Number(value());
+    else if (a === "--exit-on-stdin-close") f.exitOnStdinClose = true;
     else throw new Error(`echo_mcp_server: unknown flag ${a}`);
   }
   return f;
@@ -353,6 +358,12 @@ if (flags.transport === "stdio") {
     return s;
   }, flags.port);
   console.log(`ECHO_MCP_URL=http://127.0.0.1:${http.port}/mcp`);
+  if (flags.exitOnStdinClose) {
+    (async () => {
+      for await (const _ of Deno.stdin.readable) { /* only EOF matters */ }
+      Deno.exit(0);
+    })();
+  }
   const stop = () => {
     http?.shutdown().finally(() => Deno.exit(0));
   };

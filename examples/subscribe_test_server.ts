@@ -7,7 +7,8 @@
  * naming resources) it sends `notifications/resources/updated` for that URI. With
  * `--interval MS` it also sends one for every subscribed URI every MS milliseconds.
  *
- * Flags: `--port N` (default 0 = ephemeral), `--interval MS` (default 0 = off).
+ * Flags: `--port N` (default 0 = ephemeral), `--interval MS` (default 0 = off),
+ * `--exit-on-stdin-close` (exit when stdin reaches EOF, for servers started by tests).
  * Prints `SUBSCRIBE_TEST_SERVER_URL=http://127.0.0.1:<port>/mcp` on stdout; binds 127.0.0.1;
  * runs until SIGINT/SIGTERM.
  */
@@ -16,10 +17,12 @@ import { type HybridServer, serveHybrid } from "./lib/mcp_http_serve.ts";
 
 let port = 0;
 let interval = 0;
+let exitOnStdinClose = false;
 for (let i = 0; i < Deno.args.length; i++) {
   const a = Deno.args[i];
   if (a === "--port") port = Number(Deno.args[++i]);
   else if (a === "--interval") interval = Number(Deno.args[++i]);
+  else if (a === "--exit-on-stdin-close") exitOnStdinClose = true;
   else throw new Error(`subscribe_test_server: unknown flag ${a}`);
 }
 
@@ -87,6 +90,12 @@ if (interval > 0) {
 }
 
 console.log(`SUBSCRIBE_TEST_SERVER_URL=http://127.0.0.1:${http.port}/mcp`);
+if (exitOnStdinClose) {
+  (async () => {
+    for await (const _ of Deno.stdin.readable) { /* only EOF matters */ }
+    Deno.exit(0);
+  })();
+}
 const stop = () => {
   http.shutdown().finally(() => Deno.exit(0));
 };

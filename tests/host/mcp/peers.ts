@@ -6,6 +6,8 @@
  * - `@modelcontextprotocol/server-everything` (2025 era only), through
  *   `tests/fixtures/mcp/everything.ts`, which pins it to 127.0.0.1.
  * HTTP peers are ready when they print their URL (or, for server-everything, its port line).
+ * Each peer's stdin is a pipe held by this process and every peer exits when it closes, so no
+ * server outlives the test process, even one that is killed.
  */
 import { join } from "node:path";
 import { REPO_ROOT } from "../../helpers.ts";
@@ -45,10 +47,13 @@ export async function startPeer(
   const child = new Deno.Command(DENO, {
     args: ["run", "-A", "--quiet", ...args],
     env,
-    stdin: "null",
+    // Held open while the peer should live: the peers exit on EOF, so they end with this
+    // process even if it dies without calling `stop`.
+    stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  const stdin = child.stdin.getWriter();
   let out = "";
   let onData: () => void = () => {};
   const pump = async (s: ReadableStream<Uint8Array>) => {
@@ -63,6 +68,7 @@ export async function startPeer(
   const stop = async () => {
     if (!stopped) {
       stopped = true;
+      await stdin.close().catch(() => undefined);
       try {
         child.kill("SIGTERM");
       } catch { /* already gone */ }
@@ -92,14 +98,17 @@ export async function startPeer(
 /** Our echo server over HTTP (`extra` flags appended). */
 export function startEchoHttp(extra: string[] = []): Promise<Peer> {
   return startPeer(
-    [ECHO, "--transport", "http", "--port", "0", ...extra],
+    [ECHO, "--transport", "http", "--port", "0", "--exit-on-stdin-close", ...extra],
     (o) => o.match(/ECHO_MCP_URL=(\S+)/)?.[1],
   );
 }
 
 /** The subscribe smoke server. */
 export function startSubscribe(extra: string[] = []): Promise<Peer> {
-  return startPeer([SUBSCRIBE, ...extra], (o) => o.match(/SUBSCRIBE_TEST_SERVER_URL=(\S+)/)?.[1]);
+  return startPeer(
+    [SUBSCRIBE, "--exit-on-stdin-close", ...extra],
+    (o) => o.match(/SUBSCRIBE_TEST_SERVER_URL=(\S+)/)?.[1],
+  );
 }
 
 /** server-everything over `streamableHttp` (URL …/mcp) or `sse` (URL …/sse), on loopback. */
@@ -111,7 +120,7 @@ export function startEverything(mode: "streamableHttp" | "sse"): Promise<Peer> {
       /(listening|running) on port/i.test(o)
         ? `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}`
         : undefined,
-    { PORT: String(port) },
+    { PORT: String(port), EXIT_ON_STDIN_CLOSE: "1" },
   );
 }
 
