@@ -117,10 +117,12 @@ async function bare(transport: Transport): Promise<number> {
 
 async function startHttpEcho(): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...SERVER_ARGS, "--transport", "http", "--port", "0"],
+    args: [...SERVER_ARGS, "--transport", "http", "--port", "0", "--exit-on-stdin-close"],
+    stdin: "piped", // held open: the server exits with this process
     stdout: "piped",
     stderr: "null",
   }).spawn();
+  const stdin = child.stdin.getWriter();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!/ECHO_MCP_URL=(\S+)/.test(out)) {
@@ -132,6 +134,7 @@ async function startHttpEcho(): Promise<{ url: string; stop: () => Promise<void>
   return {
     url,
     stop: async () => {
+      await stdin.close().catch(() => undefined);
       child.kill("SIGTERM");
       await reader.cancel().catch(() => undefined);
       await child.status;
