@@ -13,6 +13,12 @@
  * (measured: about 0.3 ms per call over stdio against the v2 echo server), so a bare client is
  * not the same workload; its number is printed too, for reference.
  *
+ * Where the difference comes from (measured on one connection, 2 shared cores): a host function
+ * that makes one SDK call per Lua call costs the same as `mcp.call` (the agent-block MCP layer —
+ * deadline, progress tap, error wording, result shape — is within noise), while 100 SDK calls
+ * in one TypeScript loop are 0.1–0.2 ms per call faster. The gap is the per-call Lua ↔ host round
+ * trip of the engine around real I/O, and it is what the ratio mostly measures.
+ *
  * Run: `deno run -A bench/mcp_bench.ts` (or through the bench runner's default export).
  */
 import { join } from "node:path";
