@@ -11,7 +11,7 @@
 -- Contract:
 --   local conn = mcp_tools.connect(servers, opts)
 --   conn:tools()            --> { { name, description, input_schema, group }, ... }
---   conn:call(name, input)  --> text, is_error
+--   conn:call(name, input)  --> text, is_error   (raises only on cancel / run end)
 --   conn:close()            --> disconnects every server; never raises
 --
 -- Invariants:
@@ -24,11 +24,12 @@
 --   `{ type = "log", server, level, logger, data }`; an error raised by a user callback is
 --   swallowed and logged at warn. Logging options are gated on the server's `logging` capability,
 --   the meta tools on `resources` / `prompts` (skips are logged at info); progress is not gated.
--- - `conn:call` never raises: a failed call comes back as `message, true`.
+-- - `conn:call` does not raise for a failed call (it comes back as `message, true`); only a cancel
+--   of the calling task or the end of the run travels on as an error (`mcp_tools.is_fatal`).
 local M = {}
 
-local type, pairs, ipairs, pcall, tostring, error, setmetatable = type, pairs, ipairs, pcall, tostring, error,
-  setmetatable
+local type, pairs, ipairs, pcall, tostring, error, setmetatable, getmetatable = type, pairs, ipairs, pcall,
+  tostring, error, setmetatable, getmetatable
 local sformat, concat = string.format, table.concat
 
 local Conn = {}
@@ -86,6 +87,15 @@ local LOG_LEVEL = {
   debug = "debug", info = "info", notice = "info", warning = "warn",
   error = "error", critical = "error", alert = "error", emergency = "error",
 }
+
+--- True for the errors that must travel on instead of being turned into a result: a cancel of
+-- the running task and the run ending (`os.exit`, `job.defer`).
+local function is_fatal(e)
+  if type(e) == "string" then return e == "cancelled" or e:find(":%d+: cancelled$") ~= nil end
+  local mt = type(e) == "table" and getmetatable(e)
+  return type(mt) == "table" and mt.__name == "EXIT"
+end
+M.is_fatal = is_fatal
 
 local function warn_callback(what, server, err)
   log.warn(sformat("mcp_tools: %s callback for server '%s' failed: %s", what, server, tostring(err)))
@@ -166,6 +176,10 @@ function M.connect(servers, opts)
     check_entry(i, s)
     local ok, err = connect_one(s)
     if ok then ok, err = pcall(self._setup, self, s.name) end
+    if not ok and is_fatal(err) then
+      self:close()
+      error(err, 0)
+    end
     if not ok then
       if s.required then
         self:close()
@@ -258,6 +272,7 @@ function Conn:tools()
     local srv = self.servers[name]
     if srv.epoch ~= mcp.tools_epoch(name) then
       local ok, err = pcall(self._refresh, self, srv)
+      if not ok and is_fatal(err) then error(err, 0) end
       if not ok then log.warn(sformat("mcp_tools: refreshing the tools of '%s' failed: %s", name, tostring(err))) end
     end
     for _, t in ipairs(srv.tools) do
@@ -301,7 +316,8 @@ local META_CALL = {
   end,
 }
 
---- Calls tool `name` (`server__tool`) with `input`; returns `text, is_error`. Never raises.
+--- Calls tool `name` (`server__tool`) with `input`; returns `text, is_error`. Raises only when the
+-- calling task is cancelled or the run ends.
 function Conn:call(name, input)
   if type(name) ~= "string" then return "mcp_tools: tool name must be a string", true end
   local entry = self.index[name]
@@ -317,7 +333,10 @@ function Conn:call(name, input)
     if not r.ok then return r.error, true end
     return M.flatten(r.content, r.structured_content), r.is_error == true
   end)
-  if not ok then return sformat("MCP tool '%s' failed: %s", name, tostring(text)), true end
+  if not ok then
+    if is_fatal(text) then error(text, 0) end
+    return sformat("MCP tool '%s' failed: %s", name, tostring(text)), true
+  end
   return text, is_error
 end
 

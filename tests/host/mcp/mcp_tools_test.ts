@@ -185,3 +185,41 @@ Deno.test("mcp_tools: capability gates, progress_to_log, log_to_stderr, callback
   assertStringIncludes(out.stderr, "mcp progress: server=echo3 token=ab-1 p=1/1 msg=step 1/1");
   assert(!out.stderr.includes("[error]"), out.stderr);
 });
+
+Deno.test("mcp_tools: a cancel of the calling task travels through conn:call", async () => {
+  const log = await Deno.makeTempFile({ prefix: "ab_mcp_tools_cancel_" });
+  try {
+    const out = await runLua(`
+      local mcp_tools = require("mcp_tools")
+      local conn = mcp_tools.connect({
+        { name = "echo", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${
+      lq(ECHO)
+    }, "--test-tools", "--cancel-log", ${lq(log)} } },
+      })
+      local returned = nil
+      local t = std.task.spawn(function()
+        local text = conn:call("echo__hang", {})
+        returned = text -- must not happen: the cancel travels on as an error
+      end)
+      local deadline = os.time() + 20
+      while os.time() < deadline do
+        local f = io.open(${lq(log)}, "r")
+        local text = f and f:read("a") or ""
+        if f then f:close() end
+        if text:find("started") then break end
+        std.task.sleep(0.02)
+      end
+      t:cancel()
+      local ok, err = pcall(t.join, t)
+      std.task.sleep(0.1)
+      conn:close()
+      return std.json.encode({ ok = ok, err = tostring(err), fatal = mcp_tools.is_fatal(err), returned = returned })
+    `);
+    const r = resultOf(out);
+    assertEquals(r.ok, false);
+    assertEquals(r.fatal, true, String(r.err));
+    assertEquals(r.returned, undefined, "conn:call turned the cancel into a result");
+  } finally {
+    await Deno.remove(log);
+  }
+});
