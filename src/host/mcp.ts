@@ -53,7 +53,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
     open: (a: Args, common: CommonConnectOptions, opts?: Record<string, unknown>) => Promise<unknown>,
     optsAt: number,
   ) => ({
-    async: async (a: Args) => {
+    async: async (a: Args, cx: { signal: AbortSignal }) => {
       const opts = a.optTable(optsAt, "opts");
       const common = commonOptions(a, optsAt, opts);
       const required = optField<boolean>(a, optsAt, "opts", opts, "required", "boolean") ?? true;
@@ -61,7 +61,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         await open(a, common, opts);
         return true;
       } catch (e) {
-        if (e instanceof LuaArgError || required) throw e;
+        if (e instanceof LuaArgError || required || cx.signal.aborted) throw e;
         const msg = errorText(e);
         run.log.warn(msg);
         return new LuaMulti([false, msg]);
