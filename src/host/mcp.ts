@@ -55,7 +55,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   ) => ({
     async: async (a: Args, cx: { signal: AbortSignal }) => {
       const opts = a.optTable(optsAt, "opts");
-      const common = commonOptions(a, optsAt, opts);
+      const common = { ...commonOptions(a, optsAt, opts), signal: cx.signal };
       const required = optField<boolean>(a, optsAt, "opts", opts, "required", "boolean") ?? true;
       try {
         await open(a, common, opts);

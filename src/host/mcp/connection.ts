@@ -133,6 +133,7 @@ export class McpConnection {
     kind: "stdio" | "http" | "sse",
     era: EraChoice,
     fn: string,
+    signal?: AbortSignal,
   ): Promise<McpConnection> {
     const conn = new McpConnection(deps, transport, kind);
     const negotiation: VersionNegotiationOptions = era === "legacy" ? { mode: "legacy" } : era === "auto"
@@ -143,7 +144,7 @@ export class McpConnection {
       : { mode: { pin: era } };
     conn.client.setVersionNegotiation(negotiation);
     try {
-      await conn.client.connect(transport, { timeout: deps.timeoutMs });
+      await conn.client.connect(transport, { timeout: deps.timeoutMs, signal });
     } catch (e) {
       conn.#closed = true;
       // Word the error before closing: closing ends the child and would hide how it failed.

@@ -20,6 +20,8 @@ import { ProcessStdioTransport } from "./stdio_transport.ts";
 
 /** Options shared by both connection kinds. */
 export interface CommonConnectOptions {
+  /** Aborts the handshake (the calling task was cancelled). */
+  signal?: AbortSignal;
   /** Request timeout, ms (default: the run's `--mcp-timeout-secs`). */
   timeoutMs?: number;
   era?: EraChoice;
@@ -149,6 +151,7 @@ export class McpManager {
       kind,
       opts.era ?? "auto",
       fn,
+      opts.signal,
     );
     this.#conns.set(name, conn);
     return conn;
