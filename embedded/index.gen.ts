@@ -14,7 +14,8 @@ import m10 from "./lshape/luacats.lua" with { type: "text" };
 import m11 from "./lshape/reflect.lua" with { type: "text" };
 import m12 from "./lshape/t.lua" with { type: "text" };
 import m13 from "./lspec/init.lua" with { type: "text" };
-import m14 from "./session/init.lua" with { type: "text" };
+import m14 from "./mcp_tools/init.lua" with { type: "text" };
+import m15 from "./session/init.lua" with { type: "text" };
 
 export const EMBEDDED_FILES: Readonly<Record<string, string>> = {
   "agent/init.lua": m0,
@@ -31,5 +32,6 @@ export const EMBEDDED_FILES: Readonly<Record<string, string>> = {
   "lshape/reflect.lua": m11,
   "lshape/t.lua": m12,
   "lspec/init.lua": m13,
-  "session/init.lua": m14,
+  "mcp_tools/init.lua": m14,
+  "session/init.lua": m15,
 };

@@ -7,6 +7,7 @@
  */
 import type { HostModule } from "./context.ts";
 import { installIo } from "./io.ts";
+import { installMcp } from "./mcp.ts";
 import { installOs } from "./os.ts";
 import { installTool } from "./tool.ts";
 import { installKnl } from "./knl.ts";
@@ -39,4 +40,5 @@ export const STANDARD_MODULES: readonly HostModule[] = [
   installStores,
   installBus,
   installHttp,
+  installMcp,
 ];

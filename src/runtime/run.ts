@@ -186,7 +186,8 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
       }
     }
   } finally {
-    await procs.endAll();
+    // Cleanups first (newest first): an MCP disconnect closes a server's stdin and lets it exit
+    // by itself; whatever is still running afterwards is ended with its process group.
     for (const fn of cleanups.reverse()) {
       try {
         await fn(ending);
@@ -194,6 +195,7 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
         log.warn(`cleanup failed: ${(e as Error).message}`);
       }
     }
+    await procs.endAll();
     engine?.close();
   }
 }

@@ -1,0 +1,453 @@
+/**
+ * `mcp.*`: the Lua face of the MCP client (seed README, "mcp.*").
+ *
+ * Owns argument checking, the return shapes scripts see and the wiring of Lua callbacks; the
+ * protocol work is in `src/host/mcp/` (manager → connection → transports).
+ *
+ * Return conventions, as the seed documents them:
+ * - `connect` / `connect_http` return true, and raise on failure — unless `opts.required` is
+ *   false, in which case they log a warning and return `false, err`;
+ * - every RPC (`call`, `list_*`, `read_resource`, `get_prompt`, `complete`, `ping`,
+ *   `subscribe_resource`, ...) returns `{ ok = true, ... }` or `{ ok = false, error = "..." }`,
+ *   the error naming the server; a function the negotiated era does not have (`ping`,
+ *   `set_log_level` on 2026-07-28) returns `ok = false` naming the era;
+ * - `on_*` / `set_*_handler` store a Lua function (closure intact) per server name, usable
+ *   before `connect`; `nil` removes it;
+ * - `cancel`, `notify_roots_list_changed` and `disconnect` are fire-and-forget and never raise
+ *   for a server-side failure (they log it).
+ * Bad arguments (wrong types, an array where an object is needed) raise, naming the argument.
+ *
+ * Layers: this file (Lua face) → `mcp/manager.ts` (name → connection, disconnect at run end) →
+ * `mcp/connection.ts` (handshake and era, timeouts, notifications to Lua) → transports
+ * (`mcp/stdio_transport.ts`, `mcp/http_transport.ts`); `mcp/client_handlers.ts` answers sampling,
+ * elicitation and roots with Lua handlers; `mcp/inbound_tap.ts` sees every inbound message first;
+ * `embedded/mcp_tools` turns servers into a model-facing tool set.
+ *
+ * Protocol eras: `connect` negotiates (`opts.era = "auto"`): a 2026-07-28 server gets the modern
+ * era (`server/discover`, per-request `_meta`), anything else falls back to the 2025 `initialize`
+ * handshake; `"legacy"` skips the probe, `"2026-07-28"` pins it. In the modern era sampling,
+ * elicitation and roots arrive as `input_required` rounds answered by the same Lua handlers; the
+ * log level travels with each request (`opts.log_level`); subscriptions and list changes use
+ * `subscriptions/listen` streams; `ping` and `set_log_level` return `ok = false` naming the era.
+ *
+ * Decisions and why:
+ * - Own stdio transport: the SDK's spawns outside the run's process groups and strips the
+ *   environment to six variables. Ours spawns through `ProcessGroups.spawn` (own group,
+ *   credentials removed, `opts.env` applied last), keeps the last 4 KB of stderr for error
+ *   messages, and fails the connection when the child writes anything but JSON-RPC on stdout.
+ *   The `auto` probe therefore runs on the connection itself; a 2025 server that exits on the
+ *   probe is started again in the 2025 era.
+ * - Progress at the transport: the SDK dispatches notifications in a microtask but responses
+ *   synchronously, so a progress notification read with its result would be dropped. Every
+ *   request carries our own progress token and progress is routed to Lua in wire order; a request
+ *   returns only after the callbacks of notifications that preceded its result have run.
+ * - Timeouts (`--mcp-timeout-secs`, `opts.timeout`) cancel the request on the server; time the
+ *   script's own handlers spend answering the server is not counted (`mcp/deadline.ts`).
+ * - Disconnect happens in the run's cleanup, before remaining process groups are ended, so stdio
+ *   servers get a clean EOF; a failing disconnect is logged and never changes the exit code.
+ *
+ * Known limits: under Deno the v2 SDK's HTTP server notices a modern-era cancel only when it next
+ * writes to the stream; over Streamable HTTP a 2025 server's notifications sent before the client
+ * opened its GET stream are lost; `cancel(name, request_id)` needs a request id `call` does not
+ * expose, so it serves manual flows only.
+ */
+import type { LoggingLevel } from "@modelcontextprotocol/client";
+import type { LuaEngine } from "../lua/engine.ts";
+import { type Args, LuaArgError, optField } from "../lua/args.ts";
+import { LuaMulti, luaTypeName } from "../lua/values.ts";
+import type { RunContext } from "./context.ts";
+import type { CallbackKind } from "./mcp/callbacks.ts";
+import { errorText, McpError } from "./mcp/errors.ts";
+import { type CommonConnectOptions, McpManager } from "./mcp/manager.ts";
+
+const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/** Host module for `mcp.*`. */
+export function installMcp(engine: LuaEngine, run: RunContext): void {
+  const manager = new McpManager(run, { call: (fn, args) => engine.callLua(fn, args) });
+
+  /** An RPC returning `{ ok = true, ... }` or `{ ok = false, error }`. */
+  const rpc = (
+    fn: string,
+    body: (a: Args, signal: AbortSignal) => Promise<Record<string, unknown>>,
+  ) => ({
+    async: async (a: Args, cx: { signal: AbortSignal }) => {
+      try {
+        return { ok: true, ...(await body(a, cx.signal)) };
+      } catch (e) {
+        if (e instanceof LuaArgError || cx.signal.aborted) throw e;
+        const error = e instanceof McpError ? e.message : `${fn}: ${errorText(e)}`;
+        run.log.debug(error);
+        return { ok: false, error };
+      }
+    },
+  });
+
+  const connectFn = (
+    open: (a: Args, common: CommonConnectOptions, opts?: Record<string, unknown>) => Promise<unknown>,
+    optsAt: number,
+  ) => ({
+    async: async (a: Args, cx: { signal: AbortSignal }) => {
+      const opts = a.optTable(optsAt, "opts");
+      const common = { ...commonOptions(a, optsAt, opts), signal: cx.signal };
+      const required = optField<boolean>(a, optsAt, "opts", opts, "required", "boolean") ?? true;
+      try {
+        await open(a, common, opts);
+        return true;
+      } catch (e) {
+        if (e instanceof LuaArgError || required || cx.signal.aborted) throw e;
+        const msg = errorText(e);
+        run.log.warn(msg);
+        return new LuaMulti([false, msg]);
+      }
+    },
+  });
+
+  engine.define(
+    "mcp.connect",
+    connectFn(async (a, common, opts) => {
+      const name = a.string(1, "name");
+      const command = a.string(2, "command");
+      const args = stringList(a, 3, "args");
+      const cwd = optField<string>(a, 4, "opts", opts, "cwd", "string");
+      const env = stringMap(a, 4, opts, "env");
+      await manager.connectStdio("mcp.connect", name, command, args, { ...common, cwd, env });
+    }, 4),
+  );
+
+  engine.define(
+    "mcp.connect_http",
+    connectFn(async (a, common, opts) => {
+      const name = a.string(1, "name");
+      const url = a.string(2, "url");
+      const transport = optField<string>(a, 3, "opts", opts, "transport", "string") ?? "http";
+      if (transport !== "http" && transport !== "sse") {
+        throw new LuaArgError(
+          `mcp.connect_http: argument 3 (opts) field 'transport' must be "http" or "sse", got "${transport}"`,
+        );
+      }
+      const headers = stringMap(a, 3, opts, "headers");
+      await manager.connectHttp("mcp.connect_http", name, url, { ...common, transport, headers });
+    }, 3),
+  );
+
+  engine.define("mcp.disconnect", {
+    async: async (a) => {
+      await manager.disconnect(a.string(1, "name"));
+    },
+  });
+
+  engine.define(
+    "mcp.call",
+    rpc("mcp.call", async (a, signal) => {
+      const c = manager.get("mcp.call", a.string(1, "name"));
+      const tool = a.string(2, "tool_name");
+      const raw = a.at(3);
+      if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
+        throw new McpError(
+          `mcp.call: arguments must be a JSON object (got ${
+            Array.isArray(raw) ? "array" : luaTypeName(raw)
+          })`,
+        );
+      }
+      const r = await c.callTool("mcp.call", tool, (raw ?? {}) as Record<string, unknown>, signal);
+      const out: Record<string, unknown> = { content: r.content ?? [], is_error: r.isError === true };
+      if (r.structuredContent !== undefined) out.structured_content = r.structuredContent;
+      return out;
+    }),
+  );
+
+  const list = (
+    fn: string,
+    key: string,
+    method: string,
+    call: (c: ReturnType<typeof manager.get>, o: object) => Promise<Record<string, unknown>>,
+    field: string,
+  ) =>
+    engine.define(
+      fn,
+      rpc(fn, async (a, signal) => {
+        const c = manager.get(fn, a.string(1, "name"));
+        const r = await c.request(fn, method, "", (o) => call(c, o), signal);
+        return { [key]: r[field] ?? [] };
+      }),
+    );
+  list("mcp.list_tools", "tools", "tools/list", (c, o) => c.client.listTools(undefined, o), "tools");
+  list(
+    "mcp.list_resources",
+    "resources",
+    "resources/list",
+    (c, o) => c.client.listResources(undefined, o),
+    "resources",
+  );
+  list(
+    "mcp.list_resource_templates",
+    "resource_templates",
+    "resources/templates/list",
+    (c, o) => c.client.listResourceTemplates(undefined, o),
+    "resourceTemplates",
+  );
+  list(
+    "mcp.list_prompts",
+    "prompts",
+    "prompts/list",
+    (c, o) => c.client.listPrompts(undefined, o),
+    "prompts",
+  );
+
+  engine.define(
+    "mcp.read_resource",
+    rpc("mcp.read_resource", async (a, signal) => {
+      const c = manager.get("mcp.read_resource", a.string(1, "name"));
+      const uri = a.string(2, "uri");
+      const r = await c.request(
+        "mcp.read_resource",
+        "resources/read",
+        ` '${uri}'`,
+        (o, meta) => c.client.readResource({ uri, ...(Object.keys(meta).length ? { _meta: meta } : {}) }, o),
+        signal,
+      );
+      return { contents: r.contents ?? [] };
+    }),
+  );
+
+  engine.define(
+    "mcp.get_prompt",
+    rpc("mcp.get_prompt", async (a, signal) => {
+      const c = manager.get("mcp.get_prompt", a.string(1, "name"));
+      const prompt = a.string(2, "prompt_name");
+      const raw = a.at(3);
+      if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
+        throw new McpError(
+          `mcp.get_prompt: arguments must be a JSON object (got ${
+            Array.isArray(raw) ? "array" : luaTypeName(raw)
+          })`,
+        );
+      }
+      const args = Object.fromEntries(
+        Object.entries((raw ?? {}) as Record<string, unknown>).map((
+          [k, v],
+        ) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+      );
+      const r = await c.request(
+        "mcp.get_prompt",
+        "prompts/get",
+        ` '${prompt}'`,
+        (o, meta) =>
+          c.client.getPrompt({
+            name: prompt,
+            arguments: args,
+            ...(Object.keys(meta).length ? { _meta: meta } : {}),
+          }, o),
+        signal,
+      );
+      const out: Record<string, unknown> = { messages: r.messages ?? [] };
+      if (r.description !== undefined) out.description = r.description;
+      return out;
+    }),
+  );
+
+  engine.define(
+    "mcp.complete",
+    rpc("mcp.complete", async (a, signal) => {
+      const c = manager.get("mcp.complete", a.string(1, "name"));
+      const ref = a.table(2, "ref");
+      const argName = a.string(3, "arg_name");
+      const argValue = a.string(4, "arg_value");
+      const context = a.optTable(5, "context");
+      let reference: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+      if (ref.type === "ref/prompt" && typeof ref.name === "string") {
+        reference = { type: "ref/prompt", name: ref.name };
+      } else if (ref.type === "ref/resource" && typeof ref.uri === "string") {
+        reference = { type: "ref/resource", uri: ref.uri };
+      } else if (ref.type === undefined) throw new McpError("mcp.complete: ref object has no 'type' field");
+      else {
+        throw new McpError(
+          `mcp.complete: invalid ref kind '${
+            String(ref.type)
+          }' (want {type="ref/prompt", name=...} or {type="ref/resource", uri=...})`,
+        );
+      }
+      const r = await c.request("mcp.complete", "completion/complete", "", (o) =>
+        c.client.complete({
+          ref: reference,
+          argument: { name: argName, value: argValue },
+          ...(context ? { context: { arguments: context as Record<string, string> } } : {}),
+        }, o), signal);
+      const out: Record<string, unknown> = { values: r.completion.values };
+      if (r.completion.total !== undefined) out.total = r.completion.total;
+      if (r.completion.hasMore !== undefined) out.has_more = r.completion.hasMore;
+      return out;
+    }),
+  );
+
+  engine.define(
+    "mcp.ping",
+    rpc("mcp.ping", async (a, signal) => {
+      const c = manager.get("mcp.ping", a.string(1, "name"));
+      c.requireLegacy("mcp.ping", "ping");
+      const t0 = performance.now();
+      await c.request("mcp.ping", "ping", "", (o) => c.client.ping(o), signal);
+      return { latency_ms: Math.round(performance.now() - t0) };
+    }),
+  );
+
+  engine.define(
+    "mcp.set_log_level",
+    rpc("mcp.set_log_level", async (a, signal) => {
+      const c = manager.get("mcp.set_log_level", a.string(1, "name"));
+      const level = a.string(2, "level");
+      if (!LOG_LEVELS.includes(level)) a.fail(2, "level", `one of ${LOG_LEVELS.join(", ")}`, `'${level}'`);
+      c.requireLegacy(
+        "mcp.set_log_level",
+        "logging/setLevel (the level travels with each request: opts.log_level)",
+      );
+      await c.request(
+        "mcp.set_log_level",
+        "logging/setLevel",
+        "",
+        (o) => c.client.setLoggingLevel(level as LoggingLevel, o),
+        signal,
+      );
+      return {};
+    }),
+  );
+
+  engine.define(
+    "mcp.subscribe_resource",
+    rpc("mcp.subscribe_resource", async (a) => {
+      const c = manager.get("mcp.subscribe_resource", a.string(1, "server"));
+      await c.subscribe("mcp.subscribe_resource", a.string(2, "uri"));
+      return {};
+    }),
+  );
+  engine.define(
+    "mcp.unsubscribe_resource",
+    rpc("mcp.unsubscribe_resource", async (a) => {
+      const c = manager.get("mcp.unsubscribe_resource", a.string(1, "server"));
+      await c.unsubscribe("mcp.unsubscribe_resource", a.string(2, "uri"));
+      return {};
+    }),
+  );
+
+  engine.define("mcp.server_info", {
+    sync: (a) => {
+      const name = a.string(1, "name");
+      const c = manager.peek(name);
+      if (!c || c.closed) return { ok: false, error: `mcp.server_info: no server named '${name}'` };
+      return { ok: true, server_info: c.serverInfo() };
+    },
+  });
+
+  engine.define("mcp.cancel", {
+    sync: (a) => {
+      const name = a.string(1, "name");
+      const v = a.at(2);
+      if (typeof v !== "string" && typeof v !== "number") a.fail(2, "request_id", "a string or an integer");
+      const c = manager.peek(name);
+      if (!c) run.log.warn(`mcp.cancel: no server named '${name}'`);
+      else c.cancel(v as string | number);
+    },
+  });
+
+  engine.define("mcp.notify_roots_list_changed", {
+    sync: (a) => {
+      const name = a.string(1, "name");
+      const c = manager.peek(name);
+      if (!c) run.log.warn(`mcp.notify_roots_list_changed: no server named '${name}'`);
+      else c.notifyRootsChanged();
+    },
+  });
+
+  engine.define("mcp.tools_epoch", {
+    sync: (a) => manager.peek(a.string(1, "name"))?.toolsEpoch ?? 0,
+  });
+
+  const setter = (fn: string, kind: CallbackKind) =>
+    engine.define(fn, {
+      functions: "ref",
+      sync: (a) => {
+        const name = a.string(1, "server_name");
+        const f = a.at(2) === undefined ? undefined : a.func(2, "handler");
+        manager.callbacks(name).set(kind, f);
+      },
+    });
+  setter("mcp.on_progress", "progress");
+  setter("mcp.on_log", "log");
+  setter("mcp.on_resource_update", "resource_update");
+  setter("mcp.on_resources_list_changed", "resources_list_changed");
+  setter("mcp.on_tools_list_changed", "tools_list_changed");
+  setter("mcp.on_prompts_list_changed", "prompts_list_changed");
+  setter("mcp.set_sampling_handler", "sampling");
+  setter("mcp.set_elicitation_handler", "elicitation");
+  setter("mcp.set_roots_handler", "roots");
+}
+
+/** Options both connect functions take: timeout (s), era, log_level, trace_context. */
+function commonOptions(a: Args, i: number, opts: Record<string, unknown> | undefined): CommonConnectOptions {
+  const timeout = optField<number>(a, i, "opts", opts, "timeout", "number");
+  if (timeout !== undefined && !(timeout > 0)) {
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'timeout' must be a positive number of seconds, got ${timeout}`,
+    );
+  }
+  const era = optField<string>(a, i, "opts", opts, "era", "string");
+  if (era !== undefined && era !== "auto" && era !== "legacy" && !/^\d{4}-\d{2}-\d{2}$/.test(era)) {
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'era' must be "auto", "legacy" or a protocol version, got "${era}"`,
+    );
+  }
+  const logLevel = optField<string>(a, i, "opts", opts, "log_level", "string");
+  if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'log_level' must be one of ${
+        LOG_LEVELS.join(", ")
+      }, got "${logLevel}"`,
+    );
+  }
+  return {
+    timeoutMs: timeout === undefined ? undefined : timeout * 1000,
+    era,
+    logLevel: logLevel as LoggingLevel | undefined,
+    traceContext: optField<boolean>(a, i, "opts", opts, "trace_context", "boolean"),
+  };
+}
+
+/** Argument `i` as a list of strings (nil → empty). */
+function stringList(a: Args, i: number, name: string): string[] {
+  const v = a.at(i);
+  if (v === undefined) return [];
+  const t = a.table(i, name);
+  const arr = Array.isArray(t) ? t : Object.keys(t).length === 0 ? [] : undefined;
+  if (!arr) a.fail(i, name, "an array of strings", "a table with non-array keys");
+  return arr.map((x, k) => {
+    if (typeof x === "string") return x;
+    if (typeof x === "number") return String(x);
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (${name}) element ${k + 1} must be a string, got ${luaTypeName(x)}`,
+    );
+  });
+}
+
+/** Field `key` of options table `i` as a string → string map; a non-string value raises. */
+function stringMap(
+  a: Args,
+  i: number,
+  opts: Record<string, unknown> | undefined,
+  key: string,
+): Record<string, string> {
+  const t = optField<Record<string, unknown>>(a, i, "opts", opts, key, "table");
+  if (!t) return {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(t)) {
+    if (typeof v !== "string") {
+      throw new LuaArgError(
+        `${a.fn}: argument ${i} (opts) field '${key}' value for '${k}' must be a string, got ${
+          luaTypeName(v)
+        }`,
+      );
+    }
+    out[k] = v;
+  }
+  return out;
+}

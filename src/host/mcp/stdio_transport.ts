@@ -1,0 +1,278 @@
+/**
+ * The stdio transport of `mcp.connect`: an MCP server as a child process speaking
+ * newline-delimited JSON-RPC on its stdin/stdout.
+ *
+ * Owns: starting the child through the run's process groups (`src/proc/group.ts`, so the child
+ * is in its own process group, gets the credential-stripped environment of `child_env.ts` with
+ * `opts.env` applied last, and is ended with the run whatever happens); framing; a bounded tail
+ * of the child's stderr (shown in connection errors; each line is also handed to the manager,
+ * which logs it at debug level); detecting a
+ * child that writes something other than JSON-RPC on stdout; and a description of how the child
+ * failed, for error messages.
+ *
+ * Why not the SDK's `StdioClientTransport`: it spawns with cross-spawn outside our process
+ * groups, strips the environment to six variables, and has no hook for either. The SDK
+ * recognises stdio transports structurally (`pid` and `stderr` accessors), so version
+ * negotiation treats this one as stdio (a silent probe means a legacy server) and probes on the
+ * connection itself.
+ *
+ * Invariants: `onclose` fires exactly once (child exit, protocol violation or `close()`); after
+ * it, `send` rejects with the failure description; a non-protocol stdout line ends the
+ * connection (the stream can no longer be trusted) and is quoted in the error.
+ */
+import { deserializeMessage, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/client";
+import type { ManagedProcess, ProcessGroups } from "../../proc/group.ts";
+
+/** How to start the server. */
+export interface StdioServerSpec {
+  /** Server name (for messages). */
+  name: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  /** Variables applied after the credential removal. */
+  env: Record<string, string>;
+}
+
+/** Bytes of stderr kept for error messages. */
+const STDERR_TAIL_BYTES = 4096;
+/** Longest stdout line accepted (a message bigger than this ends the connection). */
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** How long a server may take to exit on stdin EOF before its group is terminated. */
+const EOF_GRACE_MS = 500;
+/** Longest stdout line quoted in a protocol-violation message. */
+const QUOTE_CHARS = 200;
+
+/** A child-process MCP transport whose process is owned by the run's process groups. */
+export class ProcessStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  #proc: ManagedProcess | undefined;
+  #writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
+  #stderrTail = "";
+  #violation: string | undefined;
+  #exit: Deno.CommandStatus | undefined;
+  #closed = false;
+  #closing = false;
+  #exited: Promise<void> = Promise.resolve();
+  #enc = new TextEncoder();
+
+  /**
+   * @param onStderrLine receives each line the child writes to stderr (the manager logs them at
+   *   debug level, so a server's own diagnostics stay reachable with `AGENT_BLOCK_LOG=debug`)
+   */
+  constructor(
+    readonly spec: StdioServerSpec,
+    private readonly procs: ProcessGroups,
+    private readonly onStderrLine?: (line: string) => void,
+  ) {}
+
+  /** Child pid (the SDK's structural stdio check reads `pid` and `stderr`). */
+  get pid(): number | null {
+    return this.#proc?.pid ?? null;
+  }
+
+  /** The child's stderr is consumed here (see `stderrTail`), so there is no stream to hand out. */
+  get stderr(): null {
+    return null;
+  }
+
+  /** The last few KB the child wrote to stderr. */
+  get stderrTail(): string {
+    return this.#stderrTail;
+  }
+
+  start(): Promise<void> {
+    if (this.#proc) throw new Error(`mcp server '${this.spec.name}': transport already started`);
+    try {
+      this.#proc = this.procs.spawn({
+        cmd: [this.spec.command, ...this.spec.args],
+        cwd: this.spec.cwd,
+        env: this.spec.env,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      });
+    } catch (e) {
+      const why = e instanceof Deno.errors.NotFound
+        ? (isMissingDir(this.spec.cwd)
+          ? `working directory ${this.spec.cwd} does not exist`
+          : "no such command")
+        : e instanceof Deno.errors.PermissionDenied
+        ? "permission denied"
+        : (e as Error).message;
+      return Promise.reject(
+        new Error(`cannot start server '${this.spec.name}' (command '${this.spec.command}'): ${why}`),
+      );
+    }
+    const child = this.#proc.child;
+    this.#writer = child.stdin.getWriter();
+    const out = this.#readStdout(child.stdout);
+    const err = this.#readStderr(child.stderr);
+    this.#exited = child.status.then(async (status) => {
+      this.#exit = status;
+      await Promise.allSettled([out, err]);
+      this.#finish();
+    }, () => this.#finish());
+    return Promise.resolve();
+  }
+
+  async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const dec = new TextDecoder();
+    let buf = "";
+    try {
+      for await (const chunk of stream) {
+        buf += dec.decode(chunk, { stream: true });
+        if (buf.length > MAX_LINE_BYTES && buf.indexOf("\n") < 0) {
+          this.#fail(`server '${this.spec.name}' sent a message larger than ${MAX_LINE_BYTES} bytes`);
+          return;
+        }
+        let nl: number;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, nl).replace(/\r$/, "");
+          buf = buf.slice(nl + 1);
+          if (line.trim() === "") continue;
+          if (!this.#deliver(line)) return;
+        }
+      }
+      if (buf.trim() !== "") this.#deliver(buf);
+    } catch {
+      // The pipe broke: the exit handler reports it.
+    }
+  }
+
+  /** Parses and delivers one line; false once the stream is known to be corrupt. */
+  #deliver(line: string): boolean {
+    if (this.#closed || this.#violation) return false;
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line);
+    } catch {
+      const quoted = line.length > QUOTE_CHARS ? line.slice(0, QUOTE_CHARS) + "…" : line;
+      this.#fail(
+        `server '${this.spec.name}' wrote non-protocol text on stdout ` +
+          `(stdout is reserved for JSON-RPC; log to stderr instead): ${JSON.stringify(quoted)}`,
+      );
+      return false;
+    }
+    try {
+      this.onmessage?.(message);
+    } catch (e) {
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+    }
+    return true;
+  }
+
+  /** Records why the stream can no longer be trusted and ends the connection. */
+  #fail(violation: string): void {
+    this.#violation = violation;
+    this.onerror?.(new Error(violation));
+    void this.close();
+  }
+
+  async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const dec = new TextDecoder();
+    let partial = "";
+    try {
+      for await (const chunk of stream) {
+        const text = dec.decode(chunk, { stream: true });
+        this.#stderrTail += text;
+        if (this.#stderrTail.length > STDERR_TAIL_BYTES * 2) {
+          this.#stderrTail = this.#stderrTail.slice(-STDERR_TAIL_BYTES);
+        }
+        if (this.onStderrLine) {
+          const lines = (partial + text).split("\n");
+          partial = lines.pop() ?? "";
+          if (partial.length > STDERR_TAIL_BYTES) partial = partial.slice(-STDERR_TAIL_BYTES);
+          for (const l of lines) if (l.trim()) this.onStderrLine(l);
+        }
+      }
+      if (partial.trim()) this.onStderrLine?.(partial);
+    } catch {
+      // Ignored: stderr is diagnostics only.
+    }
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#writer?.releaseLock();
+    } catch {
+      // A write still pending keeps the lock; the pipe is gone either way.
+    }
+    this.onclose?.();
+  }
+
+  /**
+   * Why the connection is unusable, for error messages: the protocol violation, or how the child
+   * ended, plus the stderr tail. Empty while the child runs normally.
+   */
+  failure(): string {
+    const parts: string[] = [];
+    if (this.#violation) parts.push(this.#violation);
+    else if (this.#exit && !this.#closing) {
+      parts.push(
+        this.#exit.signal
+          ? `server '${this.spec.name}' was killed by ${this.#exit.signal}`
+          : `server '${this.spec.name}' exited with code ${this.#exit.code}`,
+      );
+    }
+    if (parts.length === 0) return "";
+    const tail = this.#stderrTail.slice(-STDERR_TAIL_BYTES).trim();
+    if (tail) parts.push(`stderr tail:\n${tail}`);
+    return parts.join("; ");
+  }
+
+  /** The stderr tail formatted for a message, or "". */
+  stderrSuffix(): string {
+    const tail = this.#stderrTail.slice(-STDERR_TAIL_BYTES).trim();
+    return tail ? `; stderr tail:\n${tail}` : "";
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed || !this.#writer) {
+      throw new Error(this.failure() || `server '${this.spec.name}' is not connected`);
+    }
+    try {
+      await this.#writer.write(this.#enc.encode(JSON.stringify(message) + "\n"));
+    } catch {
+      throw new Error(this.failure() || `server '${this.spec.name}' closed its stdin`);
+    }
+  }
+
+  /**
+   * Closes stdin (a well-behaved server exits on EOF), waits briefly, then ends the process
+   * group. Resolves once the child is gone.
+   */
+  async close(): Promise<void> {
+    if (!this.#proc) return;
+    if (!this.#violation) this.#closing = true;
+    const proc = this.#proc;
+    try {
+      await this.#writer?.close();
+    } catch {
+      // Already closed or broken.
+    }
+    if (!proc.exited) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const gone = await Promise.race([
+        proc.status.then(() => true, () => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), EOF_GRACE_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!gone) await proc.terminate();
+    }
+    await this.#exited;
+  }
+}
+
+function isMissingDir(path: string): boolean {
+  try {
+    return !Deno.statSync(path).isDirectory;
+  } catch {
+    return true;
+  }
+}

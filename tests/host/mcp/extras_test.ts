@@ -1,0 +1,185 @@
+/**
+ * Smaller `mcp.*` behaviours against real peers: `opts.headers` reach the HTTP server,
+ * `opts.trace_context` injects `__ab_obs`, cancelling the Lua task that awaits `mcp.call` sends
+ * the cancellation to the server, and `mcp.disconnect` fails a call in flight with a message
+ * naming the server.
+ */
+import { join } from "node:path";
+import { assertEquals, assertStringIncludes } from "./assert.ts";
+import { runLua } from "../../helpers.ts";
+import { DENO, ECHO, FIXTURES, lq } from "./peers.ts";
+
+function resultOf(out: { outcome: { status: string }; stderr: string }): Record<string, unknown> {
+  const o = out.outcome as { status: string; result?: string };
+  if (o.status !== "returned") throw new Error(`run failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
+  return JSON.parse(String(o.result));
+}
+
+Deno.test("opts.headers are sent with every HTTP request", async () => {
+  const seen: string[] = [];
+  const ac = new AbortController();
+  const ready = Promise.withResolvers<number>();
+  const srv = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: ac.signal,
+    onListen: (a) => ready.resolve(a.port),
+  }, (req) => {
+    seen.push(`${req.method} ${req.headers.get("x-api-token")}`);
+    return new Response("nope", { status: 500 });
+  });
+  const port = await ready.promise;
+  try {
+    for (const transport of ["http", "sse"]) {
+      await runLua(
+        `pcall(mcp.connect_http, "h", "http://127.0.0.1:${port}/mcp", { transport = ${
+          lq(transport)
+        }, headers = { ["X-Api-Token"] = "t-123" } })`,
+      );
+    }
+    assertEquals(seen.length > 0, true);
+    for (const s of seen) assertStringIncludes(s, "t-123");
+    assertEquals(seen.some((s) => s.startsWith("GET")), true, "the SSE GET carries the header too");
+  } finally {
+    ac.abort();
+    await srv.finished;
+  }
+});
+
+Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () => {
+  Deno.env.set("AGENT_BLOCK_TRACE_ID", "trace-42");
+  Deno.env.set("AGENT_BLOCK_RUN_ID", "run-7");
+  try {
+    const out = await runLua(`
+      local srv = ${lq(join(FIXTURES, "env_server.ts"))}
+      assert(mcp.connect("t", ${lq(DENO)}, { "run", "-A", srv }, { trace_context = true }))
+      assert(mcp.connect("p", ${lq(DENO)}, { "run", "-A", srv }))
+      return std.json.encode({
+        t = std.json.decode(mcp.call("t", "args", { x = 1 }).content[1].text),
+        own = std.json.decode(mcp.call("t", "args", { __ab_obs = { trace_id = "mine" } }).content[1].text),
+        p = std.json.decode(mcp.call("p", "args", { x = 1 }).content[1].text),
+      })
+    `);
+    const r = resultOf(out);
+    assertEquals(r.t, { x: 1, __ab_obs: { trace_id: "trace-42", run_id: "run-7" } });
+    assertEquals(r.own, { __ab_obs: { trace_id: "mine" } });
+    assertEquals(r.p, { x: 1 });
+  } finally {
+    Deno.env.delete("AGENT_BLOCK_TRACE_ID");
+    Deno.env.delete("AGENT_BLOCK_RUN_ID");
+  }
+});
+
+Deno.test("cancelling the task awaiting mcp.call cancels the request on the server", async () => {
+  const log = await Deno.makeTempFile({ prefix: "ab_mcp_taskcancel_" });
+  try {
+    const out = await runLua(`
+      assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+      lq(ECHO)
+    }, "--test-tools", "--cancel-log", ${lq(log)} }))
+      local function wait_log(word)
+        local deadline, text = os.time() + 20, ""
+        while os.time() < deadline do
+          local f = io.open(${lq(log)}, "r")
+          text = f and f:read("a") or ""
+          if f then f:close() end
+          if text:find(word) then break end
+          std.task.sleep(0.02)
+        end
+        return text
+      end
+      local t = std.task.spawn(function() return mcp.call("echo", "hang", {}) end)
+      wait_log("started") -- the server is running the call
+      t:cancel()
+      -- the server records the cancellation; wait for it while the connection is still up
+      local text = wait_log("cancelled")
+      return std.json.encode({ log = text, still = mcp.call("echo", "echo", { msg = "alive" }).content[1].text })
+    `);
+    const r = resultOf(out);
+    assertStringIncludes(String(r.log), "cancelled");
+    assertEquals(r.still, "alive");
+  } finally {
+    await Deno.remove(log);
+  }
+});
+
+Deno.test("mcp.disconnect fails a call in flight, naming the server", async () => {
+  const log = await Deno.makeTempFile({ prefix: "ab_mcp_disc_" });
+  const out = await runLua(`
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    lq(ECHO)
+  }, "--test-tools", "--cancel-log", ${lq(log)} }))
+    local t = std.task.spawn(function() return mcp.call("echo", "hang", {}) end)
+    local deadline = os.time() + 20
+    while os.time() < deadline do -- until the server is running the call
+      local f = io.open(${lq(log)}, "r")
+      local text = f and f:read("a") or ""
+      if f then f:close() end
+      if text:find("started") then break end
+      std.task.sleep(0.02)
+    end
+    mcp.disconnect("echo")
+    local r = t:join()
+    return std.json.encode(r)
+  `);
+  await Deno.remove(log);
+  const r = resultOf(out);
+  assertEquals(r.ok, false);
+  assertStringIncludes(String(r.error), "'echo'");
+});
+
+Deno.test("reconnecting under the same name replaces the connection; a pinned era a server lacks fails", async () => {
+  const out = await runLua(`
+    local echo = { "run", "-A", "--quiet", ${lq(ECHO)} }
+    assert(mcp.connect("x", ${lq(DENO)}, echo, { era = "legacy" }))
+    local first = mcp.server_info("x").server_info.protocolVersion
+    assert(mcp.connect("x", ${lq(DENO)}, echo))
+    local second = mcp.server_info("x").server_info.protocolVersion
+    local ok, err = pcall(mcp.connect, "old", ${lq(DENO)}, { "run", "-A", ${
+    lq(join(FIXTURES, "everything.ts"))
+  }, "stdio" },
+      { era = "2026-07-28" })
+    return std.json.encode({ first = first, second = second, echo = mcp.call("x", "echo", { msg = "y" }).content[1].text, err = err })
+  `);
+  const r = resultOf(out);
+  assertEquals([r.first, r.second, r.echo], ["2025-11-25", "2026-07-28", "y"]);
+  assertStringIncludes(String(r.err), "initialize 'old' failed");
+  assertStringIncludes(String(r.err), "2026-07-28");
+});
+
+Deno.test("a stdio server's stderr lines are logged at debug level", async () => {
+  Deno.env.set("AGENT_BLOCK_LOG", "debug");
+  try {
+    const out = await runLua(`
+      pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${
+      lq(join(FIXTURES, "crash_server.ts"))
+    } }, { era = "legacy" })
+    `);
+    assertStringIncludes(
+      out.stderr,
+      "[debug] test.lua: mcp server 'crashy' stderr: boom: missing config file",
+    );
+  } finally {
+    Deno.env.delete("AGENT_BLOCK_LOG");
+  }
+});
+
+Deno.test("time spent in a Lua handler does not count against the request timeout", async () => {
+  for (const era of ["auto", "legacy"]) {
+    const out = await runLua(`
+      assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" },
+        { timeout = 0.5, era = ${lq(era)} }))
+      mcp.set_sampling_handler("echo", function(params)
+        std.task.sleep(1.2) -- a slow model
+        return { model = "slow", content = "late but fine" }
+      end)
+      local r = mcp.call("echo", "sample", { prompt = "p" })
+      local t = mcp.call("echo", "hang", {})
+      return std.json.encode({ r = r, t = t.error })
+    `);
+    const r = resultOf(out);
+    assertEquals((r.r as { ok: boolean }).ok, true, JSON.stringify(r));
+    assertEquals((r.r as { content: { text: string }[] }).content[0].text, "slow: late but fine");
+    assertStringIncludes(String(r.t), "timed out after 0.5 s (cancellation sent)");
+  }
+});

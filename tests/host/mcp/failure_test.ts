@@ -1,0 +1,270 @@
+/**
+ * MCP failure paths, each against a real process or HTTP server: a wrong command, a server that
+ * writes garbage to stdout, one that dies at start-up (stderr tail in the error), one that exits
+ * mid-call, one that never answers (timeout, and the cancellation proven to reach the server),
+ * HTTP 404 and 500, the environment given to stdio servers, and cleanup at run end.
+ */
+import { join } from "node:path";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "./assert.ts";
+import { runCli, runLua } from "../../helpers.ts";
+import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startSubscribe, waitFor } from "./peers.ts";
+
+function result(out: { outcome: { status: string } }): string {
+  const o = out.outcome as { status: string; result?: unknown; message?: string };
+  if (o.status === "returned") return String(o.result);
+  return `${o.status}: ${o.message ?? ""}`;
+}
+
+Deno.test("a wrong command raises naming the server and the command; required=false returns false, err", async () => {
+  const out = await runLua(`
+    local ok, err = pcall(mcp.connect, "ghost", "/nonexistent/mcp-server", {})
+    local ok2, err2 = mcp.connect("ghost2", "/nonexistent/mcp-server", {}, { required = false })
+    return std.json.encode({ ok = ok, err = err, ok2 = ok2, err2 = err2 })
+  `);
+  const r = JSON.parse(result(out));
+  assertEquals(r.ok, false);
+  assertStringIncludes(
+    r.err,
+    "cannot start server 'ghost' (command '/nonexistent/mcp-server'): no such command",
+  );
+  assertEquals(r.ok2, false);
+  assertStringIncludes(r.err2, "cannot start server 'ghost2'");
+  assertStringIncludes(out.stderr, "[warn]");
+});
+
+Deno.test("a server printing non-protocol text on stdout gets an error that says so", async () => {
+  const out = await runLua(`
+    local ok, err = pcall(mcp.connect, "weather", ${lq(DENO)}, { "run", "-A", ${
+    lq(join(FIXTURES, "garbage_server.ts"))
+  } })
+    return tostring(err)
+  `);
+  const err = result(out);
+  assertStringIncludes(err, "initialize 'weather' failed");
+  assertStringIncludes(err, "server 'weather' wrote non-protocol text on stdout");
+  assertStringIncludes(err, "Weather server v1.2 starting up");
+});
+
+Deno.test("a server dying at start-up: exit code and stderr tail in the error", async () => {
+  const out = await runLua(`
+    local ok, err = pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${
+    lq(join(FIXTURES, "crash_server.ts"))
+  } })
+    return tostring(err)
+  `);
+  const err = result(out);
+  assertStringIncludes(err, "initialize 'crashy' failed");
+  assertStringIncludes(err, "server 'crashy' exited with code 2");
+  assertStringIncludes(err, "boom: missing config file /etc/weather.conf");
+});
+
+Deno.test("a silent server: initialize times out after opts.timeout, naming the server", async () => {
+  const out = await runLua(`
+    local ok, err = pcall(mcp.connect, "mute", ${lq(DENO)}, { "run", "-A", ${
+    lq(join(FIXTURES, "silent_server.ts"))
+  } }, { timeout = 0.5 })
+    return tostring(err)
+  `);
+  assertStringIncludes(result(out), "mcp.connect: initialize 'mute' timed out after 0.5 s");
+});
+
+Deno.test("--mcp-timeout-secs is the default request timeout", async () => {
+  const out = await runLua(
+    `local ok, err = pcall(mcp.connect, "mute", ${lq(DENO)}, { "run", "-A", ${
+      lq(join(FIXTURES, "silent_server.ts"))
+    } }); return tostring(err)`,
+    { mcpTimeoutSecs: 1 },
+  );
+  assertStringIncludes(result(out), "initialize 'mute' timed out after 1 s");
+});
+
+Deno.test("a server exiting mid-call: the call fails with its exit code and stderr", async () => {
+  const out = await runLua(`
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" }))
+    local r = mcp.call("echo", "exit_now", {})
+    local again = mcp.call("echo", "echo", { msg = "x" })
+    return std.json.encode({ ok = r.ok, error = r.error, again = again.error })
+  `);
+  const r = JSON.parse(result(out));
+  assertEquals(r.ok, false);
+  assertStringIncludes(r.error, "tools/call 'exit_now' on server 'echo' failed");
+  assertStringIncludes(r.error, "server 'echo' exited with code 3");
+  assertStringIncludes(r.error, "exiting mid-call");
+  assertStringIncludes(r.again, "server 'echo' exited with code 3");
+});
+
+async function hangAndProveCancel(connect: string, cancelLog: string): Promise<void> {
+  const out = await runLua(`
+    ${connect}
+    local t0 = os.time()
+    local r = mcp.call("echo", "hang", {})
+    local after = mcp.call("echo", "echo", { msg = "still alive" })
+    return std.json.encode({ ok = r.ok, error = r.error, after = after.content and after.content[1].text })
+  `);
+  const r = JSON.parse(result(out));
+  assertEquals(r.ok, false);
+  assertMatch(r.error, /tools\/call 'hang' on server 'echo' timed out after 1 s \(cancellation sent\)/);
+  assertEquals(r.after, "still alive");
+  // The server saw the cancellation of that request.
+  await waitFor(
+    async () => {
+      try {
+        return (await Deno.readTextFile(cancelLog)).includes("cancelled");
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+    "the server to record the cancellation",
+  );
+}
+
+Deno.test("a tool that never answers: timeout, and the cancellation reaches the server", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_mcp_cancel_" });
+  let http: Peer | undefined;
+  try {
+    for (const era of ["auto", "legacy"]) {
+      await t.step(`stdio, era ${era}`, async () => {
+        const log = join(dir, `stdio-${era}.log`);
+        await hangAndProveCancel(
+          `assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+            lq(ECHO)
+          }, "--test-tools", "--cancel-log", ${lq(log)} }, { timeout = 1, era = ${lq(era)} }))`,
+          log,
+        );
+      });
+    }
+    const httpLog = join(dir, "http.log");
+    http = await startEchoHttp(["--test-tools", "--cancel-log", httpLog]);
+    for (const era of ["auto", "legacy"]) {
+      await t.step(`Streamable HTTP, era ${era}`, async () => {
+        await Deno.remove(httpLog).catch(() => undefined);
+        await hangAndProveCancel(
+          `assert(mcp.connect_http("echo", ${lq(http!.url)}, { timeout = 1, era = ${lq(era)} }))`,
+          httpLog,
+        );
+      });
+    }
+  } finally {
+    await http?.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("HTTP servers answering 404 or 500: connect errors name the server, the status and the URL", async () => {
+  const ac = new AbortController();
+  let port = 0;
+  const ready = Promise.withResolvers<void>();
+  const srv = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: ac.signal,
+    onListen: (a) => {
+      port = a.port;
+      ready.resolve();
+    },
+  }, (req) => {
+    const status = new URL(req.url).pathname.startsWith("/missing") ? 404 : 500;
+    return new Response(status === 404 ? "no such endpoint" : "internal failure", { status });
+  });
+  await ready.promise;
+  try {
+    for (const transport of ["http", "sse"]) {
+      const out = await runLua(`
+        local a_ok, a = pcall(mcp.connect_http, "remote", "http://user:pw@127.0.0.1:${port}/missing/mcp?token=s3cret", { transport = ${
+        lq(transport)
+      }, era = "legacy" })
+        local b_ok, b = pcall(mcp.connect_http, "broken", "http://127.0.0.1:${port}/mcp", { transport = ${
+        lq(transport)
+      } })
+        return std.json.encode({ a = a, b = b })
+      `);
+      const r = JSON.parse(result(out));
+      assertStringIncludes(r.a, "'remote'");
+      assertStringIncludes(r.a, "404");
+      assertStringIncludes(r.a, `http://127.0.0.1:${port}/missing/mcp`);
+      assert(!r.a.includes("s3cret") && !r.a.includes("pw@"), r.a);
+      assertStringIncludes(r.b, "'broken'");
+      assertStringIncludes(r.b, "500");
+    }
+  } finally {
+    ac.abort();
+    await srv.finished;
+  }
+});
+
+Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defaults to the project root", async () => {
+  Deno.env.set("ANTHROPIC_API_KEY", "host-secret");
+  Deno.env.set("AB_MCP_TEST_INHERITED", "inherited");
+  try {
+    const project = await Deno.makeTempDir({ prefix: "ab_mcp_proj_" });
+    const out = await runLua(
+      `
+      local srv = ${lq(join(FIXTURES, "env_server.ts"))}
+      assert(mcp.connect("a", ${lq(DENO)}, { "run", "-A", srv }))
+      assert(mcp.connect("b", ${
+        lq(DENO)
+      }, { "run", "-A", srv }, { env = { ANTHROPIC_API_KEY = "given", EXTRA = "x" }, cwd = "/tmp" }))
+      local function env(s, n) return mcp.call(s, "env", { name = n }).content[1].text end
+      local bad_ok, bad = pcall(mcp.connect, "c", ${
+        lq(DENO)
+      }, { "run", "-A", srv }, { env = { PORT = 8080 } })
+      return std.json.encode({
+        a_key = env("a", "ANTHROPIC_API_KEY"), a_inh = env("a", "AB_MCP_TEST_INHERITED"),
+        b_key = env("b", "ANTHROPIC_API_KEY"), b_extra = env("b", "EXTRA"),
+        a_cwd = mcp.call("a", "cwd", {}).content[1].text, b_cwd = mcp.call("b", "cwd", {}).content[1].text,
+        bad = bad,
+      })
+    `,
+      { projectRoot: project },
+    );
+    const r = JSON.parse(result(out));
+    assertEquals(r.a_key, "<unset>");
+    assertEquals(r.a_inh, "inherited");
+    assertEquals(r.b_key, "given");
+    assertEquals(r.b_extra, "x");
+    assertEquals(r.a_cwd, await Deno.realPath(project));
+    assertEquals(r.b_cwd, "/tmp");
+    assertStringIncludes(
+      r.bad,
+      "mcp.connect: argument 4 (opts) field 'env' value for 'PORT' must be a string, got number",
+    );
+    await Deno.remove(project, { recursive: true });
+  } finally {
+    Deno.env.delete("ANTHROPIC_API_KEY");
+    Deno.env.delete("AB_MCP_TEST_INHERITED");
+  }
+});
+
+Deno.test("servers are disconnected at run end, after an error too; no child survives", async () => {
+  const marker = `/tmp/ab-mcp-marker-${crypto.randomUUID()}`;
+  const out = await runLua(`
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    lq(ECHO)
+  }, "--test-tools", "--cancel-log", ${lq(marker)} }))
+    error("script failed on purpose")
+  `);
+  assertEquals(out.outcome.status, "failed");
+  const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
+  assertEquals(new TextDecoder().decode(ps.stdout).trim(), "", "an MCP server outlived the run");
+});
+
+Deno.test("a failing disconnect at exit never changes the exit code", async () => {
+  const sub = await startSubscribe();
+  try {
+    const dir = await Deno.makeTempDir({ prefix: "ab_mcp_cli_" });
+    const script = join(dir, "s.lua");
+    await Deno.writeTextFile(
+      script,
+      `assert(mcp.connect_http("sub", ${lq(sub.url)}, { era = "legacy" }))
+       os.execute("kill -9 ${sub.pid}")
+       print("script done")`,
+    );
+    const r = await runCli(["-s", script, "--project", dir]);
+    assertEquals(r.code, 0, r.stderr);
+    assertStringIncludes(r.stdout, "script done");
+    await Deno.remove(dir, { recursive: true });
+  } finally {
+    await sub.stop();
+  }
+});

@@ -1,0 +1,60 @@
+/**
+ * Resource subscriptions against the subscribe smoke server in both eras: `resources/subscribe`
+ * (2025) and `subscriptions/listen` (2026-07-28) deliver `on_resource_update` events; after
+ * `unsubscribe_resource` the periodic updates stop reaching the callback; a server without the
+ * capability answers `subscribe_resource` with `ok = false`.
+ */
+import { assertEquals, assertStringIncludes } from "./assert.ts";
+import { runLua } from "../../helpers.ts";
+import { lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
+
+const SCRIPT = (url: string, era: string) => `
+  local hits, last = 0, nil
+  local label = "sub"
+  mcp.on_resource_update("s", function(ev) hits = hits + 1; last = label .. ":" .. ev.type .. ":" .. ev.server .. ":" .. ev.uri end)
+  assert(mcp.connect_http("s", ${lq(url)}, { era = ${lq(era)} }))
+  local era = mcp.server_info("s").server_info.era
+  local ok = mcp.subscribe_resource("s", "sub://counter").ok
+  local deadline = os.time() + 20
+  while hits < 2 and os.time() < deadline do std.task.sleep(0.02) end
+  local got = hits
+  local un = mcp.unsubscribe_resource("s", "sub://counter").ok
+  std.task.sleep(0.3)
+  local settled = hits
+  std.task.sleep(0.5)
+  return std.json.encode({ era = era, ok = ok, got = got, last = last, un = un, stopped = hits == settled })
+`;
+
+Deno.test("resource subscriptions in both eras", async (t) => {
+  let sub: Peer | undefined;
+  let echo: Peer | undefined;
+  try {
+    sub = await startSubscribe(["--interval", "100"]);
+    for (const [era, name] of [["auto", "modern"], ["legacy", "legacy"]]) {
+      await t.step(`${name} era`, async () => {
+        const out = await runLua(SCRIPT(sub!.url, era));
+        assertEquals(out.outcome.status, "returned", out.stderr);
+        const r = JSON.parse(String((out.outcome as { result: string }).result));
+        assertEquals(r.era, name);
+        assertEquals(r.ok, true);
+        assertEquals(r.got >= 2, true, `updates: ${r.got}`);
+        assertEquals(r.last, "sub:resource_update:s:sub://counter");
+        assertEquals(r.un, true);
+        assertEquals(r.stopped, true);
+      });
+    }
+    echo = await startEchoHttp();
+    await t.step("a server without resources.subscribe answers ok = false (2025 era)", async () => {
+      const out = await runLua(`
+        assert(mcp.connect_http("e", ${lq(echo!.url)}, { era = "legacy" }))
+        return std.json.encode(mcp.subscribe_resource("e", "text://hello"))
+      `);
+      const r = JSON.parse(String((out.outcome as { result: string }).result));
+      assertEquals(r.ok, false);
+      assertStringIncludes(r.error, "resources/subscribe 'text://hello' on server 'e' failed");
+    });
+  } finally {
+    await sub?.stop();
+    await echo?.stop();
+  }
+});
