@@ -123,7 +123,16 @@ Deno.test("agent.run through the CLI: seed labels and correlation ids, beats, pa
     AGENT_BLOCK_AGENT_ID: "agent-9",
     AGENT_BLOCK_AGENT_NAME: "counter",
   };
-  const r = await runCli(["-s", "count_agent.lua", "-p", ".", "--label", "job=count", "--label", "run=count-1"], {
+  const r = await runCli([
+    "-s",
+    "count_agent.lua",
+    "-p",
+    ".",
+    "--label",
+    "job=count",
+    "--label",
+    "run=count-1",
+  ], {
     cwd: dir,
     env,
   });
@@ -293,7 +302,10 @@ tool.register("add", { description = "adds" }, function(x) return x.a + x.b end)
 local r = require("agent").run({ prompt = "p", provider = "openai", store = "mem" })
 local rows = require("knl").views.tool_pairs(r.session)
 print(std.json.encode({ ok = r.ok, rows = rows }))`;
-  const r = await withEnv({ OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-oai-test" }, () => runLua(src));
+  const r = await withEnv(
+    { OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-oai-test" },
+    () => runLua(src),
+  );
   assert.equal(r.outcome.status, "returned", r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(out.ok, true);
@@ -334,7 +346,16 @@ Deno.test("store = { sqlite = path } writes that file, which knl export --store 
   const id = r.stdout.trim();
   assert.ok(exists(join(dir, "logs", "agent.sqlite")));
   assert.ok(!exists(join(dir, ".agent-block")), "the default database was not touched");
-  const ex = await runCli(["knl", "export", "--session", id, "--as", "messages", "--store", "logs/agent.sqlite"], {
+  const ex = await runCli([
+    "knl",
+    "export",
+    "--session",
+    id,
+    "--as",
+    "messages",
+    "--store",
+    "logs/agent.sqlite",
+  ], {
     cwd: dir,
   });
   assert.equal(ex.code, 0, ex.stderr);
@@ -354,7 +375,10 @@ local agent = require("agent")
 local r = agent.run({ provider = "replay", replay = "one.jsonl", prompt = "hi" })
 local bad = agent.run({ provider = "replay", replay = "one.jsonl", prompt = "hi", store = { sqlite = "blocker/x.sqlite" } })
 print(r.ok, r.session_id, bad.ok, bad.session_id, bad.error)`;
-  const r = await withEnv({ AGENT_BLOCK_KNL_PATH: "elsewhere/knl.sqlite" }, () => runLua(src, { projectRoot: dir }));
+  const r = await withEnv(
+    { AGENT_BLOCK_KNL_PATH: "elsewhere/knl.sqlite" },
+    () => runLua(src, { projectRoot: dir }),
+  );
   assert.equal(r.outcome.status, "returned", r.stderr);
   const [ok, id, okBad, idBad, err] = r.stdout.trim().split("\t");
   assert.equal(ok, "true");
