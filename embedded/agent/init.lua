@@ -259,7 +259,8 @@ function M.run(opts)
     local knl = require("knl")
     local okst, store = pcall(knl.open, { store = opts.store })
     if not okst then
-      error("agent.run: opts.store: " .. tostring(store), 0)
+      error(sformat("agent.run: %s: %s", opts.store == nil and "the project's kernel database" or "opts.store",
+        tostring(store)), 0)
     end
     s = store:session({
       owner = "agent",
