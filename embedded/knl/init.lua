@@ -24,6 +24,9 @@
 -- tool call a `tool_call` / `tool_result` pair (a denied or skipped tool too, with is_error); each
 -- charge a `budget_charge`; a refusal `beat_refused`; a stop `beat_stopped`. Each carries
 -- `meta.beat`. `knl.record.*` writes the same shapes for a loop that calls a Port itself.
+-- Within a beat, events that nothing of the caller's runs between share one transaction (a
+-- response and its first tool call; a result, the next call, the charge, a stop): the log
+-- shows each call before its tool runs, and the request before the model is asked.
 --
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
 -- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
@@ -677,22 +680,41 @@ function knl.beat(s, device, opts)
     end
     return Outcome.ok({ beat = beat, out = out })
   end
-  append(s, "llm_response", rdata, nil, beat)
-
+  -- With tools, events go out in as few transactions as the invariants allow: what is written
+  -- before anything of the caller's runs (on_response, a policy function, a tool) is flushed
+  -- right then, so the log shows a call before its tool runs; the rest — results of calls that
+  -- do not run, the charge, a stop — travels with the next flush.
+  local batch = { { kind = "llm_response", data = rdata } }
+  local function flush()
+    if #batch > 0 then
+      append_many(s, batch, beat)
+      batch = {}
+    end
+  end
   local calls = out.tools
-  local stopped = response_verdict(on_response, out, s)
-  local stopped_where = stopped and "on_response" or "tool_policy"
+  local stopped, stopped_where
+  local asked = false
+  local policy = dev.tool_policy
   for _, b in ipairs(resp.content) do
     if b.type == "tool_use" then
       local call = { id = b.id, name = b.name, input = b.input }
+      batch[#batch + 1] = { kind = "tool_call", data = { id = call.id, name = call.name, input = call.input } }
+      if not asked then
+        asked = true
+        if on_response then
+          flush()
+          stopped = response_verdict(on_response, out, s)
+          if stopped then stopped_where = "on_response" end
+        end
+      end
       calls[#calls + 1] = call
-      record.tool_call(s, call, beat)
       local content, is_error
       local t1 = clock()
       if stopped then
         content, is_error = "not run: " .. stopped, true
       else
-        local verdict, reason = policy_verdict(dev.tool_policy, call, s)
+        if type(policy) == "function" then flush() end
+        local verdict, reason = policy_verdict(policy, call, s)
         if verdict == "stop" then
           stopped, stopped_where = reason, "tool_policy"
           content, is_error = "not run: " .. reason, true
@@ -701,6 +723,7 @@ function knl.beat(s, device, opts)
         elseif not dev.tools then
           content, is_error = sformat("unknown tool '%s': the device has no tools", call.name), true
         else
+          flush()
           local tok, res = pcall(dev.tools.call, dev.tools, call.name, call.input,
             { session = s, beat = beat, id = call.id })
           if tok then content, is_error = encode_result(res), false
@@ -710,16 +733,16 @@ function knl.beat(s, device, opts)
           else content, is_error = describe_error(res), true end
         end
       end
-      record.tool_result(s, call, content, is_error, beat, clock() - t1)
+      batch[#batch + 1] = { kind = "tool_result", data = { id = call.id, name = call.name, content = content,
+        is_error = is_error == true, elapsed_ms = clock() - t1 } }
       call.result, call.is_error = content, is_error
     end
   end
 
-  if budget then append(s, "budget_charge", charge_for(dev, budget, s, out), nil, beat) end
-  if stopped then
-    append(s, "beat_stopped", { reason = stopped, where = stopped_where }, nil, beat)
-    return Outcome.stopped({ beat = beat, reason = stopped, out = out })
-  end
+  if budget then batch[#batch + 1] = { kind = "budget_charge", data = charge_for(dev, budget, s, out) } end
+  if stopped then batch[#batch + 1] = { kind = "beat_stopped", data = { reason = stopped, where = stopped_where } } end
+  flush()
+  if stopped then return Outcome.stopped({ beat = beat, reason = stopped, out = out }) end
   return Outcome.ok({ beat = beat, out = out })
 end
 
