@@ -8,7 +8,8 @@
  * - against the local mock Anthropic and OpenAI servers (the real wire formats): requests,
  *   responses, tool pairs and a failed call recorded in the project's default database;
  * - the stores: `store = "mem"` leaves nothing on disk, `{ sqlite = path }` writes that file
- *   (and `knl export --store` reads it), AGENT_BLOCK_KNL_PATH moves the default.
+ *   (and `knl export --store` reads it), AGENT_BLOCK_KNL_PATH moves the default;
+ * - os.exit inside a tool ends the run with its code, the session closed as `exit`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -387,4 +388,24 @@ print(r.ok, r.session_id, bad.ok, bad.session_id, bad.error)`;
   assert.equal(okBad, "false");
   assert.equal(idBad, "nil");
   assert.match(err, /^agent\.run: opts\.store: /);
+});
+
+Deno.test("os.exit inside a tool ends the run with its code and closes the session as exit", async () => {
+  const dir = await project({
+    "quit.lua": `tool.register("quit", { description = "quits" }, function() os.exit(3) end)
+      local r = require("agent").run({ provider = "replay", replay = "quit.jsonl", prompt = "stop now" })
+      print("not reached", r.ok)`,
+    "quit.jsonl": JSON.stringify({ content: [{ type: "tool_use", id: "q1", name: "quit", input: {} }] }) +
+      "\n",
+  });
+  const r = await runCli(["-s", "quit.lua", "-p", "."], { cwd: dir });
+  assert.equal(r.code, 3, r.stderr);
+  assert.equal(r.stdout, "");
+  const ls = jsonLines((await runCli(["knl", "sessions"], { cwd: dir })).stdout);
+  assert.equal(ls.length, 1);
+  assert.equal(ls[0].owner, "agent");
+  assert.equal(ls[0].status, "exit");
+  const events = jsonLines((await runCli(["knl", "export", "--session", ls[0].id], { cwd: dir })).stdout);
+  assert.deepEqual(events.map((e) => e.kind).slice(-3), ["tool_call", "tool_result", "session_close"]);
+  assert.equal(events.at(-2).data.is_error, true);
 });
