@@ -178,6 +178,10 @@ local function seed_history(s, history, system)
     if type(m) ~= "table" then
       error(sformat("agent.run: opts.history[%d] must be a message table, got %s", i, type(m)), 0)
     end
+    if type(m.content) ~= "string" and type(m.content) ~= "table" then
+      error(sformat("agent.run: opts.history[%d].content must be a string or a list of blocks, got %s", i,
+        type(m.content)), 0)
+    end
     if m.role == "user" then
       s:append({ kind = "msg_user", data = { content = m.content } })
     elseif m.role == "assistant" then

@@ -349,6 +349,8 @@ describe("agent.run on the kernel", function()
       .. "agent_result session_close")
     expect(agent.run({ prompt = "p", provider = "replay", store = "mem", replay = script({}),
       history = { { role = "tool", content = "x" } } }).error).to.match("history%[1%]%.role must be user, assistant or system")
+    expect(agent.run({ prompt = "p", provider = "replay", store = "mem", replay = script({}),
+      history = { { role = "user" } } }).error).to.match("history%[1%]%.content must be a string or a list of blocks, got nil")
   end)
 
   it("keeps the store choice: mem, { sqlite = path }, and a clear error otherwise", function()
