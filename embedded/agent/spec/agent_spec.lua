@@ -353,6 +353,18 @@ describe("agent.run on the kernel", function()
       history = { { role = "user" } } }).error).to.match("history%[1%]%.content must be a string or a list of blocks, got nil")
   end)
 
+  it("continues a recorded run: session.load of its session is the next run's history", function()
+    local first = agent.run({ provider = "replay", store = "mem", prompt = "2+3?",
+      replay = script({ { content = { call("add", { a = 2, b = 3 }, "h1") } }, { content = "five" } }) })
+    local history = require("session").load(first.session_id, { store = "mem" })
+    expect(history).to.equal(first.messages)
+    local second = agent.run({ provider = "replay", store = "mem", prompt = "and 5+5?", history = history,
+      replay = script({ { expect = { messages = 5, last_message_contains = "5+5" }, content = "ten" } }) })
+    expect(second.error).to_not.exist()
+    expect(#second.messages).to.equal(6)
+    expect(second.messages[3].content[1].tool_use_id).to.equal("h1")
+  end)
+
   it("keeps the store choice: mem, { sqlite = path }, and a clear error otherwise", function()
     local r = agent.run({ provider = "replay", store = "mem", replay = script({ { content = "x" } }), prompt = "p" })
     expect(knl.open({ store = "mem" }):has(r.session_id)).to.equal(true)
