@@ -1,6 +1,7 @@
 -- An end-to-end agent.run example that needs no network: the model is the shipped replay script hello_agent.replay.jsonl, which calls the Lua tool `word_count` once and then answers.
 --
 -- Run it:  agent-block -b hello_agent
+-- Read what it did:  agent-block knl export --session <session_id> --as messages
 -- Point it at a real model by dropping `provider`/`replay` (ANTHROPIC_API_KEY) or setting
 -- provider = "openai" (OPENAI_API_KEY, or base_url for a local server).
 local agent = require("agent")
@@ -33,6 +34,7 @@ local out = std.json.encode({
   num_turns = result.num_turns,
   usage = result.usage,
   error = result.error,
+  session_id = result.session_id, -- the run's session in the project's kernel database
 })
 print(out)
 return out

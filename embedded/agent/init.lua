@@ -1,6 +1,18 @@
 --- agent: the built-in ReAct loop — `agent.run(opts)` asks a model, runs the tools it calls,
 -- feeds the results back, and stops when it answers without tools or a limit is reached.
 --
+-- Built on the kernel (`knl`): a run is one kernel session (owner `agent`) and each turn is one
+-- `knl.beat`, so every model call is recorded as `llm_request` then `llm_response` or
+-- `llm_call_failed`, and every tool call — Lua and MCP alike — as a `tool_call` / `tool_result`
+-- pair. The session's seed event carries the run's `--label` labels and the correlation ids
+-- (AGENT_BLOCK_TRACE_ID / RUN_ID / AGENT_ID / AGENT_NAME) the host stamps on it; the history
+-- goes in as `msg_user` / `msg_assistant` (`msg_system`) events, the prompt as `msg_user`, and
+-- the run's end as `agent_result` { ok, stop_reason, num_turns, usage, error } before the
+-- session closes (`ok`, or `error` with the error). The conversation the model sees is the
+-- session's fold (`s:messages()`), and so is `result.messages`. `opts.store` picks the
+-- database: nil = the project's (`<project>/.agent-block/knl.sqlite`, AGENT_BLOCK_KNL_PATH),
+-- "mem" = this run's in-memory log, `{ sqlite = <path> }` = that file.
+--
 -- A consumer layer: a project may vendor or shadow this module and delegate to
 -- `require("embedded.agent")`. It talks to providers only through a Port of `llm_proto.port`
 -- (anthropic | openai | replay), and to MCP servers only through `mcp_tools` (required only when
@@ -8,26 +20,33 @@
 --
 -- Options: prompt (required), system, provider, model, api_key, api_key_env, base_url,
 -- max_tokens, max_iterations (model calls, default 20), max_tokens_budget (total_tokens over the
--- run), max_cost_usd (needs a price for the model; see `llm_proto.prices`, overridable with
+-- run; also the session's `tokens` budget, so `knl.views.ledger` shows each charge),
+-- max_cost_usd (needs a price for the model; see `llm_proto.prices`, overridable with
 -- `prices`), timeout, max_retries, context_management (Anthropic; default on: trigger 80K input
 -- tokens, keep 3 tool uses, clear at least 10K; false disables header and body) and
 -- context_management_config (replaces the default whole), on_turn, on_delta, extra_tools,
--- tool_groups, history, store (accepted and checked; the kernel honours it), the protocol options
--- of llm_proto (tool_choice, parallel_tool_calls, thinking, dialect, response_format,
--- temperature, top_p, top_k, stop, seed, cache_control, extra_body), replay, and the MCP options
--- (mcp_servers, sampling, on_progress, progress_to_log, on_log, log_to_stderr, enable_resources,
--- enable_prompts).
+-- tool_groups, history, store (see above), the protocol options of llm_proto (tool_choice,
+-- parallel_tool_calls, thinking, dialect, response_format, temperature, top_p, top_k, stop,
+-- seed, cache_control, extra_body), replay, and the MCP options (mcp_servers, sampling,
+-- on_progress, progress_to_log, on_log, log_to_stderr, enable_resources, enable_prompts).
 --
--- Result: `{ ok, content, usage, num_turns, messages, stop_reason, model_stop_reason }`, plus
--- `error` when not ok. `stop_reason` is completed (the model answered without tools), stopped
--- (on_turn returned false), max_iterations, budget (tokens or cost) or error; only completed and
--- stopped are ok. `usage` has the six llm_proto fields and `cost_usd` when the model is priced.
+-- Result: `{ ok, content, usage, num_turns, messages, stop_reason, model_stop_reason,
+-- session_id }`, plus `error` when not ok; `result.session` (not a field: reached through the
+-- result's metatable, so JSON encoding leaves it out) is the closed session, for `:query`,
+-- `:events` and the `knl.views`. `session_id` is nil only when the run failed before its
+-- session opened (bad options, an unknown provider, a store that cannot be opened).
+-- `stop_reason` is completed (the model answered without tools), stopped (on_turn returned
+-- false), max_iterations, budget (tokens or cost) or error; only completed and stopped are ok.
+-- `usage` has the six llm_proto fields and `cost_usd` when the model is priced.
 --
 -- Invariants: agent.run never throws — bad options, provider errors and tool errors all come back
 -- as a result (a tool's error goes to the model as an `is_error` tool_result and the loop goes
--- on); MCP connections are closed on every exit path; when the loop stops with tool calls
--- unanswered, each gets an `is_error` result saying why, so `messages` is valid as the `history`
--- of a later run; `on_turn` receives exactly turn_number, content, tool_calls and usage.
+-- on); only a cancel of its task or the run ending (os.exit) passes through, after closing the
+-- session as `cancelled` / `exit`; on_turn runs after the response is recorded and before any
+-- of its tools (the beat's `on_response`), so returning false stops with the calls unrun; MCP
+-- connections are closed on every exit path; when the loop stops with tool calls unanswered,
+-- each gets an `is_error` result saying why, so `messages` is valid as the `history` of a later
+-- run; `on_turn` receives exactly turn_number, content, tool_calls and usage.
 local M = {}
 
 local proto = require("llm_proto")
@@ -93,6 +112,11 @@ local function result_string(v)
   return tostring(v)
 end
 
+local function describe_store(st)
+  if type(st) ~= "table" then return type(st) end
+  return "{ sqlite = " .. (st.sqlite == "" and '""' or type(st.sqlite)) .. " }"
+end
+
 local function check_opts(opts)
   if type(opts.prompt) ~= "string" or opts.prompt == "" then
     return "agent.run: opts.prompt is required (a non-empty string)"
@@ -111,8 +135,9 @@ local function check_opts(opts)
     end
   end
   local s = opts.store
-  if s ~= nil and s ~= "mem" and not (type(s) == "table" and type(s.sqlite) == "string") then
-    return "agent.run: opts.store must be \"mem\" or { sqlite = <path> }, got " .. type(s)
+  if s ~= nil and s ~= "mem" and not (type(s) == "table" and type(s.sqlite) == "string" and s.sqlite ~= "") then
+    return "agent.run: opts.store must be \"mem\" or { sqlite = <path> }, got " ..
+      (type(s) == "string" and sformat("%q", s) or describe_store(s))
   end
   if opts.extra_tools ~= nil and type(opts.extra_tools) ~= "table" then
     return "agent.run: opts.extra_tools must be an array, got " .. type(opts.extra_tools)
@@ -135,25 +160,71 @@ local function connect_mcp(opts)
   })
 end
 
---- Runs the loop. Never throws.
+-- A cancel (`task:cancel()`) or the run ending (os.exit / job.defer) travels through agent.run:
+-- turning either into a result would keep running a script that was told to stop.
+local function is_fatal(e)
+  if type(e) == "string" then return e == "cancelled" or e:find(":%d+: cancelled$") ~= nil end
+  local mt = type(e) == "table" and getmetatable(e)
+  return type(mt) == "table" and mt.__name == "EXIT"
+end
+
+-- A tool's failure, raised so the beat records an is_error result with exactly this text (a
+-- table, so that no text a tool returns can pass for a cancel).
+local function tool_failure(text) error({ message = text }, 0) end
+
+-- The history's messages as session events; `system` messages extend the system prompt.
+local function seed_history(s, history, system)
+  for i, m in ipairs(history or {}) do
+    if type(m) ~= "table" then
+      error(sformat("agent.run: opts.history[%d] must be a message table, got %s", i, type(m)), 0)
+    end
+    if type(m.content) ~= "string" and type(m.content) ~= "table" then
+      error(sformat("agent.run: opts.history[%d].content must be a string or a list of blocks, got %s", i,
+        type(m.content)), 0)
+    end
+    if m.role == "user" then
+      s:append({ kind = "msg_user", data = { content = m.content } })
+    elseif m.role == "assistant" then
+      s:append({ kind = "msg_assistant", data = { content = m.content } })
+    elseif m.role == "system" then
+      local text = proto.content_text(m.content)
+      s:append({ kind = "msg_system", data = { content = m.content } })
+      system = system and (system .. "\n\n" .. text) or text
+    else
+      error(sformat("agent.run: opts.history[%d].role must be user, assistant or system, got %s", i,
+        tostring(m.role)), 0)
+    end
+  end
+  return system
+end
+
+-- `result.session` (the run's closed session, still queryable) is reached through the
+-- metatable, so that encoding a result as JSON or walking it with pairs leaves the session out.
+local session_of = setmetatable({}, { __mode = "k" })
+local result_mt = { __index = function(r, k) if k == "session" then return session_of[r] end end }
+
+--- Runs the loop on the kernel: one session, one knl.beat per turn. Never throws (a cancel or
+-- os.exit passes through).
 function M.run(opts)
   local state = {
     usage = proto.usage(0, 0, 0, 0, 0),
     num_turns = 0,
-    messages = proto.array(),
     content = "",
   }
+  local s -- the run's kernel session, once opened
   local function result(ok, stop_reason, err)
-    return {
+    local r = {
       ok = ok,
       content = state.content,
       error = err,
       usage = state.usage,
       num_turns = state.num_turns,
-      messages = state.messages,
+      messages = s and proto.array(s:messages()) or proto.array(),
       stop_reason = stop_reason,
       model_stop_reason = state.model_stop_reason,
+      session_id = s and s.id or nil,
     }
+    return setmetatable(r, result_mt)
   end
   if type(opts) ~= "table" then
     return result(false, "error", "agent.run: argument 1 (opts) must be a table, got " .. type(opts))
@@ -187,20 +258,69 @@ function M.run(opts)
       extra[i] = flat
       if type(h) == "function" then handlers[flat.name] = h end
     end
+
+    -- the session: opened before anything that can fail on the way out (MCP), so the log has it
+    local knl = require("knl")
+    local okst, store = pcall(knl.open, { store = opts.store })
+    if not okst then
+      error(sformat("agent.run: %s: %s", opts.store == nil and "the project's kernel database" or "opts.store",
+        tostring(store)), 0)
+    end
+    s = store:session({
+      owner = "agent",
+      budget = opts.max_tokens_budget and { amount = opts.max_tokens_budget, tag = "tokens" } or nil,
+    })
+    local system = seed_history(s, opts.history, opts.system)
+    s:append({ kind = "msg_user", data = { content = opts.prompt } })
+
     local mcp_names = {}
     if type(opts.mcp_servers) == "table" and #opts.mcp_servers > 0 then
       conn = connect_mcp(opts)
     end
-    local last_tools
-    local function same_tools(a, b)
-      if not a or #a ~= #b then return false end
-      for i = 1, #a do
-        local x, y = a[i], b[i]
-        if x.name ~= y.name or x.description ~= y.description or x.input_schema ~= y.input_schema then return false end
+
+    -- what the model offered this turn that cannot be run: tool_use id -> the raw arguments
+    local invalid = {}
+    local toolport = {}
+    function toolport.call(_, name, input, ctx)
+      local raw = ctx and invalid[ctx.id]
+      if raw ~= nil then
+        tool_failure("tool error: the arguments were not a JSON object: " .. tostring(raw))
+      end
+      input = input or std.json.object()
+      if mcp_names[name] then
+        local okc, text, is_err = pcall(conn.call, conn, name, input)
+        if not okc then
+          if is_fatal(text) then error(text, 0) end
+          tool_failure("tool error: " .. tostring(text))
+        end
+        if is_err == true then tool_failure(result_string(text)) end
+        return result_string(text)
+      end
+      local h = handlers[name]
+      if not h then
+        if not tool.exists(name) then tool_failure(sformat("tool error: unknown tool '%s'", tostring(name))) end
+        h = function(x) return tool.call(name, x) end
+      end
+      local okh, v = pcall(h, input)
+      if not okh then
+        if is_fatal(v) then error(v, 0) end
+        tool_failure("tool error: " .. result_string(v))
+      end
+      return result_string(v)
+    end
+
+    local last_tools, device
+    local function same_tools(x, y)
+      if not x or #x ~= #y then return false end
+      for i = 1, #x do
+        local p, q = x[i], y[i]
+        if p.name ~= q.name or p.description ~= q.description or p.input_schema ~= q.input_schema then return false end
       end
       return true
     end
-    local function tools_now()
+    -- The device of this turn: rebuilt only when the offered tools changed (MCP servers may
+    -- change theirs), so the Port sees one tools list while nothing changed.
+    local function device_now()
       local mcp_list
       if conn then
         mcp_list = conn:tools()
@@ -208,101 +328,111 @@ function M.run(opts)
         for _, t in ipairs(mcp_list) do mcp_names[t.name] = true end
       end
       local list = M.build_tools(tool.schema(), mcp_list, extra, opts.tool_groups)
-      -- the same table while nothing changed, so the Port encodes the tools once per run
-      if not same_tools(last_tools, list) then last_tools = list end
-      return last_tools
+      if not device or not same_tools(last_tools, list) then
+        last_tools = list
+        local offered = list
+        device = knl.device({
+          llm = port,
+          tools = { list = function() return offered end, call = toolport.call },
+          system = system,
+        })
+      end
+      return device
     end
-    local function dispatch(call)
-      if call.invalid_input ~= nil then
-        return "tool error: the arguments were not a JSON object: " .. tostring(call.invalid_input), true
-      end
-      local name, input = call.name, call.input or std.json.object()
-      if mcp_names[name] then
-        local okc, text, is_err = pcall(conn.call, conn, name, input)
-        if not okc then return "tool error: " .. tostring(text), true end
-        return result_string(text), is_err == true
-      end
-      local h = handlers[name]
-      if not h then
-        if not tool.exists(name) then return sformat("tool error: unknown tool '%s'", tostring(name)), true end
-        h = function(x) return tool.call(name, x) end
-      end
-      local okh, v = pcall(h, input)
-      if not okh then return "tool error: " .. result_string(v), true end
-      return result_string(v), false
-    end
-    local function answer_pending(calls, why)
-      if #calls == 0 then return end
-      local results = proto.array()
-      for i, call in ipairs(calls) do
-        results[i] = { type = "tool_result", tool_use_id = call.id, is_error = true,
-          content = "not run: the run stopped (" .. why .. ")" }
-      end
-      state.messages[#state.messages + 1] = { role = "user", content = results }
-    end
-
-    for _, m in ipairs(opts.history or {}) do state.messages[#state.messages + 1] = m end
-    state.messages[#state.messages + 1] = { role = "user", content = opts.prompt }
 
     local max_iter = opts.max_iterations or 20
-    while true do
-      local resp = port:chat({ messages = state.messages, tools = tools_now() })
+    local decision -- { ok, stop_reason, error } once the run is over
+    local function stop(why, ok_, reason, err)
+      decision = { ok_, reason, err }
+      return "the run stopped (" .. why .. ")"
+    end
+    -- Called by the beat between the response and its tools: the turn's bookkeeping, on_turn,
+    -- and the limits. A reason returned leaves the calls unanswered by tools (`not run: ...`).
+    local function on_response(out)
       state.num_turns = state.num_turns + 1
-      state.model_stop_reason = resp.stop_reason
-      state.messages[#state.messages + 1] = { role = "assistant", content = resp.content }
-      proto.add_usage(state.usage, resp.usage)
+      state.model_stop_reason = out.stop_reason
+      proto.add_usage(state.usage, out.usage)
       local calls, texts = proto.array(), {}
-      for _, blk in ipairs(resp.content) do
-        if blk.type == "tool_use" then calls[#calls + 1] = blk
+      invalid = {}
+      for _, blk in ipairs(out.content) do
+        if blk.type == "tool_use" then
+          calls[#calls + 1] = blk
+          if blk.invalid_input ~= nil then invalid[blk.id] = blk.invalid_input end
         elseif blk.type == "text" then texts[#texts + 1] = blk.text end
       end
       state.content = concat(texts, "\n")
       if opts.on_turn then
         local okt, ret = pcall(opts.on_turn, {
-          turn_number = state.num_turns, content = state.content, tool_calls = calls, usage = resp.usage,
+          turn_number = state.num_turns, content = state.content, tool_calls = calls, usage = out.usage,
         })
         if not okt then
+          if is_fatal(ret) then error(ret, 0) end
           log.warn("agent.run: on_turn raised: " .. tostring(ret))
         elseif ret == false then
-          answer_pending(calls, "on_turn returned false")
-          return true, "stopped"
+          return stop("on_turn returned false", true, "stopped")
         end
       end
       if #calls == 0 then
         -- pause_turn: a long server-side tool turn paused; sending the conversation back resumes it
-        if resp.stop_reason ~= "pause_turn" then return true, "completed" end
+        if out.stop_reason ~= "pause_turn" then
+          decision = { true, "completed" }
+          return nil
+        end
       end
       if opts.max_tokens_budget and state.usage.total_tokens >= opts.max_tokens_budget then
-        answer_pending(calls, "token budget spent")
-        return false, "budget", sformat("agent.run: token budget spent: %d of %d tokens after %d turns",
-          state.usage.total_tokens, opts.max_tokens_budget, state.num_turns)
+        return stop("token budget spent", false, "budget",
+          sformat("agent.run: token budget spent: %d of %d tokens after %d turns",
+            state.usage.total_tokens, opts.max_tokens_budget, state.num_turns))
       end
       if opts.max_cost_usd and (state.usage.cost_usd or 0) >= opts.max_cost_usd then
-        answer_pending(calls, "cost budget spent")
-        return false, "budget", sformat("agent.run: cost budget spent: $%.4f of $%.4f after %d turns",
-          state.usage.cost_usd or 0, opts.max_cost_usd, state.num_turns)
+        return stop("cost budget spent", false, "budget",
+          sformat("agent.run: cost budget spent: $%.4f of $%.4f after %d turns",
+            state.usage.cost_usd or 0, opts.max_cost_usd, state.num_turns))
       end
       if state.num_turns >= max_iter then
-        answer_pending(calls, "max_iterations")
-        return false, "max_iterations", sformat("agent.run: max_iterations (%d) reached with %d tool call(s) pending",
-          max_iter, #calls)
+        return stop("max_iterations", false, "max_iterations",
+          sformat("agent.run: max_iterations (%d) reached with %d tool call(s) pending", max_iter, #calls))
       end
-      if #calls > 0 then
-        local results = proto.array()
-        for i, call in ipairs(calls) do
-          local text, is_err = dispatch(call)
-          results[i] = { type = "tool_result", tool_use_id = call.id, content = text, is_error = is_err or nil }
-        end
-        state.messages[#state.messages + 1] = { role = "user", content = results }
+      return nil
+    end
+
+    local beat_opts = { max_tokens = opts.max_tokens, tool_choice = opts.tool_choice, on_response = on_response }
+    while true do
+      local out = knl.beat(s, device_now(), beat_opts)
+      if decision then return decision[1], decision[2], decision[3] end
+      if out.kind == "error" then return false, "error", out.error end
+      if out.kind == "refused" then
+        return false, "budget", "agent.run: token budget spent: " .. tostring(out.reason)
       end
+      if out.kind == "stopped" then return false, "error", "agent.run: " .. tostring(out.reason) end
     end
   end)
   if conn then
     local okc, err = pcall(conn.close, conn)
     if not okc then log.warn("agent.run: closing MCP servers failed: " .. tostring(err)) end
   end
-  if not ok then return result(false, "error", tostring(a)) end
-  return result(a, b, c)
+  local r
+  if ok then
+    r = result(a, b, c)
+  elseif is_fatal(a) then
+    if s then
+      local cancelled = type(a) == "string"
+      pcall(s.close, s, cancelled and "cancelled" or "exit", cancelled and a or nil)
+    end
+    error(a, 0)
+  else
+    r = result(false, "error", tostring(a))
+  end
+  if s then
+    local okr, err = pcall(function()
+      s:append({ kind = "agent_result", data = { ok = r.ok, stop_reason = r.stop_reason, num_turns = r.num_turns,
+        usage = r.usage, error = r.error } })
+      s:close(r.ok and "ok" or "error", r.error)
+    end)
+    if not okr then log.warn("agent.run: recording the end of session " .. s.id .. " failed: " .. tostring(err)) end
+    session_of[r] = s
+  end
+  return r
 end
 
 return M

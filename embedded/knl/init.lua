@@ -12,10 +12,11 @@
 --                          one transaction.
 --   knl.device(spec)       a frozen bundle { llm, tools, tool_policy, fold, filters, system, cost };
 --                          assigning to it, or to its tools / filters, raises.
---   knl.beat(s, device)    one model call plus the tools it asks for, charged to the budget.
---                          Returns an Outcome: ok | refused (over budget: the model is not called)
---                          | error (the call failed or answered outside knl_types.Response)
---                          | stopped (a filter or the tool policy stopped it).
+--   knl.beat(s, device, opts?)  one model call plus the tools it asks for, charged to the
+--                          budget. Returns an Outcome: ok | refused (over budget: the model is not
+--                          called) | error (the call failed or answered outside knl_types.Response)
+--                          | stopped (a filter, the tool policy or the caller's `on_response`
+--                          stopped it).
 --   knl.views.*            query views: plain functions running one SELECT through s:query.
 --   knl.api()              the published surface: table schema, kinds, views.
 --
@@ -23,10 +24,14 @@
 -- tool call a `tool_call` / `tool_result` pair (a denied or skipped tool too, with is_error); each
 -- charge a `budget_charge`; a refusal `beat_refused`; a stop `beat_stopped`. Each carries
 -- `meta.beat`. `knl.record.*` writes the same shapes for a loop that calls a Port itself.
+-- Within a beat, events that nothing of the caller's runs between share one transaction (a
+-- response and its first tool call; a result, the next call, the charge, a stop): the log
+-- shows each call before its tool runs, and the request before the model is asked.
 --
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
 -- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
--- O(new events), not O(log); nothing here reaches the database except through `knl.host`.
+-- O(new events), not O(log); a message handed out by `s:messages()` is never changed afterwards
+-- (a Port may cache its encoding); nothing here reaches the database except through `knl.host`.
 local sys = require("knl.host")
 local types = require("knl_types")
 local lcheck = require("lshape.check").check
@@ -139,11 +144,13 @@ local function fold_event(msgs, kind, data)
   elseif kind == "msg_assistant" then
     push_message(msgs, "assistant", data.content)
   elseif kind == "llm_response" then
-    local kept = {}
-    for _, b in ipairs(data.content or {}) do
-      if b.type ~= "thinking" then kept[#kept + 1] = b end
+    -- Thinking blocks stay (Anthropic wants the signed ones back on a tool-use turn; each
+    -- llm_proto adapter drops what its provider cannot take), but a response of thinking alone
+    -- adds no message: the adapters would send it empty.
+    local content = data.content or {}
+    for _, b in ipairs(content) do
+      if b.type ~= "thinking" then push_message(msgs, "assistant", content); break end
     end
-    if #kept > 0 then push_message(msgs, "assistant", kept) end
   elseif kind == "tool_result" then
     push_message(msgs, "user", { { type = "tool_result", tool_use_id = data.id, content = data.content,
       is_error = data.is_error == true } })
@@ -288,8 +295,12 @@ function Session:query(sql, params, opts)
 end
 
 --- The conversation folded from this session's appends (a copy; providers' message shape).
+-- What leaves here may be sent, and a sent message is a value (llm_proto caches its encoding by
+-- identity): a later append of the same role merges into a copy, never into it.
 function Session:messages()
   local msgs = self._msgs
+  local last = msgs[#msgs]
+  if last and type(last.content) == "table" then merged_by_fold[last.content] = nil end
   return table.move(msgs, 1, #msgs, 1, {})
 end
 
@@ -430,10 +441,18 @@ function knl.device(spec)
     tools = require("knl_adapter").tools(tools)
   end
   local specs = tools and tools:list() or {}
+  -- the request's tools: one array per device, so a Port sees the same list every beat and
+  -- encodes it once (treat it as a value; a filter that changes tools returns a new request)
+  local tools_array
+  if #specs > 0 then
+    tools_array = std.json.array()
+    for i, t in ipairs(specs) do tools_array[i] = t end
+  end
   local inner = {
     llm = llm,
     tools = tools,
     tool_specs = freeze_list(specs),
+    tools_array = tools_array,
     tool_policy = type(spec.tool_policy) == "table" and frozen("knl.device", spec.tool_policy) or spec.tool_policy,
     fold = spec.fold,
     filters = spec.filters and freeze_list(spec.filters) or nil,
@@ -480,6 +499,7 @@ local function response_data(resp, elapsed_ms)
     thinking_tokens = u.thinking_tokens,
   }
   usage.total_tokens = u.total_tokens or (usage.input_tokens + usage.output_tokens)
+  usage.cost_usd = u.cost_usd -- what llm_proto priced the call at, when the model has a price
   return { content = resp.content, stop_reason = resp.stop_reason, model = resp.model, usage = usage,
     elapsed_ms = elapsed_ms }, usage
 end
@@ -558,8 +578,27 @@ local function charge_for(dev, budget, s, out)
   return { tag = budget.tag, amount = cost, spent = s.spent, remaining = budget.amount - s.spent }
 end
 
+-- The caller's look at a response before any of its tools runs (`opts.on_response(out, s)`):
+-- nil or false lets the beat go on; a string stops it with that reason; raising stops it too
+-- (a cancel or os.exit is re-raised).
+local function response_verdict(f, out, s)
+  if f == nil then return nil end
+  local ok, r = pcall(f, out, s)
+  if not ok then
+    if is_fatal(r) then error(r, 0) end
+    return "on_response raised: " .. describe_error(r)
+  end
+  if r == nil or r == false then return nil end
+  return type(r) == "string" and r or describe_error(r)
+end
+
 --- One model call plus the tools it asks for, charged to the session's budget.
--- `opts` = { max_tokens, tool_choice } passed into the request.
+-- `opts` = { max_tokens, tool_choice } passed into the request, and `on_response(out, s)`: called
+-- once the response is recorded and before any tool runs (`out` as in the Outcome, `out.tools`
+-- still empty); returning a reason (a string) stops the beat — each tool call it asked for is
+-- answered `not run: <reason>` with is_error, `beat_stopped` records `where = "on_response"`,
+-- and the Outcome is `stopped` (with `out`). A loop that decides per turn (on_turn callbacks,
+-- its own limits) needs this: by the time the beat returns, the tools have run.
 function knl.beat(s, device, opts)
   check_session(s, "knl.beat", 2)
   local dev = devices[device]
@@ -567,6 +606,10 @@ function knl.beat(s, device, opts)
   if opts ~= nil and type(opts) ~= "table" then argerr("knl.beat", 3, "opts", "a table or nil", opts) end
   if s.closed then error(sformat("knl.beat: session %s is closed", s.id), 2) end
   opts = opts or {}
+  local on_response = opts.on_response
+  if on_response ~= nil and type(on_response) ~= "function" then
+    error("knl.beat: argument 3 (opts) field 'on_response' must be a function, got " .. type(on_response), 2)
+  end
   local beat = s.beats + 1
   local budget = s.budget
   if budget and s.spent >= budget.amount then
@@ -585,12 +628,8 @@ function knl.beat(s, device, opts)
     end
     messages = m
   end
-  local req = { messages = messages, system = dev.system, max_tokens = opts.max_tokens, tool_choice = opts.tool_choice }
-  if #dev.tool_specs > 0 then
-    local list = std.json.array()
-    for i, t in ipairs(dev.tool_specs) do list[i] = t end
-    req.tools = list
-  end
+  local req = { messages = messages, system = dev.system, max_tokens = opts.max_tokens, tool_choice = opts.tool_choice,
+    tools = dev.tools_array }
   for i, f in ipairs(dev.filters or {}) do
     local ok, r, why = pcall(f, req, s)
     if not ok then
@@ -634,32 +673,59 @@ function knl.beat(s, device, opts)
     local charge = budget and charge_for(dev, budget, s, out)
     append_many(s, charge and { { kind = "llm_response", data = rdata }, { kind = "budget_charge", data = charge } }
       or { { kind = "llm_response", data = rdata } }, beat)
+    local reason = response_verdict(on_response, out, s)
+    if reason then
+      append(s, "beat_stopped", { reason = reason, where = "on_response" }, nil, beat)
+      return Outcome.stopped({ beat = beat, reason = reason, out = out })
+    end
     return Outcome.ok({ beat = beat, out = out })
   end
-  append(s, "llm_response", rdata, nil, beat)
-
+  -- With tools, events go out in as few transactions as the invariants allow: what is written
+  -- before anything of the caller's runs (on_response, a policy function, a tool) is flushed
+  -- right then, so the log shows a call before its tool runs; the rest — results of calls that
+  -- do not run, the charge, a stop — travels with the next flush.
+  local batch = { { kind = "llm_response", data = rdata } }
+  local function flush()
+    if #batch > 0 then
+      append_many(s, batch, beat)
+      batch = {}
+    end
+  end
   local calls = out.tools
-  local stopped
+  local stopped, stopped_where
+  local asked = false
+  local policy = dev.tool_policy
   for _, b in ipairs(resp.content) do
     if b.type == "tool_use" then
       local call = { id = b.id, name = b.name, input = b.input }
+      batch[#batch + 1] = { kind = "tool_call", data = { id = call.id, name = call.name, input = call.input } }
+      if not asked then
+        asked = true
+        if on_response then
+          flush()
+          stopped = response_verdict(on_response, out, s)
+          if stopped then stopped_where = "on_response" end
+        end
+      end
       calls[#calls + 1] = call
-      record.tool_call(s, call, beat)
       local content, is_error
       local t1 = clock()
       if stopped then
         content, is_error = "not run: " .. stopped, true
       else
-        local verdict, reason = policy_verdict(dev.tool_policy, call, s)
+        if type(policy) == "function" then flush() end
+        local verdict, reason = policy_verdict(policy, call, s)
         if verdict == "stop" then
-          stopped = reason
+          stopped, stopped_where = reason, "tool_policy"
           content, is_error = "not run: " .. reason, true
         elseif not verdict then
           content, is_error = "denied: " .. reason, true
         elseif not dev.tools then
           content, is_error = sformat("unknown tool '%s': the device has no tools", call.name), true
         else
-          local tok, res = pcall(dev.tools.call, dev.tools, call.name, call.input, { session = s, beat = beat })
+          flush()
+          local tok, res = pcall(dev.tools.call, dev.tools, call.name, call.input,
+            { session = s, beat = beat, id = call.id })
           if tok then content, is_error = encode_result(res), false
           elseif is_fatal(res) then
             record.tool_result(s, call, describe_error(res), true, beat, clock() - t1)
@@ -667,16 +733,16 @@ function knl.beat(s, device, opts)
           else content, is_error = describe_error(res), true end
         end
       end
-      record.tool_result(s, call, content, is_error, beat, clock() - t1)
+      batch[#batch + 1] = { kind = "tool_result", data = { id = call.id, name = call.name, content = content,
+        is_error = is_error == true, elapsed_ms = clock() - t1 } }
       call.result, call.is_error = content, is_error
     end
   end
 
-  if budget then append(s, "budget_charge", charge_for(dev, budget, s, out), nil, beat) end
-  if stopped then
-    append(s, "beat_stopped", { reason = stopped, where = "tool_policy" }, nil, beat)
-    return Outcome.stopped({ beat = beat, reason = stopped, out = out })
-  end
+  if budget then batch[#batch + 1] = { kind = "budget_charge", data = charge_for(dev, budget, s, out) } end
+  if stopped then batch[#batch + 1] = { kind = "beat_stopped", data = { reason = stopped, where = stopped_where } } end
+  flush()
+  if stopped then return Outcome.stopped({ beat = beat, reason = stopped, out = out }) end
   return Outcome.ok({ beat = beat, out = out })
 end
 

@@ -32,7 +32,8 @@ function ToolPort:list()
   return out
 end
 
---- Calls tool `name` with `input`; `ctx` = { session, beat } when called by a beat.
+--- Calls tool `name` with `input`; `ctx` = { session, beat, id } (id: the model's tool_use id)
+-- when called by a beat.
 function ToolPort:call(name, input, ctx)
   local e = self._by_name[name]
   if not e then

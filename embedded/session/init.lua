@@ -2,7 +2,7 @@
 --
 -- `session.load(id, opts?)` returns a message list for `agent.run({ history = ... })`:
 -- - when `id` is a kernel session id, the conversation folded from that session's events
---   (user messages, responses without thinking blocks, tool results), exactly as a beat saw it;
+--   (user messages, responses, tool results), exactly as a beat saw it;
 -- - otherwise the messages last saved under the name `id` (`{}` when nothing was, or when the
 --   name was cleared since).
 -- `session.save(id, messages, opts?)` records the messages under the name `id`;

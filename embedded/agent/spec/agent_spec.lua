@@ -228,3 +228,188 @@ describe("agent.run", function()
     for _, p in ipairs(made) do os.remove(p) end
   end)
 end)
+
+describe("agent.run on the kernel", function()
+  local knl = require("knl")
+
+  local function kinds(r)
+    local out = {}
+    for i, e in ipairs(r.session:events()) do out[i] = e.kind end
+    return table.concat(out, " ")
+  end
+
+  it("records one session per run and one beat per turn", function()
+    local r = agent.run({
+      provider = "replay", store = "mem",
+      replay = script({
+        { content = { call("add", { a = 2, b = 3 }, "t1") }, usage = { input_tokens = 10, output_tokens = 2 } },
+        { content = "five", usage = { input_tokens = 20, output_tokens = 1 } },
+      }),
+      prompt = "2+3?", max_tokens_budget = 1000,
+    })
+    expect(r.ok).to.equal(true)
+    expect(r.session_id).to.match("^s_")
+    expect(r.session.id).to.equal(r.session_id)
+    expect(kinds(r)).to.equal("session_open msg_user llm_request llm_response tool_call tool_result budget_charge "
+      .. "llm_request llm_response budget_charge agent_result session_close")
+    local ev = r.session:events()
+    expect(ev[1].data.owner).to.equal("agent")
+    expect(ev[2].data.content).to.equal("2+3?")
+    expect(ev[3].meta.beat).to.equal(1)
+    expect(ev[3].data.provider).to.equal("replay")
+    expect(ev[5].data).to.equal({ id = "t1", name = "add", input = { a = 2, b = 3 } })
+    expect(ev[6].data.content).to.equal('{"sum":5}')
+    expect(ev[6].data.is_error).to.equal(false)
+    expect(ev[8].meta.beat).to.equal(2)
+    expect(ev[11].data).to.equal({ ok = true, stop_reason = "completed", num_turns = 2, usage = ev[11].data.usage })
+    expect(ev[11].data.usage.total_tokens).to.equal(33)
+    expect(ev[12].data.status).to.equal("ok")
+    -- the views answer over the run's session; the token budget is the session's budget
+    expect(#knl.views.beats(r.session)).to.equal(2)
+    local ledger = knl.views.ledger(r.session)
+    expect(ledger[2].spent).to.equal(33)
+    expect(ledger[2].remaining).to.equal(967)
+    -- the fold is the conversation: what result.messages holds
+    expect(#r.messages).to.equal(4)
+    expect(r.messages[3].content[1].tool_use_id).to.equal("t1")
+    expect(r.session:messages()).to.equal(r.messages)
+    -- a run's result encodes without its session
+    expect(std.json.decode(std.json.encode(r)).session).to_not.exist()
+  end)
+
+  it("records a stop by on_turn, with the calls answered as not run", function()
+    local r = agent.run({
+      provider = "replay", store = "mem",
+      replay = script({ { content = { call("add", { a = 1, b = 1 }, "p1"), call("boom", {}, "p2") } } }),
+      prompt = "go",
+      on_turn = function() return false end,
+    })
+    expect(r.stop_reason).to.equal("stopped")
+    expect(kinds(r)).to.equal("session_open msg_user llm_request llm_response tool_call tool_result tool_call "
+      .. "tool_result beat_stopped agent_result session_close")
+    local ev = r.session:events()
+    expect(ev[6].data.is_error).to.equal(true)
+    expect(ev[6].data.content).to.equal("not run: the run stopped (on_turn returned false)")
+    expect(ev[9].data.where).to.equal("on_response")
+  end)
+
+  it("records a failed model call and closes the session as an error", function()
+    local r = agent.run({ provider = "replay", store = "mem", replay = script({}), prompt = "p" })
+    expect(r.ok).to.equal(false)
+    expect(kinds(r)).to.equal("session_open msg_user llm_request llm_call_failed agent_result session_close")
+    local ev = r.session:events()
+    expect(ev[4].data.error).to.match("ran out")
+    expect(ev[6].data.status).to.equal("error")
+    expect(ev[6].data.error).to.match("ran out")
+    expect(r.num_turns).to.equal(0)
+  end)
+
+  it("records MCP tool calls like Lua tool calls", function()
+    package.loaded.mcp_tools = {
+      connect = function()
+        return {
+          tools = function() return { { name = "srv__echo", description = "echo", input_schema = { type = "object" } } } end,
+          call = function(_, name, input)
+            if input.t == "bad" then return "no such thing", true end
+            return "echo:" .. input.t, false
+          end,
+          close = function() end,
+        }
+      end,
+    }
+    local r = agent.run({
+      provider = "replay", store = "mem",
+      replay = script({
+        { content = { call("srv__echo", { t = "x" }, "m1"), call("srv__echo", { t = "bad" }, "m2") } },
+        { content = "done" },
+      }),
+      prompt = "p", mcp_servers = { { name = "srv", command = "srv-mcp" } },
+    })
+    package.loaded.mcp_tools = nil
+    expect(r.error).to_not.exist()
+    local pairs_ = knl.views.tool_pairs(r.session)
+    expect(#pairs_).to.equal(2)
+    expect(pairs_[1].name).to.equal("srv__echo")
+    expect(pairs_[1].content).to.equal("echo:x")
+    expect(pairs_[1].is_error).to.equal(false)
+    expect(pairs_[2].content).to.equal("no such thing")
+    expect(pairs_[2].is_error).to.equal(true)
+  end)
+
+  it("takes history as message events and a system message into the system prompt", function()
+    local r = agent.run({
+      provider = "replay", store = "mem",
+      replay = script({ { expect = { messages = 3, system_contains = "be terse\n\nanswer in French" }, content = "oui" } }),
+      prompt = "third", system = "be terse",
+      history = { { role = "system", content = "answer in French" }, { role = "user", content = "first" },
+        { role = "assistant", content = { { type = "text", text = "second" } } } },
+    })
+    expect(r.error).to_not.exist()
+    expect(kinds(r)).to.equal("session_open msg_system msg_user msg_assistant msg_user llm_request llm_response "
+      .. "agent_result session_close")
+    expect(agent.run({ prompt = "p", provider = "replay", store = "mem", replay = script({}),
+      history = { { role = "tool", content = "x" } } }).error).to.match("history%[1%]%.role must be user, assistant or system")
+    expect(agent.run({ prompt = "p", provider = "replay", store = "mem", replay = script({}),
+      history = { { role = "user" } } }).error).to.match("history%[1%]%.content must be a string or a list of blocks, got nil")
+  end)
+
+  it("continues a recorded run: session.load of its session is the next run's history", function()
+    local first = agent.run({ provider = "replay", store = "mem", prompt = "2+3?",
+      replay = script({ { content = { call("add", { a = 2, b = 3 }, "h1") } }, { content = "five" } }) })
+    local history = require("session").load(first.session_id, { store = "mem" })
+    expect(history).to.equal(first.messages)
+    local second = agent.run({ provider = "replay", store = "mem", prompt = "and 5+5?", history = history,
+      replay = script({ { expect = { messages = 5, last_message_contains = "5+5" }, content = "ten" } }) })
+    expect(second.error).to_not.exist()
+    expect(#second.messages).to.equal(6)
+    expect(second.messages[3].content[1].tool_use_id).to.equal("h1")
+  end)
+
+  it("keeps the store choice: mem, { sqlite = path }, and a clear error otherwise", function()
+    local r = agent.run({ provider = "replay", store = "mem", replay = script({ { content = "x" } }), prompt = "p" })
+    expect(knl.open({ store = "mem" }):has(r.session_id)).to.equal(true)
+    local path = os.tmpname() .. "_agent_store.sqlite"
+    made[#made + 1] = path
+    r = agent.run({ provider = "replay", store = { sqlite = path }, replay = script({ { content = "y" } }), prompt = "p" })
+    expect(r.ok).to.equal(true)
+    expect(knl.open({ store = { sqlite = path } }):has(r.session_id)).to.equal(true)
+    expect(knl.open({ store = "mem" }):has(r.session_id)).to.equal(false)
+    for _, bad in ipairs({ "disk", { sqlite = 3 }, { sqlite = "" }, {} }) do
+      local b = agent.run({ provider = "replay", store = bad, replay = script({ { content = "x" } }), prompt = "p" })
+      expect(b.ok).to.equal(false)
+      expect(b.error).to.match('opts%.store must be "mem" or { sqlite = <path> }')
+      expect(b.session_id).to_not.exist()
+    end
+    local file = os.tmpname()
+    made[#made + 1] = file
+    local b = agent.run({ provider = "replay", store = { sqlite = file .. "/inside/a/file.sqlite" },
+      replay = script({ { content = "x" } }), prompt = "p" })
+    expect(b.ok).to.equal(false)
+    expect(b.error).to.match("^agent%.run: opts%.store: ")
+  end)
+
+  it("closes its session as cancelled when its task is cancelled, and lets the cancel through", function()
+    local started = false
+    tool.register("slow", { description = "sleeps" }, function()
+      started = true
+      std.task.sleep(30)
+      return "late"
+    end)
+    local t = std.task.spawn(function()
+      return agent.run({ provider = "replay", store = "mem", prompt = "p",
+        replay = script({ { content = { call("slow", {}, "z1") } }, { content = "never" } }) })
+    end)
+    while not started do std.task.yield() end
+    t:cancel()
+    local ok, err = pcall(t.join, t)
+    expect(ok).to.equal(false)
+    expect(tostring(err)).to.match("cancelled")
+    local last = knl.views.sessions(knl.open({ store = "mem" }), { limit = 1 })[1]
+    expect(last.owner).to.equal("agent")
+    expect(last.status).to.equal("cancelled")
+  end)
+
+  it("cleans up its scripts", function()
+    for _, p in ipairs(made) do os.remove(p) end
+  end)
+end)

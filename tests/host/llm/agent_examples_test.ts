@@ -3,6 +3,7 @@
  * plus the shipped offline example `blocks/hello_agent.lua` through the real CLI.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { REPO_ROOT, runCli, runLua } from "../../helpers.ts";
 import { anthropicMessage, anthropicStream, MockLlm, openaiCompletion, openaiToolCall } from "./mock_llm.ts";
 
@@ -245,11 +246,22 @@ print(r.ok, r.content, table.concat(text))`;
 });
 
 Deno.test("blocks/hello_agent.lua runs offline through the CLI on its replay script", async () => {
-  const r = await runCli(["-b", "hello_agent", "-p", REPO_ROOT], { cwd: REPO_ROOT });
+  // the run's session goes to a scratch database, not the repository's own
+  const env = { AGENT_BLOCK_KNL_PATH: join(await Deno.makeTempDir({ prefix: "ab_hello_" }), "knl.sqlite") };
+  const r = await runCli(["-b", "hello_agent", "-p", REPO_ROOT], { cwd: REPO_ROOT, env });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(out.ok, true);
   assert.equal(out.stop_reason, "completed");
   assert.equal(out.content, "There are 5 words.");
   assert.equal(out.num_turns, 2);
+  const ex = await runCli(
+    ["knl", "export", "--session", out.session_id, "--as", "messages", "-p", REPO_ROOT],
+    {
+      env,
+    },
+  );
+  assert.equal(ex.code, 0, ex.stderr);
+  const kinds = ex.stdout.trim().split("\n").map((l) => JSON.parse(l).kind);
+  assert.deepEqual(kinds, ["msg_user", "llm_response", "tool_call", "tool_result", "llm_response"]);
 });

@@ -194,6 +194,124 @@ describe("outcomes", function()
   end)
 end)
 
+describe("on_response (the caller's look between a response and its tools)", function()
+  it("sees the response before any tool runs, and a reason stops the beat with the calls answered", function()
+    local ran, seen = {}, nil
+    local port = sp.new({ sp.tools({ { "1", "add", { a = 1, b = 2 } }, { "2", "add", { a = 3, b = 4 } } }, "two sums") })
+    knl.session({ owner = "u", store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "sum" } })
+      local out = knl.beat(s, knl.device({ llm = port, tools = add_tools(ran) }), { on_response = function(o, sess)
+        seen = { text = o.text, n = #o.tools, ran = #ran, same = sess == s, usage = o.usage.total_tokens }
+        return "the caller said stop"
+      end })
+      expect(seen).to.equal({ text = "two sums", n = 0, ran = 0, same = true, usage = 28 })
+      expect(#ran).to.equal(0)
+      expect(out.kind).to.equal("stopped")
+      expect(out.reason).to.equal("the caller said stop")
+      expect(out.out.tools[2].result).to.equal("not run: the caller said stop")
+      expect(out.out.tools[2].is_error).to.equal(true)
+      expect(kinds(s)).to.equal("session_open msg_user llm_request llm_response tool_call tool_result tool_call "
+        .. "tool_result beat_stopped")
+      expect(s:view("tail", { n = 1 })[1].data).to.equal({ reason = "the caller said stop", where = "on_response" })
+      expect(knl.views.beats(s)[1].outcome).to.equal("stopped")
+    end)
+  end)
+
+  it("lets the beat go on with nil, stops a beat without tools too, and turns a raise into a stop", function()
+    local port = sp.new({ sp.tools({ { "1", "add", { a = 1, b = 2 } } }), sp.text("done"), sp.text("again") })
+    knl.session({ owner = "u", budget = { amount = 10 }, store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "x" } })
+      local d = knl.device({ llm = port, tools = add_tools() })
+      local out = knl.beat(s, d, { on_response = function() return nil end })
+      expect(out.kind).to.equal("ok")
+      expect(out.out.tools[1].result).to.equal("3")
+      out = knl.beat(s, d, { on_response = function() return "enough" end })
+      expect(out.kind).to.equal("stopped")
+      expect(out.out.text).to.equal("done")
+      out = knl.beat(s, d, { on_response = function() error("hook broke") end })
+      expect(out.kind).to.equal("stopped")
+      expect(out.reason).to.match("^on_response raised: .*hook broke")
+      expect(kinds(s)).to.equal("session_open msg_user llm_request llm_response tool_call tool_result budget_charge "
+        .. "llm_request llm_response budget_charge beat_stopped llm_request llm_response budget_charge beat_stopped")
+      expect(function() knl.beat(s, d, { on_response = 3 }) end).to.fail.with("field 'on_response' must be a function")
+    end)
+  end)
+
+  it("lets a cancel raised inside it end the task", function()
+    local port = sp.new({ sp.text("hi") })
+    local t = std.task.spawn(function()
+      knl.session({ owner = "u", store = "mem" }, function(s)
+        s:append({ kind = "msg_user", data = { content = "x" } })
+        knl.beat(s, knl.device({ llm = port }), { on_response = function() std.task.sleep(30) end })
+      end)
+    end)
+    while port.calls == 0 do std.task.yield() end
+    std.task.yield()
+    t:cancel()
+    local ok, err = pcall(t.join, t)
+    expect(ok).to.equal(false)
+    expect(tostring(err)).to.match("cancelled")
+  end)
+end)
+
+describe("what a beat hands on", function()
+  it("gives a ToolPort the tool_use id and records the priced cost", function()
+    local ids = {}
+    local resp = sp.tools({ { "toolu_9", "probe", {} } })
+    resp.usage.cost_usd = 0.25
+    local port = sp.new({ resp })
+    knl.session({ owner = "u", store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "x" } })
+      local tp = { list = function() return { { name = "probe", description = "p" } } end,
+        call = function(_, name, _, ctx) ids[#ids + 1] = name .. " " .. ctx.id .. " " .. ctx.beat; return "ok" end }
+      local out = knl.beat(s, knl.device({ llm = port, tools = tp }))
+      expect(ids).to.equal({ "probe toolu_9 1" })
+      expect(out.out.usage.cost_usd).to.equal(0.25)
+      expect(s:events()[4].data.usage.cost_usd).to.equal(0.25)
+    end)
+  end)
+
+  it("folds thinking blocks into the conversation, but adds no message for thinking alone", function()
+    local think = { type = "thinking", thinking = "hmm", signature = "sig" }
+    local port = sp.new({
+      { content = { think, { type = "tool_use", id = "t1", name = "add", input = { a = 1, b = 1 } } },
+        stop_reason = "tool_use", usage = { input_tokens = 1, output_tokens = 1 } },
+      { content = { { type = "thinking", thinking = "only" } }, stop_reason = "max_tokens",
+        usage = { input_tokens = 1, output_tokens = 1 } },
+    })
+    knl.session({ owner = "u", store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "x" } })
+      local d = knl.device({ llm = port, tools = add_tools() })
+      knl.beat(s, d)
+      knl.beat(s, d)
+      local sent = port.requests[2].messages
+      expect(#sent).to.equal(3)
+      expect(sent[2].content[1]).to.equal(think)
+      expect(#s:messages()).to.equal(3)
+    end)
+  end)
+
+  it("never changes a message it handed out, and offers one tools list per device", function()
+    local port = sp.new({ sp.tools({ { "t1", "add", { a = 1, b = 1 } }, { "t2", "add", { a = 2, b = 2 } } }),
+      { error = "down" }, sp.text("ok") })
+    knl.session({ owner = "u", store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "x" } })
+      local d = knl.device({ llm = port, tools = add_tools() })
+      knl.beat(s, d)
+      knl.beat(s, d) -- fails after sending [user, assistant, user(tool_result)]
+      local failed_last = port.requests[2].messages[3]
+      expect(#failed_last.content).to.equal(2) -- two tool results, merged into one user turn
+      s:append({ kind = "msg_user", data = { content = "please retry" } })
+      knl.beat(s, d)
+      expect(#failed_last.content).to.equal(2)
+      local last = port.requests[3].messages[3]
+      expect(#last.content).to.equal(3)
+      expect(last.content[3].text).to.equal("please retry")
+      expect(port.requests[1].tools).to.be(port.requests[3].tools)
+    end)
+  end)
+end)
+
 describe("knl.device", function()
   it("is frozen: changing it raises", function()
     local d = knl.device({ llm = sp.new({}), tools = add_tools(), filters = { function() end }, system = "s" })
