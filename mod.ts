@@ -11,14 +11,24 @@
  * functions (`HostModule`) next to the standard library, `RunSpec.signal` stops a run, and the
  * returned `RunOutcome` says how it ended (the CLI maps it to exit codes 0/75/1/130).
  *
+ * Events: a `BusHost` passed as `modules: [busModule(host)]` receives what the script emits with
+ * `bus.emit` (TypeScript handlers per kind) and can emit into the script's `bus.on` handlers.
+ * Records: `openExistingStore` + `exportSession` / `listSessions` read a run's kernel session log
+ * (`<project>/.agent-block/knl.sqlite`) the way `agent-block knl export` does.
+ *
  * @module
  */
 export { runBlock } from "./src/runtime/run.ts";
 export type { RunOutcome, RunSpec } from "./src/runtime/run.ts";
-export type { HostModule, RunContext } from "./src/host/context.ts";
+export type { HostModule, RunContext, RunEnding } from "./src/host/context.ts";
+export { Logger, type LogLevel } from "./src/obs/log.ts";
+export { ManagedProcess, ProcessGroups, type SpawnOptions } from "./src/proc/group.ts";
+export type { Converter, ToJsOptions, ToLuaOptions } from "./src/lua/convert.ts";
+export type { EmModule, LuaApi } from "./src/lua/capi.ts";
 export {
   type ArgOptions,
   type CallContext,
+  type DriveResult,
   type EngineLimits,
   type HostFunction,
   LuaCallbackError,
@@ -29,3 +39,18 @@ export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/lua/val
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
 export { VERSION } from "./src/version.ts";
+export { type BusEvent, type BusHandler, BusHost, busModule } from "./src/host/bus.ts";
+export {
+  exportSession,
+  type ExportShape,
+  listSessions,
+  type SessionSummary,
+  UnknownSession,
+} from "./src/knl/export.ts";
+export {
+  type Appended,
+  type EventRow,
+  EventStore,
+  type NewEvent,
+  openExistingStore,
+} from "./src/knl/store.ts";

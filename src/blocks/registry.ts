@@ -21,16 +21,21 @@ export type BlockTier = "project-local" | "project" | "user" | "extra";
 
 /** A directory blocks are found in. */
 export interface BlockRoot {
+  /** Which tier the directory is. */
   tier: BlockTier;
+  /** Absolute directory. */
   dir: string;
 }
 
 /** One registered block. */
 export interface BlockEntry {
+  /** The name `-b` and `run_block` take. */
   name: string;
+  /** The tier the block was found on. */
   tier: BlockTier;
   /** Absolute path of the script. */
   path: string;
+  /** The block's leading `--` comment, as one line. */
   description: string;
 }
 

@@ -32,9 +32,13 @@ import type { HostModule, RunContext } from "./context.ts";
 
 /** What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`). */
 export interface BusEvent {
+  /** Event kind, as given to `bus.emit`. */
   kind: string;
+  /** Event id (given or generated). */
   id: string;
+  /** The payload. */
   payload: unknown;
+  /** Labels attached by the emitter or the host. */
   meta: Record<string, unknown>;
 }
 
@@ -107,6 +111,7 @@ export class BusHost {
     return event.id;
   }
 
+  /** Sets the Lua handler for `kind` (`undefined`: the `bus.on_any` handler), releasing the previous one. */
   setLua(kind: string | undefined, fn: LuaFunctionRef): void {
     if (kind === undefined) {
       this.#luaAny?.release();

@@ -25,7 +25,9 @@ export interface RunContext {
   stdout: (bytes: Uint8Array) => void;
   /** Writes to standard error (logs, `io.stderr`). */
   stderr: (bytes: Uint8Array) => void;
+  /** The run's logger (stderr; level from `AGENT_BLOCK_LOG`). */
   log: Logger;
+  /** The run's process groups; every child is started here and ended with the run. */
   procs: ProcessGroups;
   /** Timeout of every MCP request, ms. */
   mcpTimeoutMs: number;

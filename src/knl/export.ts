@@ -18,6 +18,10 @@ import { readOnlyQuery } from "./query.ts";
 
 /** The session is not in the store. */
 export class UnknownSession extends Error {
+  /**
+   * An unknown-session error naming the database searched.
+   * @param id the session asked for; @param path the database searched
+   */
   constructor(id: string, path: string) {
     super(`no session '${id}' in ${path}`);
     this.name = "UnknownSession";
@@ -88,13 +92,21 @@ export function exportSession(store: EventStore, id: string, shape: ExportShape)
 
 /** A line of `knl sessions`. */
 export interface SessionSummary {
+  /** Session id (what `knl export --session` takes). */
   id: string;
+  /** The owner given to `knl.session`. */
   owner: unknown;
+  /** Run labels stamped on the seed event. */
   labels: Record<string, unknown>;
+  /** Opening time, ms since the epoch. */
   started: number;
+  /** Whether a `session_close` event was written. */
   closed: boolean;
+  /** Close status (`ok`, `error`, `exit`, `interrupted`, ...), null while open. */
   status: string | null;
+  /** Number of beats recorded. */
   beats: number;
+  /** Tokens charged across the session's model calls. */
   tokens: number;
 }
 

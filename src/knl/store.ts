@@ -29,28 +29,43 @@ import { upcastData } from "./upcast.ts";
 
 /** An event as readers see it: JSON columns decoded and upcast. */
 export interface EventRow {
+  /** The log's global order (its key). */
   position: number;
+  /** The session (stream) the event belongs to. */
   stream: string;
+  /** Order within the stream, gap-free from 1. */
   seq: number;
+  /** Wall-clock time of the append, ms since the epoch. */
   epoch_ms: number;
+  /** Event kind (`session_open`, `llm_request`, `tool_call`, ...). */
   kind: string;
+  /** Schema version the event was written under (rows are upcast on read). */
   schema_version: number;
+  /** Labels: beat number, correlation ids, run labels. */
   meta: Record<string, unknown>;
+  /** The event's payload, in today's shape. */
   data: Record<string, unknown>;
 }
 
 /** One event to append; `data` and `meta` are JSON object texts. */
 export interface NewEvent {
+  /** Session (stream) id. */
   stream: string;
+  /** Event kind. */
   kind: string;
+  /** JSON object text of the payload. */
   data: string;
+  /** JSON object text of the labels. */
   meta: string;
 }
 
 /** Where an appended event landed. */
 export interface Appended {
+  /** Global position assigned. */
   position: number;
+  /** Sequence number within the stream. */
   seq: number;
+  /** Time stamp written. */
   epoch_ms: number;
 }
 
@@ -76,6 +91,7 @@ const COLUMNS = "position, stream, seq, epoch_ms, kind, schema_version, meta, da
 
 /** An open event log. */
 export class EventStore {
+  /** The underlying connection (one per file per process). */
   readonly db: DatabaseSync;
   /** Layout found on open (0 = new file, 1 = migrated from the earlier layout, 2 = current). */
   readonly openedLayout: number;
@@ -120,6 +136,7 @@ export class EventStore {
     this.#exists = this.db.prepare("SELECT 1 AS x FROM events WHERE stream = ? LIMIT 1");
   }
 
+  /** True once the store was closed. */
   get closed(): boolean {
     return this.#closed;
   }

@@ -9,6 +9,10 @@ import { LuaFloat, LuaFunctionRef, luaTypeName } from "./values.ts";
 
 /** A bad argument to a host function. Raised in Lua at the caller's line. */
 export class LuaArgError extends TypeError {
+  /**
+   * An argument error with its complete message.
+   * @param message the complete message (`fn: argument i (name) must be ..., got ...`)
+   */
   constructor(message: string) {
     super(message);
     this.name = "LuaArgError";
@@ -17,6 +21,11 @@ export class LuaArgError extends TypeError {
 
 /** Positional arguments of one host-function call. Positions are 1-based, as Lua counts them. */
 export class Args {
+  /**
+   * The arguments of one call of `fn`.
+   * @param fn the Lua-visible function name, for messages
+   * @param values the converted arguments
+   */
   constructor(readonly fn: string, readonly values: unknown[]) {}
 
   /** Number of arguments passed. */
@@ -45,6 +54,7 @@ export class Args {
     return this.fail(i, name, "a string");
   }
 
+  /** An optional UTF-8 string (`undefined` when nil). */
   optString(i: number, name: string): string | undefined {
     return this.at(i) === undefined ? undefined : this.string(i, name);
   }
@@ -57,6 +67,7 @@ export class Args {
     return this.fail(i, name, "a string");
   }
 
+  /** A number (integer or float). */
   number(i: number, name: string): number {
     const v = this.at(i);
     if (typeof v === "number") return v;
@@ -65,26 +76,31 @@ export class Args {
     return this.fail(i, name, "a number");
   }
 
+  /** An optional number. */
   optNumber(i: number, name: string): number | undefined {
     return this.at(i) === undefined ? undefined : this.number(i, name);
   }
 
+  /** An integer-valued number. */
   integer(i: number, name: string): number {
     const v = this.number(i, name);
     if (!Number.isInteger(v)) this.fail(i, name, "an integer", String(v));
     return v;
   }
 
+  /** An optional integer. */
   optInteger(i: number, name: string): number | undefined {
     return this.at(i) === undefined ? undefined : this.integer(i, name);
   }
 
+  /** A boolean. */
   boolean(i: number, name: string): boolean {
     const v = this.at(i);
     if (typeof v === "boolean") return v;
     return this.fail(i, name, "a boolean");
   }
 
+  /** An optional boolean. */
   optBoolean(i: number, name: string): boolean | undefined {
     return this.at(i) === undefined ? undefined : this.boolean(i, name);
   }
@@ -101,16 +117,19 @@ export class Args {
     return this.fail(i, name, "a table");
   }
 
+  /** An optional table. */
   optTable(i: number, name: string): Record<string, unknown> | undefined {
     return this.at(i) === undefined ? undefined : this.table(i, name);
   }
 
+  /** A Lua function (requires `functions: "ref"` on the host function). */
   func(i: number, name: string): LuaFunctionRef {
     const v = this.at(i);
     if (v instanceof LuaFunctionRef) return v;
     return this.fail(i, name, "a function");
   }
 
+  /** An optional Lua function. */
   optFunc(i: number, name: string): LuaFunctionRef | undefined {
     return this.at(i) === undefined ? undefined : this.func(i, name);
   }

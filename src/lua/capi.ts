@@ -18,12 +18,19 @@
 
 /** The subset of the emscripten module object we rely on. */
 export interface EmModule {
+  /** The wasm heap as bytes (re-read after anything that may grow memory). */
   HEAPU8: Uint8Array;
+  /** The wasm heap as 32-bit words. */
   HEAPU32: Uint32Array;
+  /** Allocates in the wasm heap. */
   _malloc(size: number): number;
+  /** Frees a `_malloc` block. */
   _free(ptr: number): void;
+  /** Adds a JS function to the wasm table; returns its function pointer. */
   addFunction(fn: (...args: number[]) => number | void, signature: string): number;
+  /** Removes an `addFunction` entry. */
   removeFunction(ptr: number): void;
+  /** The raw `_lua_*` / `_luaL_*` exports, by name. */
   // deno-lint-ignore no-explicit-any
   [name: string]: any;
 }
@@ -72,71 +79,94 @@ const encoder = new TextEncoder();
  * every engine of that module because the exports do not depend on the `lua_State`.
  */
 export class LuaApi {
+  /** The emscripten module: raw `_lua*` exports, heap views, `_malloc`. */
   readonly m: EmModule;
   #scratch = 0;
   #scratchSize = 0;
   #interned = new Map<string, number>();
   #lenPtr: number;
 
+  /**
+   * A façade over one emscripten module's exports.
+   * @param m the emscripten module of one wasmoon factory
+   */
   constructor(m: EmModule) {
     this.m = m;
     this.#lenPtr = m._malloc(8);
   }
 
   // --- stack -------------------------------------------------------------------------------
+  /** `lua_gettop`. */
   gettop(L: number): number {
     return this.m._lua_gettop(L);
   }
+  /** `lua_settop`. */
   settop(L: number, idx: number): void {
     this.m._lua_settop(L, idx);
   }
+  /** `lua_pop`. */
   pop(L: number, n: number): void {
     this.m._lua_settop(L, -n - 1);
   }
+  /** `lua_absindex`. */
   absindex(L: number, idx: number): number {
     return this.m._lua_absindex(L, idx);
   }
+  /** `lua_pushvalue`. */
   pushvalue(L: number, idx: number): void {
     this.m._lua_pushvalue(L, idx);
   }
+  /** `lua_checkstack`. */
   checkstack(L: number, n: number): boolean {
     return this.m._lua_checkstack(L, n) !== 0;
   }
+  /** `lua_rotate`. */
   rotate(L: number, idx: number, n: number): void {
     this.m._lua_rotate(L, idx, n);
   }
+  /** `lua_insert`. */
   insert(L: number, idx: number): void {
     this.m._lua_rotate(L, idx, 1);
   }
+  /** `lua_xmove`. */
   xmove(from: number, to: number, n: number): void {
     this.m._lua_xmove(from, to, n);
   }
 
   // --- reading ----------------------------------------------------------------------------
+  /** `lua_type`. */
   type(L: number, idx: number): number {
     return this.m._lua_type(L, idx);
   }
+  /** `lua_toboolean`. */
   toboolean(L: number, idx: number): boolean {
     return this.m._lua_toboolean(L, idx) !== 0;
   }
+  /** `lua_isinteger`. */
   isinteger(L: number, idx: number): boolean {
     return this.m._lua_isinteger(L, idx) !== 0;
   }
+  /** `lua_tointegerx` (as a bigint). */
   tointeger(L: number, idx: number): bigint {
     return BigInt(this.m._lua_tointegerx(L, idx, 0));
   }
+  /** `lua_tonumberx`. */
   tonumber(L: number, idx: number): number {
     return this.m._lua_tonumberx(L, idx, 0);
   }
+  /** `lua_topointer`. */
   topointer(L: number, idx: number): number {
     return this.m._lua_topointer(L, idx);
   }
+  /** `lua_touserdata`. */
   touserdata(L: number, idx: number): number {
     return this.m._lua_touserdata(L, idx);
   }
+  /** `lua_rawlen` (as a number). */
   rawlen(L: number, idx: number): number {
     return Number(this.m._lua_rawlen(L, idx));
   }
+  /** `lua_tothread`. */
   tothread(L: number, idx: number): number {
     return this.m._lua_tothread(L, idx);
   }
@@ -154,47 +184,61 @@ export class LuaApi {
     const len = this.m.HEAPU32[this.#lenPtr >> 2];
     return this.m.HEAPU8.subarray(ptr, ptr + len);
   }
+  /** `lua_next`. */
   next(L: number, idx: number): boolean {
     return this.m._lua_next(L, idx) !== 0;
   }
+  /** `lua_getmetatable`. */
   getmetatable(L: number, idx: number): boolean {
     return this.m._lua_getmetatable(L, idx) !== 0;
   }
+  /** `lua_rawequal`. */
   rawequal(L: number, a: number, b: number): boolean {
     return this.m._lua_rawequal(L, a, b) !== 0;
   }
+  /** `lua_rawgeti`. */
   rawgeti(L: number, idx: number, n: number): number {
     return this.m._lua_rawgeti(L, idx, BigInt(n));
   }
+  /** `lua_rawget`. */
   rawget(L: number, idx: number): number {
     return this.m._lua_rawget(L, idx);
   }
+  /** `lua_getfield`. */
   getfield(L: number, idx: number, key: string): number {
     return this.m._lua_getfield(L, idx, this.cstr(key));
   }
+  /** `lua_getglobal`. */
   getglobal(L: number, name: string): number {
     return this.m._lua_getglobal(L, this.cstr(name));
   }
+  /** `lua_isyieldable`. */
   isyieldable(L: number): boolean {
     return this.m._lua_isyieldable(L) !== 0;
   }
 
   // --- pushing ----------------------------------------------------------------------------
+  /** `lua_pushnil`. */
   pushnil(L: number): void {
     this.m._lua_pushnil(L);
   }
+  /** `lua_pushboolean`. */
   pushboolean(L: number, b: boolean): void {
     this.m._lua_pushboolean(L, b ? 1 : 0);
   }
+  /** `lua_pushinteger`. */
   pushinteger(L: number, n: bigint): void {
     this.m._lua_pushinteger(L, n);
   }
+  /** `lua_pushnumber`. */
   pushnumber(L: number, n: number): void {
     this.m._lua_pushnumber(L, n);
   }
+  /** `lua_pushlightuserdata`. */
   pushlightuserdata(L: number, p: number): void {
     this.m._lua_pushlightuserdata(L, p);
   }
+  /** `lua_pushcclosure`. */
   pushcclosure(L: number, fn: number, nup: number): void {
     this.m._lua_pushcclosure(L, fn, nup);
   }
@@ -228,32 +272,41 @@ export class LuaApi {
     const { written } = encoder.encodeInto(s, this.m.HEAPU8.subarray(ptr, ptr + s.length * 3));
     this.m._lua_pushlstring(L, ptr, written);
   }
+  /** `lua_createtable`. */
   createtable(L: number, narr: number, nrec: number): void {
     this.m._lua_createtable(L, narr, nrec);
   }
+  /** `lua_rawseti`. */
   rawseti(L: number, idx: number, n: number): void {
     this.m._lua_rawseti(L, idx, BigInt(n));
   }
+  /** `lua_rawset`. */
   rawset(L: number, idx: number): void {
     this.m._lua_rawset(L, idx);
   }
+  /** `lua_setfield`. */
   setfield(L: number, idx: number, key: string): void {
     this.m._lua_setfield(L, idx, this.cstr(key));
   }
+  /** `lua_setglobal`. */
   setglobal(L: number, name: string): void {
     this.m._lua_setglobal(L, this.cstr(name));
   }
+  /** `lua_setmetatable`. */
   setmetatable(L: number, idx: number): void {
     this.m._lua_setmetatable(L, idx);
   }
 
   // --- references, errors, execution ---------------------------------------------------------
+  /** `luaL_ref` on the registry. */
   ref(L: number): number {
     return this.m._luaL_ref(L, LUA_REGISTRYINDEX);
   }
+  /** `luaL_unref` on the registry. */
   unref(L: number, ref: number): void {
     this.m._luaL_unref(L, LUA_REGISTRYINDEX, ref);
   }
+  /** `lua_rawgeti` on the registry (pushes a ref). */
   pushref(L: number, ref: number): void {
     this.m._lua_rawgeti(L, LUA_REGISTRYINDEX, BigInt(ref));
   }
@@ -261,6 +314,7 @@ export class LuaApi {
   where(L: number, level: number): void {
     this.m._luaL_where(L, level);
   }
+  /** `lua_concat`. */
   concat(L: number, n: number): void {
     this.m._lua_concat(L, n);
   }
@@ -288,6 +342,7 @@ export class LuaApi {
       this.m._free(name);
     }
   }
+  /** `lua_newthread`. */
   newthread(L: number): number {
     return this.m._lua_newthread(L);
   }
@@ -296,9 +351,11 @@ export class LuaApi {
     const status = this.m._lua_resume(co, from, nargs, this.#lenPtr);
     return { status, nresults: this.m.HEAPU32[this.#lenPtr >> 2] };
   }
+  /** `lua_sethook`. */
   sethook(L: number, fn: number, mask: number, count: number): void {
     this.m._lua_sethook(L, fn, mask, count);
   }
+  /** `luaL_traceback`. */
   traceback(L: number, L1: number, msg: string | null, level: number): void {
     this.m._luaL_traceback(L, L1, msg === null ? 0 : this.cstr(msg), level);
   }

@@ -114,6 +114,13 @@ function keyPath(path: string[]): string {
  * registry reference) and how to turn functions into references.
  */
 export class Converter {
+  /**
+   * Binds the converter to one engine.
+   * @param api the raw API
+   * @param arrayMtRef registry ref of `std.json.array_mt`
+   * @param objectMtRef registry ref of `std.json.object_mt`
+   * @param makeFunctionRef turns the function on top of a stack into a `LuaFunctionRef`
+   */
   constructor(
     private readonly api: LuaApi,
     /** Registry refs of `std.json.array_mt` and `std.json.object_mt`. */

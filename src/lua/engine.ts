@@ -45,7 +45,9 @@ export interface CallContext {
  * as `LuaFloat`s so a function that stores values can keep them floats (else they are numbers).
  */
 export interface ArgOptions {
+  /** Lua functions as `LuaFunctionRef` (`"ref"`) or refused (`"error"`, the default). */
   functions?: "ref" | "error";
+  /** Integral floats as `LuaFloat` (`"tagged"`) or plain numbers (the default). */
   floats?: "plain" | "tagged";
 }
 
@@ -72,6 +74,12 @@ export type DriveResult =
 
 /** A failure of a Lua callback invoked from TypeScript. */
 export class LuaCallbackError extends Error {
+  /**
+   * A callback failure carrying the Lua error value and traceback.
+   * @param message the Lua error as text (tables rendered as JSON)
+   * @param value the Lua error value itself
+   * @param luaTraceback the Lua traceback, runtime frames removed
+   */
   constructor(message: string, readonly value: unknown, readonly luaTraceback?: string) {
     super(message);
     this.name = "LuaCallbackError";
@@ -111,8 +119,11 @@ const engines = new Map<number, LuaEngine>(); // main lua_State -> engine, for t
  * prelude with `exec`, run the main chunk with `runMain`, then `close`.
  */
 export class LuaEngine {
+  /** The raw C API of the shared wasm module. */
   readonly api: LuaApi;
+  /** The engine's main `lua_State`. */
   readonly L: number;
+  /** The value converter bound to this engine. */
   readonly converter: Converter;
   #wasmoon: WasmoonEngine;
   #fns: HostFunction[] = [];
@@ -170,8 +181,9 @@ export class LuaEngine {
     if (limits.memoryBytes) wasmoon.global.setMemoryMax(limits.memoryBytes);
   }
 
-  /** Registry refs of the array / object marker metatables. */
+  /** Registry ref of the array marker metatable (`std.json.array_mt`). */
   readonly arrayMtRef: number;
+  /** Registry ref of the object marker metatable (`std.json.object_mt`). */
   readonly objectMtRef: number;
 
   /** Creates an engine on the process-wide wasm module. */

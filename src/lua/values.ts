@@ -10,14 +10,22 @@
 
 /** A Lua function handed to the host. Call it through the engine (`callLua`); it runs as a task. */
 export class LuaFunctionRef {
-  /** @param ref registry reference inside the owning engine
-   *  @param release frees the registry slot; idempotent */
+  /**
+   * Wraps a registry reference.
+   * @param ref registry reference inside the owning engine
+   * @param release frees the registry slot; idempotent
+   */
   constructor(readonly ref: number, readonly release: () => void) {}
 }
 
 /** A Lua float whose value is integral (`3.0`); keeps its floatness through JSON encoding. */
 export class LuaFloat {
+  /**
+   * A tagged integral float.
+   * @param value the float's value
+   */
   constructor(readonly value: number) {}
+  /** The plain number. */
   valueOf(): number {
     return this.value;
   }
@@ -25,6 +33,10 @@ export class LuaFloat {
 
 /** Several values returned from a host function (Lua multiple results). */
 export class LuaMulti {
+  /**
+   * Multiple results.
+   * @param values the results, in order
+   */
   constructor(readonly values: unknown[]) {}
 }
 
@@ -33,6 +45,11 @@ export class LuaMulti {
  * a Lua handler further up receives the original table.
  */
 export class LuaErrorValue extends Error {
+  /**
+   * An error carrying a non-string Lua value.
+   * @param value the Lua error value (a table, usually)
+   * @param message text for JS-side reports
+   */
   constructor(readonly value: unknown, message?: string) {
     super(message ?? "Lua error value");
     this.name = "LuaErrorValue";

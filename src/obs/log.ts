@@ -33,7 +33,14 @@ export function writeStdout(bytes: Uint8Array): void {
 
 /** A logger bound to a scope (normally the script name). */
 export class Logger {
+  /** Numeric rank below which messages are dropped. */
   readonly threshold: number;
+  /**
+   * A logger for `scope`.
+   * @param scope what each line names (the script)
+   * @param level the lowest level written
+   * @param sink where lines go (default stderr)
+   */
   constructor(
     readonly scope: string,
     level: LogLevel | "off" = "info",
@@ -53,24 +60,30 @@ export class Logger {
     return logger;
   }
 
+  /** True when messages at `level` are written. */
   enabled(level: LogLevel): boolean {
     return RANK[level] >= this.threshold;
   }
 
+  /** Writes `message` at `level` (newlines continue the line, indented). */
   log(level: LogLevel, message: string): void {
     if (RANK[level] < this.threshold) return;
     this.sink(enc.encode(`[${level}] ${this.scope}: ${message.replace(/\n/g, "\n  ")}\n`));
   }
 
+  /** Writes at debug level. */
   debug(message: string): void {
     this.log("debug", message);
   }
+  /** Writes at info level. */
   info(message: string): void {
     this.log("info", message);
   }
+  /** Writes at warn level. */
   warn(message: string): void {
     this.log("warn", message);
   }
+  /** Writes at error level. */
   error(message: string): void {
     this.log("error", message);
   }

@@ -23,11 +23,15 @@ import { childEnv } from "./child_env.ts";
 export interface SpawnOptions {
   /** Program and arguments. */
   cmd: [string, ...string[]];
+  /** Working directory (default: the host's). */
   cwd?: string;
   /** Extra variables applied after credential removal (see `childEnv`). */
   env?: Record<string, string>;
+  /** Standard input (default `null`). */
   stdin?: "piped" | "null" | "inherit";
+  /** Standard output (default `piped`). */
   stdout?: "piped" | "null" | "inherit";
+  /** Standard error (default `piped`). */
   stderr?: "piped" | "null" | "inherit";
   /** A name other tasks can end the group by (`sh.kill`). */
   label?: string;
@@ -38,6 +42,12 @@ export class ManagedProcess {
   /** How it ended, once it has: set before `status` resolves. */
   endedBy: "exit" | "terminated" | "killed" | undefined;
   #exited = false;
+  /**
+   * Wraps a spawned child; `ProcessGroups.spawn` is the only caller.
+   * @param child the group leader
+   * @param label the `sh.exec` label, if any
+   * @param groups the registry it belongs to
+   */
   constructor(
     readonly child: Deno.ChildProcess,
     readonly label: string | undefined,
@@ -50,6 +60,7 @@ export class ManagedProcess {
     });
   }
 
+  /** The leader's pid (= the group id). */
   get pid(): number {
     return this.child.pid;
   }
@@ -118,6 +129,10 @@ export class ProcessGroups {
   /** Grace between SIGTERM and SIGKILL, in ms (`AGENT_BLOCK_TASK_GRACE_MS`, default 1000). */
   graceMs: number;
 
+  /**
+   * An empty registry.
+   * @param graceMs grace between SIGTERM and SIGKILL, ms
+   */
   constructor(graceMs = 1000) {
     this.graceMs = graceMs;
   }

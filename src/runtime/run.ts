@@ -31,13 +31,19 @@ export interface RunSpec {
   projectRoot: string;
   /** `$AGENT_BLOCK_HOME`; defaults to the environment's, then `~/.agent-block`. */
   home?: string;
+  /** `_PROMPT` (absent when undefined). */
   prompt?: string;
+  /** `_CONTEXT` (absent when undefined). */
   context?: string;
+  /** Run labels (`--label k=v`), stamped on kernel sessions. */
   labels?: Record<string, string>;
   /** Extra globals set before the script runs (converted like host values). */
   globals?: Record<string, unknown>;
+  /** CPU-time and heap limits. */
   limits?: EngineLimits;
+  /** Sink for the script's stdout (`print`, `io.write`); default the process stdout. */
   stdout?: (bytes: Uint8Array) => void;
+  /** Sink for logs and `io.stderr`; default the process stderr. */
   stderr?: (bytes: Uint8Array) => void;
   /** Host modules installed after the standard ones (embedders). */
   modules?: readonly HostModule[];
