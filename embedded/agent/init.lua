@@ -408,8 +408,15 @@ function M.run(opts)
     end
   end)
   if conn then
-    local okc, err = pcall(conn.close, conn)
-    if not okc then log.warn("agent.run: closing MCP servers failed: " .. tostring(err)) end
+    if not ok and is_fatal(a) and type(a) == "string" then
+      -- Cancelled: this task can make no more host calls (each would raise `cancelled` again),
+      -- so the disconnect runs as a task of its own and the script that cancelled goes on with
+      -- the servers closing. (On os.exit the run's end disconnects every server.)
+      std.task.spawn(function() conn:close() end)
+    elseif ok or not is_fatal(a) then
+      local okc, err = pcall(conn.close, conn)
+      if not okc then log.warn("agent.run: closing MCP servers failed: " .. tostring(err)) end
+    end
   end
   local r
   if ok then
