@@ -186,6 +186,7 @@ function M.connect(servers, opts)
         error(sformat("mcp_tools.connect: required server '%s' failed: %s", s.name, tostring(err)), 2)
       end
       log.warn(sformat("mcp_tools: skipping server '%s': %s", s.name, tostring(err)))
+      self:_drop(s.name)
       pcall(mcp.disconnect, s.name)
     end
   end
@@ -254,6 +255,17 @@ function Conn:_setup(name)
   end
 
   self:_refresh(srv)
+end
+
+-- Forgets a server `_setup` may have half registered (its listing failed): it must not stay in
+-- the tool list (its meta tools included) nor be re-listed on every `tools()`.
+function Conn:_drop(name)
+  if not self.servers[name] then return end
+  self.servers[name] = nil
+  for i, n in ipairs(self.order) do
+    if n == name then table.remove(self.order, i) break end
+  end
+  for _, setter in ipairs({ "on_progress", "on_log", "set_sampling_handler" }) do pcall(mcp[setter], name, nil) end
 end
 
 --- Re-lists a server's tools; raises when the listing fails.

@@ -470,6 +470,54 @@ Deno.test({
 });
 
 Deno.test({
+  name: "agent.run: a resources-only server serves its meta tools; a server whose listing fails is dropped",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_mcp_agent_" });
+    const server = join(FIXTURES, "resources_only_server.ts");
+    const script = await replayScript(dir, [
+      {
+        expect: { tools: ["docs__mcp_list_resources", "docs__mcp_read_resource"] },
+        content: [use("d1", "docs__mcp_read_resource", { uri: "docs://readme" })],
+      },
+      { expect: { last_message_contains: "read me first" }, content: "done" },
+    ]);
+    const run = await runLua(
+      `
+      ${LOG_LUA}
+      local r = require("agent").run({
+        provider = "replay", replay = ${lq(script)}, prompt = "go", store = "mem",
+        mcp_servers = {
+          { name = "docs", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${lq(server)} } },
+          { name = "broken", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${
+        lq(server)
+      }, "--broken-tools" } },
+        },
+        enable_resources = true,
+      })
+      print("stdout is the script's")
+      return std.json.encode({ ok = r.ok, err = r.error, log = log_of(r) })
+    `,
+      { projectRoot: dir },
+    );
+    const r = resultOf(run);
+    assertEquals(r.err, undefined, run.stderr);
+    assertEquals(run.stdout, "stdout is the script's\n");
+    const offered = toolsOffered(r.log as Ev[]);
+    // the broken server is gone from the list, its meta tools included, on every turn
+    assertEquals(offered, [
+      ["docs__mcp_list_resources", "docs__mcp_read_resource"],
+      ["docs__mcp_list_resources", "docs__mcp_read_resource"],
+    ]);
+    const warns = run.stderr.split("\n").filter((l) => l.includes("[warn]"));
+    assertEquals(warns.length, 1, run.stderr);
+    assertStringIncludes(warns[0], "skipping server 'broken'");
+    assertStringIncludes(warns[0], "tool registry unavailable");
+  },
+});
+
+Deno.test({
   name: "agent.run through the CLI: a required server that fails ends the run at start (exit 1, stderr tail)",
   sanitizeResources: false,
   sanitizeOps: false,
