@@ -17,7 +17,16 @@
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "./mcp/assert.ts";
 import { runCli, runLua } from "../helpers.ts";
-import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startEverything } from "./mcp/peers.ts";
+import {
+  DENO,
+  ECHO,
+  EVERYTHING,
+  FIXTURES,
+  lq,
+  type Peer,
+  startEchoHttp,
+  startEverything,
+} from "./mcp/peers.ts";
 import { anthropicMessage, MockLlm } from "./llm/mock_llm.ts";
 
 type Json = Record<string, unknown>;
@@ -647,6 +656,124 @@ print(std.json.encode({ ok = r.ok, err = r.error, session = r.session_id, conten
     } finally {
       await http.stop();
       await mock.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "agent.run against server-everything over stdio, Streamable HTTP and SSE in one list",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_mcp_agent_ev_" });
+    const evh = await startEverything("streamableHttp");
+    let evs: Peer | undefined;
+    try {
+      evs = await startEverything("sse");
+      const script = await replayScript(dir, [
+        {
+          expect: {
+            tools: [
+              "ev__get-sum",
+              "evh__echo",
+              "evs__echo",
+              "ev__mcp_list_prompts",
+              "evh__mcp_read_resource",
+            ],
+          },
+          content: [
+            use("v0", "evs__echo", { message: "over sse" }),
+            use("v1", "ev__get-sum", { a: 2, b: 3 }),
+            use("v2", "evh__trigger-long-running-operation", { duration: 0.3, steps: 3 }),
+            use("v3", "ev__toggle-simulated-logging", {}),
+          ],
+        },
+        {
+          // registered by the server after initialize and announced with tools/list_changed
+          expect: { tools: ["ev__trigger-sampling-request", "evh__trigger-sampling-request"] },
+          content: [
+            use("v4", "ev__trigger-sampling-request", { prompt: "over stdio", maxTokens: 20 }),
+            use("v5", "evh__trigger-sampling-request", { prompt: "over http", maxTokens: 20 }),
+            use("v6", "ev__toggle-simulated-logging", {}),
+          ],
+        },
+        { content: "done" },
+      ]);
+      const run = await runLua(
+        `
+        ${LOG_LUA}
+        local function wait_until(pred)
+          local deadline = os.time() + 60
+          while not pred() and os.time() < deadline do std.task.sleep(0.05) end
+          return pred()
+        end
+        local function has_tool(server, name)
+          for _, t in ipairs(mcp.list_tools(server).tools or {}) do if t.name == name then return true end end
+          return false
+        end
+        local progress, logs, samples, waited = {}, {}, {}, {}
+        local r = require("agent").run({
+          provider = "replay", replay = ${lq(script)}, prompt = "go", store = "mem",
+          mcp_servers = {
+            { name = "ev", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${
+          lq(EVERYTHING)
+        }, "stdio" } },
+            { name = "evh", url = ${lq(evh.url)}, transport_opts = { transport = "http" } },
+            { name = "evs", url = ${lq(evs.url)}, transport_opts = { transport = "sse" } },
+          },
+          enable_resources = true, enable_prompts = true,
+          sampling = function(params)
+            samples[#samples + 1] = params.messages[1].content.text
+            return { model = "lua-sampler", content = "sampled " .. params.messages[1].content.text, stop_reason = "endTurn" }
+          end,
+          on_progress = function(ev) progress[#progress + 1] = ev end,
+          on_log = function(ev) logs[#logs + 1] = ev end,
+          on_turn = function(info)
+            if info.turn_number == 1 then
+              waited.tools = wait_until(function()
+                return has_tool("ev", "trigger-sampling-request") and has_tool("evh", "trigger-sampling-request")
+              end)
+            elseif info.turn_number == 2 then
+              waited.logs = wait_until(function() return #logs > 0 end)
+            end
+          end,
+        })
+        return std.json.encode({ ok = r.ok, err = r.error, log = log_of(r), progress = progress, logs = logs,
+          samples = samples, waited = waited, ev = mcp.server_info("ev").ok, evh = mcp.server_info("evh").ok,
+          evs = mcp.server_info("evs").ok })
+      `,
+        { projectRoot: dir },
+      );
+      const r = resultOf(run);
+      assertEquals(r.err, undefined, run.stderr);
+      assertEquals(r.waited, { tools: true, logs: true });
+      const log = r.log as Ev[];
+      const results = log.filter((e) => e.kind === "tool_result");
+      assertEquals(results.map((e) => [e.data.id, e.data.is_error]), [
+        ["v0", false],
+        ["v1", false],
+        ["v2", false],
+        ["v3", false],
+        ["v4", false],
+        ["v5", false],
+        ["v6", false],
+      ]);
+      assertStringIncludes(String(results[0].data.content), "over sse");
+      assertStringIncludes(String(results[1].data.content), "5");
+      assertStringIncludes(String(results[4].data.content), "sampled");
+      assertStringIncludes(String(results[5].data.content), "sampled");
+      assertEquals((r.samples as string[]).length, 2);
+      const progress = r.progress as Json[];
+      assertEquals(progress.length, 3);
+      assertEquals([progress[2].server, progress[2].progress, progress[2].total], ["evh", 3, 3]);
+      const logs = r.logs as Json[];
+      assertEquals(logs[0].type, "log");
+      assertEquals(logs[0].server, "ev");
+      assert(typeof logs[0].level === "string", JSON.stringify(logs[0]));
+      assertEquals([r.ev, r.evh, r.evs], [false, false, false]);
+    } finally {
+      await evs?.stop();
+      await evh.stop();
     }
   },
 });
