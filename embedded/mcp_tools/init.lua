@@ -97,6 +97,13 @@ local function is_fatal(e)
 end
 M.is_fatal = is_fatal
 
+-- The text of an error raised by an `mcp.*` call made in this file: such an error starts with
+-- this file's position, which tells a reader nothing (the message names the mcp function).
+local function reason(err)
+  return (tostring(err):gsub("^[^\n:]*%.lua:%d+: ", "", 1))
+end
+M.reason = reason
+
 local function warn_callback(what, server, err)
   log.warn(sformat("mcp_tools: %s callback for server '%s' failed: %s", what, server, tostring(err)))
 end
@@ -183,9 +190,9 @@ function M.connect(servers, opts)
     if not ok then
       if s.required then
         self:close()
-        error(sformat("mcp_tools.connect: required server '%s' failed: %s", s.name, tostring(err)), 2)
+        error(sformat("mcp_tools.connect: required server '%s' failed: %s", s.name, reason(err)), 2)
       end
-      log.warn(sformat("mcp_tools: skipping server '%s': %s", s.name, tostring(err)))
+      log.warn(sformat("mcp_tools: skipping server '%s': %s", s.name, reason(err)))
       self:_drop(s.name)
       pcall(mcp.disconnect, s.name)
     end
@@ -285,7 +292,7 @@ function Conn:tools()
     if srv.epoch ~= mcp.tools_epoch(name) then
       local ok, err = pcall(self._refresh, self, srv)
       if not ok and is_fatal(err) then error(err, 0) end
-      if not ok then log.warn(sformat("mcp_tools: refreshing the tools of '%s' failed: %s", name, tostring(err))) end
+      if not ok then log.warn(sformat("mcp_tools: refreshing the tools of '%s' failed: %s", name, reason(err))) end
     end
     for _, t in ipairs(srv.tools) do
       local full = name .. SEP .. t.name
@@ -347,7 +354,7 @@ function Conn:call(name, input)
   end)
   if not ok then
     if is_fatal(text) then error(text, 0) end
-    return sformat("MCP tool '%s' failed: %s", name, tostring(text)), true
+    return sformat("MCP tool '%s' failed: %s", name, reason(text)), true
   end
   return text, is_error
 end
@@ -364,7 +371,7 @@ function Conn:close()
   for _, name in ipairs(self.order) do
     for _, setter in ipairs({ "on_progress", "on_log", "set_sampling_handler" }) do pcall(mcp[setter], name, nil) end
     local ok, err = pcall(mcp.disconnect, name)
-    if not ok then log.warn(sformat("mcp_tools: disconnecting '%s' failed: %s", name, tostring(err))) end
+    if not ok then log.warn(sformat("mcp_tools: disconnecting '%s' failed: %s", name, reason(err))) end
   end
   self.order, self.servers, self.index = {}, {}, {}
 end

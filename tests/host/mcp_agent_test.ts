@@ -16,7 +16,7 @@
  */
 import { join } from "node:path";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "./mcp/assert.ts";
-import { runCli, runLua } from "../helpers.ts";
+import { REPO_ROOT, runCli, runLua } from "../helpers.ts";
 import {
   DENO,
   ECHO,
@@ -556,7 +556,12 @@ if not r.ok then error(r.error, 0) end
     );
     const r = await runCli(["-s", "required.lua", "-p", "."], { cwd: dir });
     assertEquals(r.code, 1, r.stderr);
-    assertStringIncludes(r.stderr, "required server 'crashy' failed");
+    assertStringIncludes(
+      r.stderr,
+      "agent.run: mcp_tools.connect: required server 'crashy' failed: mcp.connect: initialize 'crashy' failed: " +
+        "server 'crashy' exited with code 2; stderr tail:",
+    );
+    assert(!r.stderr.includes("embedded/"), `no position inside the embedded modules: ${r.stderr}`);
     assertStringIncludes(r.stderr, "boom: missing config file /etc/weather.conf");
     const lines = r.stdout.trim().split("\n");
     const info = JSON.parse(lines[0]);
@@ -776,4 +781,77 @@ Deno.test({
       await evh.stop();
     }
   },
+});
+
+Deno.test({
+  name:
+    "the seed's 'Verify from Lua' snippet and verify_echo_harness.lua through the CLI against the HTTP echo server",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const http = await startEchoHttp();
+    const dir = await Deno.makeTempDir({ prefix: "ab_mcp_agent_verify_" });
+    try {
+      // verbatim from the seed README's MCP Echo Harness section
+      await Deno.writeTextFile(
+        join(dir, "verify.lua"),
+        `local url = os.getenv("ECHO_MCP_URL")
+mcp.connect_http("echo", url)
+print(mcp.list_tools("echo")) -- 2 tools: echo, slow_echo
+print(mcp.list_resources("echo")) -- 2 resources: text://hello, text://note
+print(mcp.list_prompts("echo")) -- 1 prompt: greet
+-- call slow_echo to exercise progress notifications
+mcp.on_progress("echo", function(tok, prog, total, msg)
+print("progress", prog, total, msg)
+end)
+print(mcp.call("echo", "slow_echo", { msg = "hi", steps = 3 }))
+`,
+      );
+      const r = await runCli(["-s", "verify.lua", "-p", "."], { cwd: dir, env: { ECHO_MCP_URL: http.url } });
+      assertEquals(r.code, 0, r.stderr);
+      const lines = r.stdout.trim().split("\n");
+      assertEquals(lines.filter((l) => l.startsWith("progress")), [
+        "progress\t1\t3\tstep 1/3",
+        "progress\t2\t3\tstep 2/3",
+        "progress\t3\t3\tstep 3/3",
+      ]);
+      assertEquals(lines.filter((l) => l.startsWith("table: ")).length, 4, r.stdout);
+
+      const harness = join(REPO_ROOT, "examples/verify_echo_harness.lua");
+      const h = await runCli(["-s", harness, "-p", dir], { env: { ECHO_MCP_URL: http.url } });
+      assertEquals(h.code, 0, h.stderr);
+      assertStringIncludes(h.stdout, "connected over HTTP to " + http.url);
+      assertStringIncludes(h.stdout, "VERIFY_ECHO_HARNESS_OK");
+      assert(!h.stdout.includes("FAIL"), h.stdout);
+    } finally {
+      await http.stop();
+    }
+  },
+});
+
+Deno.test("agent.run: MCP options of the wrong type are errors before anything starts", async () => {
+  const r = resultOf(
+    await runLua(`
+    local agent = require("agent")
+    local out, never = {}, os.tmpname() -- an empty script: no model call may happen
+    for _, o in ipairs({
+      { mcp_servers = "echo" },
+      { mcp_servers = {}, sampling = "yes" },
+      { mcp_servers = {}, on_progress = true },
+      { mcp_servers = {}, on_log = {} },
+      { mcp_servers = { { command = "x" } } },
+    }) do
+      o.prompt, o.provider, o.replay, o.store = "go", "replay", never, "mem"
+      local r = agent.run(o)
+      out[#out + 1] = { ok = r.ok, err = r.error }
+    end
+    return std.json.encode(out)
+  `),
+  ) as unknown as { ok: boolean; err: string }[];
+  assertEquals(r.map((x) => x.ok), [false, false, false, false, false]);
+  assertEquals(r[0].err, "agent.run: opts.mcp_servers must be an array of server entries, got string");
+  assertEquals(r[1].err, "agent.run: opts.sampling must be a function, got string");
+  assertEquals(r[2].err, "agent.run: opts.on_progress must be a function, got boolean");
+  assertEquals(r[3].err, "agent.run: opts.on_log must be a function, got table");
+  assertMatch(r[4].err, /^agent\.run: .*element 1 field 'name' must be a non-empty string/);
 });
