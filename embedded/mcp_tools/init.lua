@@ -19,7 +19,9 @@
 --   server's stderr tail in the message, after disconnecting the servers already connected; any
 --   other failure is logged at warn and that server is skipped.
 -- - `conn:tools()` re-lists a server's tools when it has sent `tools/list_changed` since the last
---   listing (`mcp.tools_epoch`), so the list a model sees is current before each call.
+--   listing (`mcp.tools_epoch`), so the list a model sees is current before each call; an HTTP/SSE
+--   server declaring `tools.listChanged` is also re-listed after a call of one of its tools (its
+--   notification may arrive after the result, on another stream).
 -- - Callback envelopes: `{ type = "progress", server, token, progress, total, message }` and
 --   `{ type = "log", server, level, logger, data }`; an error raised by a user callback is
 --   swallowed and logged at warn. Logging options are gated on the server's `logging` capability,
@@ -182,7 +184,7 @@ function M.connect(servers, opts)
   for i, s in ipairs(servers) do
     check_entry(i, s)
     local ok, err = connect_one(s)
-    if ok then ok, err = pcall(self._setup, self, s.name) end
+    if ok then ok, err = pcall(self._setup, self, s.name, s.url ~= nil) end
     if not ok and is_fatal(err) then
       self:close()
       error(err, 0)
@@ -200,12 +202,14 @@ function M.connect(servers, opts)
   return self
 end
 
-function Conn:_setup(name)
+function Conn:_setup(name, remote)
   local opts = self.opts
   local info = mcp.server_info(name)
   if not info.ok then error(info.error, 0) end
   local caps = info.server_info.capabilities or {}
-  local srv = { name = name, caps = caps, tools = {}, epoch = -1, meta = {} }
+  local srv = { name = name, caps = caps, tools = {}, epoch = -1, meta = {},
+    -- see `Conn:call`: over HTTP/SSE a list change may arrive after the result that caused it
+    relist_after_call = remote and type(caps.tools) == "table" and caps.tools.listChanged == true }
   self.servers[name] = srv
   self.order[#self.order + 1] = name
 
@@ -282,6 +286,7 @@ function Conn:_refresh(srv)
   if not r.ok then error(r.error, 0) end
   srv.tools = r.tools
   srv.epoch = epoch
+  srv.dirty = false
 end
 
 --- The tool list, refreshed for servers whose tools changed. See the module header.
@@ -289,7 +294,7 @@ function Conn:tools()
   local out, index = {}, {}
   for _, name in ipairs(self.order) do
     local srv = self.servers[name]
-    if srv.epoch ~= mcp.tools_epoch(name) then
+    if srv.dirty or srv.epoch ~= mcp.tools_epoch(name) then
       local ok, err = pcall(self._refresh, self, srv)
       if not ok and is_fatal(err) then error(err, 0) end
       if not ok then log.warn(sformat("mcp_tools: refreshing the tools of '%s' failed: %s", name, reason(err))) end
@@ -348,6 +353,13 @@ function Conn:call(name, input)
   if type(input) ~= "table" then input = {} end
   local ok, text, is_error = pcall(function()
     if entry.meta then return META_CALL[entry.meta](entry.server, input) end
+    -- Over HTTP/SSE the server's `tools/list_changed` travels on another stream than the
+    -- result of the call that caused it (the GET stream, or `subscriptions/listen`), so it may
+    -- arrive after the result and after the next model call has been built: a server that says
+    -- its tools can change is re-listed after each call of one of its tools. Over stdio one
+    -- stream carries both in order and the epoch alone is exact.
+    local srv = self.servers[entry.server]
+    if srv and srv.relist_after_call then srv.dirty = true end
     local r = mcp.call(entry.server, entry.tool, input)
     if not r.ok then return r.error, true end
     return M.flatten(r.content, r.structured_content), r.is_error == true

@@ -855,3 +855,52 @@ Deno.test("agent.run: MCP options of the wrong type are errors before anything s
   assertEquals(r[3].err, "agent.run: opts.on_log must be a function, got table");
   assertMatch(r[4].err, /^agent\.run: .*element 1 field 'name' must be a non-empty string/);
 });
+
+for (const era of ["2026-07-28", "legacy"]) {
+  Deno.test({
+    name: `agent.run: tools/list_changed from an HTTP server (${era} era) refreshes the next request's tools`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const http = await startEchoHttp(["--test-tools"]);
+      const dir = await Deno.makeTempDir({ prefix: "ab_mcp_agent_" });
+      try {
+        const script = await replayScript(dir, [
+          { content: [use("b1", "web__bump")] },
+          { content: [use("b2", "web__noop")] },
+          { content: [use("b3", "web__bump")] },
+          { content: "ok" },
+        ]);
+        const run = await runLua(
+          `
+          ${LOG_LUA}
+          local r = require("agent").run({
+            provider = "replay", replay = ${lq(script)}, prompt = "go", store = "mem",
+            mcp_servers = { { name = "web", url = ${lq(http.url)}, transport_opts = { era = ${lq(era)} } } },
+            on_turn = function(info)
+              if info.turn_number == 1 then era_seen = mcp.server_info("web").server_info.era end
+            end,
+          })
+          return std.json.encode({ ok = r.ok, err = r.error, log = log_of(r), era = era_seen })
+        `,
+          { projectRoot: dir },
+        );
+        const r = resultOf(run);
+        assertEquals(r.err, undefined, run.stderr);
+        assertEquals(r.era, era === "legacy" ? "legacy" : "modern");
+        const log = r.log as Ev[];
+        const added = log.filter((e) => e.kind === "tool_result" && e.data.name === "web__bump").map((e) =>
+          String(e.data.content)
+        );
+        assertEquals(added.length, 2);
+        const offered = toolsOffered(log);
+        assert(!offered[0].includes("web__" + added[0]), String(offered[0]));
+        assert(offered[1].includes("web__" + added[0]), `request 2 offers ${added[0]}: ${offered[1]}`);
+        assert(!offered[2].includes("web__" + added[1]), String(offered[2]));
+        assert(offered[3].includes("web__" + added[1]), `request 4 offers ${added[1]}: ${offered[3]}`);
+      } finally {
+        await http.stop();
+      }
+    },
+  });
+}
