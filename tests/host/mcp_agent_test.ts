@@ -100,7 +100,14 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "ab_mcp_agent_" });
     let http: Peer | undefined;
     try {
-      http = await startEchoHttp(["--request-sampling"]);
+      http = await startEchoHttp([
+        "--request-sampling",
+        "--emit-logs",
+        "--log-interval-ms",
+        "5",
+        "--step-ms",
+        "5",
+      ]);
 
       await t.step(
         "mixed list: tools, meta tools, callbacks, sampling, session log, disconnect",
@@ -122,6 +129,7 @@ Deno.test({
                 use("c1", "echo__echo", { msg: "from stdio" }),
                 use("c2", "web__echo", { msg: "from http" }),
                 use("c3", "echo__slow_echo", { msg: "slow", steps: 3 }),
+                use("c3w", "web__slow_echo", { msg: "slow web", steps: 2 }),
               ],
             },
             {
@@ -216,26 +224,35 @@ Deno.test({
             "echo__echo",
             "web__echo",
             "echo__slow_echo",
+            "web__slow_echo",
             "echo__mcp_read_resource",
             "web__mcp_get_prompt",
             "echo__mcp_list_resources",
           ]);
-          assertEquals(results.map((e) => e.data.id), ["c1", "c2", "c3", "c4", "c5", "c6"]);
+          assertEquals(results.map((e) => e.data.id), ["c1", "c2", "c3", "c3w", "c4", "c5", "c6"]);
           for (const e of results) assertEquals(e.data.is_error, false, JSON.stringify(e.data));
           const content = results.map((e) => String(e.data.content));
           assertMatch(content[0], /^from stdio\nsampling: sampled:\d$/);
           assertMatch(content[1], /^from http\nsampling: sampled:\d$/);
           assertEquals(content[2], "slow");
-          assertStringIncludes(content[3], "hello world");
-          assertStringIncludes(content[4], "hello, agent");
-          assertStringIncludes(content[5], "text://note");
+          assertEquals(content[3], "slow web");
+          assertStringIncludes(content[4], "hello world");
+          assertStringIncludes(content[5], "hello, agent");
+          assertStringIncludes(content[6], "text://note");
           assertEquals(calls[0].data.input, { msg: "from stdio" });
 
           // sampling = fn answered both servers
           assertEquals((r.samples as string[]).length, 2);
           // progress envelopes, the last one included
           const progress = r.progress as Json[];
-          assertEquals(progress.length, 3);
+          assertEquals(progress.length, 5);
+          assertEquals(progress.map((p) => [p.server, p.progress, p.total]), [
+            ["echo", 1, 3],
+            ["echo", 2, 3],
+            ["echo", 3, 3],
+            ["web", 1, 2],
+            ["web", 2, 2],
+          ]);
           assertEquals(Object.keys(progress[2]).sort(), [
             "message",
             "progress",
@@ -249,9 +266,16 @@ Deno.test({
           assertEquals(progress[2].progress, 3);
           assertEquals(progress[2].total, 3);
           assertEquals(progress[2].message, "step 3/3");
-          // log envelopes: 5 per echo call of the stdio server
+          // log envelopes: 5 per echo call, from each server
           const logs = r.logs as Json[];
-          assertEquals(logs.length, 5);
+          assertEquals(logs.filter((l) => l.server === "echo").length, 5);
+          assertEquals(logs.filter((l) => l.server === "web").map((l) => l.data), [
+            "tick 1",
+            "tick 2",
+            "tick 3",
+            "tick 4",
+            "tick 5",
+          ]);
           assertEquals(logs[0], {
             type: "log",
             server: "echo",
