@@ -170,6 +170,8 @@ Deno.test({
             end,
             on_progress = function(ev) progress[#progress + 1] = ev end,
             on_log = function(ev) logs[#logs + 1] = ev end,
+            -- ignored: the callbacks take priority
+            progress_to_log = true, log_to_stderr = true,
             on_turn = function(info)
               if info.turn_number == 1 then
                 connected_at_first_call = mcp.server_info("echo").ok and mcp.server_info("web").ok
@@ -283,6 +285,8 @@ Deno.test({
             logger: "echo",
             data: "tick 1",
           });
+
+          assert(!run.stderr.includes("mcp progress:") && !run.stderr.includes("mcp log:"), run.stderr);
 
           // disconnected once the run returned, the stdio child gone
           assertEquals((r.after as Json).ok, false);
@@ -529,14 +533,18 @@ Deno.test({
         },
         enable_resources = true,
       })
+      -- mcp.list_* for a capability the server lacks: an empty list, and nothing on stdout
+      mcp.connect("docs2", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(server)} })
+      local empty = { mcp.list_tools("docs2"), mcp.list_prompts("docs2") }
       print("stdout is the script's")
-      return std.json.encode({ ok = r.ok, err = r.error, log = log_of(r) })
+      return std.json.encode({ ok = r.ok, err = r.error, log = log_of(r), empty = empty })
     `,
       { projectRoot: dir },
     );
     const r = resultOf(run);
     assertEquals(r.err, undefined, run.stderr);
     assertEquals(run.stdout, "stdout is the script's\n");
+    assertEquals(r.empty, [{ ok: true, tools: [] }, { ok: true, prompts: [] }]);
     const offered = toolsOffered(r.log as Ev[]);
     // the broken server is gone from the list, its meta tools included, on every turn
     assertEquals(offered, [
