@@ -936,3 +936,45 @@ for (const era of ["2026-07-28", "legacy"]) {
     },
   });
 }
+
+Deno.test({
+  name:
+    "agent.run: a server that fails to start is skipped; one that dies mid-run turns its calls into errors",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_mcp_agent_" });
+    const mark = marker(dir);
+    const script = await replayScript(dir, [
+      { content: [use("x1", "echo__exit_now")] },
+      { content: [use("x2", "echo__echo", { msg: "anyone?" })] },
+      { expect: { last_message_contains: "'echo' exited with code 3" }, content: "gave up" },
+    ]);
+    const run = await runLua(
+      `
+      ${ALIVE_LUA}
+      ${LOG_LUA}
+      local r = require("agent").run({
+        provider = "replay", replay = ${lq(script)}, prompt = "go", store = "mem",
+        mcp_servers = {
+          { name = "ghost", command = "/nonexistent/mcp-server" },
+          { name = "echo", command = ${lq(DENO)}, args = ${echoArgs(mark, ["--test-tools"])} },
+        },
+      })
+      return std.json.encode({ ok = r.ok, err = r.error, content = r.content, log = log_of(r),
+        alive = alive(${lq(mark)}) })
+    `,
+      { projectRoot: dir },
+    );
+    const r = resultOf(run);
+    assertEquals(r.err, undefined, run.stderr);
+    assertEquals(r.content, "gave up");
+    assertStringIncludes(run.stderr, "mcp_tools: skipping server 'ghost'");
+    const log = r.log as Ev[];
+    assert(!toolsOffered(log)[0].some((n) => n.startsWith("ghost__")));
+    const results = log.filter((e) => e.kind === "tool_result");
+    assertEquals(results.map((e) => [e.data.id, e.data.is_error]), [["x1", true], ["x2", true]]);
+    assertStringIncludes(String(results[1].data.content), "exiting mid-call");
+    assertEquals(r.alive, 0);
+  },
+});
