@@ -44,7 +44,8 @@
 -- on); only a cancel of its task or the run ending (os.exit) passes through, after closing the
 -- session as `cancelled` / `exit`; on_turn runs after the response is recorded and before any
 -- of its tools (the beat's `on_response`), so returning false stops with the calls unrun; MCP
--- connections are closed on every exit path; when the loop stops with tool calls unanswered,
+-- connections are closed on every exit path (after a cancel by a task of their own, since the
+-- cancelled task can make no more host calls; on os.exit by the run's end); when the loop stops with tool calls unanswered,
 -- each gets an `is_error` result saying why, so `messages` is valid as the `history` of a later
 -- run; `on_turn` receives exactly turn_number, content, tool_calls and usage.
 local M = {}

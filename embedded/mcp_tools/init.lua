@@ -17,7 +17,8 @@
 -- Invariants:
 -- - A server with `required = true` that fails to connect (or to list its tools) raises, with the
 --   server's stderr tail in the message, after disconnecting the servers already connected; any
---   other failure is logged at warn and that server is skipped.
+--   other failure is logged at warn and that server is skipped (disconnected, and nothing of it —
+--   tools, meta tools, callbacks — left behind).
 -- - `conn:tools()` re-lists a server's tools when it has sent `tools/list_changed` since the last
 --   listing (`mcp.tools_epoch`), so the list a model sees is current before each call; an HTTP/SSE
 --   server declaring `tools.listChanged` is also re-listed after a call of one of its tools (its

@@ -978,3 +978,36 @@ Deno.test({
     assertEquals(r.alive, 0);
   },
 });
+
+Deno.test({
+  name: "agent.run: a required HTTP server that answers 404 fails the run before any model call",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const http = await startEchoHttp();
+    try {
+      const wrong = http.url.replace(/\/mcp$/, "/nope");
+      const r = resultOf(
+        await runLua(`
+        ${LOG_LUA}
+        local r = require("agent").run({
+          provider = "replay", replay = os.tmpname(), prompt = "go", store = "mem",
+          mcp_servers = { { name = "web", url = ${lq(wrong)}, required = true } },
+        })
+        return std.json.encode({ ok = r.ok, err = r.error, stop = r.stop_reason, turns = r.num_turns,
+          kinds = (function() local k = {} for _, e in ipairs(log_of(r)) do k[#k + 1] = e.kind end return k end)() })
+      `),
+      );
+      assertEquals([r.ok, r.stop, r.turns], [false, "error", 0]);
+      assertStringIncludes(
+        String(r.err),
+        "agent.run: mcp_tools.connect: required server 'web' failed: mcp.connect_http:",
+      );
+      assertStringIncludes(String(r.err), "404");
+      assertStringIncludes(String(r.err), wrong);
+      assertEquals(r.kinds, ["session_open", "msg_user", "agent_result", "session_close"]);
+    } finally {
+      await http.stop();
+    }
+  },
+});
