@@ -44,7 +44,8 @@
 -- on); only a cancel of its task or the run ending (os.exit) passes through, after closing the
 -- session as `cancelled` / `exit`; on_turn runs after the response is recorded and before any
 -- of its tools (the beat's `on_response`), so returning false stops with the calls unrun; MCP
--- connections are closed on every exit path; when the loop stops with tool calls unanswered,
+-- connections are closed on every exit path (after a cancel by a task of their own, since the
+-- cancelled task can make no more host calls; on os.exit by the run's end); when the loop stops with tool calls unanswered,
 -- each gets an `is_error` result saying why, so `messages` is valid as the `history` of a later
 -- run; `on_turn` receives exactly turn_number, content, tool_calls and usage.
 local M = {}
@@ -142,6 +143,14 @@ local function check_opts(opts)
   if opts.extra_tools ~= nil and type(opts.extra_tools) ~= "table" then
     return "agent.run: opts.extra_tools must be an array, got " .. type(opts.extra_tools)
   end
+  if opts.mcp_servers ~= nil and type(opts.mcp_servers) ~= "table" then
+    return "agent.run: opts.mcp_servers must be an array of server entries, got " .. type(opts.mcp_servers)
+  end
+  for _, k in ipairs({ "sampling", "on_progress", "on_log" }) do
+    if opts[k] ~= nil and type(opts[k]) ~= "function" then
+      return sformat("agent.run: opts.%s must be a function, got %s", k, type(opts[k]))
+    end
+  end
   if opts.tool_groups ~= nil and type(opts.tool_groups) ~= "table" then
     return "agent.run: opts.tool_groups must be an array of group names, got " .. type(opts.tool_groups)
   end
@@ -149,7 +158,8 @@ local function check_opts(opts)
 end
 
 local function connect_mcp(opts)
-  return require("mcp_tools").connect(opts.mcp_servers, {
+  local mcp_tools = require("mcp_tools")
+  local ok, conn = pcall(mcp_tools.connect, opts.mcp_servers, {
     sampling = opts.sampling,
     on_progress = opts.on_progress,
     progress_to_log = opts.progress_to_log,
@@ -158,6 +168,11 @@ local function connect_mcp(opts)
     enable_resources = opts.enable_resources,
     enable_prompts = opts.enable_prompts,
   })
+  if ok then return conn end
+  -- a cancel or the run's end travels on; a failure (a required server, a bad entry) is the
+  -- run's error, without the position inside this file that mcp_tools.connect points at
+  if mcp_tools.is_fatal(conn) then error(conn, 0) end
+  error("agent.run: " .. mcp_tools.reason(conn), 0)
 end
 
 -- A cancel (`task:cancel()`) or the run ending (os.exit / job.defer) travels through agent.run:
@@ -408,8 +423,15 @@ function M.run(opts)
     end
   end)
   if conn then
-    local okc, err = pcall(conn.close, conn)
-    if not okc then log.warn("agent.run: closing MCP servers failed: " .. tostring(err)) end
+    if not ok and is_fatal(a) and type(a) == "string" then
+      -- Cancelled: this task can make no more host calls (each would raise `cancelled` again),
+      -- so the disconnect runs as a task of its own and the script that cancelled goes on with
+      -- the servers closing. (On os.exit the run's end disconnects every server.)
+      std.task.spawn(function() conn:close() end)
+    elseif ok or not is_fatal(a) then
+      local okc, err = pcall(conn.close, conn)
+      if not okc then log.warn("agent.run: closing MCP servers failed: " .. tostring(err)) end
+    end
   end
   local r
   if ok then

@@ -17,9 +17,12 @@
 -- Invariants:
 -- - A server with `required = true` that fails to connect (or to list its tools) raises, with the
 --   server's stderr tail in the message, after disconnecting the servers already connected; any
---   other failure is logged at warn and that server is skipped.
+--   other failure is logged at warn and that server is skipped (disconnected, and nothing of it —
+--   tools, meta tools, callbacks — left behind).
 -- - `conn:tools()` re-lists a server's tools when it has sent `tools/list_changed` since the last
---   listing (`mcp.tools_epoch`), so the list a model sees is current before each call.
+--   listing (`mcp.tools_epoch`), so the list a model sees is current before each call; an HTTP/SSE
+--   server declaring `tools.listChanged` is also re-listed after a call of one of its tools (its
+--   notification may arrive after the result, on another stream).
 -- - Callback envelopes: `{ type = "progress", server, token, progress, total, message }` and
 --   `{ type = "log", server, level, logger, data }`; an error raised by a user callback is
 --   swallowed and logged at warn. Logging options are gated on the server's `logging` capability,
@@ -96,6 +99,13 @@ local function is_fatal(e)
   return type(mt) == "table" and mt.__name == "EXIT"
 end
 M.is_fatal = is_fatal
+
+-- The text of an error raised by an `mcp.*` call made in this file: such an error starts with
+-- this file's position, which tells a reader nothing (the message names the mcp function).
+local function reason(err)
+  return (tostring(err):gsub("^[^\n:]*%.lua:%d+: ", "", 1))
+end
+M.reason = reason
 
 local function warn_callback(what, server, err)
   log.warn(sformat("mcp_tools: %s callback for server '%s' failed: %s", what, server, tostring(err)))
@@ -175,7 +185,7 @@ function M.connect(servers, opts)
   for i, s in ipairs(servers) do
     check_entry(i, s)
     local ok, err = connect_one(s)
-    if ok then ok, err = pcall(self._setup, self, s.name) end
+    if ok then ok, err = pcall(self._setup, self, s.name, s.url ~= nil) end
     if not ok and is_fatal(err) then
       self:close()
       error(err, 0)
@@ -183,21 +193,24 @@ function M.connect(servers, opts)
     if not ok then
       if s.required then
         self:close()
-        error(sformat("mcp_tools.connect: required server '%s' failed: %s", s.name, tostring(err)), 2)
+        error(sformat("mcp_tools.connect: required server '%s' failed: %s", s.name, reason(err)), 2)
       end
-      log.warn(sformat("mcp_tools: skipping server '%s': %s", s.name, tostring(err)))
+      log.warn(sformat("mcp_tools: skipping server '%s': %s", s.name, reason(err)))
+      self:_drop(s.name)
       pcall(mcp.disconnect, s.name)
     end
   end
   return self
 end
 
-function Conn:_setup(name)
+function Conn:_setup(name, remote)
   local opts = self.opts
   local info = mcp.server_info(name)
   if not info.ok then error(info.error, 0) end
   local caps = info.server_info.capabilities or {}
-  local srv = { name = name, caps = caps, tools = {}, epoch = -1, meta = {} }
+  local srv = { name = name, caps = caps, tools = {}, epoch = -1, meta = {},
+    -- see `Conn:call`: over HTTP/SSE a list change may arrive after the result that caused it
+    relist_after_call = remote and type(caps.tools) == "table" and caps.tools.listChanged == true }
   self.servers[name] = srv
   self.order[#self.order + 1] = name
 
@@ -256,6 +269,17 @@ function Conn:_setup(name)
   self:_refresh(srv)
 end
 
+-- Forgets a server `_setup` may have half registered (its listing failed): it must not stay in
+-- the tool list (its meta tools included) nor be re-listed on every `tools()`.
+function Conn:_drop(name)
+  if not self.servers[name] then return end
+  self.servers[name] = nil
+  for i, n in ipairs(self.order) do
+    if n == name then table.remove(self.order, i) break end
+  end
+  for _, setter in ipairs({ "on_progress", "on_log", "set_sampling_handler" }) do pcall(mcp[setter], name, nil) end
+end
+
 --- Re-lists a server's tools; raises when the listing fails.
 function Conn:_refresh(srv)
   local epoch = mcp.tools_epoch(srv.name)
@@ -263,6 +287,7 @@ function Conn:_refresh(srv)
   if not r.ok then error(r.error, 0) end
   srv.tools = r.tools
   srv.epoch = epoch
+  srv.dirty = false
 end
 
 --- The tool list, refreshed for servers whose tools changed. See the module header.
@@ -270,10 +295,10 @@ function Conn:tools()
   local out, index = {}, {}
   for _, name in ipairs(self.order) do
     local srv = self.servers[name]
-    if srv.epoch ~= mcp.tools_epoch(name) then
+    if srv.dirty or srv.epoch ~= mcp.tools_epoch(name) then
       local ok, err = pcall(self._refresh, self, srv)
       if not ok and is_fatal(err) then error(err, 0) end
-      if not ok then log.warn(sformat("mcp_tools: refreshing the tools of '%s' failed: %s", name, tostring(err))) end
+      if not ok then log.warn(sformat("mcp_tools: refreshing the tools of '%s' failed: %s", name, reason(err))) end
     end
     for _, t in ipairs(srv.tools) do
       local full = name .. SEP .. t.name
@@ -329,13 +354,20 @@ function Conn:call(name, input)
   if type(input) ~= "table" then input = {} end
   local ok, text, is_error = pcall(function()
     if entry.meta then return META_CALL[entry.meta](entry.server, input) end
+    -- Over HTTP/SSE the server's `tools/list_changed` travels on another stream than the
+    -- result of the call that caused it (the GET stream, or `subscriptions/listen`), so it may
+    -- arrive after the result and after the next model call has been built: a server that says
+    -- its tools can change is re-listed after each call of one of its tools. Over stdio one
+    -- stream carries both in order and the epoch alone is exact.
+    local srv = self.servers[entry.server]
+    if srv and srv.relist_after_call then srv.dirty = true end
     local r = mcp.call(entry.server, entry.tool, input)
     if not r.ok then return r.error, true end
     return M.flatten(r.content, r.structured_content), r.is_error == true
   end)
   if not ok then
     if is_fatal(text) then error(text, 0) end
-    return sformat("MCP tool '%s' failed: %s", name, tostring(text)), true
+    return sformat("MCP tool '%s' failed: %s", name, reason(text)), true
   end
   return text, is_error
 end
@@ -352,7 +384,7 @@ function Conn:close()
   for _, name in ipairs(self.order) do
     for _, setter in ipairs({ "on_progress", "on_log", "set_sampling_handler" }) do pcall(mcp[setter], name, nil) end
     local ok, err = pcall(mcp.disconnect, name)
-    if not ok then log.warn(sformat("mcp_tools: disconnecting '%s' failed: %s", name, tostring(err))) end
+    if not ok then log.warn(sformat("mcp_tools: disconnecting '%s' failed: %s", name, reason(err))) end
   end
   self.order, self.servers, self.index = {}, {}, {}
 end

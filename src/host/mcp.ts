@@ -168,6 +168,10 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       fn,
       rpc(fn, async (a, signal) => {
         const c = manager.get(fn, a.string(1, "name"));
+        // A listing the server has no capability for is empty. Answered here: the SDK would
+        // answer the same but `console.debug` a line about it — onto stdout, the script's.
+        const cap = method.split("/")[0];
+        if ((c.capabilities as Record<string, unknown>)[cap] === undefined) return { [key]: [] };
         const r = await c.request(fn, method, "", (o) => call(c, o), signal);
         return { [key]: r[field] ?? [] };
       }),
