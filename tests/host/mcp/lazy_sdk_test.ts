@@ -7,6 +7,10 @@
  *   loads; none may belong to an SDK package (MCP, zod, the LLM SDKs). As a control, the same
  *   walk including dynamic imports must reach the MCP client (so a change of format or a
  *   broken walk fails here instead of passing vacuously).
+ * - `deno.json` keeps `"unstable": ["lazy-dynamic-imports"]`: without it `deno run` prepares the
+ *   module graph of every literal dynamic import at start-up (reading, hashing and resolving the
+ *   whole MCP SDK, the subcommands and their SDKs) even though none of it is evaluated, which
+ *   costs the run path about as much as half the lazy loading saves.
  * - Before any connect, `mcp.*` answers from the SDK-free side: RPCs and peeks report
  *   "no server named", argument errors still raise, handlers can be set and cleared.
  */
@@ -92,6 +96,14 @@ Deno.test("the run path's static module graph loads no SDK (MCP, zod, LLM SDKs)"
   assert(
     sdkModules(info, all).some((c) => c.startsWith("npm:/@modelcontextprotocol/client@")),
     "control: with dynamic imports the MCP client must be reachable (lazy load lost from the graph?)",
+  );
+});
+
+Deno.test("deno.json keeps literal dynamic imports lazy for deno run", async () => {
+  const config = JSON.parse(await Deno.readTextFile(`${REPO_ROOT}/deno.json`));
+  assert(
+    Array.isArray(config.unstable) && config.unstable.includes("lazy-dynamic-imports"),
+    `deno.json "unstable" must include "lazy-dynamic-imports", got ${JSON.stringify(config.unstable)}`,
   );
 });
 
