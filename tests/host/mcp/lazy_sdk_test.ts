@@ -3,8 +3,9 @@
  *
  * - Static graph: `deno info --json cli.ts` lists every module with its dependencies, dynamic
  *   imports flagged `isDynamic` and type-only imports under `type` instead of `code`. The modules
- *   reachable from cli.ts through static code imports are what every `agent-block -s` run
- *   loads; none may belong to an SDK package (MCP, zod, the LLM SDKs). As a control, the same
+ *   reachable from cli.ts through static code imports (plus cli.ts's dynamic import of
+ *   `src/cli/main.ts`, which is the run path itself) are what every `agent-block -s` run loads;
+ *   none may belong to an SDK package (MCP, zod, the LLM SDKs). As a control, the same
  *   walk including dynamic imports must reach the MCP client (so a change of format or a
  *   broken walk fails here instead of passing vacuously).
  * - `deno.json` keeps `"unstable": ["lazy-dynamic-imports"]`: without it `deno run` prepares the
@@ -48,7 +49,14 @@ async function denoInfo(): Promise<Info> {
   return JSON.parse(new TextDecoder().decode(out.stdout));
 }
 
-/** Module → the module that first imported it, walking code imports (dynamic ones if asked). */
+/** cli.ts loads `src/cli/main.ts` dynamically on purpose (after starting the wasm compile). */
+const CLI_SPEC = new URL(`file://${CLI}`).href;
+const MAIN_SPEC = new URL(`file://${REPO_ROOT}/src/cli/main.ts`).href;
+
+/**
+ * Module → the module that first imported it, walking code imports: static ones, the dynamic
+ * edge cli.ts → src/cli/main.ts (the run path), and every other dynamic one if asked.
+ */
 function reach(info: Info, withDynamic: boolean): Map<string, string | undefined> {
   const bySpec = new Map(info.modules.map((m) => [m.specifier, m]));
   const resolve = (s: string) => {
@@ -61,8 +69,10 @@ function reach(info: Info, withDynamic: boolean): Map<string, string | undefined
   while (todo.length) {
     const s = todo.pop()!;
     for (const d of bySpec.get(s)?.dependencies ?? []) {
-      if (!d.code || (d.isDynamic && !withDynamic)) continue;
+      if (!d.code) continue;
       const t = resolve(d.code.specifier);
+      const runPath = s === CLI_SPEC && t === MAIN_SPEC;
+      if (d.isDynamic && !withDynamic && !runPath) continue;
       if (!seen.has(t)) {
         seen.set(t, s);
         todo.push(t);
