@@ -4,7 +4,7 @@
  * One start-up measure lives here: Lua's wasm module starts compiling (`preloadLua`, on V8's
  * background threads) before the rest of the CLI is loaded, so that loading the runtime's
  * modules overlaps the compile instead of preceding it. `main.ts` is therefore imported
- * dynamically, with a literal specifier (`deno compile` embeds it).
+ * dynamically (a compile root in deno.json's `compile.include`, so `deno compile` embeds it).
  * @module
  */
 import { preloadLua } from "./src/lua/wasm.ts";

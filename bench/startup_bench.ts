@@ -16,7 +16,8 @@
  * Kept out on purpose: the MCP SDK (loaded on the first `mcp.connect`), the LLM transport (first
  * request), subcommands other than the run path; deno.json's `lazy-dynamic-imports`, without
  * which `deno run` still reads the module graph behind every literal dynamic import at start
- * (~10 ms for the MCP SDK alone); Lua allocation tracing unless a memory limit is set; directory
+ * (~10 ms for the MCP SDK alone; `compile.include` then lists those modules for `deno compile`,
+ * which no longer follows such imports); Lua allocation tracing unless a memory limit is set; directory
  * listings for the seal check. cli.ts starts the wasm compile before loading the rest, so module
  * loading overlaps it. `node:` imports cost next to nothing once wasmoon (npm) has brought up
  * the Node compatibility layer, which (b) pays as well.

@@ -48,9 +48,9 @@
  *
  * - The SDK loads on first use: this module imports none of it (only types), so a run that never
  *   connects a server does not pay for loading it (~50 ms, more than the rest of the standard
- *   library). The first `connect`/`connect_http` imports `mcp/manager.ts` (a literal specifier,
- *   so `deno compile` still embeds it; deno.json's `lazy-dynamic-imports` keeps `deno run` from
- *   reading its graph at start-up) and creates the run's manager; until then every RPC and
+ *   library). The first `connect`/`connect_http` imports `mcp/manager.ts` and creates the run's
+ *   manager (deno.json's `lazy-dynamic-imports` keeps `deno run` from reading its graph at
+ *   start-up; its `compile.include` lists it for `deno compile`); until then every RPC and
  *   peek answers "no server named", and the callbacks registry (`mcp/callbacks.ts`, SDK-free)
  *   already takes handlers. `tests/host/mcp/lazy_sdk_test.ts` keeps the SDK out of the run path.
  *

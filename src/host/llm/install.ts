@@ -92,7 +92,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
         const headers = authHeaders(provider, ep, betas);
         // Loaded on the first request: a run that never calls a model does not load the
-        // transport and its stream parsers.
+        // transport and its stream parsers (listed in deno.json's compile.include).
         const { sendLlmRequest } = await import("./transport.ts");
         const res = await sendLlmRequest({
           provider,

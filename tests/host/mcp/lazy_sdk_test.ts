@@ -11,7 +11,8 @@
  * - `deno.json` keeps `"unstable": ["lazy-dynamic-imports"]`: without it `deno run` prepares the
  *   module graph of every literal dynamic import at start-up (reading, hashing and resolving the
  *   whole MCP SDK, the subcommands and their SDKs) even though none of it is evaluated, which
- *   costs the run path about as much as half the lazy loading saves.
+ *   costs the run path about as much as half the lazy loading saves. (Its counterpart,
+ *   `compile.include`, is checked in tests/compile_test.ts.)
  * - Before any connect, `mcp.*` answers from the SDK-free side: RPCs and peeks report
  *   "no server named", argument errors still raise, handlers can be set and cleared.
  */
