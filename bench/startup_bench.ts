@@ -9,10 +9,18 @@
  * medians spread (agent-block's longer start is hit harder); the ratio of minimums is printed too.
  *
  * Where agent-block's extra start-up goes (profiled): `deno run` from source opens, hashes and
- * loads each of the ~35 modules of the run path (a compiled binary does not), and the host bridge
- * runs cold (scheduler and prelude chunks, converter, first resume). Kept out on purpose: Lua
- * allocation tracing unless a memory limit is set, `node:util`, per-candidate `lstat`s for the
- * seal check, and subcommands other than the run path (loaded on first use).
+ * loads each of the ~60 modules of the run path plus the embedded Lua sources (a compiled binary
+ * does not), the host bridge runs cold (scheduler and prelude chunks, converter, first resume;
+ * the first Lua parse compiles the parser's wasm lazily), and the standard library installs its
+ * host functions and Lua setup chunks.
+ * Kept out on purpose: the MCP SDK (loaded on the first `mcp.connect`), the LLM transport (first
+ * request), subcommands other than the run path; deno.json's `lazy-dynamic-imports`, without
+ * which `deno run` still reads the module graph behind every literal dynamic import at start
+ * (~10 ms for the MCP SDK alone; `compile.include` then lists those modules for `deno compile`,
+ * which no longer follows such imports); Lua allocation tracing unless a memory limit is set; directory
+ * listings for the seal check. cli.ts starts the wasm compile before loading the rest, so module
+ * loading overlaps it. `node:` imports cost next to nothing once wasmoon (npm) has brought up
+ * the Node compatibility layer, which (b) pays as well.
  */
 import { join } from "node:path";
 

@@ -80,3 +80,51 @@ if (!denort) {
       "(it is downloaded from Deno's servers, unreachable here).",
   );
 }
+
+Deno.test("every module behind a dynamic import is carried by deno compile (deno.json compile.include)", async () => {
+  // deno.json sets `lazy-dynamic-imports` (start-up time), under which `deno compile` no longer
+  // follows literal dynamic imports: each lazily imported module must be a compile root.
+  interface Dep {
+    code?: { specifier: string };
+    isDynamic?: boolean;
+  }
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", join(REPO_ROOT, "cli.ts")],
+    cwd: REPO_ROOT,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    roots: string[];
+    modules: { specifier: string; dependencies?: Dep[] }[];
+    redirects: Record<string, string>;
+  };
+  const deps = new Map(info.modules.map((m) => [m.specifier, m.dependencies ?? []]));
+  const resolve = (s: string) => info.redirects[s] ?? s;
+  const closure = (roots: string[], dynamic: boolean) => {
+    const seen = new Set(roots);
+    const todo = [...roots];
+    while (todo.length) {
+      for (const d of deps.get(todo.pop()!) ?? []) {
+        if (!d.code || (d.isDynamic && !dynamic)) continue;
+        const t = resolve(d.code.specifier);
+        if (!seen.has(t)) {
+          seen.add(t);
+          todo.push(t);
+        }
+      }
+    }
+    return seen;
+  };
+  const config = JSON.parse(Deno.readTextFileSync(join(REPO_ROOT, "deno.json")));
+  const includes = ((config.compile?.include ?? []) as string[]).map((p) =>
+    new URL(p, `file://${REPO_ROOT}/`).href
+  );
+  for (const inc of includes) assert.ok(deps.has(inc), `compile.include names ${inc}, not in cli.ts's graph`);
+  const carried = closure([resolve(info.roots[0]), ...includes], false);
+  const needed = closure([resolve(info.roots[0])], true);
+  const missing = [...needed].filter((s) => !carried.has(s));
+  assert.deepEqual(missing, [], "add the dynamically imported module(s) to deno.json compile.include");
+});

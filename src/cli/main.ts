@@ -16,7 +16,10 @@ export type Subcommand = (argv: string[]) => Promise<number>;
 /**
  * Subcommands by name: the function itself, or `{ load }` importing its module on first use.
  * Prefer `{ load }`: the run path starts one process per block, and a statically imported
- * subcommand (with its SDKs) is loaded by every one of them.
+ * subcommand (with its SDKs) is loaded by every one of them. deno.json sets
+ * `"unstable": ["lazy-dynamic-imports"]`, so `deno run` leaves them unread until called; for the
+ * same reason `deno compile` embeds them only as compile roots: each lazily loaded module is
+ * listed in deno.json's `compile.include` (tests/compile_test.ts checks the list).
  */
 export const SUBCOMMANDS: Record<string, Subcommand | { load: () => Promise<Subcommand> }> = {
   test: { load: async () => (await import("./test_command.ts")).testCommand },

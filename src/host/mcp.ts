@@ -46,6 +46,14 @@
  * - Disconnect happens in the run's cleanup, before remaining process groups are ended, so stdio
  *   servers get a clean EOF; a failing disconnect is logged and never changes the exit code.
  *
+ * - The SDK loads on first use: this module imports none of it (only types), so a run that never
+ *   connects a server does not pay for loading it (~50 ms, more than the rest of the standard
+ *   library). The first `connect`/`connect_http` imports `mcp/manager.ts` and creates the run's
+ *   manager (deno.json's `lazy-dynamic-imports` keeps `deno run` from reading its graph at
+ *   start-up; its `compile.include` lists it for `deno compile`); until then every RPC and
+ *   peek answers "no server named", and the callbacks registry (`mcp/callbacks.ts`, SDK-free)
+ *   already takes handlers. `tests/host/mcp/lazy_sdk_test.ts` keeps the SDK out of the run path.
+ *
  * Known limits: under Deno the v2 SDK's HTTP server notices a modern-era cancel only when it next
  * writes to the stream; over Streamable HTTP a 2025 server's notifications sent before the client
  * opened its GET stream are lost; `cancel(name, request_id)` needs a request id `call` does not
@@ -56,15 +64,46 @@ import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
 import { LuaMulti, luaTypeName } from "../lua/values.ts";
 import type { RunContext } from "./context.ts";
-import type { CallbackKind } from "./mcp/callbacks.ts";
-import { errorText, McpError } from "./mcp/errors.ts";
-import { type CommonConnectOptions, McpManager } from "./mcp/manager.ts";
+import { type CallbackKind, CallbackRegistry } from "./mcp/callbacks.ts";
+import { McpError, runEnding, unknownServer } from "./mcp/errors.ts";
+import type { CommonConnectOptions, McpManager } from "./mcp/manager.ts";
 
 const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /** Host module for `mcp.*`. */
 export function installMcp(engine: LuaEngine, run: RunContext): void {
-  const manager = new McpManager(run, { call: (fn, args) => engine.callLua(fn, args) });
+  const callbacks = new CallbackRegistry();
+  /** The run's manager, once the first connect has loaded it. */
+  let loaded: McpManager | undefined;
+  let loading: Promise<McpManager> | undefined;
+  let ending = false;
+
+  /** The manager, loading the SDK side on the first call. */
+  const managerFor = async (fn: string, name: string): Promise<McpManager> => {
+    if (ending) throw runEnding(fn, name);
+    loading ??= import("./mcp/manager.ts").then((m) =>
+      loaded = new m.McpManager(run, { call: (f, args) => engine.callLua(f, args) }, callbacks)
+    );
+    return await loading;
+  };
+
+  /** Synchronous view of the connections: nothing is connected before the manager exists. */
+  const manager = {
+    get: (fn: string, name: string) => {
+      if (!loaded) throw unknownServer(fn, name);
+      return loaded.get(fn, name);
+    },
+    peek: (name: string) => loaded?.peek(name),
+  };
+
+  // Registered at install time (not when the manager appears) so the MCP disconnect keeps its
+  // place among the run's cleanups: newest first, before process groups are ended.
+  run.onCleanup(async () => {
+    ending = true;
+    const m = loaded ?? await loading?.catch(() => undefined);
+    await m?.closeAll();
+    callbacks.releaseAll();
+  });
 
   /** An RPC returning `{ ok = true, ... }` or `{ ok = false, error }`. */
   const rpc = (
@@ -76,7 +115,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         return { ok: true, ...(await body(a, cx.signal)) };
       } catch (e) {
         if (e instanceof LuaArgError || cx.signal.aborted) throw e;
-        const error = e instanceof McpError ? e.message : `${fn}: ${errorText(e)}`;
+        const error = e instanceof McpError ? e.message : `${fn}: ${await errorText(e)}`;
         run.log.debug(error);
         return { ok: false, error };
       }
@@ -96,7 +135,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         return true;
       } catch (e) {
         if (e instanceof LuaArgError || required || cx.signal.aborted) throw e;
-        const msg = errorText(e);
+        const msg = await errorText(e);
         run.log.warn(msg);
         return new LuaMulti([false, msg]);
       }
@@ -111,7 +150,11 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const args = stringList(a, 3, "args");
       const cwd = optField<string>(a, 4, "opts", opts, "cwd", "string");
       const env = stringMap(a, 4, opts, "env");
-      await manager.connectStdio("mcp.connect", name, command, args, { ...common, cwd, env });
+      await (await managerFor("mcp.connect", name)).connectStdio("mcp.connect", name, command, args, {
+        ...common,
+        cwd,
+        env,
+      });
     }, 4),
   );
 
@@ -127,13 +170,18 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         );
       }
       const headers = stringMap(a, 3, opts, "headers");
-      await manager.connectHttp("mcp.connect_http", name, url, { ...common, transport, headers });
+      await (await managerFor("mcp.connect_http", name)).connectHttp("mcp.connect_http", name, url, {
+        ...common,
+        transport,
+        headers,
+      });
     }, 3),
   );
 
   engine.define("mcp.disconnect", {
     async: async (a) => {
-      await manager.disconnect(a.string(1, "name"));
+      const name = a.string(1, "name");
+      await loaded?.disconnect(name);
     },
   });
 
@@ -373,7 +421,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       sync: (a) => {
         const name = a.string(1, "server_name");
         const f = a.at(2) === undefined ? undefined : a.func(2, "handler");
-        manager.callbacks(name).set(kind, f);
+        callbacks.of(name).set(kind, f);
       },
     });
   setter("mcp.on_progress", "progress");
@@ -385,6 +433,14 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   setter("mcp.set_sampling_handler", "sampling");
   setter("mcp.set_elicitation_handler", "elicitation");
   setter("mcp.set_roots_handler", "roots");
+}
+
+/**
+ * The text of a failure that is not an `McpError`. Such a failure comes from the SDK side, so
+ * the SDK-aware translation is loaded here (already in memory by then) rather than up front.
+ */
+async function errorText(e: unknown): Promise<string> {
+  return (await import("./mcp/sdk_errors.ts")).errorText(e);
 }
 
 /** Options both connect functions take: timeout (s), era, log_level, trace_context. */

@@ -141,24 +141,39 @@ export class ModuleResolver {
 
   /**
    * Every filesystem copy of a sealed module on any tier (`<root>.lua` or a `<root>` entry).
-   * One directory listing per tier: this runs before every script, and a failed `lstat` per
-   * candidate costs more than the listing.
+   * Runs before every script, so it probes only the candidate names (never lists a directory:
+   * the script's directory may hold thousands of files): one `stat` per tier, then, for a tier
+   * that exists, one `lstat` per candidate (a dangling symlink counts as a copy).
    */
   checkSeals(): SealViolation[] {
     const found: SealViolation[] = [];
     for (const tier of this.tiers) {
-      let names: Set<string>;
-      try {
-        names = new Set([...Deno.readDirSync(tier.dir)].map((e) => e.name));
-      } catch {
-        continue; // no such directory: nothing on this tier
-      }
+      if (!isDirectory(tier.dir)) continue; // nothing on this tier
       for (const root of SEALED_ROOTS) {
         for (const entry of [`${root}.lua`, root]) {
-          if (names.has(entry)) found.push({ module: root, file: join(tier.dir, entry) });
+          const file = join(tier.dir, entry);
+          if (lexists(file)) found.push({ module: root, file });
         }
       }
     }
     return found;
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return Deno.statSync(p).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/** True when `p` names a directory entry (a symlink is not followed). */
+function lexists(p: string): boolean {
+  try {
+    Deno.lstatSync(p);
+    return true;
+  } catch {
+    return false;
   }
 }

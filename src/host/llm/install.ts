@@ -6,7 +6,8 @@
  * (the resolved base URL, from which `llm_proto` infers the dialect) and `llm_read_replay` (a
  * replay script read relative to the script's directory, then the project root). `llm.lua`
  * publishes them to Lua as `require("llm_proto.transport")` and defines `llm.chat` on top of
- * the provider Ports of `llm_proto.port`.
+ * the provider Ports of `llm_proto.port`. The transport (`transport.ts` and its stream parsers)
+ * is imported on the first `llm_send`, not at start-up.
  */
 import { isAbsolute, join } from "node:path";
 import type { LuaEngine } from "../../lua/engine.ts";
@@ -17,7 +18,7 @@ import { stringifyJson } from "../../lua/json.ts";
 import type { RunContext } from "../context.ts";
 import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
 import { LlmError } from "./errors.ts";
-import { sendLlmRequest, type WireProvider } from "./transport.ts";
+import type { WireProvider } from "./transport.ts";
 import llmSource from "./llm.lua" with { type: "text" };
 
 function wireProvider(a: Args, v: unknown): WireProvider {
@@ -90,6 +91,9 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
         const ep = endpointOpts(a, t);
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
         const headers = authHeaders(provider, ep, betas);
+        // Loaded on the first request: a run that never calls a model does not load the
+        // transport and its stream parsers (listed in deno.json's compile.include).
+        const { sendLlmRequest } = await import("./transport.ts");
         const res = await sendLlmRequest({
           provider,
           url: endpointUrl(provider, ep),

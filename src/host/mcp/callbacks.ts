@@ -4,6 +4,8 @@
  * Owns: the per-server table of Lua functions (`mcp.on_progress`, `mcp.set_sampling_handler`,
  * ...), keyed by server NAME rather than connection so a handler may be registered before
  * `mcp.connect` and survives a reconnect; releasing the registry slot of a replaced function.
+ * The registry lives in `src/host/mcp.ts` from the start of the run and is handed to the
+ * manager when the first connect loads it; this module therefore imports nothing of the SDK.
  *
  * Invariant: a callback is a `LuaFunctionRef` of the run's engine and is only ever called
  * through `LuaBridge.call`, i.e. as a task of the script's scheduler with its closure intact.
@@ -46,5 +48,28 @@ export class ServerCallbacks {
   releaseAll(): void {
     for (const fn of this.#fns.values()) fn.release();
     this.#fns.clear();
+  }
+}
+
+/** The callbacks of every server name of a run (`name → ServerCallbacks`, created on first use). */
+export class CallbackRegistry {
+  #byName = new Map<string, ServerCallbacks>();
+
+  /** The callbacks of `name`, created empty on first use. */
+  of(name: string): ServerCallbacks {
+    let cb = this.#byName.get(name);
+    if (!cb) this.#byName.set(name, cb = new ServerCallbacks());
+    return cb;
+  }
+
+  /** The callbacks of `name`, if any were ever set. */
+  peek(name: string): ServerCallbacks | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** Frees every callback of every name (run end). */
+  releaseAll(): void {
+    for (const cb of this.#byName.values()) cb.releaseAll();
+    this.#byName.clear();
   }
 }

@@ -26,7 +26,7 @@ import {
 import type { Logger } from "../../obs/log.ts";
 import type { LuaFunctionRef } from "../../lua/values.ts";
 import type { LuaBridge, ServerCallbacks } from "./callbacks.ts";
-import { errorText } from "./errors.ts";
+import { errorText } from "./sdk_errors.ts";
 
 /**
  * Registers the three handlers on `client` for server `name`. `whileHandling` runs a handler with

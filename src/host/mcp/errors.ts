@@ -1,14 +1,16 @@
 /**
- * Error wording of the MCP client, in one place.
+ * Error wording of the MCP client that needs no SDK: the `McpError` type, URL sanitising and
+ * the shared message shapes.
  *
- * Owns: the `McpError` type every failure of `mcp.*` is reported as, the translation of SDK
- * errors (timeouts, HTTP statuses, JSON-RPC errors, closed connections) into messages that name
- * the server and the operation, and URL sanitising (no credentials, query or fragment in a
- * message or a log line).
+ * Owns: the `McpError` type every failure of `mcp.*` is reported as, the "no server named" and
+ * "run is ending" messages (raised both before and after the SDK is loaded), URL sanitising (no
+ * credentials, query or fragment in a message or a log line) and duration formatting.
  *
- * Invariant: every message produced here names the server (`'name'`).
+ * Invariant: this module imports nothing from the MCP SDK, so `mcp.*` can report its errors
+ * while no server has been connected (the SDK loads on the first connect, see `src/host/mcp.ts`).
+ * The translation of SDK errors lives in `sdk_errors.ts`. Every message produced here names the
+ * server (`'name'`).
  */
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 
 /** A failure of an MCP operation, already worded for the script. */
 export class McpError extends Error {
@@ -16,6 +18,16 @@ export class McpError extends Error {
     super(message);
     this.name = "McpError";
   }
+}
+
+/** `fn: no server named 'name'` (code `unknown`). */
+export function unknownServer(fn: string, name: string): McpError {
+  return new McpError(`${fn}: no server named '${name}'`, "unknown");
+}
+
+/** A connect attempted after the run's MCP cleanup started. */
+export function runEnding(fn: string, name: string): McpError {
+  return new McpError(`${fn}: the run is ending; cannot connect server '${name}'`);
 }
 
 /** `https://user:pw@host/p?q#f` → `https://host/p`; anything unparsable is cut at the first `?`/`#`. */
@@ -31,26 +43,4 @@ export function sanitizeUrl(url: string): string {
 /** Formats a duration in ms the way messages show it (`30 s`, `0.5 s`). */
 export function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(2))} s`;
-}
-
-/** True when `e` is the SDK's request timeout. */
-export function isTimeout(e: unknown): boolean {
-  return e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout;
-}
-
-/**
- * The text of an SDK (or other) error without the SDK's prefixes, enough to tell a script what
- * went wrong: JSON-RPC code and message, HTTP status, or the plain message.
- */
-export function errorText(e: unknown): string {
-  if (e instanceof ProtocolError) return `MCP error ${e.code}: ${stripPrefix(e.message)}`;
-  if (e instanceof SdkHttpError) {
-    return `HTTP ${e.status ?? ""} ${stripPrefix(e.message)}`.replace(/\s+/g, " ");
-  }
-  if (e instanceof Error) return stripPrefix(e.message);
-  return String(e);
-}
-
-function stripPrefix(m: string): string {
-  return m.replace(/^MCP error -?\d+: /, "");
 }

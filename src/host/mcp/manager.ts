@@ -2,19 +2,24 @@
  * The MCP connection manager of one run: server name → connection.
  *
  * Owns: opening stdio and HTTP connections (transport choice, working directory, environment,
- * timeout, era), replacing a connection reconnected under the same name, the per-name Lua
- * callbacks, and disconnecting everything when the run ends (registered with `run.onCleanup`, so
- * it happens after success, error, `os.exit` and cancellation alike; a failing disconnect is
- * logged and never changes the run's outcome).
+ * timeout, era), replacing a connection reconnected under the same name, and disconnecting
+ * everything in `closeAll()` (a failing disconnect is logged, never thrown).
+ *
+ * Loaded lazily: this module pulls in the MCP SDK, so `src/host/mcp.ts` imports it on the first
+ * connect and creates the run's only manager then, handing it the run's callback registry (which
+ * exists from the start so handlers can be set before any connect). `mcp.ts` owns the run-end
+ * cleanup that calls `closeAll()` (registered at install time, so it keeps its place among the
+ * run's cleanups whenever the manager is created).
  *
  * Invariants: every error names the server (`no server named 'x'`); at most one live connection
- * per name; after `closeAll()` no connection is left and no callback slot is held.
+ * per name; after `closeAll()` no connection is left, no callback slot is held and every further
+ * connect fails with "the run is ending".
  */
 import type { LoggingLevel } from "@modelcontextprotocol/client";
 import type { RunContext } from "../context.ts";
-import { type LuaBridge, ServerCallbacks } from "./callbacks.ts";
+import type { CallbackRegistry, LuaBridge } from "./callbacks.ts";
 import { type EraChoice, McpConnection } from "./connection.ts";
-import { McpError, sanitizeUrl } from "./errors.ts";
+import { McpError, runEnding, sanitizeUrl, unknownServer } from "./errors.ts";
 import { httpTransport, type HttpTransportKind } from "./http_transport.ts";
 import { ProcessStdioTransport } from "./stdio_transport.ts";
 
@@ -44,30 +49,24 @@ export interface HttpConnectOptions extends CommonConnectOptions {
 /** The MCP connections of one run. */
 export class McpManager {
   #conns = new Map<string, McpConnection>();
-  #callbacks = new Map<string, ServerCallbacks>();
   #closed = false;
 
-  constructor(private readonly run: RunContext, private readonly lua: LuaBridge) {
-    run.onCleanup(() => this.closeAll());
-  }
+  constructor(
+    private readonly run: RunContext,
+    private readonly lua: LuaBridge,
+    private readonly callbacks: CallbackRegistry,
+  ) {}
 
   /** The live connection named `name`, or an error naming it. */
   get(fn: string, name: string): McpConnection {
     const c = this.#conns.get(name);
-    if (!c) throw new McpError(`${fn}: no server named '${name}'`, "unknown");
+    if (!c) throw unknownServer(fn, name);
     return c;
   }
 
   /** The connection, if any (no error). */
   peek(name: string): McpConnection | undefined {
     return this.#conns.get(name);
-  }
-
-  /** The callbacks of server name `name` (created on first use). */
-  callbacks(name: string): ServerCallbacks {
-    let cb = this.#callbacks.get(name);
-    if (!cb) this.#callbacks.set(name, cb = new ServerCallbacks());
-    return cb;
   }
 
   async connectStdio(
@@ -131,7 +130,7 @@ export class McpManager {
     kind: "stdio" | "http" | "sse",
     opts: CommonConnectOptions,
   ): Promise<McpConnection> {
-    if (this.#closed) throw new McpError(`${fn}: the run is ending; cannot connect server '${name}'`);
+    if (this.#closed) throw runEnding(fn, name);
     const old = this.#conns.get(name);
     if (old) {
       this.#conns.delete(name);
@@ -142,7 +141,7 @@ export class McpManager {
         name,
         log: this.run.log,
         timeoutMs: opts.timeoutMs ?? this.run.mcpTimeoutMs,
-        callbacks: () => this.#callbacks.get(name),
+        callbacks: () => this.callbacks.peek(name),
         lua: this.lua,
         logLevel: opts.logLevel ?? "debug",
         traceContext: opts.traceContext ?? false,
@@ -171,7 +170,6 @@ export class McpManager {
     const all = [...this.#conns.values()];
     this.#conns.clear();
     await Promise.all(all.map((c) => c.close()));
-    for (const cb of this.#callbacks.values()) cb.releaseAll();
-    this.#callbacks.clear();
+    this.callbacks.releaseAll();
   }
 }
