@@ -103,3 +103,38 @@ export async function runCli(
 export async function tempDir(prefix = "ab_test_"): Promise<string> {
   return await Deno.makeTempDir({ prefix });
 }
+
+/**
+ * Runs `f` with `vars` set in this process's environment, after removing every name in `clear`;
+ * restores the previous values afterwards, whatever happens.
+ */
+export async function withEnv<T>(
+  vars: Record<string, string>,
+  f: () => Promise<T>,
+  clear: readonly string[] = [],
+): Promise<T> {
+  const names = [...new Set([...clear, ...Object.keys(vars)])];
+  const saved = Object.fromEntries(names.map((k) => [k, Deno.env.get(k)]));
+  for (const k of clear) Deno.env.delete(k);
+  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
+  try {
+    return await f();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+  }
+}
+
+/** Parses JSON Lines output (blank lines skipped). */
+// deno-lint-ignore no-explicit-any
+export function jsonLines(text: string): any[] {
+  return text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
+
+/** Writes `files` (relative path → content) under `root`, creating directories. */
+export function writeTree(root: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const p = join(root, rel);
+    Deno.mkdirSync(dirname(p), { recursive: true });
+    Deno.writeTextFileSync(p, content);
+  }
+}

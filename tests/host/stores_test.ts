@@ -7,25 +7,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { runCli, runLua, tempDir } from "../helpers.ts";
+import { runCli, runLua, tempDir, withEnv } from "../helpers.ts";
 
 async function ret(source: string, home: string): Promise<string> {
   const r = await runLua(source, { home });
   if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
   return r.outcome.result as string;
-}
-
-async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(vars)) {
-    saved[k] = Deno.env.get(k);
-    Deno.env.set(k, v);
-  }
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-  }
 }
 
 Deno.test("std.kv: set/get round-trips values exactly; delete answers existence; list sorts and filters", async () => {

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, REPO_ROOT, runCli } from "../helpers.ts";
+import { CLI, jsonLines, REPO_ROOT, runCli } from "../helpers.ts";
 import { openStore } from "../../src/knl/store.ts";
 
 const PORT_SRC = Deno.readTextFileSync(join(REPO_ROOT, "tests", "lua", "knl", "scripted_port.lua"));
@@ -22,8 +22,6 @@ async function project(files: Record<string, string>): Promise<string> {
   }
   return dir;
 }
-
-const jsonLines = (s: string) => s.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
 
 const SEED_EXAMPLE = `
 local kernel = require("knl")

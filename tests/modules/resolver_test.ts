@@ -4,17 +4,8 @@
  * level, `embedded.<name>`, and the seal check.
  */
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { runLua } from "../helpers.ts";
-
-/** Writes `files` (relative path → content) under `root`. */
-function writeTree(root: string, files: Record<string, string>): void {
-  for (const [rel, content] of Object.entries(files)) {
-    const p = join(root, rel);
-    Deno.mkdirSync(dirname(p), { recursive: true });
-    Deno.writeTextFileSync(p, content);
-  }
-}
+import { join } from "node:path";
+import { runLua, writeTree } from "../helpers.ts";
 
 /** A project with a script in `scripts/`, and a separate AGENT_BLOCK_HOME. */
 async function project(files: Record<string, string>, script: string) {

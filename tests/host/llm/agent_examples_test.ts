@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO_ROOT, runCli, runLua } from "../../helpers.ts";
+import { REPO_ROOT, runCli, runLua, withEnv as withEnvVars } from "../../helpers.ts";
 import { anthropicMessage, anthropicStream, MockLlm, openaiCompletion, openaiToolCall } from "./mock_llm.ts";
 
 const mock = new MockLlm();
@@ -17,16 +17,7 @@ const ENV = [
   "OPENAI_API_KEY",
   "ANTHROPIC_MODEL",
 ];
-async function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(ENV.map((k) => [k, Deno.env.get(k)]));
-  for (const k of ENV) Deno.env.delete(k);
-  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
-  try {
-    return await f();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-  }
-}
+const withEnv = <T>(vars: Record<string, string>, f: () => Promise<T>) => withEnvVars(vars, f, ENV);
 const anthEnv = () => ({ ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "sk-ant-test" });
 const oaiEnv = () => ({ OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-oai-test" });
 

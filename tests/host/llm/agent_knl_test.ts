@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, runLua } from "../../helpers.ts";
+import { jsonLines, runCli, runLua, withEnv as withEnvVars } from "../../helpers.ts";
 import { openExistingStore } from "../../../src/knl/store.ts";
 import { anthropicError, anthropicMessage, MockLlm, openaiCompletion } from "./mock_llm.ts";
 
@@ -32,18 +32,8 @@ const ENV = [
   "AGENT_BLOCK_AGENT_ID",
   "AGENT_BLOCK_AGENT_NAME",
 ];
-async function withEnv<T>(vars: Record<string, string>, f: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(ENV.map((k) => [k, Deno.env.get(k)]));
-  for (const k of ENV) Deno.env.delete(k);
-  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
-  try {
-    return await f();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-  }
-}
+const withEnv = <T>(vars: Record<string, string>, f: () => Promise<T>) => withEnvVars(vars, f, ENV);
 
-const jsonLines = (s: string) => s.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
 const exists = (p: string) => {
   try {
     Deno.statSync(p);
