@@ -294,6 +294,8 @@ function Session:query(sql, params, opts)
   return host(2, sys.query, self.store.h, sql, params, opts)
 end
 
+local unpack, COPY_VIA_STACK = table.unpack, 4000
+
 --- The conversation folded from this session's appends (a copy; providers' message shape).
 -- What leaves here may be sent, and a sent message is a value (llm_proto caches its encoding by
 -- identity): a later append of the same role merges into a copy, never into it.
@@ -301,7 +303,11 @@ function Session:messages()
   local msgs = self._msgs
   local last = msgs[#msgs]
   if last and type(last.content) == "table" then merged_by_fold[last.content] = nil end
-  return table.move(msgs, 1, #msgs, 1, {})
+  local n = #msgs
+  -- A table constructor sized in one go is several times cheaper than growing one with
+  -- table.move; past what the Lua stack takes comfortably, table.move.
+  if n <= COPY_VIA_STACK then return { unpack(msgs, 1, n) } end
+  return table.move(msgs, 1, n, 1, {})
 end
 
 --- What is left of the budget (math.huge without one).
