@@ -128,7 +128,8 @@ export class EventStore {
     }
     this.#append = this.db.prepare(
       `INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data)
-       SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ${EVENT_SCHEMA_VERSION}, ?4, ?5 FROM events WHERE stream = ?1
+       VALUES (?1, COALESCE((SELECT MAX(seq) FROM events WHERE stream = ?1), 0) + 1, ?2, ?3,
+               ${EVENT_SCHEMA_VERSION}, ?4, ?5)
        RETURNING position, seq`,
     );
     this.#read = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq`);
