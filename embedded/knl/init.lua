@@ -294,6 +294,8 @@ function Session:query(sql, params, opts)
   return host(2, sys.query, self.store.h, sql, params, opts)
 end
 
+local unpack, COPY_VIA_STACK = table.unpack, 4000
+
 --- The conversation folded from this session's appends (a copy; providers' message shape).
 -- What leaves here may be sent, and a sent message is a value (llm_proto caches its encoding by
 -- identity): a later append of the same role merges into a copy, never into it.
@@ -301,7 +303,11 @@ function Session:messages()
   local msgs = self._msgs
   local last = msgs[#msgs]
   if last and type(last.content) == "table" then merged_by_fold[last.content] = nil end
-  return table.move(msgs, 1, #msgs, 1, {})
+  local n = #msgs
+  -- A table constructor sized in one go is several times cheaper than growing one with
+  -- table.move; past what the Lua stack takes comfortably, table.move.
+  if n <= COPY_VIA_STACK then return { unpack(msgs, 1, n) } end
+  return table.move(msgs, 1, n, 1, {})
 end
 
 --- What is left of the budget (math.huge without one).
@@ -592,6 +598,43 @@ local function response_verdict(f, out, s)
   return type(r) == "string" and r or describe_error(r)
 end
 
+-- The common case of `lcheck(resp, types.Response)` (keep in step with knl_types.Response)
+-- without building a path per field: true only when the full check passes too; anything else
+-- goes to lcheck, which decides and words the reason.
+local function opt_type(v, t) return v == nil or type(v) == t end
+local BLOCK_OK = {
+  text = function(b) return type(b.text) == "string" end,
+  tool_use = function(b) return type(b.id) == "string" and type(b.name) == "string" and type(b.input) == "table" end,
+  thinking = function(b) return type(b.thinking) == "string" and opt_type(b.signature, "string") end,
+  tool_result = function(b)
+    return type(b.tool_use_id) == "string" and b.content ~= nil and opt_type(b.is_error, "boolean")
+  end,
+}
+local function plain_response(resp)
+  if type(resp) ~= "table" or not (opt_type(resp.stop_reason, "string") and opt_type(resp.model, "string")) then
+    return false
+  end
+  local u = resp.usage
+  if u ~= nil and not (type(u) == "table" and type(u.input_tokens) == "number" and type(u.output_tokens) == "number"
+      and opt_type(u.total_tokens, "number") and opt_type(u.cache_read_input_tokens, "number")
+      and opt_type(u.cache_creation_input_tokens, "number") and opt_type(u.thinking_tokens, "number")) then
+    return false
+  end
+  local content = resp.content
+  if type(content) ~= "table" then return false end
+  local n, count = #content, 0
+  for _ in pairs(content) do count = count + 1 end
+  if count ~= n then return false end
+  for i = 1, n do
+    local b = content[i]
+    if type(b) ~= "table" then return false end
+    local ok = BLOCK_OK[b.type]
+    if not (ok and ok(b)) then return false end
+  end
+  return true
+end
+knl._plain_response = plain_response -- for the spec that holds it to lcheck
+
 --- One model call plus the tools it asks for, charged to the session's budget.
 -- `opts` = { max_tokens, tool_choice } passed into the request, and `on_response(out, s)`: called
 -- once the response is recorded and before any tool runs (`out` as in the Outcome, `out.tools`
@@ -655,7 +698,8 @@ function knl.beat(s, device, opts)
     if is_fatal(resp) then error(resp, 0) end
     return Outcome.error({ beat = beat, error = describe_error(resp) })
   end
-  local valid, why = lcheck(resp, types.Response)
+  local valid, why = plain_response(resp)
+  if not valid then valid, why = lcheck(resp, types.Response) end
   if not valid then
     local e = "the Port answered outside knl_types.Response: " .. why
     record.llm_call_failed(s, e, beat, elapsed)

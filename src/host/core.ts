@@ -27,6 +27,11 @@ export function installCore(engine: LuaEngine, run: RunContext, resolver: Module
       if (engine.api.type(L, 1) === LUA_TNONE) {
         throw new Error("std.json.encode: argument 1 (value) is missing");
       }
+      const fast = engine.converter.toJson(L, 1);
+      if (fast !== undefined) {
+        engine.api.pushstring(L, fast);
+        return 1;
+      }
       const v = wrapJson("std.json.encode", () => engine.toJs(L, 1, { floats: "tagged" }));
       engine.api.pushstring(L, wrapJson("std.json.encode", () => stringifyJson(v)));
       return 1;

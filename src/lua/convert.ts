@@ -157,6 +157,125 @@ export class Converter {
     this.#write(L, v, opts, [], new Set());
   }
 
+  /**
+   * JSON text of the Lua value at `idx`, written straight from the stack — the same text as
+   * `stringifyJson(toJs(L, idx, { floats: "tagged" }))`, without building the JS value first.
+   * Returns `undefined` for anything outside the plain case (a value that would raise, a
+   * function, non-UTF-8 bytes, a non-finite number, keys that collide once written as text):
+   * the caller then takes the general path, which raises with the usual message.
+   */
+  toJson(L: number, idx: number): string | undefined {
+    return this.#json(L, this.api.absindex(L, idx), 0, new Set());
+  }
+
+  #json(L: number, idx: number, depth: number, onPath: Set<number>): string | undefined {
+    const api = this.api;
+    switch (api.type(L, idx)) {
+      case LUA_TBOOLEAN:
+        return api.toboolean(L, idx) ? "true" : "false";
+      case LUA_TNUMBER: {
+        if (api.isinteger(L, idx)) return api.tointeger(L, idx).toString();
+        const f = api.tonumber(L, idx);
+        if (!Number.isFinite(f)) return undefined;
+        if (Object.is(f, -0)) return "-0.0";
+        return Number.isInteger(f) && Math.abs(f) < 1e21 ? `${f}.0` : String(f);
+      }
+      case LUA_TSTRING: {
+        const s = decodeLuaBytes(api.tobytesView(L, idx));
+        return typeof s === "string" ? JSON.stringify(s) : undefined;
+      }
+      case LUA_TLIGHTUSERDATA:
+        return api.touserdata(L, idx) === 0 ? "null" : undefined;
+      case LUA_TTABLE:
+        return this.#jsonTable(L, idx, depth, onPath);
+      default:
+        return undefined;
+    }
+  }
+
+  #jsonTable(L: number, idx: number, depth: number, onPath: Set<number>): string | undefined {
+    const api = this.api;
+    const ptr = api.topointer(L, idx);
+    if (onPath.has(ptr) || depth >= MAX_DEPTH || !api.checkstack(L, 4)) return undefined;
+    const mark = this.#markOf(L, idx);
+    onPath.add(ptr);
+    const intKeys: number[] = [];
+    const intVals: string[] = [];
+    const strKeys: string[] = [];
+    const strVals: string[] = [];
+    let allPositiveInts = true;
+    let maxInt = 0;
+    api.pushnil(L);
+    while (api.next(L, idx)) {
+      const kt = api.type(L, -2);
+      let key: string | undefined;
+      let intKey = 0;
+      if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
+        const kb = api.tointeger(L, -2);
+        if (kb >= 1n && kb <= SAFE) intKey = Number(kb);
+        else key = kb.toString();
+      } else if (kt === LUA_TSTRING) {
+        const kv = decodeLuaBytes(api.tobytesView(L, -2));
+        if (typeof kv === "string") key = kv;
+      } else if (kt === LUA_TNUMBER) {
+        key = String(api.tonumber(L, -2));
+      }
+      const v = intKey || key !== undefined
+        ? this.#json(L, api.absindex(L, -1), depth + 1, onPath)
+        : undefined;
+      if (v === undefined) {
+        api.pop(L, 2);
+        onPath.delete(ptr);
+        return undefined;
+      }
+      if (intKey) {
+        intKeys.push(intKey);
+        intVals.push(v);
+        if (intKey > maxInt) maxInt = intKey;
+      } else {
+        allPositiveInts = false;
+        strKeys.push(key!);
+        strVals.push(v);
+      }
+      api.pop(L, 1);
+    }
+    onPath.delete(ptr);
+    if (mark === "array") {
+      if (strKeys.length) return undefined;
+      const n = Math.max(api.rawlen(L, idx), maxInt);
+      if (n === 0) return "[]";
+      const arr: string[] = new Array(n).fill("null");
+      for (let i = 0; i < intKeys.length; i++) arr[intKeys[i] - 1] = intVals[i];
+      return "[" + arr.join(",") + "]";
+    }
+    if (mark !== "object" && allPositiveInts && intKeys.length > 0 && maxInt === intKeys.length) {
+      const arr: string[] = new Array(maxInt);
+      for (let i = 0; i < intKeys.length; i++) arr[intKeys[i] - 1] = intVals[i];
+      return "[" + arr.join(",") + "]";
+    }
+    const n = intKeys.length + strKeys.length;
+    if (n === 0) return "{}";
+    const keys: string[] = new Array(n);
+    const byKey = new Map<string, string>();
+    for (let i = 0; i < intKeys.length; i++) {
+      const k = String(intKeys[i]);
+      keys[i] = k;
+      byKey.set(k, intVals[i]);
+    }
+    for (let i = 0; i < strKeys.length; i++) {
+      keys[intKeys.length + i] = strKeys[i];
+      byKey.set(strKeys[i], strVals[i]);
+    }
+    if (byKey.size !== n) return undefined; // 1 and "1": the general path decides
+    keys.sort();
+    let out = "{";
+    for (let i = 0; i < n; i++) {
+      if (i) out += ",";
+      out += JSON.stringify(keys[i]) + ":" + byKey.get(keys[i]);
+    }
+    return out + "}";
+  }
+
   #read(L: number, idx: number, opts: ToJsOptions, path: string[], onPath: Set<number>): unknown {
     const api = this.api;
     const t = api.type(L, idx);

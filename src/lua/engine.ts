@@ -315,6 +315,14 @@ export class LuaEngine {
     return this.converter.toJs(L, idx, opts);
   }
 
+  /**
+   * JSON text (sorted keys, float fidelity) of the value at `idx`: written straight from the
+   * stack when it can be, else through `toJs` + `stringifyJson` — which raise the usual errors.
+   */
+  toJson(L: number, idx: number): string {
+    return this.converter.toJson(L, idx) ?? stringifyJson(this.converter.toJs(L, idx, { floats: "tagged" }));
+  }
+
   #makeRef(L: number): LuaFunctionRef {
     const ref = this.api.ref(L);
     let live = true;
@@ -346,8 +354,7 @@ export class LuaEngine {
     });
     prim("json_encode", {
       raw: (L) => {
-        const v = this.converter.toJs(L, 1, { floats: "tagged" });
-        this.api.pushstring(L, stringifyJson(v));
+        this.api.pushstring(L, this.toJson(L, 1));
         return 1;
       },
     });

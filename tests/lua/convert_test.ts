@@ -214,3 +214,57 @@ Deno.test("converter: a stack index above the top reads as undefined (nil)", asy
     e.close();
   }
 });
+
+Deno.test("converter.toJson writes the same text as stringifyJson(toJs(tagged)), or defers to it", async () => {
+  const seen: { fast: string | undefined; slow: string }[] = [];
+  const module = (engine: LuaEngine) => {
+    engine.define("t.both", {
+      raw: (L) => {
+        const fast = engine.converter.toJson(L, 1);
+        let slow: string;
+        try {
+          slow = stringifyJson(engine.toJs(L, 1, { floats: "tagged" }));
+        } catch (e) {
+          slow = `error: ${(e as Error).message}`;
+        }
+        seen.push({ fast, slow });
+        engine.api.pushstring(L, engine.toJson(L, 1));
+        return 1;
+      },
+    });
+  };
+  const r = await runLua(
+    `
+    local cases = {
+      { a = 1, b = 2.0, c = -0.0, d = 1e300, e = 0.1, f = math.maxinteger, g = math.mininteger, h = 2^53 + 0.0 },
+      { "x", "y", { z = std.json.null } },
+      std.json.array(), std.json.object(), {},
+      setmetatable({ [1] = 1, [3] = 3 }, std.json.array_mt),
+      setmetatable({ 1, 2 }, std.json.object_mt),
+      { [1] = "a", [2] = "b", [4] = "d" },
+      { [0] = "zero", [-1] = "neg", [1.5] = "f", k = "é\\0\\n\\"" },
+      { nested = { deeper = { list = { 1, 2.5, true, false, "s" } } } },
+      { ["b"] = 1, ["a"] = 2, ["10"] = 3, ["9"] = 4, [2] = 5 },
+      "top", 42, 4.0, true, std.json.null,
+    }
+    for _, v in ipairs(cases) do t.both(v) end
+    -- values the fast path leaves to the general one (which raises or decides)
+    local bad = { { f = print }, { n = 0/0 }, { s = "\\xff" }, { [1] = "one", ["1"] = "uno" },
+      setmetatable({ 1, x = 2 }, std.json.array_mt), { [true] = 1 } }
+    local cyc = {}; cyc.self = cyc
+    bad[#bad + 1] = cyc
+    local errors = 0
+    for _, v in ipairs(bad) do
+      if not pcall(t.both, v) then errors = errors + 1 end
+    end
+    return errors
+  `,
+    { modules: [module] },
+  );
+  assert.equal(r.outcome.status, "returned", JSON.stringify(r.outcome));
+  if (r.outcome.status !== "returned") return;
+  assert.equal(String(r.outcome.result), "6"); // all but { [1], ["1"] } raise
+  assert.equal(seen.length, 23);
+  for (const { fast, slow } of seen.slice(0, 16)) assert.equal(fast, slow);
+  for (const { fast } of seen.slice(16)) assert.equal(fast, undefined);
+});

@@ -14,7 +14,6 @@ import type { LuaEngine } from "../../lua/engine.ts";
 import { LuaCallbackError } from "../../lua/engine.ts";
 import type { Args } from "../../lua/args.ts";
 import { LuaMulti, NullsAsNil } from "../../lua/values.ts";
-import { stringifyJson } from "../../lua/json.ts";
 import type { RunContext } from "../context.ts";
 import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
 import { LlmError } from "./errors.ts";
@@ -56,9 +55,9 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   let nextText = 0;
   engine.define("@llm_encode", {
     raw: (L) => {
-      const v = engine.toJs(L, 1, { floats: "tagged" });
+      const text = engine.toJson(L, 1);
       const id = ++nextText;
-      texts.set(id, stringifyJson(v));
+      texts.set(id, text);
       engine.api.pushinteger(L, BigInt(id));
       return 1;
     },

@@ -454,3 +454,37 @@ describe("cancellation", function()
     expect(evs[4].data.status).to.equal("cancelled")
   end)
 end)
+
+describe("the fast Response check", function()
+  it("agrees with lcheck(resp, knl_types.Response): never passes what lcheck refuses", function()
+    local lcheck = require("lshape.check").check
+    local types = require("knl_types")
+    local text = { type = "text", text = "hi" }
+    local cases = {
+      { content = {} }, { content = { text } },
+      { content = { text, { type = "tool_use", id = "t1", name = "add", input = {} } }, stop_reason = "tool_use",
+        model = "m", usage = { input_tokens = 1, output_tokens = 2, total_tokens = 3, thinking_tokens = 0 } },
+      { content = { { type = "thinking", thinking = "hm", signature = "s" } } },
+      { content = { { type = "tool_result", tool_use_id = "t", content = "x", is_error = true } } },
+      { content = { text }, extra = "fields are allowed" },
+      -- refused
+      "not a table", {}, { content = "x" }, { content = { text, nil, text } }, { content = { text, x = 1 } },
+      { content = { { type = "text" } } }, { content = { { type = "image" } } }, { content = { 1 } },
+      { content = { { type = "tool_use", id = "t", name = "n" } } },
+      { content = { { type = "tool_result", tool_use_id = "t" } } },
+      { content = { { type = "thinking", thinking = "x", signature = 1 } } },
+      { content = {}, stop_reason = 1 }, { content = {}, model = false },
+      { content = {}, usage = { input_tokens = 1 } }, { content = {}, usage = { input_tokens = 1, output_tokens = 1,
+        total_tokens = "3" } }, { content = {}, usage = 5 },
+    }
+    local passed = 0
+    for i, r in ipairs(cases) do
+      local fast = knl._plain_response(r)
+      local full = lcheck(r, types.Response)
+      expect(fast).to.equal(full == true and i <= 6)
+      if i <= 6 then expect(full).to.equal(true) end
+      if fast then passed = passed + 1 end
+    end
+    expect(passed).to.equal(6)
+  end)
+end)
