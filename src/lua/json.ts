@@ -25,8 +25,10 @@ export function stringifyJson(value: unknown, indent = 0): string {
 }
 
 /** ` at .a[2].b` for error messages (the path is only formatted when something fails). */
+/** ` at .key[2]` for a non-empty path, else nothing (the value itself). */
 function at(path: (string | number)[]): string {
-  return path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+  if (path.length === 0) return "";
+  return " at " + path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
 }
 
 function write(v: unknown, out: string[], indent: number, depth: number, path: (string | number)[]): void {

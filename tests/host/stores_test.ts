@@ -93,7 +93,7 @@ Deno.test("std.kv: argument errors", async () => {
       ],
       [
         `std.kv.set("n", "k", { f = 0/0 })`,
-        "std.kv.set: argument 3 (value): cannot encode NaN as a JSON number.f",
+        "std.kv.set: argument 3 (value): cannot encode NaN as a JSON number at .f",
       ],
       [`std.kv.delete("n")`, "std.kv.delete: argument 2 (key) must be a string, got nil"],
       [`std.kv.list("n", {})`, "std.kv.list: argument 2 (prefix) must be a string, got table"],
