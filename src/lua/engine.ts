@@ -111,6 +111,7 @@ interface CallRequest {
   reply: number;
 }
 
+const RUNTIME_CHUNK = "=ab:runtime";
 let dispatcherInstalled: number | undefined;
 const engines = new Map<number, LuaEngine>(); // main lua_State -> engine, for the shared dispatcher
 
@@ -177,7 +178,7 @@ export class LuaEngine {
     this.#hRef = api.ref(L);
     this.#installPrimitives();
     // Load the scheduler.
-    this.#runtimeRef = this.#loadInternal(runtimeSource, "=ab:runtime", [this.#hRef]);
+    this.#runtimeRef = this.#loadInternal(runtimeSource, RUNTIME_CHUNK, [this.#hRef]);
     if (limits.memoryBytes) global.setMemoryMax(limits.memoryBytes);
   }
 
@@ -188,6 +189,7 @@ export class LuaEngine {
 
   /** Creates an engine on the process-wide wasm module. */
   static async create(limits: EngineLimits = {}): Promise<LuaEngine> {
+    precompiled(RUNTIME_CHUNK, runtimeSource); // hashed and decoded while the wasm may still compile
     const { factory, api } = await sharedFactory();
     // The bare global state, not wasmoon's `LuaEngine`: that one also registers wasmoon's JS
     // type extensions (metatables and wasm table entries for JS functions, promises, errors),
