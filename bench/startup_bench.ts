@@ -18,8 +18,14 @@
  * which `deno run` still reads the module graph behind every literal dynamic import at start
  * (~10 ms for the MCP SDK alone; `compile.include` then lists those modules for `deno compile`,
  * which no longer follows such imports); Lua allocation tracing unless a memory limit is set; directory
- * listings for the seal check. cli.ts starts the wasm compile before loading the rest, so module
- * loading overlaps it. `node:` imports cost next to nothing once wasmoon (npm) has brought up
+ * listings for the seal check; wasmoon's JS type extensions (the engine is created on the bare
+ * global state: ~3 ms); parsing any runtime chunk (all are precompiled, `std.time`'s Lua too — the
+ * first parse runs the parser's wasm cold, which the script's own compile now pays alone);
+ * hashing the scheduler's chunk after the wasm is ready (done while it compiles). cli.ts starts
+ * the wasm compile before loading the rest, so module loading overlaps it. Tried and dropped:
+ * importing the standard library's host modules dynamically, to load them during the wasm
+ * wait (slower: module loading and the wasm compile compete for the same CPU; a run of hello.lua
+ * takes about twice the CPU time of (b)). `node:` imports cost next to nothing once wasmoon (npm) has brought up
  * the Node compatibility layer, which (b) pays as well.
  */
 import { join } from "node:path";

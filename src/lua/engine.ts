@@ -21,7 +21,7 @@
  *   purpose, and the engine is discarded afterwards.
  * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
  */
-import type { LuaEngine as WasmoonEngine } from "wasmoon";
+import { LuaGlobal } from "wasmoon";
 import { LUA_MASKCOUNT, LUA_OK, LUA_REGISTRYINDEX, LUA_TSTRING, LUA_YIELD, type LuaApi } from "./capi.ts";
 import { Converter, type ToJsOptions } from "./convert.ts";
 import { Args } from "./args.ts";
@@ -111,6 +111,7 @@ interface CallRequest {
   reply: number;
 }
 
+const RUNTIME_CHUNK = "=ab:runtime";
 let dispatcherInstalled: number | undefined;
 const engines = new Map<number, LuaEngine>(); // main lua_State -> engine, for the shared dispatcher
 
@@ -125,7 +126,7 @@ export class LuaEngine {
   readonly L: number;
   /** The value converter bound to this engine. */
   readonly converter: Converter;
-  #wasmoon: WasmoonEngine;
+  #global: LuaGlobal;
   #fns: HostFunction[] = [];
   #fnNames: string[] = [];
   #ops = new Map<number, AbortController>();
@@ -147,11 +148,11 @@ export class LuaEngine {
   /** Called with warnings the runtime raises (unjoined failed tasks, ...). */
   onWarning: (message: string) => void = (m) => console.error(`warn: ${m}`);
 
-  private constructor(wasmoon: WasmoonEngine, api: LuaApi, limits: EngineLimits) {
-    this.#wasmoon = wasmoon;
+  private constructor(global: LuaGlobal, api: LuaApi, limits: EngineLimits) {
+    this.#global = global;
     this.api = api;
     this.#limits = limits;
-    this.L = wasmoon.global.address;
+    this.L = global.address;
     engines.set(this.L, this);
     const L = this.L;
     // Marker metatables for arrays and objects (std.json.array_mt / object_mt).
@@ -177,8 +178,8 @@ export class LuaEngine {
     this.#hRef = api.ref(L);
     this.#installPrimitives();
     // Load the scheduler.
-    this.#runtimeRef = this.#loadInternal(runtimeSource, "=ab:runtime", [this.#hRef]);
-    if (limits.memoryBytes) wasmoon.global.setMemoryMax(limits.memoryBytes);
+    this.#runtimeRef = this.#loadInternal(runtimeSource, RUNTIME_CHUNK, [this.#hRef]);
+    if (limits.memoryBytes) global.setMemoryMax(limits.memoryBytes);
   }
 
   /** Registry ref of the array marker metatable (`std.json.array_mt`). */
@@ -188,24 +189,24 @@ export class LuaEngine {
 
   /** Creates an engine on the process-wide wasm module. */
   static async create(limits: EngineLimits = {}): Promise<LuaEngine> {
+    precompiled(RUNTIME_CHUNK, runtimeSource); // hashed and decoded while the wasm may still compile
     const { factory, api } = await sharedFactory();
-    const wasmoon = await factory.createEngine({
-      openStandardLibs: true,
-      injectObjects: false,
-      enableProxy: false,
-      // Tracing routes every Lua allocation through a JS function: only pay for it when a
-      // memory limit needs it.
-      traceAllocations: limits.memoryBytes !== undefined,
-    });
+    // The bare global state, not wasmoon's `LuaEngine`: that one also registers wasmoon's JS
+    // type extensions (metatables and wasm table entries for JS functions, promises, errors),
+    // which this engine never uses (it converts values itself) — about half of an engine's
+    // creation time. Tracing routes every Lua allocation through a JS function: only pay for
+    // it when a memory limit needs it.
+    const global = new LuaGlobal(await factory.getLuaModule(), limits.memoryBytes !== undefined);
+    api.m._luaL_openlibs(global.address);
     if (dispatcherInstalled === undefined) {
       dispatcherInstalled = api.m.addFunction((L: number) => dispatch(api, L), "ii");
     }
-    return new LuaEngine(wasmoon, api, limits);
+    return new LuaEngine(global, api, limits);
   }
 
   /** Lua heap in use, in bytes (`collectgarbage("count")`; exact when a memory limit is set). */
   memoryUsed(): number {
-    if (this.#limits.memoryBytes !== undefined) return this.#wasmoon.global.getMemoryUsed();
+    if (this.#limits.memoryBytes !== undefined) return this.#global.getMemoryUsed();
     const api = this.api;
     const L = this.L;
     api.getglobal(L, "collectgarbage");
@@ -679,7 +680,7 @@ export class LuaEngine {
     engines.delete(this.L);
     for (const id of [...this.#ops.keys()]) this.#cancelOp(id);
     try {
-      this.#wasmoon.global.close();
+      this.#global.close();
     } catch { /* a state killed by the CPU hook may fail to close; it is discarded either way */ }
     if (this.#hookPtr) this.api.m.removeFunction(this.#hookPtr);
   }

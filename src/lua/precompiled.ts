@@ -38,9 +38,20 @@ function fromBase64(b64: string): Uint8Array {
   return out;
 }
 
-/** The bytecode of `source` compiled as `chunkname`, when it was generated from this very text. */
+/** Lookups already made in this process: a chunk is hashed and decoded once, not per engine. */
+const memo = new Map<string, { source: string; bytecode: Uint8Array | undefined }>();
+
+/**
+ * The bytecode of `source` compiled as `chunkname`, when it was generated from this very text.
+ * The answer is kept for the process (the caller must not modify the bytes): `LuaEngine.create`
+ * asks for the scheduler's chunk while the wasm module may still be compiling, so that hashing
+ * its ~15,000 characters in cold code does not add to the start-up.
+ */
 export function precompiled(chunkname: string, source: string): Uint8Array | undefined {
+  const known = memo.get(chunkname);
+  if (known && known.source === source) return known.bytecode;
   const entry = PRECOMPILED[chunkname];
-  if (!entry || entry.hash !== sourceHash(source)) return undefined;
-  return fromBase64(entry.bytecode);
+  const bytecode = entry && entry.hash === sourceHash(source) ? fromBase64(entry.bytecode) : undefined;
+  memo.set(chunkname, { source, bytecode });
+  return bytecode;
 }

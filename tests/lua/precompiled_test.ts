@@ -26,6 +26,9 @@ Deno.test("every runtime Lua file has bytecode under its chunk name; edited text
     assert.deepEqual([...bc.subarray(0, 4)], [0x1b, 0x4c, 0x75, 0x61], "Lua bytecode signature");
     assert.equal(precompiled(name, source + "\n-- edited"), undefined);
     assert.equal(precompiled("=ab:not_a_chunk", source), undefined);
+    // The per-process memo answers by source: the original text again gets its bytecode back.
+    assert.deepEqual(precompiled(name, source), bc);
+    assert.equal(precompiled(name, source + "\n-- edited"), undefined);
   }
   assert.notEqual(sourceHash("a"), sourceHash("b"));
   assert.notEqual(sourceHash("ab"), sourceHash("ab "));
