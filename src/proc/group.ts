@@ -113,6 +113,7 @@ export class ManagedProcess {
     }
     if (this.groupAlive()) this.signalGroup("SIGKILL");
     await this.child.status.catch(() => undefined);
+    await this.#settle();
   }
 
   /** SIGKILL to the whole group at once. */
@@ -120,6 +121,20 @@ export class ManagedProcess {
     this.endedBy ??= "killed";
     this.signalGroup("SIGKILL");
     await this.child.status.catch(() => undefined);
+    await this.#settle();
+  }
+
+  /**
+   * After SIGKILL the leader's status can resolve while another member has the signal pending
+   * but is not dead yet; wait (bounded) until the kernel has ended every member, so callers see
+   * the group gone when the promise resolves.
+   */
+  async #settle(limitMs = 2000): Promise<void> {
+    const deadline = Date.now() + limitMs;
+    while (this.groupAlive() && Date.now() < deadline) {
+      this.signalGroup("SIGKILL");
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
 }
 
