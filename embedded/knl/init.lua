@@ -423,6 +423,10 @@ local function frozen(fn_name, t)
   return proxy
 end
 
+-- Tool names of a device's tools array, by array identity: the kernel builds that array once per
+-- device and never changes it, so its names are listed once, not on every beat.
+local device_tool_names = setmetatable({}, { __mode = "k" })
+
 local function freeze_list(list)
   local c = {}
   for i, v in ipairs(list) do c[i] = v end
@@ -453,6 +457,9 @@ function knl.device(spec)
   if #specs > 0 then
     tools_array = std.json.array()
     for i, t in ipairs(specs) do tools_array[i] = t end
+    local names = std.json.array()
+    for i, t in ipairs(specs) do names[i] = t.name end
+    device_tool_names[tools_array] = names
   end
   local inner = {
     llm = llm,
@@ -473,6 +480,8 @@ end
 -- records ----------------------------------------------------------------------------------------
 
 local function names_of(tools)
+  local hit = tools and device_tool_names[tools]
+  if hit then return hit end
   local out = std.json.array()
   for i, t in ipairs(tools or {}) do out[i] = t.name end
   return out

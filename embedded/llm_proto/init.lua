@@ -81,12 +81,16 @@ end
 
 --- True for OpenAI reasoning models (o-series, gpt-5 and later): `max_completion_tokens`,
 -- `reasoning_effort`, no `temperature`.
+local reasoning_memo = {} -- model id -> boolean (a loop asks for the same model every turn)
 function M.is_reasoning_model(model)
   if type(model) ~= "string" then return false end
+  local hit = reasoning_memo[model]
+  if hit ~= nil then return hit end
   local m = model:match("[^/]+$")
-  if m:match("^o%d") then return true end
   local major = M.gpt_version(m)
-  return major ~= nil and major >= 5 and not m:find("chat", 1, true)
+  local r = m:match("^o%d") ~= nil or (major ~= nil and major >= 5 and not m:find("chat", 1, true))
+  reasoning_memo[model] = r
+  return r
 end
 
 --- The dialect an OpenAI-compatible base URL implies: openai | vllm | llamacpp | ollama.
@@ -249,7 +253,9 @@ function M.split_think(text)
   return nil, text
 end
 
+local math_type = math.type
 local function int(v)
+  if math_type(v) == "integer" then return v end
   v = tonumber(v)
   if not v then return 0 end
   return math.tointeger(v) or math.floor(v)
@@ -269,9 +275,11 @@ function M.usage(input, output, cache_read, cache_creation, thinking)
 end
 
 --- Adds usage `u` into accumulator `acc` (both six-field; `cost_usd` summed when present).
+local USAGE_KEYS = { "input_tokens", "output_tokens", "cache_read_input_tokens",
+  "cache_creation_input_tokens", "thinking_tokens", "total_tokens" }
 function M.add_usage(acc, u)
-  for _, k in ipairs({ "input_tokens", "output_tokens", "cache_read_input_tokens",
-    "cache_creation_input_tokens", "thinking_tokens", "total_tokens" }) do
+  for i = 1, #USAGE_KEYS do
+    local k = USAGE_KEYS[i]
     acc[k] = (acc[k] or 0) + (u and u[k] or 0)
   end
   if u and u.cost_usd then acc.cost_usd = (acc.cost_usd or 0) + u.cost_usd end

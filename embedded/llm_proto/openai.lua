@@ -53,7 +53,9 @@ local function convert_messages(messages, system)
   local out = P.array()
   if type(system) == "table" then system = P.content_text(system) end
   if system ~= nil and system ~= "" then out[1] = { role = "system", content = system } end
-  for i, m in ipairs(messages) do
+  local n = #out
+  for i = 1, #messages do
+    local m = messages[i]
     if type(m) ~= "table" then
       error(sformat("llm_proto.openai: messages[%d] must be a table, got %s", i, type(m)), 0)
     end
@@ -62,7 +64,14 @@ local function convert_messages(messages, system)
       hit = { content = m.content, role = m.role, out = convert_one(m) }
       converted[m] = hit
     end
-    for _, o in ipairs(hit.out) do out[#out + 1] = o end
+    local o = hit.out
+    if #o == 1 then
+      n = n + 1
+      out[n] = o[1]
+    else
+      for k = 1, #o do out[n + k] = o[k] end
+      n = n + #o
+    end
   end
   return out
 end

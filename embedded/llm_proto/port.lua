@@ -137,7 +137,8 @@ end
 
 local function encode_messages(list)
   local out = {}
-  for i, m in ipairs(list) do
+  for i = 1, #list do
+    local m = list[i]
     local h = encoded[m]
     if not h then
       h = encode(m)

@@ -80,6 +80,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
     },
   });
 
+  let transportModule: typeof import("./transport.ts") | undefined; // loaded once, on first use
   engine.define("@llm_send", {
     functions: "ref",
     async: async (a, cx) => {
@@ -92,7 +93,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
         const headers = authHeaders(provider, ep, betas);
         // Loaded on the first request: a run that never calls a model does not load the
         // transport and its stream parsers (listed in deno.json's compile.include).
-        const { sendLlmRequest } = await import("./transport.ts");
+        const { sendLlmRequest } = transportModule ?? (transportModule = await import("./transport.ts"));
         const res = await sendLlmRequest({
           provider,
           url: endpointUrl(provider, ep),
