@@ -157,6 +157,8 @@ function convert_tools_uncached(tools)
   return out
 end
 
+local ANTHROPIC_ONLY = { "cache_control", "context_management", "context_management_config" }
+
 --- Builds `{ body }` for `/chat/completions`.
 function O.build(req, profile, warn)
   local model = req.model or profile.model
@@ -236,7 +238,8 @@ function O.build(req, profile, warn)
   end
   if req.seed ~= nil then body.seed = req.seed end
   if req.response_format ~= nil then body.response_format = req.response_format end
-  for _, k in ipairs({ "cache_control", "context_management", "context_management_config" }) do
+  for i = 1, #ANTHROPIC_ONLY do
+    local k = ANTHROPIC_ONLY[i]
     if req[k] ~= nil then warn(k .. " is Anthropic-only; ignored on the OpenAI path") end
   end
   if type(req.extra_body) == "table" then
