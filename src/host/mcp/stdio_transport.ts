@@ -123,7 +123,7 @@ export class ProcessStdioTransport implements Transport {
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
     // A BYOB reader over one reused buffer: the default reader allocates a fresh 64 KiB chunk
-    // for every read, which is most of the per-message cost of a small response.
+    // for every read, i.e. for every small message.
     const reader = stream.getReader({ mode: "byob" });
     const dec = new TextDecoder();
     let space = new ArrayBuffer(READ_CHUNK_BYTES);
@@ -153,7 +153,8 @@ export class ProcessStdioTransport implements Transport {
     } catch {
       // The pipe broke: the exit handler reports it.
     } finally {
-      reader.releaseLock();
+      // As leaving a for-await loop early would: a stream we stop reading is cancelled.
+      reader.cancel().catch(() => undefined);
     }
   }
 
