@@ -13,11 +13,14 @@
  * (measured: about 0.3 ms per call over stdio against the v2 echo server), so a bare client is
  * not the same workload; its number is printed too, for reference.
  *
- * Where the difference comes from (measured on one connection, 2 shared cores): a host function
- * that makes one SDK call per Lua call costs the same as `mcp.call` (the agent-block MCP layer —
- * deadline, progress tap, error wording, result shape — is within noise), while 100 SDK calls
- * in one TypeScript loop are 0.1–0.2 ms per call faster. The gap is the per-call Lua ↔ host round
- * trip of the engine around real I/O, and it is what the ratio mostly measures.
+ * Where the difference comes from (measured on one connection, 2 shared cores, stdio): about
+ * 0.04 ms per call is the Lua ↔ host round trip of the engine around real I/O (a host function
+ * making one SDK call per Lua call against 100 SDK calls in one TypeScript loop), about 0.02 ms
+ * the transport (the SDK client on `ProcessStdioTransport` against the SDK's own stdio
+ * transport; Deno web streams against Node streams), and the rest the agent-block MCP layer
+ * (deadline, abort wiring, per-request log level, error wording, result shape). A progress
+ * token alone cost the server about 0.02 ms per call, so over stdio `mcp.call` sends one only
+ * when the server has a progress callback (see `src/host/mcp/connection.ts`).
  *
  * Run: `deno run -A bench/mcp_bench.ts` (or through the bench runner's default export).
  */

@@ -38,9 +38,10 @@
  *   The `auto` probe therefore runs on the connection itself; a 2025 server that exits on the
  *   probe is started again in the 2025 era.
  * - Progress at the transport: the SDK dispatches notifications in a microtask but responses
- *   synchronously, so a progress notification read with its result would be dropped. Every
- *   request carries our own progress token and progress is routed to Lua in wire order; a request
- *   returns only after the callbacks of notifications that preceded its result have run.
+ *   synchronously, so a progress notification read with its result would be dropped. A
+ *   `tools/call` carries our own progress token (over stdio only while the server has a progress
+ *   callback) and progress is routed to Lua in wire order; a request returns only after the
+ *   callbacks of notifications that preceded its result have run.
  * - Timeouts (`--mcp-timeout-secs`, `opts.timeout`) cancel the request on the server; time the
  *   script's own handlers spend answering the server is not counted (`mcp/deadline.ts`).
  * - Disconnect happens in the run's cleanup, before remaining process groups are ended, so stdio

@@ -12,7 +12,10 @@
  * - inbound notifications, seen at the transport in wire order (`inbound_tap.ts`) and delivered
  *   to Lua callbacks as tasks. A request does not return before every callback for a
  *   notification that arrived ahead of its result has run: this is what "no progress lost,
- *   including the last one before the result" means for a script;
+ *   including the last one before the result" means for a script. A `tools/call` carries a
+ *   progress token (`ab-N`) over HTTP always, over stdio when the server has a progress
+ *   callback at the moment the call starts (a callback set during a call sees the progress of
+ *   later calls);
  * - the era-specific surface: `ping` and `logging/setLevel` exist only in the 2025 era;
  *   resource updates and list changes come from `subscriptions/listen` in the 2026-07-28 era;
  *   log notifications there need a per-request log level (`_meta`), which every request carries.
@@ -259,18 +262,23 @@ export class McpConnection {
     );
   }
 
-  /** `tools/call` with our own progress token (see the module header). */
+  /** `tools/call`, with our own progress token (when: see the module header). */
   callTool(fn: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal) {
     if (this.deps.traceContext && !("__ab_obs" in args)) {
       const obs = traceContext();
       if (Object.keys(obs).length) args = { ...args, __ab_obs: obs };
     }
-    return this.request(fn, "tools/call", ` '${tool}'`, (opts, meta) =>
-      this.client.callTool({
-        name: tool,
-        arguments: args,
-        _meta: { ...meta, progressToken: `ab-${++this.#progressSeq}` },
-      }, opts), signal);
+    return this.request(fn, "tools/call", ` '${tool}'`, (opts, meta) => {
+      // A token asks the server for progress notifications. Over stdio, without a progress
+      // callback for this server nobody would see them, and the server's bookkeeping for the
+      // token is a measurable part of a short call, so none is sent then. Over HTTP it is always
+      // sent: progress writes on a request's stream are how a server notices a client that
+      // closed that stream, which is how a 2026-07-28 HTTP client cancels.
+      if (this.kind !== "stdio" || this.deps.callbacks()?.get("progress")) {
+        meta.progressToken = `ab-${++this.#progressSeq}`;
+      }
+      return this.client.callTool({ name: tool, arguments: args, _meta: meta }, opts);
+    }, signal);
   }
 
   /** Fails with the era's absence of `method` when the connection is modern. */

@@ -40,6 +40,8 @@ const STDERR_TAIL_BYTES = 4096;
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** How long a server may take to exit on stdin EOF before its group is terminated. */
 const EOF_GRACE_MS = 500;
+/** Size of the reused stdout read buffer. */
+const READ_CHUNK_BYTES = 64 * 1024;
 /** Longest stdout line quoted in a protocol-violation message. */
 const QUOTE_CHARS = 200;
 
@@ -120,26 +122,39 @@ export class ProcessStdioTransport implements Transport {
   }
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {
+    // A BYOB reader over one reused buffer: the default reader allocates a fresh 64 KiB chunk
+    // for every read, i.e. for every small message.
+    const reader = stream.getReader({ mode: "byob" });
     const dec = new TextDecoder();
+    let space = new ArrayBuffer(READ_CHUNK_BYTES);
     let buf = "";
     try {
-      for await (const chunk of stream) {
-        buf += dec.decode(chunk, { stream: true });
+      while (true) {
+        const { value, done } = await reader.read(new Uint8Array(space));
+        if (done) break;
+        space = value.buffer as ArrayBuffer;
+        buf += dec.decode(value, { stream: true });
         if (buf.length > MAX_LINE_BYTES && buf.indexOf("\n") < 0) {
           this.#fail(`server '${this.spec.name}' sent a message larger than ${MAX_LINE_BYTES} bytes`);
           return;
         }
+        let start = 0;
         let nl: number;
-        while ((nl = buf.indexOf("\n")) >= 0) {
-          const line = buf.slice(0, nl).replace(/\r$/, "");
-          buf = buf.slice(nl + 1);
+        while ((nl = buf.indexOf("\n", start)) >= 0) {
+          const end = nl > start && buf.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+          const line = buf.slice(start, end);
+          start = nl + 1;
           if (line.trim() === "") continue;
           if (!this.#deliver(line)) return;
         }
+        if (start > 0) buf = buf.slice(start);
       }
       if (buf.trim() !== "") this.#deliver(buf);
     } catch {
       // The pipe broke: the exit handler reports it.
+    } finally {
+      // As leaving a for-await loop early would: a stream we stop reading is cancelled.
+      reader.cancel().catch(() => undefined);
     }
   }
 
