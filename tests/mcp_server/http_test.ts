@@ -28,6 +28,7 @@ import {
   resultText,
   startHttpServer,
   waitFor,
+  waitForFile,
 } from "./mcp_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -204,13 +205,7 @@ Deno.test({
             { signal: ac.signal, timeout: 300_000 },
           );
           pending.catch(() => undefined);
-          await waitFor(() => {
-            try {
-              return Deno.statSync(join(dir, "shell.pid")).isFile;
-            } catch {
-              return false;
-            }
-          }, `the tree block (${era}) to start its shell`);
+          await waitForFile(join(dir, "shell.pid"), `the tree block (${era}) to start its shell`);
           const runPid = Number(Deno.readTextFileSync(join(dir, "run.pid")).trim());
           const shellPid = Number(Deno.readTextFileSync(join(dir, "shell.pid")).trim());
           assert(alive(runPid) && alive(shellPid));
@@ -270,13 +265,7 @@ for (const era of ["legacy", "auto"] as const) {
           { timeout: 300_000 },
         );
         const pidFile = join(p.scratch, "sleeper.pid");
-        await waitFor(() => {
-          try {
-            return Deno.statSync(pidFile).isFile;
-          } catch {
-            return false;
-          }
-        }, "the busy block to start its sleeper");
+        await waitForFile(pidFile, "the busy block to start its sleeper");
         const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
         srv.proc.kill("SIGTERM");
         const r = await pending;

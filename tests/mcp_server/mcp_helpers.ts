@@ -105,6 +105,21 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 60_
   }
 }
 
+/** Waits until `path` exists as a regular file (a block announcing it has started). */
+export async function waitForFile(path: string, what: string, timeoutMs?: number): Promise<void> {
+  await waitFor(
+    () => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    },
+    what,
+    timeoutMs,
+  );
+}
+
 /** The text of the first content item of a tool result. */
 export function resultText(r: unknown): string {
   const c = (r as { content?: { type: string; text?: string }[] }).content;

@@ -22,6 +22,7 @@ import {
   serverCommand,
   serverEnv,
   waitFor,
+  waitForFile,
 } from "./mcp_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -283,13 +284,7 @@ Deno.test({
       );
       pending.catch(() => undefined);
       const shellPidFile = join(p.scratch, "shell.pid");
-      await waitFor(() => {
-        try {
-          return Deno.statSync(shellPidFile).isFile;
-        } catch {
-          return false;
-        }
-      }, "the tree block to start its shell");
+      await waitForFile(shellPidFile, "the tree block to start its shell");
       const runPid = Number(Deno.readTextFileSync(join(p.scratch, "run.pid")).trim());
       const shellPid = Number(Deno.readTextFileSync(shellPidFile).trim());
       assert(alive(runPid), `run process ${runPid} should be alive`);
@@ -329,13 +324,7 @@ Deno.test({
       );
       pending.catch(() => undefined);
       const pidFile = join(p.scratch, "sleeper.pid");
-      await waitFor(() => {
-        try {
-          return Deno.statSync(pidFile).isFile;
-        } catch {
-          return false;
-        }
-      }, "the busy block to start its sleeper");
+      await waitForFile(pidFile, "the busy block to start its sleeper");
       const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
       assert(alive(sleeper));
       ac.abort("test cancels");
@@ -366,13 +355,7 @@ Deno.test({
         { timeout: 300_000 },
       );
       const pidFile = join(p.scratch, "sleeper.pid");
-      await waitFor(() => {
-        try {
-          return Deno.statSync(pidFile).isFile;
-        } catch {
-          return false;
-        }
-      }, "the busy block to start its sleeper");
+      await waitForFile(pidFile, "the busy block to start its sleeper");
       const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
       const serverPid = transport.pid!;
       Deno.kill(serverPid, "SIGTERM");
