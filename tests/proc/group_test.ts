@@ -40,7 +40,8 @@ Deno.test({
     await p.child.stdout.cancel().catch(() => undefined);
     assert.ok(!p.groupAlive(), "the group outlived terminate()");
     assert.ok(!exists(grandchild), "the grandchild outlived terminate()");
-    assert.ok(performance.now() - t0 < 900, "terminate waited on a zombie instead of a live process");
+    // Waiting out the grace would take 5000 ms; half of it leaves room for a loaded machine.
+    assert.ok(performance.now() - t0 < 2500, "terminate waited on a zombie instead of a live process");
     assert.equal(p.endedBy, "terminated");
   },
 });
