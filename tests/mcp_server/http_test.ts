@@ -22,9 +22,11 @@ import {
   assertRejects,
   assertStringIncludes,
   blockEnum,
+  cancellableRun,
   freshProject,
   INITIALIZE_BODY,
   rawHttp,
+  readPid,
   resultText,
   startHttpServer,
   waitFor,
@@ -199,17 +201,12 @@ Deno.test({
           // Cancellation over HTTP ends the run's processes.
           const dir = join(p.scratch, era);
           Deno.mkdirSync(dir);
-          const ac = new AbortController();
-          const pending = client.callTool(
-            { name: "run_block", arguments: { block: "tree", prompt: dir } },
-            { signal: ac.signal, timeout: 300_000 },
-          );
-          pending.catch(() => undefined);
+          const { pending, cancel } = cancellableRun(client, { block: "tree", prompt: dir });
           await waitForFile(join(dir, "shell.pid"), `the tree block (${era}) to start its shell`);
-          const runPid = Number(Deno.readTextFileSync(join(dir, "run.pid")).trim());
-          const shellPid = Number(Deno.readTextFileSync(join(dir, "shell.pid")).trim());
+          const runPid = readPid(join(dir, "run.pid"));
+          const shellPid = readPid(join(dir, "shell.pid"));
           assert(alive(runPid) && alive(shellPid));
-          ac.abort("test cancels");
+          cancel("test cancels");
           await assertRejects(() => pending);
           await waitFor(
             () => !alive(runPid) && !alive(shellPid),
@@ -266,7 +263,7 @@ for (const era of ["legacy", "auto"] as const) {
         );
         const pidFile = join(p.scratch, "sleeper.pid");
         await waitForFile(pidFile, "the busy block to start its sleeper");
-        const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
+        const sleeper = readPid(pidFile);
         srv.proc.kill("SIGTERM");
         const r = await pending;
         assertEquals(r.isError, true);

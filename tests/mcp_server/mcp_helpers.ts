@@ -105,6 +105,27 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 60_
   }
 }
 
+/** The pid a block wrote to `path`. */
+export function readPid(path: string): number {
+  return Number(Deno.readTextFileSync(path).trim());
+}
+
+/**
+ * Starts `run_block` with `args` as a call the test can cancel; `pending` never rejects unobserved.
+ */
+export function cancellableRun(
+  client: Client,
+  args: Record<string, unknown>,
+): { pending: Promise<unknown>; cancel: (reason: string) => void } {
+  const ac = new AbortController();
+  const pending = client.callTool({ name: "run_block", arguments: args }, {
+    signal: ac.signal,
+    timeout: 300_000,
+  });
+  pending.catch(() => undefined);
+  return { pending, cancel: (reason) => ac.abort(reason) };
+}
+
 /** Waits until `path` exists as a regular file (a block announcing it has started). */
 export async function waitForFile(path: string, what: string, timeoutMs?: number): Promise<void> {
   await waitFor(

@@ -16,8 +16,10 @@ import {
   assertRejects,
   assertStringIncludes,
   blockEnum,
+  cancellableRun,
   connectStdio,
   freshProject,
+  readPid,
   resultText,
   serverCommand,
   serverEnv,
@@ -277,19 +279,14 @@ Deno.test({
     const p = await freshProject();
     const s = await connectStdio(p.root, p.home);
     try {
-      const ac = new AbortController();
-      const pending = s.client.callTool(
-        { name: "run_block", arguments: { block: "tree", prompt: p.scratch } },
-        { signal: ac.signal, timeout: 300_000 },
-      );
-      pending.catch(() => undefined);
+      const { pending, cancel } = cancellableRun(s.client, { block: "tree", prompt: p.scratch });
       const shellPidFile = join(p.scratch, "shell.pid");
       await waitForFile(shellPidFile, "the tree block to start its shell");
-      const runPid = Number(Deno.readTextFileSync(join(p.scratch, "run.pid")).trim());
-      const shellPid = Number(Deno.readTextFileSync(shellPidFile).trim());
+      const runPid = readPid(join(p.scratch, "run.pid"));
+      const shellPid = readPid(shellPidFile);
       assert(alive(runPid), `run process ${runPid} should be alive`);
       assert(alive(shellPid), `shell process ${shellPid} should be alive`);
-      ac.abort("test cancels");
+      cancel("test cancels");
       await assertRejects(() => pending);
       await waitFor(
         () => !alive(runPid) && !alive(shellPid),
@@ -317,17 +314,12 @@ Deno.test({
     const p = await freshProject();
     const s = await connectStdio(p.root, p.home);
     try {
-      const ac = new AbortController();
-      const pending = s.client.callTool(
-        { name: "run_block", arguments: { block: "busy", prompt: p.scratch } },
-        { signal: ac.signal, timeout: 300_000 },
-      );
-      pending.catch(() => undefined);
+      const { pending, cancel } = cancellableRun(s.client, { block: "busy", prompt: p.scratch });
       const pidFile = join(p.scratch, "sleeper.pid");
       await waitForFile(pidFile, "the busy block to start its sleeper");
-      const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
+      const sleeper = readPid(pidFile);
       assert(alive(sleeper));
-      ac.abort("test cancels");
+      cancel("test cancels");
       await assertRejects(() => pending);
       await waitFor(() => !alive(sleeper), `sleeper ${sleeper} to end`, 30_000);
       await waitFor(
@@ -356,7 +348,7 @@ Deno.test({
       );
       const pidFile = join(p.scratch, "sleeper.pid");
       await waitForFile(pidFile, "the busy block to start its sleeper");
-      const sleeper = Number(Deno.readTextFileSync(pidFile).trim());
+      const sleeper = readPid(pidFile);
       const serverPid = transport.pid!;
       Deno.kill(serverPid, "SIGTERM");
       const r = await pending;
@@ -397,7 +389,7 @@ Deno.test({
         }
       }, "the escaped process's pid");
       try {
-        Deno.kill(Number(Deno.readTextFileSync(pidFile).trim()), "SIGKILL");
+        Deno.kill(readPid(pidFile), "SIGKILL");
       } catch { /* already gone */ }
       await s.close();
     }
