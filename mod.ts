@@ -8,7 +8,8 @@
  * ```
  *
  * A run is one Lua engine, one main task and everything it spawns; `RunSpec.modules` adds host
- * functions (`HostModule`) next to the standard library, `RunSpec.signal` stops a run, and the
+ * functions (`HostModule`, or `lazily(triggers, module)` to install one on first use) next to the
+ * standard library, `RunSpec.signal` stops a run, and the
  * returned `RunOutcome` says how it ended (the CLI maps it to exit codes 0/75/1/130).
  *
  * Events: a `BusHost` passed as `modules: [busModule(host)]` receives what the script emits with
@@ -21,6 +22,7 @@
 export { runBlock } from "./src/runtime/run.ts";
 export type { RunOutcome, RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext, RunEnding } from "./src/host/context.ts";
+export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
 export { Logger, type LogLevel } from "./src/obs/log.ts";
 export { ManagedProcess, ProcessGroups, type SpawnOptions } from "./src/proc/group.ts";
 export type { Converter, ToJsOptions, ToLuaOptions } from "./src/lua/convert.ts";

@@ -4,8 +4,15 @@
  * Owns the list every run installs (after the core, before the prelude runs). A package of the
  * standard library is one file under `src/host/` exporting a `HostModule`; adding it here is
  * the only registration it needs.
+ *
+ * Which ones are installed on first use (`lazily`, see `lazy.ts`): every package that neither the
+ * prelude nor another package's setup needs, and whose whole Lua surface lives in tables it owns
+ * (or behind `require`) — so a block pays start-up only for what it touches. `io`, `os`, `tool`,
+ * `json_file`, `env`, `path` and `time` are installed eagerly: the prelude builds on `io`/`os`,
+ * other packages register tools through `tool`, and the rest write into tables they share.
  */
 import type { HostModule } from "./context.ts";
+import { lazily } from "./lazy.ts";
 import { installIo } from "./io.ts";
 import { installMcp } from "./mcp.ts";
 import { installOs } from "./os.ts";
@@ -28,17 +35,19 @@ export const STANDARD_MODULES: readonly HostModule[] = [
   installIo,
   installOs,
   installTool,
-  installKnl,
-  installLlm,
-  installFs,
-  installFsTools,
+  lazily({ preload: ["knl.host"] }, installKnl),
+  lazily({ tables: ["llm"], preload: ["llm_proto.transport"] }, installLlm),
+  lazily({ tables: ["std.fs"] }, function installFsAndTools(engine, run) {
+    installFs(engine, run);
+    installFsTools(engine, run);
+  }),
   installJsonFile,
   installEnv,
   installPath,
   installTime,
-  installSh,
-  installStores,
-  installBus,
-  installHttp,
-  installMcp,
+  lazily({ tables: ["sh"] }, installSh),
+  lazily({ tables: ["std.kv", "std.sql", "std.ts"] }, installStores),
+  lazily({ tables: ["bus"] }, installBus),
+  lazily({ tables: ["http"] }, installHttp),
+  lazily({ tables: ["mcp"] }, installMcp),
 ];

@@ -141,6 +141,12 @@ export class LuaEngine {
   #stopReason: string | undefined;
   #hRef: number;
   #runtimeRef: number;
+  /**
+   * The thread whose stack `define`, `exec` and `defineLazy` work on: the main thread, except
+   * while a lazily installed module installs from inside a host call (see `defineLazy`), when
+   * it is the calling thread — the main thread is then suspended inside `lua_resume`.
+   */
+  #installL: number | undefined;
   #cpuUsed = 0;
   #sliceStart = 0;
   #limits: EngineLimits;
@@ -226,7 +232,7 @@ export class LuaEngine {
    */
   define(path: string, fn: HostFunction): void {
     const api = this.api;
-    const L = this.L;
+    const L = this.#installL ?? this.L;
     if ("async" in fn) {
       const opName = path.replace(/^@/, "");
       this.#asyncOps.set(opName, fn);
@@ -261,7 +267,7 @@ export class LuaEngine {
   /** Pops the value on top of the main stack into the dotted path. */
   #storeTop(path: string): void {
     const api = this.api;
-    const L = this.L;
+    const L = this.#installL ?? this.L;
     let parts: string[];
     if (path.startsWith("@")) {
       api.pushref(L, this.#hRef);
@@ -530,7 +536,7 @@ export class LuaEngine {
    */
   #loadInternal(source: string, chunkname: string, argRefs: number[]): number {
     const api = this.api;
-    const L = this.L;
+    const L = this.#installL ?? this.L;
     const bytecode = precompiled(chunkname, source);
     let loaded = false;
     if (bytecode) {
@@ -554,6 +560,43 @@ export class LuaEngine {
   exec(source: string, chunkname: string): void {
     const ref = this.#loadInternal(source, chunkname, [this.#runtimeRef, this.#hRef]);
     this.api.unref(this.L, ref);
+  }
+
+  /**
+   * Installs a host module on first use instead of now. `install` (which calls `define`, `exec`
+   * and the like as usual) runs, once, the first time Lua reads, writes or iterates one of the
+   * `tables` (dotted global paths such as `"std.kv"`, created empty now if absent), or requires
+   * one of the `preload` module names. It runs synchronously inside that access, so it works
+   * wherever the access happens, including where Lua cannot yield; it must not call Lua that
+   * yields. Until then `rawget`/`next` on those tables see them empty and they carry a metatable.
+   * Why: a run pays for each host module it installs (mostly V8 compiling its code on first call),
+   * and most blocks use few of them; start-up is what every block pays.
+   */
+  defineLazy(
+    triggers: { tables?: readonly string[]; preload?: readonly string[] },
+    install: () => void,
+  ): void {
+    const api = this.api;
+    const L = this.#installL ?? this.L;
+    api.pushref(L, this.#runtimeRef);
+    api.getfield(L, -1, "lazy");
+    api.rotate(L, -2, 1);
+    api.pop(L, 1);
+    this.#pushCFunction(L, "lazy install", {
+      raw: (T) => {
+        const outer = this.#installL;
+        this.#installL = T;
+        try {
+          install();
+        } finally {
+          this.#installL = outer;
+        }
+        return 0;
+      },
+    });
+    this.converter.push(L, [...(triggers.tables ?? [])]);
+    this.converter.push(L, [...(triggers.preload ?? [])]);
+    this.#pcall(L, 3, 0);
   }
 
   /** Sets global `name` to a converted JS value. */

@@ -356,6 +356,47 @@ function R.main(chunk)
   return kind, a, b
 end
 
+--- Host modules installed on first use (`LuaEngine.defineLazy`). `load` is the host function that
+-- installs the module; `tables` are dotted global paths (created empty if absent) whose first
+-- read, write or `pairs` installs it; `preloads` are module names whose `require` does. The
+-- tables keep their identity: the module fills the very tables a script may already hold. Their
+-- metatables are removed before the module installs, so it writes into plain tables.
+function R.lazy(load, tables, preloads)
+  local pending, installed = {}, false
+  local function ensure()
+    if installed then return end
+    installed = true
+    for t in pairs(pending) do setmetatable(t, nil) end
+    load()
+  end
+  local mt = {
+    __index = function(t, k) ensure(); return t[k] end,
+    __newindex = function(t, k, v) ensure(); t[k] = v end,
+    __pairs = function(t) ensure(); return next, t, nil end,
+  }
+  for _, path in ipairs(tables) do
+    local t = _G
+    for part in path:gmatch("[^.]+") do
+      local child = rawget(t, part)
+      if child == nil then child = {}; rawset(t, part, child) end
+      t = child
+    end
+    pending[t] = true
+    setmetatable(t, mt)
+  end
+  for _, name in ipairs(preloads) do
+    local trigger
+    trigger = function(...)
+      ensure()
+      -- The module may have preloaded or loaded `name` itself while installing.
+      local p = package.preload[name]
+      if p ~= nil and p ~= trigger then return p(...) end
+      return package.loaded[name]
+    end
+    package.preload[name] = trigger
+  end
+end
+
 function R.describe_error(e)
   if type(e) == "string" then return e end
   local ok, s = pcall(H.json_encode, e)

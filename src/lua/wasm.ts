@@ -13,7 +13,16 @@ import { fileURLToPath } from "node:url";
 import { LuaApi } from "./capi.ts";
 import type { EmModule } from "./capi.ts";
 
-let factory: Promise<{ factory: LuaFactory; api: LuaApi }> | undefined;
+type Shared = Promise<{ factory: LuaFactory; api: LuaApi }>;
+
+/**
+ * Where the factory is kept: on `globalThis` under a registered symbol rather than in a module
+ * variable, so that one process has one wasm instance even when this module is loaded twice —
+ * from the sources by `cli.ts` and from the prebuilt bundle (`src/cli/prebuilt.ts`), or by an
+ * embedder importing `mod.ts` under two URLs.
+ */
+const SHARED = Symbol.for("agent-block.lua.factory");
+const slot = globalThis as { [SHARED]?: Shared };
 
 /** Absolute path of wasmoon's `glue.wasm` inside the installed npm package. */
 export function glueWasmPath(): string {
@@ -22,14 +31,13 @@ export function glueWasmPath(): string {
 
 /** The process-wide factory and the raw API of its wasm module. */
 export function sharedFactory(): Promise<{ factory: LuaFactory; api: LuaApi }> {
-  factory ??= (async () => {
+  return slot[SHARED] ??= (async () => {
     const f = new LuaFactory(glueWasmPath());
     const { value: wasm, exports } = await captureExports(() => f.getLuaModule());
     const module = wasm.module as unknown as EmModule;
     if (exports) bypassAssertions(module, exports);
     return { factory: f, api: new LuaApi(module) };
   })();
-  return factory;
 }
 
 /**

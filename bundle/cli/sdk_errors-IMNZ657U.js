@@ -1,0 +1,8 @@
+import {
+  errorText,
+  isTimeout
+} from "./chunk-XDXMVCQC.js";
+export {
+  errorText,
+  isTimeout
+};
