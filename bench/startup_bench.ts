@@ -8,25 +8,29 @@
  * `BENCH_ITERATIONS` (default 15) sets the number of runs per variant. On a loaded machine the
  * medians spread (agent-block's longer start is hit harder); the ratio of minimums is printed too.
  *
- * Where agent-block's extra start-up goes (profiled): `deno run` from source opens, hashes and
- * loads each of the ~60 modules of the run path plus the embedded Lua sources (a compiled binary
- * does not), the host bridge runs cold (scheduler and prelude chunks, converter, first resume;
- * the first Lua parse compiles the parser's wasm lazily), and the standard library installs its
- * host functions and Lua setup chunks.
+ * Where agent-block's extra start-up goes (profiled with performance marks and
+ * `/proc/thread-self/schedstat`): the main thread is the bottleneck — a run of hello.lua costs about
+ * 13 ms more main-thread CPU than (b), and the wall time differs by as much. Of that: loading the
+ * prebuilt bundle of the CLI (~5 ms: a dozen chunks, ~0.15 ms per module plus size; `deno run` from
+ * the TypeScript sources took ~15 ms for the same code), checking that the bundle matches the
+ * sources (~2.5 ms: reading ~110 files and a SHA-256; see src/cli/prebuilt.ts), flag parsing,
+ * `.env`, block lookup and the seal check (~3 ms), and the Lua side (the scheduler chunk, the
+ * eagerly installed host modules and the prelude, the first host call for `print`: ~5 ms, mostly
+ * V8 compiling code on first call — the same work run a second time in one process takes a tenth).
  * Kept out on purpose: the MCP SDK (loaded on the first `mcp.connect`), the LLM transport (first
  * request), subcommands other than the run path; deno.json's `lazy-dynamic-imports`, without
  * which `deno run` still reads the module graph behind every literal dynamic import at start
- * (~10 ms for the MCP SDK alone; `compile.include` then lists those modules for `deno compile`,
- * which no longer follows such imports); Lua allocation tracing unless a memory limit is set; directory
- * listings for the seal check; wasmoon's JS type extensions (the engine is created on the bare
- * global state: ~3 ms); parsing any runtime chunk (all are precompiled, `std.time`'s Lua too — the
- * first parse runs the parser's wasm cold, which the script's own compile now pays alone);
- * hashing the scheduler's chunk after the wasm is ready (done while it compiles). cli.ts starts
- * the wasm compile before loading the rest, so module loading overlaps it. Tried and dropped:
- * importing the standard library's host modules dynamically, to load them during the wasm
- * wait (slower: module loading and the wasm compile compete for the same CPU; a run of hello.lua
- * takes about twice the CPU time of (b)). `node:` imports cost next to nothing once wasmoon (npm) has brought up
- * the Node compatibility layer, which (b) pays as well.
+ * (`compile.include` then lists those modules for `deno compile`, which no longer follows such
+ * imports); nine standard packages (`std.kv`/`sql`/`ts`, `std.fs`, `sh`, `bus`, `http`, `mcp`,
+ * `llm`, the kernel's host table) until a script touches them (src/host/lazy.ts); Lua allocation
+ * tracing unless a memory limit is set; wasmoon's JS type extensions (the engine is created on the
+ * bare global state); parsing any runtime chunk (all are precompiled). cli.ts starts the wasm
+ * compile before loading the rest, so loading overlaps it.
+ * Tried and dropped (no measurable gain): compiling glue.wasm from bytes read up front instead of
+ * through wasmoon's asynchronous loader; rewriting the bundle's function declarations into
+ * parenthesised expressions so that V8 compiles them eagerly and keeps them in its code cache;
+ * importing the standard library's host modules dynamically during the wasm wait (slower: module
+ * loading and the wasm compile compete for the same CPU).
  */
 import { join } from "node:path";
 
