@@ -6,6 +6,7 @@
  * (dynamic imports included); `deno bundle --code-splitting` builds the chunks with every npm
  * package of deno.json's import map left external; `manifest.json` records the entry chunk, the
  * source list (plus deno.json, whose import map decides what stays external) and their SHA-256.
+ * It refuses to build while `src/lua/precompiled.gen.ts` is stale (the bundle trusts its bytecode).
  * deno.lock is left out: the npm packages are resolved when the bundle runs, as from source. The output depends only on the
  * sources: chunk names are content hashes and the chunks name sources by relative path.
  *
@@ -14,6 +15,7 @@
  */
 import { join, relative } from "node:path";
 import { hashSources, MANIFEST_NAME, type PrebuiltManifest } from "../src/cli/prebuilt.ts";
+import { render as renderPrecompiled, TARGET as PRECOMPILED } from "./gen_precompiled.ts";
 
 const ROOT = decodeURIComponent(new URL("..", import.meta.url).pathname);
 const ROOT_URL = new URL("..", import.meta.url);
@@ -60,6 +62,12 @@ function externals(): string[] {
 
 /** Builds the bundle and its manifest into `outDir`. */
 async function build(outDir: string): Promise<void> {
+  // The bundle's runtime trusts its precompiled bytecode without re-hashing the texts
+  // (src/lua/prebuilt_flag.ts): never build it from bytecode that does not match them.
+  if (Deno.readTextFileSync(PRECOMPILED) !== await renderPrecompiled()) {
+    console.error("src/lua/precompiled.gen.ts is stale: run `deno task gen` (it regenerates it first)");
+    Deno.exit(1);
+  }
   const sources = await graphSources();
   await deno([
     "bundle",

@@ -1,10 +1,10 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-JL6D5SJ2.js";
+} from "./chunk-4ENH5YRN.js";
 import {
   preloadLua
-} from "./chunk-JNHNT4CR.js";
+} from "./chunk-TP7F3MI7.js";
 import "./chunk-CNR2O5B7.js";
 import "./chunk-OOCWEDAC.js";
 import "./chunk-J4FUTWHQ.js";
@@ -347,7 +347,7 @@ async function runCommand(argv) {
 // src/cli/main.ts
 var SUBCOMMANDS = {
   test: {
-    load: async () => (await import("./test_command-7C5CGLTI.js")).testCommand
+    load: async () => (await import("./test_command-YZAA7CYH.js")).testCommand
   },
   knl: {
     load: async () => (await import("./knl_command-GOXNTECY.js")).knlCommand

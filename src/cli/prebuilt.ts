@@ -22,9 +22,16 @@
  * only slower. A file added to the graph is caught too, since the file that imports it changed.
  * `deno task check` and a test fail when the committed bundle is not what the sources build to.
  *
+ * Choosing the bundle also marks the process (`src/lua/prebuilt_flag.ts`): the runtime's Lua
+ * bytecode, generated into the bundle beside the texts it was compiled from, then needs no
+ * re-hashing. `tools/gen_bundle.ts` refuses to build while `src/lua/precompiled.gen.ts` or
+ * `embedded/index.gen.ts` is stale, so the two are consistent in every bundle.
+ *
  * A `deno compile`d binary never uses it: `bundle/` is not among the compiled files, so the
  * manifest cannot be read there and the sources (embedded in the binary) run.
  */
+
+import { markPrebuiltVerified } from "../lua/prebuilt_flag.ts";
 
 /** The manifest written beside the bundle's chunks. */
 export interface PrebuiltManifest {
@@ -94,5 +101,7 @@ export async function loadPrebuilt<T>(dir: URL, root: URL): Promise<T | undefine
     sha256Hex(sources),
     import(new URL(manifest.entry, dir).href).catch(() => undefined) as Promise<T | undefined>,
   ]);
-  return digest === manifest.sha256 ? entry : undefined;
+  if (digest !== manifest.sha256 || entry === undefined) return undefined;
+  markPrebuiltVerified();
+  return entry;
 }

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 import { luaSources, render, TARGET, uniquelyNamed } from "../../tools/gen_precompiled.ts";
-import { precompiled } from "../../src/lua/precompiled.ts";
+import { precompiled, sourceHash } from "../../src/lua/precompiled.ts";
 import { PRECOMPILED } from "../../src/lua/precompiled.gen.ts";
 import { evalLua } from "../helpers.ts";
 
@@ -30,6 +30,8 @@ Deno.test("every runtime Lua file has bytecode under its chunk name; edited text
     assert.deepEqual(precompiled(name, source), bc);
     assert.equal(precompiled(name, source + "\n-- edited"), undefined);
   }
+  assert.notEqual(sourceHash("a"), sourceHash("b"));
+  assert.notEqual(sourceHash("ab"), sourceHash("ab "));
 });
 
 Deno.test("runtime chunks loaded from bytecode keep their names and lines in tracebacks", async () => {

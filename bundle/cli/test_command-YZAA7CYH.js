@@ -1,8 +1,8 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-JL6D5SJ2.js";
-import "./chunk-JNHNT4CR.js";
+} from "./chunk-4ENH5YRN.js";
+import "./chunk-TP7F3MI7.js";
 import "./chunk-CNR2O5B7.js";
 import "./chunk-OOCWEDAC.js";
 import "./chunk-J4FUTWHQ.js";

@@ -979,626 +979,62 @@ function optField(args, i, name, opts, key, kind) {
 var PRECOMPILED = {
   "=ab:fs_tools": {
     source: "src/host/fs_tools.lua",
-    text: '--- std.fs.tool_specs / std.fs.register_tools: the file tools a model is offered.\n--\n-- Owns the tool names, descriptions and input schemas, and which tools a set contains: `fs_read`\n-- and `fs_edit` always; `fs_write`, `fs_rollback` and `fs_search_replace` only when named in\n-- `opts.allowed`. `opts.roots` (extra directories besides the project root) and the confinement\n-- rules live in fs_tools.ts. `tool_specs(opts)` answers `{ name, description, input_schema,\n-- handler }` entries for a caller\'s own registry; `register_tools(opts)` registers them through\n-- `tool.register` (with `opts.group` as meta.group) and answers their names. A tool failure raises\n-- its message without a position: it is written for the model.\nlocal R, H = ...\nlocal user_level = R.user_level\nlocal type, error, sformat, ipairs = type, error, string.format, ipairs\n\nlocal DEFAULT = { "fs_read", "fs_edit" }\nlocal OPTIONAL = { fs_write = true, fs_rollback = true, fs_search_replace = true }\n\nlocal function props(t) return { type = "object", properties = t.p, required = t.r } end\nlocal path = { type = "string", description = "File path, relative to the project root" }\n\nlocal SPECS = {\n  fs_read = {\n    description = "Read a text file with line numbers. Optionally only lines start_line..end_line (inclusive).",\n    input_schema = props({ p = { path = path,\n      start_line = { type = "integer", description = "First line to show (1-based)" },\n      end_line = { type = "integer", description = "Last line to show (inclusive)" } }, r = { "path" } }),\n  },\n  fs_edit = {\n    description = "Replace lines start_line..end_line (inclusive, 1-based) of a file with content. expect must be "\n      .. "the exact current text of those lines (copy it from fs_read, without the line numbers); the edit is refused "\n      .. "otherwise. Empty content deletes the lines; end_line = start_line - 1 with expect = \\"\\" inserts before start_line.",\n    input_schema = props({ p = { path = path,\n      start_line = { type = "integer" }, end_line = { type = "integer" },\n      expect = { type = "string", description = "Current text of the lines being replaced" },\n      content = { type = "string", description = "New text for those lines" } },\n      r = { "path", "start_line", "end_line", "expect", "content" } }),\n  },\n  fs_write = {\n    description = "Create or overwrite a file with content (parent directories are created).",\n    input_schema = props({ p = { path = path, content = { type = "string" } }, r = { "path", "content" } }),\n  },\n  fs_rollback = {\n    description = "Undo the most recent remaining edit this run made to a file (fs_edit, fs_write or fs_search_replace).",\n    input_schema = props({ p = { path = path }, r = { "path" } }),\n  },\n  fs_search_replace = {\n    description = "Replace one snippet of a file: search must occur exactly once, verbatim (include enough "\n      .. "surrounding text to make it unique); it is replaced by replace.",\n    input_schema = props({ p = { path = path, search = { type = "string" }, replace = { type = "string" } },\n      r = { "path", "search", "replace" } }),\n  },\n}\n\nlocal function build(fname, opts)\n  if opts ~= nil and type(opts) ~= "table" then\n    error(sformat("%s: argument 1 (opts) must be a table, got %s", fname, type(opts)), user_level())\n  end\n  opts = opts or {}\n  local names = { DEFAULT[1], DEFAULT[2] }\n  if opts.allowed ~= nil then\n    if type(opts.allowed) ~= "table" then\n      error(sformat("%s: argument 1 (opts) field \'allowed\' must be a table, got %s", fname, type(opts.allowed)), user_level())\n    end\n    for i, name in ipairs(opts.allowed) do\n      if not OPTIONAL[name] and name ~= "fs_read" and name ~= "fs_edit" then\n        error(sformat("%s: argument 1 (opts) field \'allowed\' element %d must be one of fs_write, fs_rollback, "\n          .. "fs_search_replace, got %s", fname, i, tostring(name)), user_level())\n      end\n      if OPTIONAL[name] then\n        local dup = false\n        for _, n in ipairs(names) do if n == name then dup = true end end\n        if not dup then names[#names + 1] = name end\n      end\n    end\n  end\n  local ok, set = pcall(H.fs_tools_new, opts)\n  if not ok then error((tostring(set):gsub("^fs_tools_new", fname)), user_level()) end\n  local out = std.json.array()\n  for _, name in ipairs(names) do\n    local spec = SPECS[name]\n    out[#out + 1] = {\n      name = name,\n      description = spec.description,\n      input_schema = spec.input_schema,\n      handler = function(input)\n        local result, err = H.fs_tool(set, name, input)\n        if result == nil then error(err, 0) end\n        return result\n      end,\n    }\n  end\n  return out\nend\n\nfunction std.fs.tool_specs(opts) return build("std.fs.tool_specs", opts) end\n\nfunction std.fs.register_tools(opts)\n  local specs = build("std.fs.register_tools", opts)\n  local group = opts and opts.group\n  if group ~= nil and type(group) ~= "string" then\n    error(sformat("std.fs.register_tools: argument 1 (opts) field \'group\' must be a string, got %s", type(group)), user_level())\n  end\n  local names = std.json.array()\n  for i, s in ipairs(specs) do\n    tool.register(s.name, { description = s.description, input_schema = s.input_schema }, s.handler,\n      group and { group = group } or nil)\n    names[i] = s.name\n  end\n  return names\nend\n',
+    hash: "a218ae0b:14a1",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGNPWFiOmZzX3Rvb2xzgIAAARUBs1EAAABQAAADDgEAAIsBAAELAgACiwIAA44CBQQLAwAFkwMAAlIAAAADBAMAg4QDAM4DAgATBAMAUgAAABKECAkShAoJEoQLCc8EAAATBQIAUgAAABKFDAMShQ0OkwUEAFIAAAATBgIAUgAAABKGDQ+ABgkAEwcCAFIAAACTBwMAUgAAAJIHEgoTCAIAUgAAABKIDBQSiA0VkgcTEBMIAgBSAAAAEogMFBKIDReSBxYQEgcRD5MHAAFSAAAAAwgJAM4HAQASBxgPxAYCAhIGEA2SBQYMEwYCAFIAAACDhgwAAwcNAIOHDQC1BgMAEgYNDYAGCQATBwIAUgAAAJMHBABSAAAAkgcSChMIAQBSAAAAEogMFJIHExATCAEAUgAAABKIDBSSBxYQEwgCAFIAAAASiAwDEogNHZIHHBATCAIAUgAAABKIDAMSiA0fkgceEBIHEQ+TBwAFUgAAAAMICQCDiAkAAwkLAIMJDgADCg8AzgcFABIHGA/EBgICEgYQDZIFBwwTBgIAUgAAABKGDSCABgkAEwcCAFIAAACTBwIAUgAAAJIHEgoTCAEAUgAAABKIDAOSBx4QEgcRD5MHAAJSAAAAAwgJAIMIDwDOBwIAEgcYD8QGAgISBhANkgUIDBMGAgBSAAAAEoYNIYAGCQATBwIAUgAAAJMHAQBSAAAAkgcSChIHEQ+TBwABUgAAAAMICQDOBwEAEgcYD8QGAgISBhANkgUKDBMGAgBSAAAAgwYRAAOHEQC1BgIAEgYNDYAGCQATBwIAUgAAAJMHAwBSAAAAkgcSChMIAQBSAAAAEogMA5IHJBATCAEAUgAAABKIDAOSByUQEgcRD5MHAANSAAAAAwgJAIMIEgADiRIAzgcDABIHGA/EBgICEgYQDZIFCwxPhgAAiwYAJo4GDSdPBwEAkgYoDosGACaOBg0nT4cBAJIGKQ7GhgEBqgSLdXNlcl9sZXZlbASFdHlwZQSGZXJyb3IEh3N0cmluZwSHZm9ybWF0BIdpcGFpcnMEiGZzX3JlYWQEiGZzX2VkaXQEiWZzX3dyaXRlEQSMZnNfcm9sbGJhY2sEkmZzX3NlYXJjaF9yZXBsYWNlBIV0eXBlBIxkZXNjcmlwdGlvbgSoRmlsZSBwYXRoLCByZWxhdGl2ZSB0byB0aGUgcHJvamVjdCByb290FNxSZWFkIGEgdGV4dCBmaWxlIHdpdGggbGluZSBudW1iZXJzLiBPcHRpb25hbGx5IG9ubHkgbGluZXMgc3RhcnRfbGluZS4uZW5kX2xpbmUgKGluY2x1c2l2ZSkuBI1pbnB1dF9zY2hlbWEEgnAEhXBhdGgEi3N0YXJ0X2xpbmUEiGludGVnZXIEnUZpcnN0IGxpbmUgdG8gc2hvdyAoMS1iYXNlZCkEiWVuZF9saW5lBJ5MYXN0IGxpbmUgdG8gc2hvdyAoaW5jbHVzaXZlKQSCchTgUmVwbGFjZSBsaW5lcyBzdGFydF9saW5lLi5lbmRfbGluZSAoaW5jbHVzaXZlLCAxLWJhc2VkKSBvZiBhIGZpbGUgd2l0aCBjb250ZW50LiBleHBlY3QgbXVzdCBiZSAU7XRoZSBleGFjdCBjdXJyZW50IHRleHQgb2YgdGhvc2UgbGluZXMgKGNvcHkgaXQgZnJvbSBmc19yZWFkLCB3aXRob3V0IHRoZSBsaW5lIG51bWJlcnMpOyB0aGUgZWRpdCBpcyByZWZ1c2VkIBTyb3RoZXJ3aXNlLiBFbXB0eSBjb250ZW50IGRlbGV0ZXMgdGhlIGxpbmVzOyBlbmRfbGluZSA9IHN0YXJ0X2xpbmUgLSAxIHdpdGggZXhwZWN0ID0gIiIgaW5zZXJ0cyBiZWZvcmUgc3RhcnRfbGluZS4Eh2V4cGVjdASpQ3VycmVudCB0ZXh0IG9mIHRoZSBsaW5lcyBiZWluZyByZXBsYWNlZASIY29udGVudASZTmV3IHRleHQgZm9yIHRob3NlIGxpbmVzFMpDcmVhdGUgb3Igb3ZlcndyaXRlIGEgZmlsZSB3aXRoIGNvbnRlbnQgKHBhcmVudCBkaXJlY3RvcmllcyBhcmUgY3JlYXRlZCkuFOZVbmRvIHRoZSBtb3N0IHJlY2VudCByZW1haW5pbmcgZWRpdCB0aGlzIHJ1biBtYWRlIHRvIGEgZmlsZSAoZnNfZWRpdCwgZnNfd3JpdGUgb3IgZnNfc2VhcmNoX3JlcGxhY2UpLhTZUmVwbGFjZSBvbmUgc25pcHBldCBvZiBhIGZpbGU6IHNlYXJjaCBtdXN0IG9jY3VyIGV4YWN0bHkgb25jZSwgdmVyYmF0aW0gKGluY2x1ZGUgZW5vdWdoIBTAc3Vycm91bmRpbmcgdGV4dCB0byBtYWtlIGl0IHVuaXF1ZSk7IGl0IGlzIHJlcGxhY2VkIGJ5IHJlcGxhY2UuBIdzZWFyY2gEiHJlcGxhY2UEhHN0ZASDZnMEi3Rvb2xfc3BlY3MEj3JlZ2lzdGVyX3Rvb2xzgQEAAISAkZEBAAOJkwADAFIAAACSgAABDgEAA5IAAgIOAQAFkgAEAsgAAgDHAAEAhgSFdHlwZQSHb2JqZWN0BItwcm9wZXJ0aWVzBIJwBIlyZXF1aXJlZASCcoCAiQAAAAAAAAAAAICBgnSAiYCAtdwCABEBkbyAAAC4BwCACQEAAIABAQBEAQICPIEBADgFAIAJAQEAiQECAAMCAQCAAgAACQMAAIADAQBEAwIAxAEAAgkCAwBEAgEARAEAAcKAAAA4AQCAEwEAAFIAAACAAAIAEwEAAlIAAACJAQQAjQEDAQkCBAANAgQCTgECAI4BAQO8gQAAuCAAgIkBAAAOAgEDxAECAryBAQA4BQCAiQEBAAkCAgCDAgIAAAMAAIkDAAAOBAEDxAMCAEQCAAKJAgMAxAIBAMQBAAGJAQUADgIBA8QBAgXLgRUAiQQGAIwECQjChAAAuAgAgDyEBQC4BwCAPIQGALgGAICJBAEACQUCAIOFAwADBgQAtQUCAAAGAACABgcACwcHCYAHCABEBwIARAUAAokFAwDEBQEAxAQAAYkEBgCMBAkIwgQAADgIAICFBAAACQUFAIAFAgBEBQIFS4UBALkHCAA4AACAhwQAAEwFAAJNhQIANgUAAMKEAAC4AQCANAUCABUFCoAvBYAGEAEKCMwBAALNgRYAtgEAAIsBBwoLAggLgAIBAMQBAwPCgQAAOAUAgIkCAQALAwcJgAMEAEQDAgIUgwYMA4QGAIAEAABEAwQCiQMDAMQDAQDEAgABiwIHDo4CBQ+OAgUQxAIBAgkDBQCAAwIARAMCBUsDCAAJBgkADAYMC7QGBQCVBg2ArwaABhMHAwBSAAAAEgcRC44HDBISBxIPjgcMExIHEw/PBwAAEgcUD5ACDQ42BQAATAMAAk0DCQA2AwAAxoICAEaDAQCVAASGdGFibGUUriVzOiBhcmd1bWVudCAxIChvcHRzKSBtdXN0IGJlIGEgdGFibGUsIGdvdCAlcwSIYWxsb3dlZBS+JXM6IGFyZ3VtZW50IDEgKG9wdHMpIGZpZWxkICdhbGxvd2VkJyBtdXN0IGJlIGEgdGFibGUsIGdvdCAlcwSIZnNfcmVhZASIZnNfZWRpdBTYJXM6IGFyZ3VtZW50IDEgKG9wdHMpIGZpZWxkICdhbGxvd2VkJyBlbGVtZW50ICVkIG11c3QgYmUgb25lIG9mIGZzX3dyaXRlLCBmc19yb2xsYmFjaywgBJpmc19zZWFyY2hfcmVwbGFjZSwgZ290ICVzBIl0b3N0cmluZwSGcGNhbGwEjWZzX3Rvb2xzX25ldwSFZ3N1YgSOXmZzX3Rvb2xzX25ldwSEc3RkBIVqc29uBIZhcnJheQSFbmFtZQSMZGVzY3JpcHRpb24EjWlucHV0X3NjaGVtYQSIaGFuZGxlcooBAwABBAABBQABAgABBwABBgABCAAAAAABAQABCwCBgNTYAQAGjYsAAAAJAQEAiQECAAACAADEAAQDvAABALgBAICJAQMAAAICAIGC/3/EAQMByAACAMcBAQCCBIhmc190b29sAIQACAABBAABCwAAAQCAjQEAAAAAAQAAAAAAAQGAg4ZpbnB1dICNh3Jlc3VsdIWNhGVycoWNhIJIhHNldIVuYW1lhmVycm9yAZEBAAAAAAAAAQAAAAAAAAAAAAACAAAAAAEAAAAAAAABAAABAAAAAAEAAAAAAAAAAAAAAgAAAAEAAAAAAAAAAQABAAAAAAAAAP8BAP8DAAAAAQEAAAAAAAAAAAABAAAAAAD4AAoCAAAAAQAAAAAAAAAAAAAAAAEAAAABAAAAAQABAIAAAAEBAAEABQABAPUADAEBgQGA0JqGZm5hbWWAAZGFb3B0c4ABkYZuYW1lc54BkYwoZm9yIHN0YXRlKbTijChmb3Igc3RhdGUptOKMKGZvciBzdGF0ZSm04owoZm9yIHN0YXRlKbTigmm14IVuYW1lteCEZHVw0OCMKGZvciBzdGF0ZSnT2YwoZm9yIHN0YXRlKdPZjChmb3Igc3RhdGUp09mMKGZvciBzdGF0ZSnT2YJf1NeCbtTXg29r5wGRhHNldOcBkYRvdXT4AZGMKGZvciBzdGF0ZSn7AY6MKGZvciBzdGF0ZSn7AY6MKGZvciBzdGF0ZSn7AY6MKGZvciBzdGF0ZSn7AY6CX/wBi4VuYW1l/AGLhXNwZWP+AYuKhXR5cGWGZXJyb3KIc2Zvcm1hdIt1c2VyX2xldmVsiERFRkFVTFSHaXBhaXJziU9QVElPTkFMhV9FTlaCSIZTUEVDU4De3gEABIaJAAAAAwEAAIABAADFAAMAxgAAAMcAAQCBBJJzdGQuZnMudG9vbF9zcGVjc4EBDACAhgAAAAAAAICBhW9wdHOAhoGGYnVpbGSA4O0BAA+6iQAAAAMBAACAAQAAxAADAkMBAAA4AACADgEAATyBAgA4BwCAiQEBAAACAgDEAQICvIEDALgEAICJAQIACQIDAIMCAgAJAwEAgAMCAEQDAgBEAgACiQIEAMQCAQDEAQABiwEFBY4BAwaOAQMHxAEBAgkCBgCAAgEARAICBUuCCgALBQUIDgUKCY4FCQoTBgIAUgAAAI4GCQsSBgsNjgYJDBIGDA2OBgkNQgEAADgCAIATBwEAUgAAABIHAQJChwAAOAAAgAgHAABEBQUBDgUJCpABCApMAgACTYILADYCAADGgQIARoIBAI4ElnN0ZC5mcy5yZWdpc3Rlcl90b29scwSGZ3JvdXAABIdzdHJpbmcU0HN0ZC5mcy5yZWdpc3Rlcl90b29sczogYXJndW1lbnQgMSAob3B0cykgZmllbGQgJ2dyb3VwJyBtdXN0IGJlIGEgc3RyaW5nLCBnb3QgJXMEhHN0ZASFanNvbgSGYXJyYXkEhXRvb2wEiXJlZ2lzdGVyBIVuYW1lBIxkZXNjcmlwdGlvbgSNaW5wdXRfc2NoZW1hBIhoYW5kbGVyhwEMAAEDAAEEAAEFAAECAAAAAAEGAIC6AQAAAAEAAAEAAAAAAAABAAAAAAAAAAAAAgAAAAEAAAABAAAAAAAAAAAAAQAAAAAAAAD/AgD9AAQBAYCKhW9wdHOAuoZzcGVjc4S6hmdyb3Vwh7qGbmFtZXOcuowoZm9yIHN0YXRlKZ+3jChmb3Igc3RhdGUpn7eMKGZvciBzdGF0ZSmft4woZm9yIHN0YXRlKZ+3gmmgtYJzoLWHhmJ1aWxkhXR5cGWGZXJyb3KIc2Zvcm1hdIt1c2VyX2xldmVshV9FTlaHaXBhaXJzAbMBCQEBAAAAAAIAAAAAAQAAAAACAQAAAAIAAQABAQAAAAAAAQAAAAABAAAAAAAAAAAAAP4CAQEAAgEAAAABAAAAAAABAAAAAAAAAAEAAAAAAQAAAAAAAQAAAAAAAAAA/AQBAQABAQAAAAAAAAAAAAAAAAAAAAAAAAEBAAEBAAAAAIAAAAAAAAAAAAEBAAIAAAABAAAAAAAAAAAAAAAAAAABAAAAAAAA/wEBKgIAAAACAA3zDYEBgKuNglKCAbOCSIIBs4t1c2VyX2xldmVsgwGzhXR5cGWIAbOGZXJyb3KIAbOIc2Zvcm1hdIgBs4dpcGFpcnOIAbOIREVGQVVMVI0Bs4lPUFRJT05BTJIBs4Zwcm9wc5MBs4VwYXRolwGzhlNQRUNTAakBs4ZidWlsZAGqAbOBhV9FTlY="
   },
   "=ab:knl": {
     source: "src/host/knl.lua",
-    text: '--- The knl syscall table: hands the host\'s `@knl_*` primitives to the sealed `knl` module as\n-- `require("knl.host")`. Nothing else sees them; the kernel\'s public surface is `knl` itself.\nlocal _, H = ...\npackage.loaded["knl.host"] = {\n  open = H.knl_open,\n  session_open = H.knl_session_open,\n  session_close = H.knl_session_close,\n  append = H.knl_append,\n  append_many = H.knl_append_many,\n  events = H.knl_events,\n  tail = H.knl_tail,\n  has = H.knl_has,\n  query = H.knl_query,\n  schema = H.knl_schema,\n  clock = H.knl_clock,\n}\n',
+    hash: "ffecfbfc:214",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGIPWFiOmtubICAAAEFnlEAAABQAAADCwEAAA4BAgGTAQUAUgAAAA4CAQSSAQMEDgIBBpIBBQQOAgEIkgEHBA4CAQqSAQkEDgIBDJIBCwQOAgEOkgENBA4CARCSAQ8EDgIBEpIBEQQOAgEUkgETBA4CARaSARUEDgIBGJIBFwQSAQIDRgEBAZkEiHBhY2thZ2UEh2xvYWRlZASJa25sLmhvc3QEhW9wZW4EiWtubF9vcGVuBI1zZXNzaW9uX29wZW4EkWtubF9zZXNzaW9uX29wZW4EjnNlc3Npb25fY2xvc2UEkmtubF9zZXNzaW9uX2Nsb3NlBIdhcHBlbmQEi2tubF9hcHBlbmQEjGFwcGVuZF9tYW55BJBrbmxfYXBwZW5kX21hbnkEh2V2ZW50cwSLa25sX2V2ZW50cwSFdGFpbASJa25sX3RhaWwEhGhhcwSIa25sX2hhcwSGcXVlcnkEimtubF9xdWVyeQSHc2NoZW1hBItrbmxfc2NoZW1hBIZjbG9jawSKa25sX2Nsb2NrgQEAAICeAQIBAAAAAQABAAEAAQABAAEAAQABAAEAAQABAAEAgIKCX4KegkiCnoGFX0VOVg=="
   },
   "=ab:llm": {
     source: "src/host/llm/llm.lua",
-    text: '--- llm.*: one model call from a script, and the transport `llm_proto` reaches through.\n--\n-- Owns `llm.chat(messages, opts)` \u2014 a Port opened for the call (`opts.provider`: anthropic\n-- (default) | openai | replay; every Port option and request field is accepted in `opts`),\n-- returning the normalised response \u2014 and the internal module `llm_proto.transport` (host\n-- functions: `send`, `base_url`, `read_replay`, `env`, `encode`, `release`), preloaded so that a vendored\n-- `llm_proto` keeps reaching the host\'s HTTP layer.\nlocal R, H = ...\nlocal type, error, sformat = type, error, string.format\n\nlocal transport = {\n  send = H.llm_send,\n  base_url = H.llm_base_url,\n  read_replay = H.llm_read_replay,\n  env = H.llm_env,\n  encode = H.llm_encode,\n  release = H.llm_release,\n}\npackage.preload["llm_proto.transport"] = function() return transport end\n\nllm = llm or {}\n\n--- One model call. `messages` is a string (one user message) or a messages array.\nfunction llm.chat(messages, opts)\n  if type(messages) == "string" then\n    messages = { { role = "user", content = messages } }\n  elseif type(messages) ~= "table" then\n    error(sformat("llm.chat: argument 1 (messages) must be a string or a table, got %s", type(messages)), 2)\n  end\n  if opts ~= nil and type(opts) ~= "table" then\n    error(sformat("llm.chat: argument 2 (opts) must be a table, got %s", type(opts)), 2)\n  end\n  opts = opts or {}\n  local provider = opts.provider or "anthropic"\n  local ports = require("llm_proto.port")\n  local P = ports[provider]\n  if not P then\n    error(sformat("llm.chat: opts.provider must be anthropic, openai or replay, got %q", tostring(provider)), 2)\n  end\n  local o = {}\n  for k, v in pairs(opts) do if k ~= "provider" then o[k] = v end end\n  return P:open(o):chat({ messages = messages })\nend\n',
+    hash: "f0848ee6:6fd",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGIPWFiOmxsbYCAAAEIolEAAABQAAADCwEAAIsBAAELAgACDgIEA5MCBABSAAAADgMBBZICBAYOAwEHkgIGBg4DAQmSAggGDgMBC5ICCgYOAwENkgIMBg4DAQ+SAg4GCwMAEA4DBhHPAwAAEgMSBwsDABNCgwAAuAAAgBMDAABSAAAADwATBgsDABPPgwAAEgMUB0aDAQGVBIV0eXBlBIZlcnJvcgSHc3RyaW5nBIdmb3JtYXQEhXNlbmQEiWxsbV9zZW5kBIliYXNlX3VybASNbGxtX2Jhc2VfdXJsBIxyZWFkX3JlcGxheQSQbGxtX3JlYWRfcmVwbGF5BIRlbnYEiGxsbV9lbnYEh2VuY29kZQSLbGxtX2VuY29kZQSIcmVsZWFzZQSMbGxtX3JlbGVhc2UEiHBhY2thZ2UEiHByZWxvYWQElGxsbV9wcm90by50cmFuc3BvcnQEhGxsbQSFY2hhdIEBAACCgJOTAAACgwkAAABIAAIARwABAICBAQUAgIMAAACAgIGKdHJhbnNwb3J0gJirAgAN2gkBAACAAQAARAECAjwBAAA4BACAEwEAAVIAAACTAQIAUgAAAJKBAQKSAQMATgEBAAAAAgC4BgCACQEAAIABAABEAQICPIEEADgEAIAJAQEAiQECAAOCAgCJAgAAAAMAAMQCAgDEAQACAYIAgEQBAwG8gAYAuAYAgAkBAACAAQEARAECAjyBBAA4BACACQEBAIkBAgADggMAiQIAAAADAQDEAgIAxAEAAgGCAIBEAQMBwoAAADgBAIATAQAAUgAAAIAAAgAOAQEIQoEAADgAAIADgQQAiwEDCgOCBQDEAQICDAIDAkKCAAA4BACAiQIBAAkDAgCDAwYACwQDDYAEAgBEBAIARAMAAoGDAIDEAgMBkwIAAFIAAAALAwMOgAMBAEQDAgVLgwEAPIUIADgAAICQAgoLTAMAAk2DAgA2AwAAFIMEDwAEBQBEAwMCFIMGEBMEAQBSAAAAEgQRAEWDAwBGgwAARoMBAJIEh3N0cmluZwSFcm9sZQSFdXNlcgSIY29udGVudASGdGFibGUUxGxsbS5jaGF0OiBhcmd1bWVudCAxIChtZXNzYWdlcykgbXVzdCBiZSBhIHN0cmluZyBvciBhIHRhYmxlLCBnb3QgJXMAFLRsbG0uY2hhdDogYXJndW1lbnQgMiAob3B0cykgbXVzdCBiZSBhIHRhYmxlLCBnb3QgJXMEiXByb3ZpZGVyBIphbnRocm9waWMEiHJlcXVpcmUEj2xsbV9wcm90by5wb3J0FMRsbG0uY2hhdDogb3B0cy5wcm92aWRlciBtdXN0IGJlIGFudGhyb3BpYywgb3BlbmFpIG9yIHJlcGxheSwgZ290ICVxBIl0b3N0cmluZwSGcGFpcnMEhW9wZW4EhWNoYXQEiW1lc3NhZ2VzhAECAAEDAAEEAAAAAIDaAQAAAAABAAAAAAAAAAABAAAAAAEAAAAAAAAAAAIAAAAAAAABAAAAAAAAAAACAAAAAAEAAAABAAABAQABAAAAAAAAAAACAAEAAAAAAAAAAAABAAAAAAAAAAABgIyJbWVzc2FnZXOA2oVvcHRzgNqJcHJvdmlkZXK12oZwb3J0c7jaglC52oJvxtqMKGZvciBzdGF0ZSnJz4woZm9yIHN0YXRlKcnPjChmb3Igc3RhdGUpyc+MKGZvciBzdGF0ZSnJz4Jrys2CdsrNhIV0eXBlhmVycm9yiHNmb3JtYXSFX0VOVqIBBwEAAAACAAEAAQABAAEAAQABAAIAAAACAAAAAAADE+0TgIaCUoKigkiCooV0eXBlhqKGZXJyb3KGoohzZm9ybWF0hqKKdHJhbnNwb3J0lKKBhV9FTlY="
   },
   "=ab:stores": {
     source: "src/host/stores/stores.lua",
-    text: `--- Model-facing tools of the stores: std.kv.register_tools, std.sql.register_tools, std.ts.register_tools.
---
--- Owns the tool names, schemas and result shapes a model sees (kv_get \u2192 { value }, kv_set \u2192
--- { ok = true }, kv_delete \u2192 { deleted }, kv_list \u2192 { keys }; sql_execute \u2192 { affected, last_id },
--- sql_query \u2192 { rows }; ts_append \u2192 { ok = true }, ts_query \u2192 { rows }, ts_last \u2192 { row }), and the
--- options every register_tools takes: \`allowed\` (subset of the operations, default all),
--- \`prefix\` (default "kv_" / "sql_" / "ts_"), \`group\` (tool.register's meta.group) and, for kv,
--- \`ns_lock\` (every call uses that namespace; the model cannot pick another). Each answers the
--- list of tool names it registered. Tools go through \`tool.register\`, so they are ordinary
--- entries of the run's registry. Also sets \`std.sql.null\` (the same sentinel as \`std.json.null\`).
-local R, H = ...
-local user_level = R.user_level
-local type, error, sformat, ipairs, pairs = type, error, string.format, ipairs, pairs
-
-std.sql.null = H.null
-
-local function obj(props, required)
-  local s = { type = "object", properties = props }
-  if required and #required > 0 then s.required = required end
-  return s
-end
-
-local function register(fname, opts, default_prefix, ops)
-  if opts ~= nil and type(opts) ~= "table" then
-    error(sformat("%s: argument 1 (opts) must be a table, got %s", fname, type(opts)), user_level())
-  end
-  opts = opts or {}
-  local prefix = opts.prefix or default_prefix
-  if type(prefix) ~= "string" then
-    error(sformat("%s: argument 1 (opts) field 'prefix' must be a string, got %s", fname, type(prefix)), user_level())
-  end
-  local by_name, order = {}, {}
-  for _, op in ipairs(ops) do by_name[op.op] = op; order[#order + 1] = op.op end
-  local wanted = order
-  if opts.allowed ~= nil then
-    if type(opts.allowed) ~= "table" then
-      error(sformat("%s: argument 1 (opts) field 'allowed' must be a table, got %s", fname, type(opts.allowed)), user_level())
-    end
-    wanted = {}
-    for i, name in ipairs(opts.allowed) do
-      local op = type(name) == "string" and name:gsub("^" .. prefix, "") or name
-      if not by_name[op] then
-        error(sformat("%s: argument 1 (opts) field 'allowed' element %d must be one of %s, got %s",
-          fname, i, table.concat(order, ", "), tostring(name)), user_level())
-      end
-      wanted[#wanted + 1] = op
-    end
-  end
-  local meta = opts.group and { group = opts.group } or nil
-  local names = std.json.array()
-  for _, op in ipairs(wanted) do
-    local spec = by_name[op]
-    local name = prefix .. op
-    tool.register(name, { description = spec.description, input_schema = spec.schema }, spec.handler, meta)
-    names[#names + 1] = name
-  end
-  return names
-end
-
-local function need(input, tool_name, field, kind)
-  local v = type(input) == "table" and input[field] or nil
-  if type(v) ~= kind then
-    error(sformat("%s: input field '%s' must be a %s, got %s", tool_name, field, kind, type(v)), 0)
-  end
-  return v
-end
-
-function std.kv.register_tools(opts)
-  local lock = type(opts) == "table" and opts.ns_lock or nil
-  if lock ~= nil and (type(lock) ~= "string" or lock == "") then
-    error(sformat("std.kv.register_tools: argument 1 (opts) field 'ns_lock' must be a non-empty string, got %s",
-      type(lock)), user_level())
-  end
-  local function ns_of(input)
-    if lock then return lock end
-    return need(input, "kv", "ns", "string")
-  end
-  local function props(extra)
-    local p = {}
-    if not lock then p.ns = { type = "string", description = "Namespace" } end
-    for k, v in pairs(extra) do p[k] = v end
-    return p
-  end
-  local function req(list)
-    local r = {}
-    if not lock then r[1] = "ns" end
-    for _, v in ipairs(list) do r[#r + 1] = v end
-    return r
-  end
-  local key = { type = "string", description = "Key" }
-  return register("std.kv.register_tools", opts, "kv_", {
-    { op = "get", description = "Read the value stored under a key (null when absent).",
-      schema = obj(props({ key = key }), req({ "key" })),
-      handler = function(input) return { value = std.kv.get(ns_of(input), need(input, "kv_get", "key", "string")) } end },
-    { op = "set", description = "Store a JSON value under a key, replacing any previous value.",
-      schema = obj(props({ key = key, value = { description = "Any JSON value" } }), req({ "key", "value" })),
-      handler = function(input)
-        local v = type(input) == "table" and input.value
-        if v == nil then error("kv_set: input field 'value' is missing", 0) end
-        std.kv.set(ns_of(input), need(input, "kv_set", "key", "string"), v)
-        return { ok = true }
-      end },
-    { op = "delete", description = "Delete a key; answers whether it existed.",
-      schema = obj(props({ key = key }), req({ "key" })),
-      handler = function(input) return { deleted = std.kv.delete(ns_of(input), need(input, "kv_delete", "key", "string")) } end },
-    { op = "list", description = "List the keys of the namespace, optionally only those starting with a prefix.",
-      schema = obj(props({ prefix = { type = "string", description = "Key prefix" } }), req({})),
-      handler = function(input)
-        local p = type(input) == "table" and input.prefix or nil
-        if p ~= nil and type(p) ~= "string" then error("kv_list: input field 'prefix' must be a string", 0) end
-        return { keys = std.kv.list(ns_of(input), p) }
-      end },
-  })
-end
-
-local sql_schema = obj({
-  sql = { type = "string", description = "One SQLite statement" },
-  params = { description = "Positional parameters (array) or named parameters (object)" },
-}, { "sql" })
-
-function std.sql.register_tools(opts)
-  return register("std.sql.register_tools", opts, "sql_", {
-    { op = "execute", description = "Execute an SQLite statement that changes data or schema; answers the number of rows affected.",
-      schema = sql_schema,
-      handler = function(input)
-        local r = std.sql.execute(need(input, "sql_execute", "sql", "string"), input.params)
-        return { affected = r.affected, last_id = r.last_id }
-      end },
-    { op = "query", description = "Run an SQLite query; answers the rows as objects keyed by column name.",
-      schema = sql_schema,
-      handler = function(input) return { rows = std.sql.query(need(input, "sql_query", "sql", "string"), input.params) } end },
-  })
-end
-
-local tags_schema = { type = "object", description = "Tags: string keys, scalar values (AND-filter when querying)" }
-
-function std.ts.register_tools(opts)
-  return register("std.ts.register_tools", opts, "ts_", {
-    { op = "append", description = "Append a data point (a number or a JSON object) to a series.",
-      schema = obj({
-        series = { type = "string" }, value = { description = "A number or a JSON object" }, tags = tags_schema,
-        at = { type = "integer", description = "Unix time in milliseconds (default now)" },
-      }, { "series", "value" }),
-      handler = function(input)
-        std.ts.append(need(input, "ts_append", "series", "string"), input.value, input.tags, input.at)
-        return { ok = true }
-      end },
-    { op = "query", description = "Query a series: raw points, or aggregated (count/sum/avg/last), optionally in time buckets.",
-      schema = obj({
-        series = { type = "string" },
-        from = { type = "integer", description = "Start, ms, inclusive" },
-        to = { type = "integer", description = "End, ms, inclusive" },
-        tags = tags_schema,
-        agg = { type = "string", enum = { "count", "sum", "avg", "last" } },
-        bucket_ms = { type = "integer", description = "Bucket width in ms (needs agg)" },
-        limit = { type = "integer" }, offset = { type = "integer" },
-      }, { "series" }),
-      handler = function(input)
-        local series = need(input, "ts_query", "series", "string")
-        local q = {}
-        for _, k in ipairs({ "from", "to", "tags", "agg", "bucket_ms", "limit", "offset" }) do q[k] = input[k] end
-        return { rows = std.ts.query(series, q) }
-      end },
-    { op = "last", description = "The most recent point of a series (optionally matching tags), or null.",
-      schema = obj({ series = { type = "string" }, tags = tags_schema }, { "series" }),
-      handler = function(input) return { row = std.ts.last(need(input, "ts_last", "series", "string"), input.tags) } end },
-  })
-end
-`,
+    hash: "a1fc8038:208f",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGLPWFiOnN0b3Jlc4CAAAEPslEAAABQAAADDgEAAIsBAAELAgACiwIAA44CBQQLAwAFiwMABgsEAAcOBAgIjgQBCRIECQlPBAAAz4QAAE8FAQCLBQAKjgULC0+GAQCSBQwMgAUIABMGAgBSAAAAkwYCAFIAAACShg0DkoYODxIGCA2TBgEAUgAAAJKGDhESBhANkwYAAVIAAAADBwQAzgYBAMQFAwILBgASDgYMCM8GAgASBgwNEwYCAFIAAAAShg0TEoYUFYsGABaOBg0XT4cCAJIGDA7GhgEBmASLdXNlcl9sZXZlbASFdHlwZQSGZXJyb3IEh3N0cmluZwSHZm9ybWF0BIdpcGFpcnMEhnBhaXJzBIRzdGQEhHNxbASFbnVsbASEc3RkBINrdgSPcmVnaXN0ZXJfdG9vbHMEhXR5cGUEjGRlc2NyaXB0aW9uBJVPbmUgU1FMaXRlIHN0YXRlbWVudASHcGFyYW1zFLtQb3NpdGlvbmFsIHBhcmFtZXRlcnMgKGFycmF5KSBvciBuYW1lZCBwYXJhbWV0ZXJzIChvYmplY3QpBIRzdGQEh29iamVjdASMZGVzY3JpcHRpb24UvFRhZ3M6IHN0cmluZyBrZXlzLCBzY2FsYXIgdmFsdWVzIChBTkQtZmlsdGVyIHdoZW4gcXVlcnlpbmcpBIRzdGQEg3RzgQEAAIaAkZUCAASMEwECAFIAAAASgQABEgECAMIAAAC4AQCAtAEBAMABfwA4AACAEgEDAUgBAgDHAQEAhASFdHlwZQSHb2JqZWN0BItwcm9wZXJ0aWVzBIlyZXF1aXJlZICAjAEAAAABAAAAAAABAYCDhnByb3BzgIyJcmVxdWlyZWSAjIJzhIyAgJe6BAAXAay8gAAAuAcAgAkCAACAAgEARAICAjyCAQA4BQCACQIBAIkCAgADAwEAgAMAAAkEAACABAEARAQCAMQCAAIJAwMARAMBAEQCAAHCgAAAOAEAgBMCAABSAAAAgAAEAA4CAQNCggAAOAAAgAACAgCJAgAAAAMEAMQCAgK8ggQAOAUAgIkCAQAJAwIAg4MCAAAEAACJBAAAAAUEAMQEAgBEAwACiQMDAMQDAQDEAgABkwIAAFIAAAATAwAAUgAAAIkDBAAABAMAxAMCBcuDAwCOBgwGkAINDLQGBgCVBg2ArwaABg4HDAYQAw0OzAMAAs2DBAC2AwAAgAMGAA4EAQc8hAAAuB8AgAkEAACOBAEHRAQCAjyEAQA4BQCACQQBAIkEAgADBQQAgAUAAAkGAACOBgEHRAYCAMQEAAIJBQMARAUBAEQEAAETBAAAUgAAAIADCAAJBAQAjgQBB0QEAgVLBBMACQcAAIAHDQBEBwICPAcEALgDAIAUhw0JAwgFAIAIBAA1CAIAg4gFAEQHBAJChwAAOAAAgAAHDQCMBwUOwocAADgIAICJBwEACQgCAIMIBgAACQAAgAkMAAsKBQEOChQNgAoGAAMLBwBECgMCiwoFDwALDQDECgIARAgAAokIAwDECAEAxAcAAbQHBwCVBw+ArweABpADDw5MBAACTQQUADYEAAAOBAEQQgQAALgCAIATBAEAUgAAAI4EARASBBAJQoQAADgAAIAIBAAAiwQFEY4ECRKOBAkTxAQBAgkFBACABQcARAUCBUsFCgAMCAUPgAgEAAAJDwC1CAIACwkFFA4JEhWACREAEwoCAFIAAACOChAWEgoWFY4KEBgSChcVjgoQGQALCABECQUBNAkJABUJEoAvCYAGkAQSEUwFAAJNBQsANgUAAMaEAgBGhQEAmgAEhnRhYmxlFK4lczogYXJndW1lbnQgMSAob3B0cykgbXVzdCBiZSBhIHRhYmxlLCBnb3QgJXMEh3ByZWZpeASHc3RyaW5nFL4lczogYXJndW1lbnQgMSAob3B0cykgZmllbGQgJ3ByZWZpeCcgbXVzdCBiZSBhIHN0cmluZywgZ290ICVzBINvcASIYWxsb3dlZBS+JXM6IGFyZ3VtZW50IDEgKG9wdHMpIGZpZWxkICdhbGxvd2VkJyBtdXN0IGJlIGEgdGFibGUsIGdvdCAlcwSFZ3N1YgSCXgSBFMslczogYXJndW1lbnQgMSAob3B0cykgZmllbGQgJ2FsbG93ZWQnIGVsZW1lbnQgJWQgbXVzdCBiZSBvbmUgb2YgJXMsIGdvdCAlcwSHY29uY2F0BIMsIASJdG9zdHJpbmcEhmdyb3VwBIRzdGQEhWpzb24EhmFycmF5BIV0b29sBIlyZWdpc3RlcgSMZGVzY3JpcHRpb24EjWlucHV0X3NjaGVtYQSHc2NoZW1hBIhoYW5kbGVyhgEDAAEEAAEFAAECAAEGAAAAAIABrAEAAAAAAAABAAAAAAAAAAAAAAIAAAAAAQAAAAEAAAAAAQAAAAAAAAAAAAACAAAAAQAAAAAAAAAAAAAAAAABAQAAAQAAAAABAAAAAAAAAAAAAAIAAAEAAAABAAAAAAAAAAAAAAAAAAEAAAEAAAEAAAAAAAAAAAD/AQD/AwAAAPoAgAIAAAAAAAAAAAABAAAAAQAAAAEBAAABAAAAAAAAAAAAAAABAAAA/AAFAQGBAYCvn4ZmbmFtZYABrIVvcHRzgAGsj2RlZmF1bHRfcHJlZml4gAGshG9wc4ABrIdwcmVmaXibAayIYnlfbmFtZa8BrIZvcmRlcq8BrIwoZm9yIHN0YXRlKbK8jChmb3Igc3RhdGUpsryMKGZvciBzdGF0ZSmyvIwoZm9yIHN0YXRlKbK8gl+zuoNvcLO6h3dhbnRlZL4BrIwoZm9yIHN0YXRlKdcBgIwoZm9yIHN0YXRlKdcBgIwoZm9yIHN0YXRlKdcBgIwoZm9yIHN0YXRlKdcBgIJp2P6FbmFtZdj+g29w5v6FbWV0YQGLAayGbmFtZXMBjwGsjChmb3Igc3RhdGUpAZIBqYwoZm9yIHN0YXRlKQGSAamMKGZvciBzdGF0ZSkBkgGpjChmb3Igc3RhdGUpAZIBqYJfAZMBp4NvcAGTAaeFc3BlYwGUAaeFbmFtZQGXAaeGhXR5cGWGZXJyb3KIc2Zvcm1hdIt1c2VyX2xldmVsh2lwYWlyc4VfRU5WgLzCBAANnAkCAACAAgAARAICAjwCAAA4AQCADAIAAkKCAAA4AACACAIAAIkCAAAAAwQAxAICArmCAwC4BQCAiQIBAAkDAgCDgwAAAAQBAIAEAgAABQMAiQUAAAAGBADEBQIARAMAAoGD/3/EAgMBSAICAMcCAQCCBIZ0YWJsZRSqJXM6IGlucHV0IGZpZWxkICclcycgbXVzdCBiZSBhICVzLCBnb3QgJXODAQMAAQQAAQUAgJwBAAAAAAAAAAABAAAAAAEAAAAAAAAAAAAAAAIBgIWGaW5wdXSAnIp0b29sX25hbWWAnIZmaWVsZICchWtpbmSAnIJ2iZyDhXR5cGWGZXJyb3KIc2Zvcm1hdIDE8gEAEwGEiQAAAAABAADEAAICvAAAADgBAICOAAABwoAAADgAAICIAAAAvIACADgIAIAJAQAAgAEBAEQBAgI8AQMAuAAAgLwABAC4BACACQEBAIkBAgADggIAiQIAAAADAQDEAgIAxAEAAgkCAwBEAgEARAEAAU8BAADPgQAATwIBAJMCAgBSAAAAkoIGB5KCCAkJAwcAgwMFAAAEAACDhAUAEwUABFIAAACTBQMAUgAAAJKFDA2ShQgOCQYIAIAGAwATBwEAUgAAABIHEAXEBgICAAcEAJMHAAFSAAAAAwgIAM4HAQBEBwIARAYAApIFDwxPhgEAkgURDBMGAwBSAAAAEoYMEhKGCBOJBggAAAcDAJMHAgBSAAAAkgcUBRMIAQBSAAAAEogIFpIHFRBEBwICgAcEABMIAAJSAAAAgwgKAAOJCgBOCAIAxAcCAMQGAAISBg8NzwYCABIGEQ2TBgMAUgAAAJKGDBeShggYCQcIAIAHAwATCAEAUgAAABIIGQXEBwICAAgEAJMIAAFSAAAAA4kMAM4IAQBECAIARAcAApIGDw5PhwIAkgYRDhMHAwBSAAAAEocMGhKHCBuJBwgAAAgDAJMIAQBSAAAAEwkCAFIAAAASiQYdEokIHpIIHBJECAICgAgEABMJAABSAAAAxAgCAMQHAAISBw8PzwcDABIHEQ9OBQQARYMFAEaDAABGgwEAnwSGdGFibGUEiG5zX2xvY2sABIdzdHJpbmcEgRTcc3RkLmt2LnJlZ2lzdGVyX3Rvb2xzOiBhcmd1bWVudCAxIChvcHRzKSBmaWVsZCAnbnNfbG9jaycgbXVzdCBiZSBhIG5vbi1lbXB0eSBzdHJpbmcsIGdvdCAlcwSFdHlwZQSHc3RyaW5nBIxkZXNjcmlwdGlvbgSES2V5BJZzdGQua3YucmVnaXN0ZXJfdG9vbHMEhGt2XwSDb3AEhGdldBS2UmVhZCB0aGUgdmFsdWUgc3RvcmVkIHVuZGVyIGEga2V5IChudWxsIHdoZW4gYWJzZW50KS4Eh3NjaGVtYQSEa2V5BIhoYW5kbGVyBIRzZXQUvlN0b3JlIGEgSlNPTiB2YWx1ZSB1bmRlciBhIGtleSwgcmVwbGFjaW5nIGFueSBwcmV2aW91cyB2YWx1ZS4EhGtleQSGdmFsdWUEj0FueSBKU09OIHZhbHVlBIdkZWxldGUUqkRlbGV0ZSBhIGtleTsgYW5zd2VycyB3aGV0aGVyIGl0IGV4aXN0ZWQuBIRrZXkEhWxpc3QUzkxpc3QgdGhlIGtleXMgb2YgdGhlIG5hbWVzcGFjZSwgb3B0aW9uYWxseSBvbmx5IHRob3NlIHN0YXJ0aW5nIHdpdGggYSBwcmVmaXguBIdwcmVmaXgEh3N0cmluZwSLS2V5IHByZWZpeIoBAwABBAABBQABAgABCgABBwABBgABCQABCAAAAACHgMrNAQAGjYkAAADCAAAAuAAAgIkAAADIAAIAiQABAAABAACDAQAAA4IAAIMCAQDFAAUAxgAAAMcAAQCDBINrdgSDbnMEh3N0cmluZ4IBAQAABACAjQEAAAAAAQAAAAAAAAGAgYZpbnB1dICNgoVsb2NrhW5lZWSAztMBAAmUkwAAAFIAAAAJAQAAQoEAADgCAIATAQIAUgAAABKBAQISgQMEkgAAAgkBAQCAAQAARAECBUuBAACQAAYHTAEAAk2BAQA2AQAAxoACAEaBAQCFBINucwSFdHlwZQSHc3RyaW5nBIxkZXNjcmlwdGlvbgSKTmFtZXNwYWNlggEBAAAFAICUAQABAAAAAAAAAAEAAAAAAAAAAQGAiIZleHRyYYCUgnCClIwoZm9yIHN0YXRlKY2RjChmb3Igc3RhdGUpjZGMKGZvciBzdGF0ZSmNkYwoZm9yIHN0YXRlKY2RgmuOj4J2jo+ChWxvY2uGcGFpcnOA1NkBAAmTkwAAAFIAAAAJAQAAQoEAADgAAICRgAEACQEBAIABAABEAQIFSwECADQEAQAVBAiALwSABpAACAdMAQACTQEDADYBAADGgAIARoEBAIEEg25zggEBAAAGAICTAQABAAAAAQAAAAAAAAAAAAABAYCIhWxpc3SAk4JygpOMKGZvciBzdGF0ZSmJkIwoZm9yIHN0YXRlKYmQjChmb3Igc3RhdGUpiZCMKGZvciBzdGF0ZSmJkIJfio6CdoqOgoVsb2Nrh2lwYWlyc4De3gEACZKTAAEAUgAAAAsBAAEOAQICDgECA4kBAQAAAgAAxAECAgkCAgCAAgAAAwMCAIODAgADBAMARAIFAEQBAAKSAAACyAACAMcAAQCHBIZ2YWx1ZQSEc3RkBINrdgSEZ2V0BIdrdl9nZXQEhGtleQSHc3RyaW5ngwAJAAECAAAEAICSAAAAAAAAAAAAAAAAAAAAAAAAgIGGaW5wdXSAkoOFX0VOVoZuc19vZoVuZWVkgOHmAQAJookAAAAAAQAAxAACArwAAAC4AACAjgAAAbgAAICGAAAAhwAAALwAAgC4AQCACQEBAIOBAQABgv9/RAEDAQsBAgQOAQIFDgECBokBAwAAAgAAxAECAgkCBACAAgAAA4MDAIMDBAADhAQARAIFAoACAQBEAQQBEwEBAFIAAAASgQoLSAECAEcBAQCMBIZ0YWJsZQSGdmFsdWUABKdrdl9zZXQ6IGlucHV0IGZpZWxkICd2YWx1ZScgaXMgbWlzc2luZwSEc3RkBINrdgSEc2V0BIdrdl9zZXQEhGtleQSHc3RyaW5nBINvaxGFAAAAAAEAAAkAAQIAAAQAgKIBAAAAAAAAAAABAAAAAAABAAAAAAAAAAAAAAAAAAEAAAABgIKGaW5wdXSAooJ2iaKFhXR5cGWGZXJyb3KFX0VOVoZuc19vZoVuZWVkgOnpAQAJkpMAAQBSAAAACwEAAQ4BAgIOAQIDiQEBAAACAADEAQICCQICAIACAAADAwIAg4MCAAMEAwBEAgUARAEAApIAAALIAAIAxwABAIcEiGRlbGV0ZWQEhHN0ZASDa3YEh2RlbGV0ZQSKa3ZfZGVsZXRlBIRrZXkEh3N0cmluZ4MACQABAgAABACAkgAAAAAAAAAAAAAAAAAAAAAAAICBhmlucHV0gJKDhV9FTlaGbnNfb2aFbmVlZIDs8AEABqGJAAAAAAEAAMQAAgK8AAAAOAEAgI4AAAHCgAAAOAAAgIgAAAC8gAIAOAQAgAkBAACAAQEARAECAjyBAwC4AQCACQEBAIMBAgABgv9/RAEDARMBAQBSAAAAiwECBo4BAweOAQMICQIDAIACAABEAgICgAIBAMQBAwISAQUDSAECAEcBAQCJBIZ0YWJsZQSHcHJlZml4AASHc3RyaW5nFK9rdl9saXN0OiBpbnB1dCBmaWVsZCAncHJlZml4JyBtdXN0IGJlIGEgc3RyaW5nBIVrZXlzBIRzdGQEg2t2BIVsaXN0hAAAAAABAAAJAAECAIChAQAAAAAAAAAAAQAAAAAAAAAAAAABAAAAAAAAAAAAAAABgIKGaW5wdXSAoYJwiaGEhXR5cGWGZXJyb3KFX0VOVoZuc19vZgGEAQAAAAAAAAAAAQAAAAAAAAAAAQAAAQAA/wEA/wYGBgEAAAABAAAAAAAAAAEAAQAAAAAAAAAAAAAAAAABAAAAAQABAAAAAAAAAAAAAAAAAAAAAAAABgAAAAEAAQAAAAAAAAAAAAAAAAABAAAAAQABAAAAAAAAAAAAAAAAAAAABQCA6hYBgQGA8YaFb3B0c4ABhIVsb2NriQGEhm5zX29mnQGEhnByb3BzngGEhHJlcZ8BhIRrZXmjAYSKhXR5cGWGZXJyb3KIc2Zvcm1hdIt1c2VyX2xldmVshW5lZWSGcGFpcnOHaXBhaXJziXJlZ2lzdGVyhG9iaoVfRU5WgPkBhQEACZqJAAAAAwEAAIABAAADggAAkwIAAlIAAAATAwMAUgAAABKDAgMSgwQFiQMBABIDBgfPAwAAEgMHB5MDAwBSAAAAkoMCCJKDBAkJBAEAkgMGCE+EAACSAwcIzgICAMUABQDGAAAAxwABAIoEl3N0ZC5zcWwucmVnaXN0ZXJfdG9vbHMEhXNxbF8Eg29wBIhleGVjdXRlBIxkZXNjcmlwdGlvbhTeRXhlY3V0ZSBhbiBTUUxpdGUgc3RhdGVtZW50IHRoYXQgY2hhbmdlcyBkYXRhIG9yIHNjaGVtYTsgYW5zd2VycyB0aGUgbnVtYmVyIG9mIHJvd3MgYWZmZWN0ZWQuBIdzY2hlbWEEiGhhbmRsZXIEhnF1ZXJ5FMdSdW4gYW4gU1FMaXRlIHF1ZXJ5OyBhbnN3ZXJzIHRoZSByb3dzIGFzIG9iamVjdHMga2V5ZWQgYnkgY29sdW1uIG5hbWUuhAEJAAELAAAAAAEKAIKA/QGAAQAHk4sAAACOAAEBjgABAgkBAQCAAQAAA4IBAIOCAAADAwIARAEFAo4BAAXEAAMCEwECAFIAAACOAQEGEgEGA44BAQcSAQcDSAECAEcBAQCIBIRzdGQEhHNxbASIZXhlY3V0ZQSMc3FsX2V4ZWN1dGUEh3N0cmluZwSHcGFyYW1zBIlhZmZlY3RlZASIbGFzdF9pZIIAAgAAAwCAkwEAAAAAAAAAAAAAAQAAAAAAAAGAgoZpbnB1dICTgnKLk4KFX0VOVoVuZWVkgAGDAYMBAAiQkwABAFIAAAALAQABDgECAg4BAgOJAQEAAAIAAIMCAgADAwEAg4MCAMQBBQIOAgAGRAEDApIAAALIAAIAxwABAIcEhXJvd3MEhHN0ZASEc3FsBIZxdWVyeQSKc3FsX3F1ZXJ5BIdzdHJpbmcEh3BhcmFtc4IAAgAAAwCAkAAAAAAAAAAAAAAAAAAAAACAgYZpbnB1dICQgoVfRU5WhW5lZWSaAQAAAAAAAAABAAEABAAAAAEAAQABAAH2CgGAgYVvcHRzgJqEiXJlZ2lzdGVyi3NxbF9zY2hlbWGFX0VOVoVuZWVkgAGJAagBABD2iQAAAAMBAACAAQAAA4IAAJMCAANSAAAAEwMDAFIAAAASgwIDEoMEBYkDAQATBAMAUgAAAJMEAQBSAAAAkoQICRIEBwmTBAEAUgAAAJKEBAsSBAoJiQQCABIEDAmTBAIAUgAAAJKECA6ShAQPEgQNCZMEAAJSAAAAA4UDAIMFBQDOBAIAxAMDAhIDBgfPAwAAEgMQB5MDAwBSAAAAkoMCEZKDBBIJBAEAkwQEAFIAAAATBQEAUgAAABKFCBSSBBMKEwUCAFIAAAAShQgOEoUEFpIEFQoTBQIAUgAAABKFCA4ShQQYkgQXCgkFAgCSBBkKEwUCAFIAAAAShQgUkwUABFIAAAADBg4Ag4YOAAMHDwCDhw8AzgUEABIFGwuSBBoKEwUCAFIAAAAShQgOEoUEIZIEIAoTBQEAUgAAABKFCA6SBCIKEwUBAFIAAAAShQgOkgQjChMFAAFSAAAAg4UJAE4FAQBEBAMCkgMGCE+EAACSAxAIEwQDAFIAAAAShAIfEoQEJIkEAQATBQIAUgAAAJMFAQBSAAAAkoUIJhIFJQuJBQIAEgUnC5MFAAFSAAAAA4YSAM4FAQDEBAMCEgQGCc8EAQASBBAJzgIDAMUABQDGAAAAxwABAKgElnN0ZC50cy5yZWdpc3Rlcl90b29scwSEdHNfBINvcASHYXBwZW5kBIxkZXNjcmlwdGlvbhS9QXBwZW5kIGEgZGF0YSBwb2ludCAoYSBudW1iZXIgb3IgYSBKU09OIG9iamVjdCkgdG8gYSBzZXJpZXMuBIdzY2hlbWEEh3NlcmllcwSFdHlwZQSHc3RyaW5nBIZ2YWx1ZQSaQSBudW1iZXIgb3IgYSBKU09OIG9iamVjdASFdGFncwSDYXQEiGludGVnZXIEqFVuaXggdGltZSBpbiBtaWxsaXNlY29uZHMgKGRlZmF1bHQgbm93KQSIaGFuZGxlcgSGcXVlcnkU3FF1ZXJ5IGEgc2VyaWVzOiByYXcgcG9pbnRzLCBvciBhZ2dyZWdhdGVkIChjb3VudC9zdW0vYXZnL2xhc3QpLCBvcHRpb25hbGx5IGluIHRpbWUgYnVja2V0cy4Eh3NlcmllcwSHc3RyaW5nBIVmcm9tBJVTdGFydCwgbXMsIGluY2x1c2l2ZQSDdG8Ek0VuZCwgbXMsIGluY2x1c2l2ZQSFdGFncwSEYWdnBIVlbnVtBIZjb3VudASEc3VtBIRhdmcEhWxhc3QEimJ1Y2tldF9tcwSfQnVja2V0IHdpZHRoIGluIG1zIChuZWVkcyBhZ2cpBIZsaW1pdASHb2Zmc2V0FMdUaGUgbW9zdCByZWNlbnQgcG9pbnQgb2YgYSBzZXJpZXMgKG9wdGlvbmFsbHkgbWF0Y2hpbmcgdGFncyksIG9yIG51bGwuBIdzZXJpZXMEh3N0cmluZwSFdGFnc4YBCQABCAABDAAAAAABCgABBgCDgAGQAZMBAAeSiwAAAI4AAQGOAAECCQEBAIABAAADggEAgwICAAODAgBEAQUCjgEABg4CAAeOAgAIxAAFAZMAAQBSAAAAkoAJCsgAAgDHAAEAiwSEc3RkBIN0cwSHYXBwZW5kBIp0c19hcHBlbmQEh3NlcmllcwSHc3RyaW5nBIZ2YWx1ZQSFdGFncwSDYXQEg29rEYIAAwAABACAkgEAAAAAAAAAAAAAAAABAAAAAYCBhmlucHV0gJKChV9FTlaFbmVlZIABngGjAQAMpYkAAAAAAQAAgwEAAAOCAACDAgEAxAAFAhMBAABSAAAAiQEBABMCAAdSAAAAg4IBAAMDAgCDgwIAAwQDAIOEAwADBQQAg4UEAE4CBwDEAQIFywEBAIwEAAgQAQgJzAEAAs0BAgC2AQAAkwEBAFIAAAALAgILDgIEDA4CBA2AAgEAAAMCAEQCAwKSAQoExoECAMaBAQCOBIl0c19xdWVyeQSHc2VyaWVzBIdzdHJpbmcEhWZyb20Eg3RvBIV0YWdzBIRhZ2cEimJ1Y2tldF9tcwSGbGltaXQEh29mZnNldASFcm93cwSEc3RkBIN0cwSGcXVlcnmDAAQAAAUAAAMAgKUBAAAAAAABAAEAAAAAAAAAAAAAAAAAAAAAAAEAAAAAAAAAAAABgImGaW5wdXSApYdzZXJpZXOGpYJxiKWMKGZvciBzdGF0ZSmUmYwoZm9yIHN0YXRlKZSZjChmb3Igc3RhdGUplJmMKGZvciBzdGF0ZSmUmYJflZeCa5WXg4VuZWVkh2lwYWlyc4VfRU5WgAGmAaYBAAiQkwABAFIAAAALAQABDgECAg4BAgOJAQEAAAIAAIMCAgADgwIAgwMDAMQBBQIOAgAHRAEDApIAAALIAAIAxwABAIgEhHJvdwSEc3RkBIN0cwSFbGFzdASIdHNfbGFzdASHc2VyaWVzBIdzdHJpbmcEhXRhZ3OCAAMAAAQAgJAAAAAAAAAAAAAAAAAAAAAAgIGGaW5wdXSAkIKFX0VOVoVuZWVk9gEAAAAAAAAAAQABAAABAAAAAAAAAAAAAQAAAAABAAAAAP0DBAAAAAEAAQAAAQAAAAEAAAAAAQAAAAABAAEAAAAAAAAAAAAAAAEAAAAAAQAAAAAAAAABAAAA+AgGAAAAAQABAAAAAAAAAAAAAAAAAAABAAHjHQGAgYVvcHRzgPaGiXJlZ2lzdGVyhG9iaox0YWdzX3NjaGVtYYVfRU5WhW5lZWSHaXBhaXJzsgEKAQEAAAAAAAIAAAAGJQgCAC7SMAAAAQAAAAABAAAAAQAAAP0FAAz0DgAAAAIAH+EfgI2CUoKygkiCsot1c2VyX2xldmVsg7KFdHlwZYmyhmVycm9yibKIc2Zvcm1hdImyh2lwYWlyc4myhnBhaXJzibKEb2JqjrKJcmVnaXN0ZXKPsoVuZWVkkLKLc3FsX3NjaGVtYaWyjHRhZ3Nfc2NoZW1hrbKBhV9FTlY="
   },
   "=ab:time": {
     source: "src/host/time.lua",
-    text: '--- std.time\'s Lua half: sleep (yields the calling task through the scheduler\'s `sleep` host\n--- operation) and measure (runs fn in the calling task, which may yield). Receives the runtime\n--- table R and the primitives table H; `H.time_clock` is the monotonic clock in milliseconds.\n--- 2000000 s is the longest sleep: setTimeout\'s ceiling is ~24.8 days.\nlocal R, H = ...\nlocal host_call, pack, unpack, type, error, tostring = R.host_call, table.pack, table.unpack, type, error, tostring\nstd = std or {}\nstd.time = std.time or {}\nlocal clock = H.time_clock\nfunction std.time.sleep(seconds)\n  if type(seconds) ~= "number" then\n    error("std.time.sleep: argument 1 (seconds) must be a number, got " .. type(seconds), 2)\n  end\n  if seconds ~= seconds or seconds < 0 or seconds > 2000000 then\n    error("std.time.sleep: argument 1 (seconds) must be between 0 and 2000000, got " .. tostring(seconds), 2)\n  end\n  host_call("sleep", seconds * 1000)\nend\nlocal function finish(t0, ...)\n  return (clock() - t0) / 1000, ...\nend\nfunction std.time.measure(fn, ...)\n  if type(fn) ~= "function" then\n    error("std.time.measure: argument 1 (fn) must be a function, got " .. type(fn), 2)\n  end\n  return finish(clock(), fn(...))\nend\n',
+    hash: "3c69d654:4c2",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGJPWFiOnRpbWWAgAABDKNRAAAAUAAAAw4BAACLAQABjgEDAgsCAAEOAgQDiwIABAsDAAWLAwAGCwQAB0KEAAC4AACAEwQAAFIAAAAPAAcICwQAB4sEAAeOBAkIwoQAALgAAICTBAAAUgAAABIECAkOBAEJiwQAB44ECQhPBQAAkgQKCs+EAAALBQAHDgUKCM8FAQASBQsLRoUBAYwEimhvc3RfY2FsbASGdGFibGUEhXBhY2sEh3VucGFjawSFdHlwZQSGZXJyb3IEiXRvc3RyaW5nBIRzdGQEhXRpbWUEi3RpbWVfY2xvY2sEhnNsZWVwBIhtZWFzdXJlgQEAAIOAipIBAAWiiQAAAAABAADEAAICvIAAALgDAICJAAEAA4EAAIkBAAAAAgAAxAECAjUBAgCBgQCAxAADATkAAAA4AgCAPoB/ADgBAICDAAEAugAAALgDAICJAAEAA4EBAIkBAgAAAgAAxAECAjUBAgCBgQCAxAADAYkAAwADAQIAmAEABTAABQjEAAMBxwABAIYEh251bWJlchS8c3RkLnRpbWUuc2xlZXA6IGFyZ3VtZW50IDEgKHNlY29uZHMpIG11c3QgYmUgYSBudW1iZXIsIGdvdCADgIQeAAAAAAAUyXN0ZC50aW1lLnNsZWVwOiBhcmd1bWVudCAxIChzZWNvbmRzKSBtdXN0IGJlIGJldHdlZW4gMCBhbmQgMjAwMDAwMCwgZ290IASGc2xlZXAD6AMAAAAAAACEAQUAAQYAAQcAAQIAgKIBAAAAAAEAAAAAAAAAAgAAAAAAAAEAAAAAAAAAAgAAAAABgIGIc2Vjb25kc4CihIV0eXBlhmVycm9yiXRvc3RyaW5nimhvc3RfY2FsbICTlQEBA4rRAAAAiQAAAMQAAQKjAAEArgAAB5sAAQCwAAALUAEAAMYAAALGAAECgQPoAwAAAAAAAIEBCACAigABAAAAAAAAAAGAgYN0MICKgYZjbG9ja4CWmwEBBZfRAAAAiQAAAAABAADEAAICvIAAALgDAICJAAEAA4EAAIkBAAAAAgAAxAECAjUBAgCBgQCAxAADAYkAAgAJAQMARAEBAoABAABQAgAAxAEAAMUAAALGAAACxgABAoIEiWZ1bmN0aW9uFLtzdGQudGltZS5tZWFzdXJlOiBhcmd1bWVudCAxIChmbikgbXVzdCBiZSBhIGZ1bmN0aW9uLCBnb3QghAEFAAEGAAEJAAEIAICXAAEAAAAAAQAAAAAAAAACAAAAAAAAAAGAgYNmboCXhIV0eXBlhmVycm9yh2ZpbmlzaIZjbG9ja6MBBAEAAAAAAAAAAQAAAAAAAQAAAAAAAAABAQAI+AsBAAX7BYCKglKCo4JIgqOKaG9zdF9jYWxsiqOFcGFja4qjh3VucGFja4qjhXR5cGWKo4ZlcnJvcoqjiXRvc3RyaW5niqOGY2xvY2uZo4dmaW5pc2ieo4GFX0VOVg=="
   },
   "=ab:tool": {
     source: "src/host/tool.lua",
-    text: '--- tool.*: the registry of Lua tools a model can call (`agent.run`, `knl` devices, MCP-facing code).\n--\n-- Owns registration order (`tool.list()` and `tool.schema()` answer in the order names were first\n-- registered; re-registering a name replaces its entry in place), the Anthropic tools format of\n-- `tool.schema()` (`{ name, description, input_schema, group? }`), and dispatch (`tool.call`), which\n-- runs the handler in the calling task so it may make host calls, and lets its error propagate.\nlocal R = ...\nlocal type, error, sformat, concat = type, error, string.format, table.concat\n\ntool = tool or {}\nlocal entries, order = {}, {}\n\nlocal function arg_error(fn, i, name, expected, v)\n  error(sformat("%s: argument %d (%s) must be %s, got %s", fn, i, name, expected, type(v)), 3)\nend\n\n--- Registers `handler(input)` under `name`. `schema = { description, input_schema? }`;\n-- `meta = { group = "..." }` puts the tool in a group for `agent.run({ tool_groups = ... })`.\nfunction tool.register(name, schema, handler, meta)\n  if type(name) ~= "string" or name == "" then arg_error("tool.register", 1, "name", "a non-empty string", name) end\n  if type(schema) ~= "table" then arg_error("tool.register", 2, "schema", "a table", schema) end\n  if type(schema.description) ~= "string" then\n    error(sformat("tool.register: argument 2 (schema) field \'description\' must be a string, got %s",\n      type(schema.description)), 2)\n  end\n  if schema.input_schema ~= nil and type(schema.input_schema) ~= "table" then\n    error(sformat("tool.register: argument 2 (schema) field \'input_schema\' must be a table, got %s",\n      type(schema.input_schema)), 2)\n  end\n  if type(handler) ~= "function" then arg_error("tool.register", 3, "handler", "a function", handler) end\n  if meta ~= nil and type(meta) ~= "table" then arg_error("tool.register", 4, "meta", "a table", meta) end\n  local group = meta and meta.group\n  if group ~= nil and (type(group) ~= "string" or group == "") then\n    error(sformat("tool.register: argument 4 (meta) field \'group\' must be a non-empty string, got %s", type(group)), 2)\n  end\n  if not entries[name] then order[#order + 1] = name end\n  entries[name] = {\n    name = name,\n    description = schema.description,\n    input_schema = schema.input_schema or { type = "object", properties = std.json.object() },\n    handler = handler,\n    group = group,\n  }\nend\n\n--- Calls the tool `name` with `input`; returns what the handler returns, raises what it raises.\nfunction tool.call(name, input)\n  if type(name) ~= "string" then arg_error("tool.call", 1, "name", "a string", name) end\n  local e = entries[name]\n  if not e then\n    error(sformat("tool.call: unknown tool \'%s\'; known tools: %s", name,\n      #order > 0 and concat(order, ", ") or "(none)"), 2)\n  end\n  return e.handler(input)\nend\n\n--- Names of the registered tools, in registration order.\nfunction tool.list()\n  local out = std.json.array()\n  for i = 1, #order do out[i] = order[i] end\n  return out\nend\n\n--- The registered tools in the Anthropic tools format, in registration order.\nfunction tool.schema()\n  local out = std.json.array()\n  for i = 1, #order do\n    local e = entries[order[i]]\n    out[i] = { name = e.name, description = e.description, input_schema = e.input_schema, group = e.group }\n  end\n  return out\nend\n\n--- True when a tool named `name` is registered.\nfunction tool.exists(name) return entries[name] ~= nil end\n',
+    hash: "3ebeca6f:d4c",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGJPWFiOnRvb2yAgAABCqNRAAAAUAAAAosAAAALAQABiwEAAo4BAwMLAgAEDgIEBYsCAAbCggAAuAAAgJMCAABSAAAADwAGBZMCAABSAAAAEwMAAFIAAADPAwAACwQABs+EAAASBAcJCwQABs8EAQASBAgJCwQABs+EAQASBAkJCwQABs8EAgASBAoJCwQABs+EAgASBAsJRoQBAYwEhXR5cGUEhmVycm9yBIdzdHJpbmcEh2Zvcm1hdASGdGFibGUEh2NvbmNhdASFdG9vbASJcmVnaXN0ZXIEhWNhbGwEhWxpc3QEh3NjaGVtYQSHZXhpc3RzgQEAAIaAjY8FAA6OiQIAAAkDAQCDAwAAAAQAAIAEAQAABQIAgAUDAAkGAgCABgQARAYCAEQDAAKBAwGAxAIDAccCAQCBBKglczogYXJndW1lbnQgJWQgKCVzKSBtdXN0IGJlICVzLCBnb3QgJXODAQIAAQMAAQEAgI4BAAAAAAAAAAAAAAAAAYCFg2ZugI6CaYCOhW5hbWWAjolleHBlY3RlZICOgnaAjoOGZXJyb3KIc2Zvcm1hdIV0eXBlgJOsBAAKAYgJAgAAgAIAAEQCAgI8AgAAuAAAgDwAAQA4AwCACQIBAIMCAQABAwCAg4MBAAMEAgCABAAARAIGAQkCAACAAgEARAICAjyCBQA4AwCACQIBAIMCAQABgwCAgwMDAAOEAwCABAEARAIGAQkCAACOAgEIRAICAjyCAAA4BACACQICAIkCAwADgwQAiQMAAA4EAQjEAwIAxAIAAgGDAIBEAgMBDgIBCjyCCwC4BgCACQIAAI4CAQpEAgICPIIFADgEAIAJAgIAiQIDAAMDBgCJAwAADgQBCsQDAgDEAgACAYMAgEQCAwEJAgAAgAICAEQCAgI8gg0AOAMAgAkCAQCDAgEAAQMBgIMDBwADhAcAgAQCAEQCBgG8gQsAuAUAgAkCAACAAgMARAICAjyCBQA4AwCACQIBAIMCAQABgwGAgwMIAAOEAwCABAMARAIGAUMCAwA4AACADgIDETyCCwC4BwCAiQIAAAADBADEAgICvAIAALgAAIA8AgEAOAQAgIkCAgAJAwMAgwMJAAkEAACABAQARAQCAEQDAAKBgwCAxAIDAYkCBACMAgUAwoIAALgCAICJAgUAtAIFABUDBYCvAoAGiQIFAJACBgCJAgQAEwMEAFIAAAASAwMAjgMBCBIDCAeOAwEKwoMAALgDAICTAwIAUgAAAJKDExQLBAYWDgQIFw4ECBREBAECkgMVCBIDCgcSAw4CEgMRBJACAAbHAgEAmASHc3RyaW5nBIEEjnRvb2wucmVnaXN0ZXIEhW5hbWUEk2Egbm9uLWVtcHR5IHN0cmluZwSGdGFibGUEh3NjaGVtYQSIYSB0YWJsZQSMZGVzY3JpcHRpb24U0HRvb2wucmVnaXN0ZXI6IGFyZ3VtZW50IDIgKHNjaGVtYSkgZmllbGQgJ2Rlc2NyaXB0aW9uJyBtdXN0IGJlIGEgc3RyaW5nLCBnb3QgJXMEjWlucHV0X3NjaGVtYQAU0HRvb2wucmVnaXN0ZXI6IGFyZ3VtZW50IDIgKHNjaGVtYSkgZmllbGQgJ2lucHV0X3NjaGVtYScgbXVzdCBiZSBhIHRhYmxlLCBnb3QgJXMEiWZ1bmN0aW9uBIhoYW5kbGVyBIthIGZ1bmN0aW9uBIVtZXRhBIZncm91cBTSdG9vbC5yZWdpc3RlcjogYXJndW1lbnQgNCAobWV0YSkgZmllbGQgJ2dyb3VwJyBtdXN0IGJlIGEgbm9uLWVtcHR5IHN0cmluZywgZ290ICVzBIV0eXBlBIdvYmplY3QEi3Byb3BlcnRpZXMEhHN0ZASFanNvbocBAQABBwABAgABAwABBQABBgAAAACAAYgBAAAAAAAAAAAAAAAAAAEAAAAAAAAAAAAAAAEAAAAAAQAAAQAA/wH/AwAAAAAAAAABAAABAAD/Af8DAAAAAAAAAAAAAAABAAAAAAAAAAAAAAAAAAEAAAEAAAAAAAAAAAEAAAAAAAAAAAIAAAAAAAAAAAABAAABAQABAAAAAAAAAIAAAAABAQEBgQGAqIWFbmFtZYABiIdzY2hlbWGAAYiIaGFuZGxlcoABiIVtZXRhgAGIhmdyb3Vw1gGIh4V0eXBlimFyZ19lcnJvcoZlcnJvcohzZm9ybWF0iGVudHJpZXOGb3JkZXKFX0VOVoCvtwIACqcJAQAAgAEAAEQBAgI8gQAAOAMAgAkBAQCDgQAAAQIAgIMCAQADgwEAgAMAAEQBBgEJAQIADAECAEKBAAC4CACAiQEDAAkCBACDAgIAAAMAAIkDBQC0AwcAwAN/ALgCAICJAwYACQQFAIOEAgDEAwMCwoMAADgAAICDAwMARAIEAoGCAIDEAQMBjgECBwACAQDFAQIAxgEAAMcBAQCIBIdzdHJpbmcEinRvb2wuY2FsbASFbmFtZQSJYSBzdHJpbmcUrnRvb2wuY2FsbDogdW5rbm93biB0b29sICclcyc7IGtub3duIHRvb2xzOiAlcwSDLCAEhyhub25lKQSIaGFuZGxlcocBAQABBwABBQABAgABAwABBgABBACApwEAAAAAAAAAAAAAAAEAAQABAAAAAQAAAAAAAAAAAAD/Af8DAAAAAYCDhW5hbWWAp4ZpbnB1dICngmWOp4eFdHlwZYphcmdfZXJyb3KIZW50cmllc4ZlcnJvcohzZm9ybWF0hm9yZGVyh2NvbmNhdIC6vgAABo8LAAAADgAAAQ4AAAJEAAECgQAAgAkBAQA0AQIAgQEAgMqAAQCJAgEAjAIFBBAABAXJAAIASAACAMcAAQCDBIRzdGQEhWpzb24EhmFycmF5ggAAAAEGAICPAQAAAAEAAAAAAAAAAAEBgIWEb3V0hI+MKGZvciBzdGF0ZSmIjYwoZm9yIHN0YXRlKYiNjChmb3Igc3RhdGUpiI2CaYmMgoVfRU5Whm9yZGVygMHIAAAImwsAAAAOAAABDgAAAkQAAQKBAACACQEBADQBAgCBAQCAyoAHAIkCAQAMAwUEiQICAIwCBQYTAwMAUgAAAI4DBQMSAwMHjgMFBBIDBAeOAwUFEgMFB44DBQYSAwYHEAAEBskACABIAAIAxwABAIcEhHN0ZASFanNvbgSGYXJyYXkEhW5hbWUEjGRlc2NyaXB0aW9uBI1pbnB1dF9zY2hlbWEEhmdyb3VwgwAAAAEGAAEFAICbAQAAAAEAAAAAAQAAAAEAAAAAAAAAAAAA/gQBgIaEb3V0hJuMKGZvciBzdGF0ZSmImYwoZm9yIHN0YXRlKYiZjChmb3Igc3RhdGUpiJmCaYmYgmWNmIOFX0VOVoZvcmRlcohlbnRyaWVzgMvLAQACiIkAAACMAAEAvAAAADgAAICGAAAAhwAAAMgAAgDHAAEAgQCBAQUAgIgAAAAAAAAAAICBhW5hbWWAiIGIZW50cmllc6MBBgEAAAAAAAIAAAAAAAEAAAAEBBnnHAj4CwT8Bwf5CgAAAICIglKCo4V0eXBliKOGZXJyb3KIo4hzZm9ybWF0iKOHY29uY2F0iKOIZW50cmllc5Kjhm9yZGVykqOKYXJnX2Vycm9yk6OBhV9FTlY="
   },
   "=ab:prelude": {
     source: "src/lua/prelude.lua",
-    text: `--- agent-block prelude: the Lua standard library made real, and the globals every script sees.
---
--- Owns the Lua half of: \`print\`, \`io.*\` (files, pipes and the standard streams, backed by host
--- handles), \`os.*\` (real environment, filesystem and processes; \`os.exit\` ending the run after
--- cleanup), \`load\` restricted to text chunks, \`loadfile\`/\`dofile\` on the real filesystem, the
--- yield-safe \`require\` over the host's module resolver, \`std.json\` markers and \`std.task\`.
---
--- Invariants:
--- - File objects buffer reads in Lua and ask the host for chunks: a regular file answers
---   synchronously, a pipe or stdin through \`host_call\`, so the rest of the script keeps running.
--- - \`require\` is written in Lua so a module's top level may make host calls (the C \`require\`
---   cannot yield). A module being loaded is marked, so a cyclic require fails with a message
---   naming the cycle instead of a C stack overflow.
--- - Nothing here writes to the real stdout except \`print\`/\`io.write\` through the host.
-local R, H = ...
-local host_call, user_level = R.host_call, R.user_level
-local type, tostring, tonumber, select, error, setmetatable, getmetatable, rawequal =
-  type, tostring, tonumber, select, error, setmetatable, getmetatable, rawequal
-local sformat, ssub, sfind, concat, pack, unpack = string.format, string.sub, string.find,
-  table.concat, table.pack, table.unpack
-local math_type = math.type
-
--- std --------------------------------------------------------------------------------------------
-std = std or {}
-std.json = std.json or {}
-local json = std.json
-json.null = H.null
-json.array_mt = H.array_mt
-json.object_mt = H.object_mt
---- Marks \`t\` (default a new table) as a JSON array, so an empty one encodes as \`[]\`.
-function json.array(t) return setmetatable(t or {}, H.array_mt) end
---- Marks \`t\` (default a new table) as a JSON object.
-function json.object(t) return setmetatable(t or {}, H.object_mt) end
-function json.is_array(t) return type(t) == "table" and getmetatable(t) == H.array_mt end
-function json.is_null(v) return rawequal(v, H.null) end
-std.task = R.task
-
--- print / io ----------------------------------------------------------------------------------------
-local function fmt_value(v)
-  if math_type(v) == "float" then return sformat("%.14g", v) end
-  return tostring(v)
-end
-
-function print(...)
-  local n = select("#", ...)
-  local parts = {}
-  for i = 1, n do parts[i] = tostring((select(i, ...))) end
-  H.write(1, concat(parts, "\\t") .. "\\n")
-end
-
-local File = {}
-File.__index = File
-File.__name = "FILE*"
-File.__tostring = function(f)
-  if f.closed then return "file (closed)" end
-  return sformat("file (%s)", f.label)
-end
-
-local function new_file(h, label, async, writable)
-  return setmetatable({ h = h, label = label, async = async, writable = writable, buf = "", pos = 1,
-    eof = false, closed = false }, File)
-end
-
-local function check_file(f, fname)
-  if getmetatable(f) ~= File then
-    error(sformat("bad argument #1 to '%s' (FILE* expected, got %s)", fname, type(f)), 3)
-  end
-  if f.closed then error("attempt to use a closed file", 3) end
-  return f
-end
-
-local function fill(f)
-  if f.eof then return false end
-  local chunk
-  if f.async then chunk = host_call("io.read_chunk", f.h) else chunk = H.io_read_chunk(f.h) end
-  if chunk == nil then
-    f.eof = true
-    return false
-  end
-  if f.pos > #f.buf then f.buf = chunk else f.buf = ssub(f.buf, f.pos) .. chunk end
-  f.pos = 1
-  return true
-end
-
-local function read_line(f, keep)
-  while true do
-    local nl = sfind(f.buf, "\\n", f.pos, true)
-    if nl then
-      local line = ssub(f.buf, f.pos, keep and nl or nl - 1)
-      f.pos = nl + 1
-      return line
-    end
-    if not fill(f) then
-      if f.pos > #f.buf then return nil end
-      local rest = ssub(f.buf, f.pos)
-      f.pos = #f.buf + 1
-      return rest
-    end
-  end
-end
-
-local function read_all(f)
-  while fill(f) do end
-  local rest = ssub(f.buf, f.pos)
-  f.buf, f.pos = "", 1
-  return rest
-end
-
-local function read_count(f, n)
-  while #f.buf - f.pos + 1 < n do
-    if not fill(f) then break end
-  end
-  if f.pos > #f.buf and n > 0 then return nil end
-  if n == 0 then
-    if f.pos > #f.buf and not fill(f) then return nil end
-    return ""
-  end
-  local s = ssub(f.buf, f.pos, f.pos + n - 1)
-  f.pos = f.pos + #s
-  return s
-end
-
-local function read_number(f)
-  while true do
-    local s = sfind(f.buf, "[^%s]", f.pos)
-    if s then
-      f.pos = s
-      break
-    end
-    f.pos = #f.buf + 1
-    if not fill(f) then return nil end
-  end
-  -- make sure the whole numeral is buffered
-  while not sfind(f.buf, "[^%w%.%+%-]", f.pos) and fill(f) do end
-  local numeral = string.match(f.buf, "^[%+%-]?[%w%.]*[eEpP]?[%+%-]?[%w%.]*", f.pos) or ""
-  f.pos = f.pos + #numeral
-  return tonumber(numeral)
-end
-
-local function read_one(f, fmt)
-  if type(fmt) == "number" then return read_count(f, math.floor(fmt)) end
-  fmt = tostring(fmt):gsub("^%*", "")
-  local c = ssub(fmt, 1, 1)
-  if c == "l" then return read_line(f, false) end
-  if c == "L" then return read_line(f, true) end
-  if c == "a" then return read_all(f) end
-  if c == "n" then return read_number(f) end
-  error(sformat("bad argument to 'read' (invalid format '%s')", fmt), 4)
-end
-
-function File:read(...)
-  check_file(self, "read")
-  local n = select("#", ...)
-  if n == 0 then return read_line(self, false) end
-  local out = {}
-  for i = 1, n do
-    local v = read_one(self, (select(i, ...)))
-    out[i] = v
-    if v == nil then return unpack(out, 1, i) end
-  end
-  return unpack(out, 1, n)
-end
-
-function File:lines(...)
-  check_file(self, "lines")
-  local fmts = pack(...)
-  return function()
-    if self.closed then error("file is already closed", 2) end
-    if fmts.n == 0 then return read_line(self, false) end
-    return self:read(unpack(fmts, 1, fmts.n))
-  end
-end
-
-function File:write(...)
-  check_file(self, "write")
-  local n = select("#", ...)
-  local parts = {}
-  for i = 1, n do
-    local v = select(i, ...)
-    local tv = type(v)
-    if tv == "number" then
-      parts[i] = fmt_value(v)
-    elseif tv == "string" then
-      parts[i] = v
-    else
-      error(sformat("bad argument #%d to 'write' (string expected, got %s)", i, tv), 2)
-    end
-  end
-  local data = concat(parts)
-  local ok, err, code
-  if self.async then
-    ok, err, code = host_call("io.write_pipe", self.h, data)
-  else
-    ok, err, code = H.io_write(self.h, data)
-  end
-  if not ok then return nil, err, code end
-  return self
-end
-
-function File:seek(whence, offset)
-  check_file(self, "seek")
-  whence = whence or "cur"
-  offset = offset or 0
-  if whence ~= "set" and whence ~= "cur" and whence ~= "end" then
-    error(sformat("bad argument #1 to 'seek' (invalid option '%s')", tostring(whence)), 2)
-  end
-  if self.async then return nil, "Illegal seek", 29 end
-  if whence == "cur" then offset = offset - (#self.buf - self.pos + 1) end
-  self.buf, self.pos, self.eof = "", 1, false
-  return H.io_seek(self.h, whence, offset)
-end
-
-function File:flush()
-  check_file(self, "flush")
-  return self
-end
-
-function File:setvbuf() return true end
-
-function File:close()
-  check_file(self, "close")
-  if self.std then return nil, "cannot close standard file" end
-  self.closed = true
-  if self.pipe then return host_call("io.pclose", self.h) end
-  return H.io_close(self.h)
-end
-
-File.__close = function(f) if not f.closed and not f.std then f:close() end end
-File.__gc = function(f) if not f.closed and not f.std and not f.pipe then pcall(H.io_close, f.h) end end
-
-local stdin = new_file(0, "stdin", true, false)
-local stdout = new_file(1, "stdout", false, true)
-local stderr = new_file(2, "stderr", false, true)
-stdin.std, stdout.std, stderr.std = true, true, true
-local default_in, default_out = stdin, stdout
-io.stdin, io.stdout, io.stderr = stdin, stdout, stderr
-
-local VALID_MODE = { r = true, w = true, a = true, ["r+"] = true, ["w+"] = true, ["a+"] = true }
-
-function io.open(path, mode)
-  if type(path) ~= "string" then
-    error(sformat("bad argument #1 to 'open' (string expected, got %s)", type(path)), 2)
-  end
-  mode = mode or "r"
-  local m = tostring(mode):gsub("b$", "")
-  if not VALID_MODE[m] then error(sformat("bad argument #2 to 'open' (invalid mode '%s')", tostring(mode)), 2) end
-  local h, err, code = H.io_open(path, m)
-  if not h then return nil, err, code end
-  return new_file(h, path, false, m ~= "r")
-end
-
-function io.popen(cmd, mode)
-  if type(cmd) ~= "string" then
-    error(sformat("bad argument #1 to 'popen' (string expected, got %s)", type(cmd)), 2)
-  end
-  mode = mode or "r"
-  if mode ~= "r" and mode ~= "w" then error(sformat("bad argument #2 to 'popen' (invalid mode '%s')", mode), 2) end
-  local h, err = H.io_popen(cmd, mode)
-  if not h then return nil, err end
-  local f = new_file(h, "pipe", true, mode == "w")
-  f.pipe = true
-  return f
-end
-
-function io.close(f)
-  return (f or default_out):close()
-end
-
-function io.type(f)
-  if getmetatable(f) ~= File then return nil end
-  return f.closed and "closed file" or "file"
-end
-
-function io.input(f)
-  if f == nil then return default_in end
-  if type(f) == "string" then
-    local nf, err = io.open(f, "r")
-    if not nf then error(err, 2) end
-    default_in = nf
-  else
-    default_in = check_file(f, "input")
-  end
-  return default_in
-end
-
-function io.output(f)
-  if f == nil then return default_out end
-  if type(f) == "string" then
-    local nf, err = io.open(f, "w")
-    if not nf then error(err, 2) end
-    default_out = nf
-  else
-    default_out = check_file(f, "output")
-  end
-  return default_out
-end
-
-function io.read(...) return default_in:read(...) end
-function io.write(...) return default_out:write(...) end
-
-function io.lines(path, ...)
-  if path == nil then return default_in:lines(...) end
-  local f, err = io.open(path, "r")
-  if not f then error(err, 2) end
-  local fmts = pack(...)
-  return function()
-    if f.closed then return nil end
-    local v
-    if fmts.n == 0 then v = read_line(f, false) else v = f:read(unpack(fmts, 1, fmts.n)) end
-    if v == nil then f:close() end
-    return v
-  end, nil, nil, f
-end
-
--- os -------------------------------------------------------------------------------------------
-os.getenv = H.getenv
-os.remove = H.os_remove
-os.rename = H.os_rename
-os.tmpname = H.os_tmpname
-
-function os.execute(cmd)
-  if cmd == nil then return true end
-  if type(cmd) ~= "string" then
-    error(sformat("bad argument #1 to 'execute' (string expected, got %s)", type(cmd)), 2)
-  end
-  return host_call("os.execute", cmd)
-end
-
-function os.exit(code)
-  if code == nil or code == true then
-    code = 0
-  elseif code == false then
-    code = 1
-  elseif math_type(code) ~= "integer" then
-    error(sformat("bad argument #1 to 'exit' (integer or boolean expected, got %s)", type(code)), 2)
-  end
-  R.request_exit(code)
-end
-
--- chunks ---------------------------------------------------------------------------------------
-local raw_load = load
-string.dump = nil
-
-function load(chunk, chunkname, _mode, ...)
-  if select("#", ...) > 0 then return raw_load(chunk, chunkname, "t", ...) end
-  return raw_load(chunk, chunkname, "t")
-end
-
-function loadfile(path, _mode, ...)
-  local src, err = H.read_source(path)
-  if not src then return nil, err end
-  src = src:gsub("^#[^\\n]*", "")
-  if select("#", ...) > 0 then return raw_load(src, "@" .. path, "t", ...) end
-  return raw_load(src, "@" .. path, "t")
-end
-
-function dofile(path)
-  local f, err = loadfile(path)
-  if not f then error(err, 2) end
-  return f()
-end
-
--- require --------------------------------------------------------------------------------------
-local loaded = package.loaded
-local preload = package.preload
-local LOADING = setmetatable({}, { __name = "module being loaded" })
-package.path, package.cpath = "", ""
-package.searchers = nil
-package.searchpath = nil
-package.loadlib = function() return nil, "C modules are not supported", "absent" end
-
-function require(name)
-  if type(name) ~= "string" then
-    error(sformat("bad argument #1 to 'require' (string expected, got %s)", type(name)), 2)
-  end
-  local v = loaded[name]
-  if v == LOADING then error(sformat("cyclic require: module '%s' requires itself while loading", name), 2) end
-  if v ~= nil then return v end
-  local loader, where = preload[name], ":preload:"
-  if not loader then
-    local src, chunkname, info = H.resolve_module(name)
-    if not src then
-      error(sformat("module '%s' not found:\\n\\tno field package.preload['%s']%s", name, name, chunkname), 2)
-    end
-    local fn, err = raw_load(src, chunkname, "t")
-    if not fn then error(sformat("error loading module '%s' from file '%s':\\n\\t%s", name, info, err), 2) end
-    loader, where = fn, info
-  end
-  loaded[name] = LOADING
-  local ok, res = pcall(loader, name, where)
-  if not ok then
-    loaded[name] = nil
-    error(res, 0)
-  end
-  if res ~= nil then
-    loaded[name] = res
-  elseif loaded[name] == LOADING then
-    loaded[name] = true
-  end
-  return loaded[name], where
-end
-
--- job ------------------------------------------------------------------------------------------
-job = job or {}
---- Ends the run with exit 75 (EX_TEMPFAIL): what it needs is not there, nothing was done.
-function job.defer(reason)
-  if type(reason) ~= "string" then
-    error(sformat("job.defer: argument 1 (reason) must be a string, got %s", type(reason)), 2)
-  end
-  R.request_exit(75, reason)
-end
-`,
+    hash: "a7e83ba9:33f2",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGMPWFiOnByZWx1ZGWAgAABKwHgUQAAAFAAAAMOAQAAjgEAAQsCAAKLAgADCwMABIsDAAULBAAGiwQABwsFAAiLBQAJCwYACg4GDAuLBgAKjgYNDAsHAAoOBw4NiwcADo4HDw8LCAAODggQEIsIAA6OCBERCwkAEg4JEgKLCQATwokAALgAAICTCQAAUgAAAA8AExOLCQATCwoAEw4KFBRCigAAuAAAgBMKAABSAAAAkgkUFIsJABOOCRMUDgoBFZIJFRQOCgEWkgkWFA4KAReSCRcUTwoAAJIJGBRPigAAkgkZFE8KAQCSCRoUT4oBAJIJGxQLCgATjgoAHBIKHBVPCgIAz4oCAA8AHRWTCgAAUgAAAJIKHhWSih8gTwsDAJIKIRZPiwMAzwsEAE+MBADPDAUAT40FAM8NBgBPjgYAzw4HAE+PBwCSCiIeTw8IAJIKIx5PjwgAkgokHk8PCQCSCiUeT48JAJIKJh5PDwoAkgonHk+PCgCSCigeTw8LAJIKKR5PjwsAkgoqHgAPFgCBj/9/A5AVAIcQAAAFEQAARA8FAoAPFgABEACAgxAWAAURAACHEQAAxA8FAgAQFgCBkACAA5EWAIURAAAHEgAARBAFAocQAAAHEQAAEpAuL5IPLiISDy4hgBAeAAARHwCLEQAwCxIAMIsSADAAEx4AgBMfAJISLSASEiwnkhErJpMRBABSAAAAkpExL5KRMi+SkTMvkpE0L5KRNS+SkTYvCxIAMM8SDAASEjclCxIAMM+SDAASEjglCxIAMM8SDQASEjklCxIAMM+SDQASEgIlCxIAMM8SDgASEjolCxIAO8+SDgASEjwlCxIAPc8SDwASEj4lCxIAPc+SDwASEj8lCxIAPc8SEAASEkAlCxIAQY4SAUISEkIlCxIAQY4SAUQSEkMlCxIAQY4SAUYSEkUlCxIAQY4SAUgSEkclCxIAQc+SEAASEkklCxIAQc8SEQASEkolCxIAS4sSAEySkk1Oz5IRAA8ASyXPEhIADwBPJc+SEgAPAFAlixIAUY4SJVILEwBRDhMmU4ATCQATFAAAUgAAAJMUAQBSAAAAkpQfVMQTAwILFABRixQAUQOVKwCSlFZXEhRVKgsUAFESlFhOCxQAURKUWU4LFABRzxQTABIUWilPlBMADwBbKAsUAFxClAAAuAAAgBMUAABSAAAADwBcKAsUAFzPFBQAEhRdKUaUAQHeBIpob3N0X2NhbGwEi3VzZXJfbGV2ZWwEhXR5cGUEiXRvc3RyaW5nBIl0b251bWJlcgSHc2VsZWN0BIZlcnJvcgSNc2V0bWV0YXRhYmxlBI1nZXRtZXRhdGFibGUEiXJhd2VxdWFsBIdzdHJpbmcEh2Zvcm1hdASEc3ViBIVmaW5kBIZ0YWJsZQSHY29uY2F0BIVwYWNrBId1bnBhY2sEhW1hdGgEhHN0ZASFanNvbgSFbnVsbASJYXJyYXlfbXQEim9iamVjdF9tdASGYXJyYXkEh29iamVjdASJaXNfYXJyYXkEiGlzX251bGwEhXRhc2sEhnByaW50BIhfX2luZGV4BIdfX25hbWUEhkZJTEUqBItfX3Rvc3RyaW5nBIVyZWFkBIZsaW5lcwSGd3JpdGUEhXNlZWsEhmZsdXNoBIhzZXR2YnVmBIZjbG9zZQSIX19jbG9zZQSFX19nYwSGc3RkaW4Eh3N0ZG91dASHc3RkZXJyBIRzdGQRBINpbwSCcgSCdwSCYQSDcisEg3crBINhKwSFb3BlbgSGcG9wZW4EhmNsb3NlBIZpbnB1dASDaW8Eh291dHB1dASDaW8EhXJlYWQEhndyaXRlBIZsaW5lcwSDb3MEh2dldGVudgSHcmVtb3ZlBIpvc19yZW1vdmUEh3JlbmFtZQSKb3NfcmVuYW1lBIh0bXBuYW1lBItvc190bXBuYW1lBIhleGVjdXRlBIVleGl0BIVsb2FkBIdzdHJpbmcEhWR1bXAABIlsb2FkZmlsZQSHZG9maWxlBIhwYWNrYWdlBIdsb2FkZWQEiHByZWxvYWQElG1vZHVsZSBiZWluZyBsb2FkZWQEhXBhdGgEhmNwYXRoBIEEinNlYXJjaGVycwSLc2VhcmNocGF0aASIbG9hZGxpYgSIcmVxdWlyZQSEam9iBIZkZWZlcoEBAACpgJ+fAQAEiYkAAABDgQAAuAAAgBMBAABSAAAAiwEBAMUAAwDGAAAAxwABAIEEiWFycmF5X210ggEJAAEBAICJAAAAAAAAAAAAgIGCdICJgo1zZXRtZXRhdGFibGWCSIChoQEABImJAAAAQ4EAALgAAIATAQAAUgAAAIsBAQDFAAMAxgAAAMcAAQCBBIpvYmplY3RfbXSCAQkAAQEAgIkAAAAAAAAAAACAgYJ0gImCjXNldG1ldGF0YWJsZYJIgKKiAQADj4kAAAAAAQAAxAACArwAAAC4AgCAiQABAAABAADEAAICCwECAbmAAgA4AACAhgAAAIcAAADIAAIAxwABAIIEhnRhYmxlBIlhcnJheV9tdIMBBAABCgABAQCAjwAAAAAAAAAAAAAAAAAAAICBgnSAj4OFdHlwZY1nZXRtZXRhdGFibGWCSICjowEABIaJAAAAAAEAAIsBAQDFAAMAxgAAAMcAAQCBBIVudWxsggELAAEBAICGAAAAAAAAgIGCdoCGgolyYXdlcXVhbIJIgKeqAQAEj4kAAAAAAQAAxAACArwAAAA4AgCAiQABAAOBAACAAQAAxQADAMYAAACJAAIAAAEAAMUAAgDGAAAAxwABAIIEhmZsb2F0BIYlLjE0Z4MBEgABDAABBQCAjwEAAAAAAAAAAAABAAAAAYCBgnaAj4OKbWF0aF90eXBliHNmb3JtYXSJdG9zdHJpbmeArLEAAQqdUQAAAAkAAACDAAAAUAEAAEQAAAKTAAAAUgAAAAEBAICAAQAAAQIAgEqBAwAJAwEAiQMAAAAEBQDQBAAAxAMAAkQDAgKQAAUGSQEEAAsBAgGBAQCACQIDAIACAQADAwEARAIDAoOCAQA1AgIARAEDAUYBAQGEBIIjBIZ3cml0ZQSCCQSCCoQBBwABBQABAQABDwCAnQABAAAAAQABAAAAAAAAAAAAAAABAAAAAAAAAAABgIaCboWdhnBhcnRzh52MKGZvciBzdGF0ZSmKk4woZm9yIHN0YXRlKYqTjChmb3Igc3RhdGUpipOCaYuShIdzZWxlY3SJdG9zdHJpbmeCSIdjb25jYXSAtrkBAASLjgAAAMIAAAC4AACAg4AAAMgAAgCJAAAAAwEBAI4BAAPFAAMAxgAAAMcAAQCEBIdjbG9zZWQEjmZpbGUgKGNsb3NlZCkEimZpbGUgKCVzKQSGbGFiZWyBAQwAgIsBAAAAAAEAAAAAAYCBgmaAi4GIc2Zvcm1hdIC7vgQAB48JAgAAkwIEAFIAAACSAgAAkgIBAZICAgKSAgMDkoIEBZKCBgeSgggJkoIKCQkDAQBFAgMARgIAAEcCAQCLBIJoBIZsYWJlbASGYXN5bmMEiXdyaXRhYmxlBIRidWYEgQSEcG9zAwEAAAAAAAAABIRlb2YBBIdjbG9zZWSCAQkAARUAgI8BAAAAAAAAAAABAAD/AQGAhIJogI+GbGFiZWyAj4Zhc3luY4CPiXdyaXRhYmxlgI+CjXNldG1ldGF0YWJsZYVGaWxlgMDGAgAImQkBAACAAQAARAECAokBAQA5gQMAuAQAgAkBAgCJAQMAAwIAAIACAQAJAwQAgAMAAEQDAgDEAQACAQIBgEQBAwEOAQABQgEAALgBAIAJAQIAgwEBAAECAYBEAQMBSAACAEcBAQCDFLFiYWQgYXJndW1lbnQgIzEgdG8gJyVzJyAoRklMRSogZXhwZWN0ZWQsIGdvdCAlcykEh2Nsb3NlZASdYXR0ZW1wdCB0byB1c2UgYSBjbG9zZWQgZmlsZYUBCgABFQABCAABDAABBACAmQEAAAAAAAEAAAAAAAAAAAACAAAAAAAAAQGAgoJmgJmGZm5hbWWAmYWNZ2V0bWV0YXRhYmxlhUZpbGWGZXJyb3KIc2Zvcm1hdIV0eXBlgMjTAQAFqo4AAADCAAAAuAAAgIUAAADIAAIAiAAAAA4BAAFCAQAAuAIAgAkBAACDAQEADgIAA0QBAwKAAAIAuAEAgAsBAQSOAQADRAECAoAAAgC8AAUAOAEAgBKAAAYFAQAASAECAA4BAAeOAQAItAEDALoBAgC4AACAEgAIATgDAIAJAQIAjgEACA4CAAdEAQMCgAEBADUBAgASAAgCEoAHCQcBAABIAQIARwEBAIoEhGVvZgSGYXN5bmMEjmlvLnJlYWRfY2h1bmsEgmgEjmlvX3JlYWRfY2h1bmsAEQSEcG9zBIRidWYDAQAAAAAAAACDAQIAAQEAAQ0AgKoBAAAAAAEBAAAAAAAAAAAAAAAAAQABAQACAAAAAAAAAAAAAAAAAAEBAAGAgoJmgKqGY2h1bmuGqoOKaG9zdF9jYWxsgkiFc3N1YoDV5AIAB64JAQAAjgEAAAOCAACOAgACBwMAAEQBBQJCAQAAuAYAgIkBAQAOAgAAjgIAAsIAAAC4AACAQ4MCALgAAIAVAwJ+LwGAB8QBBAIVAgKALwGABhIAAgTIAQIAiQECAAACAADEAQICwoEAADjy/3+OAQACDgIAADQCBAA6AgMAuAAAgIgBAADIAQIAiQEBAA4CAACOAgACxAEDAg4CAAA0AgQAFQIEgC8CgAYSAAIEyAECADjp/39HAQEAgwSEYnVmBIIKBIRwb3ODAQ4AAQ0AARgAgK4CAAAAAAABAAEAAAAAAAAAAAABAAABAgAAAAABAAAAAAAAAQAAAAEAAAAAAQECgIWCZoCuhWtlZXCAroNubIashWxpbmWSloVyZXN0pqyDhnNmaW5khXNzdWKFZmlsbIDm6wEABI+JAAAAAAEAAMQAAgLCAAAAOAAAgLj8/3+JAAEADgEAAI4BAAHEAAMCAwEBABKAAQMSAAACyAACAEcBAQCEBIRidWYEhHBvcwSBAwEAAAAAAAAAggEYAAENAICPAQAAAAAAAQAAAAEAAAEBgIKCZoCPhXJlc3SKj4KFZmlsbIVzc3VigO35AgAGuA4BAAA0AQIAjgEAASMBAgMuAQMHFQECgC8BgAY6AQEAuAIAgAkBAACAAQAARAECAkIBAAA4AACAOPj/fw4BAAGOAQAAtAEDALoBAgC4AQCAwAB/ALgAAIAIAQAASAECAL0AfwC4BgCADgEAAY4BAAC0AQMAugECADgDAIAJAQAAgAEAAEQBAgJCgQAAuAAAgAgBAABIAQIAAwEBAEgBAgAJAQEAjgEAAA4CAAGOAgABogIFAa4CAQaVAgV+rwKAB0QBBAKOAQABNAICAKIBAwSuAQQGEgABA0gBAgDHAQEAgwSEYnVmBIRwb3MEgYIBGAABDQCAuAEAAAAAAAAAAAEAAAAAAAIAAAAAAAAAAAEAAQAAAAAAAAAAAAAAAQACAAAAAAAAAAABAAAAAAEBgIOCZoC4gm6AuIJzsbiChWZpbGyFc3N1YoD7AYoBAAW2iQAAAA4BAACDgQAADgIAAsQABALCAAAAuAAAgBIAAgE4BgCADgEAADQBAgAVAQKALwGABhIAAgIJAQEAgAEAAEQBAgJCgQAAOPb/fwgBAABIAQIAuPT/f4kAAAAOAQAAg4EBAA4CAALEAAQCwoAAALgCAICJAAEAAAEAAMQAAgLCAAAAOAAAgDj5/3+LAAIEjgABBQ4BAACDAQMADgIAAsQABALCgAAAOAAAgIOAAwAOAQACtAEBACIBAgMuAQMGEgACAgkBAwCAAQEARQECAEYBAABHAQEAiASEYnVmBIZbXiVzXQSEcG9zBIxbXiV3JS4lKyUtXQSHc3RyaW5nBIZtYXRjaASlXlslKyUtXT9bJXclLl0qW2VFcFBdP1slKyUtXT9bJXclLl0qBIGEAQ4AARgAAAAAAQYAgLYCAAAAAAEAAQECAAAAAAEAAAAAAAAAAwAAAAAAAAAAAAAAAAEAAAAAAAAAAAEAAAAAAQAAAAGAg4JmgLaCc4WViG51bWVyYWystoSGc2ZpbmSFZmlsbIVfRU5WiXRvbnVtYmVygAGMAZUCAAe8CQEAAIABAQBEAQICPAEAALgDAIAJAQEAgAEAAAsCAgEOAgQCgAIBAEQCAgBFAQAARgEAAAkBAwCAAQEARAECAhSBAgMDAgIAg4ICAEQBBAKAAAIACQEEAIABAQABAgCAgQIAgEQBBAI8AQYAOAIAgIkBBQAAAgAAhQIAAMUBAwDGAQAAPAEHADgCAICJAQUAAAIAAIcCAADFAQMAxgEAADwBCAC4AQCAiQEGAAACAADFAQIAxgEAADwBCQC4AQCAiQEHAAACAADFAQIAxgEAAIkBCAAJAgkAgwIFAAADAQBEAgMCgYIBgMQBAwHHAQEAiwSHbnVtYmVyBIVtYXRoBIZmbG9vcgSFZ3N1YgSEXiUqBIEEgmwEgkwEgmEEgm4UrWJhZCBhcmd1bWVudCB0byAncmVhZCcgKGludmFsaWQgZm9ybWF0ICclcycpigEEAAEbAAAAAAEFAAENAAEZAAEaAAEcAAEIAAEMAIC8AQAAAAAAAAAAAAAAAAEAAAAAAAAAAQAAAAABAAAAAAAAAQAAAAAAAAEAAAAAAAEAAAAAAAEAAAAAAAABgIOCZoC8hGZtdIC8gmOavIqFdHlwZYtyZWFkX2NvdW50hV9FTlaJdG9zdHJpbmeFc3N1YopyZWFkX2xpbmWJcmVhZF9hbGyMcmVhZF9udW1iZXKGZXJyb3KIc2Zvcm1hdIABlwGiAQEMrtEAAACJAAAAAAEAAIMBAADEAAMBiQABAAOBAADQAQAAxAAAAr0AfwA4AgCACQECAIABAAAFAgAARQEDAkYBAAITAQAAUgAAAIEBAIAAAgEAgQIAgMoBCACJAwMAAAQAAIkEAQAABQYA0AUAAMQEAALEAwMCEAEGB7wDAgC4AgCACQQEAIAEAgABBQCAgAUGAEUEBAJGBAACyYEIAIkBBAAAAgIAgQIAgAADAQDFAQQCxgEAAsYBAQKDBIVyZWFkBIIjAIUBFwABBwABGQABHQABEQCArgABAAAAAQAAAAEAAAAAAAABAAEAAAABAAAAAAAAAQEAAAAAAAAA/QUAAAAAAAGAiIVzZWxmgK6CbomuhG91dJKujChmb3Igc3RhdGUplaeMKGZvciBzdGF0ZSmVp4woZm9yIHN0YXRlKZWngmmWpoJ2naaFi2NoZWNrX2ZpbGWHc2VsZWN0inJlYWRfbGluZYlyZWFkX29uZYd1bnBhY2uAAaQBrAEBBIvRAAAAiQAAAAABAACDAQAAxAADAYkAAQBQAQAAxAAAAk8BAABGgQICRoEBAoEEhmxpbmVzhQEXAAEQAAEIAAEZAAERAIGAAacBqwAABpkLAAAAQgAAALgBAIAJAAEAg4AAAAGBAIBEAAMBCwACAj0AfwA4AgCACQADAIkAAAAFAQAARQADAEYAAAAJAAAAFIAAAwkBBACJAQIAAQIAgIsCAgJEAQQARQAAAEYAAABHAAEAhASHY2xvc2VkBJdmaWxlIGlzIGFscmVhZHkgY2xvc2VkBIJuBIVyZWFkhQEAAAACAAEBAAADAAAEAICZAQAAAAAAAAEAAAAAAAAAAQAAAAAAAAAAAYCAhYVzZWxmhmVycm9yhWZtdHOKcmVhZF9saW5lh3VucGFja4sAAQAAAAEAAAUAAYCChXNlbGaAi4VmbXRziIuFi2NoZWNrX2ZpbGWFcGFja4ZlcnJvcopyZWFkX2xpbmWHdW5wYWNrgAGuAcYBAQ7J0QAAAIkAAAAAAQAAgwEAAMQAAwGJAAEAA4EAANABAADEAAACEwEAAFIAAACBAQCAAAIBAIECAIDKAQ0AiQMBAAAEBgDQBAAAxAMAAgkEAgCABAcARAQCAjwEAgA4AgCAiQQDAAAFBwDEBAICEAEGCbgFAIA8BAMAuAAAgBABBge4AwCAiQQEAAkFBQCDBQIAAAYGAIAGCABEBQQCgYUAgMQEAwHJgQ0AiQEGAAACAgDEAQICCAICAI4DAAXCAwAAOAQAgIkDBwADBAMAjgQABwAFAwDEAwQEAAMJAIACCAAAAgcAOAMAgIsDCAgOBAAHgAQDAMQDAwQAAwkAgAIIAAACBwBCggAAuAEAgIgDAAAABAUAgAQGAMYDBAJGAAICxgMBAokEhndyaXRlBIIjBIdudW1iZXIEh3N0cmluZxS2YmFkIGFyZ3VtZW50ICMlZCB0byAnd3JpdGUnIChzdHJpbmcgZXhwZWN0ZWQsIGdvdCAlcykEhmFzeW5jBI5pby53cml0ZV9waXBlBIJoBIlpb193cml0ZYkBFwABBwABBAABFAABCAABDAABDwABAgABAQCAyQABAAAAAQAAAAEAAQAAAAEAAAABAAABAAEAAAAAAQABAAIAAAAAAAAA+AsAAAEBAAABAAAAAAAAAAACAAAAAAAAAgAAAAAAAQGAjYVzZWxmgMmCbonJhnBhcnRzi8mMKGZvciBzdGF0ZSmOqowoZm9yIHN0YXRlKY6qjChmb3Igc3RhdGUpjqqCaY+pgnaTqYN0dpaphWRhdGGtyYNva67JhGVycq7JhWNvZGWuyYmLY2hlY2tfZmlsZYdzZWxlY3SFdHlwZYpmbXRfdmFsdWWGZXJyb3KIc2Zvcm1hdIdjb25jYXSKaG9zdF9jYWxsgkiAAcgB0wMACLeJAQAAAAIAAIMCAADEAQMBwoAAADgAAICDgAAAQoEAADgAAIABgf9/vIACADgGAIC8gAEAOAUAgLyAAwA4BACAiQEBAAkCAgCDAgIACQMDAIADAQBEAwIARAIAAoGCAIDEAQMBjgEABcIBAAC4AQCAiAEAAAMCAwCBAg6AxgEEALwAAQA4BACAjgEAB7QBAwAOAgAIowEDBK4BBAeVAQOArwGABiMBAgMuAQMHgwEFAAECAIASgAkLEgAIBBIABwOLAQQMDgIADYACAQAAAwIAxQEEAMYBAADHAQEAjgSFc2VlawSEY3VyBIRzZXQEhGVuZBSwYmFkIGFyZ3VtZW50ICMxIHRvICdzZWVrJyAoaW52YWxpZCBvcHRpb24gJyVzJykEhmFzeW5jBI1JbGxlZ2FsIHNlZWsEhGJ1ZgSEcG9zBIRlb2YEgQEEiGlvX3NlZWsEgmiFARcAAQgAAQwAAQUAAQEAgLcBAAAAAQAAAQAAAQAAAAAAAQAAAAAAAAAAAgAAAAAAAAEAAAAAAAAAAAAAAQAAAAABAAAAAAABgIOFc2VsZoC3h3doZW5jZYC3h29mZnNldIC3hYtjaGVja19maWxlhmVycm9yiHNmb3JtYXSJdG9zdHJpbmeCSIAB1QHYAQAEhokAAAAAAQAAgwEAAMQAAwFIAAIAxwABAIEEhmZsdXNogQEXAICGAQAAAAEBgIGFc2VsZoCGgYtjaGVja19maWxlgAHaAdoBAAKDhwAAAMgAAgDHAAEAgICAgwAAAICBhXNlbGaAg4CAAdwB4gEABJiJAAAAAAEAAIMBAADEAAMBjgAAAcIAAAA4AQCAiAAAAAMBAQDGAAMAEoADBI4AAAXCAAAAOAIAgIkAAQADAQMAjgEAB8UAAwDGAAAAiwACCA4BAAfFAAIAxgAAAMcAAQCJBIZjbG9zZQSEc3RkBJtjYW5ub3QgY2xvc2Ugc3RhbmRhcmQgZmlsZQSHY2xvc2VkEQSFcGlwZQSKaW8ucGNsb3NlBIJoBIlpb19jbG9zZYMBFwABAgABAQCAmAEAAAABAAAAAAABAQAAAAAAAAABAAAAAYCBhXNlbGaAmIOLY2hlY2tfZmlsZYpob3N0X2NhbGyCSIAB5AHkAQADiY4AAADCgAAAOAIAgI4AAAHCgAAAuAAAgJSAAALEAAIBxwABAIMEh2Nsb3NlZASEc3RkBIZjbG9zZYCAiQAAAAAAAAAAAICBgmaAiYCAAeUB5QEABI6OAAAAwoAAALgEAICOAAABwoAAADgDAICOAAACwoAAALgBAICLAAADCwEBBI4BAAXEAAMBxwABAIYEh2Nsb3NlZASEc3RkBIVwaXBlBIZwY2FsbASJaW9fY2xvc2UEgmiCAAAAAQEAgI4AAAAAAAAAAAAAAAAAAICBgmaAjoKFX0VOVoJIgAHwAfoCAAu6CQEAAIABAABEAQICPIEAADgEAIAJAQEAiQECAAOCAACJAgAAAAMAAMQCAgDEAQACAYIAgEQBAwHCgAAAOAAAgIMAAQAJAQMAgAEBAEQBAgIUgQIDAwICAIOCAgBEAQQCiQEEAIwBAwLCgQAAOAQAgIkBAQAJAgIAgwIDAAkDAwCAAwEARAMCAEQCAAKBggCAxAEDAYsBBQcAAgAAgAICAMQBAwTCgQAAuAEAgAgDAACAAwQAAAQFAEYDBAAJAwYAgAMDAAAEAACFBAAAPAECADgAAIAGBQAABwUAAEUDBQBGAwAARwMBAIgEh3N0cmluZxS0YmFkIGFyZ3VtZW50ICMxIHRvICdvcGVuJyAoc3RyaW5nIGV4cGVjdGVkLCBnb3QgJXMpBIJyBIVnc3ViBINiJASBFK5iYWQgYXJndW1lbnQgIzIgdG8gJ29wZW4nIChpbnZhbGlkIG1vZGUgJyVzJykEiGlvX29wZW6HAQQAAQgAAQwAAQUAASMAAQEAARYAgLoBAAAAAAEAAAAAAAAAAAIAAAEAAAAAAAABAAAAAAAAAAAAAAAAAQAAAAEAAAAAAAEAAAAAAAAAAAABgIaFcGF0aIC6hW1vZGWAuoJtmLqCaKm6hGVycqm6hWNvZGWpuoeFdHlwZYZlcnJvcohzZm9ybWF0iXRvc3RyaW5ni1ZBTElEX01PREWCSIluZXdfZmlsZYAB/AKHAgAJsQkBAACAAQAARAECAjyBAAA4BACACQEBAIkBAgADggAAiQIAAAADAADEAgIAxAEAAgGCAIBEAQMBwoAAADgAAICDAAEAvIACADgEAIC8gAMAOAMAgAkBAQCJAQIAAwICAIACAQDEAQMCAYIAgEQBAwELAQMFgAEAAAACAQBEAQMDQoEAADgBAIAIAgAAgAIDAEYCAwAJAgQAgAICAAMDAwCHAwAAvIADADgAAIAGBAAABwQAAEQCBQISggYHSAICAMcCAQCIBIdzdHJpbmcUtWJhZCBhcmd1bWVudCAjMSB0byAncG9wZW4nIChzdHJpbmcgZXhwZWN0ZWQsIGdvdCAlcykEgnIEgncUr2JhZCBhcmd1bWVudCAjMiB0byAncG9wZW4nIChpbnZhbGlkIG1vZGUgJyVzJykEiWlvX3BvcGVuBIVwaXBlEYUBBAABCAABDAABAQABFgCAsQEAAAAAAQAAAAAAAAAAAgAAAQAAAAAAAAAAAAABAAAAAQAAAAABAAAAAAAAAAABAQGAhYRjbWSAsYVtb2RlgLGCaKCxhGVycqCxgmausYWFdHlwZYZlcnJvcohzZm9ybWF0gkiJbmV3X2ZpbGWAAokCiwEAA4fDgAAAOAAAgIkAAACUgAEAxQACAMYAAADHAAEAgQSGY2xvc2WBASIAgIcBAAAAAAABgIGCZoCHgYxkZWZhdWx0X291dIACjQKQAQADkYkAAAAAAQAAxAACAgkBAQC5gAIAuAAAgIgAAADIAAIAjgAAAMIAAAA4AQCAg4AAAMKAAAA4AACAgwABAMgAAgDHAAEAgwSHY2xvc2VkBIxjbG9zZWQgZmlsZQSFZmlsZYIBCgABFQCAkQEAAAAAAAAAAQAAAAAAAAABgIGCZoCRgo1nZXRtZXRhdGFibGWFRmlsZYACkgKcAQAGnjwAAAC4AACAiQAAAMgAAgCJAAEAAAEAAMQAAgK8AAEAOAYAgIsAAgKOAAEDAAEAAIMBAgDEAAMDwoAAALgBAICJAQMAAAICAIGCAIDEAQMBigAAADgCAICJAAQAAAEAAIOBAgDEAAMCigAAAIkAAADIAAIAxwABAIYABIdzdHJpbmcEg2lvBIVvcGVuBIJyBIZpbnB1dIUBIQABBAAAAAABCAABFwCAngEAAAABAAAAAAEAAAAAAQAAAAAAAQACAAAAAAIAAYCDgmaAnoNuZo6VhGVyco6VhYtkZWZhdWx0X2luhXR5cGWFX0VOVoZlcnJvcotjaGVja19maWxlgAKeAqgBAAaePAAAALgAAICJAAAAyAACAIkAAQAAAQAAxAACArwAAQA4BgCAiwACAo4AAQMAAQAAgwECAMQAAwPCgAAAuAEAgIkBAwAAAgIAgYIAgMQBAwGKAAAAOAIAgIkABAAAAQAAg4ECAMQAAwKKAAAAiQAAAMgAAgDHAAEAhgAEh3N0cmluZwSDaW8EhW9wZW4EgncEh291dHB1dIUBIgABBAAAAAABCAABFwCAngEAAAABAAAAAAEAAAAAAQAAAAAAAQACAAAAAAIAAYCDgmaAnoNuZo6VhGVyco6VhYxkZWZhdWx0X291dIV0eXBlhV9FTlaGZXJyb3KLY2hlY2tfZmlsZYACqgKqAAEDh1EAAAAJAAAAFIAAAFABAABFAAABRgAAAUYAAQGBBIVyZWFkgQEhAICHAAAAAAAAAICAgYtkZWZhdWx0X2lugAKrAqsAAQOHUQAAAAkAAAAUgAAAUAEAAEUAAAFGAAABRgABAYEEhndyaXRlgQEiAICHAAAAAAAAAICAgYxkZWZhdWx0X291dIACrQK5AQEIm9EAAAA8AAAAOAIAgIkAAACUgAEB0AEAAMWAAALGgAACiwABAo4AAQMAAQAAgwECAMQAAwPCgAAAuAEAgIkBAgAAAgIAgYIAgMQBAwGJAQMAUAIAAMQBAAJPAgAAiAIBAIADAQBGggUCRoIBAoUABIZsaW5lcwSDaW8EhW9wZW4EgnKGASEAAAAAAQgAARAAARkAAREAgYACsgK4AAAHnwsAAABCAAAAuAAAgAgAAABIAAIACAAAAIsAAQG9AH8AuAIAgIkAAgAJAQAAhQEAAMQAAwIAAAEAOAQAgIkAAACUgAECiQEDAAkCAQCBAgCACwMBAcQBBADEAAACAAABADwAAwA4AQCAiQAAAJSAAQTEAAIBSAACAMcAAQCFBIdjbG9zZWQEgm4EhXJlYWQABIZjbG9zZYQBAQABAwAABAAABQCAnwEAAAAAAQEAAAAAAAAAAAAAAAAAAAAAAAEAAAAAAQGAgYJ2hp+EgmaFZm10c4pyZWFkX2xpbmWHdW5wYWNrmwABAAAAAAAAAQAAAAABAAAAAAABAAAHAAAAAYCEhXBhdGiAm4JmjZuEZXJyjZuFZm10c5abhotkZWZhdWx0X2luhV9FTlaGZXJyb3KFcGFja4pyZWFkX2xpbmWHdW5wYWNrgALBAscBAAaYPAAAALgAAICHAAAAyAACAIkAAAAAAQAAxAACAryAAQA4BACAiQABAAkBAgCDAQEACQIAAIACAABEAgIARAEAAoGBAIDEAAMBiQADAAOBAQCAAQAAxQADAMYAAADHAAEAhAAEh3N0cmluZxS3YmFkIGFyZ3VtZW50ICMxIHRvICdleGVjdXRlJyAoc3RyaW5nIGV4cGVjdGVkLCBnb3QgJXMpBItvcy5leGVjdXRlhAEEAAEIAAEMAAECAICYAQAAAAEAAAAAAQAAAAAAAAAAAgAAAAABgIGEY21kgJiEhXR5cGWGZXJyb3KIc2Zvcm1hdIpob3N0X2NhbGyAAskC0gEABpw8gAAAuAAAgDwAAQC4AACAAYD/f7gIAIA8AAIAuAAAgAEAAIC4BgCAiQAAAAABAADEAAICvIADADgEAICJAAEACQECAIMBAgAJAgMAgAIAAEQCAgBEAQACgYEAgMQAAwGLAAQFAAEAAMQAAgHHAAEAhgARAQSIaW50ZWdlchTAYmFkIGFyZ3VtZW50ICMxIHRvICdleGl0JyAoaW50ZWdlciBvciBib29sZWFuIGV4cGVjdGVkLCBnb3QgJXMpBI1yZXF1ZXN0X2V4aXSFARIAAQgAAQwAAQQAAQAAgJwBAAAAAQABAAEAAQAAAAABAAAAAAAAAAACAAABgIGFY29kZYCchYptYXRoX3R5cGWGZXJyb3KIc2Zvcm1hdIV0eXBlglKAAtgC2wMBCJXRAQAAiQEAAAMCAADQAgAAxAEAAsABfwA4AwCAiQEBAAACAACAAgEAA4MAANADAADFAQAExgEABIkBAQAAAgAAgAIBAAODAADFAQQExgEABMYBAQSCBIIjBIJ0ggEHAAEkAICVAAEAAAAAAAAAAAAAAAABAAAAAAABgIOGY2h1bmuAlYpjaHVua25hbWWAlYZfbW9kZYCVgodzZWxlY3SJcmF3X2xvYWSAAt0C4wIBCaZRAQAACwEAAIABAABEAQIDQoEAADgBAIAIAgAAgAIDAEYCAwMUggIBAwMBAIODAQBEAgQCAAEEAAkCAQCDAgIAUAMAAEQCAAJAAn8AOAQAgAkCAgCAAgIAA4MCAIADAAA1AwIAgwMDAFAEAABFAgADRgIAAwkCAgCAAgIAA4MCAIADAAA1AwIAgwMDAEUCBANGAgADRgIBA4cEjHJlYWRfc291cmNlBIVnc3ViBIheI1teCl0qBIEEgiMEgkAEgnSDAQEAAQcAASQAgKYAAQAAAQAAAAABAAAAAAEAAAAAAAAAAAAAAAAAAAEAAAAAAAAAAYCEhXBhdGiApoZfbW9kZYCmhHNyY4SmhGVycoSmg4JIh3NlbGVjdIlyYXdfbG9hZIAC5QLpAQAGjYsAAAAAAQAAxAACA8KAAAC4AQCAiQEBAAACAgCBggCAxAEDAYABAQDFAQEAxgEAAMcBAQCBBIlsb2FkZmlsZYIAAAABCACAjQEAAAEAAAAAAAEAAAGAg4VwYXRogI2CZoONhGVycoONgoVfRU5WhmVycm9ygALyAvIAAAOFCAAAAIMAAAADgQAARgAEAEcAAQCCBJxDIG1vZHVsZXMgYXJlIG5vdCBzdXBwb3J0ZWQEh2Fic2VudICAhQAAAAAAgICAgAL0A5EBAA/kiQAAAAABAADEAAICvIAAADgEAICJAAEACQECAIOBAAAJAgAAgAIAAEQCAgBEAQACgYEAgMQAAwGJAAMAjAABAAkBBAC5AAIAOAMAgAkBAQCJAQIAAwIBAIACAADEAQMCAYIAgEQBAwG8gAMAOAAAgMgAAgAJAQUADAECAIMBAgBCgQAAOBAAgAsCBgWAAgAARAICBEKCAAA4BACAiQMBAAkEAgCDBAMAAAUAAIAFAAAABgUARAQFAoGEAIDEAwMBiQMHAAAEBACABAUAA4UDAMQDBAPCgwAAOAQAgIkEAQAJBQIAgwUEAAAGAACABgYAAAcIAEQFBQKBhQCAxAQDAYAEBwCAAQYAAAEJAAkCAwCJAgQAEAIABQsCCAmAAgIAAAMAAIADAwBEAgQDQoIAALgCAIAJAwMAEIMAAwkDAQCAAwUAAYT/f0QDAwG8ggMAOAEAgAkDAwAQAwAFOAMAgAkDAwAMAwYAiQMEADkDBwC4AACACQMDABCDAAoJAwMADAMGAIADAwBGAwMARwMBAIsEh3N0cmluZxS3YmFkIGFyZ3VtZW50ICMxIHRvICdyZXF1aXJlJyAoc3RyaW5nIGV4cGVjdGVkLCBnb3QgJXMpFLpjeWNsaWMgcmVxdWlyZTogbW9kdWxlICclcycgcmVxdWlyZXMgaXRzZWxmIHdoaWxlIGxvYWRpbmcABIo6cHJlbG9hZDoEj3Jlc29sdmVfbW9kdWxlFLltb2R1bGUgJyVzJyBub3QgZm91bmQ6CglubyBmaWVsZCBwYWNrYWdlLnByZWxvYWRbJyVzJ10lcwSCdBSuZXJyb3IgbG9hZGluZyBtb2R1bGUgJyVzJyBmcm9tIGZpbGUgJyVzJzoKCSVzBIZwY2FsbBGJAQQAAQgAAQwAASUAAScAASYAAQEAASQAAAAAgOQBAAAAAAEAAAAAAAAAAAIAAQAAAAAAAAAAAAEAAAEAAAEAAQAAAQABAAAAAAAAAAACAAAAAAEAAAAAAAAAAAAAAQAAAgAAAQAAAAABAAEAAQAAAAIAAQAAAQAAAAABAAIAAAABgIuFbmFtZYDkgnaQ5Idsb2FkZXKg5IZ3aGVyZaDkhHNyY6XDimNodW5rbmFtZaXDhWluZm+lw4NmbrXDhGVycrXDg29ry+SEcmVzy+SJhXR5cGWGZXJyb3KIc2Zvcm1hdIdsb2FkZWSITE9BRElOR4hwcmVsb2FkgkiJcmF3X2xvYWSFX0VOVoADlgObAQAGk4kAAAAAAQAAxAACAryAAAA4BACAiQABAAkBAgCDgQAACQIAAIACAABEAgIARAEAAoGBAIDEAAMBiwADAgEBJYCAAQAAxAADAccAAQCDBIdzdHJpbmcUuGpvYi5kZWZlcjogYXJndW1lbnQgMSAocmVhc29uKSBtdXN0IGJlIGEgc3RyaW5nLCBnb3QgJXMEjXJlcXVlc3RfZXhpdIQBBAABCAABDAABAACAkwEAAAAAAQAAAAAAAAAAAgAAAAGAgYdyZWFzb26Ak4SFdHlwZYZlcnJvcohzZm9ybWF0glIB4AEOAQACAAAAAAAAAAEAAAAAAAEAAAAAAAEAAwAAAAAAAQAAAAAAAAABAAEAAQABAAIAAgABAAEAAQAABgf7BwABAQQABQgNEQcOEQsN9RX4Iugl9RD9BQAI+ggAAQACAAAAAAABAAAAAAABAAAAAAABAAAAAAEAAQAAAAAAAAACgAAAAAAAAAIK9gwL9Q0C/gQD/QUK9gwK9gwAAAEAAAIM9A8AAAEAAAEAAAEAAAIG+ggJ9wwBAAX9C/oM/AcAAQABAAAAAAAAAQAAAAABAAEAAQAAH+MgAAAAAAACBfsFgQGAAe6oglKCAeCCSIIB4Ipob3N0X2NhbGyEAeCLdXNlcl9sZXZlbIQB4IV0eXBljAHgiXRvc3RyaW5njAHgiXRvbnVtYmVyjAHgh3NlbGVjdIwB4IZlcnJvcowB4I1zZXRtZXRhdGFibGWMAeCNZ2V0bWV0YXRhYmxljAHgiXJhd2VxdWFsjAHgiHNmb3JtYXSYAeCFc3N1YpgB4IZzZmluZJgB4Idjb25jYXSYAeCFcGFja5gB4Id1bnBhY2uYAeCKbWF0aF90eXBlmgHghWpzb26qAeCKZm10X3ZhbHVlvAHghUZpbGXAAeCJbmV3X2ZpbGXFAeCLY2hlY2tfZmlsZcYB4IVmaWxsxwHginJlYWRfbGluZcgB4IlyZWFkX2FsbMkB4ItyZWFkX2NvdW50ygHgjHJlYWRfbnVtYmVyywHgiXJlYWRfb25lzAHghnN0ZGlu5AHgh3N0ZG91dOoB4IdzdGRlcnLwAeCLZGVmYXVsdF9pbvcB4IxkZWZhdWx0X291dPcB4ItWQUxJRF9NT0RFAYcB4IlyYXdfbG9hZAG1AeCHbG9hZGVkAb8B4IhwcmVsb2FkAcEB4IhMT0FESU5HAcgB4IGFX0VOVg=="
   },
   "=ab:runtime": {
     source: "src/lua/runtime.lua",
-    text: '--- agent-block Lua runtime: the task scheduler, transparent coroutines and the host-call protocol.\n--\n-- Owns: how Lua code waits for the host. Every asynchronous host function ends in `host_call`,\n-- which yields `HOST, op, args...` from wherever it runs. Wrapped `coroutine.resume`/`wrap`\n-- forward such a request up through every user coroutine until it reaches the scheduler, which\n-- starts the operation in TypeScript and parks the task. The scheduler suspends towards the host\n-- at exactly one point (a plain yield of the driver thread); the host then resumes it once at\n-- least one operation has completed, and the scheduler takes the whole batch of completions.\n--\n-- Invariants:\n-- - A user coroutine parked on a host request is "busy": nobody else may resume it, and\n--   `coroutine.status` reports it as "normal".\n-- - A host call made where Lua cannot yield (C boundary) raises an error that says so, at the\n--   user\'s line, instead of wasmoon\'s bare "attempt to yield across a C-call boundary".\n-- - Errors raised for a failed host call point at the first frame outside the runtime\'s own\n--   chunks (names starting with "=ab:"), whatever tail calls the wrappers made.\n-- - Every task body runs under xpcall; its error value (tables included) and a traceback are kept.\n-- - When the main task ends, the run ends: tasks still alive are cancelled.\n-- - `os.exit` / `job.defer` end the run at once. They raise `EXIT` and set a count hook on the\n--   coroutine that raises it again at every instruction, so a `pcall`/`xpcall` that catches it\n--   cannot run on; `coroutine.resume` passes it to the resumer the same way.\n--\n-- This chunk is loaded by src/lua/engine.ts with the host primitives table as its argument.\nlocal H = ...\n\nlocal raw = {\n  create = coroutine.create,\n  resume = coroutine.resume,\n  yield = coroutine.yield,\n  status = coroutine.status,\n  running = coroutine.running,\n  isyieldable = coroutine.isyieldable,\n  close = coroutine.close,\n}\nlocal getinfo, traceback = debug.getinfo, debug.traceback\nlocal pack, unpack = table.pack, table.unpack\nlocal type, error, select, setmetatable, tostring = type, error, select, setmetatable, tostring\nlocal sfind, sformat = string.find, string.format\n\nlocal HOST = setmetatable({}, { __name = "HOST_REQUEST" })\nlocal EXIT = setmetatable({}, {\n  __name = "EXIT",\n  __tostring = function() return "the run is ending (os.exit or job.defer)" end,\n})\nlocal busy = setmetatable({}, { __mode = "k" })\nlocal exiting -- { code = n, reason = s } once os.exit / job.defer was called\n\nlocal sethook = debug.sethook\nlocal function exit_hook() error(EXIT, 0) end\n\n--- Raises EXIT in the running coroutine and keeps raising it there at every instruction.\nlocal function raise_exit()\n  sethook(exit_hook, "", 1)\n  error(EXIT, 0)\nend\n\nlocal R = { HOST = HOST, EXIT = EXIT }\n\n--- The stack level (as seen by the caller of this function) of the first Lua frame outside the\n-- runtime\'s own chunks. Used as the `level` argument of `error`. C frames are passed over: when\n-- the user tail-called a host function (`return t.fetch(x)`), the user\'s frame is gone and the\n-- next frame may be `pcall`, `string.gsub`, ...; the Lua line that called THAT is the best\n-- position left. With no Lua frame at all, the first C frame (no position) is used.\nlocal function user_level()\n  local level, first_c = 2, nil\n  while true do\n    local info = getinfo(level + 1, "S")\n    if not info then return first_c or 1 end\n    if info.what == "C" then\n      first_c = first_c or level\n    elseif not sfind(info.source, "^=ab:") then\n      return level\n    end\n    level = level + 1\n  end\nend\nR.user_level = user_level\n\nlocal function cannot_yield(op)\n  return sformat(\n    "host call \'%s\' made where yielding is impossible (inside a C boundary: a table.sort comparator, "\n      .. "a string.gsub callback, __tostring, __gc, or a function called by the host)", op)\nend\n\nlocal function raise_reply(ok, ...)\n  if ok then return ... end\n  local err = ...\n  if err == EXIT then raise_exit() end\n  if type(err) == "string" then error(err, user_level()) end\n  error(err, 0)\nend\n\n--- Performs host operation `op` with `...` as arguments and returns its results, yielding the\n-- running task meanwhile. Raises the operation\'s error at the user\'s line.\nlocal function host_call(op, ...)\n  if exiting then raise_exit() end\n  if not raw.isyieldable() then error(cannot_yield(op), user_level()) end\n  return raise_reply(raw.yield(HOST, op, ...))\nend\nR.host_call = host_call\n\n--- Builds the Lua function for an asynchronous host function named `op`.\nfunction R.async_function(op)\n  return function(...) return host_call(op, ...) end\nend\n\n-- Transparent coroutines ----------------------------------------------------------------------\n\nlocal function forward(co, ok, ...)\n  if not ok and exiting then raise_exit() end\n  if ok and (...) == HOST and raw.status(co) == "suspended" then\n    if not raw.isyieldable() then\n      return forward(co, raw.resume(co, false, cannot_yield((select(2, ...)))))\n    end\n    busy[co] = true\n    local reply = pack(raw.yield(...))\n    busy[co] = nil\n    return forward(co, raw.resume(co, unpack(reply, 1, reply.n)))\n  end\n  return ok, ...\nend\n\nfunction coroutine.resume(co, ...)\n  if busy[co] then return false, "cannot resume non-suspended coroutine" end\n  return forward(co, raw.resume(co, ...))\nend\n\nfunction coroutine.status(co)\n  if busy[co] then return "normal" end\n  return raw.status(co)\nend\n\nfunction coroutine.close(co)\n  if busy[co] then return false, "cannot close a coroutine that is waiting for the host" end\n  return raw.close(co)\nend\n\nlocal function wrap_result(co, ok, ...)\n  if ok then return ... end\n  local err = ...\n  if raw.status(co) == "dead" then raw.close(co) end\n  if type(err) == "string" then error(err, 2) end\n  error(err, 0)\nend\n\nfunction coroutine.wrap(f)\n  local co = raw.create(f)\n  return function(...) return wrap_result(co, coroutine.resume(co, ...)) end\nend\n\n-- Tasks ----------------------------------------------------------------------------------------\n\nlocal Task = {}\nTask.__index = Task\nTask.__name = "task"\nlocal ready = { first = 1, last = 0 }\nlocal waiting = {} -- host op id -> task\nlocal nwaiting = 0\nlocal live = {} -- every task not yet finished\nlocal main\nlocal next_id = 0\nlocal unobserved = {} -- failed tasks nobody joined (reported when the run ends)\n\nlocal function enqueue(t, args)\n  local last = ready.last + 1\n  ready.last = last\n  ready[last] = { t, args }\nend\n\nlocal function dequeue()\n  local first = ready.first\n  if first > ready.last then return nil end\n  local item = ready[first]\n  ready[first] = nil\n  ready.first = first + 1\n  return item[1], item[2]\nend\n\nlocal ERRREC = { __name = "task error" }\nlocal function on_task_error(e)\n  if e == EXIT then return EXIT end\n  return setmetatable({ err = e, traceback = traceback(nil, 2) }, ERRREC)\nend\nlocal function errrec(e)\n  if e == EXIT or getmetatable(e) == ERRREC then return e end\n  return setmetatable({ err = e, traceback = "" }, ERRREC) -- memory errors skip the handler\nend\n\nlocal function finish(t, ok, result)\n  t.finished, t.ok, t.result = true, ok, result\n  live[t] = nil\n  if not ok and result ~= EXIT and #t.joiners == 0 and t ~= main and not t.on_finish then\n    unobserved[t] = true\n  end\n  for i = 1, #t.joiners do enqueue(t.joiners[i], pack(true)) end\n  t.joiners = {}\n  if t.on_finish then t.on_finish(ok, result) end\nend\n\nlocal function new_task(fn, args, name)\n  next_id = next_id + 1\n  local t = setmetatable({ id = next_id, joiners = {}, name = name }, Task)\n  t.co = raw.create(function(...) return xpcall(fn, on_task_error, ...) end)\n  live[t] = true\n  enqueue(t, args)\n  return t\nend\n\nlocal function step(t, args)\n  if t.cancelled and not t.started then\n    return finish(t, false, errrec("cancelled"))\n  end\n  t.started = true\n  local r = pack(raw.resume(t.co, unpack(args, 1, args.n)))\n  if raw.status(t.co) == "dead" then\n    if not r[1] then return finish(t, false, errrec(r[2])) end\n    if r[2] then return finish(t, true, pack(unpack(r, 3, r.n))) end\n    return finish(t, false, errrec(r[3]))\n  end\n  if r[2] ~= HOST then return enqueue(t, pack()) end -- a plain yield: cooperative\n  local op = r[3]\n  if exiting then return enqueue(t, pack(false, EXIT)) end\n  if t.cancelled then return enqueue(t, pack(false, "cancelled")) end\n  if op == "__join" then\n    local target = r[4]\n    if target.finished then return enqueue(t, pack(true)) end\n    t.joining = target\n    target.joiners[#target.joiners + 1] = t\n    return\n  end\n  if op == "__yield" then return enqueue(t, pack(true)) end\n  local ok, id = pcall(H.start, op, unpack(r, 4, r.n))\n  if not ok then return enqueue(t, pack(false, id)) end\n  t.op = id\n  waiting[id] = t\n  nwaiting = nwaiting + 1\nend\n\n--- Fails every task blocked in a join when nothing else can make progress.\nlocal function break_deadlock()\n  local any = false\n  for t in pairs(live) do\n    if t.joining then\n      local target = t.joining\n      for i = #target.joiners, 1, -1 do\n        if target.joiners[i] == t then table.remove(target.joiners, i) end\n      end\n      t.joining = nil\n      enqueue(t, pack(false, "deadlock: every task is waiting for another task and no host operation is pending"))\n      any = true\n    end\n  end\n  return any\nend\n\nlocal function spawn_callback(fn, args, reply)\n  local t = new_task(fn, args, "callback")\n  t.on_finish = function(ok, result)\n    if ok then\n      local sent, why = pcall(H.reply, reply, true, unpack(result, 1, result.n))\n      if not sent then H.reply(reply, false, "callback result cannot be passed to the host: " .. tostring(why)) end\n    elseif result == EXIT then\n      H.reply(reply, false, "the run is ending")\n    else\n      local sent = pcall(H.reply, reply, false, result.err, result.traceback)\n      if not sent then H.reply(reply, false, tostring(result.err), result.traceback) end\n    end\n  end\nend\n\nlocal function cancel_task(t)\n  if t.finished then return false end\n  t.cancelled = true\n  if t.op then\n    local id = t.op\n    t.op = nil\n    waiting[id] = nil\n    nwaiting = nwaiting - 1\n    H.cancel(id)\n    enqueue(t, pack(false, "cancelled"))\n  elseif t.joining then\n    local target = t.joining\n    for i = #target.joiners, 1, -1 do\n      if target.joiners[i] == t then table.remove(target.joiners, i) end\n    end\n    t.joining = nil\n    enqueue(t, pack(false, "cancelled"))\n  end\n  return true\nend\n\n--- Runs `fn(...)` as the main task plus everything it spawns. Returns `"ok", results` (packed),\n-- `"error", {err, traceback}`, or `"exit", code, reason`.\nfunction R.run(fn, ...)\n  main = new_task(fn, pack(...), "main")\n  while true do\n    local t, args = dequeue()\n    while t do\n      if not t.finished then step(t, args) end\n      if exiting then break end\n      t, args = dequeue()\n    end\n    if exiting or main.finished then break end\n    if nwaiting == 0 then\n      if not break_deadlock() then\n        main.finished, main.ok = true, false\n        main.result = errrec("deadlock: the main task cannot make progress")\n        break\n      end\n    else\n      raw.yield() -- the one suspension towards the host: resumed when something completed\n      local batch = H.take()\n      for i = 1, #batch do\n        local c = batch[i]\n        if c.call then\n          spawn_callback(c.call, c.args, c.reply)\n        else\n          local w = waiting[c.id]\n          if w then\n            waiting[c.id] = nil\n            nwaiting = nwaiting - 1\n            w.op = nil\n            enqueue(w, c.values)\n          end\n        end\n      end\n    end\n  end\n  for id in pairs(waiting) do H.cancel(id) end\n  for t in pairs(unobserved) do\n    if not t.observed then\n      H.warn(sformat("task %d failed and was never joined: %s", t.id, R.describe_error(t.result.err)))\n    end\n  end\n  if exiting then return "exit", exiting.code, exiting.reason end\n  if main.ok then return "ok", main.result end\n  return "error", main.result\nend\n\n--- Ends the run with `code` at the next scheduling point; `reason` is reported on stderr.\nfunction R.request_exit(code, reason)\n  if not exiting then exiting = { code = code, reason = reason } end\n  raise_exit()\nend\n\n--- Runs a compiled main chunk; its first return value is stringified (a string passes\n-- unchanged). Returns `"ok", string|nil` / `"error", message, traceback, value` / `"exit", code, reason`.\nfunction R.main(chunk)\n  local kind, a, b = R.run(function()\n    local r = pack(chunk())\n    if r.n == 0 or r[1] == nil then return nil end\n    return (tostring(r[1]))\n  end)\n  if kind == "ok" then return "ok", a[1] end\n  if kind == "error" then return "error", R.describe_error(a.err), a.traceback, a.err end\n  return kind, a, b\nend\n\n--- Host modules installed on first use (`LuaEngine.defineLazy`). `load` is the host function that\n-- installs the module; `tables` are dotted global paths (created empty if absent) whose first\n-- read, write or `pairs` installs it; `preloads` are module names whose `require` does. The\n-- tables keep their identity: the module fills the very tables a script may already hold. Their\n-- metatables are removed before the module installs, so it writes into plain tables.\nfunction R.lazy(load, tables, preloads)\n  local pending, installed = {}, false\n  local function ensure()\n    if installed then return end\n    installed = true\n    for t in pairs(pending) do setmetatable(t, nil) end\n    load()\n  end\n  local mt = {\n    __index = function(t, k) ensure(); return t[k] end,\n    __newindex = function(t, k, v) ensure(); t[k] = v end,\n    __pairs = function(t) ensure(); return next, t, nil end,\n  }\n  for _, path in ipairs(tables) do\n    local t = _G\n    for part in path:gmatch("[^.]+") do\n      local child = rawget(t, part)\n      if child == nil then child = {}; rawset(t, part, child) end\n      t = child\n    end\n    pending[t] = true\n    setmetatable(t, mt)\n  end\n  for _, name in ipairs(preloads) do\n    local trigger\n    trigger = function(...)\n      ensure()\n      -- The module may have preloaded or loaded `name` itself while installing.\n      local p = package.preload[name]\n      if p ~= nil and p ~= trigger then return p(...) end\n      return package.loaded[name]\n    end\n    package.preload[name] = trigger\n  end\nend\n\nfunction R.describe_error(e)\n  if type(e) == "string" then return e end\n  local ok, s = pcall(H.json_encode, e)\n  if ok then return s end\n  return tostring(e)\nend\n\n-- The task API (std.task) ---------------------------------------------------------------------\n\nfunction Task:join()\n  if not self.finished then host_call("__join", self) end\n  self.observed = true\n  unobserved[self] = nil\n  if self.ok then return unpack(self.result, 1, self.result.n) end\n  if self.result == EXIT then raise_exit() end\n  error(self.result.err, 0)\nend\n\nfunction Task:cancel() return cancel_task(self) end\nfunction Task:done() return self.finished == true end\nfunction Task:status()\n  if self.finished then return self.ok and "done" or (self.cancelled and "cancelled" or "failed") end\n  return self.started and "running" or "ready"\nend\nTask.__tostring = function(self) return sformat("task %d (%s)", self.id, self:status()) end\n\nlocal task = {}\n\nfunction task.spawn(fn, ...)\n  if type(fn) ~= "function" then\n    error(sformat("std.task.spawn: argument 1 (fn) must be a function, got %s", type(fn)), 2)\n  end\n  return new_task(fn, pack(...))\nend\n\nfunction task.sleep(seconds)\n  if type(seconds) ~= "number" or seconds ~= seconds or seconds < 0 then\n    error(sformat("std.task.sleep: argument 1 (seconds) must be a non-negative number, got %s",\n      type(seconds) == "number" and tostring(seconds) or type(seconds)), 2)\n  end\n  return host_call("sleep", seconds * 1000)\nend\n\nfunction task.yield() return host_call("__yield") end\n\nfunction task.all(handles)\n  if type(handles) ~= "table" then\n    error(sformat("std.task.all: argument 1 (handles) must be a table, got %s", type(handles)), 2)\n  end\n  local out = {}\n  for i = 1, #handles do\n    local h = handles[i]\n    if getmetatable(h) ~= Task then\n      error(sformat("std.task.all: element %d of argument 1 (handles) must be a task, got %s", i, type(h)), 2)\n    end\n    local r = pack(h:join())\n    out[i] = r[1]\n  end\n  return out\nend\n\nfunction task.join(h) return h:join() end\nfunction task.cancel(h) return h:cancel() end\nfunction task.is_task(v) return getmetatable(v) == Task end\n\nR.task = task\nreturn R\n',
+    hash: "e2080f7b:3fce",
     bytecode: "G0x1YVQAGZMNChoKBAgIeFYAAAAAAAAAAAAAACh3QAGMPWFiOnJ1bnRpbWWAgAABMAGlUQAAAFAAAAKTAAQAUgAAAAsBAAEOAQIAkgAAAgsBAAEOAQICkgACAgsBAAEOAQIDkgADAgsBAAEOAQIEkgAEAgsBAAEOAQIFkgAFAgsBAAEOAQIGkgAGAgsBAAEOAQIHkgAHAgsBAAgOAQIJiwEACI4BAwoLAgALDgIEDIsCAAuOAgUNCwMADosDAA8LBAAQiwQAEQsFABKLBQATjgULFAsGABMOBgwVgAYJABMHAABSAAAAkwcBAFIAAACShxYXxAYDAgAHCQCTBwAAUgAAABMIAgBSAAAAEogWGM8IAAASCBkRRAcDAoAHCQATCAAAUgAAAJMIAQBSAAAAkogaG8QHAwIICAAAiwgACI4IERxPiQAAzwkBABMKAgBSAAAAEgodDRIKGA7PigEAEgoeFU8LAgDPiwIATwwDABIKHxjPjAMAEgogGc8MBAALDQABz40EABINIRsLDQABzw0FABINIhsLDQABz40FABINBxtPDQYAiw0AAU+OBgCSDSMckw0AAFIAAACSDSQbko0WJRMOAgBSAAAAEo4mJxKOKCmTDgAAUgAAAAGP/3+TDwAAUgAAAAgQAACBkP9/ExEAAFIAAADPEQcAT5IHAJMSAQBSAAAAkpIWKk8TCADPkwgATxQJAM+UCQBPFQoAz5UKAE8WCwDPlgsATxcMABIKKy5PlwwAEgosLk8XDQASCi0uT5cNABIKLi5PFw4AEgovLk+XDgCSDTAuTxcPAJINMS5Plw8Akg0yLk8XEACSDTMuT5cQAJINGS4TFwAAUgAAAM8XEQASFzQvz5cRABIXNS/PFxIAEhc2L8+XEgASFzcvzxcTABIXOC/PlxMAEhcxL88XFAASFzkvEgolLkaKAgHGlwEBugSHY3JlYXRlBIpjb3JvdXRpbmUEh3Jlc3VtZQSGeWllbGQEh3N0YXR1cwSIcnVubmluZwSMaXN5aWVsZGFibGUEhmNsb3NlBIZkZWJ1ZwSIZ2V0aW5mbwSKdHJhY2ViYWNrBIZ0YWJsZQSFcGFjawSHdW5wYWNrBIV0eXBlBIZlcnJvcgSHc2VsZWN0BI1zZXRtZXRhdGFibGUEiXRvc3RyaW5nBIdzdHJpbmcEhWZpbmQEh2Zvcm1hdASHX19uYW1lBI1IT1NUX1JFUVVFU1QEhUVYSVQEi19fdG9zdHJpbmcEh19fbW9kZQSCawSIc2V0aG9vawSFSE9TVASLdXNlcl9sZXZlbASKaG9zdF9jYWxsBI9hc3luY19mdW5jdGlvbgSHcmVzdW1lBIdzdGF0dXMEhXdyYXAEiF9faW5kZXgEhXRhc2sEhmZpcnN0AwEAAAAAAAAABIVsYXN0AwAAAAAAAAAABIt0YXNrIGVycm9yBIRydW4EjXJlcXVlc3RfZXhpdASFbWFpbgSFbGF6eQSPZGVzY3JpYmVfZXJyb3IEhWpvaW4Eh2NhbmNlbASFZG9uZQSHc3RhdHVzBIZzcGF3bgSGc2xlZXAEhnlpZWxkBIRhbGwEhWpvaW4EiGlzX3Rhc2uBAQAAqYCrqwAAAoMDAAAASAACAEcAAQCBBKl0aGUgcnVuIGlzIGVuZGluZyAob3MuZXhpdCBvciBqb2IuZGVmZXIpgICDAAAAgICAgLGxAAADhQkAAACJAAEAAYH/f0QAAwFHAAEAgIIBBwABDgCAhQAAAAAAgICChmVycm9yhUVYSVSAtLcAAASKCQAAAIkAAQADAQAAgQEAgEQABAEJAAIAiQADAAGB/39EAAMBRwABAIEEgYQBEQABEgABBwABDgCAigEAAAAAAQAAAAGAgISIc2V0aG9va4pleGl0X2hvb2uGZXJyb3KFRVhJVIDAzAAABp8BgACAiAAAAAkBAACVAQCALwCABgMCAABEAQMCQoEAALgBAIDDgQEAOAAAgIEBAIDIAQIAjgECAbwBAgC4AQCAwoAAADgEAICAAAAAOAMAgIkBAQAOAgIDgwICAMQBAwLCgQAAOAAAgEgAAgAVAACALwCABrjx/39HAQEAhQSCUwSFd2hhdASCQwSHc291cmNlBIZePWFiOoIBAgABCwCAnwEAAgAAAAABAAAAAAABAAABAAAAAQAAAAAAAQIAAAKAg4ZsZXZlbIKfiGZpcnN0X2OCn4VpbmZvh52CiGdldGluZm+Gc2ZpbmSAz9MBAASIiQAAAAMBAACDgQAANQECAIABAADFAAMAxgAAAMcAAQCCFOFob3N0IGNhbGwgJyVzJyBtYWRlIHdoZXJlIHlpZWxkaW5nIGlzIGltcG9zc2libGUgKGluc2lkZSBhIEMgYm91bmRhcnk6IGEgdGFibGUuc29ydCBjb21wYXJhdG9yLCAUzGEgc3RyaW5nLmdzdWIgY2FsbGJhY2ssIF9fdG9zdHJpbmcsIF9fZ2MsIG9yIGEgZnVuY3Rpb24gY2FsbGVkIGJ5IHRoZSBob3N0KYEBDACAiAECAAAA/gIBgIGDb3CAiIGIc2Zvcm1hdIDV2wEBBZrRAAAAQgAAALgAAIDQAAAAxgAAAtAAAAIJAQAAuQACALgAAIAJAQEARAEBAQkBAgCAAQEARAECAjwBAAA4AgCACQEDAIABAQAJAgQARAIBAEQBAAEJAQMAgAEBAAGC/39EAQMBRgEBAoEEh3N0cmluZ4UBDgABEwABBgABBwABFQCAmgABAAAAAQEAAAAAAQAAAAAAAAAAAAEAAAABgIKDb2uAmoRlcnKGmoWFRVhJVItyYWlzZV9leGl0hXR5cGWGZXJyb3KLdXNlcl9sZXZlbIDf4wEBBprRAAAAiQAAAMIAAAC4AACAiQABAMQAAQGLAAIAxAABAsKAAAA4AwCAiQADAAkBBACAAQAARAECAokBBQDEAQEAxAAAAYkABgALAQIBiQEHAAACAADQAgAARAEAAMUAAALGAAACxgABAoIEjGlzeWllbGRhYmxlBIZ5aWVsZIgBEAABEwABAQABBwABFgABFQABFwABDQCAmgABAAAAAAEAAAAAAAAAAAAAAQAAAAAAAAABgIGDb3CAmoiIZXhpdGluZ4tyYWlzZV9leGl0hHJhd4ZlcnJvco1jYW5ub3RfeWllbGSLdXNlcl9sZXZlbIxyYWlzZV9yZXBseYVIT1NUgOfpAQACg88AAADGgAIAxoABAICBARgAgYDo6AABA4dRAAAACQAAAIkAAQBQAQAARQAAAUYAAAFGAAEBgIIAAAABAACAhwAAAAAAAACAgIKKaG9zdF9jYWxsg29wgwEAAYCBg29wgIOBimhvc3RfY2FsbIDt+QIBC75RAQAAwoAAADgCAIAJAQAAQgEAALgAAIAJAQEARAEBAcIAAAC4FwCAUAEAAokBAgA5AQMAuBUAgAsBAwCAAQAARAECAjwBAQA4EwCACwEDAkQBAQJCgQAAuAYAgAkBBACAAQAACwIDA4ACAAAFAwAAiQMFAAkEBgCBhACAUAUAAEQEAALEAwIARAIAAEUBAANGAQADCQEHABCBAAQJAQgAiwEDBVACAADEAQAARAEAAokBBwCQgQAGiQEEAAACAACLAgMDAAMAAIkDCQAABAIAgQQAgA4FAgfEAwQAxAIAAMUBAAPGAQADAAEBANABAABGAQADRgEBA4gEh3N0YXR1cwSKc3VzcGVuZGVkBIxpc3lpZWxkYWJsZQSHcmVzdW1lEQSGeWllbGQABIJuigEQAAETAAENAAEBAAEZAAEWAAEIAAEPAAEEAAEFAIC+AAEAAAAAAAABAAAAAAAAAAAAAAEAAAABAAAAAAAAAAAAAAAAAAIAAQAAAAABAAEAAAAAAAAAAAAAAAIAAAGAg4Njb4C+g29rgL6GcmVwbHmsuoqIZXhpdGluZ4tyYWlzZV9leGl0hUhPU1SEcmF3iGZvcndhcmSNY2Fubm90X3lpZWxkh3NlbGVjdIVidXN5hXBhY2uHdW5wYWNrgPv+AQEGkdEAAACJAAAAjAABAMIAAAA4AQCAhQAAAAMBAADGAAMCiQABAAABAACLAQIBAAIAANACAADEAQAAxQAAAsYAAALGAAECggSmY2Fubm90IHJlc3VtZSBub24tc3VzcGVuZGVkIGNvcm91dGluZQSHcmVzdW1lgwEPAAEZAAEBAICRAAEAAAAAAAABAAAAAAAAAAGAgYNjb4CRg4VidXN5iGZvcndhcmSEcmF3gAGAAYMBAAOLiQAAAIwAAQDCAAAAuAAAgIMAAADIAAIAiwABAQABAADFAAIAxgAAAMcAAQCCBIdub3JtYWwEh3N0YXR1c4IBDwABAQCAiwEAAAAAAAEAAAABgIGDY2+Ai4KFYnVzeYRyYXeAAYUBiAEAA4yJAAAAjAABAMIAAAA4AQCAhQAAAAMBAADGAAMAiwABAQABAADFAAIAxgAAAMcAAQCCFLZjYW5ub3QgY2xvc2UgYSBjb3JvdXRpbmUgdGhhdCBpcyB3YWl0aW5nIGZvciB0aGUgaG9zdASGY2xvc2WCAQ8AAQEAgIwBAAAAAAAAAQAAAAGAgYNjb4CMgoVidXN5hHJhd4ABigGQAgEGnFEBAADCAAAAuAAAgFABAABGAQADUAEAAosBAAAAAgAAxAECArwBAQA4AQCAiwEAAgACAADEAQIBiQEBAAACAgDEAQICvAEDALgBAICJAQIAAAICAIGCAIDEAQMBiQECAAACAgCBgv9/xAEDAcYBAQOEBIdzdGF0dXMEhWRlYWQEhmNsb3NlBIdzdHJpbmeDAQEAAQYAAQcAgJwAAQAAAAEBAAAAAAAAAAEAAAAAAAAAAAEAAAABgIODY2+AnINva4CchGVycoacg4RyYXeFdHlwZYZlcnJvcoABkgGVAQADhosAAAAAAQAAxAACAk8BAABGgQIARoEBAIEEh2NyZWF0ZYMBAQABGgAAAACBgAGUAZQAAQWLUQAAAAkAAACJAAEACwECAA4BAgGJAQEAUAIAAEQBAABFAAABRgAAAUYAAQGCBIpjb3JvdXRpbmUEh3Jlc3VtZYMAAQABAQAAAgCAiwAAAAAAAAAAAAAAgICDjHdyYXBfcmVzdWx0g2NvhV9FTlaGAQAAAQABgIKCZoCGg2Nvg4aDhHJhd4x3cmFwX3Jlc3VsdIVfRU5WgAGkAagCAAeMCwEAABUBAoAvAYAGDwAAAokBAAATAgACUgAAAIACAAAAAwEATgICAJABAgTHAQEAgQSFbGFzdIEBHACAjAEAAAEBAAAAAAAAAYCDgnSAjIVhcmdzgIyFbGFzdIOMgYZyZWFkeYABqgGxAAAEkQsAAACLAAABugAAALgAAICIAAAAyAACAIkAAACMAAEACQEAABCBAAIVAQCALwCABg8AAAINAQEBjQEBAkYBAwBHAQEAgwSGZmlyc3QEhWxhc3QAgQEcAICRAQEAAAAAAQABAAEAAAEAAAGAgoZmaXJzdIGRhWl0ZW2IkYGGcmVhZHmAAbQBtwEABpKJAAAAOQABALgAAICJAAAAyAACAIkAAQATAQIAUgAAABIBAACJAQIACAIAAIGCAIDEAQMCEgEBA4kBAwDFAAMAxgAAAMcAAQCCBIRlcnIEinRyYWNlYmFja4QBDgABCQABAwABJQCAkgEAAAAAAQAAAAAAAAAAAAAAAYCBgmWAkoSFRVhJVI1zZXRtZXRhdGFibGWKdHJhY2ViYWNrh0VSUlJFQ4ABuAG7AQAEk4kAAAA5gAEAuAIAgIsAAQAAAQAAxAACAgkBAgC5AAIAOAAAgEgAAgCJAAMAEwECAFIAAAASAQEAEoECA4kBAgDFAAMAxgAAAMcAAQCEBI1nZXRtZXRhdGFibGUEhGVycgSKdHJhY2ViYWNrBIGEAQ4AAAAAASUAAQkAgJMBAAAAAAAAAAAAAQAAAAAAAAABgIGCZYCThIVFWElUhV9FTlaHRVJSUkVDjXNldG1ldGF0YWJsZYABvQHGAwALsIcBAAAAAgEAEgACAhIAAQQSAAADiQEAAJCBAAPCgAAAOAcAgIkBAQA5gQMAuAUAgI4BAAS0AQMAvQF/ALgDAICJAQIAOYADADgCAICOAQAFwoEAALgAAICJAQMAkIEABoEBAIAOAgAENAIEAIECAIDKgQMAiQMEAA4EAAQMBAgGiQQFAAcFAADEBAIAxAMAAckBBACTAQAAUgAAABIABAOOAQAFwgEAALgBAICOAQAFAAIBAIACAgDEAQMBxwEBAIcEiWZpbmlzaGVkBINvawSHcmVzdWx0AASIam9pbmVycwSKb25fZmluaXNoEYYBHwABDgABIAABIgABIwABBACAsAEAAAAAAQABAAAAAAAAAAAAAAAAAAABAAIAAAAAAAAAAAAAAAABAAABAAAAAAAAAYCHgnSAsINva4Cwh3Jlc3VsdICwjChmb3Igc3RhdGUpnKWMKGZvciBzdGF0ZSmcpYwoZm9yIHN0YXRlKZylgmmdpIaFbGl2ZYVFWElUhW1haW6LdW5vYnNlcnZlZIhlbnF1ZXVlhXBhY2uAAcgBzwMAB5uJAQAAlQEDgK8BgAaKAQAAiQEBABMCAwBSAAAAiQIAABICAAWTAgAAUgAAABICAQUSAgICiQICAMQBAwILAgMEzwIAAEQCAgKSAQMECQIGABCCAwUJAgcAgAIDAAADAQBEAgMBxoECAEaCAQCGBINpZASIam9pbmVycwSFbmFtZQSDY28Eh2NyZWF0ZRGIASEAAQkAARsAAQEAAAAAASYAAR8AASMAgYABywHLAAEEiFEAAAALAAAAiQABAAkBAgDQAQAARQAAAUYAAAFGAAEBgQSHeHBjYWxsgwAEAAEAAAAFAICIAAAAAAAAAACAgIOFX0VOVoNmbo5vbl90YXNrX2Vycm9ymwEAAAABAAAAAAAAAAAAAAEAAAABAAEAAAABAYCEg2ZugJuFYXJnc4CbhW5hbWWAm4J0j5uIiG5leHRfaWSNc2V0bWV0YXRhYmxlhVRhc2uEcmF3hV9FTlaOb25fdGFza19lcnJvcoVsaXZliGVucXVldWWAAdEB7QIACwGaDgEAAEIBAAA4BQCADgEAAUKBAAC4AwCACQEAAIABAAAFAgAAiQIBAAMDAADEAgIARQEAAEYBAAASgAECCQECAIsBAwMOAgAEiQIEAAADAQCBAwCADgQBBcQCBADEAQAARAEAAosBAwYOAgAExAECArwBBwC4EACAjQECAcKBAAC4AwCAiQEAAAACAACFAgAACQMBAI0DAgJEAwIAxQEAAMYBAACNAQICwgEAALgFAICJAQAAAAIAAIcCAAAJAwIAiQMEAAAEAgCBBAGADgUCBcQDBABEAwAAxQEAAMYBAACJAQAAAAIAAIUCAAAJAwEAjQMCA0QDAgDFAQAAxgEAAI0BAgIJAgUAuYEEALgCAICJAQYAAAIAAIkCAgDEAgEAxQEAAMYBAACNAQIDCQIHAEICAAC4AwCACQIGAIACAAAJAwIAhQMAAAkECABEAwMARQIAAEYCAAAOAgAAQgIAALgDAIAJAgYAgAIAAAkDAgCFAwAAAwQAAEQDAwBFAgAARgIAALwBCAA4CQCADQICBI4CBAnCAgAAOAMAgIkCBgAAAwAAiQMCAAcEAADEAwIAxQIAAMYCAAASAAoEjgIECw4DBAs0AwYAFQMGgC8DgAaQAgYAxwIBALwBDAA4AwCACQIGAIACAAAJAwIAhwMAAEQDAgBFAgAARgIAAAsCCQ2LAgoOAAMDAIkDBAAABAIAgYQBgA4FAgXEAwQARAIAA0KCAAC4AwCACQMGAIADAAAJBAIAhQQAAAAFBQBEBAMARQMAAEYDAAASAA8FCQMLABADBQAJAwwAFQMGgC8DgAYKAwwARwMBAJAEimNhbmNlbGxlZASIc3RhcnRlZBEEh3Jlc3VtZQSDY28Egm4Eh3N0YXR1cwSFZGVhZASHX19qb2luBIlmaW5pc2hlZASIam9pbmluZwSIam9pbmVycwSIX195aWVsZASGcGNhbGwEhnN0YXJ0BINvcI0BKAABJwABBAABAQABBQABDQABIwABEAABDgAAAAABAAABHQABHgCAAZoBAAAAAAABAAAAAAAAAAIBAAAAAAAAAAAAAQAAAAABAAAAAAAAAAAAAAEAAAAAAAAAAAAAAAAAAAEAAAAAAAAAAgAAAAAAAAAAAAEBAAAAAAAAAAAAAAEAAAAAAAAAAAAAAQABAQAAAAAAAAAAAAEBAAAAAAABAgAAAAAAAAAAAYAAAAAAAAAAAQAAAAAAAAAAAAEBAAEAAAABgQGAAeiHgnSAAZqFYXJnc4ABmoJymQGag29wywGah3RhcmdldOT2g29rAYgBmoNpZAGIAZqNh2ZpbmlzaIdlcnJyZWOFcGFja4RyYXeHdW5wYWNrhUhPU1SIZW5xdWV1ZYhleGl0aW5nhUVYSVSFX0VOVoJIiHdhaXRpbmeJbndhaXRpbmeAAfAB/gAADqYFAAAAiwAAAAkBAQDEAAIFywAOAA4DBQFCAwAAOAwAgA4DBQGOAwYCtAMHAAEEAICBBP9/yoMEAI4FBgKMBQsKuQUFADgCAICLBQADjgULBA4GBgKABgoAxAUDAckDBQCSggEFiQMCAAAEBQCJBAMABQUAAIMFAwDEBAMAxAMAAQcAAADMAAABzQAPALYAAABGgAIAxoABAIcEhnBhaXJzBIhqb2luaW5nBIhqb2luZXJzBIZ0YWJsZQSHcmVtb3ZlABTSZGVhZGxvY2s6IGV2ZXJ5IHRhc2sgaXMgd2FpdGluZyBmb3IgYW5vdGhlciB0YXNrIGFuZCBubyBob3N0IG9wZXJhdGlvbiBpcyBwZW5kaW5nhAAAAAEfAAEjAAEEAICmAQEAAAABAAABAQAAAAABAAAAAAAAAAD/AwEAAAAAAAAB+AAKAQGAi4RhbnmBpowoZm9yIHN0YXRlKYSjjChmb3Igc3RhdGUphKOMKGZvciBzdGF0ZSmEo4woZm9yIHN0YXRlKYSjgnSFoYd0YXJnZXSJoYwoZm9yIHN0YXRlKY2YjChmb3Igc3RhdGUpjZiMKGZvciBzdGF0ZSmNmIJpjpeEhV9FTlaFbGl2ZYhlbnF1ZXVlhXBhY2uAAoACjQMAB4iJAQAAAAIAAIACAQADAwAAxAEEAk8CAACSAQEERoIBAIIEiWNhbGxiYWNrBIpvbl9maW5pc2iGASkAAAAAAQAAAQUAAQoAAQ4AgYACggKMAgAKs0IAAAC4CgCACwEAAIsBAQEJAgIAhwIAAAkDAwCAAwEAAQQAgI4EAQJEAwQARAEAA0KBAAC4EQCACwIBAYkCAgAFAwAAg4MBAAkEBACABAMARAQCArUDAgBEAgQBuAwAgAkBBQC5AAIAuAIAgAsBAQGJAQIABQIAAIMCAgBEAQQBOAgAgAsBAACLAQEBCQICAIUCAAAOAwEFjgMBBkQBBgJCgQAAuAMAgIsBAQEJAgIAhQIAAAkDBACOAwEFRAMCAo4DAQbEAQUBRwEBAIcEhnBjYWxsBIZyZXBseQSCbhSvY2FsbGJhY2sgcmVzdWx0IGNhbm5vdCBiZSBwYXNzZWQgdG8gdGhlIGhvc3Q6IASSdGhlIHJ1biBpcyBlbmRpbmcEhGVycgSKdHJhY2ViYWNrhgABAAACAAECAAADAAAEAAAFAICzAQABAAAAAAAAAAAAAQAAAAAAAAAAAAAAAQAAAQAAAAAAAgAAAAAAAAEAAAAAAAAAAAACgIWDb2uAs4dyZXN1bHSAs4VzZW50jJeEd2h5jJeFc2VudKiyhoVfRU5WgkiGcmVwbHmHdW5wYWNriXRvc3RyaW5nhUVYSVSIAQAAAAALAAGAhINmboCIhWFyZ3OAiIZyZXBseYCIgnSFiIaJbmV3X3Rhc2uFX0VOVoJIh3VucGFja4l0b3N0cmluZ4VFWElUgAKPAqIBAAm6jgAAAMIAAAC4AACAhQAAAMgAAgASgAECjgAAA8IAAAA4CQCAjgAAAxKAAwQJAQAAEIEBBAkBAQAVAQJ+LwGABwoBAQALAQIFgAEBAEQBAgEJAQMAgAEAAAkCBACFAgAAA4MAAEQCAwBEAQABOA0AgI4AAAbCAAAAuAsAgI4AAAYOAQEHNAECAIEBAIABAv9/SoEEAA4DAQcMAwYFOQMAADgCAIALAwUIDgMGCY4DAQcABAUARAMDAUkBBQASgAYECQEDAIABAAAJAgQAhQIAAAODAABEAgMARAEAAYcAAADIAAIAxwABAIoEiWZpbmlzaGVkBIpjYW5jZWxsZWQRBINvcAAEh2NhbmNlbASIam9pbmluZwSIam9pbmVycwSGdGFibGUEh3JlbW92ZYYBHQABHgABAAABIwABBAAAAACAugEAAAAAAQEAAAEBAQABAAAAAQAAAQAAAAAAAAABAAABAQAAAAABAAAAAAAAAAD/AwEAAAAAAAACAAGAh4J0gLqDaWSKm4d0YXJnZXSgt4woZm9yIHN0YXRlKaSvjChmb3Igc3RhdGUppK+MKGZvciBzdGF0ZSmkr4Jppa6GiHdhaXRpbmeJbndhaXRpbmeCSIhlbnF1ZXVlhXBhY2uFX0VOVoACpgLSAQENAYbRAAAAiQABAAABAACJAQIAUAIAAMQBAAIDAgAAxAAEAooAAACJAAMAxAABA8IAAAA4BwCAjgEBAcKBAAC4AQCAiQEEAAACAQCAAgIAxAEDAYkBBQDCgQAAOAIAgIkBAwDEAQEDAAEEAIAAAwA49/9/iQEFAMKBAAC4GwCAiwEAAcKBAAA4GgCAiQEGAL0BfwA4BgCAiQEHAMQBAQLCgQAAuO//f4cBAAAPgAIDDwABA4kBCAADggIAxAECAg8ABAO4EgCAOOv/f4sBCQbEAQEBiwEKB8QBAQIBAgCAtAIDAAEDAIBKgg0ADAQDB44ECAjCBAAAuAIAgIkECwAOBQgIjgUICQ4GCArEBAQBOAgAgA4FCAuJBAwAjAQJCsIEAAC4BQCAjgUICwkFDAAQhQsMCQUGABUFCn4vBYAHCgUGAJKEDQwJBQ0AgAUJAA4GCA5EBQMBSQIOALjY/3+LAA4PCQEMAMQAAgXLgAEACwMKEIADBQBEAwIBzAAAAc2AAgC2AAAAiwAODwkBDwDEAAIFy4AGAA4DBRFCgwAAuAQAgAsDChKJAxAAA4QJAI4EBQsLBREUjgUFBI4FCxVEBQIAxAMAAEQDAAHMAAABzYAHALYAAACJAAUAwgAAALgBAICDAAsACwEFF4sBBRjGgAQCiwAAAsIAAAA4AQCAgwABAAsBAATGgAMCg4AMAAsBAATGgAMCxoABApoEhW1haW4EiWZpbmlzaGVkBINvawEEh3Jlc3VsdBStZGVhZGxvY2s6IHRoZSBtYWluIHRhc2sgY2Fubm90IG1ha2UgcHJvZ3Jlc3MEhnlpZWxkBIV0YWtlBIVjYWxsBIVhcmdzBIZyZXBseQSDaWQABINvcASHdmFsdWVzBIZwYWlycwSHY2FuY2VsBIlvYnNlcnZlZASFd2FybgSodGFzayAlZCBmYWlsZWQgYW5kIHdhcyBuZXZlciBqb2luZWQ6ICVzBI9kZXNjcmliZV9lcnJvcgSEZXJyBIVleGl0BIVjb2RlBIdyZWFzb24EhmVycm9ykgEgAAEpAAEEAAEkAAEqAAEQAAEeAAErAAEnAAEBAAEAAAEsAAEdAAEjAAAAAAEiAAEMAAEUAIABhgABAAAAAAAAAAIAAQABAAAAAAAAAQAAAQAAAAACAAAAAAABAAABAAAAAQAAAQAAAAEBAgABAAEAAAABAQAAAQAAAAAAAgAAAQABAAABAAAAAQEAAAD2DgIAAAAAAAAAAAABAAAAAQAAAQAAAAAAAAAAAP4ABAEAAAAAAAABAAAAgAABAAABgQGAAtCUg2ZugAGGgnSL1oVhcmdzi9aGYmF0Y2i21owoZm9yIHN0YXRlKbnWjChmb3Igc3RhdGUpudaMKGZvciBzdGF0ZSm51oJputWCY7vVgnfH1YwoZm9yIHN0YXRlKdrgjChmb3Igc3RhdGUp2uCMKGZvciBzdGF0ZSna4IwoZm9yIHN0YXRlKdrgg2lk296MKGZvciBzdGF0ZSnk9IwoZm9yIHN0YXRlKeT0jChmb3Igc3RhdGUp5PSMKGZvciBzdGF0ZSnk9IJ05fKShW1haW6JbmV3X3Rhc2uFcGFja4hkZXF1ZXVlhXN0ZXCIZXhpdGluZ4lud2FpdGluZ49icmVha19kZWFkbG9ja4dlcnJyZWOEcmF3gkiPc3Bhd25fY2FsbGJhY2uId2FpdGluZ4hlbnF1ZXVlhV9FTlaLdW5vYnNlcnZlZIhzZm9ybWF0glKAAtUC2AIAA4sJAQAAQoEAADgCAIATAQIAUgAAABIBAAASAQEBCgEAAAkBAQBEAQEBRwEBAIIEhWNvZGUEh3JlYXNvboIBEAABEwCAiwEAAAAAAAAAAQABgIKFY29kZYCLh3JlYXNvboCLgohleGl0aW5ni3JhaXNlX2V4aXSAAtwC5QEACJaLAAAATwEAAMQAAgS8AAEAOAEAgAOCAACNAgIBRoIDALwAAgA4AwCAAwIBAIsCAAMOAwIExAICAg4DAgWOAwIERoIFAAACAQCAAgIAAAMDAEaCBABGggEAhgSEcnVuBINvawSGZXJyb3IEj2Rlc2NyaWJlX2Vycm9yBIRlcnIEinRyYWNlYmFja4MBFAABBAABCgCBgALdAuEAAAORCQAAAIkAAQDEAAEARAAAAo4AAAC9gH8AOAEAgI0AAAG8AAEAuAAAgIgAAADIAAIAiQACAA0BAAHEAAICyAACAMcAAQCCBIJuAIMAAQABAAAAAgCAkQEAAAABAAAAAAAAAAEAAAABgIGCcoSRg4VwYWNrhmNodW5riXRvc3RyaW5nlgEE/AUAAAAAAQAAAAAAAAAAAQAAAAGAhIZjaHVua4CWhWtpbmSDloJhg5aCYoOWg4JShXBhY2uJdG9zdHJpbmeAAuwDjgMAGL+TAQAAUgAAAAUCAADPAgAAEwMDAFIAAADPgwAAEgMAB88DAQASAwEHz4MBABIDAgeLAwADAAQBAMQDAgXLAw4AiwYABBSHDAUDCAMARAcDBUuHBwCLCQAHAAoNAIAKEgDECQMCvAkIALgDAIATCgAAUgAAAIAJFAALCgAJgAoNAAALEgCACxMARAoEAYAGEwBMBwABTYcIADYHAACQgQ0KCQcBAIAHDQAACAYARAcDAcwDAALNAw8AtgMAAIsDAAMABAIAxAMCBcsDBACIBgAATwcCAIAGDgALBwALDgcODBAHDA22BgAAtgUAAMwDAALNAwUAtgMAAMaDAQCNBIhfX2luZGV4BItfX25ld2luZGV4BIhfX3BhaXJzBIdpcGFpcnMEg19HBIdnbWF0Y2gEhlteLl0rBIdyYXdnZXQABIdyYXdzZXQRBIhwYWNrYWdlBIhwcmVsb2FkggAAAAEJAIWAAu4C8wAACJQJAAAAQgAAADgAAIBGgAEABwAAAAoAAAALAAEAiQACAEQAAgVLAAIAiQIDAAADBACIAwAAxAIDAUwAAAFNAAMANgAAAAkABABEAAEBRoABAIEEhnBhaXJzhQEEAAAAAAEDAAABAAEAAICUAQAAAAEAAQAAAAAAAAAAAAABAAGAhYwoZm9yIHN0YXRlKYmQjChmb3Igc3RhdGUpiZCMKGZvciBzdGF0ZSmJkIwoZm9yIHN0YXRlKYmQgnSKjoWKaW5zdGFsbGVkhV9FTlaIcGVuZGluZ41zZXRtZXRhdGFibGWFbG9hZIAC9QL1AgADhQkBAABEAQEBDAEAAUgBAgBHAQEAgIEBBQCAhQAAAAAAgIKCdICFgmuAhYGHZW5zdXJlgAL2AvYDAASEiQEAAMQBAQEQAAECxwEBAICBAQUAgIQAAAAAgIOCdICEgmuAhIJ2gISBh2Vuc3VyZYAC9wL3AQAEh4kAAADEAAEBiwABAAABAACIAQAAxgAEAMcAAQCBBIVuZXh0ggEFAAAAAICHAAAAAAAAAICBgnSAh4KHZW5zdXJlhV9FTlaAA4UDiwABA5ZRAAAACQAAAEQAAQELAAEADgAAAYkAAgAMAAABPIACADgDAICJAAMAOYABALgBAICAAAAAUAEAAMUAAAHGAAABiwABAI4AAQMJAQIAjAABAsYAAgHGAAEBhASIcGFja2FnZQSIcHJlbG9hZAAEh2xvYWRlZIQBBQAAAAABDAABDQCAlgABAAIAAAABAAAAAAAAAAABAAAAAAGAgYJwh5aEh2Vuc3VyZYVfRU5WhW5hbWWIdHJpZ2dlcr8BAAAGAQABAAEAAQACAAAAAQEAAAABAAAAAQAAAAAAAAAAAAH9AAQBAQAAAPgACQEAAAABBwABAAAAAPcACgGAm4Vsb2FkgL+HdGFibGVzgL+JcHJlbG9hZHOAv4hwZW5kaW5ng7+KaW5zdGFsbGVkg7+HZW5zdXJlhL+DbXSMv4woZm9yIHN0YXRlKY+ujChmb3Igc3RhdGUpj66MKGZvciBzdGF0ZSmProwoZm9yIHN0YXRlKY+ugl+QrIVwYXRokKyCdJGsjChmb3Igc3RhdGUplKaMKGZvciBzdGF0ZSmUpowoZm9yIHN0YXRlKZSmjChmb3Igc3RhdGUplKaFcGFydJWkhmNoaWxkmaSMKGZvciBzdGF0ZSmyvYwoZm9yIHN0YXRlKbK9jChmb3Igc3RhdGUpsr2MKGZvciBzdGF0ZSmyvYJfs7qFbmFtZbO6iHRyaWdnZXK0uYKFX0VOVo1zZXRtZXRhdGFibGWAA5ADlQEABZKJAAAAAAEAAMQAAgK8AAAAOAAAgEgAAgCLAAEBCwECAoABAADEAAMDwgAAADgAAIBIAQIAiQEDAAACAADFAQIAxgEAAMcBAQCDBIdzdHJpbmcEhnBjYWxsBIxqc29uX2VuY29kZYQBBgAAAAABAAABCgCAkgEAAAAAAAEAAAABAAABAAAAAYCDgmWAkoNva4qSgnOKkoSFdHlwZYVfRU5WgkiJdG9zdHJpbmeAA5kDoAEABaCOAAAAwoAAALgBAICJAAAAA4EAAIABAADEAAMBEoACA4kAAQCQgAAEjgAABcIAAAA4AwCAiQACAA4BAAaBAQCADgIABg4CBAfFAAQAxgAAAI4AAAYJAQMAuQACALgAAICJAAQAxAABAYkABQAOAQAGDgECCIGB/3/EAAMBxwABAIkEiWZpbmlzaGVkBIdfX2pvaW4EiW9ic2VydmVkEQAEg29rBIdyZXN1bHQEgm4EhGVycoYBGAABIgABBQABDgABEwABBwCAoAEAAAAAAAABAQABAAAAAAAAAAAAAQAAAAAAAQAAAAABgIGFc2VsZoCghopob3N0X2NhbGyLdW5vYnNlcnZlZId1bnBhY2uFRVhJVItyYWlzZV9leGl0hmVycm9ygAOiA6IBAAOFiQAAAAABAADFAAIAxgAAAMcAAQCAgQEtAICFAAAAAACAgYVzZWxmgIWBjGNhbmNlbF90YXNrgAOjA6MBAAKHjgAAALyAAQA4AACAhgAAAIcAAADIAAIAxwABAIIEiWZpbmlzaGVkEYCAhwAAAAAAAACAgYVzZWxmgIeAgAOkA6cBAAKajgAAAMIAAAC4BgCAjgAAAcIAAAA4AQCAgwABAMKAAAA4AwCAjgAAA8IAAAA4AQCAg4ABAMKAAAA4AACAgwACAMgAAgCOAAAFwgAAADgBAICDAAMAwoAAADgAAICDgAMAyAACAMcAAQCIBIlmaW5pc2hlZASDb2sEhWRvbmUEimNhbmNlbGxlZASHZmFpbGVkBIhzdGFydGVkBIhydW5uaW5nBIZyZWFkeYCAmgEAAAAAAAAAAAAAAAAAAAAAAQAAAAAAAAABgIGFc2VsZoCagIADqAOoAQAGiIkAAAADAQAAjgEAARSCAAJEAgIAxQAAAMYAAADHAAEAgwSNdGFzayAlZCAoJXMpBINpZASHc3RhdHVzgQEMAICIAAAAAAAAAACAgYVzZWxmgIiBiHNmb3JtYXSAA6wDsQEBBpfRAAAAiQAAAAABAADEAAICvIAAADgEAICJAAEACQECAIOBAAAJAgAAgAIAAEQCAgBEAQACgYEAgMQAAwGJAAMAAAEAAIkBBABQAgAAxAEAAMUAAALGAAACxgABAoIEiWZ1bmN0aW9uFLtzdGQudGFzay5zcGF3bjogYXJndW1lbnQgMSAoZm4pIG11c3QgYmUgYSBmdW5jdGlvbiwgZ290ICVzhQEGAAEHAAEMAAEpAAEEAICXAAEAAAAAAQAAAAAAAAAAAgAAAAAAAAGAgYNmboCXhYV0eXBlhmVycm9yiHNmb3JtYXSJbmV3X3Rhc2uFcGFja4ADswO5AQAGo4kAAAAAAQAAxAACArwAAAC4AQCAOQAAALgAAIA+AH8AOAkAgIkAAQAJAQIAg4EAAAkCAACAAgAARAICAjwCAAA4AgCACQIDAIACAABEAgICQoIAADgBAIAJAgAAgAIAAEQCAgJEAQMCgYEAgMQAAwGJAAQAAwEBAJgBAAMwAAMIxQADAMYAAADHAAEAhASHbnVtYmVyFMtzdGQudGFzay5zbGVlcDogYXJndW1lbnQgMSAoc2Vjb25kcykgbXVzdCBiZSBhIG5vbi1uZWdhdGl2ZSBudW1iZXIsIGdvdCAlcwSGc2xlZXAD6AMAAAAAAACFAQYAAQcAAQwAAQoAARgAgKMBAAAAAAAAAAABAAABAAAAAAAAAAAAAAAA/wH/AwAAAAAAAYCBiHNlY29uZHOAo4WFdHlwZYZlcnJvcohzZm9ybWF0iXRvc3RyaW5nimhvc3RfY2FsbIADuwO7AAAChQkAAACDAAAARQACAEYAAABHAAEAgQSIX195aWVsZIEBGACAhQAAAAAAgICBimhvc3RfY2FsbIADvQPLAQANrokAAAAAAQAAxAACAryAAAA4BACAiQABAAkBAgCDgQAACQIAAIACAABEAgIARAEAAoGBAIDEAAMBkwAAAFIAAAABAQCAtAEAAAECAIBKgQsADAMABYsDAwIABAYAxAMCAgkEBAC5gwgAuAQAgIkDAQAJBAIAg4QBAAAFBQCJBQAAAAYGAMQFAgBEBAACgYQAgMQDAwGJAwUAFIQGBEQEAgDEAwACDQQHAZAABQhJAQwAyAACAEcBAQCFBIZ0YWJsZRS7c3RkLnRhc2suYWxsOiBhcmd1bWVudCAxIChoYW5kbGVzKSBtdXN0IGJlIGEgdGFibGUsIGdvdCAlcwSNZ2V0bWV0YXRhYmxlFMhzdGQudGFzay5hbGw6IGVsZW1lbnQgJWQgb2YgYXJndW1lbnQgMSAoaGFuZGxlcykgbXVzdCBiZSBhIHRhc2ssIGdvdCAlcwSFam9pboYBBgABBwABDAAAAAABGwABBACArgEAAAAAAQAAAAAAAAAAAgABAAAAAQEAAAAAAAEAAAAAAAAAAAACAAAAAQD6CAGAiIhoYW5kbGVzgK6Eb3V0kK6MKGZvciBzdGF0ZSmTrIwoZm9yIHN0YXRlKZOsjChmb3Igc3RhdGUpk6yCaZSrgmiVq4JyqauGhXR5cGWGZXJyb3KIc2Zvcm1hdIVfRU5WhVRhc2uFcGFja4ADzQPNAQADhJSAAADFAAIAxgAAAMcAAQCBBIVqb2lugICEAAAAAICBgmiAhICAA84DzgEAA4SUgAAAxQACAMYAAADHAAEAgQSHY2FuY2VsgICEAAAAAICBgmiAhICAA88DzwEAA4qLAAAAAAEAAMQAAgIJAQEAuYACADgAAICGAAAAhwAAAMgAAgDHAAEAgQSNZ2V0bWV0YXRhYmxlggAAAAEbAICKAAAAAAAAAAAAAICBgnaAioKFX0VOVoVUYXNrAaUBFwIAAQAAAQAAAQAAAQAAAQAAAQAAAQAAAgAAAAEAAAABAAAAAAEAAAACAAAAAAAAAQAAAAABAQD+BAAAAAAAAAECAAEGAgAAABMBBggIAQX+EgID/QUD/QUD/QsCA/0HAAEBAQAAAAEAAQEAAQEBAAYJAgAABAQLCR4RDxUw1ID9EPcy3in7EPkJAAEABP0EAAIAB/sN+ggAEPIQAAEAAQACAQCBAYAC2K+CSIIBpYRyYXeZAaWIZ2V0aW5mb50BpYp0cmFjZWJhY2udAaWFcGFja6EBpYd1bnBhY2uhAaWFdHlwZaYBpYZlcnJvcqYBpYdzZWxlY3SmAaWNc2V0bWV0YXRhYmxlpgGliXRvc3RyaW5npgGlhnNmaW5kqgGliHNmb3JtYXSqAaWFSE9TVLEBpYVFWElUugGlhWJ1c3nBAaWIZXhpdGluZ8IBpYhzZXRob29rxAGlimV4aXRfaG9va8UBpYtyYWlzZV9leGl0xgGlglLKAaWLdXNlcl9sZXZlbMsBpY1jYW5ub3RfeWllbGTNAaWMcmFpc2VfcmVwbHnOAaWKaG9zdF9jYWxszwGliGZvcndhcmTTAaWMd3JhcF9yZXN1bHTdAaWFVGFza+IBpYZyZWFkeegBpYh3YWl0aW5n6gGliW53YWl0aW5n6wGlhWxpdmXtAaWFbWFpbu4BpYhuZXh0X2lk7wGli3Vub2JzZXJ2ZWTxAaWIZW5xdWV1ZfIBpYhkZXF1ZXVl8wGlh0VSUlJFQ/YBpY5vbl90YXNrX2Vycm9y9wGlh2VycnJlY/gBpYdmaW5pc2j5AaWJbmV3X3Rhc2v6AaWFc3RlcPsBpY9icmVha19kZWFkbG9ja/wBpY9zcGF3bl9jYWxsYmFja/0BpYxjYW5jZWxfdGFza/4BpYV0YXNrAZQBpYGFX0VOVg=="
   }
 };
 
+// src/lua/prebuilt_flag.ts
+var VERIFIED = Symbol.for("agent-block.prebuilt.verified");
+var slot2 = globalThis;
+function isPrebuiltVerified() {
+  return slot2[VERIFIED] === true;
+}
+
 // src/lua/precompiled.ts
+function sourceHash(source) {
+  let h = 2166136261;
+  for (let i = 0; i < source.length; i++) {
+    h ^= source.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0") + ":" + source.length.toString(16);
+}
 var nativeFromBase64 = Uint8Array.fromBase64?.bind(Uint8Array);
 function fromBase64(b64) {
   if (nativeFromBase64) return nativeFromBase64(b64);
@@ -1612,7 +1048,8 @@ function precompiled(chunkname, source) {
   const known = memo.get(chunkname);
   if (known && known.source === source) return known.bytecode;
   const entry = PRECOMPILED[chunkname];
-  const bytecode = entry && entry.text === source ? fromBase64(entry.bytecode) : void 0;
+  const fresh = entry && (isPrebuiltVerified() || entry.hash === sourceHash(source));
+  const bytecode = fresh ? fromBase64(entry.bytecode) : void 0;
   memo.set(chunkname, {
     source,
     bytecode

@@ -9,7 +9,7 @@ import {
   sanitizeUrl,
   seconds,
   unknownServer
-} from "./chunk-JNHNT4CR.js";
+} from "./chunk-TP7F3MI7.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   VERSION
