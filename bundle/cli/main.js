@@ -1,10 +1,10 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-4ENH5YRN.js";
+} from "./chunk-7TWDOG34.js";
 import {
   preloadLua
-} from "./chunk-TP7F3MI7.js";
+} from "./chunk-ZYT4G66E.js";
 import "./chunk-CNR2O5B7.js";
 import "./chunk-OOCWEDAC.js";
 import "./chunk-J4FUTWHQ.js";
@@ -347,7 +347,7 @@ async function runCommand(argv) {
 // src/cli/main.ts
 var SUBCOMMANDS = {
   test: {
-    load: async () => (await import("./test_command-YZAA7CYH.js")).testCommand
+    load: async () => (await import("./test_command-6U5CWZPY.js")).testCommand
   },
   knl: {
     load: async () => (await import("./knl_command-GOXNTECY.js")).knlCommand

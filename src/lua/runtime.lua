@@ -360,14 +360,23 @@ end
 -- installs the module; `tables` are dotted global paths (created empty if absent) whose first
 -- read, write or `pairs` installs it; `preloads` are module names whose `require` does. The
 -- tables keep their identity: the module fills the very tables a script may already hold. Their
--- metatables are removed before the module installs, so it writes into plain tables.
+-- metatables are removed before the module installs, so it writes into plain tables. A module
+-- whose installation fails stays failed: every later touch raises the same error.
 function R.lazy(load, tables, preloads)
-  local pending, installed = {}, false
+  local pending, state, failure = {}, "pending", nil
   local function ensure()
-    if installed then return end
-    installed = true
+    if state == "installed" then return end
+    if state == "failed" then error(failure, 0) end
+    state = "installed"
     for t in pairs(pending) do setmetatable(t, nil) end
-    load()
+    local ok, err = pcall(load)
+    if not ok then
+      state, failure = "failed", err
+      local function fail() error(err, 0) end
+      local broken = { __index = fail, __newindex = fail, __pairs = fail }
+      for t in pairs(pending) do setmetatable(t, broken) end
+      error(err, 0)
+    end
   end
   local mt = {
     __index = function(t, k) ensure(); return t[k] end,

@@ -87,3 +87,19 @@ Deno.test("the standard library's lazy packages work on first touch from a corou
     "functionfunctionfunction functionfunctionfunctionfunction functionfunctionfunction functionfunction",
   );
 });
+
+Deno.test("a lazy module whose installation fails raises its error on every touch", async () => {
+  const broken = lazily({ tables: ["demo"], preload: ["demo.host"] }, () => {
+    throw new Error("demo cannot start: no licence");
+  });
+  const out = await evalLua(
+    `local a = select(2, pcall(function() return demo.x end))
+     local b = select(2, pcall(function() demo.y = 1 end))
+     local c = select(2, pcall(require, "demo.host"))
+     return a .. "|" .. b .. "|" .. c`,
+    { modules: [broken] },
+  );
+  const parts = out!.split("|");
+  assert.equal(parts.length, 3);
+  for (const p of parts) assert.match(p, /demo cannot start: no licence/);
+});

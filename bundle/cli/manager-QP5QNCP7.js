@@ -9,7 +9,7 @@ import {
   sanitizeUrl,
   seconds,
   unknownServer
-} from "./chunk-TP7F3MI7.js";
+} from "./chunk-ZYT4G66E.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   VERSION

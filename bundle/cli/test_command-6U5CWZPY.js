@@ -1,8 +1,8 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-4ENH5YRN.js";
-import "./chunk-TP7F3MI7.js";
+} from "./chunk-7TWDOG34.js";
+import "./chunk-ZYT4G66E.js";
 import "./chunk-CNR2O5B7.js";
 import "./chunk-OOCWEDAC.js";
 import "./chunk-J4FUTWHQ.js";

@@ -11,7 +11,7 @@ import {
   optField,
   runEnding,
   unknownServer
-} from "./chunk-TP7F3MI7.js";
+} from "./chunk-ZYT4G66E.js";
 import {
   LlmError
 } from "./chunk-CNR2O5B7.js";
@@ -978,7 +978,7 @@ function installMcp(engine, run2) {
   let ending = false;
   const managerFor = async (fn, name) => {
     if (ending) throw runEnding(fn, name);
-    loading ??= import("./manager-DORRXPPK.js").then((m) => loaded = new m.McpManager(run2, {
+    loading ??= import("./manager-QP5QNCP7.js").then((m) => loaded = new m.McpManager(run2, {
       call: (f, args) => engine.callLua(f, args)
     }, callbacks));
     return await loading;
