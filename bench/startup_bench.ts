@@ -5,7 +5,7 @@
  * agent-block within 1.25 × (b): everything the runtime adds (scheduler, prelude, standard
  * library, flag parsing) should cost less than a quarter of bare wasmoon's start.
  *
- * `BENCH_ITERATIONS` (default 15) sets the number of runs per variant. On a loaded machine the
+ * `BENCH_ITERATIONS` (default 25) sets the number of runs per variant. On a loaded machine the
  * medians spread (agent-block's longer start is hit harder); the ratio of minimums is printed too.
  *
  * Where agent-block's extra start-up goes (profiled with performance marks and
@@ -83,7 +83,7 @@ lua.global.close();
         ["(a) deno run empty.ts", ["run", "-A", "--quiet", "empty.ts"], dir],
         ["(b) wasmoon engine + print", ["run", "-A", "--quiet", wasmoonOnly], ROOT],
       ];
-      const n = Number(Deno.env.get("BENCH_ITERATIONS") ?? 15);
+      const n = Number(Deno.env.get("BENCH_ITERATIONS") ?? 25);
       const times: number[][] = variants.map(() => []);
       for (const [, args, cwd] of variants) await timeRun(args, cwd); // warm caches
       for (let i = 0; i < n; i++) {
