@@ -27,6 +27,15 @@
 -- Within a beat, events that nothing of the caller's runs between share one transaction (a
 -- response and its first tool call; a result, the next call, the charge, a stop): the log
 -- shows each call before its tool runs, and the request before the model is asked.
+-- Durability: those two points (`llm_request` before the model call, a `tool_call` before its
+-- tool) and every `s:append`, close and failure record commit before the kernel goes on. The
+-- events nothing waits on — a session's opening and a beat's trailing events (the last tool
+-- results, the charge, a stop) — are deferred: the host commits them, in order and with the
+-- time they happened, ahead of the store's next write (in a loop, the next beat's
+-- `llm_request`), before any read of the store, before the run starts any asynchronous host
+-- call (HTTP, a process, MCP, a sleep), and at the run's end, whichever comes first. Only a
+-- process killed outright in that window (Lua running without starting anything asynchronous)
+-- loses them, as a kill while a tool runs loses its result.
 --
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
 -- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
@@ -229,9 +238,10 @@ local function append(s, kind, data, meta, beat)
   return seq, position
 end
 
--- Several events of one beat in one transaction: { { kind, data }, ... }.
-local function append_many(s, list, beat)
-  local seq = sys_append_many(s.store.h, s.id, list, beat)
+-- Several events of one beat in one transaction: { { kind, data }, ... }. With `defer`, the host
+-- holds them and commits them ahead of the store's next write (see the header).
+local function append_many(s, list, beat, defer)
+  local seq = sys_append_many(s.store.h, s.id, list, beat, defer)
   for _, e in ipairs(list) do fold_event(s._msgs, e.kind, e.data or {}) end
   return seq
 end
@@ -347,7 +357,7 @@ local function open_tree(fn, opts, parent, level, store)
     nodes[#nodes + 1] = { owner = c.owner or opts.owner, budget = c.budget, scope = c.scope, labels = c.labels,
       parent_index = 1 }
   end
-  local ids = host(level + 1, sys.session_open, store.h, nodes)
+  local ids = host(level + 1, sys.session_open, store.h, nodes, true) -- deferred: see the header
   local root = new_session(store, ids[1], nodes[1], parent)
   for i = 2, #ids do
     root.children[#root.children + 1] = new_session(store, ids[i], nodes[i], root)
@@ -738,9 +748,9 @@ function knl.beat(s, device, opts)
   -- right then, so the log shows a call before its tool runs; the rest — results of calls that
   -- do not run, the charge, a stop — travels with the next flush.
   local batch = { { kind = "llm_response", data = rdata } }
-  local function flush()
+  local function flush(defer)
     if #batch > 0 then
-      append_many(s, batch, beat)
+      append_many(s, batch, beat, defer)
       batch = {}
     end
   end
@@ -794,7 +804,7 @@ function knl.beat(s, device, opts)
 
   if budget then batch[#batch + 1] = { kind = "budget_charge", data = charge_for(dev, budget, s, out) } end
   if stopped then batch[#batch + 1] = { kind = "beat_stopped", data = { reason = stopped, where = stopped_where } } end
-  flush()
+  flush(true) -- the beat's trailing events: nothing waits on them, so they ride with the next write
   if stopped then return Outcome.stopped({ beat = beat, reason = stopped, out = out }) end
   return Outcome.ok({ beat = beat, out = out })
 end

@@ -119,10 +119,12 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     },
   });
 
-  // nodes: { { owner, budget, scope, parent, labels, data }, ... } -> ids, in one transaction
+  // (store, nodes, defer?) with nodes { { owner, budget, scope, parent, labels, data }, ... }
+  // -> ids, in one transaction (deferred with `defer`: see store.ts)
   engine.define("@knl_session_open", {
     raw: (L) => {
       const a = rawArgs(L, "knl.session", [2]);
+      const defer = a.at(3) === true;
       const s = store(a);
       const nodes = a.table(2, "nodes") as unknown as Record<string, unknown>[];
       const base = seedMeta(run.labels);
@@ -144,7 +146,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
           meta: stringifyJson(meta),
         };
       });
-      s.appendMany(events);
+      s.appendMany(events, { defer });
       for (const id of ids) open.set(`${s.path}\0${id}`, { store: s, id });
       return engine.pushResult(L, ids);
     },
@@ -217,10 +219,12 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     },
   });
 
-  // (store, stream, { { kind, data, meta }, ... }, beat?) -> last seq; one transaction
+  // (store, stream, { { kind, data, meta }, ... }, beat?, defer?) -> last seq (none when
+  // deferred); one transaction
   engine.define("@knl_append_many", {
     raw: (L) => {
       const a = scalarArgs(L, "knl.beat", 2);
+      const defer = api.toboolean(L, 5);
       const s = store(a);
       const stream = a.string(2, "stream");
       if (api.type(L, 3) !== LUA_TTABLE) {
@@ -244,7 +248,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         api.settop(L, e - 1);
         events.push({ stream, kind, data, meta });
       }
-      const r = s.appendMany(events);
+      const r = s.appendMany(events, { defer });
       return engine.pushResult(L, r.length ? r[r.length - 1].seq : undefined);
     },
   });
@@ -278,6 +282,18 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   engine.define("@knl_schema", {
     sync: () => PUBLISHED_COLUMNS.map((c) => ({ name: c.name, type: c.type, doc: c.doc })),
   });
+  // Deferred events commit before the run starts anything asynchronous (HTTP, a process, MCP,
+  // a sleep); a failure stays pending and is raised by the next append or read.
+  const flushAll = () => {
+    for (const s of handles) {
+      if (s.pending === 0 || s.closed) continue;
+      try {
+        s.flush();
+      } catch { /* kept pending: the next commit retries and raises */ }
+    }
+  };
+  engine.beforeAsync.push(flushAll);
+
   const t0 = performance.now();
   engine.define("@knl_clock", { sync: () => performance.now() - t0 });
 
@@ -285,6 +301,15 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     // os.exit / job.defer end the run without running Lua past them, so the bracket cannot
     // record its own close: it is recorded here, as the bracket would have.
     const exited = ending === "exit";
+    for (const s of handles) {
+      // deferred events commit now: the run is over, nothing later would carry them
+      if (s.closed || s.pending === 0) continue;
+      try {
+        s.flush();
+      } catch (e) {
+        run.log.warn(`knl: committing the deferred events of ${s.path} failed: ${(e as Error).message}`);
+      }
+    }
     for (const { store: s, id } of open.values()) {
       if (s.closed) continue;
       try {

@@ -17,6 +17,17 @@
  *   write could get SQLITE_BUSY without the busy handler; IMMEDIATE never does.)
  * - `appendMany` writes several events (a session tree's opening, a tree's closing) in ONE
  *   transaction: a reader sees all of them or none.
+ * - Deferred appends (`{ defer: true }`, the kernel's events that nothing waits on: a beat's
+ *   trailing results, a session's opening) are held in this process and committed, in append
+ *   order and ahead of the new rows, by the next non-deferred append or session close, by any
+ *   read through this store (`read`, `tail`, `hasStream`, `query.ts`), by `flush()` (the kernel
+ *   host calls it before the run starts any asynchronous host call, and at the run's end) or
+ *   `close()`, and at the latest when the JS stack next unwinds (a microtask). Their `epoch_ms` is the time they were appended; `seq` and `position`
+ *   are assigned at the commit (a deferred append returns none). A deferred event is lost only
+ *   if the process dies outright (SIGKILL, a crash) before one of those points; no write lock is
+ *   held while events wait. A commit that fails keeps them for the next one (the failure is
+ *   raised there), except that an event that cannot be inserted at all is dropped with an error
+ *   naming how many were lost, so one bad row cannot block every later commit.
  * - Rows come back upcast to today's shape (`upcast.ts`); stored rows are never updated.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -49,6 +60,8 @@ export interface EventRow {
 
 /** One event to append; `data` and `meta` are JSON object texts. */
 export interface NewEvent {
+  /** Time stamp to write (ms since the epoch); the time of the commit when absent. */
+  epoch_ms?: number;
   /** Session (stream) id. */
   stream: string;
   /** Event kind. */
@@ -100,7 +113,13 @@ export class EventStore {
   #readLimit: StatementSync;
   #tail: StatementSync;
   #exists: StatementSync;
+  #begin: StatementSync;
+  #commit: StatementSync;
+  #rollback: StatementSync;
   #closed = false;
+  /** Deferred events, in append order, each with the time it was appended. */
+  #pending: NewEvent[] = [];
+  #flushQueued = false;
 
   /** Opens `path` (`:memory:` for a private in-memory log). Prefer `openStore`, which caches. */
   constructor(readonly path: string) {
@@ -140,6 +159,9 @@ export class EventStore {
       `SELECT * FROM (SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
     );
     this.#exists = this.db.prepare("SELECT 1 AS x FROM events WHERE stream = ? LIMIT 1");
+    this.#begin = this.db.prepare("BEGIN IMMEDIATE");
+    this.#commit = this.db.prepare("COMMIT");
+    this.#rollback = this.db.prepare("ROLLBACK");
   }
 
   /** True once the store was closed. */
@@ -147,35 +169,81 @@ export class EventStore {
     return this.#closed;
   }
 
-  /** Appends one event in its own IMMEDIATE transaction. */
+  /** Appends one event in its own IMMEDIATE transaction (with any deferred events before it). */
   append(ev: NewEvent): Appended {
     return this.appendMany([ev])[0];
   }
 
-  /** Appends events in ONE transaction, in order. */
-  appendMany(events: readonly NewEvent[]): Appended[] {
-    const db = this.db;
-    const out: Appended[] = [];
-    db.exec("BEGIN IMMEDIATE");
-    try {
+  /**
+   * Appends events in ONE transaction, in order, after the deferred events (which commit in the
+   * same transaction). With `defer`, the events are held instead and committed at the next of
+   * the points the module doc lists; nothing is returned for them.
+   */
+  appendMany(events: readonly NewEvent[], opts?: { defer?: boolean }): Appended[] {
+    if (opts?.defer) {
       const ms = Date.now();
-      for (const ev of events) {
-        const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data) as {
-          position: number;
-          seq: number;
-        };
-        out.push({ position: Number(r.position), seq: Number(r.seq), epoch_ms: ms });
+      for (const ev of events) this.#pending.push(ev.epoch_ms === undefined ? { ...ev, epoch_ms: ms } : ev);
+      if (!this.#flushQueued && this.#pending.length > 0) {
+        this.#flushQueued = true;
+        queueMicrotask(() => {
+          this.#flushQueued = false;
+          // A failure here has no caller to go to: the events stay pending and the next commit
+          // (an append, a read, the run's end) retries and raises.
+          try {
+            this.flush();
+          } catch { /* retried and reported by the next commit */ }
+        });
       }
-      db.exec("COMMIT");
+      return [];
+    }
+    return this.#write(events);
+  }
+
+  /** Commits the deferred events now (nothing to do when there are none). */
+  flush(): void {
+    if (this.#pending.length > 0 && !this.#closed) this.#write([]);
+  }
+
+  /** Number of deferred events not committed yet. */
+  get pending(): number {
+    return this.#pending.length;
+  }
+
+  #write(events: readonly NewEvent[]): Appended[] {
+    const db = this.db;
+    const pending = this.#pending;
+    const out: Appended[] = [];
+    let inPending = false;
+    this.#begin.run();
+    try {
+      inPending = true;
+      for (const ev of pending) this.#insert(ev, ev.epoch_ms!);
+      inPending = false;
+      const ms = Date.now();
+      for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms));
+      this.#commit.run();
     } catch (e) {
-      if (db.isTransaction) db.exec("ROLLBACK");
+      if (db.isTransaction) this.#rollback.run();
+      if (inPending) {
+        this.#pending = [];
+        throw new Error(
+          `knl: ${pending.length} deferred event(s) could not be written: ${(e as Error).message}`,
+        );
+      }
       throw e;
     }
+    if (pending.length > 0) this.#pending = [];
     return out;
+  }
+
+  #insert(ev: NewEvent, ms: number): Appended {
+    const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data) as { position: number; seq: number };
+    return { position: Number(r.position), seq: Number(r.seq), epoch_ms: ms };
   }
 
   /** Events of `stream` from `fromSeq` on, in `seq` order (at most `limit` when given). */
   read(stream: string, fromSeq = 1, limit?: number): EventRow[] {
+    this.flush();
     const rows = limit === undefined
       ? this.#read.all(stream, fromSeq)
       : this.#readLimit.all(stream, fromSeq, limit);
@@ -184,19 +252,28 @@ export class EventStore {
 
   /** The last `n` events of `stream`, in `seq` order. */
   tail(stream: string, n: number): EventRow[] {
+    this.flush();
     return (this.#tail.all(stream, n) as unknown as RawRow[]).map(decodeRow);
   }
 
   /** True when `stream` has at least one event. */
   hasStream(stream: string): boolean {
+    this.flush();
     return this.#exists.get(stream) !== undefined;
   }
 
-  /** Closes the connection (memory stores at run end; file stores stay open for the process). */
+  /**
+   * Commits the deferred events and closes the connection (memory stores at run end; file
+   * stores stay open for the process).
+   */
   close(): void {
     if (this.#closed) return;
-    this.#closed = true;
-    this.db.close();
+    try {
+      this.flush();
+    } finally {
+      this.#closed = true;
+      this.db.close();
+    }
   }
 }
 

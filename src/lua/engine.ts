@@ -147,6 +147,12 @@ export class LuaEngine {
   #hookPtr = 0;
   /** Called with warnings the runtime raises (unjoined failed tasks, ...). */
   onWarning: (message: string) => void = (m) => console.error(`warn: ${m}`);
+  /**
+   * Called before every asynchronous host operation starts, so that a module holding writes
+   * back (the kernel's deferred events) can commit them before the run acts on the world again.
+   * A hook must not throw.
+   */
+  readonly beforeAsync: (() => void)[] = [];
 
   private constructor(global: LuaGlobal, api: LuaApi, limits: EngineLimits) {
     this.#global = global;
@@ -367,6 +373,7 @@ export class LuaEngine {
     const name = String(this.converter.toJs(L, 1));
     const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
     if (!op) throw new Error(`unknown host operation '${name}'`);
+    for (const hook of this.beforeAsync) hook();
     const args = new Args(
       name,
       this.converter.argsToJs(L, 2, { functions: op.functions ?? "error", floats: op.floats ?? "plain" }),
