@@ -24,18 +24,18 @@
 -- tool call a `tool_call` / `tool_result` pair (a denied or skipped tool too, with is_error); each
 -- charge a `budget_charge`; a refusal `beat_refused`; a stop `beat_stopped`. Each carries
 -- `meta.beat`. `knl.record.*` writes the same shapes for a loop that calls a Port itself.
--- Within a beat, events that nothing of the caller's runs between share one transaction (a
--- response and its first tool call; a result, the next call, the charge, a stop): the log
--- shows each call before its tool runs, and the request before the model is asked.
--- Durability: those two points (`llm_request` before the model call, a `tool_call` before its
--- tool) and every `s:append`, close and failure record commit before the kernel goes on. The
--- events nothing waits on — a session's opening and a beat's trailing events (the last tool
--- results, the charge, a stop) — are deferred: the host commits them, in order and with the
--- time they happened, ahead of the store's next write (in a loop, the next beat's
--- `llm_request`), before any read of the store, before the run starts any asynchronous host
--- call (HTTP, a process, MCP, a sleep), and at the run's end, whichever comes first. Only a
--- process killed outright in that window (Lua running without starting anything asynchronous)
--- loses them, as a kill while a tool runs loses its result.
+--
+-- Durability (output commit): a beat's events and a session's opening are deferred — appended
+-- in order, each stamped with the time it happened, and committed together before the run next
+-- acts outside Lua: before any asynchronous host call (so a request is in the log before the
+-- model is asked), before any synchronous host call not marked pure (so a tool call is in the
+-- log before its tool writes a file, prints or starts anything), and before any read of the
+-- store, any `s:append` without `defer`, a close, and the run's end, whichever comes first. A
+-- loop of beats whose tools are plain Lua thus commits once per beat. What a process killed
+-- outright (SIGKILL) loses is only what happened since its last effect on the world — Lua
+-- computation, and a response received but not yet acted on, which reads as a call cut off in
+-- flight — never the record of an effect. `s:append`, `s:close` and `knl.record.*` commit at
+-- once (with anything deferred before them); `s:append(ev, { defer = true })` defers.
 --
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
 -- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
@@ -232,8 +232,8 @@ local sys_append, sys_append_many = sys.append, sys.append_many
 
 -- The kernel's own appends: arguments are known good, so no pcall on this hot path; `beat`
 -- travels as an integer and the host puts it into meta.
-local function append(s, kind, data, meta, beat)
-  local seq, position = sys_append(s.store.h, s.id, kind, data, meta, beat)
+local function append(s, kind, data, meta, beat, defer)
+  local seq, position = sys_append(s.store.h, s.id, kind, data, meta, beat, defer)
   fold_event(s._msgs, kind, data or {})
   return seq, position
 end
@@ -246,8 +246,9 @@ local function append_many(s, list, beat, defer)
   return seq
 end
 
---- Appends `{ kind, data?, meta? }`; returns seq, position.
-function Session:append(ev)
+--- Appends `{ kind, data?, meta? }`; returns seq, position. With `opts.defer`, the event is
+-- committed with the next commit (see the header) and nothing is returned.
+function Session:append(ev, opts)
   check_session(self, "s:append")
   if type(ev) ~= "table" then argerr("s:append", 1, "event", "a table", ev) end
   if type(ev.kind) ~= "string" or ev.kind == "" then
@@ -262,8 +263,10 @@ function Session:append(ev)
   if ev.meta ~= nil and type(ev.meta) ~= "table" then
     error("s:append: argument 1 (event) field 'meta' must be a table, got " .. type(ev.meta), 2)
   end
+  if opts ~= nil and type(opts) ~= "table" then argerr("s:append", 2, "opts", "a table or nil", opts) end
   if self.closed then error(sformat("s:append: session %s is closed", self.id), 2) end
-  local seq, position = host(2, sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta)
+  local defer = opts ~= nil and opts.defer == true
+  local seq, position = host(2, sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta, nil, defer)
   fold_event(self._msgs, ev.kind, ev.data or {})
   return seq, position
 end
@@ -500,10 +503,9 @@ end
 local record = {}
 knl.record = record
 
---- `llm_request`: what was asked (the messages themselves are already in the log).
-function record.llm_request(s, req, beat, profile)
+local function request_data(req, profile)
   local last = req.messages and req.messages[#req.messages]
-  return append(s, "llm_request", {
+  return {
     model = profile and profile.model or req.model,
     provider = profile and profile.provider or nil,
     message_count = req.messages and #req.messages or 0,
@@ -512,7 +514,12 @@ function record.llm_request(s, req, beat, profile)
     system = req.system ~= nil,
     max_tokens = req.max_tokens,
     tool_choice = req.tool_choice,
-  }, nil, beat)
+  }
+end
+
+--- `llm_request`: what was asked (the messages themselves are already in the log).
+function record.llm_request(s, req, beat, profile)
+  return append(s, "llm_request", request_data(req, profile), nil, beat)
 end
 
 -- The data of an `llm_response` event, and its usage with total_tokens filled in.
@@ -549,6 +556,12 @@ function record.tool_result(s, call, content, is_error, beat, elapsed_ms)
 end
 
 -- beats ------------------------------------------------------------------------------------------
+
+-- A beat's own records are deferred (see the header): they commit before the run next acts
+-- outside Lua.
+local function call_failed(s, err, beat, elapsed_ms)
+  append(s, "llm_call_failed", { error = describe_error(err), elapsed_ms = elapsed_ms }, nil, beat, true)
+end
 
 local function policy_verdict(policy, call, s)
   if policy == nil then return true end
@@ -676,7 +689,8 @@ function knl.beat(s, device, opts)
   local budget = s.budget
   if budget and s.spent >= budget.amount then
     local reason = sformat("budget exhausted: spent %s of %s %s", tostring(s.spent), tostring(budget.amount), budget.tag)
-    append(s, "beat_refused", { reason = reason, spent = s.spent, amount = budget.amount, tag = budget.tag }, nil, beat)
+    append(s, "beat_refused", { reason = reason, spent = s.spent, amount = budget.amount, tag = budget.tag }, nil, beat,
+      true)
     return Outcome.refused({ beat = beat, reason = reason })
   end
   s.beats = beat
@@ -685,7 +699,7 @@ function knl.beat(s, device, opts)
   if dev.fold then
     local ok, m = pcall(dev.fold, messages, s)
     if not ok then
-      record.llm_call_failed(s, "fold raised: " .. describe_error(m), beat, 0)
+      call_failed(s, "fold raised: " .. describe_error(m), beat, 0)
       return Outcome.error({ beat = beat, error = "fold raised: " .. describe_error(m) })
     end
     messages = m
@@ -696,24 +710,24 @@ function knl.beat(s, device, opts)
     local ok, r, why = pcall(f, req, s)
     if not ok then
       local e = sformat("filter %d raised: %s", i, describe_error(r))
-      record.llm_call_failed(s, e, beat, 0)
+      call_failed(s, e, beat, 0)
       return Outcome.error({ beat = beat, error = e })
     end
     if r == false then
       local reason = why or sformat("stopped by filter %d", i)
-      append(s, "beat_stopped", { reason = reason, where = "filter" }, nil, beat)
+      append(s, "beat_stopped", { reason = reason, where = "filter" }, nil, beat, true)
       return Outcome.stopped({ beat = beat, reason = reason })
     end
     if type(r) == "table" then req = r end
   end
 
   local port = dev.llm
-  record.llm_request(s, req, beat, port.profile)
+  append(s, "llm_request", request_data(req, port.profile), nil, beat, true)
   local t0 = clock()
   local ok, resp = pcall(port.chat, port, req)
   local elapsed = clock() - t0
   if not ok then
-    record.llm_call_failed(s, resp, beat, elapsed)
+    call_failed(s, resp, beat, elapsed)
     if is_fatal(resp) then error(resp, 0) end
     return Outcome.error({ beat = beat, error = describe_error(resp) })
   end
@@ -721,7 +735,7 @@ function knl.beat(s, device, opts)
   if not valid then valid, why = lcheck(resp, types.Response) end
   if not valid then
     local e = "the Port answered outside knl_types.Response: " .. why
-    record.llm_call_failed(s, e, beat, elapsed)
+    call_failed(s, e, beat, elapsed)
     return Outcome.error({ beat = beat, error = e })
   end
   local rdata, usage = response_data(resp, elapsed)
@@ -732,25 +746,27 @@ function knl.beat(s, device, opts)
   local out = { content = resp.content, text = text_of(resp.content), tools = {}, usage = usage,
     stop_reason = resp.stop_reason, model = resp.model }
   if not has_tools then
-    -- Nothing runs between the response and its charge: both go in one transaction.
+    -- Nothing runs between the response and its charge: both go to the host in one call.
     local charge = budget and charge_for(dev, budget, s, out)
     append_many(s, charge and { { kind = "llm_response", data = rdata }, { kind = "budget_charge", data = charge } }
-      or { { kind = "llm_response", data = rdata } }, beat)
+      or { { kind = "llm_response", data = rdata } }, beat, true)
     local reason = response_verdict(on_response, out, s)
     if reason then
-      append(s, "beat_stopped", { reason = reason, where = "on_response" }, nil, beat)
+      append(s, "beat_stopped", { reason = reason, where = "on_response" }, nil, beat, true)
       return Outcome.stopped({ beat = beat, reason = reason, out = out })
     end
     return Outcome.ok({ beat = beat, out = out })
   end
-  -- With tools, events go out in as few transactions as the invariants allow: what is written
-  -- before anything of the caller's runs (on_response, a policy function, a tool) is flushed
-  -- right then, so the log shows a call before its tool runs; the rest — results of calls that
-  -- do not run, the charge, a stop — travels with the next flush.
+  -- With tools, events go to the host (deferred, see the header) in as few calls as keep them
+  -- honest: what is written before anything of the caller's runs (on_response, a policy
+  -- function, a tool) is handed over right then, so it carries the time it happened, the fold
+  -- is current when the caller looks, and the commit the caller's first effect triggers has
+  -- it; the rest — results of calls that do not run, the charge, a stop — travels with the
+  -- next hand-over.
   local batch = { { kind = "llm_response", data = rdata } }
-  local function flush(defer)
+  local function flush()
     if #batch > 0 then
-      append_many(s, batch, beat, defer)
+      append_many(s, batch, beat, true)
       batch = {}
     end
   end
@@ -804,7 +820,7 @@ function knl.beat(s, device, opts)
 
   if budget then batch[#batch + 1] = { kind = "budget_charge", data = charge_for(dev, budget, s, out) } end
   if stopped then batch[#batch + 1] = { kind = "beat_stopped", data = { reason = stopped, where = stopped_where } } end
-  flush(true) -- the beat's trailing events: nothing waits on them, so they ride with the next write
+  flush()
   if stopped then return Outcome.stopped({ beat = beat, reason = stopped, out = out }) end
   return Outcome.ok({ beat = beat, out = out })
 end

@@ -111,6 +111,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   };
 
   engine.define("@knl_open", {
+    pure: true,
     sync: (a) => {
       const s = openFor(a.at(1));
       let h = handles.indexOf(s) + 1;
@@ -122,6 +123,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   // (store, nodes, defer?) with nodes { { owner, budget, scope, parent, labels, data }, ... }
   // -> ids, in one transaction (deferred with `defer`: see store.ts)
   engine.define("@knl_session_open", {
+    pure: true,
     raw: (L) => {
       const a = rawArgs(L, "knl.session", [2]);
       const defer = a.at(3) === true;
@@ -147,6 +149,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         };
       });
       s.appendMany(events, { defer });
+      if (defer) engine.effectPending();
       for (const id of ids) open.set(`${s.path}\0${id}`, { store: s, id });
       return engine.pushResult(L, ids);
     },
@@ -154,6 +157,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
 
   // (store, ids, data) -> closes every id in one transaction
   engine.define("@knl_session_close", {
+    pure: true,
     raw: (L) => {
       const a = rawArgs(L, "knl.session", [3]);
       const s = store(a);
@@ -201,20 +205,29 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     return new Args(fn, values);
   };
 
-  // (store, stream, kind, data, meta, beat?) -> seq, position, epoch_ms
+  // (store, stream, kind, data, meta, beat?, defer?) -> seq, position, epoch_ms (none when
+  // deferred)
   engine.define("@knl_append", {
+    pure: true,
     raw: (L) => {
       const a = scalarArgs(L, "s:append", 3);
       const s = store(a);
       const stream = a.string(2, "stream");
       const kind = a.string(3, "kind");
       const beat = engine.toJs(L, 6);
-      const r = s.append({
+      const defer = api.toboolean(L, 7);
+      const ev = {
         stream,
         kind,
         data: objectAt(L, 4, "s:append", "event.data"),
         meta: metaAt(L, 5, "s:append", beat),
-      });
+      };
+      if (defer) {
+        s.appendMany([ev], { defer });
+        engine.effectPending();
+        return 0;
+      }
+      const r = s.append(ev);
       return engine.pushResult(L, new LuaMulti([r.seq, r.position, r.epoch_ms]));
     },
   });
@@ -222,6 +235,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   // (store, stream, { { kind, data, meta }, ... }, beat?, defer?) -> last seq (none when
   // deferred); one transaction
   engine.define("@knl_append_many", {
+    pure: true,
     raw: (L) => {
       const a = scalarArgs(L, "knl.beat", 2);
       const defer = api.toboolean(L, 5);
@@ -249,21 +263,25 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         events.push({ stream, kind, data, meta });
       }
       const r = s.appendMany(events, { defer });
+      if (defer) engine.effectPending();
       return engine.pushResult(L, r.length ? r[r.length - 1].seq : undefined);
     },
   });
 
   engine.define("@knl_events", {
+    pure: true,
     sync: (a) =>
       new NullsAsNil(
         store(a).read(a.string(2, "stream"), a.optInteger(3, "from") ?? 1, a.optInteger(4, "limit")),
       ),
   });
   engine.define("@knl_tail", {
+    pure: true,
     sync: (a) => new NullsAsNil(store(a).tail(a.string(2, "stream"), a.integer(3, "n"))),
   });
-  engine.define("@knl_has", { sync: (a) => store(a).hasStream(a.string(2, "stream")) });
+  engine.define("@knl_has", { pure: true, sync: (a) => store(a).hasStream(a.string(2, "stream")) });
   engine.define("@knl_query", {
+    pure: true,
     sync: (a) => {
       const s = store(a);
       const sql = a.string(2, "sql");
@@ -280,10 +298,13 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     },
   });
   engine.define("@knl_schema", {
+    pure: true,
     sync: () => PUBLISHED_COLUMNS.map((c) => ({ name: c.name, type: c.type, doc: c.doc })),
   });
-  // Deferred events commit before the run starts anything asynchronous (HTTP, a process, MCP,
-  // a sleep); a failure stays pending and is raised by the next append or read.
+  // Deferred events commit before the run next acts outside Lua (see the engine's effect hooks:
+  // any asynchronous host call, any synchronous one not marked pure); a failure stays pending
+  // and is raised by the next append or read. The kernel's own functions are pure: they act on
+  // the log itself.
   const flushAll = () => {
     for (const s of handles) {
       if (s.pending === 0 || s.closed) continue;
@@ -292,10 +313,10 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       } catch { /* kept pending: the next commit retries and raises */ }
     }
   };
-  engine.beforeAsync.push(flushAll);
+  engine.onBeforeEffect(flushAll);
 
   const t0 = performance.now();
-  engine.define("@knl_clock", { sync: () => performance.now() - t0 });
+  engine.define("@knl_clock", { pure: true, sync: () => performance.now() - t0 });
 
   run.onCleanup((ending) => {
     // os.exit / job.defer end the run without running Lua past them, so the bracket cannot

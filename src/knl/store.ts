@@ -17,11 +17,11 @@
  *   write could get SQLITE_BUSY without the busy handler; IMMEDIATE never does.)
  * - `appendMany` writes several events (a session tree's opening, a tree's closing) in ONE
  *   transaction: a reader sees all of them or none.
- * - Deferred appends (`{ defer: true }`, the kernel's events that nothing waits on: a beat's
- *   trailing results, a session's opening) are held in this process and committed, in append
- *   order and ahead of the new rows, by the next non-deferred append or session close, by any
- *   read through this store (`read`, `tail`, `hasStream`, `query.ts`), by `flush()` (the kernel
- *   host calls it before the run starts any asynchronous host call, and at the run's end) or
+ * - Deferred appends (`{ defer: true }`: a beat's events, a session's opening; see the kernel's
+ *   durability note in `embedded/knl/init.lua`) are held in this process and committed, in
+ *   append order and ahead of the new rows, by the next non-deferred append or session close,
+ *   by any read through this store (`read`, `tail`, `hasStream`, `query.ts`), by `flush()` (the
+ *   kernel host calls it before the run next acts outside Lua, and at the run's end) or
  *   `close()`, and at the latest when the JS stack next unwinds (a microtask). Their `epoch_ms` is the time they were appended; `seq` and `position`
  *   are assigned at the commit (a deferred append returns none). A deferred event is lost only
  *   if the process dies outright (SIGKILL, a crash) before one of those points; no write lock is

@@ -1,24 +1,26 @@
 /**
- * When the kernel's events reach the database, seen from a second connection while a beat runs:
- * the request before the model is asked, the tool call before its tool runs, and the trailing
- * tool result — deferred — no later than the next asynchronous host call, the next write, or
- * the run's end.
+ * When the kernel's events reach the database, seen from a second connection while a beat runs
+ * (`peek.kinds`, a pure host function, looks without committing anything): a beat's events
+ * wait until the run next acts outside Lua — a synchronous host call that is not pure
+ * (`peek.effect` here; a file write, a print), any asynchronous one, a non-deferred append, a
+ * read or a close — and then commit together, in order.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { runLua } from "../helpers.ts";
 import type { LuaEngine } from "../../src/lua/engine.ts";
-import type { RunContext } from "../../src/host/context.ts";
 
 const SCRIPT = `
-seen = {}
+local seen = {}
 local knl = require("knl")
 local calls = 0
 local port = { profile = { provider = "test", model = "test-1" } }
 function port:chat()
   calls = calls + 1
   seen["model_call_" .. calls] = peek.kinds()
+  peek.effect() -- what an HTTP Port's request is: an act outside Lua
+  seen["model_call_" .. calls .. "_acting"] = peek.kinds()
   if calls == 1 then
     return { content = { { type = "tool_use", id = "c1", name = "echo", input = {} } }, stop_reason = "tool_use",
       model = "test-1", usage = { input_tokens = 1, output_tokens = 1 } }
@@ -28,7 +30,12 @@ function port:chat()
 end
 local tools = {
   list = function() return { { name = "echo", description = "echo", input_schema = { type = "object" } } } end,
-  call = function() seen.during_tool = peek.kinds(); return "ok" end,
+  call = function()
+    seen.tool_start = peek.kinds()
+    peek.effect()
+    seen.tool_acting = peek.kinds()
+    return "ok"
+  end,
 }
 local dev = knl.device({ llm = port, tools = tools })
 local s = knl.session({ owner = "test" })
@@ -39,17 +46,21 @@ knl.beat(s, dev)
 seen.after_beat = peek.kinds()
 std.task.sleep(0)
 seen.after_async = peek.kinds()
+s:append({ kind = "note" }, { defer = true })
+seen.after_deferred_append = peek.kinds()
 knl.beat(s, dev)
+seen.before_close = peek.kinds()
 s:close()
 return std.json.encode(seen)
 `;
 
-Deno.test("the kernel commits write-ahead points at once and deferred events by the next async call", async () => {
+Deno.test("a beat's events commit before the run next acts outside Lua, in order", async () => {
   const root = await Deno.makeTempDir({ prefix: "ab_knl_deferred_" });
   const path = join(root, ".agent-block", "knl.sqlite");
-  const seen: Record<string, string[]> = {};
-  const peek = (engine: LuaEngine, _run: RunContext) => {
+  let effects = 0;
+  const peek = (engine: LuaEngine) => {
     engine.define("peek.kinds", {
+      pure: true,
       sync: () => {
         try {
           const db = new DatabaseSync(path, { readOnly: true });
@@ -64,33 +75,39 @@ Deno.test("the kernel commits write-ahead points at once and deferred events by 
         }
       },
     });
+    engine.define("peek.effect", {
+      sync: () => {
+        effects++;
+      },
+    });
   };
-  const r = await runLua(SCRIPT, {
-    projectRoot: root,
-    modules: [peek],
-  });
+  const r = await runLua(SCRIPT, { projectRoot: root, modules: [peek] });
   assert.equal(r.outcome.status, "returned", JSON.stringify(r.outcome));
-  Object.assign(seen, JSON.parse(String((r.outcome as { result?: unknown }).result)));
-  // the session's opening is deferred, and travels with the first append
-  assert.deepEqual(seen.after_open, []);
-  assert.deepEqual(seen.after_append, ["session_open", "msg_user"]);
-  assert.deepEqual(seen.model_call_1, ["session_open", "msg_user", "llm_request"]);
-  assert.deepEqual(seen.during_tool, [
-    "session_open",
-    "msg_user",
-    "llm_request",
-    "llm_response",
-    "tool_call",
-  ]);
-  // the beat's trailing result waits for the next commit point...
-  assert.deepEqual(seen.after_beat, seen.during_tool);
-  // ...which an asynchronous host call is
-  assert.deepEqual(seen.after_async, [...seen.during_tool, "tool_result"]);
-  assert.deepEqual(seen.model_call_2, [...seen.after_async, "llm_request"]);
+  const seen = JSON.parse(String((r.outcome as { result?: unknown }).result)) as Record<string, string[]>;
+  assert.equal(effects, 3);
+  const open = ["session_open", "msg_user"];
+  assert.deepEqual(seen.after_open ?? [], [], "the session's opening waits");
+  assert.deepEqual(seen.after_append, open, "s:append commits, with what waited before it");
+  assert.deepEqual(seen.model_call_1, open, "the request waits while only Lua runs");
+  const asked = [...open, "llm_request"];
+  assert.deepEqual(seen.model_call_1_acting, asked, "...and is in the log once the Port acts");
+  assert.deepEqual(seen.tool_start, asked);
+  const called = [...asked, "llm_response", "tool_call"];
+  assert.deepEqual(seen.tool_acting, called, "the call is in the log before its tool acts");
+  assert.deepEqual(seen.after_beat, called, "the result waits for the next act");
+  const answered = [...called, "tool_result"];
+  assert.deepEqual(seen.after_async, answered, "an asynchronous host call is one");
+  assert.deepEqual(seen.after_deferred_append, answered, "s:append with defer waits too");
+  assert.deepEqual(seen.model_call_2_acting, [...answered, "note", "llm_request"]);
+  assert.deepEqual(seen.before_close, seen.model_call_2_acting, "the last response waits for the close");
   const db = new DatabaseSync(path, { readOnly: true });
-  const kinds = (db.prepare("SELECT kind FROM events ORDER BY position").all() as { kind: string }[]).map((
-    x,
-  ) => x.kind);
+  const kinds = db.prepare("SELECT kind, epoch_ms FROM events ORDER BY position").all() as {
+    kind: string;
+    epoch_ms: number;
+  }[];
   db.close();
-  assert.deepEqual(kinds, [...seen.model_call_2, "llm_response", "session_close"]);
+  assert.deepEqual(kinds.map((k) => k.kind), [...seen.model_call_2_acting, "llm_response", "session_close"]);
+  for (let i = 1; i < kinds.length; i++) {
+    assert.ok(kinds[i].epoch_ms >= kinds[i - 1].epoch_ms, "times stay in order");
+  }
 });
