@@ -12,8 +12,8 @@
  *   is ignored by Deno, so it is set by pragma): several processes append to one file and wait for
  *   each other instead of failing.
  * - Every append is its own `BEGIN IMMEDIATE` transaction that takes the write lock before reading
- *   the stream's last `seq`, so `seq` is gap-free and ordered per stream even with concurrent
- *   writers, and `position` follows commit order. (A deferred transaction upgrading from read to
+ *   the stream's last `seq` (once per stream per transaction), so `seq` is gap-free and ordered
+ *   per stream even with concurrent writers, and `position` follows commit order. (A deferred transaction upgrading from read to
  *   write could get SQLITE_BUSY without the busy handler; IMMEDIATE never does.)
  * - `appendMany` writes several events (a session tree's opening, a tree's closing) in ONE
  *   transaction: a reader sees all of them or none.
@@ -109,6 +109,7 @@ export class EventStore {
   /** Layout found on open (0 = new file, 1 = migrated from the earlier layout, 2 = current). */
   readonly openedLayout: number;
   #append: StatementSync;
+  #lastSeq: StatementSync;
   #read: StatementSync;
   #readLimit: StatementSync;
   #tail: StatementSync;
@@ -147,10 +148,9 @@ export class EventStore {
     }
     this.#append = this.db.prepare(
       `INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data)
-       VALUES (?1, COALESCE((SELECT MAX(seq) FROM events WHERE stream = ?1), 0) + 1, ?2, ?3,
-               ${EVENT_SCHEMA_VERSION}, ?4, ?5)
-       RETURNING position, seq`,
+       VALUES (?, ?, ?, ?, ${EVENT_SCHEMA_VERSION}, ?, ?)`,
     );
+    this.#lastSeq = this.db.prepare("SELECT MAX(seq) AS m FROM events WHERE stream = ?");
     this.#read = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq`);
     this.#readLimit = this.db.prepare(
       `SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq LIMIT ?`,
@@ -214,13 +214,14 @@ export class EventStore {
     const pending = this.#pending;
     const out: Appended[] = [];
     let inPending = false;
+    const next = new Map<string, number>(); // stream -> its next seq in this transaction
     this.#begin.run();
     try {
       inPending = true;
-      for (const ev of pending) this.#insert(ev, ev.epoch_ms!);
+      for (const ev of pending) this.#insert(ev, ev.epoch_ms!, next);
       inPending = false;
       const ms = Date.now();
-      for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms));
+      for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms, next));
       this.#commit.run();
     } catch (e) {
       if (db.isTransaction) this.#rollback.run();
@@ -236,9 +237,16 @@ export class EventStore {
     return out;
   }
 
-  #insert(ev: NewEvent, ms: number): Appended {
-    const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data) as { position: number; seq: number };
-    return { position: Number(r.position), seq: Number(r.seq), epoch_ms: ms };
+  /** One row, inside the write transaction (whose lock makes the stream's last seq stable). */
+  #insert(ev: NewEvent, ms: number, next: Map<string, number>): Appended {
+    let seq = next.get(ev.stream);
+    if (seq === undefined) {
+      const m = (this.#lastSeq.get(ev.stream) as { m: number | bigint | null }).m;
+      seq = m === null ? 1 : Number(m) + 1;
+    }
+    next.set(ev.stream, seq + 1);
+    const r = this.#append.run(ev.stream, seq, ms, ev.kind, ev.meta, ev.data);
+    return { position: Number(r.lastInsertRowid), seq, epoch_ms: ms };
   }
 
   /** Events of `stream` from `fromSeq` on, in `seq` order (at most `limit` when given). */
