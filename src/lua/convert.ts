@@ -103,10 +103,25 @@ export function decodeLuaBytes(view: Uint8Array): string | Uint8Array {
   }
 }
 
-/** Formats a read path: entries are `argument N`, `[k]` (numeric keys) or bare string keys. */
-function keyPath(path: string[]): string {
+/**
+ * One step of a read or write path: an argument position, a numeric key (`[k]`) or a string
+ * key. Kept as values and formatted only when an error names the path, so that converting a
+ * table allocates no path text.
+ */
+type PathStep = string | number | bigint | ArgStep;
+class ArgStep {
+  constructor(readonly n: number) {}
+}
+const ARG_STEPS = Array.from({ length: 16 }, (_, i) => new ArgStep(i));
+const argStep = (n: number) => ARG_STEPS[n] ?? new ArgStep(n);
+
+/** Formats a path: `argument N`, `[k]` for numeric keys, `.name` for string keys. */
+function keyPath(path: PathStep[]): string {
   if (!path.length) return "";
-  return ` at ${path.map((p) => (p.startsWith("[") || p.startsWith("argument ") ? p : "." + p)).join("")}`;
+  return ` at ${
+    path.map((p) => p instanceof ArgStep ? `argument ${p.n}` : typeof p === "string" ? "." + p : `[${p}]`)
+      .join("")
+  }`;
 }
 
 /**
@@ -141,11 +156,11 @@ export class Converter {
     const out: unknown[] = [];
     if (top < from) return out;
     // One path and one cycle set for all arguments: a table read leaves both as it found them.
-    const path = [""];
+    const path: PathStep[] = [argStep(from)];
     const onPath = new Set<number>();
     for (let i = from; i <= top; i++) {
       path.length = 1;
-      path[0] = `argument ${i}`;
+      path[0] = argStep(i);
       onPath.clear();
       out.push(this.#read(L, i, opts, path, onPath));
     }
@@ -276,7 +291,7 @@ export class Converter {
     return out + "}";
   }
 
-  #read(L: number, idx: number, opts: ToJsOptions, path: string[], onPath: Set<number>): unknown {
+  #read(L: number, idx: number, opts: ToJsOptions, path: PathStep[], onPath: Set<number>): unknown {
     const api = this.api;
     const t = api.type(L, idx);
     switch (t) {
@@ -331,7 +346,7 @@ export class Converter {
     L: number,
     idx: number,
     opts: ToJsOptions,
-    path: string[],
+    path: PathStep[],
     onPath: Set<number>,
   ): unknown {
     const api = this.api;
@@ -357,7 +372,7 @@ export class Converter {
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
         const kb = api.tointeger(L, -2);
         const k = Number(kb);
-        path.push(`[${kb}]`);
+        path.push(kb);
         const v = this.#read(L, api.absindex(L, -1), opts, path, onPath);
         path.pop();
         if (kb >= 1n && kb <= SAFE) {
@@ -381,9 +396,9 @@ export class Converter {
         path.pop();
       } else if (kt === LUA_TNUMBER) {
         allPositiveInts = false;
-        const k = String(api.tonumber(L, -2));
-        strKeys.push(k);
-        path.push(`[${k}]`);
+        const f = api.tonumber(L, -2);
+        strKeys.push(String(f));
+        path.push(f);
         strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
         path.pop();
       } else {
@@ -422,7 +437,7 @@ export class Converter {
     return obj;
   }
 
-  #write(L: number, v: unknown, opts: ToLuaOptions, path: string[], onPath: Set<unknown>): void {
+  #write(L: number, v: unknown, opts: ToLuaOptions, path: PathStep[], onPath: Set<unknown>): void {
     const api = this.api;
     switch (typeof v) {
       case "undefined":
@@ -483,7 +498,7 @@ export class Converter {
       if (Array.isArray(v)) {
         api.createtable(L, v.length, 0);
         for (let i = 0; i < v.length; i++) {
-          path.push(`[${i + 1}]`);
+          path.push(i + 1);
           this.#write(L, v[i], opts, path, onPath);
           path.pop();
           api.rawseti(L, -2, i + 1);
