@@ -516,9 +516,12 @@ export class Converter {
         api.pushstring(L, v.message);
         return;
       }
-      const entries = Object.entries(v as Record<string, unknown>);
-      api.createtable(L, 0, entries.length);
-      for (const [k, val] of entries) {
+      const obj = v as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      api.createtable(L, 0, keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
+        const val = obj[k];
         if (val === undefined) continue;
         api.pushstring(L, k);
         path.push(k);

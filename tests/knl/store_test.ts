@@ -8,7 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { closeStore, EventStore, openExistingStore, openStore } from "../../src/knl/store.ts";
 import { readOnlyQuery } from "../../src/knl/query.ts";
 import { exportSession, listSessions, UnknownSession } from "../../src/knl/export.ts";
-import { LAYOUT_VERSION } from "../../src/knl/schema.ts";
+import { CREATE_EVENTS, LAYOUT_VERSION, SESSION_INDEX } from "../../src/knl/schema.ts";
 import { REPO_ROOT } from "../helpers.ts";
 
 const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "knl_layout1.sqlite");
@@ -130,6 +130,24 @@ Deno.test("a deferred event that cannot be written is dropped with an error nami
   s.append(ev("p", "ok"));
   assert.deepEqual(s.read("p").map((r) => r.kind), ["ok"]);
   closeStore(path);
+});
+
+Deno.test("a layout-2 file's general kind index is replaced by the partial session index on open", async () => {
+  const path = await tempDb();
+  const raw = new DatabaseSync(path);
+  raw.exec(CREATE_EVENTS.replace(SESSION_INDEX, "CREATE INDEX events_by_kind ON events (kind, stream);"));
+  raw.exec(`PRAGMA user_version = ${LAYOUT_VERSION}`);
+  raw.close();
+  const s = new EventStore(path);
+  const names = (s.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").all() as {
+    name: string;
+  }[]).map((r) => r.name);
+  assert.deepEqual(names, ["events_session_opens", "sqlite_autoindex_events_1"]);
+  const plan = (s.db.prepare(
+    "EXPLAIN QUERY PLAN SELECT stream FROM events WHERE kind = 'session_open' ORDER BY position DESC LIMIT 5",
+  ).all() as { detail: string }[]).map((r) => r.detail).join("; ");
+  assert.match(plan, /USING INDEX events_session_opens/);
+  s.close();
 });
 
 Deno.test("the query guard allows one SELECT over events and nothing else", () => {
