@@ -124,6 +124,17 @@ function keyPath(path: PathStep[]): string {
   }`;
 }
 
+const quotedKeys = new Map<string, string>();
+/** A key as JSON text; the keys of a run repeat (`type`, `text`, `id`...), so they are cached. */
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (k.length <= 64 && quotedKeys.size < 4096) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
 /**
  * Converter bound to one engine: it knows the engine's array/object marker metatables (by
  * registry reference) and how to turn functions into references.
@@ -220,6 +231,7 @@ export class Converter {
     const strVals: string[] = [];
     let allPositiveInts = true;
     let maxInt = 0;
+    const vIdx = api.gettop(L) + 2; // where next() leaves each value
     api.pushnil(L);
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
@@ -235,9 +247,7 @@ export class Converter {
       } else if (kt === LUA_TNUMBER) {
         key = String(api.tonumber(L, -2));
       }
-      const v = intKey || key !== undefined
-        ? this.#json(L, api.absindex(L, -1), depth + 1, onPath)
-        : undefined;
+      const v = intKey || key !== undefined ? this.#json(L, vIdx, depth + 1, onPath) : undefined;
       if (v === undefined) {
         api.pop(L, 2);
         onPath.delete(ptr);
@@ -270,6 +280,25 @@ export class Converter {
     }
     const n = intKeys.length + strKeys.length;
     if (n === 0) return "{}";
+    if (intKeys.length === 0) {
+      // String keys only (the common case): distinct by construction, so no collision check;
+      // sorted in place with their values (insertion sort: objects here are small).
+      for (let i = 1; i < n; i++) {
+        const k = strKeys[i];
+        const v = strVals[i];
+        let j = i - 1;
+        while (j >= 0 && strKeys[j] > k) {
+          strKeys[j + 1] = strKeys[j];
+          strVals[j + 1] = strVals[j];
+          j--;
+        }
+        strKeys[j + 1] = k;
+        strVals[j + 1] = v;
+      }
+      let out = "{" + quotedKey(strKeys[0]) + ":" + strVals[0];
+      for (let i = 1; i < n; i++) out += "," + quotedKey(strKeys[i]) + ":" + strVals[i];
+      return out + "}";
+    }
     const keys: string[] = new Array(n);
     const byKey = new Map<string, string>();
     for (let i = 0; i < intKeys.length; i++) {
@@ -286,7 +315,7 @@ export class Converter {
     let out = "{";
     for (let i = 0; i < n; i++) {
       if (i) out += ",";
-      out += JSON.stringify(keys[i]) + ":" + byKey.get(keys[i]);
+      out += quotedKey(keys[i]) + ":" + byKey.get(keys[i]);
     }
     return out + "}";
   }
@@ -366,6 +395,7 @@ export class Converter {
     const strVals: unknown[] = [];
     let allPositiveInts = true;
     let maxInt = 0;
+    const vIdx = api.gettop(L) + 2; // where next() leaves each value
     api.pushnil(L);
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
@@ -373,7 +403,7 @@ export class Converter {
         const kb = api.tointeger(L, -2);
         const k = Number(kb);
         path.push(kb);
-        const v = this.#read(L, api.absindex(L, -1), opts, path, onPath);
+        const v = this.#read(L, vIdx, opts, path, onPath);
         path.pop();
         if (kb >= 1n && kb <= SAFE) {
           intKeys.push(k);
@@ -392,14 +422,14 @@ export class Converter {
         allPositiveInts = false;
         strKeys.push(kv);
         path.push(kv);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        strVals.push(this.#read(L, vIdx, opts, path, onPath));
         path.pop();
       } else if (kt === LUA_TNUMBER) {
         allPositiveInts = false;
         const f = api.tonumber(L, -2);
         strKeys.push(String(f));
         path.push(f);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        strVals.push(this.#read(L, vIdx, opts, path, onPath));
         path.pop();
       } else {
         onPath.delete(ptr);
