@@ -10,7 +10,11 @@
  *
  * The functions live in the internal table and are handed to Lua as the module `knl.host`
  * (`package.loaded`), which only the sealed `knl` requires. They are synchronous: node:sqlite is,
- * and an append is far cheaper than a task switch.
+ * and an append is far cheaper than a task switch. They are also `pure` host functions (they act
+ * on the log itself), and the module owns the commit of deferred events (a beat's, a session's
+ * opening; see `store.ts` and the kernel's durability note): an append with `defer` signals the
+ * engine, whose effect hook commits every store's deferred events before the run's next host
+ * call that may act outside Lua; the run's end commits what is left.
  *
  * Invariants:
  * - A session this run opened and did not close is closed when the run ends with status
