@@ -18,8 +18,9 @@
  * answer, the kernel's beat, the agent loop — ~0.13 ms; Lua↔JS conversions (the events' JSON
  * handed to the host, the request's arguments, the answer pushed into Lua) ~0.1 ms; the
  * transport's own work (payload splice, headers, deadline timer) ~0.05 ms. A run's session
- * opening and closing add ~0.03 ms per turn over 10 turns. The AI SDK warms up faster: the
- * fewer rounds, the more the early, slower rounds of the Lua VM weigh in agent.run's median.
+ * opening and closing add ~0.03 ms per turn over 10 turns. Both clients get faster over the
+ * rounds as the JIT warms up, the AI SDK more: at LLM_BENCH_ROUNDS=100 the ratio is higher than
+ * at 30.
  */
 import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
