@@ -13,8 +13,9 @@
  *   each other instead of failing.
  * - Every append is its own `BEGIN IMMEDIATE` transaction that takes the write lock before reading
  *   the stream's last `seq` (once per stream per transaction), so `seq` is gap-free and ordered
- *   per stream even with concurrent writers, and `position` follows commit order. (A deferred transaction upgrading from read to
- *   write could get SQLITE_BUSY without the busy handler; IMMEDIATE never does.)
+ *   per stream even with concurrent writers, and `position` follows commit order. (A deferred
+ *   transaction upgrading from read to write could get SQLITE_BUSY without the busy handler;
+ *   IMMEDIATE never does.)
  * - `appendMany` writes several events (a session tree's opening, a tree's closing) in ONE
  *   transaction: a reader sees all of them or none.
  * - Deferred appends (`{ defer: true }`: a beat's events, a session's opening; see the kernel's
@@ -22,12 +23,13 @@
  *   append order and ahead of the new rows, by the next non-deferred append or session close,
  *   by any read through this store (`read`, `tail`, `hasStream`, `query.ts`), by `flush()` (the
  *   kernel host calls it before the run next acts outside Lua, and at the run's end) or
- *   `close()`, and at the latest when the JS stack next unwinds (a microtask). Their `epoch_ms` is the time they were appended; `seq` and `position`
- *   are assigned at the commit (a deferred append returns none). A deferred event is lost only
- *   if the process dies outright (SIGKILL, a crash) before one of those points; no write lock is
- *   held while events wait. A commit that fails keeps them for the next one (the failure is
- *   raised there), except that an event that cannot be inserted at all is dropped with an error
- *   naming how many were lost, so one bad row cannot block every later commit.
+ *   `close()`, and at the latest when the JS stack next unwinds (a microtask). Their `epoch_ms`
+ *   is the time they were appended; `seq` and `position` are assigned at the commit (a deferred
+ *   append returns none). A deferred event is lost only if the process dies outright (SIGKILL,
+ *   a crash) before one of those points; no write lock is held while events wait. A commit that
+ *   fails keeps them for the next one (the failure is raised there), unless it failed on one of
+ *   them: then they are dropped with an error naming how many were lost, so one bad row cannot
+ *   block every later commit.
  * - Rows come back upcast to today's shape (`upcast.ts`); stored rows are never updated.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
