@@ -54,6 +54,10 @@ local proto = require("llm_proto")
 local type, pairs, ipairs, pcall, tostring, error, sformat, concat =
   type, pairs, ipairs, pcall, tostring, error, string.format, table.concat
 
+-- The session's own records wait for the kernel's next commit (before the first model call,
+-- or the close): see the durability note of `knl`.
+local DEFER = { defer = true }
+
 -- Options a Port takes (protocol, transport, endpoint); everything else is the loop's.
 local PORT_OPTS = {
   "model", "api_key", "api_key_env", "base_url", "dialect", "max_tokens", "timeout", "max_retries",
@@ -198,12 +202,12 @@ local function seed_history(s, history, system)
         type(m.content)), 0)
     end
     if m.role == "user" then
-      s:append({ kind = "msg_user", data = { content = m.content } })
+      s:append({ kind = "msg_user", data = { content = m.content } }, DEFER)
     elseif m.role == "assistant" then
-      s:append({ kind = "msg_assistant", data = { content = m.content } })
+      s:append({ kind = "msg_assistant", data = { content = m.content } }, DEFER)
     elseif m.role == "system" then
       local text = proto.content_text(m.content)
-      s:append({ kind = "msg_system", data = { content = m.content } })
+      s:append({ kind = "msg_system", data = { content = m.content } }, DEFER)
       system = system and (system .. "\n\n" .. text) or text
     else
       error(sformat("agent.run: opts.history[%d].role must be user, assistant or system, got %s", i,
@@ -286,7 +290,7 @@ function M.run(opts)
       budget = opts.max_tokens_budget and { amount = opts.max_tokens_budget, tag = "tokens" } or nil,
     })
     local system = seed_history(s, opts.history, opts.system)
-    s:append({ kind = "msg_user", data = { content = opts.prompt } })
+    s:append({ kind = "msg_user", data = { content = opts.prompt } }, DEFER)
 
     local mcp_names = {}
     if type(opts.mcp_servers) == "table" and #opts.mcp_servers > 0 then
@@ -448,7 +452,7 @@ function M.run(opts)
   if s then
     local okr, err = pcall(function()
       s:append({ kind = "agent_result", data = { ok = r.ok, stop_reason = r.stop_reason, num_turns = r.num_turns,
-        usage = r.usage, error = r.error } })
+        usage = r.usage, error = r.error } }, DEFER) -- the close right after commits it
       s:close(r.ok and "ok" or "error", r.error)
     end)
     if not okr then log.warn("agent.run: recording the end of session " .. s.id .. " failed: " .. tostring(err)) end

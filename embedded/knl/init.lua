@@ -24,9 +24,18 @@
 -- tool call a `tool_call` / `tool_result` pair (a denied or skipped tool too, with is_error); each
 -- charge a `budget_charge`; a refusal `beat_refused`; a stop `beat_stopped`. Each carries
 -- `meta.beat`. `knl.record.*` writes the same shapes for a loop that calls a Port itself.
--- Within a beat, events that nothing of the caller's runs between share one transaction (a
--- response and its first tool call; a result, the next call, the charge, a stop): the log
--- shows each call before its tool runs, and the request before the model is asked.
+--
+-- Durability (output commit): a beat's events and a session's opening are deferred — appended
+-- in order, each stamped with the time it happened, and committed together before the run next
+-- acts outside Lua: before any asynchronous host call (so a request is in the log before the
+-- model is asked), before any synchronous host call not marked pure (so a tool call is in the
+-- log before its tool writes a file, prints or starts anything), and before any read of the
+-- store, any `s:append` without `defer`, a close, and the run's end, whichever comes first. A
+-- loop of beats whose tools are plain Lua thus commits once per beat. What a process killed
+-- outright (SIGKILL) loses is only what happened since its last effect on the world — Lua
+-- computation, and a response received but not yet acted on, which reads as a call cut off in
+-- flight — never the record of an effect. `s:append`, `s:close` and `knl.record.*` commit at
+-- once (with anything deferred before them); `s:append(ev, { defer = true })` defers.
 --
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
 -- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
@@ -223,21 +232,23 @@ local sys_append, sys_append_many = sys.append, sys.append_many
 
 -- The kernel's own appends: arguments are known good, so no pcall on this hot path; `beat`
 -- travels as an integer and the host puts it into meta.
-local function append(s, kind, data, meta, beat)
-  local seq, position = sys_append(s.store.h, s.id, kind, data, meta, beat)
+local function append(s, kind, data, meta, beat, defer)
+  local seq, position = sys_append(s.store.h, s.id, kind, data, meta, beat, defer)
   fold_event(s._msgs, kind, data or {})
   return seq, position
 end
 
--- Several events of one beat in one transaction: { { kind, data }, ... }.
-local function append_many(s, list, beat)
-  local seq = sys_append_many(s.store.h, s.id, list, beat)
+-- Several events of one beat in one transaction: { { kind, data }, ... }. With `defer`, the host
+-- holds them and commits them ahead of the store's next write (see the header).
+local function append_many(s, list, beat, defer)
+  local seq = sys_append_many(s.store.h, s.id, list, beat, defer)
   for _, e in ipairs(list) do fold_event(s._msgs, e.kind, e.data or {}) end
   return seq
 end
 
---- Appends `{ kind, data?, meta? }`; returns seq, position.
-function Session:append(ev)
+--- Appends `{ kind, data?, meta? }`; returns seq, position. With `opts.defer`, the event is
+-- committed with the next commit (see the header) and nothing is returned.
+function Session:append(ev, opts)
   check_session(self, "s:append")
   if type(ev) ~= "table" then argerr("s:append", 1, "event", "a table", ev) end
   if type(ev.kind) ~= "string" or ev.kind == "" then
@@ -252,8 +263,10 @@ function Session:append(ev)
   if ev.meta ~= nil and type(ev.meta) ~= "table" then
     error("s:append: argument 1 (event) field 'meta' must be a table, got " .. type(ev.meta), 2)
   end
+  if opts ~= nil and type(opts) ~= "table" then argerr("s:append", 2, "opts", "a table or nil", opts) end
   if self.closed then error(sformat("s:append: session %s is closed", self.id), 2) end
-  local seq, position = host(2, sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta)
+  local defer = opts ~= nil and opts.defer == true
+  local seq, position = host(2, sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta, nil, defer)
   fold_event(self._msgs, ev.kind, ev.data or {})
   return seq, position
 end
@@ -347,7 +360,7 @@ local function open_tree(fn, opts, parent, level, store)
     nodes[#nodes + 1] = { owner = c.owner or opts.owner, budget = c.budget, scope = c.scope, labels = c.labels,
       parent_index = 1 }
   end
-  local ids = host(level + 1, sys.session_open, store.h, nodes)
+  local ids = host(level + 1, sys.session_open, store.h, nodes, true) -- deferred: see the header
   local root = new_session(store, ids[1], nodes[1], parent)
   for i = 2, #ids do
     root.children[#root.children + 1] = new_session(store, ids[i], nodes[i], root)
@@ -490,10 +503,9 @@ end
 local record = {}
 knl.record = record
 
---- `llm_request`: what was asked (the messages themselves are already in the log).
-function record.llm_request(s, req, beat, profile)
+local function request_data(req, profile)
   local last = req.messages and req.messages[#req.messages]
-  return append(s, "llm_request", {
+  return {
     model = profile and profile.model or req.model,
     provider = profile and profile.provider or nil,
     message_count = req.messages and #req.messages or 0,
@@ -502,7 +514,12 @@ function record.llm_request(s, req, beat, profile)
     system = req.system ~= nil,
     max_tokens = req.max_tokens,
     tool_choice = req.tool_choice,
-  }, nil, beat)
+  }
+end
+
+--- `llm_request`: what was asked (the messages themselves are already in the log).
+function record.llm_request(s, req, beat, profile)
+  return append(s, "llm_request", request_data(req, profile), nil, beat)
 end
 
 -- The data of an `llm_response` event, and its usage with total_tokens filled in.
@@ -539,6 +556,12 @@ function record.tool_result(s, call, content, is_error, beat, elapsed_ms)
 end
 
 -- beats ------------------------------------------------------------------------------------------
+
+-- A beat's own records are deferred (see the header): they commit before the run next acts
+-- outside Lua.
+local function call_failed(s, err, beat, elapsed_ms)
+  append(s, "llm_call_failed", { error = describe_error(err), elapsed_ms = elapsed_ms }, nil, beat, true)
+end
 
 local function policy_verdict(policy, call, s)
   if policy == nil then return true end
@@ -666,7 +689,8 @@ function knl.beat(s, device, opts)
   local budget = s.budget
   if budget and s.spent >= budget.amount then
     local reason = sformat("budget exhausted: spent %s of %s %s", tostring(s.spent), tostring(budget.amount), budget.tag)
-    append(s, "beat_refused", { reason = reason, spent = s.spent, amount = budget.amount, tag = budget.tag }, nil, beat)
+    append(s, "beat_refused", { reason = reason, spent = s.spent, amount = budget.amount, tag = budget.tag }, nil, beat,
+      true)
     return Outcome.refused({ beat = beat, reason = reason })
   end
   s.beats = beat
@@ -675,7 +699,7 @@ function knl.beat(s, device, opts)
   if dev.fold then
     local ok, m = pcall(dev.fold, messages, s)
     if not ok then
-      record.llm_call_failed(s, "fold raised: " .. describe_error(m), beat, 0)
+      call_failed(s, "fold raised: " .. describe_error(m), beat, 0)
       return Outcome.error({ beat = beat, error = "fold raised: " .. describe_error(m) })
     end
     messages = m
@@ -686,24 +710,24 @@ function knl.beat(s, device, opts)
     local ok, r, why = pcall(f, req, s)
     if not ok then
       local e = sformat("filter %d raised: %s", i, describe_error(r))
-      record.llm_call_failed(s, e, beat, 0)
+      call_failed(s, e, beat, 0)
       return Outcome.error({ beat = beat, error = e })
     end
     if r == false then
       local reason = why or sformat("stopped by filter %d", i)
-      append(s, "beat_stopped", { reason = reason, where = "filter" }, nil, beat)
+      append(s, "beat_stopped", { reason = reason, where = "filter" }, nil, beat, true)
       return Outcome.stopped({ beat = beat, reason = reason })
     end
     if type(r) == "table" then req = r end
   end
 
   local port = dev.llm
-  record.llm_request(s, req, beat, port.profile)
+  append(s, "llm_request", request_data(req, port.profile), nil, beat, true)
   local t0 = clock()
   local ok, resp = pcall(port.chat, port, req)
   local elapsed = clock() - t0
   if not ok then
-    record.llm_call_failed(s, resp, beat, elapsed)
+    call_failed(s, resp, beat, elapsed)
     if is_fatal(resp) then error(resp, 0) end
     return Outcome.error({ beat = beat, error = describe_error(resp) })
   end
@@ -711,7 +735,7 @@ function knl.beat(s, device, opts)
   if not valid then valid, why = lcheck(resp, types.Response) end
   if not valid then
     local e = "the Port answered outside knl_types.Response: " .. why
-    record.llm_call_failed(s, e, beat, elapsed)
+    call_failed(s, e, beat, elapsed)
     return Outcome.error({ beat = beat, error = e })
   end
   local rdata, usage = response_data(resp, elapsed)
@@ -722,25 +746,27 @@ function knl.beat(s, device, opts)
   local out = { content = resp.content, text = text_of(resp.content), tools = {}, usage = usage,
     stop_reason = resp.stop_reason, model = resp.model }
   if not has_tools then
-    -- Nothing runs between the response and its charge: both go in one transaction.
+    -- Nothing runs between the response and its charge: both go to the host in one call.
     local charge = budget and charge_for(dev, budget, s, out)
     append_many(s, charge and { { kind = "llm_response", data = rdata }, { kind = "budget_charge", data = charge } }
-      or { { kind = "llm_response", data = rdata } }, beat)
+      or { { kind = "llm_response", data = rdata } }, beat, true)
     local reason = response_verdict(on_response, out, s)
     if reason then
-      append(s, "beat_stopped", { reason = reason, where = "on_response" }, nil, beat)
+      append(s, "beat_stopped", { reason = reason, where = "on_response" }, nil, beat, true)
       return Outcome.stopped({ beat = beat, reason = reason, out = out })
     end
     return Outcome.ok({ beat = beat, out = out })
   end
-  -- With tools, events go out in as few transactions as the invariants allow: what is written
-  -- before anything of the caller's runs (on_response, a policy function, a tool) is flushed
-  -- right then, so the log shows a call before its tool runs; the rest — results of calls that
-  -- do not run, the charge, a stop — travels with the next flush.
+  -- With tools, events go to the host (deferred, see the header) in as few calls as keep them
+  -- honest: what is written before anything of the caller's runs (on_response, a policy
+  -- function, a tool) is handed over right then, so it carries the time it happened, the fold
+  -- is current when the caller looks, and the commit the caller's first effect triggers has
+  -- it; the rest — results of calls that do not run, the charge, a stop — travels with the
+  -- next hand-over.
   local batch = { { kind = "llm_response", data = rdata } }
   local function flush()
     if #batch > 0 then
-      append_many(s, batch, beat)
+      append_many(s, batch, beat, true)
       batch = {}
     end
   end

@@ -120,7 +120,7 @@ local function by_prefix(tbl, model)
   local m = model:match("[^/]+$")
   local best, bestlen = nil, 0
   for k, v in pairs(tbl) do
-    if #k > bestlen and m:sub(1, #k) == k then best, bestlen = v, #k end
+    if #k > bestlen and m:find(k, 1, true) == 1 then best, bestlen = v, #k end
   end
   return best
 end

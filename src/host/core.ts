@@ -23,6 +23,7 @@ export function installCore(engine: LuaEngine, run: RunContext, resolver: Module
   });
 
   engine.define("std.json.encode", {
+    pure: true,
     raw: (L) => {
       if (engine.api.type(L, 1) === LUA_TNONE) {
         throw new Error("std.json.encode: argument 1 (value) is missing");
@@ -38,6 +39,7 @@ export function installCore(engine: LuaEngine, run: RunContext, resolver: Module
     },
   });
   engine.define("std.json.encode_pretty", {
+    pure: true,
     raw: (L) => {
       const v = wrapJson("std.json.encode_pretty", () => engine.toJs(L, 1, { floats: "tagged" }));
       engine.api.pushstring(L, wrapJson("std.json.encode_pretty", () => stringifyJson(v, 2)));
@@ -45,6 +47,7 @@ export function installCore(engine: LuaEngine, run: RunContext, resolver: Module
     },
   });
   engine.define("std.json.decode", {
+    pure: true,
     sync: (a) => {
       const text = a.string(1, "text");
       const opts = a.optTable(2, "opts");

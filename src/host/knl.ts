@@ -10,7 +10,11 @@
  *
  * The functions live in the internal table and are handed to Lua as the module `knl.host`
  * (`package.loaded`), which only the sealed `knl` requires. They are synchronous: node:sqlite is,
- * and an append is far cheaper than a task switch.
+ * and an append is far cheaper than a task switch. They are also `pure` host functions (they act
+ * on the log itself), and the module owns the commit of deferred events (a beat's, a session's
+ * opening; see `store.ts` and the kernel's durability note): an append with `defer` signals the
+ * engine, whose effect hook commits every store's deferred events before the run's next host
+ * call that may act outside Lua; the run's end commits what is left.
  *
  * Invariants:
  * - A session this run opened and did not close is closed when the run ends with status
@@ -111,6 +115,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   };
 
   engine.define("@knl_open", {
+    pure: true,
     sync: (a) => {
       const s = openFor(a.at(1));
       let h = handles.indexOf(s) + 1;
@@ -119,10 +124,13 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     },
   });
 
-  // nodes: { { owner, budget, scope, parent, labels, data }, ... } -> ids, in one transaction
+  // (store, nodes, defer?) with nodes { { owner, budget, scope, parent, labels, data }, ... }
+  // -> ids, in one transaction (deferred with `defer`: see store.ts)
   engine.define("@knl_session_open", {
+    pure: true,
     raw: (L) => {
       const a = rawArgs(L, "knl.session", [2]);
+      const defer = a.at(3) === true;
       const s = store(a);
       const nodes = a.table(2, "nodes") as unknown as Record<string, unknown>[];
       const base = seedMeta(run.labels);
@@ -144,7 +152,8 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
           meta: stringifyJson(meta),
         };
       });
-      s.appendMany(events);
+      s.appendMany(events, { defer });
+      if (defer) engine.effectPending();
       for (const id of ids) open.set(`${s.path}\0${id}`, { store: s, id });
       return engine.pushResult(L, ids);
     },
@@ -152,6 +161,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
 
   // (store, ids, data) -> closes every id in one transaction
   engine.define("@knl_session_close", {
+    pure: true,
     raw: (L) => {
       const a = rawArgs(L, "knl.session", [3]);
       const s = store(a);
@@ -199,28 +209,40 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     return new Args(fn, values);
   };
 
-  // (store, stream, kind, data, meta, beat?) -> seq, position, epoch_ms
+  // (store, stream, kind, data, meta, beat?, defer?) -> seq, position, epoch_ms (none when
+  // deferred)
   engine.define("@knl_append", {
+    pure: true,
     raw: (L) => {
       const a = scalarArgs(L, "s:append", 3);
       const s = store(a);
       const stream = a.string(2, "stream");
       const kind = a.string(3, "kind");
       const beat = engine.toJs(L, 6);
-      const r = s.append({
+      const defer = api.toboolean(L, 7);
+      const ev = {
         stream,
         kind,
         data: objectAt(L, 4, "s:append", "event.data"),
         meta: metaAt(L, 5, "s:append", beat),
-      });
+      };
+      if (defer) {
+        s.appendMany([ev], { defer });
+        engine.effectPending();
+        return 0;
+      }
+      const r = s.append(ev);
       return engine.pushResult(L, new LuaMulti([r.seq, r.position, r.epoch_ms]));
     },
   });
 
-  // (store, stream, { { kind, data, meta }, ... }, beat?) -> last seq; one transaction
+  // (store, stream, { { kind, data, meta }, ... }, beat?, defer?) -> last seq (none when
+  // deferred); one transaction
   engine.define("@knl_append_many", {
+    pure: true,
     raw: (L) => {
       const a = scalarArgs(L, "knl.beat", 2);
+      const defer = api.toboolean(L, 5);
       const s = store(a);
       const stream = a.string(2, "stream");
       if (api.type(L, 3) !== LUA_TTABLE) {
@@ -244,22 +266,26 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         api.settop(L, e - 1);
         events.push({ stream, kind, data, meta });
       }
-      const r = s.appendMany(events);
+      const r = s.appendMany(events, { defer });
+      if (defer) engine.effectPending();
       return engine.pushResult(L, r.length ? r[r.length - 1].seq : undefined);
     },
   });
 
   engine.define("@knl_events", {
+    pure: true,
     sync: (a) =>
       new NullsAsNil(
         store(a).read(a.string(2, "stream"), a.optInteger(3, "from") ?? 1, a.optInteger(4, "limit")),
       ),
   });
   engine.define("@knl_tail", {
+    pure: true,
     sync: (a) => new NullsAsNil(store(a).tail(a.string(2, "stream"), a.integer(3, "n"))),
   });
-  engine.define("@knl_has", { sync: (a) => store(a).hasStream(a.string(2, "stream")) });
+  engine.define("@knl_has", { pure: true, sync: (a) => store(a).hasStream(a.string(2, "stream")) });
   engine.define("@knl_query", {
+    pure: true,
     sync: (a) => {
       const s = store(a);
       const sql = a.string(2, "sql");
@@ -276,15 +302,39 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     },
   });
   engine.define("@knl_schema", {
+    pure: true,
     sync: () => PUBLISHED_COLUMNS.map((c) => ({ name: c.name, type: c.type, doc: c.doc })),
   });
+  // Deferred events commit before the run next acts outside Lua (see the engine's effect hooks:
+  // any asynchronous host call, any synchronous one not marked pure); a failure stays pending
+  // and is raised by the next append or read. The kernel's own functions are pure: they act on
+  // the log itself.
+  const flushAll = () => {
+    for (const s of handles) {
+      if (s.pending === 0 || s.closed) continue;
+      try {
+        s.flush();
+      } catch { /* kept pending: the next commit retries and raises */ }
+    }
+  };
+  engine.onBeforeEffect(flushAll);
+
   const t0 = performance.now();
-  engine.define("@knl_clock", { sync: () => performance.now() - t0 });
+  engine.define("@knl_clock", { pure: true, sync: () => performance.now() - t0 });
 
   run.onCleanup((ending) => {
     // os.exit / job.defer end the run without running Lua past them, so the bracket cannot
     // record its own close: it is recorded here, as the bracket would have.
     const exited = ending === "exit";
+    for (const s of handles) {
+      // deferred events commit now: the run is over, nothing later would carry them
+      if (s.closed || s.pending === 0) continue;
+      try {
+        s.flush();
+      } catch (e) {
+        run.log.warn(`knl: committing the deferred events of ${s.path} failed: ${(e as Error).message}`);
+      }
+    }
     for (const { store: s, id } of open.values()) {
       if (s.closed) continue;
       try {

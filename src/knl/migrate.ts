@@ -11,13 +11,18 @@
  * to `meta.beat`; a session's labels (`knl_sessions.labels`) become the `meta` of its open event.
  * Rows keep `schema_version = 1`: their payloads are upcast on read (`upcast.ts`), not rewritten.
  *
+ * Within layout 2, the general `events_by_kind` index a database was first created with is
+ * replaced by the partial `events_session_opens` (see `schema.ts`) on the first open by this
+ * release: an index, not data, so nothing is rewritten and an older release reads the file as
+ * before.
+ *
  * Invariants: the whole migration is one `BEGIN IMMEDIATE` transaction that re-reads the layout
  * inside it, so two processes opening an old file at once migrate it exactly once; a failure rolls
  * back and leaves the old layout intact. A database from a newer release (user_version above ours)
  * is refused rather than written under a layout we do not know.
  */
 import type { DatabaseSync } from "node:sqlite";
-import { CREATE_EVENTS, LAYOUT_VERSION } from "./schema.ts";
+import { CREATE_EVENTS, LAYOUT_VERSION, OLD_KIND_INDEX, SESSION_INDEX } from "./schema.ts";
 
 /** The layout a database is in. */
 export function detectLayout(db: DatabaseSync): number {
@@ -36,7 +41,10 @@ export function detectLayout(db: DatabaseSync): number {
 export function ensureLayout(db: DatabaseSync, label: string): number {
   // Fast path without a write lock: an up-to-date database needs nothing.
   const before = detectLayout(db);
-  if (before === LAYOUT_VERSION) return before;
+  if (before === LAYOUT_VERSION) {
+    if (hasIndex(db, OLD_KIND_INDEX)) replaceKindIndex(db);
+    return before;
+  }
   if (before > LAYOUT_VERSION) {
     throw new Error(
       `knl: ${label} has layout ${before}, newer than this release understands (${LAYOUT_VERSION})`,
@@ -53,6 +61,32 @@ export function ensureLayout(db: DatabaseSync, label: string): number {
   } catch (e) {
     db.exec("ROLLBACK");
     throw new Error(`knl: cannot bring ${label} to layout ${LAYOUT_VERSION}: ${(e as Error).message}`);
+  }
+}
+
+function hasIndex(db: DatabaseSync, name: string): boolean {
+  return db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) !==
+    undefined;
+}
+
+/**
+ * `events_by_kind` → `events_session_opens`, once (a concurrent opener finds it done). A file
+ * that cannot be written now (read-only, locked past the busy timeout) keeps its old index,
+ * which answers the same queries: the replacement is retried on the next open.
+ */
+function replaceKindIndex(db: DatabaseSync): boolean {
+  try {
+    db.exec("BEGIN IMMEDIATE");
+  } catch {
+    return false;
+  }
+  try {
+    db.exec(`DROP INDEX IF EXISTS ${OLD_KIND_INDEX}; ${SESSION_INDEX}`);
+    db.exec("COMMIT");
+    return true;
+  } catch {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    return false;
   }
 }
 

@@ -81,6 +81,7 @@ export function readOnlyQuery(
   if (!/^\s*(--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*(select|with|values)\b/i.test(sql)) {
     throw new Error("only a SELECT over the events table may be run");
   }
+  store.flush(); // deferred events are part of the log a query reads
   const db = store.db;
   let denied: string | undefined;
   setAuthorizer(db, (code, a1, a2) => {

@@ -47,6 +47,19 @@ export const PUBLISHED_COLUMNS: readonly ColumnDoc[] = [
   { name: "data", type: "TEXT", doc: "JSON object: the fact itself, shaped by kind" },
 ];
 
+/**
+ * The one index besides `(stream, seq)`: the sessions' seed events, which is what reads across
+ * streams look up (`knl.views.sessions`, `knl sessions`). It is partial so that an append of
+ * any other kind writes no page of it: a general `(kind, stream)` index (what layout 2 first
+ * shipped with, `events_by_kind`) put one more page in every transaction's WAL frames —
+ * about a quarter of an append's cost. Other cross-stream reads by kind scan the table.
+ */
+export const SESSION_INDEX =
+  "CREATE INDEX IF NOT EXISTS events_session_opens ON events (position) WHERE kind = 'session_open';";
+
+/** The index databases of layout 2 were first created with, replaced by `SESSION_INDEX` on open. */
+export const OLD_KIND_INDEX = "events_by_kind";
+
 /** DDL of today's layout. Idempotent. */
 export const CREATE_EVENTS = `
 CREATE TABLE IF NOT EXISTS events (
@@ -60,7 +73,7 @@ CREATE TABLE IF NOT EXISTS events (
   data TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(data)),
   UNIQUE (stream, seq)
 );
-CREATE INDEX IF NOT EXISTS events_by_kind ON events (kind, stream);
+${SESSION_INDEX}
 `;
 
 /** Kinds the kernel itself writes. Consumers may append any other kind. */

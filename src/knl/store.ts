@@ -12,11 +12,24 @@
  *   is ignored by Deno, so it is set by pragma): several processes append to one file and wait for
  *   each other instead of failing.
  * - Every append is its own `BEGIN IMMEDIATE` transaction that takes the write lock before reading
- *   the stream's last `seq`, so `seq` is gap-free and ordered per stream even with concurrent
- *   writers, and `position` follows commit order. (A deferred transaction upgrading from read to
- *   write could get SQLITE_BUSY without the busy handler; IMMEDIATE never does.)
+ *   the stream's last `seq` (once per stream per transaction), so `seq` is gap-free and ordered
+ *   per stream even with concurrent writers, and `position` follows commit order. (A deferred
+ *   transaction upgrading from read to write could get SQLITE_BUSY without the busy handler;
+ *   IMMEDIATE never does.)
  * - `appendMany` writes several events (a session tree's opening, a tree's closing) in ONE
  *   transaction: a reader sees all of them or none.
+ * - Deferred appends (`{ defer: true }`: a beat's events, a session's opening; see the kernel's
+ *   durability note in `embedded/knl/init.lua`) are held in this process and committed, in
+ *   append order and ahead of the new rows, by the next non-deferred append or session close,
+ *   by any read through this store (`read`, `tail`, `hasStream`, `query.ts`), by `flush()` (the
+ *   kernel host calls it before the run next acts outside Lua, and at the run's end) or
+ *   `close()`, and at the latest when the JS stack next unwinds (a microtask). Their `epoch_ms`
+ *   is the time they were appended; `seq` and `position` are assigned at the commit (a deferred
+ *   append returns none). A deferred event is lost only if the process dies outright (SIGKILL,
+ *   a crash) before one of those points; no write lock is held while events wait. A commit that
+ *   fails keeps them for the next one (the failure is raised there), unless it failed on one of
+ *   them: then they are dropped with an error naming how many were lost, so one bad row cannot
+ *   block every later commit.
  * - Rows come back upcast to today's shape (`upcast.ts`); stored rows are never updated.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -49,6 +62,8 @@ export interface EventRow {
 
 /** One event to append; `data` and `meta` are JSON object texts. */
 export interface NewEvent {
+  /** Time stamp to write (ms since the epoch); the time of the commit when absent. */
+  epoch_ms?: number;
   /** Session (stream) id. */
   stream: string;
   /** Event kind. */
@@ -96,11 +111,18 @@ export class EventStore {
   /** Layout found on open (0 = new file, 1 = migrated from the earlier layout, 2 = current). */
   readonly openedLayout: number;
   #append: StatementSync;
+  #lastSeq: StatementSync;
   #read: StatementSync;
   #readLimit: StatementSync;
   #tail: StatementSync;
   #exists: StatementSync;
+  #begin: StatementSync;
+  #commit: StatementSync;
+  #rollback: StatementSync;
   #closed = false;
+  /** Deferred events, in append order, each with the time it was appended. */
+  #pending: NewEvent[] = [];
+  #flushQueued = false;
 
   /** Opens `path` (`:memory:` for a private in-memory log). Prefer `openStore`, which caches. */
   constructor(readonly path: string) {
@@ -128,10 +150,9 @@ export class EventStore {
     }
     this.#append = this.db.prepare(
       `INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data)
-       VALUES (?1, COALESCE((SELECT MAX(seq) FROM events WHERE stream = ?1), 0) + 1, ?2, ?3,
-               ${EVENT_SCHEMA_VERSION}, ?4, ?5)
-       RETURNING position, seq`,
+       VALUES (?, ?, ?, ?, ${EVENT_SCHEMA_VERSION}, ?, ?)`,
     );
+    this.#lastSeq = this.db.prepare("SELECT MAX(seq) AS m FROM events WHERE stream = ?");
     this.#read = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq`);
     this.#readLimit = this.db.prepare(
       `SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq LIMIT ?`,
@@ -140,6 +161,9 @@ export class EventStore {
       `SELECT * FROM (SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
     );
     this.#exists = this.db.prepare("SELECT 1 AS x FROM events WHERE stream = ? LIMIT 1");
+    this.#begin = this.db.prepare("BEGIN IMMEDIATE");
+    this.#commit = this.db.prepare("COMMIT");
+    this.#rollback = this.db.prepare("ROLLBACK");
   }
 
   /** True once the store was closed. */
@@ -147,35 +171,89 @@ export class EventStore {
     return this.#closed;
   }
 
-  /** Appends one event in its own IMMEDIATE transaction. */
+  /** Appends one event in its own IMMEDIATE transaction (with any deferred events before it). */
   append(ev: NewEvent): Appended {
     return this.appendMany([ev])[0];
   }
 
-  /** Appends events in ONE transaction, in order. */
-  appendMany(events: readonly NewEvent[]): Appended[] {
-    const db = this.db;
-    const out: Appended[] = [];
-    db.exec("BEGIN IMMEDIATE");
-    try {
+  /**
+   * Appends events in ONE transaction, in order, after the deferred events (which commit in the
+   * same transaction). With `defer`, the events are held instead and committed at the next of
+   * the points the module doc lists; nothing is returned for them.
+   */
+  appendMany(events: readonly NewEvent[], opts?: { defer?: boolean }): Appended[] {
+    if (opts?.defer) {
       const ms = Date.now();
-      for (const ev of events) {
-        const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data) as {
-          position: number;
-          seq: number;
-        };
-        out.push({ position: Number(r.position), seq: Number(r.seq), epoch_ms: ms });
+      for (const ev of events) this.#pending.push(ev.epoch_ms === undefined ? { ...ev, epoch_ms: ms } : ev);
+      if (!this.#flushQueued && this.#pending.length > 0) {
+        this.#flushQueued = true;
+        queueMicrotask(() => {
+          this.#flushQueued = false;
+          // A failure here has no caller to go to: the events stay pending and the next commit
+          // (an append, a read, the run's end) retries and raises.
+          try {
+            this.flush();
+          } catch { /* retried and reported by the next commit */ }
+        });
       }
-      db.exec("COMMIT");
+      return [];
+    }
+    return this.#write(events);
+  }
+
+  /** Commits the deferred events now (nothing to do when there are none). */
+  flush(): void {
+    if (this.#pending.length > 0 && !this.#closed) this.#write([]);
+  }
+
+  /** Number of deferred events not committed yet. */
+  get pending(): number {
+    return this.#pending.length;
+  }
+
+  #write(events: readonly NewEvent[]): Appended[] {
+    const db = this.db;
+    const pending = this.#pending;
+    const out: Appended[] = [];
+    let inPending = false;
+    const next = new Map<string, number>(); // stream -> its next seq in this transaction
+    this.#begin.run();
+    try {
+      inPending = true;
+      for (const ev of pending) this.#insert(ev, ev.epoch_ms!, next);
+      inPending = false;
+      const ms = Date.now();
+      for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms, next));
+      this.#commit.run();
     } catch (e) {
-      if (db.isTransaction) db.exec("ROLLBACK");
+      if (db.isTransaction) this.#rollback.run();
+      if (inPending) {
+        this.#pending = [];
+        throw new Error(
+          `knl: ${pending.length} deferred event(s) could not be written: ${(e as Error).message}`,
+        );
+      }
       throw e;
     }
+    if (pending.length > 0) this.#pending = [];
     return out;
+  }
+
+  /** One row, inside the write transaction (whose lock makes the stream's last seq stable). */
+  #insert(ev: NewEvent, ms: number, next: Map<string, number>): Appended {
+    let seq = next.get(ev.stream);
+    if (seq === undefined) {
+      const m = (this.#lastSeq.get(ev.stream) as { m: number | bigint | null }).m;
+      seq = m === null ? 1 : Number(m) + 1;
+    }
+    next.set(ev.stream, seq + 1);
+    const r = this.#append.run(ev.stream, seq, ms, ev.kind, ev.meta, ev.data);
+    return { position: Number(r.lastInsertRowid), seq, epoch_ms: ms };
   }
 
   /** Events of `stream` from `fromSeq` on, in `seq` order (at most `limit` when given). */
   read(stream: string, fromSeq = 1, limit?: number): EventRow[] {
+    this.flush();
     const rows = limit === undefined
       ? this.#read.all(stream, fromSeq)
       : this.#readLimit.all(stream, fromSeq, limit);
@@ -184,19 +262,28 @@ export class EventStore {
 
   /** The last `n` events of `stream`, in `seq` order. */
   tail(stream: string, n: number): EventRow[] {
+    this.flush();
     return (this.#tail.all(stream, n) as unknown as RawRow[]).map(decodeRow);
   }
 
   /** True when `stream` has at least one event. */
   hasStream(stream: string): boolean {
+    this.flush();
     return this.#exists.get(stream) !== undefined;
   }
 
-  /** Closes the connection (memory stores at run end; file stores stay open for the process). */
+  /**
+   * Commits the deferred events and closes the connection (memory stores at run end; file
+   * stores stay open for the process).
+   */
   close(): void {
     if (this.#closed) return;
-    this.#closed = true;
-    this.db.close();
+    try {
+      this.flush();
+    } finally {
+      this.#closed = true;
+      this.db.close();
+    }
   }
 }
 

@@ -103,10 +103,36 @@ export function decodeLuaBytes(view: Uint8Array): string | Uint8Array {
   }
 }
 
-/** Formats a read path: entries are `argument N`, `[k]` (numeric keys) or bare string keys. */
-function keyPath(path: string[]): string {
+/**
+ * One step of a read or write path: an argument position, a numeric key (`[k]`) or a string
+ * key. Kept as values and formatted only when an error names the path, so that converting a
+ * table allocates no path text.
+ */
+type PathStep = string | number | bigint | ArgStep;
+class ArgStep {
+  constructor(readonly n: number) {}
+}
+const ARG_STEPS = Array.from({ length: 16 }, (_, i) => new ArgStep(i));
+const argStep = (n: number) => ARG_STEPS[n] ?? new ArgStep(n);
+
+/** Formats a path: `argument N`, `[k]` for numeric keys, `.name` for string keys. */
+function keyPath(path: PathStep[]): string {
   if (!path.length) return "";
-  return ` at ${path.map((p) => (p.startsWith("[") || p.startsWith("argument ") ? p : "." + p)).join("")}`;
+  return ` at ${
+    path.map((p) => p instanceof ArgStep ? `argument ${p.n}` : typeof p === "string" ? "." + p : `[${p}]`)
+      .join("")
+  }`;
+}
+
+const quotedKeys = new Map<string, string>();
+/** A key as JSON text; the keys of a run repeat (`type`, `text`, `id`...), so they are cached. */
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (k.length <= 64 && quotedKeys.size < 4096) quotedKeys.set(k, q);
+  }
+  return q;
 }
 
 /**
@@ -141,11 +167,11 @@ export class Converter {
     const out: unknown[] = [];
     if (top < from) return out;
     // One path and one cycle set for all arguments: a table read leaves both as it found them.
-    const path = [""];
+    const path: PathStep[] = [argStep(from)];
     const onPath = new Set<number>();
     for (let i = from; i <= top; i++) {
       path.length = 1;
-      path[0] = `argument ${i}`;
+      path[0] = argStep(i);
       onPath.clear();
       out.push(this.#read(L, i, opts, path, onPath));
     }
@@ -205,6 +231,7 @@ export class Converter {
     const strVals: string[] = [];
     let allPositiveInts = true;
     let maxInt = 0;
+    const vIdx = api.gettop(L) + 2; // where next() leaves each value
     api.pushnil(L);
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
@@ -220,9 +247,7 @@ export class Converter {
       } else if (kt === LUA_TNUMBER) {
         key = String(api.tonumber(L, -2));
       }
-      const v = intKey || key !== undefined
-        ? this.#json(L, api.absindex(L, -1), depth + 1, onPath)
-        : undefined;
+      const v = intKey || key !== undefined ? this.#json(L, vIdx, depth + 1, onPath) : undefined;
       if (v === undefined) {
         api.pop(L, 2);
         onPath.delete(ptr);
@@ -255,6 +280,25 @@ export class Converter {
     }
     const n = intKeys.length + strKeys.length;
     if (n === 0) return "{}";
+    if (intKeys.length === 0) {
+      // String keys only (the common case): distinct by construction, so no collision check;
+      // sorted in place with their values (insertion sort: objects here are small).
+      for (let i = 1; i < n; i++) {
+        const k = strKeys[i];
+        const v = strVals[i];
+        let j = i - 1;
+        while (j >= 0 && strKeys[j] > k) {
+          strKeys[j + 1] = strKeys[j];
+          strVals[j + 1] = strVals[j];
+          j--;
+        }
+        strKeys[j + 1] = k;
+        strVals[j + 1] = v;
+      }
+      let out = "{" + quotedKey(strKeys[0]) + ":" + strVals[0];
+      for (let i = 1; i < n; i++) out += "," + quotedKey(strKeys[i]) + ":" + strVals[i];
+      return out + "}";
+    }
     const keys: string[] = new Array(n);
     const byKey = new Map<string, string>();
     for (let i = 0; i < intKeys.length; i++) {
@@ -271,12 +315,12 @@ export class Converter {
     let out = "{";
     for (let i = 0; i < n; i++) {
       if (i) out += ",";
-      out += JSON.stringify(keys[i]) + ":" + byKey.get(keys[i]);
+      out += quotedKey(keys[i]) + ":" + byKey.get(keys[i]);
     }
     return out + "}";
   }
 
-  #read(L: number, idx: number, opts: ToJsOptions, path: string[], onPath: Set<number>): unknown {
+  #read(L: number, idx: number, opts: ToJsOptions, path: PathStep[], onPath: Set<number>): unknown {
     const api = this.api;
     const t = api.type(L, idx);
     switch (t) {
@@ -331,7 +375,7 @@ export class Converter {
     L: number,
     idx: number,
     opts: ToJsOptions,
-    path: string[],
+    path: PathStep[],
     onPath: Set<number>,
   ): unknown {
     const api = this.api;
@@ -351,14 +395,15 @@ export class Converter {
     const strVals: unknown[] = [];
     let allPositiveInts = true;
     let maxInt = 0;
+    const vIdx = api.gettop(L) + 2; // where next() leaves each value
     api.pushnil(L);
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
         const kb = api.tointeger(L, -2);
         const k = Number(kb);
-        path.push(`[${kb}]`);
-        const v = this.#read(L, api.absindex(L, -1), opts, path, onPath);
+        path.push(kb);
+        const v = this.#read(L, vIdx, opts, path, onPath);
         path.pop();
         if (kb >= 1n && kb <= SAFE) {
           intKeys.push(k);
@@ -377,14 +422,14 @@ export class Converter {
         allPositiveInts = false;
         strKeys.push(kv);
         path.push(kv);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        strVals.push(this.#read(L, vIdx, opts, path, onPath));
         path.pop();
       } else if (kt === LUA_TNUMBER) {
         allPositiveInts = false;
-        const k = String(api.tonumber(L, -2));
-        strKeys.push(k);
-        path.push(`[${k}]`);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        const f = api.tonumber(L, -2);
+        strKeys.push(String(f));
+        path.push(f);
+        strVals.push(this.#read(L, vIdx, opts, path, onPath));
         path.pop();
       } else {
         onPath.delete(ptr);
@@ -422,7 +467,7 @@ export class Converter {
     return obj;
   }
 
-  #write(L: number, v: unknown, opts: ToLuaOptions, path: string[], onPath: Set<unknown>): void {
+  #write(L: number, v: unknown, opts: ToLuaOptions, path: PathStep[], onPath: Set<unknown>): void {
     const api = this.api;
     switch (typeof v) {
       case "undefined":
@@ -483,7 +528,7 @@ export class Converter {
       if (Array.isArray(v)) {
         api.createtable(L, v.length, 0);
         for (let i = 0; i < v.length; i++) {
-          path.push(`[${i + 1}]`);
+          path.push(i + 1);
           this.#write(L, v[i], opts, path, onPath);
           path.pop();
           api.rawseti(L, -2, i + 1);
@@ -501,9 +546,12 @@ export class Converter {
         api.pushstring(L, v.message);
         return;
       }
-      const entries = Object.entries(v as Record<string, unknown>);
-      api.createtable(L, 0, entries.length);
-      for (const [k, val] of entries) {
+      const obj = v as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      api.createtable(L, 0, keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
+        const val = obj[k];
         if (val === undefined) continue;
         api.pushstring(L, k);
         path.push(k);

@@ -11,6 +11,9 @@
  *   on the JS stack, so they may make host calls themselves;
  * - the drive loop: `lua_resume` of the driver thread, awaiting one promise whenever the
  *   scheduler yields, until the main task ends;
+ * - the effect hooks (`onBeforeEffect`): once a module signals `effectPending()`, its hooks run
+ *   before the next host call that may act outside Lua — any asynchronous one, any synchronous
+ *   one not marked `pure` (the kernel commits its deferred events there);
  * - CPU-time and memory limits.
  *
  * Invariants:
@@ -51,11 +54,15 @@ export interface ArgOptions {
   floats?: "plain" | "tagged";
 }
 
-/** A host function, in one of three shapes. */
+/**
+ * A host function, in one of three shapes. `pure: true` marks a synchronous function that acts
+ * on nothing outside the run's own state (JSON codecs, the kernel's log, the scheduler): it does
+ * not trigger the hooks of `onBeforeEffect`. Every other host call may act on the world.
+ */
 export type HostFunction =
-  | ({ sync: (args: Args, cx: CallContext) => unknown } & ArgOptions)
+  | ({ sync: (args: Args, cx: CallContext) => unknown; pure?: boolean } & ArgOptions)
   | ({ async: (args: Args, cx: CallContext) => Promise<unknown> } & ArgOptions)
-  | { raw: (L: number, engine: LuaEngine) => number };
+  | { raw: (L: number, engine: LuaEngine) => number; pure?: boolean };
 
 /** Limits that bound a runaway script. */
 export interface EngineLimits {
@@ -129,6 +136,9 @@ export class LuaEngine {
   #global: LuaGlobal;
   #fns: HostFunction[] = [];
   #fnNames: string[] = [];
+  #fnPure: boolean[] = [];
+  #effectHooks: (() => void)[] = [];
+  #effectPending = false;
   #ops = new Map<number, AbortController>();
   #opSeq = 0;
   #completions: Completion[] = [];
@@ -260,6 +270,7 @@ export class LuaEngine {
     const id = this.#fns.length;
     this.#fns.push(fn);
     this.#fnNames.push(name.replace(/^@/, ""));
+    this.#fnPure.push("pure" in fn && fn.pure === true);
     this.api.pushinteger(L, BigInt(id));
     this.api.pushcclosure(L, dispatcherInstalled!, 1);
   }
@@ -292,8 +303,27 @@ export class LuaEngine {
     api.pop(L, 1);
   }
 
+  /**
+   * Registers a hook to run before the next host call that may act outside Lua, once
+   * `effectPending()` has been signalled. A hook must not throw.
+   */
+  onBeforeEffect(hook: () => void): void {
+    this.#effectHooks.push(hook);
+  }
+
+  /** Signals that the hooks have work: they run before the next host call that is not pure. */
+  effectPending(): void {
+    this.#effectPending = true;
+  }
+
+  #runEffectHooks(): void {
+    this.#effectPending = false;
+    for (const hook of this.#effectHooks) hook();
+  }
+
   /** Called by the shared dispatcher for closure `id`. */
   invoke(L: number, id: number): number {
+    if (this.#effectPending && !this.#fnPure[id]) this.#runEffectHooks();
     const fn = this.#fns[id];
     const name = this.#fnNames[id];
     if ("raw" in fn) return fn.raw(L, this);
@@ -346,20 +376,21 @@ export class LuaEngine {
       this.#pushCFunction(this.L, name, fn);
       this.#storeTop("@" + name);
     };
-    prim("start", { raw: (L) => this.#start(L) });
-    prim("take", { raw: (L) => this.#take(L) });
+    prim("start", { raw: (L) => this.#start(L), pure: true }); // runs the hooks itself, see #start
+    prim("take", { raw: (L) => this.#take(L), pure: true });
     prim("cancel", {
       sync: (a) => {
         this.#cancelOp(a.integer(1, "id"));
       },
     });
-    prim("reply", { raw: (L) => this.#reply(L) });
+    prim("reply", { raw: (L) => this.#reply(L), pure: true });
     prim("warn", {
       sync: (a) => {
         this.onWarning(a.string(1, "message"));
       },
     });
     prim("json_encode", {
+      pure: true,
       raw: (L) => {
         this.api.pushstring(L, this.toJson(L, 1));
         return 1;
@@ -373,6 +404,7 @@ export class LuaEngine {
     const name = String(this.converter.toJs(L, 1));
     const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
     if (!op) throw new Error(`unknown host operation '${name}'`);
+    if (this.#effectPending) this.#runEffectHooks(); // every asynchronous operation may act outside Lua
     const args = new Args(
       name,
       this.converter.argsToJs(L, 2, { functions: op.functions ?? "error", floats: op.floats ?? "plain" }),

@@ -1,6 +1,6 @@
 /**
- * The event store on real SQLite files: appends and reads, the session-tree transaction, the
- * read-only query guard, the layout-1 migration fixture, upcasting, and the process cache.
+ * The event store on real SQLite files: appends and reads, the session-tree transaction,
+ * deferred events and when they commit, the read-only query guard, the layout-1 migration fixture, upcasting, and the process cache.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -8,7 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { closeStore, EventStore, openExistingStore, openStore } from "../../src/knl/store.ts";
 import { readOnlyQuery } from "../../src/knl/query.ts";
 import { exportSession, listSessions, UnknownSession } from "../../src/knl/export.ts";
-import { LAYOUT_VERSION } from "../../src/knl/schema.ts";
+import { CREATE_EVENTS, LAYOUT_VERSION, SESSION_INDEX } from "../../src/knl/schema.ts";
 import { REPO_ROOT } from "../helpers.ts";
 
 const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "knl_layout1.sqlite");
@@ -73,6 +73,81 @@ Deno.test("appendMany is one transaction: all or nothing", async () => {
   );
   assert.deepEqual(s.read("p").map((r) => r.kind), ["session_open"]);
   closeStore(path);
+});
+
+Deno.test("deferred events commit with the next append, in order, stamped when appended", async () => {
+  const path = await tempDb();
+  const s = openStore(path);
+  const other = new DatabaseSync(path); // another connection: sees committed rows only
+  const committed = () =>
+    (other.prepare("SELECT kind FROM events ORDER BY position").all() as { kind: string }[])
+      .map((r) => r.kind);
+  s.append(ev("a", "first"));
+  assert.deepEqual(s.appendMany([ev("a", "d1"), ev("a", "d2")], { defer: true }), []);
+  assert.equal(s.pending, 2);
+  assert.deepEqual(committed(), ["first"]);
+  await new Promise((r) => setTimeout(r, 5)); // a clock tick between deferral and commit
+  const next = s.append(ev("a", "next"));
+  assert.equal(s.pending, 0);
+  assert.deepEqual(committed(), ["first", "d1", "d2", "next"]);
+  assert.equal(next.seq, 4);
+  const rows = s.read("a");
+  assert.deepEqual(rows.map((r) => r.seq), [1, 2, 3, 4]);
+  assert.ok(rows[1].epoch_ms < rows[3].epoch_ms, "a deferred event keeps the time it was appended");
+  other.close();
+  closeStore(path);
+});
+
+Deno.test("deferred events commit before a read, on flush, on close, and when the stack unwinds", async () => {
+  const path = await tempDb();
+  const s = openStore(path);
+  const other = new DatabaseSync(path);
+  const count = () => Number((other.prepare("SELECT COUNT(*) AS n FROM events").get() as { n: number }).n);
+  s.appendMany([ev("a", "d")], { defer: true });
+  assert.equal(s.read("a").length, 1); // a read of this store sees them, because it commits them
+  assert.equal(count(), 1);
+  s.appendMany([ev("a", "d")], { defer: true });
+  assert.equal(readOnlyQuery(s, "SELECT kind FROM events").length, 2);
+  s.appendMany([ev("a", "d")], { defer: true });
+  s.flush();
+  assert.equal(count(), 3);
+  s.appendMany([ev("a", "d")], { defer: true });
+  assert.equal(count(), 3);
+  await Promise.resolve(); // the microtask queued by the deferral has run
+  assert.equal(count(), 4);
+  s.appendMany([ev("a", "d")], { defer: true });
+  closeStore(path);
+  assert.equal(count(), 5);
+  other.close();
+});
+
+Deno.test("a deferred event that cannot be written is dropped with an error naming it; the next commit works", async () => {
+  const path = await tempDb();
+  const s = openStore(path);
+  s.appendMany([{ stream: "p", kind: "bad", data: "not json", meta: "{}" }], { defer: true });
+  assert.throws(() => s.append(ev("p", "ok")), /1 deferred event\(s\) could not be written/);
+  assert.equal(s.pending, 0);
+  s.append(ev("p", "ok"));
+  assert.deepEqual(s.read("p").map((r) => r.kind), ["ok"]);
+  closeStore(path);
+});
+
+Deno.test("a layout-2 file's general kind index is replaced by the partial session index on open", async () => {
+  const path = await tempDb();
+  const raw = new DatabaseSync(path);
+  raw.exec(CREATE_EVENTS.replace(SESSION_INDEX, "CREATE INDEX events_by_kind ON events (kind, stream);"));
+  raw.exec(`PRAGMA user_version = ${LAYOUT_VERSION}`);
+  raw.close();
+  const s = new EventStore(path);
+  const names = (s.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").all() as {
+    name: string;
+  }[]).map((r) => r.name);
+  assert.deepEqual(names, ["events_session_opens", "sqlite_autoindex_events_1"]);
+  const plan = (s.db.prepare(
+    "EXPLAIN QUERY PLAN SELECT stream FROM events WHERE kind = 'session_open' ORDER BY position DESC LIMIT 5",
+  ).all() as { detail: string }[]).map((r) => r.detail).join("; ");
+  assert.match(plan, /USING INDEX events_session_opens/);
+  s.close();
 });
 
 Deno.test("the query guard allows one SELECT over events and nothing else", () => {

@@ -54,6 +54,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   const texts = new Map<number, string>();
   let nextText = 0;
   engine.define("@llm_encode", {
+    pure: true,
     raw: (L) => {
       const text = engine.toJson(L, 1);
       const id = ++nextText;
@@ -63,6 +64,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
     },
   });
   engine.define("@llm_release", {
+    pure: true,
     sync: (a) => {
       texts.delete(a.integer(1, "id"));
     },
@@ -74,6 +76,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   };
 
   engine.define("@llm_base_url", {
+    pure: true,
     sync: (a) => {
       const t = a.table(1, "opts");
       return baseUrl(wireProvider(a, t.provider), endpointOpts(a, t));
