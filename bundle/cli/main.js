@@ -1,12 +1,12 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-7TWDOG34.js";
+} from "./chunk-TVEPZWS5.js";
 import {
   preloadLua
-} from "./chunk-ZYT4G66E.js";
+} from "./chunk-7NGVZGOV.js";
 import "./chunk-CNR2O5B7.js";
-import "./chunk-OOCWEDAC.js";
+import "./chunk-YY543CDS.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   agentBlockHome
@@ -14,7 +14,7 @@ import {
 import {
   loadDotenv
 } from "./chunk-V4HDY3RR.js";
-import "./chunk-ZC2O32OI.js";
+import "./chunk-4QS5KWTN.js";
 import {
   blockRoots,
   findBlock,
@@ -347,16 +347,16 @@ async function runCommand(argv) {
 // src/cli/main.ts
 var SUBCOMMANDS = {
   test: {
-    load: async () => (await import("./test_command-6U5CWZPY.js")).testCommand
+    load: async () => (await import("./test_command-SSU6FDKM.js")).testCommand
   },
   knl: {
-    load: async () => (await import("./knl_command-GOXNTECY.js")).knlCommand
+    load: async () => (await import("./knl_command-XVIDDJAJ.js")).knlCommand
   },
   mcp: {
     load: async () => (await import("./mcp_command-ORPRM7SQ.js")).mcpCommand
   },
   vendor: {
-    load: async () => (await import("./vendor_command-I4OG5ZAG.js")).vendorCommand
+    load: async () => (await import("./vendor_command-NLYOTYZP.js")).vendorCommand
   }
 };
 async function main(argv) {

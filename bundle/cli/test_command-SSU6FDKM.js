@@ -1,15 +1,15 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-7TWDOG34.js";
-import "./chunk-ZYT4G66E.js";
+} from "./chunk-TVEPZWS5.js";
+import "./chunk-7NGVZGOV.js";
 import "./chunk-CNR2O5B7.js";
-import "./chunk-OOCWEDAC.js";
+import "./chunk-YY543CDS.js";
 import "./chunk-J4FUTWHQ.js";
 import "./chunk-ZP6N6HXR.js";
 import {
   displayPath
-} from "./chunk-ZC2O32OI.js";
+} from "./chunk-4QS5KWTN.js";
 import "./chunk-QFKUF32L.js";
 import "./chunk-HI6AAJID.js";
 import {

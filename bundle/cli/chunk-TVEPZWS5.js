@@ -11,7 +11,7 @@ import {
   optField,
   runEnding,
   unknownServer
-} from "./chunk-ZYT4G66E.js";
+} from "./chunk-7NGVZGOV.js";
 import {
   LlmError
 } from "./chunk-CNR2O5B7.js";
@@ -22,7 +22,7 @@ import {
   openStore,
   readOnlyQuery,
   storePathFrom
-} from "./chunk-OOCWEDAC.js";
+} from "./chunk-YY543CDS.js";
 import {
   LuaFloat,
   LuaMulti,
@@ -40,7 +40,7 @@ import {
   ModuleResolver,
   displayPath,
   libTiers
-} from "./chunk-ZC2O32OI.js";
+} from "./chunk-4QS5KWTN.js";
 import {
   VERSION
 } from "./chunk-HI6AAJID.js";
@@ -507,6 +507,7 @@ function installCore(engine, run2, resolver) {
     }
   });
   engine.define("std.json.encode", {
+    pure: true,
     raw: (L) => {
       if (engine.api.type(L, 1) === LUA_TNONE) {
         throw new Error("std.json.encode: argument 1 (value) is missing");
@@ -524,6 +525,7 @@ function installCore(engine, run2, resolver) {
     }
   });
   engine.define("std.json.encode_pretty", {
+    pure: true,
     raw: (L) => {
       const v = wrapJson("std.json.encode_pretty", () => engine.toJs(L, 1, {
         floats: "tagged"
@@ -533,6 +535,7 @@ function installCore(engine, run2, resolver) {
     }
   });
   engine.define("std.json.decode", {
+    pure: true,
     sync: (a) => {
       const text = a.string(1, "text");
       const opts = a.optTable(2, "opts");
@@ -978,7 +981,7 @@ function installMcp(engine, run2) {
   let ending = false;
   const managerFor = async (fn, name) => {
     if (ending) throw runEnding(fn, name);
-    loading ??= import("./manager-QP5QNCP7.js").then((m) => loaded = new m.McpManager(run2, {
+    loading ??= import("./manager-J5EUXVPY.js").then((m) => loaded = new m.McpManager(run2, {
       call: (f, args) => engine.callLua(f, args)
     }, callbacks));
     return await loading;
@@ -1469,6 +1472,7 @@ function installKnl(engine, run2) {
     return s;
   };
   engine.define("@knl_open", {
+    pure: true,
     sync: (a) => {
       const s = openFor(a.at(1));
       let h = handles.indexOf(s) + 1;
@@ -1480,10 +1484,12 @@ function installKnl(engine, run2) {
     }
   });
   engine.define("@knl_session_open", {
+    pure: true,
     raw: (L) => {
       const a = rawArgs(L, "knl.session", [
         2
       ]);
+      const defer = a.at(3) === true;
       const s = store(a);
       const nodes = a.table(2, "nodes");
       const base = seedMeta(run2.labels);
@@ -1510,7 +1516,10 @@ function installKnl(engine, run2) {
           meta: stringifyJson(meta)
         };
       });
-      s.appendMany(events);
+      s.appendMany(events, {
+        defer
+      });
+      if (defer) engine.effectPending();
       for (const id of ids) open.set(`${s.path}\0${id}`, {
         store: s,
         id
@@ -1519,6 +1528,7 @@ function installKnl(engine, run2) {
     }
   });
   engine.define("@knl_session_close", {
+    pure: true,
     raw: (L) => {
       const a = rawArgs(L, "knl.session", [
         3
@@ -1573,18 +1583,30 @@ function installKnl(engine, run2) {
     return new Args(fn, values);
   };
   engine.define("@knl_append", {
+    pure: true,
     raw: (L) => {
       const a = scalarArgs(L, "s:append", 3);
       const s = store(a);
       const stream = a.string(2, "stream");
       const kind = a.string(3, "kind");
       const beat = engine.toJs(L, 6);
-      const r = s.append({
+      const defer = api.toboolean(L, 7);
+      const ev = {
         stream,
         kind,
         data: objectAt(L, 4, "s:append", "event.data"),
         meta: metaAt(L, 5, "s:append", beat)
-      });
+      };
+      if (defer) {
+        s.appendMany([
+          ev
+        ], {
+          defer
+        });
+        engine.effectPending();
+        return 0;
+      }
+      const r = s.append(ev);
       return engine.pushResult(L, new LuaMulti([
         r.seq,
         r.position,
@@ -1593,8 +1615,10 @@ function installKnl(engine, run2) {
     }
   });
   engine.define("@knl_append_many", {
+    pure: true,
     raw: (L) => {
       const a = scalarArgs(L, "knl.beat", 2);
+      const defer = api.toboolean(L, 5);
       const s = store(a);
       const stream = a.string(2, "stream");
       if (api.type(L, 3) !== LUA_TTABLE) {
@@ -1623,20 +1647,27 @@ function installKnl(engine, run2) {
           meta
         });
       }
-      const r = s.appendMany(events);
+      const r = s.appendMany(events, {
+        defer
+      });
+      if (defer) engine.effectPending();
       return engine.pushResult(L, r.length ? r[r.length - 1].seq : void 0);
     }
   });
   engine.define("@knl_events", {
+    pure: true,
     sync: (a) => new NullsAsNil(store(a).read(a.string(2, "stream"), a.optInteger(3, "from") ?? 1, a.optInteger(4, "limit")))
   });
   engine.define("@knl_tail", {
+    pure: true,
     sync: (a) => new NullsAsNil(store(a).tail(a.string(2, "stream"), a.integer(3, "n")))
   });
   engine.define("@knl_has", {
+    pure: true,
     sync: (a) => store(a).hasStream(a.string(2, "stream"))
   });
   engine.define("@knl_query", {
+    pure: true,
     sync: (a) => {
       const s = store(a);
       const sql = a.string(2, "sql");
@@ -1653,18 +1684,38 @@ function installKnl(engine, run2) {
     }
   });
   engine.define("@knl_schema", {
+    pure: true,
     sync: () => PUBLISHED_COLUMNS.map((c) => ({
       name: c.name,
       type: c.type,
       doc: c.doc
     }))
   });
+  const flushAll = () => {
+    for (const s of handles) {
+      if (s.pending === 0 || s.closed) continue;
+      try {
+        s.flush();
+      } catch {
+      }
+    }
+  };
+  engine.onBeforeEffect(flushAll);
   const t0 = performance.now();
   engine.define("@knl_clock", {
+    pure: true,
     sync: () => performance.now() - t0
   });
   run2.onCleanup((ending) => {
     const exited = ending === "exit";
+    for (const s of handles) {
+      if (s.closed || s.pending === 0) continue;
+      try {
+        s.flush();
+      } catch (e) {
+        run2.log.warn(`knl: committing the deferred events of ${s.path} failed: ${e.message}`);
+      }
+    }
     for (const { store: s, id } of open.values()) {
       if (s.closed) continue;
       try {
@@ -1778,6 +1829,7 @@ function installLlm(engine, run2) {
   const texts = /* @__PURE__ */ new Map();
   let nextText = 0;
   engine.define("@llm_encode", {
+    pure: true,
     raw: (L) => {
       const text = engine.toJson(L, 1);
       const id = ++nextText;
@@ -1787,6 +1839,7 @@ function installLlm(engine, run2) {
     }
   });
   engine.define("@llm_release", {
+    pure: true,
     sync: (a) => {
       texts.delete(a.integer(1, "id"));
     }
@@ -1797,6 +1850,7 @@ function installLlm(engine, run2) {
     return s;
   };
   engine.define("@llm_base_url", {
+    pure: true,
     sync: (a) => {
       const t = a.table(1, "opts");
       return baseUrl(wireProvider(a, t.provider), endpointOpts(a, t));

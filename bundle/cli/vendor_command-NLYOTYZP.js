@@ -3,7 +3,7 @@ import {
   embeddedModules,
   layerOf,
   rootOf
-} from "./chunk-ZC2O32OI.js";
+} from "./chunk-4QS5KWTN.js";
 import "./chunk-QFKUF32L.js";
 import {
   VERSION

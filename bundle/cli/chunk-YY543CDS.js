@@ -66,6 +66,8 @@ var PUBLISHED_COLUMNS = [
     doc: "JSON object: the fact itself, shaped by kind"
   }
 ];
+var SESSION_INDEX = "CREATE INDEX IF NOT EXISTS events_session_opens ON events (position) WHERE kind = 'session_open';";
+var OLD_KIND_INDEX = "events_by_kind";
 var CREATE_EVENTS = `
 CREATE TABLE IF NOT EXISTS events (
   position INTEGER PRIMARY KEY,
@@ -78,7 +80,7 @@ CREATE TABLE IF NOT EXISTS events (
   data TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(data)),
   UNIQUE (stream, seq)
 );
-CREATE INDEX IF NOT EXISTS events_by_kind ON events (kind, stream);
+${SESSION_INDEX}
 `;
 
 // src/knl/migrate.ts
@@ -92,7 +94,10 @@ function detectLayout(db) {
 }
 function ensureLayout(db, label) {
   const before = detectLayout(db);
-  if (before === LAYOUT_VERSION) return before;
+  if (before === LAYOUT_VERSION) {
+    if (hasIndex(db, OLD_KIND_INDEX)) replaceKindIndex(db);
+    return before;
+  }
   if (before > LAYOUT_VERSION) {
     throw new Error(`knl: ${label} has layout ${before}, newer than this release understands (${LAYOUT_VERSION})`);
   }
@@ -107,6 +112,24 @@ function ensureLayout(db, label) {
   } catch (e) {
     db.exec("ROLLBACK");
     throw new Error(`knl: cannot bring ${label} to layout ${LAYOUT_VERSION}: ${e.message}`);
+  }
+}
+function hasIndex(db, name) {
+  return db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) !== void 0;
+}
+function replaceKindIndex(db) {
+  try {
+    db.exec("BEGIN IMMEDIATE");
+  } catch {
+    return false;
+  }
+  try {
+    db.exec(`DROP INDEX IF EXISTS ${OLD_KIND_INDEX}; ${SESSION_INDEX}`);
+    db.exec("COMMIT");
+    return true;
+  } catch {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    return false;
   }
 }
 var KIND_1 = {
@@ -228,15 +251,24 @@ var EventStore = class {
   /** Layout found on open (0 = new file, 1 = migrated from the earlier layout, 2 = current). */
   openedLayout;
   #append;
+  #lastSeq;
   #read;
   #readLimit;
   #tail;
   #exists;
+  #begin;
+  #commit;
+  #rollback;
   #closed;
+  /** Deferred events, in append order, each with the time it was appended. */
+  #pending;
+  #flushQueued;
   /** Opens `path` (`:memory:` for a private in-memory log). Prefer `openStore`, which caches. */
   constructor(path) {
     this.path = path;
     this.#closed = false;
+    this.#pending = [];
+    this.#flushQueued = false;
     if (path !== MEMORY) Deno.mkdirSync(dirname(path), {
       recursive: true
     });
@@ -258,64 +290,128 @@ var EventStore = class {
       throw e;
     }
     this.#append = this.db.prepare(`INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data)
-       VALUES (?1, COALESCE((SELECT MAX(seq) FROM events WHERE stream = ?1), 0) + 1, ?2, ?3,
-               ${EVENT_SCHEMA_VERSION}, ?4, ?5)
-       RETURNING position, seq`);
+       VALUES (?, ?, ?, ?, ${EVENT_SCHEMA_VERSION}, ?, ?)`);
+    this.#lastSeq = this.db.prepare("SELECT MAX(seq) AS m FROM events WHERE stream = ?");
     this.#read = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq`);
     this.#readLimit = this.db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND seq >= ? ORDER BY seq LIMIT ?`);
     this.#tail = this.db.prepare(`SELECT * FROM (SELECT ${COLUMNS} FROM events WHERE stream = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`);
     this.#exists = this.db.prepare("SELECT 1 AS x FROM events WHERE stream = ? LIMIT 1");
+    this.#begin = this.db.prepare("BEGIN IMMEDIATE");
+    this.#commit = this.db.prepare("COMMIT");
+    this.#rollback = this.db.prepare("ROLLBACK");
   }
   /** True once the store was closed. */
   get closed() {
     return this.#closed;
   }
-  /** Appends one event in its own IMMEDIATE transaction. */
+  /** Appends one event in its own IMMEDIATE transaction (with any deferred events before it). */
   append(ev) {
     return this.appendMany([
       ev
     ])[0];
   }
-  /** Appends events in ONE transaction, in order. */
-  appendMany(events) {
-    const db = this.db;
-    const out = [];
-    db.exec("BEGIN IMMEDIATE");
-    try {
+  /**
+   * Appends events in ONE transaction, in order, after the deferred events (which commit in the
+   * same transaction). With `defer`, the events are held instead and committed at the next of
+   * the points the module doc lists; nothing is returned for them.
+   */
+  appendMany(events, opts) {
+    if (opts?.defer) {
       const ms = Date.now();
-      for (const ev of events) {
-        const r = this.#append.get(ev.stream, ms, ev.kind, ev.meta, ev.data);
-        out.push({
-          position: Number(r.position),
-          seq: Number(r.seq),
-          epoch_ms: ms
+      for (const ev of events) this.#pending.push(ev.epoch_ms === void 0 ? {
+        ...ev,
+        epoch_ms: ms
+      } : ev);
+      if (!this.#flushQueued && this.#pending.length > 0) {
+        this.#flushQueued = true;
+        queueMicrotask(() => {
+          this.#flushQueued = false;
+          try {
+            this.flush();
+          } catch {
+          }
         });
       }
-      db.exec("COMMIT");
+      return [];
+    }
+    return this.#write(events);
+  }
+  /** Commits the deferred events now (nothing to do when there are none). */
+  flush() {
+    if (this.#pending.length > 0 && !this.#closed) this.#write([]);
+  }
+  /** Number of deferred events not committed yet. */
+  get pending() {
+    return this.#pending.length;
+  }
+  #write(events) {
+    const db = this.db;
+    const pending = this.#pending;
+    const out = [];
+    let inPending = false;
+    const next = /* @__PURE__ */ new Map();
+    this.#begin.run();
+    try {
+      inPending = true;
+      for (const ev of pending) this.#insert(ev, ev.epoch_ms, next);
+      inPending = false;
+      const ms = Date.now();
+      for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms, next));
+      this.#commit.run();
     } catch (e) {
-      if (db.isTransaction) db.exec("ROLLBACK");
+      if (db.isTransaction) this.#rollback.run();
+      if (inPending) {
+        this.#pending = [];
+        throw new Error(`knl: ${pending.length} deferred event(s) could not be written: ${e.message}`);
+      }
       throw e;
     }
+    if (pending.length > 0) this.#pending = [];
     return out;
+  }
+  /** One row, inside the write transaction (whose lock makes the stream's last seq stable). */
+  #insert(ev, ms, next) {
+    let seq = next.get(ev.stream);
+    if (seq === void 0) {
+      const m = this.#lastSeq.get(ev.stream).m;
+      seq = m === null ? 1 : Number(m) + 1;
+    }
+    next.set(ev.stream, seq + 1);
+    const r = this.#append.run(ev.stream, seq, ms, ev.kind, ev.meta, ev.data);
+    return {
+      position: Number(r.lastInsertRowid),
+      seq,
+      epoch_ms: ms
+    };
   }
   /** Events of `stream` from `fromSeq` on, in `seq` order (at most `limit` when given). */
   read(stream, fromSeq = 1, limit) {
+    this.flush();
     const rows = limit === void 0 ? this.#read.all(stream, fromSeq) : this.#readLimit.all(stream, fromSeq, limit);
     return rows.map(decodeRow);
   }
   /** The last `n` events of `stream`, in `seq` order. */
   tail(stream, n) {
+    this.flush();
     return this.#tail.all(stream, n).map(decodeRow);
   }
   /** True when `stream` has at least one event. */
   hasStream(stream) {
+    this.flush();
     return this.#exists.get(stream) !== void 0;
   }
-  /** Closes the connection (memory stores at run end; file stores stay open for the process). */
+  /**
+   * Commits the deferred events and closes the connection (memory stores at run end; file
+   * stores stay open for the process).
+   */
   close() {
     if (this.#closed) return;
-    this.#closed = true;
-    this.db.close();
+    try {
+      this.flush();
+    } finally {
+      this.#closed = true;
+      this.db.close();
+    }
   }
 };
 function decodeRow(r) {
@@ -422,6 +518,7 @@ function readOnlyQuery(store, sql, params = [], opts = {}) {
   if (!/^\s*(--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*(select|with|values)\b/i.test(sql)) {
     throw new Error("only a SELECT over the events table may be run");
   }
+  store.flush();
   const db = store.db;
   let denied;
   setAuthorizer(db, (code, a1, a2) => {

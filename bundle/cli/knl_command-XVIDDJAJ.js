@@ -4,7 +4,7 @@ import {
   openExistingStore,
   readOnlyQuery,
   storePathFrom
-} from "./chunk-OOCWEDAC.js";
+} from "./chunk-YY543CDS.js";
 import {
   stringifyJson
 } from "./chunk-J4FUTWHQ.js";

@@ -461,9 +461,28 @@ function decodeLuaBytes(view) {
     return view.slice();
   }
 }
+var ArgStep = class {
+  n;
+  constructor(n) {
+    this.n = n;
+  }
+};
+var ARG_STEPS = Array.from({
+  length: 16
+}, (_, i) => new ArgStep(i));
+var argStep = (n) => ARG_STEPS[n] ?? new ArgStep(n);
 function keyPath(path) {
   if (!path.length) return "";
-  return ` at ${path.map((p) => p.startsWith("[") || p.startsWith("argument ") ? p : "." + p).join("")}`;
+  return ` at ${path.map((p) => p instanceof ArgStep ? `argument ${p.n}` : typeof p === "string" ? "." + p : `[${p}]`).join("")}`;
+}
+var quotedKeys = /* @__PURE__ */ new Map();
+function quotedKey(k) {
+  let q = quotedKeys.get(k);
+  if (q === void 0) {
+    q = JSON.stringify(k);
+    if (k.length <= 64 && quotedKeys.size < 4096) quotedKeys.set(k, q);
+  }
+  return q;
 }
 var Converter = class {
   api;
@@ -493,12 +512,12 @@ var Converter = class {
     const out = [];
     if (top < from) return out;
     const path = [
-      ""
+      argStep(from)
     ];
     const onPath = /* @__PURE__ */ new Set();
     for (let i = from; i <= top; i++) {
       path.length = 1;
-      path[0] = `argument ${i}`;
+      path[0] = argStep(i);
       onPath.clear();
       out.push(this.#read(L, i, opts, path, onPath));
     }
@@ -554,6 +573,7 @@ var Converter = class {
     const strVals = [];
     let allPositiveInts = true;
     let maxInt = 0;
+    const vIdx = api.gettop(L) + 2;
     api.pushnil(L);
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
@@ -569,7 +589,7 @@ var Converter = class {
       } else if (kt === LUA_TNUMBER) {
         key = String(api.tonumber(L, -2));
       }
-      const v = intKey || key !== void 0 ? this.#json(L, api.absindex(L, -1), depth + 1, onPath) : void 0;
+      const v = intKey || key !== void 0 ? this.#json(L, vIdx, depth + 1, onPath) : void 0;
       if (v === void 0) {
         api.pop(L, 2);
         onPath.delete(ptr);
@@ -602,6 +622,23 @@ var Converter = class {
     }
     const n = intKeys.length + strKeys.length;
     if (n === 0) return "{}";
+    if (intKeys.length === 0) {
+      for (let i = 1; i < n; i++) {
+        const k = strKeys[i];
+        const v = strVals[i];
+        let j = i - 1;
+        while (j >= 0 && strKeys[j] > k) {
+          strKeys[j + 1] = strKeys[j];
+          strVals[j + 1] = strVals[j];
+          j--;
+        }
+        strKeys[j + 1] = k;
+        strVals[j + 1] = v;
+      }
+      let out2 = "{" + quotedKey(strKeys[0]) + ":" + strVals[0];
+      for (let i = 1; i < n; i++) out2 += "," + quotedKey(strKeys[i]) + ":" + strVals[i];
+      return out2 + "}";
+    }
     const keys = new Array(n);
     const byKey = /* @__PURE__ */ new Map();
     for (let i = 0; i < intKeys.length; i++) {
@@ -618,7 +655,7 @@ var Converter = class {
     let out = "{";
     for (let i = 0; i < n; i++) {
       if (i) out += ",";
-      out += JSON.stringify(keys[i]) + ":" + byKey.get(keys[i]);
+      out += quotedKey(keys[i]) + ":" + byKey.get(keys[i]);
     }
     return out + "}";
   }
@@ -689,14 +726,15 @@ var Converter = class {
     const strVals = [];
     let allPositiveInts = true;
     let maxInt = 0;
+    const vIdx = api.gettop(L) + 2;
     api.pushnil(L);
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
         const kb = api.tointeger(L, -2);
         const k = Number(kb);
-        path.push(`[${kb}]`);
-        const v = this.#read(L, api.absindex(L, -1), opts, path, onPath);
+        path.push(kb);
+        const v = this.#read(L, vIdx, opts, path, onPath);
         path.pop();
         if (kb >= 1n && kb <= SAFE) {
           intKeys.push(k);
@@ -715,14 +753,14 @@ var Converter = class {
         allPositiveInts = false;
         strKeys.push(kv);
         path.push(kv);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        strVals.push(this.#read(L, vIdx, opts, path, onPath));
         path.pop();
       } else if (kt === LUA_TNUMBER) {
         allPositiveInts = false;
-        const k = String(api.tonumber(L, -2));
-        strKeys.push(k);
-        path.push(`[${k}]`);
-        strVals.push(this.#read(L, api.absindex(L, -1), opts, path, onPath));
+        const f = api.tonumber(L, -2);
+        strKeys.push(String(f));
+        path.push(f);
+        strVals.push(this.#read(L, vIdx, opts, path, onPath));
         path.pop();
       } else {
         onPath.delete(ptr);
@@ -818,7 +856,7 @@ var Converter = class {
       if (Array.isArray(v)) {
         api.createtable(L, v.length, 0);
         for (let i = 0; i < v.length; i++) {
-          path.push(`[${i + 1}]`);
+          path.push(i + 1);
           this.#write(L, v[i], opts, path, onPath);
           path.pop();
           api.rawseti(L, -2, i + 1);
@@ -836,9 +874,12 @@ var Converter = class {
         api.pushstring(L, v.message);
         return;
       }
-      const entries = Object.entries(v);
-      api.createtable(L, 0, entries.length);
-      for (const [k, val] of entries) {
+      const obj = v;
+      const keys = Object.keys(obj);
+      api.createtable(L, 0, keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
+        const val = obj[k];
         if (val === void 0) continue;
         api.pushstring(L, k);
         path.push(k);
@@ -1096,6 +1137,9 @@ var LuaEngine = class _LuaEngine {
   #global;
   #fns = [];
   #fnNames = [];
+  #fnPure = [];
+  #effectHooks = [];
+  #effectPending = false;
   #ops = /* @__PURE__ */ new Map();
   #opSeq = 0;
   #completions = [];
@@ -1211,6 +1255,7 @@ var LuaEngine = class _LuaEngine {
     const id = this.#fns.length;
     this.#fns.push(fn);
     this.#fnNames.push(name.replace(/^@/, ""));
+    this.#fnPure.push("pure" in fn && fn.pure === true);
     this.api.pushinteger(L, BigInt(id));
     this.api.pushcclosure(L, dispatcherInstalled, 1);
   }
@@ -1242,8 +1287,24 @@ var LuaEngine = class _LuaEngine {
     api.setfield(L, -2, parts[parts.length - 1]);
     api.pop(L, 1);
   }
+  /**
+   * Registers a hook to run before the next host call that may act outside Lua, once
+   * `effectPending()` has been signalled. A hook must not throw.
+   */
+  onBeforeEffect(hook) {
+    this.#effectHooks.push(hook);
+  }
+  /** Signals that the hooks have work: they run before the next host call that is not pure. */
+  effectPending() {
+    this.#effectPending = true;
+  }
+  #runEffectHooks() {
+    this.#effectPending = false;
+    for (const hook of this.#effectHooks) hook();
+  }
   /** Called by the shared dispatcher for closure `id`. */
   invoke(L, id) {
+    if (this.#effectPending && !this.#fnPure[id]) this.#runEffectHooks();
     const fn = this.#fns[id];
     const name = this.#fnNames[id];
     if ("raw" in fn) return fn.raw(L, this);
@@ -1296,10 +1357,12 @@ var LuaEngine = class _LuaEngine {
       this.#storeTop("@" + name);
     };
     prim("start", {
-      raw: (L) => this.#start(L)
+      raw: (L) => this.#start(L),
+      pure: true
     });
     prim("take", {
-      raw: (L) => this.#take(L)
+      raw: (L) => this.#take(L),
+      pure: true
     });
     prim("cancel", {
       sync: (a) => {
@@ -1307,7 +1370,8 @@ var LuaEngine = class _LuaEngine {
       }
     });
     prim("reply", {
-      raw: (L) => this.#reply(L)
+      raw: (L) => this.#reply(L),
+      pure: true
     });
     prim("warn", {
       sync: (a) => {
@@ -1315,6 +1379,7 @@ var LuaEngine = class _LuaEngine {
       }
     });
     prim("json_encode", {
+      pure: true,
       raw: (L) => {
         this.api.pushstring(L, this.toJson(L, 1));
         return 1;
@@ -1327,6 +1392,7 @@ var LuaEngine = class _LuaEngine {
     const name = String(this.converter.toJs(L, 1));
     const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
     if (!op) throw new Error(`unknown host operation '${name}'`);
+    if (this.#effectPending) this.#runEffectHooks();
     const args = new Args(name, this.converter.argsToJs(L, 2, {
       functions: op.functions ?? "error",
       floats: op.floats ?? "plain"

@@ -9,7 +9,7 @@ import {
   sanitizeUrl,
   seconds,
   unknownServer
-} from "./chunk-ZYT4G66E.js";
+} from "./chunk-7NGVZGOV.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   VERSION
