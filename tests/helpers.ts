@@ -106,7 +106,8 @@ export async function tempDir(prefix = "ab_test_"): Promise<string> {
 
 /**
  * Runs `f` with `vars` set in this process's environment, after removing every name in `clear`;
- * restores the previous values afterwards, whatever happens.
+ * restores the previous values afterwards, whatever happens. The environment is the process's:
+ * this is why `deno task test` runs test files one at a time (parallel workers would see it).
  */
 export async function withEnv<T>(
   vars: Record<string, string>,
