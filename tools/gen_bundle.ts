@@ -94,7 +94,8 @@ function readDir(dir: string): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
   try {
     for (const e of Deno.readDirSync(dir)) {
-      if (e.isFile) out.set(e.name, Deno.readFileSync(join(dir, e.name)));
+      // Dot files are local state (the CLI's record of its last verification), not the bundle.
+      if (e.isFile && !e.name.startsWith(".")) out.set(e.name, Deno.readFileSync(join(dir, e.name)));
     }
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
@@ -127,7 +128,11 @@ if (import.meta.main) {
         Deno.exit(1);
       }
     } else {
-      Deno.removeSync(target, { recursive: true });
+      try {
+        Deno.removeSync(target, { recursive: true });
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      }
       Deno.mkdirSync(target, { recursive: true });
       for (const [name, bytes] of want) Deno.writeFileSync(join(target, name), bytes);
     }

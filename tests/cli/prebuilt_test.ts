@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { hashSources, loadPrebuilt, MANIFEST_NAME } from "../../src/cli/prebuilt.ts";
+import { hashSources, loadPrebuilt, MANIFEST_NAME, STAMPS_NAME } from "../../src/cli/prebuilt.ts";
 import { REPO_ROOT } from "../helpers.ts";
 
 const dec = new TextDecoder();
@@ -65,6 +65,63 @@ Deno.test("loadPrebuilt: the entry only while every listed source is byte-identi
     assert.equal(await load(), undefined, "a manifest that is not JSON");
     Deno.removeSync(join(root, "bundle", MANIFEST_NAME));
     assert.equal(await load(), undefined, "no manifest");
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("loadPrebuilt: a verified match is remembered by stat stamps, which any write invalidates", async () => {
+  const root = await Deno.makeTempDir({ prefix: "ab_prebuilt_" });
+  try {
+    const rootUrl = new URL(`file://${root}/`);
+    const dir = new URL("bundle/", rootUrl);
+    Deno.mkdirSync(join(root, "bundle"));
+    const src = join(root, "a.ts");
+    Deno.writeTextFileSync(src, "export const a = 1;\n");
+    Deno.writeTextFileSync(join(root, "bundle", "main.js"), "export const from = 'bundle';\n");
+    const sources = ["a.ts"];
+    const sha256 = await hashSources(rootUrl, sources);
+    Deno.writeTextFileSync(
+      join(root, "bundle", MANIFEST_NAME),
+      JSON.stringify({ entry: "./main.js", sources, sha256 }),
+    );
+    const load = () => loadPrebuilt<{ from: string }>(dir, rootUrl);
+    const record = () => JSON.parse(Deno.readTextFileSync(join(root, "bundle", STAMPS_NAME)));
+
+    assert.equal((await load())?.from, "bundle");
+    const rec = record();
+    assert.equal(rec.sha256, sha256);
+    assert.equal(rec.files.length, 1);
+    const [size, mtime, , ino] = rec.files[0];
+    assert.equal(size, Deno.statSync(src).size);
+    assert.equal(ino, Deno.statSync(src).ino);
+    assert.equal(mtime, Deno.statSync(src).mtime!.getTime());
+
+    // The record is trusted when it is not racy: a forged one claiming the current stamps for the
+    // manifest is believed without reading the contents, which here no longer match.
+    Deno.writeTextFileSync(src, "export const a = 2;\n"); // same size, other bytes
+    const now = Deno.statSync(src);
+    const stamp = [now.size, now.mtime!.getTime(), Math.floor(now.ctime!.getTime() / 1000), now.ino!];
+    const forge = (at: number) =>
+      Deno.writeTextFileSync(
+        join(root, "bundle", STAMPS_NAME),
+        JSON.stringify({ sha256, at, files: [stamp] }),
+      );
+    forge(stamp[2] + 10);
+    assert.equal((await load())?.from, "bundle", "stamps that match are believed");
+    // ...but not when the ctime falls in the second of the verification (a write then keeps it).
+    forge(stamp[2]);
+    assert.equal(await load(), undefined, "a racy record falls back to the contents");
+
+    // An edit that keeps the size and puts the old mtime back still changes the ctime or inode.
+    Deno.writeTextFileSync(src, "export const a = 1;\n");
+    assert.equal((await load())?.from, "bundle");
+    const before = record().files[0];
+    Deno.writeTextFileSync(src, "export const a = 3;\n");
+    Deno.utimeSync(src, new Date(), new Date(before[1]));
+    const after = Deno.statSync(src);
+    assert.equal(after.mtime!.getTime(), before[1]);
+    assert.equal(await load(), undefined, "same size and mtime, other bytes");
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
