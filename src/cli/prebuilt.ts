@@ -13,22 +13,23 @@
  * bundle was built from (the `deno info` graph of `src/cli/main.ts`: TypeScript, Lua and other
  * text imports) plus `deno.json` (its import map decides what the bundle leaves external), and
  * the SHA-256 of their contents. npm packages are not in the bundle: they resolve at run time
- * through deno.json and deno.lock exactly as from source. The files are read before anything of
- * the bundle runs; their digest is computed while the bundle's entry module loads, and a mismatch
- * discards that module unused. A verified match is remembered in `bundle/cli/.verified.json`
- * (ignored by git) as each source's stat stamp, and later starts compare stamps instead of
- * contents (`unchangedSince` says when that is sound); reading ~110 files and hashing them cost
- * about 2 ms of every start, statting them a quarter of that. `cli.ts`
- * re-hashes those files before choosing the bundle (about 1 ms: the reads and the digest run off
- * the main thread while the wasm compile starts); any difference — an edited, missing or
- * unreadable file, a malformed manifest — silently selects the sources, which is always correct,
- * only slower. A file added to the graph is caught too, since the file that imports it changed.
- * `deno task check` and a test fail when the committed bundle is not what the sources build to.
+ * through deno.json and deno.lock exactly as from source. Before anything of the bundle is used,
+ * `loadPrebuilt` proves the sources unchanged, in one of two ways:
+ * - by content: it reads them all and compares their digest with the manifest's (the digest runs
+ *   off the main thread while the bundle's entry module loads; a mismatch discards that module
+ *   unused). Reading and hashing ~110 files costs about 2.5 ms;
+ * - by stat stamps: a match proved by content is remembered in `bundle/cli/.verified.json`
+ *   (ignored by git) as each source's size, mtime, ctime and inode, and a later start whose
+ *   stamps all match needs no reads (about 0.6 ms). `unchangedSince` says why that is sound.
+ * Any difference — an edited, missing or unreadable file, a malformed manifest — silently selects
+ * the sources, which is always correct, only slower. A file added to the graph is caught too,
+ * since the file that imports it changed. `deno task check` and a test fail when the committed
+ * bundle is not what the sources build to.
  *
  * Choosing the bundle also marks the process (`src/lua/prebuilt_flag.ts`): the runtime's Lua
  * bytecode, generated into the bundle beside the texts it was compiled from, then needs no
- * re-hashing. `tools/gen_bundle.ts` refuses to build while `src/lua/precompiled.gen.ts` or
- * `embedded/index.gen.ts` is stale, so the two are consistent in every bundle.
+ * re-hashing. `tools/gen_bundle.ts` refuses to build while `src/lua/precompiled.gen.ts` is stale,
+ * so the two are consistent in every bundle.
  *
  * A `deno compile`d binary never uses it: `bundle/` is not among the compiled files, so the
  * manifest cannot be read there and the sources (embedded in the binary) run.
