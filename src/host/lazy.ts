@@ -12,7 +12,8 @@
  * reference taken early sees the module once installed). Before the first touch, `rawget` and
  * `next` see the trigger tables empty and `getmetatable` returns the trigger's metatable.
  * Invariant: a module is installed at most once per run, synchronously, on the thread that
- * touched it; its setup chunks must not yield (none may anyway).
+ * touched it; its setup chunks must not yield (none may anyway). An installation that fails
+ * raises its error at the touch that started it and again at every later touch.
  */
 import type { HostModule } from "./context.ts";
 
