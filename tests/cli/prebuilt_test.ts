@@ -4,7 +4,7 @@
  * `cli.ts` runs the sources the moment one does not.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { hashSources, loadPrebuilt, MANIFEST_NAME, STAMPS_NAME } from "../../src/cli/prebuilt.ts";
 import { REPO_ROOT } from "../helpers.ts";
 
@@ -20,17 +20,25 @@ Deno.test("bundle/cli is what the sources build to (run `deno task gen` if this 
   assert.equal(out.code, 0, dec.decode(out.stderr));
 });
 
-Deno.test("loadPrebuilt: the entry only while every listed source is byte-identical", async () => {
+/** A directory with `files` (relative path → text), a bundle entry and a manifest over `files`. */
+async function withBundleTree(
+  files: Record<string, string>,
+  fn: (t: {
+    root: string;
+    load: () => Promise<{ from: string } | undefined>;
+    writeManifest: (extra?: Record<string, unknown>) => Promise<void>;
+  }) => Promise<void>,
+): Promise<void> {
   const root = await Deno.makeTempDir({ prefix: "ab_prebuilt_" });
   try {
     const rootUrl = new URL(`file://${root}/`);
-    const dir = new URL("bundle/", rootUrl);
     Deno.mkdirSync(join(root, "bundle"));
-    Deno.mkdirSync(join(root, "src"));
-    Deno.writeTextFileSync(join(root, "src", "a.ts"), "export const a = 1;\n");
-    Deno.writeTextFileSync(join(root, "src", "b.lua"), "return 2\n");
+    for (const [rel, text] of Object.entries(files)) {
+      Deno.mkdirSync(dirname(join(root, rel)), { recursive: true });
+      Deno.writeTextFileSync(join(root, rel), text);
+    }
     Deno.writeTextFileSync(join(root, "bundle", "main.js"), "export const from = 'bundle';\n");
-    const sources = ["src/a.ts", "src/b.lua"];
+    const sources = Object.keys(files);
     const writeManifest = async (extra: Record<string, unknown> = {}) =>
       Deno.writeTextFileSync(
         join(root, "bundle", MANIFEST_NAME),
@@ -42,7 +50,15 @@ Deno.test("loadPrebuilt: the entry only while every listed source is byte-identi
         }),
       );
     await writeManifest();
-    const load = () => loadPrebuilt<{ from: string }>(dir, rootUrl);
+    await fn({ root, load: () => loadPrebuilt(new URL("bundle/", rootUrl), rootUrl), writeManifest });
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+}
+
+Deno.test("loadPrebuilt: the entry only while every listed source is byte-identical", async () => {
+  await withBundleTree({ "src/a.ts": "export const a = 1;\n", "src/b.lua": "return 2\n" }, async (t) => {
+    const { root, load, writeManifest } = t;
     assert.equal((await load())?.from, "bundle");
 
     // Bytes moved from one file to the next change the digest too.
@@ -65,27 +81,13 @@ Deno.test("loadPrebuilt: the entry only while every listed source is byte-identi
     assert.equal(await load(), undefined, "a manifest that is not JSON");
     Deno.removeSync(join(root, "bundle", MANIFEST_NAME));
     assert.equal(await load(), undefined, "no manifest");
-  } finally {
-    Deno.removeSync(root, { recursive: true });
-  }
+  });
 });
 
 Deno.test("loadPrebuilt: a verified match is remembered by stat stamps, which any write invalidates", async () => {
-  const root = await Deno.makeTempDir({ prefix: "ab_prebuilt_" });
-  try {
-    const rootUrl = new URL(`file://${root}/`);
-    const dir = new URL("bundle/", rootUrl);
-    Deno.mkdirSync(join(root, "bundle"));
+  await withBundleTree({ "a.ts": "export const a = 1;\n" }, async ({ root, load }) => {
     const src = join(root, "a.ts");
-    Deno.writeTextFileSync(src, "export const a = 1;\n");
-    Deno.writeTextFileSync(join(root, "bundle", "main.js"), "export const from = 'bundle';\n");
-    const sources = ["a.ts"];
-    const sha256 = await hashSources(rootUrl, sources);
-    Deno.writeTextFileSync(
-      join(root, "bundle", MANIFEST_NAME),
-      JSON.stringify({ entry: "./main.js", sources, sha256 }),
-    );
-    const load = () => loadPrebuilt<{ from: string }>(dir, rootUrl);
+    const sha256 = JSON.parse(Deno.readTextFileSync(join(root, "bundle", MANIFEST_NAME))).sha256;
     const record = () => JSON.parse(Deno.readTextFileSync(join(root, "bundle", STAMPS_NAME)));
 
     assert.equal((await load())?.from, "bundle");
@@ -122,9 +124,7 @@ Deno.test("loadPrebuilt: a verified match is remembered by stat stamps, which an
     const after = Deno.statSync(src);
     assert.equal(after.mtime!.getTime(), before[1]);
     assert.equal(await load(), undefined, "same size and mtime, other bytes");
-  } finally {
-    Deno.removeSync(root, { recursive: true });
-  }
+  });
 });
 
 /** Copies what `cli.ts` needs into a fresh directory (npm packages linked, not copied). */
