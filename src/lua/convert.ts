@@ -230,6 +230,7 @@ export class Converter {
     const strKeys: string[] = [];
     const strVals: string[] = [];
     let allPositiveInts = true;
+    let numberAsText = false; // a number key written as text (0, -1, 2^60, 1.5): it may collide
     let maxInt = 0;
     const vIdx = api.gettop(L) + 2; // where next() leaves each value
     api.pushnil(L);
@@ -240,12 +241,16 @@ export class Converter {
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
         const kb = api.tointeger(L, -2);
         if (kb >= 1n && kb <= SAFE) intKey = Number(kb);
-        else key = kb.toString();
+        else {
+          key = kb.toString();
+          numberAsText = true;
+        }
       } else if (kt === LUA_TSTRING) {
         const kv = decodeLuaBytes(api.tobytesView(L, -2));
         if (typeof kv === "string") key = kv;
       } else if (kt === LUA_TNUMBER) {
         key = String(api.tonumber(L, -2));
+        numberAsText = true;
       }
       const v = intKey || key !== undefined ? this.#json(L, vIdx, depth + 1, onPath) : undefined;
       if (v === undefined) {
@@ -280,8 +285,8 @@ export class Converter {
     }
     const n = intKeys.length + strKeys.length;
     if (n === 0) return "{}";
-    if (intKeys.length === 0) {
-      // String keys only (the common case): distinct by construction, so no collision check;
+    if (intKeys.length === 0 && !numberAsText) {
+      // Lua string keys only (the common case): distinct by construction, so no collision check;
       // sorted in place with their values (insertion sort: objects here are small).
       for (let i = 1; i < n; i++) {
         const k = strKeys[i];

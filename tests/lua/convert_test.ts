@@ -268,3 +268,14 @@ Deno.test("converter.toJson writes the same text as stringifyJson(toJs(tagged)),
   for (const { fast, slow } of seen.slice(0, 16)) assert.equal(fast, slow);
   for (const { fast } of seen.slice(16)) assert.equal(fast, undefined);
 });
+
+Deno.test("std.json.encode: number keys written as text never yield the same JSON key twice", async () => {
+  const out = await evalLua(`
+    return table.concat({
+      std.json.encode({ [0] = 1, ["0"] = 2 }) == '{"0":2}' and "ok" or std.json.encode({ [0] = 1, ["0"] = 2 }),
+      std.json.encode({ [1.5] = 1, ["1.5"] = 2 }) == '{"1.5":2}' and "ok" or std.json.encode({ [1.5] = 1, ["1.5"] = 2 }),
+      std.json.encode({ b = 1, a = 2, [0] = 3 }),
+    }, " ")
+  `);
+  assert.equal(out, `ok ok {"0":3,"a":2,"b":1}`);
+});
