@@ -1,10 +1,10 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-TVEPZWS5.js";
+} from "./chunk-EYPWQ4UD.js";
 import {
   preloadLua
-} from "./chunk-7NGVZGOV.js";
+} from "./chunk-5VW6XYRG.js";
 import "./chunk-CNR2O5B7.js";
 import "./chunk-YY543CDS.js";
 import "./chunk-J4FUTWHQ.js";
@@ -347,7 +347,7 @@ async function runCommand(argv) {
 // src/cli/main.ts
 var SUBCOMMANDS = {
   test: {
-    load: async () => (await import("./test_command-SSU6FDKM.js")).testCommand
+    load: async () => (await import("./test_command-GV2KVPP7.js")).testCommand
   },
   knl: {
     load: async () => (await import("./knl_command-XVIDDJAJ.js")).knlCommand

@@ -309,15 +309,17 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   // any asynchronous host call, any synchronous one not marked pure); a failure stays pending
   // and is raised by the next append or read. The kernel's own functions are pure: they act on
   // the log itself.
-  const flushAll = () => {
+  const flushAll = (onError: (s: EventStore, e: Error) => void) => {
     for (const s of handles) {
       if (s.pending === 0 || s.closed) continue;
       try {
         s.flush();
-      } catch { /* kept pending: the next commit retries and raises */ }
+      } catch (e) {
+        onError(s, e as Error);
+      }
     }
   };
-  engine.onBeforeEffect(flushAll);
+  engine.onBeforeEffect(() => flushAll(() => {/* kept pending: the next commit retries and raises */}));
 
   const t0 = performance.now();
   engine.define("@knl_clock", { pure: true, sync: () => performance.now() - t0 });
@@ -326,15 +328,8 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     // os.exit / job.defer end the run without running Lua past them, so the bracket cannot
     // record its own close: it is recorded here, as the bracket would have.
     const exited = ending === "exit";
-    for (const s of handles) {
-      // deferred events commit now: the run is over, nothing later would carry them
-      if (s.closed || s.pending === 0) continue;
-      try {
-        s.flush();
-      } catch (e) {
-        run.log.warn(`knl: committing the deferred events of ${s.path} failed: ${(e as Error).message}`);
-      }
-    }
+    // deferred events commit now: the run is over, nothing later would carry them
+    flushAll((s, e) => run.log.warn(`knl: committing the deferred events of ${s.path} failed: ${e.message}`));
     for (const { store: s, id } of open.values()) {
       if (s.closed) continue;
       try {

@@ -9,7 +9,7 @@ import {
   sanitizeUrl,
   seconds,
   unknownServer
-} from "./chunk-7NGVZGOV.js";
+} from "./chunk-5VW6XYRG.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   VERSION

@@ -1,8 +1,8 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-TVEPZWS5.js";
-import "./chunk-7NGVZGOV.js";
+} from "./chunk-EYPWQ4UD.js";
+import "./chunk-5VW6XYRG.js";
 import "./chunk-CNR2O5B7.js";
 import "./chunk-YY543CDS.js";
 import "./chunk-J4FUTWHQ.js";

@@ -572,6 +572,7 @@ var Converter = class {
     const strKeys = [];
     const strVals = [];
     let allPositiveInts = true;
+    let numberAsText = false;
     let maxInt = 0;
     const vIdx = api.gettop(L) + 2;
     api.pushnil(L);
@@ -582,12 +583,16 @@ var Converter = class {
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
         const kb = api.tointeger(L, -2);
         if (kb >= 1n && kb <= SAFE) intKey = Number(kb);
-        else key = kb.toString();
+        else {
+          key = kb.toString();
+          numberAsText = true;
+        }
       } else if (kt === LUA_TSTRING) {
         const kv = decodeLuaBytes(api.tobytesView(L, -2));
         if (typeof kv === "string") key = kv;
       } else if (kt === LUA_TNUMBER) {
         key = String(api.tonumber(L, -2));
+        numberAsText = true;
       }
       const v = intKey || key !== void 0 ? this.#json(L, vIdx, depth + 1, onPath) : void 0;
       if (v === void 0) {
@@ -622,7 +627,7 @@ var Converter = class {
     }
     const n = intKeys.length + strKeys.length;
     if (n === 0) return "{}";
-    if (intKeys.length === 0) {
+    if (intKeys.length === 0 && !numberAsText) {
       for (let i = 1; i < n; i++) {
         const k = strKeys[i];
         const v = strVals[i];

@@ -11,7 +11,7 @@ import {
   optField,
   runEnding,
   unknownServer
-} from "./chunk-7NGVZGOV.js";
+} from "./chunk-5VW6XYRG.js";
 import {
   LlmError
 } from "./chunk-CNR2O5B7.js";
@@ -981,7 +981,7 @@ function installMcp(engine, run2) {
   let ending = false;
   const managerFor = async (fn, name) => {
     if (ending) throw runEnding(fn, name);
-    loading ??= import("./manager-J5EUXVPY.js").then((m) => loaded = new m.McpManager(run2, {
+    loading ??= import("./manager-3S4GJPID.js").then((m) => loaded = new m.McpManager(run2, {
       call: (f, args) => engine.callLua(f, args)
     }, callbacks));
     return await loading;
@@ -1691,16 +1691,18 @@ function installKnl(engine, run2) {
       doc: c.doc
     }))
   });
-  const flushAll = () => {
+  const flushAll = (onError) => {
     for (const s of handles) {
       if (s.pending === 0 || s.closed) continue;
       try {
         s.flush();
-      } catch {
+      } catch (e) {
+        onError(s, e);
       }
     }
   };
-  engine.onBeforeEffect(flushAll);
+  engine.onBeforeEffect(() => flushAll(() => {
+  }));
   const t0 = performance.now();
   engine.define("@knl_clock", {
     pure: true,
@@ -1708,14 +1710,7 @@ function installKnl(engine, run2) {
   });
   run2.onCleanup((ending) => {
     const exited = ending === "exit";
-    for (const s of handles) {
-      if (s.closed || s.pending === 0) continue;
-      try {
-        s.flush();
-      } catch (e) {
-        run2.log.warn(`knl: committing the deferred events of ${s.path} failed: ${e.message}`);
-      }
-    }
+    flushAll((s, e) => run2.log.warn(`knl: committing the deferred events of ${s.path} failed: ${e.message}`));
     for (const { store: s, id } of open.values()) {
       if (s.closed) continue;
       try {
