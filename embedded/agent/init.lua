@@ -54,8 +54,8 @@ local proto = require("llm_proto")
 local type, pairs, ipairs, pcall, tostring, error, sformat, concat =
   type, pairs, ipairs, pcall, tostring, error, string.format, table.concat
 
--- The session's own records wait for the kernel's next commit (before the first model call,
--- or the close): see the durability note of `knl`.
+-- The session's own records wait for the kernel's next commit (while the first model call is in
+-- flight, or at the close): see the durability note of `knl`.
 local DEFER = { defer = true }
 
 -- Options a Port takes (protocol, transport, endpoint); everything else is the loop's.
@@ -328,7 +328,7 @@ function M.run(opts)
       return result_string(v)
     end
 
-    local last_tools, device
+    local last_tools, device, last_revision
     local function same_tools(x, y)
       if not x or #x ~= #y then return false end
       for i = 1, #x do
@@ -345,6 +345,11 @@ function M.run(opts)
         mcp_list = conn:tools()
         mcp_names = {}
         for _, t in ipairs(mcp_list) do mcp_names[t.name] = true end
+      else
+        -- without MCP servers only a registration can change the offer
+        local rev = tool.revision()
+        if device and rev == last_revision then return device end
+        last_revision = rev
       end
       local list = M.build_tools(tool.schema(), mcp_list, extra, opts.tool_groups)
       if not device or not same_tools(last_tools, list) then

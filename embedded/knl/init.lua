@@ -27,14 +27,17 @@
 --
 -- Durability (output commit): a beat's events and a session's opening are deferred — appended
 -- in order, each stamped with the time it happened, and committed together before the run next
--- acts outside Lua: before any asynchronous host call (so a request is in the log before the
--- model is asked), before any synchronous host call not marked pure (so a tool call is in the
--- log before its tool writes a file, prints or starts anything), and before any read of the
--- store, any `s:append` without `defer`, a close, and the run's end, whichever comes first. A
--- loop of beats whose tools are plain Lua thus commits once per beat. What a process killed
--- outright (SIGKILL) loses is only what happened since its last effect on the world — Lua
--- computation, and a response received but not yet acted on, which reads as a call cut off in
--- flight — never the record of an effect. `s:append`, `s:close` and `knl.record.*` commit at
+-- acts on the world: before any asynchronous host call but a model request, before any
+-- synchronous host call not marked pure (so a tool call is in the log before its tool writes a
+-- file, prints or starts anything), and before any read of the store, any `s:append` without
+-- `defer`, a close, and the run's end, whichever comes first. A model request is not such an
+-- act (a resumed run may ask again without harm): what precedes it commits while it is in
+-- flight, at the latest when the commit window (AGENT_BLOCK_KNL_COMMIT_MS, default 5 ms) has
+-- passed since the first deferred event — so beats faster than the window share a commit — or
+-- before it is sent when the window is 0. What a process killed outright (SIGKILL) loses is only
+-- what happened since its last effect on the world — Lua computation, model exchanges younger
+-- than the window, and a response received but not yet acted on, which reads as a call cut off
+-- in flight — never the record of an effect. `s:append`, `s:close` and `knl.record.*` commit at
 -- once (with anything deferred before them); `s:append(ev, { defer = true })` defers.
 --
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
@@ -89,6 +92,41 @@ end
 local function argerr(fn, i, name, expected, v, level)
   error(sformat("%s: argument %d (%s) must be %s, got %s", fn, i, name, expected, type(v)), (level or 2) + 1)
 end
+
+-- The common cases of `lcheck(v, types.SessionOpts)` and `lcheck(v, types.DeviceSpec)` (keep in
+-- step with knl_types), checked without building a path per field: true only when the full
+-- check passes too; anything else (another field, another type) goes to lcheck, which decides
+-- and words the reason. A loop opens a session and a device per run, so these are warm paths.
+local function plain_budget(b)
+  if type(b) ~= "table" or type(b.amount) ~= "number" then return false end
+  for k, v in pairs(b) do
+    if not (k == "amount" or (k == "tag" and type(v) == "string")) then return false end
+  end
+  return true
+end
+local SESSION_FIELD_OK = {
+  owner = function(v) return type(v) == "string" end,
+  budget = plain_budget,
+  scope = function() return true end,
+  store = function() return true end,
+}
+local function plain_session_opts(o)
+  for k, v in pairs(o) do
+    local ok = SESSION_FIELD_OK[k]
+    if not (ok and ok(v)) then return false end
+  end
+  return true
+end
+local DEVICE_FIELD_TYPE = { llm = "table", tools = "table", system = "string", fold = "function", cost = "function" }
+local function plain_device_spec(d)
+  if type(d.llm) ~= "table" then return false end
+  for k, v in pairs(d) do
+    local t = DEVICE_FIELD_TYPE[k]
+    if not (t and type(v) == t) then return false end
+  end
+  return true
+end
+knl._plain_session_opts, knl._plain_device_spec = plain_session_opts, plain_device_spec -- for the spec
 
 local function shape_error(fn, what, schema, v, level)
   local ok, why = lcheck(v, schema)
@@ -351,7 +389,7 @@ end
 
 local function open_tree(fn, opts, parent, level, store)
   if type(opts) ~= "table" then argerr(fn, 1, "opts", "a table", opts, level) end
-  shape_error(fn, "argument 1 (opts)", types.SessionOpts, opts, level + 1)
+  if not plain_session_opts(opts) then shape_error(fn, "argument 1 (opts)", types.SessionOpts, opts, level + 1) end
   store = store or (parent and parent.store) or knl.open({ store = opts.store })
   local nodes = { { owner = opts.owner, budget = opts.budget, scope = opts.scope, labels = opts.labels,
     parent = parent and parent.id or nil } }
@@ -449,7 +487,7 @@ end
 --- A frozen bundle of policy: { llm, tools, tool_policy, fold, filters, system, cost }.
 function knl.device(spec)
   if type(spec) ~= "table" then argerr("knl.device", 1, "spec", "a table", spec) end
-  shape_error("knl.device", "argument 1 (spec)", types.DeviceSpec, spec, 2)
+  if not plain_device_spec(spec) then shape_error("knl.device", "argument 1 (spec)", types.DeviceSpec, spec, 2) end
   local llm = spec.llm
   if type(llm.chat) ~= "function" then
     error("knl.device: argument 1 (spec) field 'llm' must be a Port with a chat method (port:chat(request))", 2)

@@ -14,7 +14,8 @@
  * on the log itself), and the module owns the commit of deferred events (a beat's, a session's
  * opening; see `store.ts` and the kernel's durability note): an append with `defer` signals the
  * engine, whose effect hook commits every store's deferred events before the run's next host
- * call that may act outside Lua; the run's end commits what is left.
+ * call that may act on the world (a model request is not one: the store's commit window commits
+ * them while it is in flight); the run's end commits what is left.
  *
  * Invariants:
  * - A session this run opened and did not close is closed when the run ends with status
@@ -305,10 +306,10 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     pure: true,
     sync: () => PUBLISHED_COLUMNS.map((c) => ({ name: c.name, type: c.type, doc: c.doc })),
   });
-  // Deferred events commit before the run next acts outside Lua (see the engine's effect hooks:
-  // any asynchronous host call, any synchronous one not marked pure); a failure stays pending
-  // and is raised by the next append or read. The kernel's own functions are pure: they act on
-  // the log itself.
+  // Deferred events commit before the run next acts on the world (see the engine's effect hooks:
+  // any asynchronous host call but a model request, any synchronous one not marked pure), or by
+  // the store's commit window; a failure stays pending and is raised by the next append or read.
+  // The kernel's own functions are pure: they act on the log itself.
   const flushAll = (onError: (s: EventStore, e: Error) => void) => {
     for (const s of handles) {
       if (s.pending === 0 || s.closed) continue;

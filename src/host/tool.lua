@@ -4,11 +4,14 @@
 -- registered; re-registering a name replaces its entry in place), the Anthropic tools format of
 -- `tool.schema()` (`{ name, description, input_schema, group? }`), and dispatch (`tool.call`), which
 -- runs the handler in the calling task so it may make host calls, and lets its error propagate.
+-- `tool.revision()` changes whenever a registration changes the registry, so a loop that offers
+-- the registry every turn (agent.run) rebuilds its tools list only when it changed.
 local R = ...
 local type, error, sformat, concat = type, error, string.format, table.concat
 
 tool = tool or {}
 local entries, order = {}, {}
+local revision = 0
 
 local function arg_error(fn, i, name, expected, v)
   error(sformat("%s: argument %d (%s) must be %s, got %s", fn, i, name, expected, type(v)), 3)
@@ -34,6 +37,7 @@ function tool.register(name, schema, handler, meta)
     error(sformat("tool.register: argument 4 (meta) field 'group' must be a non-empty string, got %s", type(group)), 2)
   end
   if not entries[name] then order[#order + 1] = name end
+  revision = revision + 1
   entries[name] = {
     name = name,
     description = schema.description,
@@ -70,6 +74,9 @@ function tool.schema()
   end
   return out
 end
+
+--- A number that changes whenever a registration changes the registry.
+function tool.revision() return revision end
 
 --- True when a tool named `name` is registered.
 function tool.exists(name) return entries[name] ~= nil end

@@ -22,8 +22,10 @@
  *   durability note in `embedded/knl/init.lua`) are held in this process and committed, in
  *   append order and ahead of the new rows, by the next non-deferred append or session close,
  *   by any read through this store (`read`, `tail`, `hasStream`, `query.ts`), by `flush()` (the
- *   kernel host calls it before the run next acts outside Lua, and at the run's end) or
- *   `close()`, and at the latest when the JS stack next unwinds (a microtask). Their `epoch_ms`
+ *   kernel host calls it before the run next acts on the world, and at the run's end) or
+ *   `close()`, and at the latest when the commit window (`commit_window.ts`) has passed since
+ *   the first of them was appended — a timer, so it fires while the run waits (for a model
+ *   answer, typically); with a window of 0, when the JS stack next unwinds (a microtask). Their `epoch_ms`
  *   is the time they were appended; `seq` and `position` are assigned at the commit (a deferred
  *   append returns none). A deferred event is lost only if the process dies outright (SIGKILL,
  *   a crash) before one of those points; no write lock is held while events wait. A commit that
@@ -38,6 +40,7 @@ import { parseJson } from "../lua/json.ts";
 import { ensureLayout } from "./migrate.ts";
 import { MEMORY } from "./paths.ts";
 import { EVENT_SCHEMA_VERSION } from "./schema.ts";
+import { commitWindowMs } from "./commit_window.ts";
 import { upcastData } from "./upcast.ts";
 
 /** An event as readers see it: JSON columns decoded and upcast. */
@@ -104,6 +107,9 @@ function busyTimeoutMs(): number {
 
 const COLUMNS = "position, stream, seq, epoch_ms, kind, schema_version, meta, data";
 
+/** Deferred rows written by one INSERT statement at most (6 parameters each). */
+const MAX_ROWS_PER_INSERT = 32;
+
 /** An open event log. */
 export class EventStore {
   /** The underlying connection (one per file per process). */
@@ -111,6 +117,8 @@ export class EventStore {
   /** Layout found on open (0 = new file, 1 = migrated from the earlier layout, 2 = current). */
   readonly openedLayout: number;
   #append: StatementSync;
+  /** Multi-row INSERTs of deferred rows, by row count. */
+  #appendN: StatementSync[] = [];
   #lastSeq: StatementSync;
   #read: StatementSync;
   #readLimit: StatementSync;
@@ -123,9 +131,14 @@ export class EventStore {
   /** Deferred events, in append order, each with the time it was appended. */
   #pending: NewEvent[] = [];
   #flushQueued = false;
+  /** The commit window's timer while deferred events wait (window above 0). */
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** ms a deferred event may wait when nothing commits it first (see `commit_window.ts`). */
+  readonly commitWindowMs: number;
 
   /** Opens `path` (`:memory:` for a private in-memory log). Prefer `openStore`, which caches. */
   constructor(readonly path: string) {
+    this.commitWindowMs = commitWindowMs();
     if (path !== MEMORY) Deno.mkdirSync(dirname(path), { recursive: true });
     try {
       this.db = new DatabaseSync(path);
@@ -185,20 +198,26 @@ export class EventStore {
     if (opts?.defer) {
       const ms = Date.now();
       for (const ev of events) this.#pending.push(ev.epoch_ms === undefined ? { ...ev, epoch_ms: ms } : ev);
-      if (!this.#flushQueued && this.#pending.length > 0) {
-        this.#flushQueued = true;
-        queueMicrotask(() => {
-          this.#flushQueued = false;
-          // A failure here has no caller to go to: the events stay pending and the next commit
-          // (an append, a read, the run's end) retries and raises.
-          try {
-            this.flush();
-          } catch { /* retried and reported by the next commit */ }
-        });
-      }
+      if (!this.#flushQueued && this.#pending.length > 0) this.#scheduleFlush();
       return [];
     }
     return this.#write(events);
+  }
+
+  /** Arms the latest commit of the deferred events: the window's timer, or a microtask. */
+  #scheduleFlush(): void {
+    this.#flushQueued = true;
+    const due = () => {
+      this.#flushQueued = false;
+      this.#flushTimer = undefined;
+      // A failure here has no caller to go to: the events stay pending and the next commit
+      // (an append, a read, the run's end) retries and raises.
+      try {
+        this.flush();
+      } catch { /* retried and reported by the next commit */ }
+    };
+    if (this.commitWindowMs === 0) queueMicrotask(due);
+    else this.#flushTimer = setTimeout(due, this.commitWindowMs);
   }
 
   /** Commits the deferred events now (nothing to do when there are none). */
@@ -220,7 +239,7 @@ export class EventStore {
     this.#begin.run();
     try {
       inPending = true;
-      for (const ev of pending) this.#insert(ev, ev.epoch_ms!, next);
+      this.#insertPending(pending, next);
       inPending = false;
       const ms = Date.now();
       for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms, next));
@@ -229,24 +248,83 @@ export class EventStore {
       if (db.isTransaction) this.#rollback.run();
       if (inPending) {
         this.#pending = [];
+        this.#clearFlushTimer();
         throw new Error(
           `knl: ${pending.length} deferred event(s) could not be written: ${(e as Error).message}`,
         );
       }
       throw e;
     }
-    if (pending.length > 0) this.#pending = [];
+    if (pending.length > 0) {
+      this.#pending = [];
+      this.#clearFlushTimer();
+    }
     return out;
+  }
+
+  #clearFlushTimer(): void {
+    if (this.#flushTimer === undefined) return;
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    this.#flushQueued = false;
+  }
+
+  /**
+   * The deferred rows, inside the write transaction, several per statement (their positions are
+   * not reported, so one multi-row INSERT serves: a run's beats leave a few rows each).
+   */
+  #insertPending(rows: readonly NewEvent[], next: Map<string, number>): void {
+    for (let from = 0; from < rows.length; from += MAX_ROWS_PER_INSERT) {
+      const n = Math.min(MAX_ROWS_PER_INSERT, rows.length - from);
+      if (n === 1) {
+        this.#insert(rows[from], rows[from].epoch_ms!, next);
+        continue;
+      }
+      const params: (string | number)[] = new Array(n * 6);
+      for (let i = 0; i < n; i++) {
+        const ev = rows[from + i];
+        const seq = this.#nextSeq(ev.stream, next);
+        const at = i * 6;
+        params[at] = ev.stream;
+        params[at + 1] = seq;
+        params[at + 2] = ev.epoch_ms!;
+        params[at + 3] = ev.kind;
+        params[at + 4] = ev.meta;
+        params[at + 5] = ev.data;
+      }
+      this.#appendRows(n).run(...params);
+    }
+  }
+
+  /** The prepared INSERT of `n` rows (2 ≤ n ≤ MAX_ROWS_PER_INSERT), made on first use. */
+  #appendRows(n: number): StatementSync {
+    let st = this.#appendN[n];
+    if (!st) {
+      const row = `(?, ?, ?, ?, ${EVENT_SCHEMA_VERSION}, ?, ?)`;
+      st = this.db.prepare(
+        `INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data) VALUES ${
+          new Array(n).fill(row).join(", ")
+        }`,
+      );
+      this.#appendN[n] = st;
+    }
+    return st;
+  }
+
+  /** The next `seq` of `stream` in this transaction (its last one read once per transaction). */
+  #nextSeq(stream: string, next: Map<string, number>): number {
+    let seq = next.get(stream);
+    if (seq === undefined) {
+      const m = (this.#lastSeq.get(stream) as { m: number | bigint | null }).m;
+      seq = m === null ? 1 : Number(m) + 1;
+    }
+    next.set(stream, seq + 1);
+    return seq;
   }
 
   /** One row, inside the write transaction (whose lock makes the stream's last seq stable). */
   #insert(ev: NewEvent, ms: number, next: Map<string, number>): Appended {
-    let seq = next.get(ev.stream);
-    if (seq === undefined) {
-      const m = (this.#lastSeq.get(ev.stream) as { m: number | bigint | null }).m;
-      seq = m === null ? 1 : Number(m) + 1;
-    }
-    next.set(ev.stream, seq + 1);
+    const seq = this.#nextSeq(ev.stream, next);
     const r = this.#append.run(ev.stream, seq, ms, ev.kind, ev.meta, ev.data);
     return { position: Number(r.lastInsertRowid), seq, epoch_ms: ms };
   }
@@ -281,6 +359,7 @@ export class EventStore {
     try {
       this.flush();
     } finally {
+      this.#clearFlushTimer();
       this.#closed = true;
       this.db.close();
     }
@@ -319,6 +398,10 @@ const cache = new Map<string, EventStore>();
  */
 export function openStore(path: string): EventStore {
   if (path === MEMORY) return new EventStore(MEMORY);
+  // The path as given was cached beside its canonical form when it was opened: a run opening
+  // the same store again (every agent.run does) skips the realpath call.
+  const known = cache.get(path);
+  if (known && !known.closed) return known;
   let key = path;
   try {
     key = Deno.realPathSync(path);

@@ -12,8 +12,9 @@
  * - the drive loop: `lua_resume` of the driver thread, awaiting one promise whenever the
  *   scheduler yields, until the main task ends;
  * - the effect hooks (`onBeforeEffect`): once a module signals `effectPending()`, its hooks run
- *   before the next host call that may act outside Lua — any asynchronous one, any synchronous
- *   one not marked `pure` (the kernel commits its deferred events there);
+ *   before the next host call that may act on the world — any asynchronous one not marked
+ *   `deferCommit`, any synchronous one not marked `pure` (the kernel commits its deferred events
+ *   there);
  * - CPU-time and memory limits.
  *
  * Invariants:
@@ -57,11 +58,14 @@ export interface ArgOptions {
 /**
  * A host function, in one of three shapes. `pure: true` marks a synchronous function that acts
  * on nothing outside the run's own state (JSON codecs, the kernel's log, the scheduler): it does
- * not trigger the hooks of `onBeforeEffect`. Every other host call may act on the world.
+ * not trigger the hooks of `onBeforeEffect`. `deferCommit: true` marks an asynchronous operation
+ * that acts outside Lua but is harmless to repeat (a model request): it does not trigger them
+ * either, so what they would commit is committed while it is in flight (by the kernel's commit
+ * window) or before the next act. Every other host call may act on the world.
  */
 export type HostFunction =
   | ({ sync: (args: Args, cx: CallContext) => unknown; pure?: boolean } & ArgOptions)
-  | ({ async: (args: Args, cx: CallContext) => Promise<unknown> } & ArgOptions)
+  | ({ async: (args: Args, cx: CallContext) => Promise<unknown>; deferCommit?: boolean } & ArgOptions)
   | { raw: (L: number, engine: LuaEngine) => number; pure?: boolean };
 
 /** Limits that bound a runaway script. */
@@ -404,7 +408,8 @@ export class LuaEngine {
     const name = String(this.converter.toJs(L, 1));
     const op = name === "sleep" ? SLEEP_OP : this.#asyncOps.get(name);
     if (!op) throw new Error(`unknown host operation '${name}'`);
-    if (this.#effectPending) this.#runEffectHooks(); // every asynchronous operation may act outside Lua
+    // every asynchronous operation acts outside Lua; only one harmless to repeat may go first
+    if (this.#effectPending && op.deferCommit !== true) this.#runEffectHooks();
     const args = new Args(
       name,
       this.converter.argsToJs(L, 2, { functions: op.functions ?? "error", floats: op.floats ?? "plain" }),

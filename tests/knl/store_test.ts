@@ -9,7 +9,8 @@ import { closeStore, EventStore, openExistingStore, openStore } from "../../src/
 import { readOnlyQuery } from "../../src/knl/query.ts";
 import { exportSession, listSessions, UnknownSession } from "../../src/knl/export.ts";
 import { CREATE_EVENTS, LAYOUT_VERSION, SESSION_INDEX } from "../../src/knl/schema.ts";
-import { REPO_ROOT } from "../helpers.ts";
+import { COMMIT_WINDOW_ENV, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
+import { REPO_ROOT, withEnv } from "../helpers.ts";
 
 const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "knl_layout1.sqlite");
 
@@ -98,9 +99,10 @@ Deno.test("deferred events commit with the next append, in order, stamped when a
   closeStore(path);
 });
 
-Deno.test("deferred events commit before a read, on flush, on close, and when the stack unwinds", async () => {
+Deno.test("deferred events commit before a read, on flush, on close, and once the commit window has passed", async () => {
   const path = await tempDb();
   const s = openStore(path);
+  assert.equal(s.commitWindowMs, DEFAULT_COMMIT_WINDOW_MS);
   const other = new DatabaseSync(path);
   const count = () => Number((other.prepare("SELECT COUNT(*) AS n FROM events").get() as { n: number }).n);
   s.appendMany([ev("a", "d")], { defer: true });
@@ -112,12 +114,51 @@ Deno.test("deferred events commit before a read, on flush, on close, and when th
   s.flush();
   assert.equal(count(), 3);
   s.appendMany([ev("a", "d")], { defer: true });
-  assert.equal(count(), 3);
-  await Promise.resolve(); // the microtask queued by the deferral has run
-  assert.equal(count(), 4);
   s.appendMany([ev("a", "d")], { defer: true });
+  await Promise.resolve();
+  assert.equal(count(), 3, "they wait out the window, not just the current stack");
+  // a timer armed after the store's, for a later time, fires after it
+  await new Promise((resolve) => setTimeout(resolve, s.commitWindowMs + 1));
+  assert.equal(count(), 5, "both committed together once the window passed");
+  assert.equal(s.pending, 0);
+  s.appendMany([ev("a", "d")], { defer: true });
+  closeStore(path); // also disarms the window's timer (the test's op sanitizer would see it)
+  assert.equal(count(), 6);
+  other.close();
+});
+
+Deno.test("many deferred events of several streams commit in append order with gap-free seqs", async () => {
+  const path = await tempDb();
+  const s = openStore(path);
+  s.append(ev("b", "first")); // b already has seq 1
+  const streams = ["a", "b", "c"];
+  for (let i = 0; i < 70; i++) s.appendMany([ev(streams[i % 3], "d", { i })], { defer: true });
+  s.flush();
+  const rows = readOnlyQuery(s, "SELECT stream, seq, data FROM events ORDER BY position") as {
+    stream: string;
+    seq: number;
+    data: { i: number };
+  }[];
+  assert.equal(rows.length, 71);
+  assert.deepEqual(rows.slice(1).map((r) => r.data.i), Array.from({ length: 70 }, (_, i) => i));
+  for (const st of streams) {
+    const seqs = rows.filter((r) => r.stream === st).map((r) => Number(r.seq));
+    assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1), `stream ${st}`);
+  }
   closeStore(path);
-  assert.equal(count(), 5);
+});
+
+Deno.test("with a commit window of 0, deferred events commit when the stack unwinds", async () => {
+  const path = await tempDb();
+  const s = await withEnv({ [COMMIT_WINDOW_ENV]: "0" }, () => Promise.resolve(openStore(path)));
+  assert.equal(s.commitWindowMs, 0);
+  const other = new DatabaseSync(path);
+  const count = () => Number((other.prepare("SELECT COUNT(*) AS n FROM events").get() as { n: number }).n);
+  s.appendMany([ev("a", "d")], { defer: true });
+  assert.equal(count(), 0);
+  await Promise.resolve(); // the microtask queued by the deferral has run
+  assert.equal(count(), 1);
+  closeStore(path);
   other.close();
 });
 

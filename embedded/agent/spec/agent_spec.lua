@@ -144,6 +144,25 @@ describe("agent.run", function()
     expect(r.ok).to.equal(true)
   end)
 
+  it("offers a tool registered during the run from the next turn on", function()
+    local r = agent.run({
+      provider = "replay",
+      replay = script({
+        { expect = { tools = { "add" } }, content = { call("learn") } },
+        { expect = { tools = { "add", "learned" } }, content = { call("learned") } },
+        { expect = { last_message_contains = "known now" }, content = "done" },
+      }),
+      prompt = "p",
+      tool_groups = { "math", "late" },
+      extra_tools = { { name = "learn", group = "math", description = "registers a tool", handler = function()
+        tool.register("learned", { description = "new" }, function() return "known now" end, { group = "late" })
+        return "ok"
+      end } },
+    })
+    expect(r.error).to_not.exist()
+    expect(r.num_turns).to.equal(3)
+  end)
+
   it("prepends history and never throws on bad input", function()
     local r = agent.run({
       provider = "replay",

@@ -17,6 +17,7 @@ import { LuaMulti, NullsAsNil } from "../../lua/values.ts";
 import type { RunContext } from "../context.ts";
 import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
 import { LlmError } from "./errors.ts";
+import { commitWindowMs } from "../../knl/commit_window.ts";
 import type { WireProvider } from "./transport.ts";
 import llmSource from "./llm.lua" with { type: "text" };
 
@@ -86,6 +87,9 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   let transportModule: typeof import("./transport.ts") | undefined; // loaded once, on first use
   engine.define("@llm_send", {
     functions: "ref",
+    // A request is not an act the kernel's log must precede (asking again is harmless): with a
+    // commit window, what a beat deferred commits while the request is in flight.
+    deferCommit: commitWindowMs() > 0,
     async: async (a, cx) => {
       const t = a.table(1, "request");
       const onDelta = a.optFunc(2, "on_delta");

@@ -19,7 +19,14 @@ export interface Captured {
 
 /** A scripted reply. */
 export type Reply =
-  | { kind: "json"; status?: number; body: unknown; headers?: Record<string, string> }
+  | {
+    kind: "json";
+    status?: number;
+    body: unknown;
+    headers?: Record<string, string>;
+    /** Awaited before answering (a test looking at the client's state mid-request). */
+    before?: (c: Captured) => Promise<void> | void;
+  }
   | { kind: "raw"; status?: number; text: string; contentType?: string }
   | { kind: "sse"; events: string[]; cut?: "close" | "error" }
   | { kind: "hang" };
@@ -84,6 +91,7 @@ export class MockLlm {
     }
     switch (r.kind) {
       case "json":
+        await r.before?.(this.requests[this.requests.length - 1]);
         return Response.json(r.body, { status: r.status ?? 200, headers: r.headers });
       case "raw":
         return new Response(r.text, {

@@ -488,3 +488,37 @@ describe("the fast Response check", function()
     expect(passed).to.equal(6)
   end)
 end)
+
+describe("the fast SessionOpts and DeviceSpec checks", function()
+  local lcheck = require("lshape.check").check
+  local types = require("knl_types")
+  it("never pass what lcheck(opts, knl_types.SessionOpts) refuses", function()
+    local cases = {
+      {}, { owner = "agent" }, { owner = "a", budget = { amount = 5 } }, { budget = { amount = 1, tag = "tokens" } },
+      { owner = "a", scope = { x = 1 }, store = "mem" },
+      -- refused, or left to lcheck
+      { owner = 1 }, { budget = 5 }, { budget = {} }, { budget = { amount = "5" } }, { budget = { amount = 1, tag = 2 } },
+      { labels = { a = "b" } }, { children = { {} } }, { budget = { amount = 1, other = true } }, { [1] = "x" },
+    }
+    for i, o in ipairs(cases) do
+      local fast = knl._plain_session_opts(o)
+      expect(fast).to.equal(i <= 5)
+      if fast then expect(lcheck(o, types.SessionOpts)).to.equal(true) end
+    end
+  end)
+  it("never pass what lcheck(spec, knl_types.DeviceSpec) refuses", function()
+    local port = { chat = function() end }
+    local cases = {
+      { llm = port }, { llm = port, tools = { list = function() end, call = function() end }, system = "be brief" },
+      { llm = port, fold = function() end, cost = function() end },
+      -- refused, or left to lcheck
+      {}, { llm = "port" }, { llm = port, system = 1 }, { llm = port, tools = "t" }, { llm = port, fold = {} },
+      { llm = port, filters = {} }, { llm = port, tool_policy = function() end }, { llm = port, other = 1 },
+    }
+    for i, d in ipairs(cases) do
+      local fast = knl._plain_device_spec(d)
+      expect(fast).to.equal(i <= 3)
+      if fast then expect(lcheck(d, types.DeviceSpec)).to.equal(true) end
+    end
+  end)
+end)

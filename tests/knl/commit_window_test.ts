@@ -1,0 +1,146 @@
+/**
+ * The kernel's commit window (src/knl/commit_window.ts) seen end to end: how
+ * `AGENT_BLOCK_KNL_COMMIT_MS` is read, and when a beat's events reach the database around a
+ * model request — a mock OpenAI server looks into the database from a second connection when the
+ * request arrives, and holds its answer until the request is recorded there.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { COMMIT_WINDOW_ENV, commitWindowMs, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
+import { runLua, withEnv } from "../helpers.ts";
+import { MockLlm, openaiCompletion, openaiToolCall } from "../host/llm/mock_llm.ts";
+
+const mock = new MockLlm();
+Deno.test.afterAll(async () => await mock.close());
+
+Deno.test("AGENT_BLOCK_KNL_COMMIT_MS: the default, whole numbers from 0 to 60000, an error naming it otherwise", async () => {
+  await withEnv({}, () => Promise.resolve(assert.equal(commitWindowMs(), DEFAULT_COMMIT_WINDOW_MS)), [
+    COMMIT_WINDOW_ENV,
+  ]);
+  for (
+    const [raw, want] of [["0", 0], ["25", 25], ["60000", 60000], [" ", DEFAULT_COMMIT_WINDOW_MS]] as const
+  ) {
+    await withEnv({ [COMMIT_WINDOW_ENV]: raw }, () => Promise.resolve(assert.equal(commitWindowMs(), want)));
+  }
+  for (const raw of ["-1", "2.5", "soon", "60001"]) {
+    await withEnv({ [COMMIT_WINDOW_ENV]: raw }, () => {
+      assert.throws(
+        () => commitWindowMs(),
+        new RegExp(
+          `^RangeError: ${COMMIT_WINDOW_ENV} must be a whole number of milliseconds from 0 to 60000, got '${raw}'$`,
+        ),
+      );
+      return Promise.resolve();
+    });
+  }
+});
+
+/** Kinds committed to the project's database so far, read from a second connection. */
+function committedKinds(path: string): string[] {
+  try {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      return (db.prepare("SELECT kind FROM events ORDER BY position").all() as { kind: string }[]).map((r) =>
+        r.kind
+      );
+    } finally {
+      db.close();
+    }
+  } catch {
+    return []; // no database yet
+  }
+}
+
+/** Runs a one-tool agent against the mock; reports what the database held when each request arrived. */
+async function runAgent(
+  window: string,
+): Promise<{ atArrival: string[][]; recorded: boolean[]; stderr: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "ab_commit_window_" });
+  const path = join(dir, ".agent-block", "knl.sqlite");
+  const atArrival: string[][] = [];
+  const recorded: boolean[] = [];
+  // The answer waits (up to 10 s, far beyond any window) until the request is in the log.
+  const seeRequest = async () => {
+    const seen = committedKinds(path);
+    atArrival.push(seen);
+    const want = atArrival.length; // the n-th request needs n llm_request rows
+    const deadline = Date.now() + 10_000;
+    let rows = seen;
+    while (rows.filter((k) => k === "llm_request").length < want && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 2));
+      rows = committedKinds(path);
+    }
+    recorded.push(rows.filter((k) => k === "llm_request").length >= want);
+  };
+  mock.reset();
+  mock.push(
+    {
+      kind: "json",
+      body: openaiCompletion({ tool_calls: [openaiToolCall("call_1", "add", { a: 2, b: 3 })] }, "tool_calls"),
+      before: seeRequest,
+    },
+    { kind: "json", body: openaiCompletion({ content: "5" }), before: seeRequest },
+  );
+  const src = `
+tool.register("add", { description = "adds", input_schema = { type = "object" } }, function(x) return x.a + x.b end)
+local r = require("agent").run({ provider = "openai", prompt = "2+3?", max_retries = 0 })
+assert(r.ok, r.error)
+print(r.content)`;
+  const r = await withEnv(
+    { [COMMIT_WINDOW_ENV]: window, OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-test" },
+    () => runLua(src, { projectRoot: dir }),
+  );
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  assert.equal(r.stdout, "5\n");
+  assert.deepEqual(committedKinds(path), [
+    "session_open",
+    "msg_user",
+    "llm_request",
+    "llm_response",
+    "tool_call",
+    "tool_result",
+    "llm_request",
+    "llm_response",
+    "agent_result",
+    "session_close",
+  ]);
+  return { atArrival, recorded, stderr: r.stderr };
+}
+
+Deno.test("with the default window, a request's events are committed while it is in flight", async () => {
+  const { recorded } = await runAgent(String(DEFAULT_COMMIT_WINDOW_MS));
+  assert.deepEqual(recorded, [true, true], "each request reached the log before its answer was sent");
+});
+
+Deno.test("with a window of 0, a request's events are committed before it is sent", async () => {
+  const { atArrival } = await runAgent("0");
+  assert.deepEqual(atArrival[0], ["session_open", "msg_user", "llm_request"]);
+  assert.deepEqual(atArrival[1], [
+    "session_open",
+    "msg_user",
+    "llm_request",
+    "llm_response",
+    "tool_call",
+    "tool_result",
+    "llm_request",
+  ]);
+});
+
+Deno.test("an invalid AGENT_BLOCK_KNL_COMMIT_MS fails the run's model access with a message naming it", async () => {
+  mock.reset();
+  const dir = await Deno.makeTempDir({ prefix: "ab_commit_window_" });
+  const r = await withEnv(
+    { [COMMIT_WINDOW_ENV]: "fast", OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-test" },
+    () =>
+      runLua(`local r = require("agent").run({ provider = "openai", prompt = "hi" }); print(r.ok, r.error)`, {
+        projectRoot: dir,
+      }),
+  );
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  assert.match(
+    r.stdout,
+    /^false\t.*AGENT_BLOCK_KNL_COMMIT_MS must be a whole number of milliseconds from 0 to 60000, got 'fast'/,
+  );
+  assert.equal(mock.requests.length, 0);
+});
