@@ -17,6 +17,7 @@ import { LuaMulti, NullsAsNil } from "../../lua/values.ts";
 import type { RunContext } from "../context.ts";
 import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
 import { LlmError } from "./errors.ts";
+import { Deadlines } from "./deadlines.ts";
 import { commitWindowMs } from "../../knl/commit_window.ts";
 import type { WireProvider } from "./transport.ts";
 import llmSource from "./llm.lua" with { type: "text" };
@@ -85,6 +86,9 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   });
 
   let transportModule: typeof import("./transport.ts") | undefined; // loaded once, on first use
+  // The run's request timeouts share one timer, stopped with the run.
+  const deadlines = new Deadlines();
+  run.onCleanup(() => deadlines.stop());
   engine.define("@llm_send", {
     functions: "ref",
     // A request is not an act the kernel's log must precede (asking again is harmless): with a
@@ -122,6 +126,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
             }
             : undefined,
           signal: cx.signal,
+          deadlines,
           obs: (level, line) => {
             if (run.log.enabled(level)) run.log.log(level, line());
           },

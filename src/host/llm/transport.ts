@@ -18,6 +18,7 @@ import { AnthropicStream } from "./anthropic_stream.ts";
 import { LlmError } from "./errors.ts";
 import { OpenAIStream } from "./openai_stream.ts";
 import { readSse } from "./sse.ts";
+import { type Deadline, Deadlines } from "./deadlines.ts";
 import type { StreamAccumulator, StreamDelta } from "./stream_types.ts";
 
 /** The wire families the transport speaks. */
@@ -40,6 +41,8 @@ export interface LlmHttpRequest {
   /** Receives stream increments in order; a rejection aborts the request. */
   onDelta?: (d: StreamDelta) => Promise<void>;
   signal?: AbortSignal;
+  /** The run's request timeouts (one timer for all); a clock of its own when absent. */
+  deadlines?: Deadlines;
   /** Where obs lines go (stderr through the run's logger); `line` is only called when the level is on. */
   obs: (level: "info" | "warn", line: () => string) => void;
 }
@@ -121,30 +124,6 @@ export function retryAfter(h: Headers): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-/** A deadline that can be pushed back (stream idle timeout). */
-class Deadline {
-  readonly controller = new AbortController();
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  constructor(readonly ms: number, outer?: AbortSignal) {
-    this.bump();
-    if (outer) {
-      if (outer.aborted) this.controller.abort(outer.reason);
-      else outer.addEventListener("abort", () => this.controller.abort(outer.reason), { once: true });
-    }
-  }
-  expired = false;
-  bump(): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.expired = true;
-      this.controller.abort(new DOMException("timeout", "TimeoutError"));
-    }, this.ms);
-  }
-  clear(): void {
-    clearTimeout(this.#timer);
-  }
-}
-
 async function attemptOnce(
   req: LlmHttpRequest,
   payload: string,
@@ -156,7 +135,8 @@ async function attemptOnce(
   let idsMemo: ReturnType<typeof correlation> | undefined;
   const ids = () => (idsMemo ??= correlation());
   req.obs("info", () => obsLine("http_request", "http", fields, ids()));
-  const deadline = new Deadline(req.timeoutSecs * 1000, req.signal);
+  const own = req.deadlines ? undefined : new Deadlines(); // a request on its own: a clock of its own
+  const deadline = (req.deadlines ?? own!).start(req.timeoutSecs * 1000, req.signal);
   const timeoutError = () =>
     new LlmError(`llm: ${P} request timed out after ${req.timeoutSecs} s (timeout)`, false);
   let res: Response;
@@ -173,6 +153,7 @@ async function attemptOnce(
     });
   } catch (e) {
     deadline.clear();
+    own?.stop();
     const latency = Math.round(performance.now() - started);
     const timedOut = deadline.expired;
     req.obs(
@@ -248,6 +229,7 @@ async function attemptOnce(
     }
   } finally {
     deadline.clear();
+    own?.stop();
   }
 }
 
