@@ -67,7 +67,7 @@ export interface ToLuaOptions {
 }
 
 const MAX_DEPTH = 200;
-const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const I64_LIMIT = 2 ** 63;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const SHORT_STRING = 32;
@@ -200,7 +200,10 @@ export class Converter {
       case LUA_TBOOLEAN:
         return api.toboolean(L, idx) ? "true" : "false";
       case LUA_TNUMBER: {
-        if (api.isinteger(L, idx)) return api.tointeger(L, idx).toString();
+        if (api.isinteger(L, idx)) {
+          const d = api.tonumber(L, idx); // exact below 2^53: no bigint to make and print
+          return d <= MAX_SAFE && d >= -MAX_SAFE ? String(d) : api.tointeger(L, idx).toString();
+        }
         const f = api.tonumber(L, idx);
         if (!Number.isFinite(f)) return undefined;
         if (Object.is(f, -0)) return "-0.0";
@@ -239,10 +242,10 @@ export class Converter {
       let key: string | undefined;
       let intKey = 0;
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
-        const kb = api.tointeger(L, -2);
-        if (kb >= 1n && kb <= SAFE) intKey = Number(kb);
+        const d = api.tonumber(L, -2);
+        if (d >= 1 && d <= MAX_SAFE) intKey = d;
         else {
-          key = kb.toString();
+          key = d >= -MAX_SAFE && d <= MAX_SAFE ? String(d) : api.tointeger(L, -2).toString();
           numberAsText = true;
         }
       } else if (kt === LUA_TSTRING) {
@@ -336,8 +339,8 @@ export class Converter {
         return api.toboolean(L, idx);
       case LUA_TNUMBER: {
         if (api.isinteger(L, idx)) {
-          const n = api.tointeger(L, idx);
-          return n <= SAFE && n >= -SAFE ? Number(n) : n;
+          const d = api.tonumber(L, idx); // exact below 2^53: no bigint to make
+          return d <= MAX_SAFE && d >= -MAX_SAFE ? d : api.tointeger(L, idx);
         }
         const f = api.tonumber(L, idx);
         return opts.floats === "tagged" && Number.isInteger(f) ? new LuaFloat(f) : f;
@@ -405,15 +408,15 @@ export class Converter {
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
-        const kb = api.tointeger(L, -2);
-        const k = Number(kb);
+        const d = api.tonumber(L, -2); // exact below 2^53: no bigint to make
+        const kb = d >= -MAX_SAFE && d <= MAX_SAFE ? d : api.tointeger(L, -2);
         path.push(kb);
         const v = this.#read(L, vIdx, opts, path, onPath);
         path.pop();
-        if (kb >= 1n && kb <= SAFE) {
-          intKeys.push(k);
+        if (typeof kb === "number" && kb >= 1) {
+          intKeys.push(kb);
           intVals.push(v);
-          if (k > maxInt) maxInt = k;
+          if (kb > maxInt) maxInt = kb;
         } else {
           allPositiveInts = false;
           strKeys.push(String(kb));
