@@ -803,7 +803,7 @@ function dispatch(api: LuaApi, L: number): number {
   try {
     // The main state of L: every coroutine shares the registry, so look it up by id.
     engine = engineOf(api, L);
-    const id = Number(api.tointeger(L, LUA_REGISTRYINDEX - 1));
+    const id = api.tonumber(L, LUA_REGISTRYINDEX - 1); // a small integer: no bigint needed
     return engine.invoke(L, id);
   } catch (e) {
     if (e === Infinity) throw e; // a Lua longjmp travelling through: not ours to handle
