@@ -9,18 +9,18 @@
  * interleaved rounds of (run time / 10 turns). Prints ms/turn for each and the two ratios.
  * Target: agent.run ≤ plain loop + 2 ms/turn, and faster than the AI SDK.
  *
- * Where agent.run's time goes (measured with timers around host calls, 2-core VM, warm rounds;
- * per turn, rounded): the HTTP exchange as the plain loop makes it, about half again as slow
- * inside a busy engine (fetch's synchronous part ~0.07 ms, the wait ~0.15 ms); one SQLite
- * transaction with the turn's four events (`tool_result` of the last turn, `llm_request`,
- * `llm_response`, `tool_call`: the kernel commits a beat's events together before the run next
- * acts outside Lua) ~0.09 ms; Lua — llm_proto building the request and normalising the
- * answer, the kernel's beat, the agent loop — ~0.13 ms; Lua↔JS conversions (the events' JSON
- * handed to the host, the request's arguments, the answer pushed into Lua) ~0.1 ms; the
- * transport's own work (payload splice, headers, deadline timer) ~0.05 ms. A run's session
- * opening and closing add ~0.03 ms per turn over 10 turns. Both clients get faster over the
- * rounds as the JIT warms up, the AI SDK more: at LLM_BENCH_ROUNDS=100 the ratio is higher than
- * at 30.
+ * Where agent.run's time goes (2-core VM): run alone and warm, a turn costs about 0.43 ms against
+ * the AI SDK's 0.52 ms, of which the HTTP exchange as the plain loop makes it is about 0.14 ms
+ * and agent.run's own work (the replay provider, no HTTP) about 0.11 ms; the rest is the same
+ * HTTP exchange made slower by running inside a busy engine (caches the Lua VM, the converter and
+ * SQLite have just used). Interleaved as here, every round starts cold for the client after
+ * another one's round, and agent.run — three engines' worth of code and data (V8, Lua in wasm,
+ * SQLite) where the SDK has one — pays more for it: the two come out about even (0.95-1.05).
+ * The kernel's events are committed while a request is in flight, grouped over its commit
+ * window (AGENT_BLOCK_KNL_COMMIT_MS, default 5 ms): against this instant mock a run commits once
+ * or twice, at the window and at its close; against a real model each turn commits during its
+ * request. Both clients get faster over the rounds as the JIT warms up; a round's figure varies
+ * by ±20 %, so compare medians of several runs.
  */
 import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";

@@ -1,12 +1,12 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-EYPWQ4UD.js";
+} from "./chunk-VYKELHGL.js";
 import {
   preloadLua
-} from "./chunk-5VW6XYRG.js";
-import "./chunk-CNR2O5B7.js";
-import "./chunk-YY543CDS.js";
+} from "./chunk-VH7GFWJQ.js";
+import "./chunk-GAVNBGPF.js";
+import "./chunk-PENIMNON.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   agentBlockHome
@@ -14,7 +14,7 @@ import {
 import {
   loadDotenv
 } from "./chunk-V4HDY3RR.js";
-import "./chunk-4QS5KWTN.js";
+import "./chunk-VKEBFTIZ.js";
 import {
   blockRoots,
   findBlock,
@@ -347,16 +347,16 @@ async function runCommand(argv) {
 // src/cli/main.ts
 var SUBCOMMANDS = {
   test: {
-    load: async () => (await import("./test_command-GV2KVPP7.js")).testCommand
+    load: async () => (await import("./test_command-WIX7UB7F.js")).testCommand
   },
   knl: {
-    load: async () => (await import("./knl_command-XVIDDJAJ.js")).knlCommand
+    load: async () => (await import("./knl_command-CHXRF5U4.js")).knlCommand
   },
   mcp: {
     load: async () => (await import("./mcp_command-ORPRM7SQ.js")).mcpCommand
   },
   vendor: {
-    load: async () => (await import("./vendor_command-NLYOTYZP.js")).vendorCommand
+    load: async () => (await import("./vendor_command-RIG6DCC2.js")).vendorCommand
   }
 };
 async function main(argv) {

@@ -8,6 +8,8 @@
  * zero the events before a request commit while it is in flight, at the latest this many ms
  * after the first of them was appended, and beats that follow each other faster than that share
  * one commit. `0` restores the strict rule: everything is committed before a request starts.
+ * A store reads the window when it is opened (a file store stays open for the process); the LLM
+ * host reads it when a run installs it.
  *
  * Why a module of its own: the event store (timer) and the LLM host (whether a request waits for
  * the commit) both read it, and the LLM host must not load SQLite to do so.

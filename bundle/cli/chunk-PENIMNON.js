@@ -167,6 +167,20 @@ function migrateFrom1(db) {
   db.exec("DROP TABLE knl_log; DROP TABLE knl_sessions;");
 }
 
+// src/knl/commit_window.ts
+var COMMIT_WINDOW_ENV = "AGENT_BLOCK_KNL_COMMIT_MS";
+var DEFAULT_COMMIT_WINDOW_MS = 5;
+var MAX_COMMIT_WINDOW_MS = 6e4;
+function commitWindowMs() {
+  const raw = Deno.env.get(COMMIT_WINDOW_ENV);
+  if (raw === void 0 || raw.trim() === "") return DEFAULT_COMMIT_WINDOW_MS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_COMMIT_WINDOW_MS) {
+    throw new RangeError(`${COMMIT_WINDOW_ENV} must be a whole number of milliseconds from 0 to ${MAX_COMMIT_WINDOW_MS}, got '${raw}'`);
+  }
+  return n;
+}
+
 // src/knl/upcast.ts
 var num = (v) => typeof v === "number" ? v : 0;
 var STEPS = {
@@ -244,6 +258,7 @@ function busyTimeoutMs() {
   return Number.isInteger(n) && n >= 0 ? n : 3e4;
 }
 var COLUMNS = "position, stream, seq, epoch_ms, kind, schema_version, meta, data";
+var MAX_ROWS_PER_INSERT = 32;
 var EventStore = class {
   path;
   /** The underlying connection (one per file per process). */
@@ -251,6 +266,8 @@ var EventStore = class {
   /** Layout found on open (0 = new file, 1 = migrated from the earlier layout, 2 = current). */
   openedLayout;
   #append;
+  /** Multi-row INSERTs of deferred rows, by row count. */
+  #appendN;
   #lastSeq;
   #read;
   #readLimit;
@@ -263,12 +280,18 @@ var EventStore = class {
   /** Deferred events, in append order, each with the time it was appended. */
   #pending;
   #flushQueued;
+  /** The commit window's timer while deferred events wait (window above 0). */
+  #flushTimer;
+  /** ms a deferred event may wait when nothing commits it first (see `commit_window.ts`). */
+  commitWindowMs;
   /** Opens `path` (`:memory:` for a private in-memory log). Prefer `openStore`, which caches. */
   constructor(path) {
     this.path = path;
+    this.#appendN = [];
     this.#closed = false;
     this.#pending = [];
     this.#flushQueued = false;
+    this.commitWindowMs = commitWindowMs();
     if (path !== MEMORY) Deno.mkdirSync(dirname(path), {
       recursive: true
     });
@@ -322,19 +345,24 @@ var EventStore = class {
         ...ev,
         epoch_ms: ms
       } : ev);
-      if (!this.#flushQueued && this.#pending.length > 0) {
-        this.#flushQueued = true;
-        queueMicrotask(() => {
-          this.#flushQueued = false;
-          try {
-            this.flush();
-          } catch {
-          }
-        });
-      }
+      if (!this.#flushQueued && this.#pending.length > 0) this.#scheduleFlush();
       return [];
     }
     return this.#write(events);
+  }
+  /** Arms the latest commit of the deferred events: the window's timer, or a microtask. */
+  #scheduleFlush() {
+    this.#flushQueued = true;
+    const due = () => {
+      this.#flushQueued = false;
+      this.#flushTimer = void 0;
+      try {
+        this.flush();
+      } catch {
+      }
+    };
+    if (this.commitWindowMs === 0) queueMicrotask(due);
+    else this.#flushTimer = setTimeout(due, this.commitWindowMs);
   }
   /** Commits the deferred events now (nothing to do when there are none). */
   flush() {
@@ -353,7 +381,7 @@ var EventStore = class {
     this.#begin.run();
     try {
       inPending = true;
-      for (const ev of pending) this.#insert(ev, ev.epoch_ms, next);
+      this.#insertPending(pending, next);
       inPending = false;
       const ms = Date.now();
       for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms, next));
@@ -362,21 +390,72 @@ var EventStore = class {
       if (db.isTransaction) this.#rollback.run();
       if (inPending) {
         this.#pending = [];
+        this.#clearFlushTimer();
         throw new Error(`knl: ${pending.length} deferred event(s) could not be written: ${e.message}`);
       }
       throw e;
     }
-    if (pending.length > 0) this.#pending = [];
+    if (pending.length > 0) {
+      this.#pending = [];
+      this.#clearFlushTimer();
+    }
     return out;
+  }
+  #clearFlushTimer() {
+    if (this.#flushTimer === void 0) return;
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = void 0;
+    this.#flushQueued = false;
+  }
+  /**
+   * The deferred rows, inside the write transaction, several per statement (their positions are
+   * not reported, so one multi-row INSERT serves: a run's beats leave a few rows each).
+   */
+  #insertPending(rows, next) {
+    for (let from = 0; from < rows.length; from += MAX_ROWS_PER_INSERT) {
+      const n = Math.min(MAX_ROWS_PER_INSERT, rows.length - from);
+      if (n === 1) {
+        this.#insert(rows[from], rows[from].epoch_ms, next);
+        continue;
+      }
+      const params = new Array(n * 6);
+      for (let i = 0; i < n; i++) {
+        const ev = rows[from + i];
+        const seq = this.#nextSeq(ev.stream, next);
+        const at = i * 6;
+        params[at] = ev.stream;
+        params[at + 1] = seq;
+        params[at + 2] = ev.epoch_ms;
+        params[at + 3] = ev.kind;
+        params[at + 4] = ev.meta;
+        params[at + 5] = ev.data;
+      }
+      this.#appendRows(n).run(...params);
+    }
+  }
+  /** The prepared INSERT of `n` rows (2 ≤ n ≤ MAX_ROWS_PER_INSERT), made on first use. */
+  #appendRows(n) {
+    let st = this.#appendN[n];
+    if (!st) {
+      const row = `(?, ?, ?, ?, ${EVENT_SCHEMA_VERSION}, ?, ?)`;
+      st = this.db.prepare(`INSERT INTO events (stream, seq, epoch_ms, kind, schema_version, meta, data) VALUES ${new Array(n).fill(row).join(", ")}`);
+      this.#appendN[n] = st;
+    }
+    return st;
+  }
+  /** The next `seq` of `stream` in this transaction (its last one read once per transaction). */
+  #nextSeq(stream, next) {
+    let seq = next.get(stream);
+    if (seq === void 0) {
+      const m = this.#lastSeq.get(stream).m;
+      seq = m === null ? 1 : Number(m) + 1;
+    }
+    next.set(stream, seq + 1);
+    return seq;
   }
   /** One row, inside the write transaction (whose lock makes the stream's last seq stable). */
   #insert(ev, ms, next) {
-    let seq = next.get(ev.stream);
-    if (seq === void 0) {
-      const m = this.#lastSeq.get(ev.stream).m;
-      seq = m === null ? 1 : Number(m) + 1;
-    }
-    next.set(ev.stream, seq + 1);
+    const seq = this.#nextSeq(ev.stream, next);
     const r = this.#append.run(ev.stream, seq, ms, ev.kind, ev.meta, ev.data);
     return {
       position: Number(r.lastInsertRowid),
@@ -409,6 +488,7 @@ var EventStore = class {
     try {
       this.flush();
     } finally {
+      this.#clearFlushTimer();
       this.#closed = true;
       this.db.close();
     }
@@ -438,6 +518,8 @@ function parseObject(text) {
 var cache = /* @__PURE__ */ new Map();
 function openStore(path) {
   if (path === MEMORY) return new EventStore(MEMORY);
+  const known = cache.get(path);
+  if (known && !known.closed) return known;
   let key = path;
   try {
     key = Deno.realPathSync(path);
@@ -589,6 +671,7 @@ export {
   MEMORY,
   defaultStorePath,
   storePathFrom,
+  commitWindowMs,
   decodeRow,
   openStore,
   openExistingStore,

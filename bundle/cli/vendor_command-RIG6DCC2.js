@@ -3,7 +3,7 @@ import {
   embeddedModules,
   layerOf,
   rootOf
-} from "./chunk-4QS5KWTN.js";
+} from "./chunk-VKEBFTIZ.js";
 import "./chunk-QFKUF32L.js";
 import {
   VERSION

@@ -1,15 +1,15 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-EYPWQ4UD.js";
-import "./chunk-5VW6XYRG.js";
-import "./chunk-CNR2O5B7.js";
-import "./chunk-YY543CDS.js";
+} from "./chunk-VYKELHGL.js";
+import "./chunk-VH7GFWJQ.js";
+import "./chunk-GAVNBGPF.js";
+import "./chunk-PENIMNON.js";
 import "./chunk-J4FUTWHQ.js";
 import "./chunk-ZP6N6HXR.js";
 import {
   displayPath
-} from "./chunk-4QS5KWTN.js";
+} from "./chunk-VKEBFTIZ.js";
 import "./chunk-QFKUF32L.js";
 import "./chunk-HI6AAJID.js";
 import {

@@ -1,6 +1,7 @@
 import {
+  Deadlines,
   LlmError
-} from "./chunk-CNR2O5B7.js";
+} from "./chunk-GAVNBGPF.js";
 import {
   parseJson,
   stringifyJson
@@ -457,34 +458,6 @@ function retryAfter(h) {
   const at = Date.parse(ra);
   return Number.isNaN(at) ? void 0 : Math.max(0, at - Date.now());
 }
-var Deadline = class {
-  ms;
-  controller;
-  #timer;
-  constructor(ms, outer) {
-    this.ms = ms;
-    this.controller = new AbortController();
-    this.expired = false;
-    this.bump();
-    if (outer) {
-      if (outer.aborted) this.controller.abort(outer.reason);
-      else outer.addEventListener("abort", () => this.controller.abort(outer.reason), {
-        once: true
-      });
-    }
-  }
-  expired;
-  bump() {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.expired = true;
-      this.controller.abort(new DOMException("timeout", "TimeoutError"));
-    }, this.ms);
-  }
-  clear() {
-    clearTimeout(this.#timer);
-  }
-};
 async function attemptOnce(req, payload, attempt, started) {
   const P = req.provider;
   const fields = {
@@ -497,7 +470,8 @@ async function attemptOnce(req, payload, attempt, started) {
   let idsMemo;
   const ids = () => idsMemo ??= correlation();
   req.obs("info", () => obsLine("http_request", "http", fields, ids()));
-  const deadline = new Deadline(req.timeoutSecs * 1e3, req.signal);
+  const own = req.deadlines ? void 0 : new Deadlines();
+  const deadline = (req.deadlines ?? own).start(req.timeoutSecs * 1e3, req.signal);
   const timeoutError = () => new LlmError(`llm: ${P} request timed out after ${req.timeoutSecs} s (timeout)`, false);
   let res;
   try {
@@ -513,6 +487,7 @@ async function attemptOnce(req, payload, attempt, started) {
     });
   } catch (e) {
     deadline.clear();
+    own?.stop();
     const latency = Math.round(performance.now() - started);
     const timedOut = deadline.expired;
     req.obs("warn", () => obsLine("http_response", "http", {
@@ -588,6 +563,7 @@ async function attemptOnce(req, payload, attempt, started) {
     }
   } finally {
     deadline.clear();
+    own?.stop();
   }
 }
 async function readText(res, deadline, timeoutError) {

@@ -9,7 +9,7 @@ import {
   sanitizeUrl,
   seconds,
   unknownServer
-} from "./chunk-5VW6XYRG.js";
+} from "./chunk-VH7GFWJQ.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   VERSION

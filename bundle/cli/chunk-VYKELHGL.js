@@ -11,18 +11,20 @@ import {
   optField,
   runEnding,
   unknownServer
-} from "./chunk-5VW6XYRG.js";
+} from "./chunk-VH7GFWJQ.js";
 import {
+  Deadlines,
   LlmError
-} from "./chunk-CNR2O5B7.js";
+} from "./chunk-GAVNBGPF.js";
 import {
   MEMORY,
   PUBLISHED_COLUMNS,
+  commitWindowMs,
   defaultStorePath,
   openStore,
   readOnlyQuery,
   storePathFrom
-} from "./chunk-YY543CDS.js";
+} from "./chunk-PENIMNON.js";
 import {
   LuaFloat,
   LuaMulti,
@@ -40,7 +42,7 @@ import {
   ModuleResolver,
   displayPath,
   libTiers
-} from "./chunk-4QS5KWTN.js";
+} from "./chunk-VKEBFTIZ.js";
 import {
   VERSION
 } from "./chunk-HI6AAJID.js";
@@ -981,7 +983,7 @@ function installMcp(engine, run2) {
   let ending = false;
   const managerFor = async (fn, name) => {
     if (ending) throw runEnding(fn, name);
-    loading ??= import("./manager-3S4GJPID.js").then((m) => loaded = new m.McpManager(run2, {
+    loading ??= import("./manager-3AKILHHK.js").then((m) => loaded = new m.McpManager(run2, {
       call: (f, args) => engine.callLua(f, args)
     }, callbacks));
     return await loading;
@@ -1377,7 +1379,7 @@ function installOs(engine, run2) {
 }
 
 // src/host/tool.lua
-var tool_default = '--- tool.*: the registry of Lua tools a model can call (`agent.run`, `knl` devices, MCP-facing code).\n--\n-- Owns registration order (`tool.list()` and `tool.schema()` answer in the order names were first\n-- registered; re-registering a name replaces its entry in place), the Anthropic tools format of\n-- `tool.schema()` (`{ name, description, input_schema, group? }`), and dispatch (`tool.call`), which\n-- runs the handler in the calling task so it may make host calls, and lets its error propagate.\nlocal R = ...\nlocal type, error, sformat, concat = type, error, string.format, table.concat\n\ntool = tool or {}\nlocal entries, order = {}, {}\n\nlocal function arg_error(fn, i, name, expected, v)\n  error(sformat("%s: argument %d (%s) must be %s, got %s", fn, i, name, expected, type(v)), 3)\nend\n\n--- Registers `handler(input)` under `name`. `schema = { description, input_schema? }`;\n-- `meta = { group = "..." }` puts the tool in a group for `agent.run({ tool_groups = ... })`.\nfunction tool.register(name, schema, handler, meta)\n  if type(name) ~= "string" or name == "" then arg_error("tool.register", 1, "name", "a non-empty string", name) end\n  if type(schema) ~= "table" then arg_error("tool.register", 2, "schema", "a table", schema) end\n  if type(schema.description) ~= "string" then\n    error(sformat("tool.register: argument 2 (schema) field \'description\' must be a string, got %s",\n      type(schema.description)), 2)\n  end\n  if schema.input_schema ~= nil and type(schema.input_schema) ~= "table" then\n    error(sformat("tool.register: argument 2 (schema) field \'input_schema\' must be a table, got %s",\n      type(schema.input_schema)), 2)\n  end\n  if type(handler) ~= "function" then arg_error("tool.register", 3, "handler", "a function", handler) end\n  if meta ~= nil and type(meta) ~= "table" then arg_error("tool.register", 4, "meta", "a table", meta) end\n  local group = meta and meta.group\n  if group ~= nil and (type(group) ~= "string" or group == "") then\n    error(sformat("tool.register: argument 4 (meta) field \'group\' must be a non-empty string, got %s", type(group)), 2)\n  end\n  if not entries[name] then order[#order + 1] = name end\n  entries[name] = {\n    name = name,\n    description = schema.description,\n    input_schema = schema.input_schema or { type = "object", properties = std.json.object() },\n    handler = handler,\n    group = group,\n  }\nend\n\n--- Calls the tool `name` with `input`; returns what the handler returns, raises what it raises.\nfunction tool.call(name, input)\n  if type(name) ~= "string" then arg_error("tool.call", 1, "name", "a string", name) end\n  local e = entries[name]\n  if not e then\n    error(sformat("tool.call: unknown tool \'%s\'; known tools: %s", name,\n      #order > 0 and concat(order, ", ") or "(none)"), 2)\n  end\n  return e.handler(input)\nend\n\n--- Names of the registered tools, in registration order.\nfunction tool.list()\n  local out = std.json.array()\n  for i = 1, #order do out[i] = order[i] end\n  return out\nend\n\n--- The registered tools in the Anthropic tools format, in registration order.\nfunction tool.schema()\n  local out = std.json.array()\n  for i = 1, #order do\n    local e = entries[order[i]]\n    out[i] = { name = e.name, description = e.description, input_schema = e.input_schema, group = e.group }\n  end\n  return out\nend\n\n--- True when a tool named `name` is registered.\nfunction tool.exists(name) return entries[name] ~= nil end\n';
+var tool_default = '--- tool.*: the registry of Lua tools a model can call (`agent.run`, `knl` devices, MCP-facing code).\n--\n-- Owns registration order (`tool.list()` and `tool.schema()` answer in the order names were first\n-- registered; re-registering a name replaces its entry in place), the Anthropic tools format of\n-- `tool.schema()` (`{ name, description, input_schema, group? }`), and dispatch (`tool.call`), which\n-- runs the handler in the calling task so it may make host calls, and lets its error propagate.\n-- `tool.revision()` changes whenever a registration changes the registry, so a loop that offers\n-- the registry every turn (agent.run) rebuilds its tools list only when it changed.\nlocal R = ...\nlocal type, error, sformat, concat = type, error, string.format, table.concat\n\ntool = tool or {}\nlocal entries, order = {}, {}\nlocal revision = 0\n\nlocal function arg_error(fn, i, name, expected, v)\n  error(sformat("%s: argument %d (%s) must be %s, got %s", fn, i, name, expected, type(v)), 3)\nend\n\n--- Registers `handler(input)` under `name`. `schema = { description, input_schema? }`;\n-- `meta = { group = "..." }` puts the tool in a group for `agent.run({ tool_groups = ... })`.\nfunction tool.register(name, schema, handler, meta)\n  if type(name) ~= "string" or name == "" then arg_error("tool.register", 1, "name", "a non-empty string", name) end\n  if type(schema) ~= "table" then arg_error("tool.register", 2, "schema", "a table", schema) end\n  if type(schema.description) ~= "string" then\n    error(sformat("tool.register: argument 2 (schema) field \'description\' must be a string, got %s",\n      type(schema.description)), 2)\n  end\n  if schema.input_schema ~= nil and type(schema.input_schema) ~= "table" then\n    error(sformat("tool.register: argument 2 (schema) field \'input_schema\' must be a table, got %s",\n      type(schema.input_schema)), 2)\n  end\n  if type(handler) ~= "function" then arg_error("tool.register", 3, "handler", "a function", handler) end\n  if meta ~= nil and type(meta) ~= "table" then arg_error("tool.register", 4, "meta", "a table", meta) end\n  local group = meta and meta.group\n  if group ~= nil and (type(group) ~= "string" or group == "") then\n    error(sformat("tool.register: argument 4 (meta) field \'group\' must be a non-empty string, got %s", type(group)), 2)\n  end\n  if not entries[name] then order[#order + 1] = name end\n  revision = revision + 1\n  entries[name] = {\n    name = name,\n    description = schema.description,\n    input_schema = schema.input_schema or { type = "object", properties = std.json.object() },\n    handler = handler,\n    group = group,\n  }\nend\n\n--- Calls the tool `name` with `input`; returns what the handler returns, raises what it raises.\nfunction tool.call(name, input)\n  if type(name) ~= "string" then arg_error("tool.call", 1, "name", "a string", name) end\n  local e = entries[name]\n  if not e then\n    error(sformat("tool.call: unknown tool \'%s\'; known tools: %s", name,\n      #order > 0 and concat(order, ", ") or "(none)"), 2)\n  end\n  return e.handler(input)\nend\n\n--- Names of the registered tools, in registration order.\nfunction tool.list()\n  local out = std.json.array()\n  for i = 1, #order do out[i] = order[i] end\n  return out\nend\n\n--- The registered tools in the Anthropic tools format, in registration order.\nfunction tool.schema()\n  local out = std.json.array()\n  for i = 1, #order do\n    local e = entries[order[i]]\n    out[i] = { name = e.name, description = e.description, input_schema = e.input_schema, group = e.group }\n  end\n  return out\nend\n\n--- A number that changes whenever a registration changes the registry.\nfunction tool.revision() return revision end\n\n--- True when a tool named `name` is registered.\nfunction tool.exists(name) return entries[name] ~= nil end\n';
 
 // src/host/tool.ts
 function installTool(engine) {
@@ -1706,7 +1708,10 @@ function installKnl(engine, run2) {
   const t0 = performance.now();
   engine.define("@knl_clock", {
     pure: true,
-    sync: () => performance.now() - t0
+    raw: (L) => {
+      engine.api.pushnumber(L, performance.now() - t0);
+      return 1;
+    }
   });
   run2.onCleanup((ending) => {
     const exited = ending === "exit";
@@ -1852,8 +1857,13 @@ function installLlm(engine, run2) {
     }
   });
   let transportModule;
+  const deadlines = new Deadlines();
+  run2.onCleanup(() => deadlines.stop());
   engine.define("@llm_send", {
     functions: "ref",
+    // A request is not an act the kernel's log must precede (asking again is harmless): with a
+    // commit window, what a beat deferred commits while the request is in flight.
+    deferCommit: commitWindowMs() > 0,
     async: async (a, cx) => {
       const t = a.table(1, "request");
       const onDelta = a.optFunc(2, "on_delta");
@@ -1862,7 +1872,7 @@ function installLlm(engine, run2) {
         const ep = endpointOpts(a, t);
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
         const headers = authHeaders(provider, ep, betas);
-        const { sendLlmRequest } = transportModule ?? (transportModule = await import("./transport-T2EXYT6E.js"));
+        const { sendLlmRequest } = transportModule ?? (transportModule = await import("./transport-6CCWP7II.js"));
         const res = await sendLlmRequest({
           provider,
           url: endpointUrl(provider, ep),
@@ -1884,6 +1894,7 @@ function installLlm(engine, run2) {
             }
           } : void 0,
           signal: cx.signal,
+          deadlines,
           obs: (level, line) => {
             if (run2.log.enabled(level)) run2.log.log(level, line());
           }

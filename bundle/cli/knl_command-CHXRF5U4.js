@@ -4,7 +4,7 @@ import {
   openExistingStore,
   readOnlyQuery,
   storePathFrom
-} from "./chunk-YY543CDS.js";
+} from "./chunk-PENIMNON.js";
 import {
   stringifyJson
 } from "./chunk-J4FUTWHQ.js";
