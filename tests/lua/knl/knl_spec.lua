@@ -492,6 +492,14 @@ end)
 describe("the fast SessionOpts and DeviceSpec checks", function()
   local lcheck = require("lshape.check").check
   local types = require("knl_types")
+  -- the first `n` cases pass the fast check (and lcheck); the rest are left to lcheck
+  local function agrees(fast, schema, cases, n)
+    for i, v in ipairs(cases) do
+      local ok = fast(v)
+      expect(ok).to.equal(i <= n)
+      if ok then expect(lcheck(v, schema)).to.equal(true) end
+    end
+  end
   it("never pass what lcheck(opts, knl_types.SessionOpts) refuses", function()
     local cases = {
       {}, { owner = "agent" }, { owner = "a", budget = { amount = 5 } }, { budget = { amount = 1, tag = "tokens" } },
@@ -500,11 +508,7 @@ describe("the fast SessionOpts and DeviceSpec checks", function()
       { owner = 1 }, { budget = 5 }, { budget = {} }, { budget = { amount = "5" } }, { budget = { amount = 1, tag = 2 } },
       { labels = { a = "b" } }, { children = { {} } }, { budget = { amount = 1, other = true } }, { [1] = "x" },
     }
-    for i, o in ipairs(cases) do
-      local fast = knl._plain_session_opts(o)
-      expect(fast).to.equal(i <= 5)
-      if fast then expect(lcheck(o, types.SessionOpts)).to.equal(true) end
-    end
+    agrees(knl._plain_session_opts, types.SessionOpts, cases, 5)
   end)
   it("never pass what lcheck(spec, knl_types.DeviceSpec) refuses", function()
     local port = { chat = function() end }
@@ -515,10 +519,6 @@ describe("the fast SessionOpts and DeviceSpec checks", function()
       {}, { llm = "port" }, { llm = port, system = 1 }, { llm = port, tools = "t" }, { llm = port, fold = {} },
       { llm = port, filters = {} }, { llm = port, tool_policy = function() end }, { llm = port, other = 1 },
     }
-    for i, d in ipairs(cases) do
-      local fast = knl._plain_device_spec(d)
-      expect(fast).to.equal(i <= 3)
-      if fast then expect(lcheck(d, types.DeviceSpec)).to.equal(true) end
-    end
+    agrees(knl._plain_device_spec, types.DeviceSpec, cases, 3)
   end)
 end)
