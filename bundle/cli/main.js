@@ -1,10 +1,10 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-VYKELHGL.js";
+} from "./chunk-2ZYXKZXU.js";
 import {
   preloadLua
-} from "./chunk-VH7GFWJQ.js";
+} from "./chunk-AWGGZNFJ.js";
 import "./chunk-GAVNBGPF.js";
 import "./chunk-PENIMNON.js";
 import "./chunk-J4FUTWHQ.js";
@@ -347,7 +347,7 @@ async function runCommand(argv) {
 // src/cli/main.ts
 var SUBCOMMANDS = {
   test: {
-    load: async () => (await import("./test_command-WIX7UB7F.js")).testCommand
+    load: async () => (await import("./test_command-X55ZBDA3.js")).testCommand
   },
   knl: {
     load: async () => (await import("./knl_command-CHXRF5U4.js")).knlCommand

@@ -25,10 +25,11 @@
  *   kernel host calls it before the run next acts on the world, and at the run's end) or
  *   `close()`, and at the latest when the commit window (`commit_window.ts`) has passed since
  *   the first of them was appended — a timer, so it fires while the run waits (for a model
- *   answer, typically); with a window of 0, when the JS stack next unwinds (a microtask). Their `epoch_ms`
- *   is the time they were appended; `seq` and `position` are assigned at the commit (a deferred
- *   append returns none). A deferred event is lost only if the process dies outright (SIGKILL,
- *   a crash) before one of those points; no write lock is held while events wait. A commit that
+ *   answer, typically), and keeps a process alive that long at most; with a window of 0, when
+ *   the JS stack next unwinds (a microtask). Their `epoch_ms` is the time they were appended;
+ *   `seq` and `position` are assigned at the commit (a deferred append returns none). A
+ *   deferred event is lost only if the process dies outright (SIGKILL, a crash) before one of
+ *   those points; no write lock is held while events wait. A commit that
  *   fails keeps them for the next one (the failure is raised there), unless it failed on one of
  *   them: then they are dropped with an error naming how many were lost, so one bad row cannot
  *   block every later commit.

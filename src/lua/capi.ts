@@ -150,6 +150,15 @@ export class LuaApi {
   tointeger(L: number, idx: number): bigint {
     return BigInt(this.m._lua_tointegerx(L, idx, 0));
   }
+  /**
+   * The integer at `idx` (`lua_isinteger` is true there): a number when it is below 2^53 in
+   * magnitude, read as a double, which is exact in that range and makes no bigint; a bigint
+   * beyond.
+   */
+  tointegerish(L: number, idx: number): number | bigint {
+    const d = this.m._lua_tonumberx(L, idx, 0);
+    return d <= Number.MAX_SAFE_INTEGER && d >= -Number.MAX_SAFE_INTEGER ? d : this.tointeger(L, idx);
+  }
   /** `lua_tonumberx`. */
   tonumber(L: number, idx: number): number {
     return this.m._lua_tonumberx(L, idx, 0);

@@ -67,7 +67,6 @@ export interface ToLuaOptions {
 }
 
 const MAX_DEPTH = 200;
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const I64_LIMIT = 2 ** 63;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const SHORT_STRING = 32;
@@ -200,10 +199,7 @@ export class Converter {
       case LUA_TBOOLEAN:
         return api.toboolean(L, idx) ? "true" : "false";
       case LUA_TNUMBER: {
-        if (api.isinteger(L, idx)) {
-          const d = api.tonumber(L, idx); // exact below 2^53: no bigint to make and print
-          return d <= MAX_SAFE && d >= -MAX_SAFE ? String(d) : api.tointeger(L, idx).toString();
-        }
+        if (api.isinteger(L, idx)) return String(api.tointegerish(L, idx));
         const f = api.tonumber(L, idx);
         if (!Number.isFinite(f)) return undefined;
         if (Object.is(f, -0)) return "-0.0";
@@ -242,10 +238,10 @@ export class Converter {
       let key: string | undefined;
       let intKey = 0;
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
-        const d = api.tonumber(L, -2);
-        if (d >= 1 && d <= MAX_SAFE) intKey = d;
+        const k = api.tointegerish(L, -2);
+        if (typeof k === "number" && k >= 1) intKey = k;
         else {
-          key = d >= -MAX_SAFE && d <= MAX_SAFE ? String(d) : api.tointeger(L, -2).toString();
+          key = String(k);
           numberAsText = true;
         }
       } else if (kt === LUA_TSTRING) {
@@ -338,10 +334,7 @@ export class Converter {
       case LUA_TBOOLEAN:
         return api.toboolean(L, idx);
       case LUA_TNUMBER: {
-        if (api.isinteger(L, idx)) {
-          const d = api.tonumber(L, idx); // exact below 2^53: no bigint to make
-          return d <= MAX_SAFE && d >= -MAX_SAFE ? d : api.tointeger(L, idx);
-        }
+        if (api.isinteger(L, idx)) return api.tointegerish(L, idx);
         const f = api.tonumber(L, idx);
         return opts.floats === "tagged" && Number.isInteger(f) ? new LuaFloat(f) : f;
       }
@@ -408,8 +401,7 @@ export class Converter {
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
-        const d = api.tonumber(L, -2); // exact below 2^53: no bigint to make
-        const kb = d >= -MAX_SAFE && d <= MAX_SAFE ? d : api.tointeger(L, -2);
+        const kb = api.tointegerish(L, -2);
         path.push(kb);
         const v = this.#read(L, vIdx, opts, path, onPath);
         path.pop();

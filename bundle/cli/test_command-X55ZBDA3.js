@@ -1,8 +1,8 @@
 import {
   parseFlags,
   runBlock
-} from "./chunk-VYKELHGL.js";
-import "./chunk-VH7GFWJQ.js";
+} from "./chunk-2ZYXKZXU.js";
+import "./chunk-AWGGZNFJ.js";
 import "./chunk-GAVNBGPF.js";
 import "./chunk-PENIMNON.js";
 import "./chunk-J4FUTWHQ.js";

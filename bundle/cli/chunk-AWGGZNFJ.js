@@ -132,6 +132,15 @@ var LuaApi = class {
   tointeger(L, idx) {
     return BigInt(this.m._lua_tointegerx(L, idx, 0));
   }
+  /**
+   * The integer at `idx` (`lua_isinteger` is true there): a number when it is below 2^53 in
+   * magnitude, read as a double, which is exact in that range and makes no bigint; a bigint
+   * beyond.
+   */
+  tointegerish(L, idx) {
+    const d = this.m._lua_tonumberx(L, idx, 0);
+    return d <= Number.MAX_SAFE_INTEGER && d >= -Number.MAX_SAFE_INTEGER ? d : this.tointeger(L, idx);
+  }
   /** `lua_tonumberx`. */
   tonumber(L, idx) {
     return this.m._lua_tonumberx(L, idx, 0);
@@ -428,7 +437,6 @@ var ConversionError = class extends TypeError {
   }
 };
 var MAX_DEPTH = 200;
-var MAX_SAFE = Number.MAX_SAFE_INTEGER;
 var I64_LIMIT = 2 ** 63;
 var strictUtf8 = new TextDecoder("utf-8", {
   fatal: true,
@@ -543,10 +551,7 @@ var Converter = class {
       case LUA_TBOOLEAN:
         return api.toboolean(L, idx) ? "true" : "false";
       case LUA_TNUMBER: {
-        if (api.isinteger(L, idx)) {
-          const d = api.tonumber(L, idx);
-          return d <= MAX_SAFE && d >= -MAX_SAFE ? String(d) : api.tointeger(L, idx).toString();
-        }
+        if (api.isinteger(L, idx)) return String(api.tointegerish(L, idx));
         const f = api.tonumber(L, idx);
         if (!Number.isFinite(f)) return void 0;
         if (Object.is(f, -0)) return "-0.0";
@@ -584,10 +589,10 @@ var Converter = class {
       let key;
       let intKey = 0;
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
-        const d = api.tonumber(L, -2);
-        if (d >= 1 && d <= MAX_SAFE) intKey = d;
+        const k = api.tointegerish(L, -2);
+        if (typeof k === "number" && k >= 1) intKey = k;
         else {
-          key = d >= -MAX_SAFE && d <= MAX_SAFE ? String(d) : api.tointeger(L, -2).toString();
+          key = String(k);
           numberAsText = true;
         }
       } else if (kt === LUA_TSTRING) {
@@ -677,10 +682,7 @@ var Converter = class {
       case LUA_TBOOLEAN:
         return api.toboolean(L, idx);
       case LUA_TNUMBER: {
-        if (api.isinteger(L, idx)) {
-          const d = api.tonumber(L, idx);
-          return d <= MAX_SAFE && d >= -MAX_SAFE ? d : api.tointeger(L, idx);
-        }
+        if (api.isinteger(L, idx)) return api.tointegerish(L, idx);
         const f = api.tonumber(L, idx);
         return opts.floats === "tagged" && Number.isInteger(f) ? new LuaFloat(f) : f;
       }
@@ -739,8 +741,7 @@ var Converter = class {
     while (api.next(L, idx)) {
       const kt = api.type(L, -2);
       if (kt === LUA_TNUMBER && api.isinteger(L, -2)) {
-        const d = api.tonumber(L, -2);
-        const kb = d >= -MAX_SAFE && d <= MAX_SAFE ? d : api.tointeger(L, -2);
+        const kb = api.tointegerish(L, -2);
         path.push(kb);
         const v = this.#read(L, vIdx, opts, path, onPath);
         path.pop();

@@ -9,7 +9,7 @@ import {
   sanitizeUrl,
   seconds,
   unknownServer
-} from "./chunk-VH7GFWJQ.js";
+} from "./chunk-AWGGZNFJ.js";
 import "./chunk-J4FUTWHQ.js";
 import {
   VERSION

@@ -11,7 +11,7 @@ import {
   optField,
   runEnding,
   unknownServer
-} from "./chunk-VH7GFWJQ.js";
+} from "./chunk-AWGGZNFJ.js";
 import {
   Deadlines,
   LlmError
@@ -983,7 +983,7 @@ function installMcp(engine, run2) {
   let ending = false;
   const managerFor = async (fn, name) => {
     if (ending) throw runEnding(fn, name);
-    loading ??= import("./manager-3AKILHHK.js").then((m) => loaded = new m.McpManager(run2, {
+    loading ??= import("./manager-A4ARSSDA.js").then((m) => loaded = new m.McpManager(run2, {
       call: (f, args) => engine.callLua(f, args)
     }, callbacks));
     return await loading;
