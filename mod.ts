@@ -4,13 +4,13 @@
  * ```ts
  * import { runBlock } from "./mod.ts";
  * const outcome = await runBlock({ script: { path: "blocks/hello.lua" }, projectRoot: "." });
- * if (outcome.status === "returned") console.log(outcome.result);
+ * if (outcome.status === "returned") console.log(outcome.value);
  * ```
  *
  * A run is one Lua engine, one main task and everything it spawns; `RunSpec.modules` adds host
  * functions (`HostModule`, or `lazily(triggers, module)` to install one on first use) next to the
  * standard library, `RunSpec.signal` stops a run, and the
- * returned `RunOutcome` says how it ended (the CLI maps it to exit codes 0/75/1/130).
+ * returned `Outcome` says how it ended (`exitCodeOf` maps it to the CLI's exit codes 0/75/1/130).
  *
  * Events: a `BusHost` passed as `modules: [busModule(host)]` receives what the script emits with
  * `bus.emit` (TypeScript handlers per kind) and can emit into the script's `bus.on` handlers.
@@ -20,8 +20,10 @@
  * @module
  */
 export { runBlock } from "./src/runtime/run.ts";
-export type { RunOutcome, RunSpec } from "./src/runtime/run.ts";
-export type { HostModule, RunContext, RunEnding } from "./src/host/context.ts";
+export type { RunSpec } from "./src/runtime/run.ts";
+export { exitCodeOf, type Outcome, type OutcomeStatus } from "./src/outcome.ts";
+export { RunEnv } from "./src/run_env.ts";
+export type { HostModule, RunContext } from "./src/host/context.ts";
 export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
 export { Logger, type LogLevel } from "./src/obs/log.ts";
 export { ManagedProcess, ProcessGroups, type SpawnOptions } from "./src/proc/group.ts";
@@ -37,7 +39,7 @@ export {
   LuaEngine,
 } from "./src/lua/engine.ts";
 export { Args, LuaArgError } from "./src/lua/args.ts";
-export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/lua/values.ts";
+export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/json/values.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
 export { VERSION } from "./src/version.ts";

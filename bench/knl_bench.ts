@@ -108,7 +108,7 @@ async function round(dir: string, k: number): Promise<Round> {
       stdout: () => {},
     });
     if (outcome.status !== "returned") throw new Error(`bench script failed: ${JSON.stringify(outcome)}`);
-    const out = JSON.parse(String(outcome.result)) as LuaOut;
+    const out = JSON.parse(String(outcome.value)) as LuaOut;
     const db = new DatabaseSync(store);
     const rowsOf = (stream: string, where: string) =>
       db.prepare(

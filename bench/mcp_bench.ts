@@ -82,7 +82,7 @@ async function interleaved(connect: string, sdk: Client): Promise<Round[]> {
     stdout: () => {},
   });
   if (outcome.status !== "returned") throw new Error(`Lua bench failed: ${JSON.stringify(outcome)}`);
-  return JSON.parse(String(outcome.result));
+  return JSON.parse(String(outcome.value));
 }
 
 /** A round: ms per call of each side. */

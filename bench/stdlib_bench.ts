@@ -139,7 +139,7 @@ export default async function stdlibBench(): Promise<void> {
       stderr: (b) => Deno.stderr.writeSync(b),
     });
     if (out.status !== "returned") throw new Error(`bench script failed: ${JSON.stringify(out)}`);
-    const rounds = JSON.parse(out.result as string).slice(1) as Record<string, number>[]; // round 1 warms up
+    const rounds = JSON.parse(out.value as string).slice(1) as Record<string, number>[]; // round 1 warms up
     const col = (k: string) => rounds.map((r) => r[k]);
     line(`std.kv set+get ×${KV_N}`, col("kv"), col("kv_raw"), "throughput", 0.5);
     line(`std.ts.append ×${TS_N}`, col("ts"), col("ts_raw"), "throughput", 0.5);

@@ -5,7 +5,8 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runBlock, type RunOutcome, type RunSpec } from "../src/runtime/run.ts";
+import { runBlock, type RunSpec } from "../src/runtime/run.ts";
+import type { Outcome } from "../src/outcome.ts";
 
 /** Absolute path of the repository root. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -14,14 +15,32 @@ export const CLI = join(REPO_ROOT, "cli.ts");
 
 /** Result of `runLua`: the outcome plus everything written to stdout and stderr. */
 export interface LuaRun {
-  outcome: RunOutcome;
+  outcome: Outcome;
   stdout: string;
   stderr: string;
 }
 
+/** Variables of this process a test run may see: what finding programs and caches needs. */
+const PASSED_THROUGH = ["PATH", "HOME", "TMPDIR", "DENO_DIR", "SYSTEMROOT", "USERPROFILE"];
+
+/**
+ * The environment of an in-process test run: the few process variables programs need (PATH,
+ * HOME, ...), `NO_COLOR=1`, then `extra`. Nothing else of the developer's environment (keys,
+ * `AGENT_BLOCK_*` knobs) reaches a test, and nothing a test sets reaches the process.
+ */
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { NO_COLOR: "1" };
+  for (const k of PASSED_THROUGH) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
 /**
  * Runs Lua `source` in-process (inline chunk named `name`, default `test.lua`) and captures its
- * output. `spec` overrides any RunSpec field (projectRoot defaults to a fresh temp dir).
+ * output. `spec` overrides any RunSpec field (projectRoot defaults to a fresh temp dir, `env` to
+ * `testEnv()`, `cwd` to the project root).
  */
 export async function runLua(
   source: string,
@@ -34,6 +53,7 @@ export async function runLua(
     script: { source, name: spec.name ?? "test.lua", dir: projectRoot },
     stdout: (b) => out.push(b.slice()),
     stderr: (b) => err.push(b.slice()),
+    env: testEnv(),
     ...spec,
     projectRoot,
   });
@@ -61,7 +81,7 @@ export async function evalLua(
   if (r.outcome.status !== "returned") {
     throw new Error(`Lua did not return: ${JSON.stringify(r.outcome)}\nstderr: ${r.stderr}`);
   }
-  const v = r.outcome.result;
+  const v = r.outcome.value;
   return v instanceof Uint8Array ? new TextDecoder().decode(v) : v;
 }
 

@@ -5,13 +5,13 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { findSpecs, runSpecFile } from "../src/cli/test_command.ts";
-import { REPO_ROOT } from "./helpers.ts";
+import { REPO_ROOT, testEnv } from "./helpers.ts";
 
 const files = [...findSpecs(join(REPO_ROOT, "embedded")), ...findSpecs(join(REPO_ROOT, "tests", "lua"))];
 
 for (const file of files) {
   Deno.test(`lua spec: ${relative(REPO_ROOT, file)}`, async () => {
-    const r = await runSpecFile(file, REPO_ROOT);
+    const r = await runSpecFile(file, REPO_ROOT, { env: testEnv(), cwd: REPO_ROOT });
     const detail = r.failures.map((f) => `- ${f.name}: ${f.error}`).join("\n");
     assert.equal(r.failed, 0, `${r.failed} failing spec(s) in ${file}:\n${detail}`);
     assert.ok(r.passed > 0, `no spec ran in ${file}`);

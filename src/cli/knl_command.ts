@@ -11,11 +11,11 @@
  * then `<project>/.agent-block/knl.sqlite`.
  */
 import { parseArgs } from "node:util";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
-import { loadDotenv } from "../config/dotenv.ts";
+import { edgeEnvironment } from "./environment.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
-import { stringifyJson } from "../lua/json.ts";
+import { stringifyJson } from "../json/codec.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
 import { type EventStore, openExistingStore } from "../knl/store.ts";
 import { exportSession, listSessions, UnknownSession } from "../knl/export.ts";
@@ -42,13 +42,14 @@ Options:
 const enc = new TextEncoder();
 
 function openFrom(project: string, store: string | undefined): EventStore {
-  for (const w of loadDotenv(join(project, ".env"), join(project, ".env"))) {
+  const edge = edgeEnvironment(project);
+  for (const w of edge.warnings) {
     writeStderr(enc.encode(`[warn] agent-block: ${w}\n`));
   }
-  const root = resolve(project);
+  const root = resolve(edge.cwd, project);
   const path = store !== undefined
-    ? storePathFrom(Deno.cwd(), store)
-    : defaultStorePath(root, (k) => Deno.env.get(k));
+    ? storePathFrom(edge.cwd, store)
+    : defaultStorePath(root, (k) => edge.env[k]);
   try {
     return openExistingStore(path);
   } catch (e) {

@@ -10,12 +10,12 @@
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
 import { parseArgs } from "node:util";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
-import { loadDotenv } from "../config/dotenv.ts";
+import { edgeEnvironment } from "./environment.ts";
 import { Logger, writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../runtime/paths.ts";
+import { agentBlockHome } from "../home.ts";
 import { createBlockServer, currentBlocks } from "../mcp_server/server.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
 import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
@@ -138,15 +138,16 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       throw new AgentBlockError(`mcp: --block-dir ${d} is not a directory`);
     }
   }
-  const log = Logger.fromEnv("agent-block mcp");
-  for (const w of loadDotenv(join(projectRoot, ".env"), join(projectRoot, ".env"))) log.warn(w);
+  const edge = edgeEnvironment(projectRoot);
+  const log = Logger.forLevel(edge.env["AGENT_BLOCK_LOG"], "agent-block mcp");
+  for (const w of edge.warnings) log.warn(w);
 
   const procs = new ProcessGroups();
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
   const opts = {
     projectRoot,
-    home: agentBlockHome(),
+    home: agentBlockHome(edge.env, edge.cwd),
     blockDirs,
     runTimeoutSecs: s.runTimeoutSecs,
     progressIntervalMs: s.progressSecs * 1000,

@@ -14,10 +14,11 @@ import { dirname, join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
-import { loadDotenv } from "../config/dotenv.ts";
+import { edgeEnvironment } from "./environment.ts";
 import { blockRoots, findBlock, scanBlocks } from "../blocks/registry.ts";
-import { runBlock, type RunOutcome } from "../runtime/run.ts";
-import { agentBlockHome } from "../runtime/paths.ts";
+import { runBlock } from "../runtime/run.ts";
+import { exitCodeOf, type Outcome } from "../outcome.ts";
+import { agentBlockHome } from "../home.ts";
 import { writeStderr } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
 import { preloadLua } from "../lua/wasm.ts";
@@ -59,6 +60,10 @@ export interface RunSettings {
   cpuLimitSecs?: number;
   memoryLimitMb?: number;
   mcpTimeoutSecs: number;
+  /** The run's environment: the process's with the project's `.env` layered in. */
+  env: Record<string, string>;
+  /** The process working directory. */
+  cwd: string;
 }
 
 function positiveNumber(flag: string, raw: string, integer = false): number {
@@ -69,8 +74,8 @@ function positiveNumber(flag: string, raw: string, integer = false): number {
   return n;
 }
 
-function envNumber(name: string, integer = false): number | undefined {
-  const raw = Deno.env.get(name);
+function envNumber(env: Record<string, string>, name: string, integer = false): number | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
@@ -122,10 +127,12 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     throw new UsageError("nothing to run: pass --script FILE or --block NAME (see --help)");
   }
   const project = v.project ?? ".";
-  // .env is the host half's config: loaded before the environment layer is read.
-  for (const w of loadDotenv(join(project, ".env"), join(project, ".env"))) {
+  // .env is the host half's config: layered in before the environment layer is read.
+  const edge = edgeEnvironment(project);
+  for (const w of edge.warnings) {
     writeStderr(new TextEncoder().encode(`[warn] agent-block: ${w}\n`));
   }
+  const env = edge.env;
   const cfg: RunConfig = v.config !== undefined ? readRunConfig(v.config) : {};
   return {
     script: v.script,
@@ -135,9 +142,12 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     context: v.context ?? cfg.context,
     result: v.result ?? cfg.result,
     labels: { ...(cfg.labels ?? {}), ...flagLabels },
-    cpuLimitSecs: cpu ?? envNumber("AGENT_BLOCK_CPU_LIMIT_SECS") ?? cfg.cpu_limit_secs,
-    memoryLimitMb: mem ?? envNumber("AGENT_BLOCK_MEMORY_LIMIT_MB") ?? cfg.memory_limit_mb,
-    mcpTimeoutSecs: mcpT ?? envNumber("AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ?? cfg.mcp_timeout_secs ?? 30,
+    cpuLimitSecs: cpu ?? envNumber(env, "AGENT_BLOCK_CPU_LIMIT_SECS") ?? cfg.cpu_limit_secs,
+    memoryLimitMb: mem ?? envNumber(env, "AGENT_BLOCK_MEMORY_LIMIT_MB") ?? cfg.memory_limit_mb,
+    mcpTimeoutSecs: mcpT ?? envNumber(env, "AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ?? cfg.mcp_timeout_secs ??
+      30,
+    env,
+    cwd: edge.cwd,
   };
 }
 
@@ -161,32 +171,34 @@ function say(line: string): void {
   writeStderr(enc.encode(line.endsWith("\n") ? line : line + "\n"));
 }
 
-/** Maps an outcome to the exit code, reporting it on stderr (and writing the result file). */
-export function reportOutcome(outcome: RunOutcome, resultPath?: string): number {
+/** Reports an outcome on stderr (and writes the result file); returns its exit code. */
+export function reportOutcome(outcome: Outcome, resultPath?: string): number {
   switch (outcome.status) {
     case "returned": {
       if (resultPath !== undefined) {
-        const r = outcome.result;
+        const r = outcome.value;
         writeAtomic(
           resultPath,
           r === undefined ? new Uint8Array() : typeof r === "string" ? enc.encode(r) : r,
         );
       }
-      return EXIT.OK;
+      break;
     }
     case "deferred":
       say(`deferred: ${outcome.reason}`);
-      return EXIT.DEFERRED;
-    case "exited":
-      return outcome.code;
+      break;
     case "stopped":
       say(`stopped: ${outcome.reason}`);
-      return EXIT.INTERRUPTED;
+      break;
+    case "timed_out":
+      say(`timed out after ${outcome.seconds} s`);
+      break;
     case "failed":
       say(`error: ${outcome.message}`);
       if (outcome.traceback) say(outcome.traceback);
-      return EXIT.FAILED;
+      break;
   }
+  return exitCodeOf(outcome);
 }
 
 /** Runs the run command; returns the exit code. */
@@ -203,7 +215,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   let scriptPath = s.script;
   if (s.block !== undefined) {
-    const roots = blockRoots(resolve(s.project), agentBlockHome());
+    const roots = blockRoots(resolve(s.cwd, s.project), agentBlockHome(s.env, s.cwd));
     const b = findBlock(roots, s.block);
     if (!b) {
       const known = scanBlocks(roots).map((x) => x.name);
@@ -225,6 +237,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     const outcome = await runBlock({
       script: { path: scriptPath! },
       projectRoot: s.project,
+      env: s.env,
+      cwd: s.cwd,
       prompt: s.prompt,
       context: s.context,
       labels: s.labels,

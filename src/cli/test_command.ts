@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { runBlock } from "../runtime/run.ts";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
+import { edgeEnvironment } from "./environment.ts";
 import { displayPath } from "../modules/resolver.ts";
 
 /** The outcome of one spec file. */
@@ -32,21 +33,35 @@ end
 return std.json.encode(lspec.results())
 `;
 
+/** Where a spec file runs: the environment and working directory its run gets. */
+export interface SpecRunEnvironment {
+  /** The run's environment (`RunSpec.env`). */
+  env: Readonly<Record<string, string>>;
+  /** The run's working directory (absolute); `path` and `projectRoot` resolve against it. */
+  cwd: string;
+}
+
 /** Runs one spec file in a fresh engine. */
-export async function runSpecFile(path: string, projectRoot = "."): Promise<SpecFileResult> {
-  const abs = resolve(path);
+export async function runSpecFile(
+  path: string,
+  projectRoot: string,
+  where: SpecRunEnvironment,
+): Promise<SpecFileResult> {
+  const abs = resolve(where.cwd, path);
   const chunks: string[] = [];
   const outcome = await runBlock({
     script: { source: DRIVER, name: "lspec_driver.lua", dir: dirname(abs) },
     projectRoot,
+    env: where.env,
+    cwd: where.cwd,
     globals: { SPEC_PATH: displayPath(abs) },
     stdout: (b) => chunks.push(new TextDecoder().decode(b)),
   });
-  if (outcome.status !== "returned" || typeof outcome.result !== "string") {
+  if (outcome.status !== "returned" || typeof outcome.value !== "string") {
     const why = outcome.status === "failed" ? outcome.message : outcome.status;
     return { path, passed: 0, failed: 1, failures: [{ name: "(spec file)", error: why }], output: chunks };
   }
-  const r = JSON.parse(outcome.result) as Omit<SpecFileResult, "path">;
+  const r = JSON.parse(outcome.value) as Omit<SpecFileResult, "path">;
   const printed = chunks.join("").split("\n").filter((l) => l.length).map((l) => `  | ${l}`);
   return {
     path,
@@ -124,10 +139,11 @@ export async function testCommand(argv: string[]): Promise<number> {
     files = findSpecs(project);
   }
   if (files.length === 0) throw new AgentBlockError("no spec files found (looked for *_spec.lua)");
+  const edge = edgeEnvironment(project);
   let passed = 0;
   let failed = 0;
   for (const f of files) {
-    const r = await runSpecFile(f, project);
+    const r = await runSpecFile(f, project, edge);
     print(`${displayPath(resolve(f))}`);
     for (const line of r.output) print(`  ${line}`);
     passed += r.passed;

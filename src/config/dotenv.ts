@@ -2,9 +2,11 @@
  * The project's `.env` file: the host half's configuration (databases, sandbox, home).
  *
  * Owns parsing (`NAME=value`, optional `export `, `#` comments, single quotes literal, double
- * quotes with `\n` `\t` `\"` `\\` escapes, unquoted values trimmed with ` #` comments removed) and
- * loading without overriding variables already set. A malformed line is reported with its line
- * number and skipped; nothing else in the file is lost.
+ * quotes with `\n` `\t` `\"` `\\` escapes, unquoted values trimmed with ` #` comments removed),
+ * reading the file into a record, and the seed's layering rule (`layerDotenv`: a variable already
+ * set is never overridden). A malformed line is reported with its line number and skipped;
+ * nothing else in the file is lost. Nothing here writes the process environment: the edge layers
+ * the record into the environment it hands the run.
  */
 
 /** Result of parsing a `.env` text. */
@@ -65,19 +67,33 @@ export function parseDotenv(text: string, label = ".env"): DotenvParse {
   return { vars, warnings };
 }
 
-/**
- * Loads `path` into the process environment without overriding what is already set.
- * A missing file is not an error. Returns the warnings to report.
- */
-export function loadDotenv(path: string, label = path): string[] {
+/** A `.env` file read into a record, with the problems found in it. */
+export interface DotenvFile {
+  /** The variables, later lines winning over earlier ones. */
+  vars: Record<string, string>;
+  /** Human-readable problems, each naming the file and line. */
+  warnings: string[];
+}
+
+/** Reads and parses `path`. A missing file is an empty record, not an error. */
+export function readDotenv(path: string, label = path): DotenvFile {
   let text: string;
   try {
     text = Deno.readTextFileSync(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return [];
-    return [`${label}: cannot read: ${(e as Error).message}`];
+    if (e instanceof Deno.errors.NotFound) return { vars: {}, warnings: [] };
+    return { vars: {}, warnings: [`${label}: cannot read: ${(e as Error).message}`] };
   }
   const { vars, warnings } = parseDotenv(text, label);
-  for (const [k, v] of vars) if (Deno.env.get(k) === undefined) Deno.env.set(k, v);
-  return warnings;
+  return { vars: Object.fromEntries(vars), warnings };
+}
+
+/** `base` with every variable of `dotenv` that `base` does not set (the seed's rule). */
+export function layerDotenv(
+  base: Readonly<Record<string, string>>,
+  dotenv: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const out: Record<string, string> = { ...base };
+  for (const [k, v] of Object.entries(dotenv)) if (!Object.hasOwn(out, k)) out[k] = v;
+  return out;
 }

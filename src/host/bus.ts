@@ -27,7 +27,7 @@
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import { optField } from "../lua/args.ts";
-import type { LuaFunctionRef } from "../lua/values.ts";
+import type { LuaFunctionRef } from "../json/values.ts";
 import type { HostModule, RunContext } from "./context.ts";
 
 /** What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`). */

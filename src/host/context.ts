@@ -1,16 +1,26 @@
 /**
  * What host functions know about the run they serve.
  *
- * Owns the `RunContext` shape: paths, output sinks, logger, process groups, labels and cleanup
- * hooks of ONE run. Host modules receive it at install time; nothing in it is global, so an
- * embedder can run several blocks in one process without them seeing each other.
+ * Owns the `RunContext` shape: the environment, working directory, paths, output sinks, logger,
+ * process groups, labels and cleanup hooks of ONE run. Host modules receive it at install time
+ * and take every setting from it: none reads the process environment (`run.env` instead) or
+ * resolves a path against the process working directory (`run.resolve` instead), so an embedder
+ * can run several blocks in one process without them seeing each other.
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import type { Logger } from "../obs/log.ts";
 import type { ProcessGroups } from "../proc/group.ts";
+import type { Outcome } from "../outcome.ts";
+import type { RunEnv } from "../run_env.ts";
 
 /** The run a host module is installed for. */
 export interface RunContext {
+  /** The run's environment (resolved at the edge, plus what `std.env.set` changed). */
+  env: RunEnv;
+  /** Absolute working directory of the run: relative paths resolve against it. */
+  cwd: string;
+  /** `path` made absolute against the run's working directory (absolute paths unchanged). */
+  resolve(path: string): string;
   /** Absolute, canonical project root (`--project`). */
   projectRoot: string;
   /** Absolute directory of the running script (first tier of `require`). */
@@ -33,14 +43,10 @@ export interface RunContext {
   mcpTimeoutMs: number;
   /**
    * Registers work to do when the run ends, whatever the outcome (newest first). The function
-   * receives how the main chunk ended: `"returned"`, `"exit"` (os.exit / job.defer), `"error"`,
-   * `"stopped"` (SIGINT/SIGTERM, embedder cancel), or `"not-started"`.
+   * receives the run's outcome, or `undefined` when the main chunk never started.
    */
-  onCleanup(fn: (ending: RunEnding) => void | Promise<void>): void;
+  onCleanup(fn: (outcome: Outcome | undefined) => void | Promise<void>): void;
 }
-
-/** How the main chunk ended, as cleanup functions see it. */
-export type RunEnding = "returned" | "exit" | "error" | "stopped" | "not-started";
 
 /** A unit of the standard library: installs its host functions into an engine. */
 export type HostModule = (engine: LuaEngine, run: RunContext) => void;

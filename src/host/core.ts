@@ -6,8 +6,8 @@
  * `mcp`, ...) are host modules of their own, listed in `src/host/standard.ts`.
  */
 import type { LuaEngine } from "../lua/engine.ts";
-import { parseJson, stringifyJson } from "../lua/json.ts";
-import { LuaMulti, NullsAsNil } from "../lua/values.ts";
+import { parseJson, stringifyJson } from "../json/codec.ts";
+import { LuaMulti, NullsAsNil } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import type { ModuleResolver } from "../modules/resolver.ts";
 import { LUA_TNONE } from "../lua/capi.ts";

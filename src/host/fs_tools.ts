@@ -26,7 +26,7 @@
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
 import { LuaArgError } from "../lua/args.ts";
-import { LuaMulti, luaTypeName } from "../lua/values.ts";
+import { LuaMulti, luaTypeName } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import { osError } from "./os_error.ts";
 import fsToolsSource from "./fs_tools.lua" with { type: "text" };

@@ -19,8 +19,8 @@
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
-import { stringifyJson } from "../lua/json.ts";
-import { type LuaFunctionRef, luaTypeName } from "../lua/values.ts";
+import { stringifyJson } from "../json/codec.ts";
+import { type LuaFunctionRef, luaTypeName } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 
 const DEFAULT_TIMEOUT_S = 120;

@@ -11,7 +11,7 @@
  * process group of the run's `ProcessGroups` and ends with it.
  */
 import type { LuaEngine } from "../lua/engine.ts";
-import { LuaMulti } from "../lua/values.ts";
+import { LuaMulti } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import { osError } from "./os_error.ts";
 import type { ManagedProcess } from "../proc/group.ts";

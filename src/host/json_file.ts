@@ -8,8 +8,8 @@
  */
 import { dirname, join } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
-import { parseJson, stringifyJson } from "../lua/json.ts";
-import { NullsAsNil } from "../lua/values.ts";
+import { parseJson, stringifyJson } from "../json/codec.ts";
+import { NullsAsNil } from "../json/values.ts";
 import { fsFailure } from "./fs.ts";
 
 /** Installs `std.json.read_file` and `std.json.write_file`. */

@@ -27,8 +27,8 @@
 import type { LuaEngine } from "../lua/engine.ts";
 import type { RunContext } from "./context.ts";
 import { Args } from "../lua/args.ts";
-import { stringifyJson } from "../lua/json.ts";
-import { LuaMulti, NullsAsNil } from "../lua/values.ts";
+import { stringifyJson } from "../json/codec.ts";
+import { LuaMulti, NullsAsNil } from "../json/values.ts";
 import { type EventStore, type NewEvent, openStore } from "../knl/store.ts";
 import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
 import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
@@ -331,10 +331,10 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     },
   });
 
-  run.onCleanup((ending) => {
+  run.onCleanup((outcome) => {
     // os.exit / job.defer end the run without running Lua past them, so the bracket cannot
     // record its own close: it is recorded here, as the bracket would have.
-    const exited = ending === "exit";
+    const exited = outcome?.status === "exited" || outcome?.status === "deferred";
     // deferred events commit now: the run is over, nothing later would carry them
     flushAll((s, e) => run.log.warn(`knl: committing the deferred events of ${s.path} failed: ${e.message}`));
     for (const { store: s, id } of open.values()) {

@@ -63,7 +63,7 @@
 import type { LoggingLevel } from "@modelcontextprotocol/client";
 import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
-import { LuaMulti, luaTypeName } from "../lua/values.ts";
+import { LuaMulti, luaTypeName } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import { type CallbackKind, CallbackRegistry } from "./mcp/callbacks.ts";
 import { McpError, runEnding, unknownServer } from "./mcp/errors.ts";

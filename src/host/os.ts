@@ -7,7 +7,7 @@
  * cleanup); wasmoon's own would set the process exit code behind everyone's back.
  */
 import type { LuaEngine } from "../lua/engine.ts";
-import { LuaMulti } from "../lua/values.ts";
+import { LuaMulti } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import { exitTriple } from "./io.ts";
 import { osError } from "./os_error.ts";

@@ -28,7 +28,7 @@
 import { resolve } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
-import { luaTypeName } from "../lua/values.ts";
+import { luaTypeName } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import type { ManagedProcess } from "../proc/group.ts";
 

@@ -8,7 +8,7 @@
  *   seconds on the monotonic clock, followed by `fn`'s results.
  */
 import type { LuaEngine } from "../lua/engine.ts";
-import { LuaFloat } from "../lua/values.ts";
+import { LuaFloat } from "../json/values.ts";
 
 import timeSource from "./time.lua" with { type: "text" };
 

@@ -11,7 +11,7 @@
  * removed before anything else runs on the connection.
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { parseJson } from "../lua/json.ts";
+import { parseJson } from "../json/codec.ts";
 import type { EventStore } from "./store.ts";
 
 /** Options of `s:query`. */

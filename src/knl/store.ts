@@ -37,7 +37,7 @@
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { dirname } from "node:path";
-import { parseJson } from "../lua/json.ts";
+import { parseJson } from "../json/codec.ts";
 import { ensureLayout } from "./migrate.ts";
 import { MEMORY } from "./paths.ts";
 import { EVENT_SCHEMA_VERSION } from "./schema.ts";

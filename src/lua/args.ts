@@ -5,7 +5,7 @@
  * Owns: reading positional arguments (already converted by `convert.ts`) with a type check that
  * names the function, the position and the parameter, and says what it got.
  */
-import { LuaFloat, LuaFunctionRef, luaTypeName } from "./values.ts";
+import { LuaFloat, LuaFunctionRef, luaTypeName } from "../json/values.ts";
 
 /** A bad argument to a host function. Raised in Lua at the caller's line. */
 export class LuaArgError extends TypeError {

@@ -42,7 +42,7 @@ import {
   LUA_TYPE_NAMES,
   type LuaApi,
 } from "./capi.ts";
-import { LuaFloat, LuaFunctionRef, NullsAsNil } from "./values.ts";
+import { LuaFloat, LuaFunctionRef, NullsAsNil } from "../json/values.ts";
 
 /** A value that cannot cross the boundary. */
 export class ConversionError extends TypeError {

@@ -49,9 +49,11 @@ export class Logger {
     this.threshold = RANK[level];
   }
 
-  /** A logger reading its level from `AGENT_BLOCK_LOG`; an unknown value warns once. */
-  static fromEnv(scope: string, sink?: (bytes: Uint8Array) => void): Logger {
-    const raw = Deno.env.get("AGENT_BLOCK_LOG");
+  /**
+   * A logger whose level is `raw`, the run's `AGENT_BLOCK_LOG` value (unset or empty: info); an
+   * unknown value warns once and logs at info.
+   */
+  static forLevel(raw: string | undefined, scope: string, sink?: (bytes: Uint8Array) => void): Logger {
     const level = parseLevel(raw);
     const logger = new Logger(scope, level ?? "info", sink);
     if (raw !== undefined && raw !== "" && level === undefined) {

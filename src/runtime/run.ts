@@ -5,31 +5,43 @@
  * embedders (`mod.ts`):
  *   resolve paths → create the engine → install host modules → run the prelude → set globals →
  *   seal check → compile → drive the main task → clean up (process groups, handles, engine).
- * Cleanup happens whatever the outcome. Nothing here touches `Deno.exit`, argv or the result
- * file: mapping an outcome to an exit code is the caller's business.
+ * Cleanup happens whatever the outcome. Nothing here touches `Deno.exit`, argv, the result file
+ * or the process environment and working directory: the run's environment is `spec.env` (a
+ * record the edge resolved; empty when absent) and its working directory `spec.cwd` (the project
+ * root when absent), and mapping the outcome to an exit code is the caller's business
+ * (`exitCodeOf`).
  *
- * Invariants: a run that raised or never started has `status: "failed"`; `returned` carries the
- * chunk's first return value stringified by Lua's `tostring` (a string passes unchanged, bytes
- * exact); `deferred` is `job.defer`; `exited` is `os.exit`; `stopped` is a cancel from outside.
+ * Invariants: the outcome follows `src/outcome.ts`; a run that raised or never started is
+ * `failed`; `stopped` is a cancel from outside (`spec.signal`).
  */
 import { basename, dirname, resolve } from "node:path";
 import { type EngineLimits, LuaEngine } from "../lua/engine.ts";
 import prelude from "../lua/prelude.lua" with { type: "text" };
 import { installCore } from "../host/core.ts";
-import type { HostModule, RunContext, RunEnding } from "../host/context.ts";
+import type { HostModule, RunContext } from "../host/context.ts";
 import { STANDARD_MODULES } from "../host/standard.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
-import { agentBlockHome } from "./paths.ts";
+import { agentBlockHome } from "../home.ts";
+import { failedOutcome, type Outcome } from "../outcome.ts";
+import { RunEnv } from "../run_env.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
   /** A script file, or inline source with the name errors should show. */
   script: { path: string } | { source: string | Uint8Array; name: string; dir?: string };
-  /** Project root (`--project`); made absolute and canonical. */
+  /** Project root (`--project`); resolved against `cwd`, made absolute and canonical. */
   projectRoot: string;
-  /** `$AGENT_BLOCK_HOME`; defaults to the environment's, then `~/.agent-block`. */
+  /**
+   * The run's environment, resolved by the caller (the CLI passes the process environment with
+   * the project's `.env` layered in). Absent: an empty environment — nothing is read from the
+   * process. The run copies it; `std.env.set` changes the run's own copy only.
+   */
+  env?: Readonly<Record<string, string>>;
+  /** The run's working directory (absolute); relative paths resolve against it. Default: the project root. */
+  cwd?: string;
+  /** `$AGENT_BLOCK_HOME`; defaults to the run environment's, then `~/.agent-block`. */
   home?: string;
   /** `_PROMPT` (absent when undefined). */
   prompt?: string;
@@ -49,21 +61,13 @@ export interface RunSpec {
   modules?: readonly HostModule[];
   /** Aborting ends the run at the next point where Lua waits for the host. */
   signal?: AbortSignal;
-  /** Downgrade the seal check to warnings (`AGENT_BLOCK_UNSEAL=1`). */
+  /** Downgrade the seal check to warnings (default: the run environment's `AGENT_BLOCK_UNSEAL=1`). */
   unseal?: boolean;
-  /** Grace between SIGTERM and SIGKILL for child process groups, ms. */
+  /** Grace between SIGTERM and SIGKILL for child process groups, ms (default: `AGENT_BLOCK_TASK_GRACE_MS`, else 1000). */
   graceMs?: number;
   /** Timeout of every MCP request, seconds (`--mcp-timeout-secs`, default 30). */
   mcpTimeoutSecs?: number;
 }
-
-/** How a run ended. */
-export type RunOutcome =
-  | { status: "returned"; result: string | Uint8Array | undefined }
-  | { status: "deferred"; reason: string }
-  | { status: "exited"; code: number }
-  | { status: "failed"; message: string; traceback: string; value: unknown }
-  | { status: "stopped"; reason: string };
 
 /** The script's source and naming, read before the engine exists. */
 interface LoadedScript {
@@ -73,9 +77,9 @@ interface LoadedScript {
   name: string;
 }
 
-function loadScript(spec: RunSpec): LoadedScript | { error: string } {
+function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScript | { error: string } {
   if ("path" in spec.script) {
-    const path = resolve(spec.script.path);
+    const path = resolve(cwd, spec.script.path);
     try {
       const info = Deno.statSync(path);
       if (info.isDirectory) return { error: `cannot read script ${spec.script.path}: it is a directory` };
@@ -94,37 +98,43 @@ function loadScript(spec: RunSpec): LoadedScript | { error: string } {
   return {
     source: typeof src === "string" ? new TextEncoder().encode(src) : src,
     chunkname: "@" + spec.script.name,
-    dir: resolve(spec.script.dir ?? spec.projectRoot),
+    dir: resolve(cwd, spec.script.dir ?? projectRoot),
     name: basename(spec.script.name),
   };
 }
 
-function failed(message: string): RunOutcome {
-  return { status: "failed", message, traceback: "", value: message };
-}
+const failed = failedOutcome;
 
 /** Runs one block to its outcome. */
-export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
+export async function runBlock(spec: RunSpec): Promise<Outcome> {
+  const env = new RunEnv(spec.env);
   let projectRoot: string;
   try {
-    projectRoot = Deno.realPathSync(spec.projectRoot);
+    // Without `cwd` a relative root is the caller's own (the process's) business: realpath decides.
+    projectRoot = Deno.realPathSync(
+      spec.cwd !== undefined ? resolve(spec.cwd, spec.projectRoot) : spec.projectRoot,
+    );
     if (!Deno.statSync(projectRoot).isDirectory) {
       return failed(`project ${spec.projectRoot} is not a directory`);
     }
   } catch {
     return failed(`project directory ${spec.projectRoot} does not exist`);
   }
-  const script = loadScript(spec);
+  const cwd = spec.cwd !== undefined ? resolve(spec.cwd) : projectRoot;
+  const script = loadScript(spec, cwd, projectRoot);
   if ("error" in script) return failed(script.error);
 
   const stdout = spec.stdout ?? writeStdout;
   const stderr = spec.stderr ?? writeStderr;
-  const log = Logger.fromEnv(script.name, stderr);
-  const cleanups: ((ending: RunEnding) => void | Promise<void>)[] = [];
-  let ending: RunEnding = "not-started";
-  const procs = new ProcessGroups(spec.graceMs ?? graceFromEnv());
-  const home = spec.home ?? agentBlockHome();
+  const log = Logger.forLevel(env.get("AGENT_BLOCK_LOG"), script.name, stderr);
+  const cleanups: ((outcome: Outcome | undefined) => void | Promise<void>)[] = [];
+  let outcome: Outcome | undefined;
+  const procs = new ProcessGroups(spec.graceMs ?? graceFrom(env));
+  const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
   const run: RunContext = {
+    env,
+    cwd,
+    resolve: (path) => resolve(cwd, path),
     projectRoot,
     scriptDir: script.dir,
     scriptName: script.name,
@@ -140,7 +150,7 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
 
   const resolver = new ModuleResolver(
     libTiers(script.dir, projectRoot, home),
-    spec.unseal ?? Deno.env.get("AGENT_BLOCK_UNSEAL") === "1",
+    spec.unseal ?? env.get("AGENT_BLOCK_UNSEAL") === "1",
     (m) => log.warn(m),
   );
   const violations = resolver.checkSeals();
@@ -171,16 +181,18 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
     const compiled = engine.compile(stripShebang(script.source), script.chunkname);
     if (!compiled.ok) return failed(compiled.message);
     const r = await engine.runMain(compiled.ref, spec.signal);
-    ending = r.kind === "returned" ? "returned" : r.kind;
     switch (r.kind) {
       case "returned":
-        return { status: "returned", result: r.values[0] as string | Uint8Array | undefined };
+        outcome = { status: "returned", value: r.values[0] as string | Uint8Array | undefined };
+        break;
       case "exit":
-        return r.reason !== undefined && r.code === 75
+        outcome = r.reason !== undefined && r.code === 75
           ? { status: "deferred", reason: r.reason }
           : { status: "exited", code: r.code };
+        break;
       case "stopped":
-        return { status: "stopped", reason: r.reason };
+        outcome = { status: "stopped", reason: r.reason };
+        break;
       default: {
         let message = r.message;
         if (/not enough memory/.test(message) && spec.limits?.memoryBytes) {
@@ -188,15 +200,16 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
             Math.round(spec.limits.memoryBytes / 1048576)
           } MiB of Lua heap (${message})`;
         }
-        return { status: "failed", message, traceback: r.traceback, value: r.value };
+        outcome = { status: "failed", message, traceback: r.traceback, error: r.value };
       }
     }
+    return outcome;
   } finally {
     // Cleanups first (newest first): an MCP disconnect closes a server's stdin and lets it exit
     // by itself; whatever is still running afterwards is ended with its process group.
     for (const fn of cleanups.reverse()) {
       try {
-        await fn(ending);
+        await fn(outcome);
       } catch (e) {
         log.warn(`cleanup failed: ${(e as Error).message}`);
       }
@@ -206,9 +219,9 @@ export async function runBlock(spec: RunSpec): Promise<RunOutcome> {
   }
 }
 
-/** `AGENT_BLOCK_TASK_GRACE_MS`, default 1000. */
-function graceFromEnv(): number {
-  const raw = Deno.env.get("AGENT_BLOCK_TASK_GRACE_MS");
+/** The run environment's `AGENT_BLOCK_TASK_GRACE_MS`, default 1000. */
+function graceFrom(env: RunEnv): number {
+  const raw = env.get("AGENT_BLOCK_TASK_GRACE_MS");
   const n = raw ? Number(raw) : NaN;
   return Number.isFinite(n) && n >= 0 ? n : 1000;
 }
@@ -217,8 +230,9 @@ function graceFromEnv(): number {
 function stripShebang(src: Uint8Array): Uint8Array {
   if (src[0] !== 0x23 /* # */) return src;
   const out = src.slice();
-  for (let i = 0; i < out.length && out[i] !== 0x0a; i++) out[i] = 0x20;
-  out[0] = 0x2d;
-  out[1] = 0x2d; // "--" keeps it a comment even when the line is short
+  let end = 0;
+  while (end < out.length && out[end] !== 0x0a) out[end++] = 0x20;
+  // "--" keeps a blanked line a comment; a one-character line ("#") is a blank line already
+  if (end >= 2) out[0] = out[1] = 0x2d;
   return out;
 }

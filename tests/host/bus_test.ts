@@ -10,7 +10,7 @@ import { BusHost, busModule } from "../../src/host/bus.ts";
 async function ret(source: string, extra: Parameters<typeof runLua>[1] = {}) {
   const r = await runLua(source, extra);
   if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
-  return { out: r.outcome.result as string, stderr: r.stderr };
+  return { out: r.outcome.value as string, stderr: r.stderr };
 }
 
 Deno.test("bus: handlers with closures get {kind, id, payload, meta} in emission order; on_any catches the rest", async () => {

@@ -25,7 +25,7 @@ async function tools(
     { projectRoot: dir },
   );
   if (r.outcome.status !== "returned") throw new Error(JSON.stringify(r.outcome));
-  return r.outcome.result as string;
+  return r.outcome.value as string;
 }
 
 Deno.test("fs tools: defaults are fs_read and fs_edit; allowed opts in the others; tool_specs carry handlers", async () => {
@@ -45,7 +45,7 @@ Deno.test("fs tools: defaults are fs_read and fs_edit; allowed opts in the other
   const g = await runLua(`std.fs.register_tools({ group = "files" }) return tool.schema()[1].group`, {
     projectRoot: d,
   });
-  assert.deepEqual(g.outcome, { status: "returned", result: "files" });
+  assert.deepEqual(g.outcome, { status: "returned", value: "files" });
 });
 
 Deno.test("fs tools: fs_read numbers lines and pages", async () => {

@@ -84,7 +84,7 @@ async function withServer(fn: (base: string) => Promise<void>): Promise<void> {
 async function ret(source: string): Promise<string> {
   const r = await runLua(source);
   if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
-  return r.outcome.result as string;
+  return r.outcome.value as string;
 }
 
 Deno.test("http.request: status, lowercase headers, string and JSON bodies, exact bytes, 404 is an answer", async () => {

@@ -83,7 +83,7 @@ Deno.test("the standard library's lazy packages work on first touch from a corou
   `);
   assert.equal(r.outcome.status, "returned", r.stderr);
   assert.equal(
-    (r.outcome as { result: string }).result,
+    (r.outcome as { value: string }).value,
     "functionfunctionfunction functionfunctionfunctionfunction functionfunctionfunction functionfunction",
   );
 });

@@ -31,7 +31,7 @@ async function until(cond: () => boolean, what: string, ms = 20_000): Promise<vo
 async function ret(source: string, dir?: string, graceMs?: number): Promise<string> {
   const r = await runLua(source, { projectRoot: dir, graceMs });
   if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
-  return r.outcome.result as string;
+  return r.outcome.value as string;
 }
 
 Deno.test("sh.exec: code, stdout, stderr; a non-zero exit is still ok = true; exact bytes", async () => {

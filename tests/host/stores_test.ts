@@ -12,7 +12,7 @@ import { runCli, runLua, tempDir, withEnv } from "../helpers.ts";
 async function ret(source: string, home: string): Promise<string> {
   const r = await runLua(source, { home });
   if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
-  return r.outcome.result as string;
+  return r.outcome.value as string;
 }
 
 Deno.test("std.kv: set/get round-trips values exactly; delete answers existence; list sorts and filters", async () => {

@@ -1,13 +1,13 @@
 /**
- * The value converter (src/lua/convert.ts) and the JSON codec (src/lua/json.ts), seen from both
+ * The value converter (src/lua/convert.ts) and the JSON codec (src/json/codec.ts), seen from both
  * sides: what a host function receives from Lua, and what Lua gets back.
  */
 import assert from "node:assert/strict";
 import { evalLua, runLua } from "../helpers.ts";
 import { echoModule } from "./echo_module.ts";
-import { LuaFloat } from "../../src/lua/values.ts";
+import { LuaFloat } from "../../src/json/values.ts";
 import { LuaEngine } from "../../src/lua/engine.ts";
-import { parseJson, stringifyJson } from "../../src/lua/json.ts";
+import { parseJson, stringifyJson } from "../../src/json/codec.ts";
 
 async function withEcho(source: string) {
   const { module, captured } = echoModule();
@@ -15,7 +15,7 @@ async function withEcho(source: string) {
   if (r.outcome.status !== "returned") {
     throw new Error(`Lua did not return: ${JSON.stringify(r.outcome)}\n${r.stderr}`);
   }
-  return { captured, result: r.outcome.result };
+  return { captured, result: r.outcome.value };
 }
 
 Deno.test("strings with NUL bytes cross unchanged both ways", async () => {
@@ -48,7 +48,7 @@ Deno.test("non-UTF-8 strings arrive as exact bytes and round-trip", async () => 
 Deno.test("a non-UTF-8 chunk result keeps its bytes", async () => {
   const r = await runLua(`return "\\xff\\x00\\xfe"`);
   assert.equal(r.outcome.status, "returned");
-  const v = (r.outcome as { result: unknown }).result;
+  const v = (r.outcome as { value: unknown }).value;
   assert.ok(v instanceof Uint8Array);
   assert.deepEqual([...v], [0xff, 0, 0xfe]);
 });
@@ -263,7 +263,7 @@ Deno.test("converter.toJson writes the same text as stringifyJson(toJs(tagged)),
   );
   assert.equal(r.outcome.status, "returned", JSON.stringify(r.outcome));
   if (r.outcome.status !== "returned") return;
-  assert.equal(String(r.outcome.result), "6"); // all but { [1], ["1"] } raise
+  assert.equal(String(r.outcome.value), "6"); // all but { [1], ["1"] } raise
   assert.equal(seen.length, 23);
   for (const { fast, slow } of seen.slice(0, 16)) assert.equal(fast, slow);
   for (const { fast } of seen.slice(16)) assert.equal(fast, undefined);

@@ -9,7 +9,7 @@
  */
 import type { HostModule } from "../../src/host/context.ts";
 import { LuaCallbackError } from "../../src/lua/engine.ts";
-import { LuaErrorValue, LuaFloat, type LuaFunctionRef, LuaMulti } from "../../src/lua/values.ts";
+import { LuaErrorValue, LuaFloat, type LuaFunctionRef, LuaMulti } from "../../src/json/values.ts";
 
 /** JS values `t.give(name)` returns. */
 export const GIVE: Record<string, unknown> = {

@@ -14,7 +14,7 @@ async function run(source: string): Promise<string> {
   if (r.outcome.status !== "returned") {
     throw new Error(`Lua did not return: ${JSON.stringify(r.outcome)}\nstderr: ${r.stderr}`);
   }
-  return String(r.outcome.result);
+  return String(r.outcome.value);
 }
 
 Deno.test("async host calls from the main chunk, pcall and xpcall", async () => {
@@ -179,7 +179,7 @@ Deno.test("the run ends when the main task returns: tasks still sleeping are can
   const r = await runLua(`std.task.spawn(function() std.task.sleep(60) end) return "done"`, {
     modules: [module],
   });
-  assert.deepEqual(r.outcome, { status: "returned", result: "done" });
+  assert.deepEqual(r.outcome, { status: "returned", value: "done" });
   assert.ok(performance.now() - t0 < 5000);
 });
 
@@ -244,12 +244,12 @@ Deno.test("errors name chunk and line; an uncaught table error is rendered as JS
   assert.doesNotMatch(f1.traceback, /ab:/, "runtime frames are trimmed");
 
   const r2 = await runLua(`local function f() error({b = 2, a = {1, 2}}) end\nf()`);
-  const f2 = r2.outcome as { message: string; value: unknown };
+  const f2 = r2.outcome as { message: string; error: unknown };
   assert.equal(f2.message, `{"a":[1,2],"b":2}`);
-  assert.deepEqual(f2.value, { a: [1, 2], b: 2 });
+  assert.deepEqual(f2.error, { a: [1, 2], b: 2 });
 
   const r3 = await runLua(`local ok, e = pcall(error, {keep = true})\nreturn tostring(e.keep)`);
-  assert.deepEqual(r3.outcome, { status: "returned", result: "true" });
+  assert.deepEqual(r3.outcome, { status: "returned", value: "true" });
 });
 
 Deno.test("a JS exception from a host function reaches Lua as a catchable error", async () => {
@@ -258,7 +258,7 @@ Deno.test("a JS exception from a host function reaches Lua as a catchable error"
     `local ok, e = pcall(function() t.throw("kaput") end)\nassert(not ok)\nlocal ok2, e2 = pcall(function() t.throw_value({n = 1}) end)\nreturn e .. "|" .. e2.n\n`,
     { modules: [module] },
   );
-  assert.deepEqual(r.outcome, { status: "returned", result: "test.lua:1: kaput|1" });
+  assert.deepEqual(r.outcome, { status: "returned", value: "test.lua:1: kaput|1" });
   const r2 = await runLua(`t.athrow("uncaught")`, { modules: [module] });
   assert.equal((r2.outcome as { message: string }).message, "test.lua:1: uncaught");
 });

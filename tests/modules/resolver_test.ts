@@ -33,12 +33,12 @@ Deno.test("require: every tier in order, first hit wins", async () => {
   const p = await project(files, `return require("m").tag`);
   for (const [path, tag] of tiers) {
     const r = await p.run();
-    assert.deepEqual(r.outcome, { status: "returned", result: tag }, `expected the ${tag} tier`);
+    assert.deepEqual(r.outcome, { status: "returned", value: tag }, `expected the ${tag} tier`);
     Deno.removeSync(join(p.root, path));
   }
   // Last tier: the embedded library (lspec is embedded).
   const e = await project({}, `return type(require("lspec").describe)`);
-  assert.deepEqual((await e.run()).outcome, { status: "returned", result: "function" });
+  assert.deepEqual((await e.run()).outcome, { status: "returned", value: "function" });
 });
 
 Deno.test("require: <name>/init.lua, dotted names, module caching and the loader's second value", async () => {
@@ -57,7 +57,7 @@ Deno.test("require: <name>/init.lua, dotted names, module caching and the loader
   );
   const r = await p.run();
   assert.equal(r.outcome.status, "returned");
-  const [name, v, where] = String((r.outcome as { result: string }).result).split("|");
+  const [name, v, where] = String((r.outcome as { value: string }).value).split("|");
   assert.equal(name, "pkg");
   assert.equal(v, "sub");
   assert.match(where, /lib\/pkg\/sub\.lua$/);
@@ -123,7 +123,7 @@ Deno.test("require: a block's own directory is not a tier, in every block root",
   // The same helper in lib/ is found from every block.
   writeTree(root, { "lib/helper.lua": mod("lib") });
   const r = await runLua("", { script: { path: join(root, "blocks/b.lua") }, projectRoot: root, home });
-  assert.deepEqual(r.outcome, { status: "returned", result: "lib" });
+  assert.deepEqual(r.outcome, { status: "returned", value: "lib" });
 });
 
 Deno.test("require: a module's top level may make host calls; syntax errors name the file", async () => {
@@ -141,7 +141,7 @@ Deno.test("require: a module's top level may make host calls; syntax errors name
   );
   const r = await p.run();
   assert.equal(r.outcome.status, "returned");
-  const [v, err] = String((r.outcome as { result: string }).result).split("|");
+  const [v, err] = String((r.outcome as { value: string }).value).split("|");
   assert.equal(v, "from-shell");
   assert.match(err, /error loading module 'broken' from file '.*lib\/broken\.lua':\n\t.*broken\.lua:2:/);
 });
@@ -171,7 +171,7 @@ Deno.test("require('embedded.<name>') reads the embedded source even when a tier
   );
   const r = await p.run();
   assert.equal(r.outcome.status, "returned");
-  assert.match(String((r.outcome as { result: string }).result), /no embedded module 'no_such_thing'/);
+  assert.match(String((r.outcome as { value: string }).value), /no embedded module 'no_such_thing'/);
 });
 
 for (
@@ -200,6 +200,6 @@ Deno.test("seal check: AGENT_BLOCK_UNSEAL turns the failure into a warning", asy
     `return tostring(require("knl").fake)`,
   );
   const r = await p.run({ unseal: true });
-  assert.deepEqual(r.outcome, { status: "returned", result: "true" });
+  assert.deepEqual(r.outcome, { status: "returned", value: "true" });
   assert.match(r.stderr, /\[warn\].*sealed module 'knl' is shadowed by .*lib\/knl\.lua/);
 });

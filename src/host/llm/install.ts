@@ -13,7 +13,7 @@ import { isAbsolute, join } from "node:path";
 import type { LuaEngine } from "../../lua/engine.ts";
 import { LuaCallbackError } from "../../lua/engine.ts";
 import type { Args } from "../../lua/args.ts";
-import { LuaMulti, NullsAsNil } from "../../lua/values.ts";
+import { LuaMulti, NullsAsNil } from "../../json/values.ts";
 import type { RunContext } from "../context.ts";
 import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
 import { LlmError } from "./errors.ts";

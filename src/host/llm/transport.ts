@@ -13,7 +13,7 @@
  * complete answer (invalid JSON, truncated stream) is an error, never a partial result.
  */
 import { correlation, obsLine, sanitizeUrl } from "../../obs/ab_obs.ts";
-import { parseJson, stringifyJson } from "../../lua/json.ts";
+import { parseJson, stringifyJson } from "../../json/codec.ts";
 import { AnthropicStream } from "./anthropic_stream.ts";
 import { LlmError } from "./errors.ts";
 import { OpenAIStream } from "./openai_stream.ts";

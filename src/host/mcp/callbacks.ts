@@ -10,7 +10,7 @@
  * Invariant: a callback is a `LuaFunctionRef` of the run's engine and is only ever called
  * through `LuaBridge.call`, i.e. as a task of the script's scheduler with its closure intact.
  */
-import type { LuaFunctionRef } from "../../lua/values.ts";
+import type { LuaFunctionRef } from "../../json/values.ts";
 
 /** The kinds of callback a server can have. */
 export type CallbackKind =

@@ -24,7 +24,7 @@ import {
   ProtocolErrorCode,
 } from "@modelcontextprotocol/client";
 import type { Logger } from "../../obs/log.ts";
-import type { LuaFunctionRef } from "../../lua/values.ts";
+import type { LuaFunctionRef } from "../../json/values.ts";
 import type { LuaBridge, ServerCallbacks } from "./callbacks.ts";
 import { errorText } from "./sdk_errors.ts";
 

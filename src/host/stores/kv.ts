@@ -2,7 +2,7 @@
  * `std.kv.*`: a namespaced key–value store in SQLite (`kv.sqlite`, see `sqlite.ts` for where).
  *
  * Owns get/set/delete/list. Values are any JSON-able Lua value, stored as canonical JSON
- * (`src/lua/json.ts`: sorted keys, `3.0` stays a float, big integers exact) and given back as
+ * (`src/json/codec.ts`: sorted keys, `3.0` stays a float, big integers exact) and given back as
  * they were stored (a stored `std.json.null` comes back as `std.json.null`). `set` is an upsert,
  * `delete` answers whether the key existed, `list` answers the keys in byte order, optionally
  * only those starting with `prefix`.
@@ -13,8 +13,8 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { LuaEngine } from "../../lua/engine.ts";
 import type { Args } from "../../lua/args.ts";
-import { parseJson, stringifyJson } from "../../lua/json.ts";
-import { LuaMulti } from "../../lua/values.ts";
+import { parseJson, stringifyJson } from "../../json/codec.ts";
+import { LuaMulti } from "../../json/values.ts";
 import type { RunContext } from "../context.ts";
 import { LazyDatabase, storePath } from "./sqlite.ts";
 

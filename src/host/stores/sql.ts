@@ -18,7 +18,7 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { LuaEngine } from "../../lua/engine.ts";
 import { type Args, LuaArgError } from "../../lua/args.ts";
-import { LuaFloat, luaTypeName } from "../../lua/values.ts";
+import { LuaFloat, luaTypeName } from "../../json/values.ts";
 import type { RunContext } from "../context.ts";
 import { LazyDatabase, storePath, writeTx } from "./sqlite.ts";
 

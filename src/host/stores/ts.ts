@@ -19,8 +19,8 @@
 import type { SQLInputValue } from "node:sqlite";
 import type { LuaEngine } from "../../lua/engine.ts";
 import { type Args, LuaArgError } from "../../lua/args.ts";
-import { parseJson, stringifyJson } from "../../lua/json.ts";
-import { LuaFloat, LuaMulti, luaTypeName } from "../../lua/values.ts";
+import { parseJson, stringifyJson } from "../../json/codec.ts";
+import { LuaFloat, LuaMulti, luaTypeName } from "../../json/values.ts";
 
 /** One explicit nil result (so `tostring(std.ts.last(...))` sees a value). */
 const NIL = new LuaMulti([undefined]);

@@ -35,7 +35,7 @@ async function chatError(opts: string): Promise<{ error: string; stderr: string 
     `local ok, e = pcall(llm.chat, "hello", ${opts}); assert(not ok, "expected a failure"); return tostring(e)`,
   );
   assert.equal(r.outcome.status, "returned", r.stderr);
-  return { error: String((r.outcome as { result: string }).result), stderr: r.stderr };
+  return { error: String((r.outcome as { value: string }).value), stderr: r.stderr };
 }
 
 Deno.test.afterAll(async () => await mock.close());

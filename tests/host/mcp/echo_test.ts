@@ -155,7 +155,7 @@ async function runWalk(connectExpr: string): Promise<{ r: Report; stderr: string
   if (out.outcome.status !== "returned") {
     throw new Error(`walk failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
   }
-  return { r: JSON.parse(String(out.outcome.result)), stderr: out.stderr };
+  return { r: JSON.parse(String(out.outcome.value)), stderr: out.stderr };
 }
 
 function check(r: Report, stderr: string, modern: boolean): void {
@@ -260,7 +260,7 @@ Deno.test("mcp.on_log receives the server's log notifications in both eras", asy
     `);
     assertEquals(out.outcome.status, "returned", out.stderr);
     assertEquals(
-      String((out.outcome as { result: string }).result),
+      String((out.outcome as { value: string }).value),
       [1, 2, 3, 4, 5].map((n) => `got:info:echo:tick ${n}`).join(","),
     );
   }
@@ -288,7 +288,7 @@ Deno.test("sampling through the echo tool (--request-sampling), and no handler â
     return std.json.encode({ none = text_none, b1 = r.content[1].text, b2 = r.content[2].text })
   `);
   assertEquals(out.outcome.status, "returned", out.stderr);
-  const r = JSON.parse(String((out.outcome as { result: string }).result));
+  const r = JSON.parse(String((out.outcome as { value: string }).value));
   assertStringIncludes(r.none, "no sampling handler is set for server 'echo'");
   assertEquals(r.b1, "b");
   assertEquals(r.b2, "sampling: hi there");

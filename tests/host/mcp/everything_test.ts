@@ -121,7 +121,7 @@ async function walk(connect: string): Promise<Record<string, unknown>> {
   if (out.outcome.status !== "returned") {
     throw new Error(`walk failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
   }
-  return JSON.parse(String(out.outcome.result));
+  return JSON.parse(String(out.outcome.value));
 }
 
 function check(r: Record<string, unknown>, transport: string): void {

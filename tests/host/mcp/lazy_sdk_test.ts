@@ -140,7 +140,7 @@ Deno.test("mcp.* before any connect: no server, argument errors raise, handlers 
     return std.json.encode(R)
   `);
   assertEquals(r.outcome.status, "returned", r.stderr);
-  const R = JSON.parse((r.outcome as { result: string }).result);
+  const R = JSON.parse((r.outcome as { value: string }).value);
   assertEquals(R.info_ok, false);
   assertEquals(R.info_err, "mcp.server_info: no server named 'x'");
   assertEquals(R.epoch, 0);

@@ -34,7 +34,7 @@ Deno.test("resource subscriptions in both eras", async (t) => {
       await t.step(`${name} era`, async () => {
         const out = await runLua(SCRIPT(sub!.url, era));
         assertEquals(out.outcome.status, "returned", out.stderr);
-        const r = JSON.parse(String((out.outcome as { result: string }).result));
+        const r = JSON.parse(String((out.outcome as { value: string }).value));
         assertEquals(r.era, name);
         assertEquals(r.ok, true);
         assertEquals(r.got >= 2, true, `updates: ${r.got}`);
@@ -49,7 +49,7 @@ Deno.test("resource subscriptions in both eras", async (t) => {
         assert(mcp.connect_http("e", ${lq(echo!.url)}, { era = "legacy" }))
         return std.json.encode(mcp.subscribe_resource("e", "text://hello"))
       `);
-      const r = JSON.parse(String((out.outcome as { result: string }).result));
+      const r = JSON.parse(String((out.outcome as { value: string }).value));
       assertEquals(r.ok, false);
       assertStringIncludes(r.error, "resources/subscribe 'text://hello' on server 'e' failed");
     });

@@ -2,7 +2,12 @@
  * JS-side shapes of Lua values that have no plain JavaScript equivalent.
  *
  * Owns: the marker classes the value converter produces and accepts, and the Lua type names used
- * in argument errors. Shared by the converter, the host-function layer and every stdlib module.
+ * in argument errors. Shared by the converter, the JSON codec beside it, the host-function layer
+ * and every stdlib module.
+ *
+ * Why here, at the bottom of the dependency chain rather than in `src/lua/`: the JSON codec, the
+ * kernel store and the protocol clients read and write these values too, and none of them may
+ * depend on the Lua host. The Lua host itself imports nothing of ours but this folder.
  *
  * Invariants: these classes carry no engine state besides what is stated; a `LuaFunctionRef` is
  * only meaningful for the engine that produced it and dies with it.

@@ -1,0 +1,30 @@
+/**
+ * The CLI's edge to the process: the one place its subcommands read the process environment and
+ * working directory.
+ *
+ * Owns `edgeEnvironment(project)`: the process environment with `<project>/.env` layered in by
+ * the seed's rule (a variable already set wins), plus the `.env` file's warnings, and the process
+ * working directory. The record is what the CLI hands a run as `RunSpec.env` (and `cwd`); nothing
+ * is written back into the process, so the CLI and an embedder running the same block resolve the
+ * same settings from the same inputs.
+ */
+import { join, resolve } from "node:path";
+import { layerDotenv, readDotenv } from "../config/dotenv.ts";
+
+/** The environment and working directory the CLI resolves for one project. */
+export interface EdgeEnvironment {
+  /** Process environment with the project's `.env` layered in. */
+  env: Record<string, string>;
+  /** The process working directory (absolute). */
+  cwd: string;
+  /** Problems found in `.env`, naming the file and line. */
+  warnings: string[];
+}
+
+/** The environment a run of `project` (relative to the process cwd) gets from this process. */
+export function edgeEnvironment(project: string): EdgeEnvironment {
+  const cwd = Deno.cwd();
+  const file = join(resolve(cwd, project), ".env");
+  const dotenv = readDotenv(file, join(project, ".env"));
+  return { env: layerDotenv(Deno.env.toObject(), dotenv.vars), cwd, warnings: dotenv.warnings };
+}

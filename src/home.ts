@@ -1,0 +1,34 @@
+/**
+ * Well-known locations of agent-block for one run's environment.
+ *
+ * Owns the resolution of the user's home directory and of `$AGENT_BLOCK_HOME` (default
+ * `~/.agent-block`), the per-user state directory holding the user's `blocks/` and `lib/` tiers and
+ * the default databases. Pure functions of an environment view: they never read the process
+ * environment, so two runs with different environments resolve different homes.
+ */
+import { join } from "node:path";
+
+/** What these functions read: a run's `RunEnv` (any `get`-shaped view), or a plain record. */
+export type EnvView = { get(name: string): string | undefined } | Readonly<Record<string, string>>;
+
+/** `name` in `env`, whichever shape it has. */
+export function envValue(env: EnvView, name: string): string | undefined {
+  if (typeof env.get === "function") return (env as { get(name: string): string | undefined }).get(name);
+  const rec = env as Readonly<Record<string, string>>;
+  return Object.hasOwn(rec, name) ? rec[name] : undefined;
+}
+
+/**
+ * The user's home directory: HOME, else USERPROFILE, else `fallback` (the edge passes the
+ * working directory it resolved; a home is never guessed from the process state here).
+ */
+export function userHome(env: EnvView, fallback: string): string {
+  const v = envValue(env, "HOME") || envValue(env, "USERPROFILE");
+  return v ? v : fallback;
+}
+
+/** `$AGENT_BLOCK_HOME` when set and not blank, else `<user home>/.agent-block`. */
+export function agentBlockHome(env: EnvView, fallback: string): string {
+  const v = envValue(env, "AGENT_BLOCK_HOME");
+  return v && v.trim() ? v : join(userHome(env, fallback), ".agent-block");
+}
