@@ -7,6 +7,11 @@
  * if (outcome.status === "returned") console.log(outcome.value);
  * ```
  *
+ * This module is an edge, like the CLI: `runBlock` here gives a run that names no `env` this
+ * process's environment and no `cwd` this process's working directory (the CLI's behaviour).
+ * Below it nothing reads either: pass `env` and `cwd` to give each of several runs in one process
+ * its own (`std.env.set` changes only the run's own copy; relative paths resolve against its cwd).
+ *
  * A run is one Lua engine, one main task and everything it spawns; `RunSpec.modules` adds host
  * functions (`HostModule`, or `lazily(triggers, module)` to install one on first use) next to the
  * standard library, `RunSpec.signal` stops a run, and the
@@ -19,8 +24,19 @@
  *
  * @module
  */
-export { runBlock } from "./src/runtime/run.ts";
-export type { RunSpec } from "./src/runtime/run.ts";
+import { runBlock as runBlockIn, type RunSpec } from "./src/runtime/run.ts";
+import type { Outcome } from "./src/outcome.ts";
+
+export type { RunSpec };
+
+/**
+ * Runs one block to its outcome. `spec.env` defaults to a copy of this process's environment
+ * and `spec.cwd` to its working directory, read once here.
+ */
+export function runBlock(spec: RunSpec): Promise<Outcome> {
+  return runBlockIn({ ...spec, env: spec.env ?? Deno.env.toObject(), cwd: spec.cwd ?? Deno.cwd() });
+}
+
 export { exitCodeOf, type Outcome, type OutcomeStatus } from "./src/outcome.ts";
 export { RunEnv } from "./src/run_env.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
