@@ -85,7 +85,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
       if (info.isDirectory) return { error: `cannot read script ${spec.script.path}: it is a directory` };
       return {
         source: Deno.readFileSync(path),
-        chunkname: "@" + displayPath(path),
+        chunkname: "@" + displayPath(path, cwd),
         dir: dirname(path),
         name: basename(path),
       };
@@ -129,7 +129,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const log = Logger.forLevel(env.get("AGENT_BLOCK_LOG"), script.name, stderr);
   const cleanups: ((outcome: Outcome | undefined) => void | Promise<void>)[] = [];
   let outcome: Outcome | undefined;
-  const procs = new ProcessGroups(spec.graceMs ?? graceFrom(env));
+  const procs = new ProcessGroups(spec.graceMs ?? graceFrom(env), env);
   const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
   const run: RunContext = {
     env,
@@ -152,6 +152,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     libTiers(script.dir, projectRoot, home),
     spec.unseal ?? env.get("AGENT_BLOCK_UNSEAL") === "1",
     (m) => log.warn(m),
+    cwd,
   );
   const violations = resolver.checkSeals();
   if (violations.length && !resolver.unseal) {
