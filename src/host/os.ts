@@ -23,7 +23,8 @@ export function installOs(engine: LuaEngine, run: RunContext): void {
   };
 
   engine.define("@getenv", {
-    sync: (a) => run.env.get(a.string(1, "name")),
+    // One result, nil when unset, as Lua's own: `tostring(os.getenv("UNSET"))` is "nil".
+    sync: (a) => new LuaMulti([run.env.get(a.string(1, "name"))]),
   });
 
   engine.define("@os_remove", {
