@@ -113,12 +113,12 @@ function line(
 /** Runs the standard-library benchmarks and prints one line each. */
 export default async function stdlibBench(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "ab_bench_stdlib_" });
-  const env = { AGENT_BLOCK_KV_PATH: join(dir, "kv.sqlite"), AGENT_BLOCK_TS_PATH: join(dir, "ts.sqlite") };
-  const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(env)) {
-    saved[k] = Deno.env.get(k);
-    Deno.env.set(k, v);
-  }
+  // The run's own environment: the store paths, and PATH for the shell (nothing else of ours).
+  const env = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    AGENT_BLOCK_KV_PATH: join(dir, "kv.sqlite"),
+    AGENT_BLOCK_TS_PATH: join(dir, "ts.sqlite"),
+  };
   const kvDb = openDatabase(join(dir, "raw_kv.sqlite"));
   kvDb.exec(`CREATE TABLE __kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (ns, key)) WITHOUT ROWID`);
@@ -134,6 +134,7 @@ export default async function stdlibBench(): Promise<void> {
       script: { source: SCRIPT, name: "stdlib_bench.lua" },
       projectRoot: dir,
       home: dir,
+      env,
       modules: [direct],
       stdout: () => {},
       stderr: (b) => Deno.stderr.writeSync(b),
@@ -148,7 +149,6 @@ export default async function stdlibBench(): Promise<void> {
   } finally {
     kvDb.close();
     tsDb.close();
-    for (const [k, v] of Object.entries(saved)) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
     await Deno.remove(dir, { recursive: true });
   }
 }

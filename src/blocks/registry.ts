@@ -6,7 +6,7 @@
  *   1. `<project>/.agent-block/blocks/` (tier `project-local`),
  *   2. `<project>/blocks/` (tier `project`),
  *   3. `$AGENT_BLOCK_HOME/blocks/` (tier `user`),
- *   4. each extra directory (`--block-dir`, tier `extra`).
+ *   4. each extra directory (`--block-dir`, tier `extra`; absolute: the caller resolves it).
  * A block is `<name>.lua` or `<name>/init.lua` directly inside a root — nothing deeper, nothing
  * from `lib/`. The nearer tier wins a name clash. A block's description is its leading `--`
  * comment (a first line that is only the file's own path is skipped).
@@ -14,7 +14,7 @@
  * Invariant: the registry is a pure function of the filesystem at the time of the call; callers
  * re-scan per request, so a block dropped into a root is callable at once.
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 
 /** Tier of a block root. */
 export type BlockTier = "project-local" | "project" | "user" | "extra";
@@ -45,7 +45,7 @@ export function blockRoots(projectRoot: string, home: string, extraDirs: string[
     { tier: "project-local", dir: join(projectRoot, ".agent-block", "blocks") },
     { tier: "project", dir: join(projectRoot, "blocks") },
     { tier: "user", dir: join(home, "blocks") },
-    ...extraDirs.map((d) => ({ tier: "extra" as const, dir: resolve(d) })),
+    ...extraDirs.map((d) => ({ tier: "extra" as const, dir: d })),
   ];
 }
 

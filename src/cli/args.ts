@@ -5,7 +5,8 @@
  * boolean and repeatable flags, `--` ending the options, positionals where a command allows them)
  * and the one error rule: anything `parseArgs` rejects — an unknown flag, a missing value, a value
  * given to a boolean, a positional where none is allowed — becomes a `UsageError` (exit 2) whose
- * message names the flag.
+ * message names the flag (prefixed with the subcommand, `knl: …`, when the caller names one).
+ * Every subcommand parses its flags here.
  */
 import { parseArgs } from "node:util";
 import { UsageError } from "../errors.ts";
@@ -24,7 +25,7 @@ export type ParsedValues = Record<string, string | boolean | string[] | undefine
 export function parseFlags(
   argv: string[],
   options: Record<string, OptionSpec>,
-  opts: { allowPositionals?: boolean } = {},
+  opts: { allowPositionals?: boolean; command?: string } = {},
 ): { values: ParsedValues; positionals: string[] } {
   try {
     const r = parseArgs({
@@ -35,6 +36,7 @@ export function parseFlags(
     });
     return { values: { ...r.values } as ParsedValues, positionals: r.positionals };
   } catch (e) {
-    throw new UsageError((e as Error).message.replace(/\n/g, " "));
+    const message = (e as Error).message.replace(/\n/g, " ");
+    throw new UsageError(opts.command ? `${opts.command}: ${message}` : message);
   }
 }

@@ -2,7 +2,8 @@
  * The CLI's edge to the process: the one place its subcommands read the process environment and
  * working directory.
  *
- * Owns `edgeEnvironment(project)`: the process environment with `<project>/.env` layered in by
+ * Owns `edgeCwd()` (the process working directory: every relative path of the command line is
+ * taken from it, explicitly) and `edgeEnvironment(project)`: the process environment with `<project>/.env` layered in by
  * the seed's rule (a variable already set wins), plus the `.env` file's warnings, and the process
  * working directory. The record is what the CLI hands a run as `RunSpec.env` (and `cwd`); nothing
  * is written back into the process, so the CLI and an embedder running the same block resolve the
@@ -21,9 +22,14 @@ export interface EdgeEnvironment {
   warnings: string[];
 }
 
+/** The process working directory (absolute). */
+export function edgeCwd(): string {
+  return Deno.cwd();
+}
+
 /** The environment a run of `project` (relative to the process cwd) gets from this process. */
 export function edgeEnvironment(project: string): EdgeEnvironment {
-  const cwd = Deno.cwd();
+  const cwd = edgeCwd();
   const file = join(resolve(cwd, project), ".env");
   const dotenv = readDotenv(file, join(project, ".env"));
   return { env: layerDotenv(Deno.env.toObject(), dotenv.vars), cwd, warnings: dotenv.warnings };

@@ -10,10 +10,11 @@
  * `.env` is loaded first (it is where `AGENT_BLOCK_KNL_PATH` lives), then `AGENT_BLOCK_KNL_PATH`,
  * then `<project>/.agent-block/knl.sqlite`.
  */
-import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
+import { type OptionSpec, parseFlags } from "./args.ts";
+import { parseLabels } from "../config/settings.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
@@ -62,22 +63,13 @@ function printLines(records: unknown[]): void {
   if (lines) writeStdout(enc.encode(lines + "\n"));
 }
 
-function parse(argv: string[], extra: Record<string, { type: "string" | "boolean"; multiple?: boolean }>) {
-  try {
-    return parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        store: { type: "string" },
-        project: { type: "string", short: "p" },
-        help: { type: "boolean", short: "h" },
-        ...extra,
-      },
-    }).values as Record<string, string | boolean | string[] | undefined>;
-  } catch (e) {
-    throw new UsageError(`knl: ${(e as Error).message}`);
-  }
+function parse(argv: string[], extra: Record<string, OptionSpec>) {
+  return parseFlags(argv, {
+    store: { type: "string" },
+    project: { type: "string", short: "p" },
+    help: { type: "boolean", short: "h" },
+    ...extra,
+  }, { command: "knl" }).values;
 }
 
 async function exportCommand(argv: string[]): Promise<number> {
@@ -103,12 +95,7 @@ async function exportCommand(argv: string[]): Promise<number> {
 async function sessionsCommand(argv: string[]): Promise<number> {
   const v = parse(argv, { label: { type: "string", multiple: true }, limit: { type: "string" } });
   if (v.help) return help();
-  const labels: Record<string, string> = {};
-  for (const l of (v.label as string[] | undefined) ?? []) {
-    const eq = l.indexOf("=");
-    if (eq <= 0) throw new UsageError(`knl sessions: --label must be KEY=VALUE, got '${l}'`);
-    labels[l.slice(0, eq)] = l.slice(eq + 1);
-  }
+  const labels = parseLabels((v.label as string[] | undefined) ?? [], "knl sessions");
   let limit: number | undefined;
   if (v.limit !== undefined) {
     limit = Number(v.limit);

@@ -1,19 +1,19 @@
 /**
  * `agent-block [-s FILE | -b NAME] ...`: run one block and exit.
  *
- * Owns flag parsing for the run path, the three configuration layers (the `--config` file, then
- * the environment for knobs that have a variable, then flags — the later winning), loading
- * `<project>/.env`, mapping the run's outcome to the exit code, writing `--result` atomically,
- * and turning SIGINT/SIGTERM into a stop that ends the run's process groups (exit 130).
- *
- * Knobs with an environment variable: `AGENT_BLOCK_CPU_LIMIT_SECS`, `AGENT_BLOCK_MEMORY_LIMIT_MB`,
- * `AGENT_BLOCK_MCP_TIMEOUT_SECS`. `--prompt`, `--context` and `--result` have none: they are what
- * ONE run is, and an inherited variable would hand a child run its parent's prompt and result file.
+ * Owns flag parsing for the run path and the I/O around the settings: loading `<project>/.env`
+ * (through the edge, `environment.ts`) and the `--config` file, then handing them to the pure
+ * layering (`src/config/settings.ts`: the file, then the environment for knobs that have a
+ * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
+ * `--result` atomically (relative to the process working directory), and turning SIGINT/SIGTERM
+ * into a stop that ends the run's process groups (exit 130).
  */
-import { dirname, join, resolve } from "node:path";
-import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
+import { resolve } from "node:path";
+import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
+import { type LayeredRunSettings, resolveRunSettings, runFlags } from "../config/settings.ts";
+import { writeAtomic } from "../util/fs.ts";
 import { edgeEnvironment } from "./environment.ts";
 import { blockRoots, findBlock, scanBlocks } from "../blocks/registry.ts";
 import { runBlock } from "../runtime/run.ts";
@@ -48,43 +48,15 @@ Exit codes: 0 ran and returned; 75 job.defer(); 1 raised or never ran; 2 bad com
 130 interrupted (SIGINT/SIGTERM).
 `;
 
-/** Fully layered settings of one run. */
-export interface RunSettings {
-  script?: string;
-  block?: string;
-  project: string;
-  prompt?: string;
-  context?: string;
-  result?: string;
-  labels: Record<string, string>;
-  cpuLimitSecs?: number;
-  memoryLimitMb?: number;
-  mcpTimeoutSecs: number;
+/** Fully layered settings of one run, with the environment and working directory it gets. */
+export interface RunSettings extends LayeredRunSettings {
   /** The run's environment: the process's with the project's `.env` layered in. */
   env: Record<string, string>;
   /** The process working directory. */
   cwd: string;
 }
 
-function positiveNumber(flag: string, raw: string, integer = false): number {
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new UsageError(`${flag} must be a positive ${integer ? "integer" : "number"}, got '${raw}'`);
-  }
-  return n;
-}
-
-function envNumber(env: Record<string, string>, name: string, integer = false): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new AgentBlockError(`${name} must be a positive ${integer ? "integer" : "number"}, got '${raw}'`);
-  }
-  return n;
-}
-
-/** Parses run flags and layers them over the config file and the environment. */
+/** Parses run flags and layers them over the config file and the environment (`settings.ts`). */
 export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
   const parsed = parseFlags(argv, {
     script: { type: "string", short: "s" },
@@ -101,67 +73,26 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },
   });
-  const v = parsed.values as {
-    [flag: string]: string | undefined;
-  } & { label?: string[]; help?: true; version?: true };
-  if (v.help) return "help";
-  if (v.version) return "version";
-  const flagLabels: Record<string, string> = {};
-  for (const l of v.label ?? []) {
-    const eq = l.indexOf("=");
-    if (eq <= 0) throw new UsageError(`--label must be KEY=VALUE, got '${l}'`);
-    flagLabels[l.slice(0, eq)] = l.slice(eq + 1);
-  }
-  const cpu = v["cpu-limit"] !== undefined ? positiveNumber("--cpu-limit", v["cpu-limit"]) : undefined;
-  const mem = v["memory-limit"] !== undefined
-    ? positiveNumber("--memory-limit", v["memory-limit"])
-    : undefined;
-  const mcpT = v["mcp-timeout-secs"] !== undefined
-    ? positiveNumber("--mcp-timeout-secs", v["mcp-timeout-secs"], true)
-    : undefined;
-
-  if (v.script !== undefined && v.block !== undefined) {
-    throw new AgentBlockError("--script and --block contradict each other: name one script to run");
-  }
-  if (v.script === undefined && v.block === undefined) {
-    throw new UsageError("nothing to run: pass --script FILE or --block NAME (see --help)");
-  }
-  const project = v.project ?? ".";
+  if (parsed.values.help) return "help";
+  if (parsed.values.version) return "version";
+  const flags = runFlags(parsed.values);
+  const project = flags.project ?? ".";
   // .env is the host half's config: layered in before the environment layer is read.
   const edge = edgeEnvironment(project);
   for (const w of edge.warnings) {
     writeStderr(new TextEncoder().encode(`[warn] agent-block: ${w}\n`));
   }
-  const env = edge.env;
-  const cfg: RunConfig = v.config !== undefined ? readRunConfig(v.config) : {};
-  return {
-    script: v.script,
-    block: v.block,
-    project,
-    prompt: v.prompt ?? cfg.prompt,
-    context: v.context ?? cfg.context,
-    result: v.result ?? cfg.result,
-    labels: { ...(cfg.labels ?? {}), ...flagLabels },
-    cpuLimitSecs: cpu ?? envNumber(env, "AGENT_BLOCK_CPU_LIMIT_SECS") ?? cfg.cpu_limit_secs,
-    memoryLimitMb: mem ?? envNumber(env, "AGENT_BLOCK_MEMORY_LIMIT_MB") ?? cfg.memory_limit_mb,
-    mcpTimeoutSecs: mcpT ?? envNumber(env, "AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ?? cfg.mcp_timeout_secs ??
-      30,
-    env,
-    cwd: edge.cwd,
-  };
+  const cfg: RunConfig = flags.config !== undefined
+    ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
+    : {};
+  return { ...resolveRunSettings(flags, edge.env, cfg), env: edge.env, cwd: edge.cwd };
 }
 
-/** Writes `data` to `path` atomically (temporary file in the same directory, then rename). */
-export function writeAtomic(path: string, data: Uint8Array): void {
-  const abs = resolve(path);
-  const tmp = join(dirname(abs), `.${crypto.randomUUID()}.tmp`);
+/** Writes the result file atomically; a failure names it. */
+function writeResult(path: string, cwd: string, data: Uint8Array): void {
   try {
-    Deno.writeFileSync(tmp, data);
-    Deno.renameSync(tmp, abs);
+    writeAtomic(resolve(cwd, path), data);
   } catch (e) {
-    try {
-      Deno.removeSync(tmp);
-    } catch { /* nothing to remove */ }
     throw new AgentBlockError(`cannot write result file ${path}: ${(e as Error).message}`);
   }
 }
@@ -172,13 +103,14 @@ function say(line: string): void {
 }
 
 /** Reports an outcome on stderr (and writes the result file); returns its exit code. */
-export function reportOutcome(outcome: Outcome, resultPath?: string): number {
+export function reportOutcome(outcome: Outcome, resultPath: string | undefined, cwd: string): number {
   switch (outcome.status) {
     case "returned": {
       if (resultPath !== undefined) {
         const r = outcome.value;
-        writeAtomic(
+        writeResult(
           resultPath,
+          cwd,
           r === undefined ? new Uint8Array() : typeof r === "string" ? enc.encode(r) : r,
         );
       }
@@ -249,7 +181,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       signal: stop.signal,
       mcpTimeoutSecs: s.mcpTimeoutSecs,
     });
-    return reportOutcome(outcome, s.result);
+    return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
   }

@@ -11,7 +11,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { runBlock } from "../runtime/run.ts";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
-import { edgeEnvironment } from "./environment.ts";
+import { edgeCwd, edgeEnvironment } from "./environment.ts";
+import { isDir, isFile } from "../util/fs.ts";
 import { displayPath } from "../modules/resolver.ts";
 
 /** The outcome of one spec file. */
@@ -54,7 +55,7 @@ export async function runSpecFile(
     projectRoot,
     env: where.env,
     cwd: where.cwd,
-    globals: { SPEC_PATH: displayPath(abs) },
+    globals: { SPEC_PATH: displayPath(abs, where.cwd) },
     stdout: (b) => chunks.push(new TextDecoder().decode(b)),
   });
   if (outcome.status !== "returned" || typeof outcome.value !== "string") {
@@ -72,7 +73,7 @@ export async function runSpecFile(
   };
 }
 
-/** Every `*_spec.lua` below `dir`. */
+/** Every `*_spec.lua` below `dir` (absolute), as paths starting with `dir`. */
 export function findSpecs(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
@@ -93,21 +94,6 @@ export function findSpecs(dir: string): string[] {
   return out;
 }
 
-function isDir(p: string): boolean {
-  try {
-    return Deno.statSync(p).isDirectory;
-  } catch {
-    return false;
-  }
-}
-function isFile(p: string): boolean {
-  try {
-    return Deno.statSync(p).isFile;
-  } catch {
-    return false;
-  }
-}
-
 /** The test command. */
 export async function testCommand(argv: string[]): Promise<number> {
   const parsed = parseFlags(argv, {
@@ -124,19 +110,21 @@ export async function testCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const project = (parsed.values.project as string | undefined) ?? ".";
-  if (!isDir(project)) throw new AgentBlockError(`project directory ${project} does not exist`);
+  const cwd = edgeCwd();
+  const at = (p: string) => resolve(cwd, p);
+  if (!isDir(at(project))) throw new AgentBlockError(`project directory ${project} does not exist`);
   let files: string[] = [];
   const substrings: string[] = [];
   for (const p of parsed.positionals) {
-    if (isDir(p)) files.push(...findSpecs(p));
-    else if (isFile(p)) files.push(p);
+    if (isDir(at(p))) files.push(...findSpecs(at(p)));
+    else if (isFile(at(p))) files.push(at(p));
     else substrings.push(p);
   }
   if (substrings.length) {
-    const pool = parsed.positionals.length > substrings.length ? files : findSpecs(project);
+    const pool = parsed.positionals.length > substrings.length ? files : findSpecs(at(project));
     files = pool.filter((f) => substrings.some((s) => basename(f).includes(s)));
   } else if (parsed.positionals.length === 0) {
-    files = findSpecs(project);
+    files = findSpecs(at(project));
   }
   if (files.length === 0) throw new AgentBlockError("no spec files found (looked for *_spec.lua)");
   const edge = edgeEnvironment(project);
@@ -144,7 +132,7 @@ export async function testCommand(argv: string[]): Promise<number> {
   let failed = 0;
   for (const f of files) {
     const r = await runSpecFile(f, project, edge);
-    print(`${displayPath(resolve(f))}`);
+    print(`${displayPath(f, cwd)}`);
     for (const line of r.output) print(`  ${line}`);
     passed += r.passed;
     failed += r.failed;

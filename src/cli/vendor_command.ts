@@ -7,9 +7,10 @@
  * sub-module on its own, an existing copy) are errors with exit 1. The rules themselves live in
  * `src/modules/vendor.ts`.
  */
-import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
+import { parseFlags } from "./args.ts";
+import { edgeCwd } from "./environment.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import type { EmbeddedModule } from "../modules/embedded.ts";
 import { displayPath } from "../modules/resolver.ts";
@@ -46,29 +47,26 @@ export function vendorCommand(
   argv: string[],
   modules?: ReadonlyMap<string, EmbeddedModule>,
 ): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        project: { type: "string", short: "p" },
-        path: { type: "string" },
-        force: { type: "boolean" },
-        list: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (e) {
-    throw new UsageError(`vendor: ${(e as Error).message}`);
-  }
-  const v = parsed.values;
+  const parsed = parseFlags(argv, {
+    project: { type: "string", short: "p" },
+    path: { type: "string" },
+    force: { type: "boolean" },
+    list: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  }, { allowPositionals: true, command: "vendor" });
+  const v = parsed.values as {
+    project?: string;
+    path?: string;
+    force?: boolean;
+    list?: boolean;
+    help?: boolean;
+  };
   if (v.help) {
     writeStdout(enc.encode(VENDOR_HELP));
     return Promise.resolve(EXIT.OK);
   }
-  const project = resolve(v.project ?? ".");
+  const cwd = edgeCwd();
+  const project = resolve(cwd, v.project ?? ".");
   if (v.path === undefined) {
     try {
       if (!Deno.statSync(project).isDirectory) throw new Error();
@@ -76,7 +74,7 @@ export function vendorCommand(
       throw new AgentBlockError(`vendor: project directory ${v.project ?? "."} does not exist`);
     }
   }
-  const dir = v.path !== undefined ? resolve(v.path) : projectLibDir(project);
+  const dir = v.path !== undefined ? resolve(cwd, v.path) : projectLibDir(project);
   if (v.list) {
     if (parsed.positionals.length) throw new UsageError("vendor: --list takes no module names");
     if (v.force) throw new UsageError("vendor: --list and --force contradict each other");
@@ -89,13 +87,13 @@ export function vendorCommand(
   for (const name of parsed.positionals) {
     const r = vendorModule(name, dir, { force: v.force, modules });
     if (r.warning) writeStderr(enc.encode(`warning: ${r.warning}\n`));
-    if (r.removed) out(`removed ${displayPath(r.removed)} (it would shadow the new copy)`);
+    if (r.removed) out(`removed ${displayPath(r.removed, cwd)} (it would shadow the new copy)`);
     out(
-      `vendored ${r.root} into ${displayPath(r.dir)}/ (${r.written.length} file${
+      `vendored ${r.root} into ${displayPath(r.dir, cwd)}/ (${r.written.length} file${
         r.written.length === 1 ? "" : "s"
       }):`,
     );
-    for (const f of r.written) out(`  ${displayPath(f)}`);
+    for (const f of r.written) out(`  ${displayPath(f, cwd)}`);
     out(`require("${r.root}") now resolves to this copy; require("embedded.${r.root}") is the original.`);
   }
   return Promise.resolve(EXIT.OK);

@@ -85,20 +85,24 @@ export function validateRunConfig(data: unknown, file: string): RunConfig {
   return out;
 }
 
-/** Reads and validates a config file. */
-export function readRunConfig(path: string): RunConfig {
+/**
+ * Reads and validates a config file.
+ * @param path the file (absolute: the caller resolves it against its working directory)
+ * @param label how errors name the file (default `path`; the CLI passes the flag's value)
+ */
+export function readRunConfig(path: string, label = path): RunConfig {
   let text: string;
   try {
     text = Deno.readTextFileSync(path);
   } catch (e) {
     const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-    throw new AgentBlockError(`cannot read config ${path}: ${why}`);
+    throw new AgentBlockError(`cannot read config ${label}: ${why}`);
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new AgentBlockError(`${path}: not valid JSON: ${(e as Error).message}`);
+    throw new AgentBlockError(`${label}: not valid JSON: ${(e as Error).message}`);
   }
-  return validateRunConfig(data, path);
+  return validateRunConfig(data, label);
 }

@@ -5,8 +5,9 @@
  * remove (a directory only with `{ recursive = true }`), copy, walk and glob.
  *
  * Invariants:
- * - Relative paths resolve against the process's working directory, exactly as `io.open` does,
- *   so `std.fs` and `io` always name the same file. (The model-facing file tools are different:
+ * - Relative paths resolve against the RUN's working directory (`run.resolve`), exactly as
+ *   `io.open` does, so `std.fs` and `io` always name the same file; results (`walk`, `glob`)
+ *   and messages keep the path as the script wrote it. (The model-facing file tools are different:
  *   they resolve against the project root and are confined; see `fs_tools.ts`.)
  * - A failure raises a Lua error naming the function and the path with the C-library reason:
  *   `std.fs.read: missing.txt: No such file or directory`. Only the predicates (`exists`,
@@ -16,11 +17,12 @@
  * - `walk` and `glob` answer sorted paths and never follow a symlinked directory (no loops);
  *   `walk` lists files only.
  */
-import { dirname, join, relative } from "node:path";
+import { join } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, optField } from "../lua/args.ts";
 import type { RunContext } from "./context.ts";
 import { osError } from "./os_error.ts";
+import { exists } from "../util/fs.ts";
 
 const enc = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -35,14 +37,15 @@ function toBytes(v: string | Uint8Array): Uint8Array {
 }
 
 /** Installs `std.fs.*`. */
-export function installFs(engine: LuaEngine, _run: RunContext): void {
+export function installFs(engine: LuaEngine, run: RunContext): void {
+  const at = run.resolve;
   const def = (name: string, fn: (a: Args) => unknown) => engine.define(`std.fs.${name}`, { sync: fn });
 
   def("read", (a) => {
     const path = a.string(1, "path");
     let bytes: Uint8Array;
     try {
-      bytes = Deno.readFileSync(path);
+      bytes = Deno.readFileSync(at(path));
     } catch (e) {
       throw fsFailure("std.fs.read", path, e);
     }
@@ -56,7 +59,7 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
   def("read_binary", (a) => {
     const path = a.string(1, "path");
     try {
-      return Deno.readFileSync(path);
+      return Deno.readFileSync(at(path));
     } catch (e) {
       throw fsFailure("std.fs.read_binary", path, e);
     }
@@ -66,7 +69,7 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
     const path = a.string(1, "path");
     const content = a.bytes(2, fn.endsWith("binary") ? "bytes" : "content");
     try {
-      Deno.writeFileSync(path, toBytes(content));
+      Deno.writeFileSync(at(path), toBytes(content));
       return true;
     } catch (e) {
       throw fsFailure(fn, path, e);
@@ -77,19 +80,14 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
 
   const statOr = (path: string): Deno.FileInfo | undefined => {
     try {
-      return Deno.statSync(path);
+      return Deno.statSync(at(path));
     } catch {
       return undefined;
     }
   };
   def("exists", (a) => {
     const path = a.string(1, "path");
-    try {
-      Deno.lstatSync(path);
-      return true;
-    } catch {
-      return false;
-    }
+    return exists(at(path));
   });
   def("is_file", (a) => statOr(a.string(1, "path"))?.isFile ?? false);
   def("is_dir", (a) => statOr(a.string(1, "path"))?.isDirectory ?? false);
@@ -99,8 +97,8 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
     let info: Deno.FileInfo;
     let link: Deno.FileInfo;
     try {
-      link = Deno.lstatSync(path);
-      info = link.isSymlink ? Deno.statSync(path) : link;
+      link = Deno.lstatSync(at(path));
+      info = link.isSymlink ? Deno.statSync(at(path)) : link;
     } catch (e) {
       throw fsFailure("std.fs.stat", path, e);
     }
@@ -119,7 +117,7 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
   def("mkdir", (a) => {
     const path = a.string(1, "path");
     try {
-      Deno.mkdirSync(path, { recursive: true });
+      Deno.mkdirSync(at(path), { recursive: true });
       return true;
     } catch (e) {
       throw fsFailure("std.fs.mkdir", path, e);
@@ -131,7 +129,7 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
     const opts = a.optTable(2, "opts");
     const recursive = optField<boolean>(a, 2, "opts", opts, "recursive", "boolean") ?? false;
     try {
-      Deno.removeSync(path, { recursive });
+      Deno.removeSync(at(path), { recursive });
       return true;
     } catch (e) {
       if (!recursive && e instanceof Error && /Directory not empty|os error 39/.test(e.message)) {
@@ -147,7 +145,7 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
     const src = a.string(1, "src");
     const dst = a.string(2, "dst");
     try {
-      Deno.copyFileSync(src, dst);
+      Deno.copyFileSync(at(src), at(dst));
       return true;
     } catch (e) {
       // Name the side that failed: the source when it cannot be read, else the destination.
@@ -160,32 +158,35 @@ export function installFs(engine: LuaEngine, _run: RunContext): void {
     const dir = a.string(1, "dir");
     const out: string[] = [];
     try {
-      if (!Deno.statSync(dir).isDirectory) throw new Deno.errors.NotADirectory("not a directory");
+      if (!Deno.statSync(at(dir)).isDirectory) throw new Deno.errors.NotADirectory("not a directory");
     } catch (e) {
       throw fsFailure("std.fs.walk", dir, e);
     }
-    walkFiles(dir, out, 0, "std.fs.walk");
+    walkFiles(dir, out, 0, "std.fs.walk", at);
     return out.sort();
   });
 
-  def("glob", (a) => glob(a.string(1, "pattern")));
+  def("glob", (a) => glob(a.string(1, "pattern"), at));
 }
 
 const WALK_MAX_DEPTH = 256;
 const WALK_MAX_ENTRIES = 100_000;
 
-/** Appends every file below `dir` (not following symlinked directories). */
-function walkFiles(dir: string, out: string[], depth: number, fn: string): void {
+/**
+ * Appends every file below `dir` (not following symlinked directories), as paths starting with
+ * `dir`; `at` makes a path absolute for the filesystem.
+ */
+function walkFiles(dir: string, out: string[], depth: number, fn: string, at: (p: string) => string): void {
   if (depth > WALK_MAX_DEPTH) throw new Error(`${fn}: ${dir}: deeper than ${WALK_MAX_DEPTH} levels`);
   let entries: Deno.DirEntry[];
   try {
-    entries = [...Deno.readDirSync(dir)];
+    entries = [...Deno.readDirSync(at(dir))];
   } catch (e) {
     throw fsFailure(fn, dir, e);
   }
   for (const e of entries) {
     const p = join(dir, e.name);
-    if (e.isDirectory) walkFiles(p, out, depth + 1, fn);
+    if (e.isDirectory) walkFiles(p, out, depth + 1, fn, at);
     else if (e.isFile || e.isSymlink) out.push(p);
     if (out.length > WALK_MAX_ENTRIES) throw new Error(`${fn}: ${dir}: more than ${WALK_MAX_ENTRIES} files`);
   }
@@ -217,8 +218,9 @@ const WILD = /[*?[]/;
 /**
  * Paths matching `pattern`, sorted. The walk starts at the longest wildcard-free prefix; a
  * leading `./` is dropped from the results; hidden files match only when the segment says so.
+ * `at` makes a (relative) path absolute for the filesystem: the run's `resolve`.
  */
-export function glob(pattern: string): string[] {
+export function glob(pattern: string, at: (p: string) => string): string[] {
   const abs = pattern.startsWith("/");
   const segs = pattern.split("/").filter((s, i) => s !== "" && !(s === "." && i === 0));
   let base = abs ? "/" : "";
@@ -239,11 +241,11 @@ export function glob(pattern: string): string[] {
     if (m === "**") {
       if (last) {
         // `a/**` matches everything below a
-        for (const f of listAll(fsDir)) out.add(dir === "" ? f : join(dir, f));
+        for (const f of listAll(fsDir, at)) out.add(dir === "" ? f : join(dir, f));
         return;
       }
       visit(dir, i + 1, depth + 1); // zero segments
-      for (const e of readDir(fsDir)) {
+      for (const e of readDir(at(fsDir))) {
         if (e.isDirectory && !e.name.startsWith(".")) {
           visit(dir === "" ? e.name : join(dir, e.name), i, depth + 1);
         }
@@ -253,11 +255,11 @@ export function glob(pattern: string): string[] {
     if (typeof m === "string") {
       const p = dir === "" ? m : join(dir, m);
       if (last) {
-        if (lexists(p)) out.add(p);
+        if (exists(at(p))) out.add(p);
       } else visit(p, i + 1, depth + 1);
       return;
     }
-    for (const e of readDir(fsDir)) {
+    for (const e of readDir(at(fsDir))) {
       if (e.name.startsWith(".") && !rest[i].startsWith(".")) continue;
       if (!m.test(e.name)) continue;
       const p = dir === "" ? e.name : join(dir, e.name);
@@ -277,32 +279,18 @@ function readDir(dir: string): Deno.DirEntry[] {
   }
 }
 
-function lexists(p: string): boolean {
-  try {
-    Deno.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Every non-hidden entry below `dir`, as paths relative to it. */
-function listAll(dir: string): string[] {
+function listAll(dir: string, at: (p: string) => string): string[] {
   const files: string[] = [];
-  const rec = (d: string, depth: number) => {
+  const rec = (rel: string, depth: number) => {
     if (depth > WALK_MAX_DEPTH) return;
-    for (const e of readDir(d)) {
+    for (const e of readDir(at(rel === "" ? dir : join(dir, rel)))) {
       if (e.name.startsWith(".")) continue;
-      const p = join(d, e.name);
-      files.push(relative(dir, p));
+      const p = rel === "" ? e.name : join(rel, e.name);
+      files.push(p);
       if (e.isDirectory) rec(p, depth + 1);
     }
   };
-  rec(dir, 0);
+  rec("", 0);
   return files;
-}
-
-/** Creates the parent directory of `path` (used by writers that promise to create it). */
-export function ensureParent(path: string): void {
-  Deno.mkdirSync(dirname(path), { recursive: true });
 }

@@ -7,6 +7,10 @@
  * tasks run while a command produces output). The prelude implements the read formats in Lua on
  * top of `read_chunk`; this module only moves bytes.
  *
+ * Paths: `io.open` (and `io.lines`, `io.input`/`io.output` with a name, built on it in the
+ * prelude) resolves a relative path against the run's working directory (`run.resolve`), and
+ * `io.popen` runs its command there; messages name the path as given.
+ *
  * Invariants: every handle still open when the run ends is closed; every `io.popen` child is a
  * process group of the run's `ProcessGroups` and ends with it.
  */
@@ -87,7 +91,7 @@ export function installIo(engine: LuaEngine, run: RunContext): void {
     sync: (a) => {
       const path = a.string(1, "path");
       try {
-        const file = Deno.openSync(path, openOptions(a.string(2, "mode")));
+        const file = Deno.openSync(run.resolve(path), openOptions(a.string(2, "mode")));
         if (file.statSync().isDirectory && a.string(2, "mode") !== "r") {
           file.close();
           return new LuaMulti([undefined, `${path}: Is a directory`, 21]);
@@ -173,6 +177,7 @@ export function installIo(engine: LuaEngine, run: RunContext): void {
       try {
         const proc = run.procs.spawn({
           cmd: ["/bin/sh", "-c", cmd],
+          cwd: run.cwd,
           stdin: mode === "w" ? "piped" : "null",
           stdout: mode === "r" ? "piped" : "inherit",
           stderr: "inherit",

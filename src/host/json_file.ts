@@ -4,23 +4,25 @@
  * Owns the file half of `std.json` (encode/decode are core, `core.ts`): `read_file(path [, opts])`
  * decodes a file (`opts.null = true` keeps `std.json.null`, as `decode` does);
  * `write_file(path, value)` writes pretty JSON with sorted keys and a final newline, atomically
- * (a temporary file beside the target, then a rename), and returns true.
+ * (a temporary file beside the target, then a rename), and returns true. Relative paths resolve
+ * against the run's working directory; messages name the path as given.
  */
-import { dirname, join } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
+import type { RunContext } from "./context.ts";
 import { parseJson, stringifyJson } from "../json/codec.ts";
 import { NullsAsNil } from "../json/values.ts";
 import { fsFailure } from "./fs.ts";
+import { writeAtomic } from "../util/fs.ts";
 
 /** Installs `std.json.read_file` and `std.json.write_file`. */
-export function installJsonFile(engine: LuaEngine): void {
+export function installJsonFile(engine: LuaEngine, run: RunContext): void {
   engine.define("std.json.read_file", {
     sync: (a) => {
       const path = a.string(1, "path");
       const opts = a.optTable(2, "opts");
       let text: string;
       try {
-        text = Deno.readTextFileSync(path);
+        text = Deno.readTextFileSync(run.resolve(path));
       } catch (e) {
         throw fsFailure("std.json.read_file", path, e);
       }
@@ -44,14 +46,9 @@ export function installJsonFile(engine: LuaEngine): void {
       } catch (e) {
         throw new Error(`std.json.write_file: ${(e as Error).message}`);
       }
-      const tmp = join(dirname(path), `.${crypto.randomUUID()}.tmp`);
       try {
-        Deno.writeTextFileSync(tmp, text);
-        Deno.renameSync(tmp, path);
+        writeAtomic(run.resolve(path), text);
       } catch (e) {
-        try {
-          Deno.removeSync(tmp);
-        } catch { /* never created */ }
         throw fsFailure("std.json.write_file", path, e);
       }
       return true;

@@ -2,7 +2,7 @@
  * `std.path.*`: POSIX path arithmetic, purely lexical.
  *
  * Owns join/basename/dirname/ext/stem/abs/normalize/is_absolute. None of them touches the
- * filesystem: `abs` resolves against the process's working directory without following
+ * filesystem: `abs` resolves against the run's working directory without following
  * symlinks (use `std.fs.stat` to learn what is there). `ext` answers the extension without its
  * dot (`"gz"` for `a.tar.gz`, `""` when there is none), `basename`/`dirname` follow POSIX
  * (`dirname("a")` is `"."`, trailing slashes ignored).
@@ -10,9 +10,10 @@
 import { posix } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
 import type { Args } from "../lua/args.ts";
+import type { RunContext } from "./context.ts";
 
 /** Installs `std.path.*`. */
-export function installPath(engine: LuaEngine): void {
+export function installPath(engine: LuaEngine, run: RunContext): void {
   const def = (name: string, fn: (a: Args) => unknown) => engine.define(`std.path.${name}`, { sync: fn });
   def("join", (a) => {
     if (a.length === 0) a.fail(1, "part", "a string");
@@ -28,7 +29,7 @@ export function installPath(engine: LuaEngine): void {
     const ext = posix.extname(base);
     return ext ? base.slice(0, -ext.length) : base;
   });
-  def("abs", (a) => posix.resolve(a.string(1, "path")));
+  def("abs", (a) => posix.resolve(run.cwd, a.string(1, "path")));
   def("normalize", (a) => {
     const p = a.string(1, "path");
     return p === "" ? "." : posix.normalize(p).replace(/(.)\/$/, "$1");

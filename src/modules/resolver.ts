@@ -21,6 +21,7 @@
 import { isAbsolute, join, relative } from "node:path";
 import { embeddedModules, rootOf, SEALED_ROOTS } from "./embedded.ts";
 import { blockRoots } from "../blocks/registry.ts";
+import { exists, isDir, isFile } from "../util/fs.ts";
 
 /** One directory of the search path. */
 export interface LibTier {
@@ -70,26 +71,25 @@ function isWithin(root: string, dir: string): boolean {
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
-/** A path as errors show it: relative to the working directory when below it. */
-export function displayPath(path: string, cwd = Deno.cwd()): string {
+/** A path as errors show it: relative to `cwd` (the run's working directory) when below it. */
+export function displayPath(path: string, cwd: string): string {
   const rel = relative(cwd, path);
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }
 
-function isFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}
-
 /** Resolves module names for one run. */
 export class ModuleResolver {
+  /**
+   * @param tiers the directories searched, in order (absolute)
+   * @param unseal whether a sealed module may resolve to a file (with a warning)
+   * @param warn where warnings go
+   * @param cwd the run's working directory: chunk names are shown relative to it
+   */
   constructor(
     readonly tiers: LibTier[],
     readonly unseal: boolean,
     private readonly warn: (message: string) => void,
+    private readonly cwd: string,
   ) {}
 
   resolve(name: string): Resolution {
@@ -119,7 +119,7 @@ export class ModuleResolver {
             if (sealed) {
               this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
             }
-            const shown = displayPath(candidate);
+            const shown = displayPath(candidate, this.cwd);
             return { found: true, source: Deno.readFileSync(candidate), chunkname: `@${shown}`, info: shown };
           }
           searched.push(`no file '${candidate}'`);
@@ -148,32 +148,14 @@ export class ModuleResolver {
   checkSeals(): SealViolation[] {
     const found: SealViolation[] = [];
     for (const tier of this.tiers) {
-      if (!isDirectory(tier.dir)) continue; // nothing on this tier
+      if (!isDir(tier.dir)) continue; // nothing on this tier
       for (const root of SEALED_ROOTS) {
         for (const entry of [`${root}.lua`, root]) {
           const file = join(tier.dir, entry);
-          if (lexists(file)) found.push({ module: root, file });
+          if (exists(file)) found.push({ module: root, file });
         }
       }
     }
     return found;
-  }
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return Deno.statSync(p).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
-/** True when `p` names a directory entry (a symlink is not followed). */
-function lexists(p: string): boolean {
-  try {
-    Deno.lstatSync(p);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -21,6 +21,7 @@
  */
 import { dirname, join } from "node:path";
 import { AgentBlockError } from "../errors.ts";
+import { exists } from "../util/fs.ts";
 import { type EmbeddedModule, embeddedModules, layerOf, rootOf } from "./embedded.ts";
 
 /** One embedded root and everything under it. */
@@ -55,15 +56,6 @@ export function embeddedRoots(
 /** The default place copies go: `<project>/.agent-block/lib`. */
 export function projectLibDir(projectRoot: string): string {
   return join(projectRoot, ".agent-block", "lib");
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The paths a copy of `root` in `dir` occupies (either makes it "vendored"). */

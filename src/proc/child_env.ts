@@ -1,9 +1,9 @@
 /**
- * The environment a child process gets: the host's own, minus its credentials.
+ * The environment a child process gets: its run's, minus the host's credentials.
  *
  * Owns credential hygiene for every child the runtime starts (`sh.exec`, `io.popen`,
  * `os.execute`, MCP servers, nested runs). The three credential variables of the host are always
- * removed; `AGENT_BLOCK_CHILD_ENV` tightens that:
+ * removed; the run's `AGENT_BLOCK_CHILD_ENV` tightens that:
  * - unset or `inherit`: everything else is inherited;
  * - `strip-secrets`: also drops names ending in `_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD`;
  * - `allowlist:NAME,NAME`: only those names plus PATH, HOME, USER, LANG, TERM and TMPDIR.
@@ -29,7 +29,7 @@ export class ChildEnvPolicyError extends Error {
 
 /**
  * Builds the complete environment for a child.
- * @param parent the host environment (normally `Deno.env.toObject()`)
+ * @param parent the run's environment (`run.env.toObject()`: base and overlay merged)
  * @param extra variables set explicitly for this child, applied last
  * @param policy the value of `AGENT_BLOCK_CHILD_ENV` (defaults to the parent's)
  */

@@ -9,8 +9,11 @@
  * Invariants:
  * - Every child started through `ProcessGroups.spawn` is in the registry until it has exited
  *   and its group is gone; `endAll()` ends every registered group and resolves when they are.
- * - The child's environment is built by `childEnv` (credentials removed) unless the caller
- *   passes a complete one.
+ * - A child's environment is the RUN's (`env` given at construction: a run's `RunEnv`, read at
+ *   each spawn so what `std.env.set` put in its overlay is inherited), passed through `childEnv`
+ *   (credentials removed, `AGENT_BLOCK_CHILD_ENV` of the run applied), then `opts.env`. Nothing
+ *   here reads the process environment: a registry built without one starts children with an
+ *   empty environment.
  * - Nothing here reads the child's output; callers own their pipes (read stdout and stderr
  *   concurrently, or a full pipe stalls the child).
  *
@@ -23,7 +26,7 @@ import { childEnv } from "./child_env.ts";
 export interface SpawnOptions {
   /** Program and arguments. */
   cmd: [string, ...string[]];
-  /** Working directory (default: the host's). */
+  /** Working directory, absolute (callers resolve it against their run's cwd). */
   cwd?: string;
   /** Extra variables applied after credential removal (see `childEnv`). */
   env?: Record<string, string>;
@@ -138,18 +141,32 @@ export class ManagedProcess {
   }
 }
 
+/** Where children's environments come from: a run's `RunEnv` (read per spawn) or a fixed record. */
+export type ChildEnvBase = { toObject(): Record<string, string> } | Readonly<Record<string, string>>;
+
 /** The live process groups of one run. */
 export class ProcessGroups {
   #live = new Set<ManagedProcess>();
+  readonly #env: ChildEnvBase;
   /** Grace between SIGTERM and SIGKILL, in ms (`AGENT_BLOCK_TASK_GRACE_MS`, default 1000). */
   graceMs: number;
 
   /**
    * An empty registry.
    * @param graceMs grace between SIGTERM and SIGKILL, ms
+   * @param env the environment children start from (the run's; default: none at all)
    */
-  constructor(graceMs = 1000) {
+  constructor(graceMs = 1000, env: ChildEnvBase = {}) {
     this.graceMs = graceMs;
+    this.#env = env;
+  }
+
+  /** The environment a child starts from now (before credential removal). */
+  #baseEnv(): Record<string, string> {
+    const e = this.#env as { toObject?: unknown };
+    return typeof e.toObject === "function"
+      ? (this.#env as { toObject(): Record<string, string> }).toObject()
+      : { ...(this.#env as Readonly<Record<string, string>>) };
   }
 
   /** Starts a child as the leader of a new process group and registers it. */
@@ -158,7 +175,7 @@ export class ProcessGroups {
     const child = new Deno.Command(program, {
       args,
       cwd: opts.cwd,
-      env: childEnv(Deno.env.toObject(), opts.env ?? {}),
+      env: childEnv(this.#baseEnv(), opts.env ?? {}),
       clearEnv: true,
       stdin: opts.stdin ?? "null",
       stdout: opts.stdout ?? "piped",

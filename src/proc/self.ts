@@ -17,20 +17,13 @@
  */
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isFile } from "../util/fs.ts";
 
 /** How this program was started. */
 export interface SelfLaunch {
   mode: "source" | "compiled";
   /** The command, without the child's own arguments. */
   prefix: [string, ...string[]];
-}
-
-function isFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -14,7 +14,7 @@
  * Invariants: the outcome follows `src/outcome.ts`; a run that raised or never started is
  * `failed`; `stopped` is a cancel from outside (`spec.signal`).
  */
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, isAbsolute, normalize, resolve } from "node:path";
 import { type EngineLimits, LuaEngine } from "../lua/engine.ts";
 import prelude from "../lua/prelude.lua" with { type: "text" };
 import { installCore } from "../host/core.ts";
@@ -39,7 +39,10 @@ export interface RunSpec {
    * process. The run copies it; `std.env.set` changes the run's own copy only.
    */
   env?: Readonly<Record<string, string>>;
-  /** The run's working directory (absolute); relative paths resolve against it. Default: the project root. */
+  /**
+   * The run's working directory (absolute; a relative one is refused); relative paths resolve
+   * against it. Default: the project root.
+   */
   cwd?: string;
   /** `$AGENT_BLOCK_HOME`; defaults to the run environment's, then `~/.agent-block`. */
   home?: string;
@@ -85,7 +88,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
       if (info.isDirectory) return { error: `cannot read script ${spec.script.path}: it is a directory` };
       return {
         source: Deno.readFileSync(path),
-        chunkname: "@" + displayPath(path),
+        chunkname: "@" + displayPath(path, cwd),
         dir: dirname(path),
         name: basename(path),
       };
@@ -108,6 +111,9 @@ const failed = failedOutcome;
 /** Runs one block to its outcome. */
 export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const env = new RunEnv(spec.env);
+  if (spec.cwd !== undefined && !isAbsolute(spec.cwd)) {
+    return failed(`the run's working directory must be an absolute path, got '${spec.cwd}'`);
+  }
   let projectRoot: string;
   try {
     // Without `cwd` a relative root is the caller's own (the process's) business: realpath decides.
@@ -120,7 +126,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   } catch {
     return failed(`project directory ${spec.projectRoot} does not exist`);
   }
-  const cwd = spec.cwd !== undefined ? resolve(spec.cwd) : projectRoot;
+  const cwd = spec.cwd !== undefined ? normalize(spec.cwd) : projectRoot;
   const script = loadScript(spec, cwd, projectRoot);
   if ("error" in script) return failed(script.error);
 
@@ -129,7 +135,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const log = Logger.forLevel(env.get("AGENT_BLOCK_LOG"), script.name, stderr);
   const cleanups: ((outcome: Outcome | undefined) => void | Promise<void>)[] = [];
   let outcome: Outcome | undefined;
-  const procs = new ProcessGroups(spec.graceMs ?? graceFrom(env));
+  const procs = new ProcessGroups(spec.graceMs ?? graceFrom(env), env);
   const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
   const run: RunContext = {
     env,
@@ -152,6 +158,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     libTiers(script.dir, projectRoot, home),
     spec.unseal ?? env.get("AGENT_BLOCK_UNSEAL") === "1",
     (m) => log.warn(m),
+    cwd,
   );
   const violations = resolver.checkSeals();
   if (violations.length && !resolver.unseal) {

@@ -40,3 +40,10 @@ Deno.test("parseFlags: every malformed command line is a UsageError naming the f
     );
   }
 });
+
+Deno.test("parseFlags: a subcommand's name prefixes its usage errors", () => {
+  assert.throws(
+    () => parseFlags(["--nope"], OPTS, { command: "knl" }),
+    (e) => e instanceof UsageError && e.message.startsWith("knl: Unknown option '--nope'"),
+  );
+});

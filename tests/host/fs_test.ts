@@ -91,13 +91,28 @@ Deno.test("std.fs: walk and glob answer sorted paths", async () => {
 Deno.test("std.fs: glob relative to the working directory drops ./", async () => {
   const d = await tempDir();
   await Deno.writeTextFile(join(d, "k.md"), "");
-  const cwd = Deno.cwd();
-  Deno.chdir(d);
-  try {
-    assert.equal(await lua(d, `return table.concat(std.fs.glob("./*.md"), ",")`), "k.md");
-  } finally {
-    Deno.chdir(cwd);
-  }
+  // The run's working directory defaults to its project root (d); the process's is elsewhere.
+  assert.equal(await lua(d, `return table.concat(std.fs.glob("./*.md"), ",")`), "k.md");
+});
+
+Deno.test("std.fs: relative paths are the run's working directory's, not the process's", async () => {
+  const project = await tempDir();
+  const cwd = await tempDir();
+  await Deno.mkdir(join(cwd, "sub", "deep"), { recursive: true });
+  await Deno.writeTextFile(join(cwd, "sub", "deep", "x.txt"), "x");
+  const out = await evalLua(
+    `std.fs.mkdir("made/here")
+     std.fs.write("made/here/f.txt", "f")
+     std.fs.copy("made/here/f.txt", "made/g.txt")
+     std.fs.write("gone.txt", "") std.fs.remove("gone.txt")
+     return table.concat({ std.fs.read("made/g.txt"), table.concat(std.fs.walk("sub"), ","),
+       table.concat(std.fs.glob("sub/**/*.txt"), ","), table.concat(std.fs.glob("**/f.txt"), ","),
+       tostring(std.fs.is_dir("made")), tostring(std.fs.exists("gone.txt")), std.fs.stat("made/g.txt").size }, "|")`,
+    { projectRoot: project, cwd },
+  );
+  assert.equal(out, "f|sub/deep/x.txt|sub/deep/x.txt|made/here/f.txt|true|false|1");
+  assert.ok(Deno.statSync(join(cwd, "made", "here", "f.txt")).isFile);
+  assert.deepEqual([...Deno.readDirSync(project)], [], "nothing landed in the project root");
 });
 
 Deno.test("std.fs: missing files and directories raise naming the function and the path", async () => {

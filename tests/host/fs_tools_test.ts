@@ -40,7 +40,7 @@ Deno.test("fs tools: defaults are fs_read and fs_edit; allowed opts in the other
   );
   assert.deepEqual(r.outcome, {
     status: "returned",
-    result: "fs_read,fs_edit|3|fs_search_replace|function|content|nil",
+    value: "fs_read,fs_edit|3|fs_search_replace|function|content|nil",
   });
   const g = await runLua(`std.fs.register_tools({ group = "files" }) return tool.schema()[1].group`, {
     projectRoot: d,

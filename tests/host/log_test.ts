@@ -3,20 +3,16 @@
  * AGENT_BLOCK_LOG (default info); nothing on stdout.
  */
 import assert from "node:assert/strict";
-import { runLua } from "../helpers.ts";
+import { runLua, testEnv } from "../helpers.ts";
 
 const SCRIPT = `log.debug("d") log.info("i", 1, { k = true }) log.warn("w") log.error("e") return "done"`;
 
-async function withLevel(level: string | undefined) {
-  const saved = Deno.env.get("AGENT_BLOCK_LOG");
-  if (level === undefined) Deno.env.delete("AGENT_BLOCK_LOG");
-  else Deno.env.set("AGENT_BLOCK_LOG", level);
-  try {
-    return await runLua(SCRIPT, { name: "blk.lua" });
-  } finally {
-    if (saved === undefined) Deno.env.delete("AGENT_BLOCK_LOG");
-    else Deno.env.set("AGENT_BLOCK_LOG", saved);
-  }
+/** SCRIPT run with `AGENT_BLOCK_LOG=level` in its environment (unset when undefined). */
+function withLevel(level: string | undefined) {
+  return runLua(SCRIPT, {
+    name: "blk.lua",
+    env: testEnv(level === undefined ? {} : { AGENT_BLOCK_LOG: level }),
+  });
 }
 
 Deno.test("log.*: stderr only, level and script name, default level info", async () => {

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, runLua, tempDir } from "../helpers.ts";
+import { CLI, runLua, tempDir, testEnv } from "../helpers.ts";
 
 /** True while `pid` is a live (non-zombie) process. */
 function alive(pid: number): boolean {
@@ -30,6 +30,13 @@ async function until(cond: () => boolean, what: string, ms = 20_000): Promise<vo
 
 async function ret(source: string, dir?: string, graceMs?: number): Promise<string> {
   const r = await runLua(source, { projectRoot: dir, graceMs });
+  if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
+  return r.outcome.value as string;
+}
+
+/** `ret` for a run whose environment is `env`. */
+async function retIn(env: Record<string, string>, source: string): Promise<string> {
+  const r = await runLua(source, { env });
   if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
   return r.outcome.value as string;
 }
@@ -68,36 +75,43 @@ Deno.test("sh.exec: opts.stdin is the command's input; without it stdin is empty
 });
 
 Deno.test("sh.exec: credentials are not in the child's environment; opts.env is applied after", async () => {
-  const saved = Deno.env.toObject();
-  Deno.env.set("ANTHROPIC_API_KEY", "sk-ant-parent");
-  Deno.env.set("OPENAI_API_KEY", "sk-oai-parent");
-  Deno.env.set("AGENT_BLOCK_MESH_SECRET_KEY", "mesh-parent");
-  Deno.env.set("AB_TEST_VISIBLE", "inherited");
-  Deno.env.set("AB_TEST_TOKEN", "tok");
-  try {
-    const out = await ret(`
+  const parent = {
+    ANTHROPIC_API_KEY: "sk-ant-parent",
+    OPENAI_API_KEY: "sk-oai-parent",
+    AGENT_BLOCK_MESH_SECRET_KEY: "mesh-parent",
+    AB_TEST_VISIBLE: "inherited",
+    AB_TEST_TOKEN: "tok",
+  };
+  {
+    const out = await retIn(
+      testEnv(parent),
+      `
       local r = sh.exec("env")
       local given = sh.exec("printf %s \\"$ANTHROPIC_API_KEY/$EXTRA\\"", { env = { ANTHROPIC_API_KEY = "given", EXTRA = "e" } })
-      return r.stdout .. "\\n@@" .. given.stdout`);
+      return r.stdout .. "\\n@@" .. given.stdout`,
+    );
     const [env, given] = out.split("\n@@");
     assert.doesNotMatch(env, /ANTHROPIC_API_KEY|OPENAI_API_KEY|AGENT_BLOCK_MESH_SECRET_KEY|parent/);
     assert.match(env, /^AB_TEST_VISIBLE=inherited$/m);
     assert.match(env, /^AB_TEST_TOKEN=tok$/m);
     assert.equal(given, "given/e");
 
-    Deno.env.set("AGENT_BLOCK_CHILD_ENV", "strip-secrets");
-    const strict = await ret(`return sh.exec("env").stdout`);
+    const strict = await retIn(
+      testEnv({ ...parent, AGENT_BLOCK_CHILD_ENV: "strip-secrets" }),
+      `return sh.exec("env").stdout`,
+    );
     assert.doesNotMatch(strict, /AB_TEST_TOKEN/);
     assert.match(strict, /^AB_TEST_VISIBLE=inherited$/m);
 
-    Deno.env.set("AGENT_BLOCK_CHILD_ENV", "allowlist:AB_TEST_TOKEN");
-    const allow = await ret(`return sh.exec("env").stdout`);
+    const allow = await retIn(
+      testEnv({ ...parent, AGENT_BLOCK_CHILD_ENV: "allowlist:AB_TEST_TOKEN" }),
+      `return sh.exec("env").stdout`,
+    );
     assert.match(allow, /^AB_TEST_TOKEN=tok$/m);
     assert.doesNotMatch(allow, /AB_TEST_VISIBLE/);
-  } finally {
-    for (const k of Object.keys(Deno.env.toObject())) if (!(k in saved)) Deno.env.delete(k);
-    for (const [k, v] of Object.entries(saved)) Deno.env.set(k, v);
   }
+  // The process environment never had any of it.
+  for (const [k, v] of Object.entries(parent)) assert.notEqual(Deno.env.get(k), v);
 });
 
 Deno.test("sh.exec: a timeout SIGKILLs the whole group, grandchildren included", async () => {

@@ -7,10 +7,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { runCli, runLua, tempDir, withEnv } from "../helpers.ts";
+import { runCli, runLua, tempDir, testEnv } from "../helpers.ts";
 
-async function ret(source: string, home: string): Promise<string> {
-  const r = await runLua(source, { home });
+/** Runs `source` with `home`; `env` adds variables to the run's environment. */
+async function ret(source: string, home: string, env: Record<string, string> = {}): Promise<string> {
+  const r = await runLua(source, { home, env: testEnv(env) });
   if (r.outcome.status !== "returned") throw new Error(`${JSON.stringify(r.outcome)}\n${r.stderr}`);
   return r.outcome.value as string;
 }
@@ -43,16 +44,13 @@ Deno.test("std.kv: set/get round-trips values exactly; delete answers existence;
 Deno.test("std.kv: AGENT_BLOCK_KV_PATH overrides (parent dirs created); :memory: leaves no file", async () => {
   const home = await tempDir();
   const path = join(home, "deep", "er", "my.db");
-  await withEnv({ AGENT_BLOCK_KV_PATH: path }, () => ret(`std.kv.set("n", "k", 1) return "x"`, home));
+  await ret(`std.kv.set("n", "k", 1) return "x"`, home, { AGENT_BLOCK_KV_PATH: path });
   assert.ok(Deno.statSync(path).isFile);
-  const out = await withEnv(
+  const out = await ret(
+    `std.kv.set("n", "k", 5) std.sql.execute("create table t(a)") std.ts.append("s", 1)
+     return std.kv.get("n", "k") .. #std.ts.query("s")`,
+    home,
     { AGENT_BLOCK_KV_PATH: ":memory:", AGENT_BLOCK_SQL_PATH: ":memory:", AGENT_BLOCK_TS_PATH: ":memory:" },
-    () =>
-      ret(
-        `std.kv.set("n", "k", 5) std.sql.execute("create table t(a)") std.ts.append("s", 1)
-         return std.kv.get("n", "k") .. #std.ts.query("s")`,
-        home,
-      ),
   );
   assert.equal(out, "51");
   assert.deepEqual([...Deno.readDirSync(home)].map((e) => e.name), ["deep"]);
@@ -61,15 +59,12 @@ Deno.test("std.kv: AGENT_BLOCK_KV_PATH overrides (parent dirs created); :memory:
 Deno.test("stores: a path that cannot be opened raises naming the store, the function and the file", async () => {
   const home = await tempDir();
   await Deno.writeTextFile(join(home, "plain"), "not a database, just text that is long enough to be read");
-  const out = await withEnv(
+  const out = await ret(
+    `local a = select(2, pcall(std.kv.set, "n", "k", 1))
+     local b = select(2, pcall(std.ts.append, "s", 1))
+     return a .. "\\n" .. b`,
+    home,
     { AGENT_BLOCK_KV_PATH: join(home, "plain", "kv.sqlite"), AGENT_BLOCK_TS_PATH: join(home, "plain") },
-    () =>
-      ret(
-        `local a = select(2, pcall(std.kv.set, "n", "k", 1))
-         local b = select(2, pcall(std.ts.append, "s", 1))
-         return a .. "\\n" .. b`,
-        home,
-      ),
   );
   assert.equal(
     out,
@@ -393,4 +388,17 @@ Deno.test("std.kv: 4 agent-block processes × 2,000 keys into one file, all 8,00
   db.close();
   assert.deepEqual([n.n, n.d], [8000, 8000]);
   assert.deepEqual(per.map((p) => [p.w, p.c]), [["w1", 2000], ["w2", 2000], ["w3", 2000], ["w4", 2000]]);
+});
+
+Deno.test("stores: a relative store path is taken from the run's working directory", async () => {
+  const home = await tempDir();
+  const cwd = await tempDir();
+  const r = await runLua(`std.kv.set("n", "k", 1) std.ts.append("s", 1) return "x"`, {
+    home,
+    cwd,
+    env: testEnv({ AGENT_BLOCK_KV_PATH: "rel/kv.db", AGENT_BLOCK_TS_PATH: "ts.db" }),
+  });
+  assert.deepEqual(r.outcome, { status: "returned", value: "x" });
+  assert.ok(Deno.statSync(join(cwd, "rel", "kv.db")).isFile);
+  assert.ok(Deno.statSync(join(cwd, "ts.db")).isFile);
 });

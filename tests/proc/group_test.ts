@@ -1,6 +1,7 @@
 /** Process groups (src/proc/group.ts): whole groups end, SIGKILL after the grace period. */
 import assert from "node:assert/strict";
 import { ProcessGroups } from "../../src/proc/group.ts";
+import { RunEnv } from "../../src/run_env.ts";
 
 async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader();
@@ -71,4 +72,49 @@ Deno.test({
     assert.equal((await stubborn.status).signal, "SIGKILL");
     assert.equal((await quick.status).signal, "SIGTERM");
   },
+});
+
+/** What `env` prints in a child of `groups`, as a record. */
+async function childSees(
+  groups: ProcessGroups,
+  extra?: Record<string, string>,
+): Promise<Record<string, string>> {
+  const p = groups.spawn({ cmd: ["/usr/bin/env"], env: extra, stdout: "piped", stderr: "null" });
+  const text = await new Response(p.child.stdout).text();
+  await p.status;
+  return Object.fromEntries(
+    text.split("\n").filter(Boolean).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
+}
+
+Deno.test("spawn: a child starts from the run's environment, overlay included, credentials removed", async () => {
+  const env = new RunEnv({ PATH: "/usr/bin:/bin", BASE_ONLY: "b", ANTHROPIC_API_KEY: "sk-x", GONE: "g" });
+  const groups = new ProcessGroups(1000, env);
+  env.set("SET_LATER", "overlay");
+  env.set("GONE", undefined);
+  const seen = await childSees(groups, { EXPLICIT_KEY: "handed" });
+  assert.equal(seen.BASE_ONLY, "b");
+  assert.equal(seen.SET_LATER, "overlay", "what std.env.set put in the overlay reaches the child");
+  assert.equal(seen.GONE, undefined, "an unset in the overlay hides the base variable");
+  assert.equal(seen.ANTHROPIC_API_KEY, undefined);
+  assert.equal(seen.EXPLICIT_KEY, "handed", "per-child variables are applied after the removal");
+  assert.equal(Deno.env.get("SET_LATER"), undefined, "the process environment is untouched");
+});
+
+Deno.test("spawn: AGENT_BLOCK_CHILD_ENV comes from the run's environment", async () => {
+  const env = new RunEnv({
+    PATH: "/usr/bin:/bin",
+    AGENT_BLOCK_CHILD_ENV: "allowlist:KEEP",
+    KEEP: "k",
+    DROP: "d",
+  });
+  const seen = await childSees(new ProcessGroups(1000, env));
+  assert.equal(seen.KEEP, "k");
+  assert.equal(seen.DROP, undefined);
+  assert.equal(seen.PATH, "/usr/bin:/bin");
+});
+
+Deno.test("spawn: a registry given no environment starts children with none", async () => {
+  const seen = await childSees(new ProcessGroups());
+  assert.deepEqual(Object.keys(seen).filter((k) => k !== "PWD" && k !== "SHLVL" && k !== "_"), []);
 });

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { selfCommand, selfLaunch, sourceCli } from "../../src/proc/self.ts";
 import { ProcessGroups } from "../../src/proc/group.ts";
-import { REPO_ROOT } from "../helpers.ts";
+import { REPO_ROOT, testEnv } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
 Deno.test("self: from source, deno runs cli.ts with the repository's config", () => {
@@ -44,7 +44,7 @@ Deno.test({
   name: "self: the source command starts agent-block through a process group",
   sanitizeResources: false,
   fn: async () => {
-    const procs = new ProcessGroups();
+    const procs = new ProcessGroups(1000, testEnv());
     const cwd = await Deno.makeTempDir({ prefix: "ab_self_" });
     const p = procs.spawn({ cmd: selfCommand(["--version"]), cwd, stdout: "piped", stderr: "piped" });
     const [status, out] = await Promise.all([

@@ -6,12 +6,13 @@ import assert from "node:assert/strict";
 import { ProcessGroups } from "../../src/proc/group.ts";
 import { descendantGroups, endTree } from "../../src/proc/tree.ts";
 import { alive, waitFor } from "../mcp_server/mcp_helpers.ts";
+import { testEnv } from "../helpers.ts";
 
 Deno.test({
   name: "tree: endTree kills a SIGTERM-deaf child and the groups its descendants lead",
   sanitizeResources: false,
   fn: async () => {
-    const procs = new ProcessGroups();
+    const procs = new ProcessGroups(1000, testEnv());
     const p = procs.spawn({
       cmd: ["/bin/sh", "-c", "trap '' TERM; setsid sleep 300 & echo $!; while :; do sleep 1; done"],
       stdout: "piped",

@@ -16,7 +16,7 @@ import type { Args } from "../../lua/args.ts";
 import { parseJson, stringifyJson } from "../../json/codec.ts";
 import { LuaMulti } from "../../json/values.ts";
 import type { RunContext } from "../context.ts";
-import { LazyDatabase, storePath } from "./sqlite.ts";
+import { LazyDatabase } from "./sqlite.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS __kv (
   ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key)
@@ -47,7 +47,7 @@ function prepare(db: DatabaseSync): Statements {
 /** Installs `std.kv.*` (the tools are in `stores.lua`). */
 export function installKv(engine: LuaEngine, run: RunContext): void {
   let st: Statements | undefined;
-  const store = new LazyDatabase("kv", () => storePath("kv", run.home), (db) => {
+  const store = new LazyDatabase("kv", run, (db) => {
     db.exec(SCHEMA);
   });
   run.onCleanup(() => store.close());

@@ -20,7 +20,7 @@ import type { LuaEngine } from "../../lua/engine.ts";
 import { type Args, LuaArgError } from "../../lua/args.ts";
 import { LuaFloat, luaTypeName } from "../../json/values.ts";
 import type { RunContext } from "../context.ts";
-import { LazyDatabase, storePath, writeTx } from "./sqlite.ts";
+import { LazyDatabase, writeTx } from "./sqlite.ts";
 
 /** A statement that controls transactions (or ends a trigger body) somewhere in a script. */
 const TX_CONTROL = /(^|;)\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b/im;
@@ -113,7 +113,7 @@ function toLuaNumber(v: unknown): unknown {
 
 /** Installs `std.sql.execute/query` (the tools are in `stores.lua`). */
 export function installSql(engine: LuaEngine, runCx: RunContext): void {
-  const store = new LazyDatabase("sql", () => storePath("sql", runCx.home), (db) => {
+  const store = new LazyDatabase("sql", runCx, (db) => {
     db.exec("select 1");
   });
   runCx.onCleanup(() => store.close());

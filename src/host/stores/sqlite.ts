@@ -2,11 +2,12 @@
  * The one way the stores open SQLite (`node:sqlite`): kv, sql and ts all come through here.
  *
  * Owns:
- * - where a store lives: the override variable (`AGENT_BLOCK_KV_PATH`, `AGENT_BLOCK_SQL_PATH`,
- *   `AGENT_BLOCK_TS_PATH`) when set, else `<AGENT_BLOCK_HOME>/<kind>.sqlite`; the literal
- *   `:memory:` is a private in-memory database;
+ * - where a store lives: the run's override variable (`AGENT_BLOCK_KV_PATH`, `AGENT_BLOCK_SQL_PATH`,
+ *   `AGENT_BLOCK_TS_PATH`) when set, resolved against the run's working directory, else
+ *   `<AGENT_BLOCK_HOME>/<kind>.sqlite`; the literal `:memory:` is a private in-memory database;
  * - how it is opened: the parent directory is created, `pragma busy_timeout` is set explicitly
- *   FIRST (Deno ignores the constructor's timeout; default 5000 ms, `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`),
+ *   FIRST (Deno ignores the constructor's timeout; default 5000 ms, the run's
+ *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`),
  *   then `journal_mode=WAL` and `synchronous=NORMAL` (the WAL switch is retried while another
  *   process holds the lock, because that pragma does not always go through the busy handler);
  * - `writeTx`: multi-statement writes run in `BEGIN IMMEDIATE`, so a transaction never has to
@@ -18,6 +19,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
+import { envValue, type EnvView } from "../../home.ts";
 
 /** The three stores. */
 export type StoreKind = "kv" | "sql" | "ts";
@@ -28,23 +30,34 @@ const ENV_VAR: Record<StoreKind, string> = {
   ts: "AGENT_BLOCK_TS_PATH",
 };
 
-/** The file (or `:memory:`) store `kind` uses for a run whose home is `home`. */
-export function storePath(kind: StoreKind, home: string): string {
-  const v = Deno.env.get(ENV_VAR[kind]);
-  return v && v.trim() ? v : join(home, `${kind}.sqlite`);
+/** The settings a store is opened with, from its run. */
+export interface StoreRun {
+  /** The run's environment. */
+  env: EnvView;
+  /** The run's `$AGENT_BLOCK_HOME` (absolute). */
+  home: string;
+  /** A path made absolute against the run's working directory. */
+  resolve(path: string): string;
 }
 
-/** `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`, default 5000. */
-export function busyTimeoutMs(): number {
-  const raw = Deno.env.get("AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS");
+/** The file (or `:memory:`) store `kind` uses for `run`. */
+export function storePath(kind: StoreKind, run: StoreRun): string {
+  const v = envValue(run.env, ENV_VAR[kind]);
+  if (!v || !v.trim()) return join(run.home, `${kind}.sqlite`);
+  return v === ":memory:" ? v : run.resolve(v);
+}
+
+/** The run's `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`, default 5000. */
+export function busyTimeoutMs(env: EnvView): number {
+  const raw = envValue(env, "AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS");
   const n = raw ? Number(raw) : NaN;
   return Number.isInteger(n) && n >= 0 ? n : 5000;
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
-/** Opens (creating if needed) the database at `path` with the settings above. */
-export function openDatabase(path: string, busyMs = busyTimeoutMs()): DatabaseSync {
+/** Opens (creating if needed) the database at `path` (absolute) with the settings above. */
+export function openDatabase(path: string, busyMs = 5000): DatabaseSync {
   if (path !== ":memory:") {
     try {
       Deno.mkdirSync(dirname(path), { recursive: true });
@@ -101,15 +114,20 @@ function osMessage(e: unknown): string {
 export class LazyDatabase {
   #db: DatabaseSync | undefined;
   #path: string | undefined;
+  /**
+   * @param kind which store
+   * @param run where its settings come from (read on first use)
+   * @param init creates the schema on a fresh connection
+   */
   constructor(
     readonly kind: StoreKind,
-    private readonly resolvePath: () => string,
+    private readonly run: StoreRun,
     private readonly init: (db: DatabaseSync) => void,
   ) {}
 
   /** The path in use (resolved on first open). */
   get path(): string {
-    return this.#path ??= this.resolvePath();
+    return this.#path ??= storePath(this.kind, this.run);
   }
 
   /** The open connection; opens it and creates the schema on first use. */
@@ -118,7 +136,7 @@ export class LazyDatabase {
     const path = this.path;
     let db: DatabaseSync;
     try {
-      db = openDatabase(path);
+      db = openDatabase(path, busyTimeoutMs(this.run.env));
     } catch (e) {
       throw new Error(`cannot open the ${this.kind} store ${path}: ${osMessage(e)}`);
     }

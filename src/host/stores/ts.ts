@@ -25,7 +25,7 @@ import { LuaFloat, LuaMulti, luaTypeName } from "../../json/values.ts";
 /** One explicit nil result (so `tostring(std.ts.last(...))` sees a value). */
 const NIL = new LuaMulti([undefined]);
 import type { RunContext } from "../context.ts";
-import { LazyDatabase, storePath } from "./sqlite.ts";
+import { LazyDatabase } from "./sqlite.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS ts (
@@ -90,7 +90,7 @@ function decodeRow(r: { ts: number | bigint; value: string; tags: string | null 
 
 /** Installs `std.ts.append/query/last` (the tools are in `stores.lua`). */
 export function installTs(engine: LuaEngine, run: RunContext): void {
-  const store = new LazyDatabase("ts", () => storePath("ts", run.home), (db) => db.exec(SCHEMA));
+  const store = new LazyDatabase("ts", run, (db) => db.exec(SCHEMA));
   run.onCleanup(() => store.close());
   let insert: ReturnType<typeof store.db.prepare> | undefined;
   const series = (a: Args) => {

@@ -1,0 +1,154 @@
+/**
+ * The settings of one run, layered: the `--config` file, then the environment for knobs that
+ * have a variable, then flags — the later winning.
+ *
+ * Owns the layering rule and its validation, as pure functions of their inputs (no file, no
+ * process environment: the CLI reads those and hands them in), so the rule can be checked on its
+ * own and an embedder resolving the same inputs gets the same settings:
+ * - `runFlags(values)`: the flag layer from parsed flag values — `--label K=V` pairs
+ *   (`parseLabels`), positive numbers, and exactly one of `--script` / `--block` (a contradiction
+ *   or nothing to run is refused before any file is read);
+ * - `resolveRunSettings(flags, env, config)`: the three layers merged. Knobs with an environment
+ *   variable: `AGENT_BLOCK_CPU_LIMIT_SECS`, `AGENT_BLOCK_MEMORY_LIMIT_MB`,
+ *   `AGENT_BLOCK_MCP_TIMEOUT_SECS` (an empty value is unset; a bad one is an error naming the
+ *   variable). `prompt`, `context` and `result` have none: they are what ONE run is, and an
+ *   inherited variable would hand a child run its parent's prompt and result file. Labels merge
+ *   key by key, a flag's winning.
+ * Errors: a bad flag is a `UsageError` (exit 2) naming the flag; a bad variable an
+ * `AgentBlockError` naming the variable.
+ */
+import { AgentBlockError, UsageError } from "../errors.ts";
+import type { RunConfig } from "./run_config.ts";
+
+/** Parsed flag values, as `parseFlags` answers them. */
+export type FlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;
+
+/** The flag layer of one run, validated. */
+export interface RunFlags {
+  script?: string;
+  block?: string;
+  project?: string;
+  prompt?: string;
+  context?: string;
+  /** The `--config` file, as given. */
+  config?: string;
+  result?: string;
+  labels: Record<string, string>;
+  cpuLimitSecs?: number;
+  memoryLimitMb?: number;
+  mcpTimeoutSecs?: number;
+}
+
+/** The layered settings of one run (what to run and with what limits). */
+export interface LayeredRunSettings {
+  script?: string;
+  block?: string;
+  /** Project root as given (default `.`). */
+  project: string;
+  prompt?: string;
+  context?: string;
+  result?: string;
+  labels: Record<string, string>;
+  cpuLimitSecs?: number;
+  memoryLimitMb?: number;
+  /** Timeout of every MCP request, seconds (default 30). */
+  mcpTimeoutSecs: number;
+}
+
+/**
+ * `--label K=V` values as a record (a later repeat of a key wins). `command` prefixes the error
+ * (`knl sessions: --label must be …`).
+ */
+export function parseLabels(raw: readonly string[], command?: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const l of raw) {
+    const eq = l.indexOf("=");
+    if (eq <= 0) {
+      throw new UsageError(`${command ? command + ": " : ""}--label must be KEY=VALUE, got '${l}'`);
+    }
+    out[l.slice(0, eq)] = l.slice(eq + 1);
+  }
+  return out;
+}
+
+function positive(raw: string, integer: boolean): number | undefined {
+  const n = Number(raw);
+  return Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n)) ? n : undefined;
+}
+
+function kind(integer: boolean): string {
+  return integer ? "integer" : "number";
+}
+
+function flagNumber(values: FlagValues, flag: string, integer = false): number | undefined {
+  const raw = values[flag];
+  if (typeof raw !== "string") return undefined;
+  const n = positive(raw, integer);
+  if (n === undefined) throw new UsageError(`--${flag} must be a positive ${kind(integer)}, got '${raw}'`);
+  return n;
+}
+
+function envNumber(env: Readonly<Record<string, string>>, name: string, integer = false): number | undefined {
+  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
+  if (raw === undefined || raw === "") return undefined;
+  const n = positive(raw, integer);
+  if (n === undefined) throw new AgentBlockError(`${name} must be a positive ${kind(integer)}, got '${raw}'`);
+  return n;
+}
+
+function str(values: FlagValues, flag: string): string | undefined {
+  const v = values[flag];
+  return typeof v === "string" ? v : undefined;
+}
+
+/** The flag layer from parsed values (flag names as on the command line, without `--`). */
+export function runFlags(values: FlagValues): RunFlags {
+  const rawLabels = values.label;
+  const labels = parseLabels(Array.isArray(rawLabels) ? rawLabels : []);
+  const cpuLimitSecs = flagNumber(values, "cpu-limit");
+  const memoryLimitMb = flagNumber(values, "memory-limit");
+  const mcpTimeoutSecs = flagNumber(values, "mcp-timeout-secs", true);
+  const script = str(values, "script");
+  const block = str(values, "block");
+  if (script !== undefined && block !== undefined) {
+    throw new AgentBlockError("--script and --block contradict each other: name one script to run");
+  }
+  if (script === undefined && block === undefined) {
+    throw new UsageError("nothing to run: pass --script FILE or --block NAME (see --help)");
+  }
+  return {
+    script,
+    block,
+    project: str(values, "project"),
+    prompt: str(values, "prompt"),
+    context: str(values, "context"),
+    config: str(values, "config"),
+    result: str(values, "result"),
+    labels,
+    cpuLimitSecs,
+    memoryLimitMb,
+    mcpTimeoutSecs,
+  };
+}
+
+/** The three layers merged: `config` < `env` < `flags`. */
+export function resolveRunSettings(
+  flags: RunFlags,
+  env: Readonly<Record<string, string>>,
+  config: RunConfig,
+): LayeredRunSettings {
+  return {
+    script: flags.script,
+    block: flags.block,
+    project: flags.project ?? ".",
+    prompt: flags.prompt ?? config.prompt,
+    context: flags.context ?? config.context,
+    result: flags.result ?? config.result,
+    labels: { ...(config.labels ?? {}), ...flags.labels },
+    cpuLimitSecs: flags.cpuLimitSecs ?? envNumber(env, "AGENT_BLOCK_CPU_LIMIT_SECS") ?? config.cpu_limit_secs,
+    memoryLimitMb: flags.memoryLimitMb ?? envNumber(env, "AGENT_BLOCK_MEMORY_LIMIT_MB") ??
+      config.memory_limit_mb,
+    mcpTimeoutSecs: flags.mcpTimeoutSecs ?? envNumber(env, "AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ??
+      config.mcp_timeout_secs ?? 30,
+  };
+}
