@@ -370,6 +370,9 @@ Deno.test({
       join(p.root, "blocks", "escapes.lua"),
       "-- Leaves a process in a session of its own, holding this run's stdout, then returns.\n" +
         'os.execute("setsid sh -c \'echo $$ > \\"" .. _PROMPT .. "/escaped.pid\\"; exec sleep 300\' &")\n' +
+        "-- Until it has left this run's process group, ending the group would end it too.\n" +
+        'for _ = 1, 400 do local f = io.open(_PROMPT .. "/escaped.pid") local t = f and f:read("a") ' +
+        'if f then f:close() end if t and #t > 0 then break end std.task.sleep(0.025) end\n' +
         'return "returned anyway"\n',
     );
     const s = await connectStdio(p.root, p.home);
