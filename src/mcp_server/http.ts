@@ -28,7 +28,14 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { AgentBlockError, UsageError } from "../errors.ts";
-import { admit, allowedHostnames, bindRefusal, type GuardPolicy, headerRefusal, type Refusal } from "../net/guard.ts";
+import {
+  admit,
+  allowedHostnames,
+  bindRefusal,
+  type GuardPolicy,
+  headerRefusal,
+  type Refusal,
+} from "../net/guard.ts";
 import type { Logger } from "../obs/log.ts";
 import type { RegistryWatcher } from "./watch.ts";
 

@@ -171,7 +171,9 @@ export async function admit(
       parts.push(value);
     }
   } catch (e) {
-    return { refusal: { status: 400, message: `Bad Request: the body could not be read: ${(e as Error).message}` } };
+    return {
+      refusal: { status: 400, message: `Bad Request: the body could not be read: ${(e as Error).message}` },
+    };
   }
   const body = new Uint8Array(size);
   let o = 0;

@@ -127,7 +127,16 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     if (request.labels !== undefined) config.labels = request.labels;
     await Deno.writeTextFile(configPath, JSON.stringify(config));
     const cmd = selfCommand(
-      ["-s", resolve(cwd, script), "-p", resolve(cwd, request.projectRoot), "--config", configPath, "--outcome", outcomePath],
+      [
+        "-s",
+        resolve(cwd, script),
+        "-p",
+        resolve(cwd, request.projectRoot),
+        "--config",
+        configPath,
+        "--outcome",
+        outcomePath,
+      ],
       this.options.launch ?? selfLaunch(),
     );
     const name = runName(request);
@@ -174,6 +183,8 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
         forwardLines(p.child.stderr, prefix, this.options.stderr, kept),
       ];
       const status = await p.status;
+      // Read before this call ends a leftover of the group itself (which marks it ended too).
+      const endedOutside = p.endedBy !== undefined;
       // A process the run left behind in a session of its own may still hold the pipes open:
       // give the output a moment to drain, then stop reading rather than wait for it.
       let drainTimer: ReturnType<typeof setTimeout> | undefined;
@@ -189,7 +200,14 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       // The leader is gone; make sure nothing of its group lingers (a grandchild holding on).
       if (p.groupAlive()) await p.terminate();
       const stderrTail = tailLines(kept.text);
-      return { outcome: await this.#outcome(endedBy, p, status, outcomePath, stderrTail, request), stderrTail };
+      const outcome = await this.#outcome(
+        endedBy ?? (endedOutside ? "stopping" : undefined),
+        status,
+        outcomePath,
+        stderrTail,
+        request,
+      );
+      return { outcome, stderrTail };
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener("abort", onCancel);
@@ -199,7 +217,6 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
 
   async #outcome(
     endedBy: EndedBy | undefined,
-    p: ManagedProcess,
     status: Deno.CommandStatus,
     outcomePath: string,
     stderrTail: string,
@@ -208,7 +225,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     if (endedBy === "timeout") return { status: "timed_out", seconds: request.timeoutMs! / 1000 };
     if (endedBy === "cancelled") return { status: "stopped", reason: "cancelled" };
     // Ended by the owner's shutdown, or its group ended from outside this call (`endAll`).
-    if (endedBy === "stopping" || p.endedBy !== undefined) return { status: "stopped", reason: this.#stopReason };
+    if (endedBy === "stopping") return { status: "stopped", reason: this.#stopReason };
     let outcome: Outcome | undefined;
     try {
       outcome = await readOutcomeFile(outcomePath);

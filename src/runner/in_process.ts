@@ -85,4 +85,3 @@ export class InProcessRunner implements BlockRunner {
     }
   }
 }
-

@@ -121,7 +121,9 @@ export function parseOutcomeJson(text: string, file: string): Outcome {
   const obj = data as Record<string, unknown>;
   if (obj.version !== OUTCOME_JSON_VERSION) {
     throw new OutcomeFileError(
-      `${file}: field 'version' must be ${OUTCOME_JSON_VERSION}, got ${JSON.stringify(obj.version) ?? "nothing"}`,
+      `${file}: field 'version' must be ${OUTCOME_JSON_VERSION}, got ${
+        JSON.stringify(obj.version) ?? "nothing"
+      }`,
     );
   }
   const status = obj.status;
@@ -176,7 +178,9 @@ export function parseOutcomeJson(text: string, file: string): Outcome {
       const s = obj.seconds;
       if (typeof s !== "number" || !(s > 0) || !Number.isFinite(s)) {
         throw new OutcomeFileError(
-          `${file}: field 'seconds' must be a positive number, got ${typeof s === "number" ? s : typeName(s)}`,
+          `${file}: field 'seconds' must be a positive number, got ${
+            typeof s === "number" ? s : typeName(s)
+          }`,
         );
       }
       return { status: "timed_out", seconds: s };
