@@ -2,7 +2,7 @@
  * Benchmark: `run_block` over MCP against running the same block directly with `agent-block -b`.
  *
  * Both sides start one agent-block process per run of a trivial block, so the difference is
- * what the server adds: the MCP round trip, the registry re-scan, the config and result files,
+ * what the server adds: the MCP round trip, the registry re-scan, the config and outcome files,
  * and forwarding the child's output. Runs are interleaved (direct, MCP, direct, …) so machine
  * load drifts over both equally. Target: MCP median ≤ 1.2 × direct median + 20 ms.
  *

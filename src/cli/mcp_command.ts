@@ -5,7 +5,12 @@
  * `--token-file F`, `--run-timeout SECS`, `--progress-secs SECS`), loading `<project>/.env`
  * (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
- * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`.
+ * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
+ * the runs go through the child runner (`src/runner/child.ts`), one process each.
+ *
+ * This is the server's edge: the environment is resolved here once (`edgeEnvironment`: the
+ * process's, with the project's `.env` layered in) and handed to every run; each child loses the
+ * host's credentials on the way (the process layer) and loads its project's `.env` itself.
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
@@ -16,7 +21,8 @@ import { edgeEnvironment } from "./environment.ts";
 import { Logger, writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
-import { createBlockServer, currentBlocks } from "../mcp_server/server.ts";
+import { type BlockServerOptions, createBlockServer, currentBlocks } from "../mcp_server/server.ts";
+import { ChildRunner } from "../runner/child.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
 import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
 import { RegistryWatcher } from "../mcp_server/watch.ts";
@@ -145,16 +151,21 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const procs = new ProcessGroups(1000, edge.env);
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
-  const opts = {
+  const runner = new ChildRunner({
+    procs,
+    stderr: writeStderr,
+    stopping: stop.signal,
+    stopReason: "the server is shutting down",
+  });
+  const opts: BlockServerOptions = {
     projectRoot,
     home: agentBlockHome(edge.env, edge.cwd),
     blockDirs,
     runTimeoutSecs: s.runTimeoutSecs,
     progressIntervalMs: s.progressSecs * 1000,
-    procs,
     log,
-    stderr: writeStderr,
-    stopping: stop.signal,
+    runner,
+    env: edge.env,
     runs,
   };
   // Clients that cache the tool list hear when blocks come and go.

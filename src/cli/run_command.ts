@@ -22,6 +22,7 @@ import { agentBlockHome } from "../home.ts";
 import { writeStderr } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
 import { preloadLua } from "../lua/wasm.ts";
+import { writeOutcomeFile } from "./outcome_file.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
@@ -37,6 +38,7 @@ Options:
   -c, --context TEXT       sets _CONTEXT
       --config FILE        JSON file: prompt, context, result, labels, limits (lowest layer)
       --result FILE        write the value the script returns here (only if it returns)
+      --outcome FILE       write how the run ended here as JSON (whatever the outcome)
       --label K=V          label the run (repeatable)
       --cpu-limit SECS     bound the Lua CPU time        (env AGENT_BLOCK_CPU_LIMIT_SECS)
       --memory-limit MB    bound the Lua heap            (env AGENT_BLOCK_MEMORY_LIMIT_MB)
@@ -66,6 +68,7 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     context: { type: "string", short: "c" },
     config: { type: "string" },
     result: { type: "string" },
+    outcome: { type: "string" },
     label: { type: "string", multiple: true },
     "cpu-limit": { type: "string" },
     "memory-limit": { type: "string" },
@@ -181,6 +184,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       signal: stop.signal,
       mcpTimeoutSecs: s.mcpTimeoutSecs,
     });
+    if (s.outcome !== undefined) writeOutcomeFile(s.outcome, outcome, s.cwd);
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);

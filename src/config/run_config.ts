@@ -2,7 +2,7 @@
  * The `--config` file: everything ONE run is, for a caller that has all of it to pass.
  *
  * Owns the schema (JSON object; every field optional):
- * - `prompt`, `context`, `result` — strings (no environment variable has them, on purpose);
+ * - `prompt`, `context`, `result`, `outcome` — strings (no environment variable has them, on purpose);
  * - `labels` — object of string values;
  * - `cpu_limit_secs`, `memory_limit_mb` — positive numbers;
  * - `mcp_timeout_secs` — a positive integer.
@@ -16,6 +16,7 @@ export interface RunConfig {
   prompt?: string;
   context?: string;
   result?: string;
+  outcome?: string;
   labels?: Record<string, string>;
   cpu_limit_secs?: number;
   memory_limit_mb?: number;
@@ -26,6 +27,7 @@ const KNOWN = new Set([
   "prompt",
   "context",
   "result",
+  "outcome",
   "labels",
   "cpu_limit_secs",
   "memory_limit_mb",
@@ -50,7 +52,7 @@ export function validateRunConfig(data: unknown, file: string): RunConfig {
     }
   }
   const out: RunConfig = {};
-  for (const k of ["prompt", "context", "result"] as const) {
+  for (const k of ["prompt", "context", "result", "outcome"] as const) {
     if (obj[k] === undefined) continue;
     if (typeof obj[k] !== "string") {
       throw new AgentBlockError(`${file}: field '${k}' must be a string, got ${typeName(obj[k])}`);

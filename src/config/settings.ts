@@ -11,7 +11,7 @@
  * - `resolveRunSettings(flags, env, config)`: the three layers merged. Knobs with an environment
  *   variable: `AGENT_BLOCK_CPU_LIMIT_SECS`, `AGENT_BLOCK_MEMORY_LIMIT_MB`,
  *   `AGENT_BLOCK_MCP_TIMEOUT_SECS` (an empty value is unset; a bad one is an error naming the
- *   variable). `prompt`, `context` and `result` have none: they are what ONE run is, and an
+ *   variable). `prompt`, `context`, `result` and `outcome` have none: they are what ONE run is, and an
  *   inherited variable would hand a child run its parent's prompt and result file. Labels merge
  *   key by key, a flag's winning.
  * Errors: a bad flag is a `UsageError` (exit 2) naming the flag; a bad variable an
@@ -33,6 +33,8 @@ export interface RunFlags {
   /** The `--config` file, as given. */
   config?: string;
   result?: string;
+  /** `--outcome FILE`: where the run's outcome is written as JSON. */
+  outcome?: string;
   labels: Record<string, string>;
   cpuLimitSecs?: number;
   memoryLimitMb?: number;
@@ -48,6 +50,8 @@ export interface LayeredRunSettings {
   prompt?: string;
   context?: string;
   result?: string;
+  /** `--outcome FILE`: where the run's outcome is written as JSON. */
+  outcome?: string;
   labels: Record<string, string>;
   cpuLimitSecs?: number;
   memoryLimitMb?: number;
@@ -124,6 +128,7 @@ export function runFlags(values: FlagValues): RunFlags {
     context: str(values, "context"),
     config: str(values, "config"),
     result: str(values, "result"),
+    outcome: str(values, "outcome"),
     labels,
     cpuLimitSecs,
     memoryLimitMb,
@@ -144,6 +149,7 @@ export function resolveRunSettings(
     prompt: flags.prompt ?? config.prompt,
     context: flags.context ?? config.context,
     result: flags.result ?? config.result,
+    outcome: flags.outcome ?? config.outcome,
     labels: { ...(config.labels ?? {}), ...flags.labels },
     cpuLimitSecs: flags.cpuLimitSecs ?? envNumber(env, "AGENT_BLOCK_CPU_LIMIT_SECS") ?? config.cpu_limit_secs,
     memoryLimitMb: flags.memoryLimitMb ?? envNumber(env, "AGENT_BLOCK_MEMORY_LIMIT_MB") ??

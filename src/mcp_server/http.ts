@@ -1,14 +1,17 @@
 /**
  * `agent-block mcp --http HOST:PORT`: the block server over Streamable HTTP, for both eras.
  *
- * Owns the HTTP front: the listen address (loopback only), the checks every request passes
- * before any MCP code sees it, and the hybrid era wiring.
+ * Owns the HTTP front: parsing the listen address, wording the guard's refusals as JSON-RPC
+ * errors, and the hybrid era wiring. The checks themselves are the HTTP guard's
+ * (`src/net/guard.ts`), the same module `serve` uses:
  * - Address: HOST must be a loopback address (`127.0.0.0/8`, `::1`, `localhost`); anything
- *   else is refused at start, because `run_block` runs code with the project's credentials.
+ *   else is refused at start (this command has no opt-out), because `run_block` runs code with
+ *   the project's credentials.
  * - `Host` must name a loopback host (`localhost`, `127.0.0.1`, `[::1]`) or the bound address,
  *   and `Origin`, when present, likewise — otherwise 403. This is what keeps a web page from
  *   reaching the server through DNS rebinding.
  * - With a token (`--token-file`), every request needs `Authorization: Bearer <token>`, else 401.
+ * - A request body past `MAX_BODY_BYTES` is refused, 413.
  * - Only `/mcp` is served (404 elsewhere).
  * - Era wiring: 2026-07-28 requests (they carry the per-request `_meta` envelope) go to
  *   `createMcpHandler(factory, {legacy: "reject"})`, one instance per request; 2025-era traffic
@@ -20,33 +23,35 @@
  */
 import {
   createMcpHandler,
-  hostHeaderValidationResponse,
   isLegacyRequest,
-  localhostAllowedHostnames,
-  originValidationResponse,
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { AgentBlockError, UsageError } from "../errors.ts";
+import {
+  admit,
+  allowedHostnames,
+  bindRefusal,
+  type GuardPolicy,
+  headerRefusal,
+  type Refusal,
+} from "../net/guard.ts";
 import type { Logger } from "../obs/log.ts";
 import type { RegistryWatcher } from "./watch.ts";
 
 /** Open 2025-era sessions at most; a client that never sends DELETE cannot grow this forever. */
 export const MAX_LEGACY_SESSIONS = 64;
 
+/** Largest request body: a `run_block` call carries the caller's prompt and context. 16 MiB. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+export { allowedHostnames, isLoopback } from "../net/guard.ts";
+
 /** A parsed `--http` address. */
 export interface ListenAddress {
   /** Hostname as `Deno.serve` takes it (no brackets). */
   hostname: string;
   port: number;
-}
-
-/** True for loopback names and addresses. */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
-  if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
-  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  return m !== null && m.slice(1).every((x) => Number(x) <= 255);
 }
 
 /** Parses `HOST:PORT` (`[::1]:PORT` for IPv6); refuses a host that is not loopback. */
@@ -56,19 +61,9 @@ export function parseListenAddress(raw: string): ListenAddress {
   const port = Number(m[2]);
   if (port > 65535) throw new UsageError(`--http: port must be 0..65535, got ${m[2]}`);
   const host = m[1].replace(/^\[|\]$/g, "");
-  if (!isLoopback(host)) {
-    throw new UsageError(
-      `--http: refusing to listen on '${host}': only loopback addresses (127.0.0.1, ::1, localhost) are served`,
-    );
-  }
+  const refused = bindRefusal(host);
+  if (refused) throw new UsageError(`--http: ${refused}`);
   return { hostname: host, port };
-}
-
-/** Hostnames a `Host` or `Origin` header may name for a server bound to `hostname`. */
-export function allowedHostnames(hostname: string): string[] {
-  const bound = hostname.includes(":") ? `[${hostname}]` : hostname;
-  const all = new Set([...localhostAllowedHostnames(), bound.toLowerCase()]);
-  return [...all];
 }
 
 /** Reads a bearer token from a file (trimmed; must not be empty). */
@@ -85,14 +80,6 @@ export function readTokenFile(path: string): string {
   return token;
 }
 
-function timingSafeEqual(a: string, b: string): boolean {
-  const ea = new TextEncoder().encode(a);
-  const eb = new TextEncoder().encode(b);
-  let diff = ea.length ^ eb.length;
-  for (let i = 0; i < Math.max(ea.length, eb.length); i++) diff |= (ea[i] ?? 0) ^ (eb[i] ?? 0);
-  return diff === 0;
-}
-
 function jsonError(status: number, message: string, headers: Record<string, string> = {}): Response {
   return Response.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, {
     status,
@@ -100,20 +87,18 @@ function jsonError(status: number, message: string, headers: Record<string, stri
   });
 }
 
-/** The checks in front of the MCP layer; a Response means "refused". */
+/** A guard refusal as the JSON-RPC error response MCP clients expect. */
+function refusalResponse(r: Refusal): Response {
+  return jsonError(r.status, r.message, r.headers);
+}
+
+/**
+ * The header checks in front of the MCP layer (Host, Origin, token, declared body length); a
+ * Response means "refused". `serveHttp` runs the whole guard (`admit`), chunked bodies included.
+ */
 export function refusal(req: Request, allowed: string[], token: string | undefined): Response | undefined {
-  const bad = hostHeaderValidationResponse(req, allowed) ?? originValidationResponse(req, allowed);
-  if (bad) return bad;
-  if (token !== undefined) {
-    const auth = req.headers.get("authorization") ?? "";
-    const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    if (!m || !timingSafeEqual(m[1], token)) {
-      return jsonError(401, "Unauthorized: a valid bearer token is required", {
-        "WWW-Authenticate": 'Bearer realm="agent-block"',
-      });
-    }
-  }
-  return undefined;
+  const r = headerRefusal(req, { allowedHosts: allowed, token, maxBodyBytes: MAX_BODY_BYTES });
+  return r && refusalResponse(r);
 }
 
 /** A running HTTP server. */
@@ -132,7 +117,14 @@ export function serveHttp(
   addr: ListenAddress,
   opts: { token?: string; log: Logger; watcher?: RegistryWatcher },
 ): HttpServing {
-  const allowed = allowedHostnames(addr.hostname);
+  // Defence in depth: the address was checked when it was parsed; a caller may have built its own.
+  const badBind = bindRefusal(addr.hostname);
+  if (badBind) throw new AgentBlockError(`--http: ${badBind}`);
+  const policy: GuardPolicy = {
+    allowedHosts: allowedHostnames(addr.hostname),
+    token: opts.token,
+    maxBodyBytes: MAX_BODY_BYTES,
+  };
   const modern = createMcpHandler(factory, { legacy: "reject", onerror: (e) => opts.log.warn(e.message) });
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
   opts.watcher?.alsoNotify(() => {
@@ -183,16 +175,17 @@ export function serveHttp(
         opts.log.error(`http: ${(e as Error)?.message ?? e}`);
         return jsonError(500, "Internal error");
       },
-    }, async (req) => {
-      const refused = refusal(req, allowed, opts.token);
-      if (refused) {
+    }, async (raw) => {
+      const admitted = await admit(raw, policy);
+      if ("refusal" in admitted) {
         opts.log.warn(
-          `http: refused ${req.method} (Host ${req.headers.get("host")}, Origin ${
-            req.headers.get("origin") ?? "-"
-          }): ${refused.status}`,
+          `http: refused ${raw.method} (Host ${raw.headers.get("host")}, Origin ${
+            raw.headers.get("origin") ?? "-"
+          }): ${admitted.refusal.status} ${admitted.refusal.message}`,
         );
-        return refused;
+        return refusalResponse(admitted.refusal);
       }
+      const req = admitted.request;
       if (new URL(req.url).pathname !== "/mcp") return jsonError(404, "Not found: the endpoint is /mcp");
       if (await isLegacyRequest(req)) return await legacy(req);
       return await modern.fetch(req);

@@ -7,10 +7,12 @@
  * - the tool's schema and description, rebuilt from the block registry on every `tools/list`
  *   (`block` is an enum of the names registered at that moment, the description lists each
  *   block with its leading comment);
- * - `tools/call` → one child run (`child_run.ts`) → a tool result: the returned value is the
- *   text; a Lua error, a timeout, an unexpected exit are `isError` results carrying the text; a
- *   deferred run (exit 75) says so, and is not an error (nothing broke). A call that carries a
- *   `progressToken` gets a progress notification (seconds elapsed) every `progressIntervalMs`;
+ * - `tools/call` → one run through the `BlockRunner` it is given (`agent-block mcp` gives it the
+ *   child runner, `src/runner/child.ts`: one process per run) → the run's `Outcome` → a tool
+ *   result (`toolResultOf`): the returned value is the text; a Lua error, a timeout, a cancel, a
+ *   shutdown, an `os.exit` are `isError` results carrying the text; a deferred run says so, and
+ *   is not an error (nothing broke). A call that carries a `progressToken` gets a progress
+ *   notification (seconds elapsed) every `progressIntervalMs`;
  * - resources `agent-block://guide` (the authoring contract, `guide.md`), `agent-block://blocks`
  *   (the registry as JSON: name, tier, path, description) and `agent-block://blocks/<name>` (one
  *   block's source), plus the template for the last.
@@ -18,9 +20,10 @@
  * Invariants:
  * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
  *   a root is served on the next request, a removed one is gone from the enum and refused.
- * - Every call runs in its own process with its own process group; calls share nothing but the
- *   `ProcessGroups` registry, so they are independent and run concurrently.
- * - Nothing here writes to stdout.
+ * - Every call is one independent run; with the child runner each has its own process and
+ *   process group, and calls run concurrently.
+ * - Each run gets the server's environment (`env`, resolved at the command's edge); nothing
+ *   here reads the process environment. Nothing here writes to stdout.
  */
 import {
   ProtocolError,
@@ -30,11 +33,10 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprotocol/server";
 import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
-import type { ProcessGroups } from "../proc/group.ts";
-import type { SelfLaunch } from "../proc/self.ts";
 import type { Logger } from "../obs/log.ts";
+import type { Outcome } from "../outcome.ts";
+import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import { VERSION } from "../version.ts";
-import { type BlockRunResult, runBlockInChild } from "./child_run.ts";
 import guide from "./guide.md" with { type: "text" };
 
 /** Everything the server needs, fixed for its lifetime. */
@@ -52,16 +54,11 @@ export interface BlockServerOptions {
    * `progressToken` (a client can then keep waiting past its own request timeout). 0: none.
    */
   progressIntervalMs?: number;
-  procs: ProcessGroups;
   log: Logger;
-  /** Where children's output goes (the server's stderr). */
-  stderr: (bytes: Uint8Array) => void;
-  /** How to start agent-block (default: this program). */
-  launch?: SelfLaunch;
-  /** Extra environment for every child run. */
-  childEnv?: Record<string, string>;
-  /** Aborted when the server shuts down: every run still going is ended. */
-  stopping?: AbortSignal;
+  /** Runs the blocks (the child runner, whose shutdown signal ends every run still going). */
+  runner: BlockRunner<RunReport & { stderrTail?: string }>;
+  /** The environment every run gets (the server's, resolved at its edge). */
+  env: Readonly<Record<string, string>>;
   /** `tools/call` handlings in flight (the server waits for them when it stops). */
   runs?: Set<Promise<unknown>>;
 }
@@ -116,31 +113,49 @@ function text(t: string, isError = false): CallToolResult {
     : { content: [{ type: "text", text: t }] };
 }
 
+/** How a call ended, beyond the outcome: what the MCP caller is told besides it. */
+export interface CallEnding {
+  /** The client cancelled the call (its request signal aborted). */
+  cancelled?: boolean;
+  /** The end of the run's stderr, when the runner kept it. */
+  stderrTail?: string;
+}
+
+/** The text of a returned value (bytes that are not UTF-8 are decoded lossily: a tool result is text). */
+function valueText(v: string | Uint8Array | undefined): string {
+  if (v === undefined) return "";
+  return typeof v === "string" ? v : new TextDecoder().decode(v);
+}
+
 /** The tool result for how a run ended. */
-export function toolResultOf(name: string, r: BlockRunResult): CallToolResult {
-  switch (r.kind) {
+export function toolResultOf(name: string, outcome: Outcome, ending: CallEnding = {}): CallToolResult {
+  switch (outcome.status) {
     case "returned":
-      return text(r.text);
+      return text(valueText(outcome.value));
     case "failed":
-      return text(r.message, true);
+      return text(outcome.message, true);
     case "deferred":
       return text(
-        `block '${name}' deferred: ${r.reason} (exit 75: it did not start its work; nothing broke)`,
+        `block '${name}' deferred: ${outcome.reason} (exit 75: it did not start its work; nothing broke)`,
       );
-    case "timeout":
-      return text(`block '${name}' ran past its timeout of ${r.seconds} s and was stopped`, true);
-    case "cancelled":
-      return text(`block '${name}' was cancelled`, true);
+    case "timed_out":
+      return text(`block '${name}' ran past its timeout of ${outcome.seconds} s and was stopped`, true);
     case "stopped":
-      return text(`block '${name}' was stopped: the server is shutting down`, true);
+      return ending.cancelled
+        ? text(`block '${name}' was cancelled`, true)
+        : text(`block '${name}' was stopped: ${outcome.reason}`, true);
     case "exited":
       return text(
-        `block '${name}' exited with code ${r.code}` + (r.stderrTail ? `:\n${r.stderrTail}` : ""),
+        `block '${name}' exited with code ${outcome.code}` +
+          (ending.stderrTail ? `:\n${ending.stderrTail}` : ""),
         true,
       );
-    case "spawn_failed":
-      return text(r.message, true);
   }
+}
+
+/** One word for the log line of a finished call. */
+export function outcomeWord(outcome: Outcome, ending: CallEnding = {}): string {
+  return outcome.status === "stopped" && ending.cancelled ? "cancelled" : outcome.status;
 }
 
 /** Checks `run_block` arguments; returns an error text or the parsed arguments. */
@@ -234,19 +249,18 @@ export async function callRunBlock(
   }
   const n = ++callSeq;
   const started = performance.now();
-  const running = runBlockInChild({
-    block,
+  const running = opts.runner.run({
+    script: { path: block.path },
+    name: block.name,
     projectRoot: opts.projectRoot,
     prompt: parsed.prompt,
     context: parsed.context,
+    env: opts.env,
     timeoutMs: opts.runTimeoutSecs * 1000,
     signal,
-    stopping: opts.stopping,
-    procs: opts.procs,
-    stderr: opts.stderr,
-    launch: opts.launch,
-    env: opts.childEnv,
-    onStart: (pid) => opts.log.debug(`run_block #${n} '${block.name}' started (pid ${pid})`),
+  }, {
+    onStart: ({ pid }) =>
+      opts.log.debug(`run_block #${n} '${block.name}' started${pid !== undefined ? ` (pid ${pid})` : ""}`),
   });
   let ticker: ReturnType<typeof setInterval> | undefined;
   if (onProgress && (opts.progressIntervalMs ?? 0) > 0) {
@@ -255,16 +269,19 @@ export async function callRunBlock(
       onProgress(secs, `block '${block.name}' has been running for ${secs} s`);
     }, opts.progressIntervalMs);
   }
-  let r: BlockRunResult;
+  let report: RunReport & { stderrTail?: string };
   try {
-    r = await running;
+    report = await running;
   } finally {
     clearInterval(ticker);
   }
+  const ending: CallEnding = { cancelled: signal.aborted, stderrTail: report.stderrTail };
   opts.log.info(
-    `run_block #${n} '${block.name}': ${r.kind} in ${Math.round(performance.now() - started)} ms`,
+    `run_block #${n} '${block.name}': ${outcomeWord(report.outcome, ending)} in ${
+      Math.round(performance.now() - started)
+    } ms`,
   );
-  return toolResultOf(block.name, r);
+  return toolResultOf(block.name, report.outcome, ending);
 }
 
 /** A fresh server instance with the agent-block surface (the factory both serving entries use). */

@@ -8,7 +8,7 @@
  * answer), at which point the returned promise resolves.
  *
  * Invariant: stdout carries protocol messages only. Logs and everything the blocks print go to
- * stderr (see `child_run.ts`); `StdioServerTransport` is created without arguments, which is
+ * stderr (see `src/runner/child.ts`); `StdioServerTransport` is created without arguments, which is
  * the form that works under Deno.
  */
 import process from "node:process";

@@ -30,6 +30,11 @@ export interface SpawnOptions {
   cwd?: string;
   /** Extra variables applied after credential removal (see `childEnv`). */
   env?: Record<string, string>;
+  /**
+   * The environment this child starts from instead of the registry's (a runner starting a run
+   * with an environment of its own); credentials are removed from it all the same.
+   */
+  baseEnv?: Readonly<Record<string, string>>;
   /** Standard input (default `null`). */
   stdin?: "piped" | "null" | "inherit";
   /** Standard output (default `piped`). */
@@ -175,7 +180,7 @@ export class ProcessGroups {
     const child = new Deno.Command(program, {
       args,
       cwd: opts.cwd,
-      env: childEnv(this.#baseEnv(), opts.env ?? {}),
+      env: childEnv(opts.baseEnv ? { ...opts.baseEnv } : this.#baseEnv(), opts.env ?? {}),
       clearEnv: true,
       stdin: opts.stdin ?? "null",
       stdout: opts.stdout ?? "piped",

@@ -178,6 +178,14 @@ Deno.test({
         INITIALIZE_BODY,
       );
       assertEquals(other.status, 404);
+      // A declared body past the guard's limit is refused before any of it is read.
+      const tooBig = await rawHttp(
+        srv.url,
+        { Host: host, ...auth, "Content-Length": String(64 * 1024 * 1024) },
+        INITIALIZE_BODY,
+      );
+      assertEquals(tooBig.status, 413);
+      assertStringIncludes(tooBig.body, "Payload Too Large");
 
       for (const era of ["legacy", "auto"] as const) {
         const client = new Client(

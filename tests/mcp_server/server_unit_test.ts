@@ -1,30 +1,19 @@
 /**
- * The pure parts of the MCP server: reading a child's stderr, checking `run_block` arguments,
- * the tool definition, and mapping how a run ended to a tool result.
+ * The pure parts of the MCP server: checking `run_block` arguments, the tool definition, and
+ * mapping how a run ended (an `Outcome`) to a tool result.
  */
 import assert from "node:assert/strict";
-import { deferReasonOf, errorTextOf } from "../../src/mcp_server/child_run.ts";
-import { parseRunBlockArgs, registryJson, runBlockTool, toolResultOf } from "../../src/mcp_server/server.ts";
+import {
+  outcomeWord,
+  parseRunBlockArgs,
+  registryJson,
+  runBlockTool,
+  toolResultOf,
+} from "../../src/mcp_server/server.ts";
 import { RegistryWatcher } from "../../src/mcp_server/watch.ts";
 import { Logger } from "../../src/obs/log.ts";
 import type { BlockEntry } from "../../src/blocks/registry.ts";
 import { Server } from "@modelcontextprotocol/server";
-
-Deno.test("child stderr: the error text is the last error: line up to the traceback", () => {
-  const stderr = [
-    "[block x] error: printed by the block itself",
-    "[info] something",
-    "error: x.lua:3: boom",
-    "second line of the message",
-    "stack traceback:",
-    "\tx.lua:3: in main chunk",
-  ].join("\n");
-  assert.equal(errorTextOf(stderr), "x.lua:3: boom\nsecond line of the message");
-  assert.equal(errorTextOf("error: only\n"), "only");
-  assert.equal(errorTextOf("no failure here\n"), undefined);
-  assert.equal(deferReasonOf("[info] x\ndeferred: db down\n"), "db down");
-  assert.equal(deferReasonOf("nothing\n"), undefined);
-});
 
 Deno.test("run_block arguments are checked with named errors", () => {
   assert.deepEqual(parseRunBlockArgs({ block: "a", prompt: "p" }), {
@@ -72,18 +61,28 @@ Deno.test("the run_block tool lists the blocks in its enum and description", () 
 
 Deno.test("how a run ended maps to one tool result", () => {
   const txt = (r: { content: unknown[] }) => (r.content[0] as { text: string }).text;
-  assert.deepEqual(toolResultOf("a", { kind: "returned", text: '{"ok":true}' }), {
+  assert.deepEqual(toolResultOf("a", { status: "returned", value: '{"ok":true}' }), {
     content: [{ type: "text", text: '{"ok":true}' }],
   });
-  const failed = toolResultOf("a", { kind: "failed", message: "a.lua:1: boom" });
+  assert.equal(txt(toolResultOf("a", { status: "returned", value: undefined })), "");
+  assert.equal(txt(toolResultOf("a", { status: "returned", value: new Uint8Array([0x68, 0x69]) })), "hi");
+  const failed = toolResultOf("a", { status: "failed", message: "a.lua:1: boom", traceback: "tb" });
   assert.equal(failed.isError, true);
   assert.equal(txt(failed), "a.lua:1: boom");
-  const deferred = toolResultOf("a", { kind: "deferred", reason: "db down" });
+  const deferred = toolResultOf("a", { status: "deferred", reason: "db down" });
   assert.equal(deferred.isError, undefined);
   assert.match(txt(deferred), /^block 'a' deferred: db down/);
-  assert.equal(toolResultOf("a", { kind: "timeout", seconds: 2 }).isError, true);
-  assert.equal(toolResultOf("a", { kind: "cancelled" }).isError, true);
-  const exited = toolResultOf("a", { kind: "exited", code: 3, stderrTail: "last words" });
+  const timeout = toolResultOf("a", { status: "timed_out", seconds: 2 });
+  assert.equal(timeout.isError, true);
+  assert.equal(txt(timeout), "block 'a' ran past its timeout of 2 s and was stopped");
+  const cancelled = toolResultOf("a", { status: "stopped", reason: "cancelled" }, { cancelled: true });
+  assert.equal(cancelled.isError, true);
+  assert.equal(txt(cancelled), "block 'a' was cancelled");
+  assert.equal(outcomeWord({ status: "stopped", reason: "cancelled" }, { cancelled: true }), "cancelled");
+  const stopped = toolResultOf("a", { status: "stopped", reason: "the server is shutting down" });
+  assert.equal(txt(stopped), "block 'a' was stopped: the server is shutting down");
+  assert.equal(outcomeWord({ status: "stopped", reason: "x" }), "stopped");
+  const exited = toolResultOf("a", { status: "exited", code: 3 }, { stderrTail: "last words" });
   assert.equal(exited.isError, true);
   assert.equal(txt(exited), "block 'a' exited with code 3:\nlast words");
 });

@@ -370,6 +370,9 @@ Deno.test({
       join(p.root, "blocks", "escapes.lua"),
       "-- Leaves a process in a session of its own, holding this run's stdout, then returns.\n" +
         'os.execute("setsid sh -c \'echo $$ > \\"" .. _PROMPT .. "/escaped.pid\\"; exec sleep 300\' &")\n' +
+        "-- Until it has left this run's process group, ending the group would end it too.\n" +
+        'for _ = 1, 400 do local f = io.open(_PROMPT .. "/escaped.pid") local t = f and f:read("a") ' +
+        "if f then f:close() end if t and #t > 0 then break end std.task.sleep(0.025) end\n" +
         'return "returned anyway"\n',
     );
     const s = await connectStdio(p.root, p.home);
@@ -519,6 +522,32 @@ Deno.test({
       });
     } finally {
       await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "mcp stdio: a block that writes 'error: fake' to stderr and returns is reported as returned",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    Deno.writeTextFileSync(
+      join(p.root, "blocks", "fake_error.lua"),
+      "-- Looks like a failure on stderr, but returns: the outcome file, not stderr, says how it ended.\n" +
+        'io.stderr:write("error: fake\\n")\nreturn "returned despite the text"\n',
+    );
+    const s = await connectStdio(p.root, p.home);
+    try {
+      const r = await s.client.callTool({ name: "run_block", arguments: { block: "fake_error" } });
+      assert(!r.isError, JSON.stringify(r));
+      assertEquals(resultText(r), "returned despite the text");
+      await waitFor(
+        () => s.stderr().includes("[block fake_error] error: fake"),
+        "the block's stderr forwarded",
+      );
+      assertMatch(s.stderr(), /run_block #\d+ 'fake_error': returned in \d+ ms/);
+    } finally {
+      await s.close();
     }
   },
 });

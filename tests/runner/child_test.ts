@@ -1,0 +1,188 @@
+/**
+ * The child-process runner against real agent-block children: the outcome comes from the
+ * child's outcome file, not its stderr; its timeout ends the whole tree and says `timed_out`;
+ * a cancel and a shutdown say `stopped`; a child that could not start, died without an outcome
+ * or wrote a malformed one is `failed`, saying so. A few cases use a fake "agent-block" (a shell
+ * script standing in through `launch`) to produce what a real one never does.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ChildRunner, type ChildRunnerOptions } from "../../src/runner/child.ts";
+import { ProcessGroups } from "../../src/proc/group.ts";
+import type { RunRequest } from "../../src/runner/runner.ts";
+import { testEnv } from "../helpers.ts";
+import { alive, readPid, waitFor, waitForFile } from "../mcp_server/mcp_helpers.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+async function project(blocks: Record<string, string>): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "ab_child_runner_" });
+  for (const [name, src] of Object.entries(blocks)) Deno.writeTextFileSync(join(dir, name), src);
+  return dir;
+}
+
+function runner(extra: Partial<ChildRunnerOptions> = {}) {
+  const err: string[] = [];
+  const procs = new ProcessGroups();
+  const r = new ChildRunner({
+    procs,
+    stderr: (b) => err.push(new TextDecoder().decode(b)),
+    graceMs: 500,
+    ...extra,
+  });
+  return { r, procs, stderr: () => err.join("") };
+}
+
+const request = (dir: string, file: string, extra: Partial<RunRequest> = {}): RunRequest => ({
+  script: { path: join(dir, file) },
+  projectRoot: dir,
+  env: testEnv(),
+  ...extra,
+});
+
+Deno.test({
+  name: "child runner: a block printing 'error: fake' to stderr and returning is returned",
+  ...opts,
+  fn: async () => {
+    const dir = await project({
+      "fake.lua":
+        'io.stderr:write("error: fake\\n")\nreturn "returned anyway " .. _PROMPT .. " " .. _CONTEXT\n',
+    });
+    const { r, stderr } = runner();
+    let pid: number | undefined;
+    const rep = await r.run(request(dir, "fake.lua", { prompt: "p", context: "c" }), {
+      onStart: (i) => pid = i.pid,
+    });
+    assert.deepEqual(rep.outcome, { status: "returned", value: "returned anyway p c" });
+    assert.equal(rep.stderrTail, "error: fake");
+    assert.ok(typeof pid === "number");
+    assert.match(stderr(), /^\[block fake\.lua\] error: fake$/m);
+  },
+});
+
+Deno.test({
+  name: "child runner: failed, deferred and exited come from the outcome file",
+  ...opts,
+  fn: async () => {
+    const dir = await project({
+      "raise.lua": "error({ code = 5 })\n",
+      "defer.lua": 'job.defer("later")\n',
+      "exit.lua": 'io.stderr:write("last words\\n")\nos.exit(3)\n',
+    });
+    const { r } = runner();
+    const raised = await r.run(request(dir, "raise.lua"));
+    assert.equal(raised.outcome.status, "failed");
+    if (raised.outcome.status === "failed") assert.deepEqual(raised.outcome.error, { code: 5 });
+    assert.deepEqual((await r.run(request(dir, "defer.lua"))).outcome, {
+      status: "deferred",
+      reason: "later",
+    });
+    const exited = await r.run(request(dir, "exit.lua"));
+    assert.deepEqual(exited.outcome, { status: "exited", code: 3 });
+    assert.equal(exited.stderrTail, "last words");
+  },
+});
+
+Deno.test({
+  name: "child runner: its timeout ends the whole tree and reports timed_out",
+  ...opts,
+  fn: async () => {
+    const dir = await project({
+      "sleeps.lua":
+        'sh.exec("echo $$ > " .. _PROMPT .. "/sleeper.pid; exec sleep 1000", { timeout = 2000 })\n' +
+        'return "woke"\n',
+      // Never waits for the host: only SIGKILL ends it, and its sleeper's group must go with it.
+      "spins.lua": 'local p = io.popen("echo $$ > " .. _PROMPT .. "/spinner.pid; exec sleep 1000")\n' +
+        "local x = 0 while true do x = x + 1 end\n",
+    });
+    const { r, procs } = runner();
+    for (const [block, pidFile] of [["sleeps.lua", "sleeper.pid"], ["spins.lua", "spinner.pid"]]) {
+      const started = Date.now();
+      const running = r.run(request(dir, block, { prompt: dir, timeoutMs: 4000 }));
+      await waitForFile(join(dir, pidFile), `${block} to start its sleeper`);
+      const sleeper = readPid(join(dir, pidFile));
+      assert.ok(alive(sleeper));
+      const rep = await running;
+      assert.deepEqual(rep.outcome, { status: "timed_out", seconds: 4 });
+      assert.ok(Date.now() - started >= 4000);
+      await waitFor(() => !alive(sleeper), `${block}'s sleeper ${sleeper} to end`, 10_000);
+    }
+    assert.equal(procs.size, 0);
+  },
+});
+
+Deno.test({
+  name: "child runner: a cancel and the runner's shutdown end the run as stopped",
+  ...opts,
+  fn: async () => {
+    const dir = await project({
+      "slow.lua":
+        'local f = io.open(_PROMPT, "w") f:write("x") f:close()\nstd.task.sleep(300)\nreturn "woke"\n',
+    });
+    const stopping = new AbortController();
+    const { r } = runner({ stopping: stopping.signal, stopReason: "the owner is stopping" });
+    const cancel = new AbortController();
+    const a = r.run(request(dir, "slow.lua", { prompt: join(dir, "a"), signal: cancel.signal }));
+    await waitForFile(join(dir, "a"), "run a to start");
+    cancel.abort();
+    assert.deepEqual((await a).outcome, { status: "stopped", reason: "cancelled" });
+
+    const b = r.run(request(dir, "slow.lua", { prompt: join(dir, "b") }));
+    await waitForFile(join(dir, "b"), "run b to start");
+    stopping.abort();
+    assert.deepEqual((await b).outcome, { status: "stopped", reason: "the owner is stopping" });
+    // Once stopping, nothing new starts.
+    assert.deepEqual((await r.run(request(dir, "slow.lua", { prompt: join(dir, "c") }))).outcome, {
+      status: "stopped",
+      reason: "the owner is stopping",
+    });
+  },
+});
+
+Deno.test({
+  name: "child runner: no child, no outcome file, a malformed one, a bad request: failed, saying so",
+  ...opts,
+  fn: async () => {
+    const dir = await project({ "x.lua": 'return "x"\n' });
+    const missing = runner({ launch: { mode: "compiled", prefix: [join(dir, "no-such-agent-block")] } });
+    const spawn = await missing.r.run(request(dir, "x.lua"));
+    assert.equal(spawn.outcome.status, "failed");
+    if (spawn.outcome.status === "failed") {
+      assert.match(spawn.outcome.message, /^cannot start agent-block \(/);
+    }
+
+    // The fake's arguments: -s S -p P --config C --outcome O ($8 is the outcome file).
+    const fake = (script: string) =>
+      runner({ launch: { mode: "compiled", prefix: ["sh", "-c", script, "sh"] } });
+    const died = await fake("echo 'dying here' >&2; exit 3").r.run(request(dir, "x.lua"));
+    assert.deepEqual(died.outcome, {
+      status: "failed",
+      message: "the run ended without an outcome (exit code 3); the end of its stderr:\ndying here",
+      traceback: "",
+    });
+    const killed = await fake("kill -9 $$").r.run(request(dir, "x.lua"));
+    assert.equal(killed.outcome.status, "failed");
+    if (killed.outcome.status === "failed") {
+      assert.match(
+        killed.outcome.message,
+        /without an outcome \(exit code 137, signal SIGKILL\); it wrote nothing/,
+      );
+    }
+    const garbled = await fake('echo \'{"version":1,"status":"returned","value":7}\' > "$8"').r.run(
+      request(dir, "x.lua"),
+    );
+    assert.equal(garbled.outcome.status, "failed");
+    if (garbled.outcome.status === "failed") {
+      assert.match(
+        garbled.outcome.message,
+        /outcome file is malformed: .*outcome\.json: field 'value' must be a string/,
+      );
+    }
+    const { r } = runner();
+    const inline = await r.run({ script: { source: "return 1", name: "i.lua" }, projectRoot: dir, env: {} });
+    assert.equal(inline.outcome.status, "failed");
+    const relative = await r.run({ script: { path: "x.lua" }, projectRoot: "rel", env: {} });
+    assert.equal(relative.outcome.status, "failed");
+    if (relative.outcome.status === "failed") assert.match(relative.outcome.message, /must be absolute/);
+  },
+});

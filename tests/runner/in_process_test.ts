@@ -1,0 +1,64 @@
+/**
+ * The in-process runner: the same Outcome as `runBlock` for the same block, its timeout says
+ * `timed_out`, and a request's signal says `stopped`.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { InProcessRunner } from "../../src/runner/in_process.ts";
+import { runBlock } from "../../src/runtime/run.ts";
+import type { RunRequest } from "../../src/runner/runner.ts";
+import { testEnv } from "../helpers.ts";
+
+const quiet = { stdout: () => {}, stderr: () => {} };
+
+Deno.test("in-process runner: the same outcome as runBlock, block for block", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_in_process_" });
+  const blocks: Record<string, string> = {
+    "ret.lua":
+      'io.stderr:write("error: fake\\n")\nreturn "v " .. _PROMPT .. " " .. _CONTEXT .. " " .. std.env.get("AB_MARK")\n',
+    "raise.lua": "error({ code = 5 })\n",
+    "defer.lua": 'job.defer("later")\n',
+    "exit.lua": "os.exit(3)\n",
+    "nothing.lua": "local x = 1\n",
+  };
+  const runner = new InProcessRunner(quiet);
+  for (const [name, src] of Object.entries(blocks)) {
+    Deno.writeTextFileSync(join(dir, name), src);
+    const env = testEnv({ AB_MARK: "marked" });
+    const req: RunRequest = {
+      script: { path: join(dir, name) },
+      projectRoot: dir,
+      env,
+      prompt: "p",
+      context: "c",
+    };
+    const viaRunner = (await runner.run(req)).outcome;
+    const direct = await runBlock({ ...req, ...quiet });
+    assert.deepEqual(viaRunner, direct, name);
+  }
+  const r = await runner.run({
+    script: { path: join(dir, "ret.lua") },
+    projectRoot: dir,
+    env: testEnv({ AB_MARK: "m" }),
+    prompt: "p",
+    context: "c",
+  });
+  assert.deepEqual(r.outcome, { status: "returned", value: "v p c m" });
+});
+
+Deno.test("in-process runner: its timeout is timed_out, the request's signal stopped", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_in_process_" });
+  Deno.writeTextFileSync(join(dir, "slow.lua"), 'std.task.sleep(300)\nreturn "woke"\n');
+  const runner = new InProcessRunner(quiet);
+  const req: RunRequest = { script: { path: join(dir, "slow.lua") }, projectRoot: dir, env: testEnv() };
+  assert.deepEqual((await runner.run({ ...req, timeoutMs: 200 })).outcome, {
+    status: "timed_out",
+    seconds: 0.2,
+  });
+  const ac = new AbortController();
+  let started = false;
+  const running = runner.run({ ...req, signal: ac.signal }, { onStart: () => started = true });
+  assert.ok(started);
+  setTimeout(() => ac.abort("the embedder cancelled"), 100);
+  assert.deepEqual((await running).outcome, { status: "stopped", reason: "the embedder cancelled" });
+});
