@@ -15,7 +15,7 @@ import { MockLlm, openaiCompletion, openaiToolCall } from "../host/llm/mock_llm.
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
 
-Deno.test("AGENT_BLOCK_KNL_COMMIT_MS: the default, whole numbers from 0 to 60000, an error naming it otherwise", async () => {
+Deno.test("AGENT_BLOCK_KNL_COMMIT_MS: the default, whole numbers from 0 to 60000, an error naming it otherwise", () => {
   const env = (raw?: string) => new Map(raw === undefined ? [] : [[COMMIT_WINDOW_ENV, raw]]);
   assert.equal(commitWindowMs(env()), DEFAULT_COMMIT_WINDOW_MS);
   for (
