@@ -29,6 +29,8 @@
  *   `exit` (os.exit / job.defer: no Lua runs past them, so the host records the close) or
  *   `interrupted` (SIGINT/SIGTERM): the bracket closes either way.
  *   Only a process killed outright (SIGKILL) leaves a session visibly open.
+ * - The busy timeout (`AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`) is the run's for its own commits and
+ *   reads; a file's connection opens with the first opener's (see `store.ts`).
  * - `meta` and `data` are JSON objects; integral floats keep their floatness.
  */
 import type { LuaEngine } from "../lua/engine.ts";

@@ -360,7 +360,8 @@ function parseObject(text: string): Record<string, unknown> {
 const cache = new Map<string, EventStore>();
 
 /**
- * The process-wide store for the file at `path` (absolute), opened on first use. `:memory:` is
+ * The process-wide store for the file at `path` (absolute), opened on first use with `opts` (a
+ * later opener's `opts` are not applied: its writer sets its own busy timeout). `:memory:` is
  * never cached: each call is a new private log.
  */
 export function openStore(path: string, opts: StoreOptions = {}): EventStore {
@@ -396,8 +397,10 @@ export function closeStore(path: string): void {
 }
 
 /**
- * The store at `path` for a reader from outside (`agent-block knl`): never creates a database,
- * so a mistyped path is an error rather than a new empty log.
+ * The store at `path` for a reader from outside (`agent-block knl`, an embedder's `exportSession`
+ * / `listSessions` / `readOnlyQuery`): never creates a database, so a mistyped path is an error
+ * rather than a new empty log. It reads what is committed — the runs' deferred events are theirs
+ * until their writers commit them.
  */
 export function openExistingStore(path: string): EventStore {
   if (path === MEMORY) {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { closeStore, type EventStore, type NewEvent, openStore } from "../../src/knl/store.ts";
 import { EventWriter } from "../../src/knl/writer.ts";
-import { DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
+import { BUSY_TIMEOUT_ENV, busyTimeoutMs, DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
 
 async function tempDb(): Promise<string> {
   return join(await Deno.makeTempDir({ prefix: "ab_knl_writer_" }), "knl.sqlite");
@@ -142,6 +142,14 @@ Deno.test("a loss where no caller could hear it (settle, the window) is raised b
   good.close();
   bad.close();
   closeStore(path);
+});
+
+Deno.test("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS from a run's environment: whole ms, else the default", () => {
+  const env = (raw?: string) => new Map(raw === undefined ? [] : [[BUSY_TIMEOUT_ENV, raw]]);
+  assert.equal(busyTimeoutMs(env()), DEFAULT_BUSY_TIMEOUT_MS);
+  assert.equal(busyTimeoutMs(env("0")), 0);
+  assert.equal(busyTimeoutMs(env("1500")), 1500);
+  for (const raw of ["", "-1", "2.5", "soon"]) assert.equal(busyTimeoutMs(env(raw)), DEFAULT_BUSY_TIMEOUT_MS);
 });
 
 Deno.test("each writer's window and busy timeout are its own over the shared connection", async () => {
