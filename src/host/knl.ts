@@ -5,23 +5,32 @@
  * `{ sqlite = path }`, or `"mem"`: one in-memory log per run), session trees opened and closed
  * in one transaction, appends, the two fixed reads and the read-only query — and the stamping of
  * every session's seed event `meta` with the run's labels (`--label`) and the correlation ids
- * `AGENT_BLOCK_TRACE_ID` / `RUN_ID` / `AGENT_ID` / `AGENT_NAME` (as `trace_id`, `run_id`,
- * `agent_id`, `agent_name`) when set.
+ * `AGENT_BLOCK_TRACE_ID` / `RUN_ID` / `AGENT_ID` / `AGENT_NAME` of the run's environment (as
+ * `trace_id`, `run_id`, `agent_id`, `agent_name`) when set. Every setting comes from the run
+ * (`run.env`: the default store path, the commit window, the busy timeout, the correlation ids),
+ * never from the process.
  *
  * The functions live in the internal table and are handed to Lua as the module `knl.host`
  * (`package.loaded`), which only the sealed `knl` requires. They are synchronous: node:sqlite is,
  * and an append is far cheaper than a task switch. They are also `pure` host functions (they act
- * on the log itself), and the module owns the commit of deferred events (a beat's, a session's
- * opening; see `store.ts` and the kernel's durability note): an append with `defer` signals the
- * engine, whose effect hook commits every store's deferred events before the run's next host
- * call that may act on the world (a model request is not one: the store's commit window commits
- * them while it is in flight); the run's end commits what is left.
+ * on the log itself), and the module owns the commit of the run's deferred events (a beat's, a
+ * session's opening; see `writer.ts` and the kernel's durability note): the run has one
+ * `EventWriter` per store it opened — its own queue, commit window and failures over the
+ * process's shared connection — and an append with `defer` signals the engine, whose effect hook
+ * commits THIS run's deferred events (each writer's in one transaction) before the run's next
+ * host call that may act on the world (a model request is not one: the writer's commit window
+ * commits them while it is in flight); the run's end commits what is left. Another run of the
+ * process never commits, drops or fails this run's events, and a row of this run that the
+ * database refuses fails this run only (at the next call through the store, when the commit that
+ * met it had no caller).
  *
  * Invariants:
  * - A session this run opened and did not close is closed when the run ends with status
  *   `exit` (os.exit / job.defer: no Lua runs past them, so the host records the close) or
  *   `interrupted` (SIGINT/SIGTERM): the bracket closes either way.
  *   Only a process killed outright (SIGKILL) leaves a session visibly open.
+ * - The busy timeout (`AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`) is the run's for its own commits and
+ *   reads; a file's connection opens with the first opener's (see `store.ts`).
  * - `meta` and `data` are JSON objects; integral floats keep their floatness.
  */
 import type { LuaEngine } from "../lua/engine.ts";
@@ -30,9 +39,12 @@ import { Args } from "../lua/args.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { LuaMulti, NullsAsNil } from "../json/values.ts";
 import { type EventStore, type NewEvent, openStore } from "../knl/store.ts";
+import { EventWriter } from "../knl/writer.ts";
+import { commitWindowMs } from "../knl/commit_window.ts";
+import { busyTimeoutMs } from "../knl/busy_timeout.ts";
+import { envValue, type EnvView } from "../home.ts";
 import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
 import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
-import { readOnlyQuery } from "../knl/query.ts";
 import { PUBLISHED_COLUMNS } from "../knl/schema.ts";
 import setupSource from "./knl.lua" with { type: "text" };
 
@@ -44,11 +56,11 @@ export const CORRELATION_IDS: readonly [string, string][] = [
   ["AGENT_BLOCK_AGENT_NAME", "agent_name"],
 ];
 
-/** The `meta` of a run's seed events: labels, then whichever correlation ids are set. */
-export function seedMeta(labels: Record<string, string>): Record<string, unknown> {
+/** The `meta` of a run's seed events: labels, then whichever correlation ids `env` sets. */
+export function seedMeta(labels: Record<string, string>, env: EnvView): Record<string, unknown> {
   const meta: Record<string, unknown> = { ...labels };
-  for (const [env, key] of CORRELATION_IDS) {
-    const v = Deno.env.get(env);
+  for (const [name, key] of CORRELATION_IDS) {
+    const v = envValue(env, name);
     if (v !== undefined && v !== "") meta[key] = v;
   }
   return meta;
@@ -83,11 +95,13 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     }
     return new Args(fn, values);
   };
-  const handles: EventStore[] = [];
-  let memory: EventStore | undefined;
-  const open = new Map<string, { store: EventStore; id: string }>();
+  // The run's writers, one per store it opened; a handle is an index into `handles`.
+  const handles: EventWriter[] = [];
+  const writers = new Map<EventStore, EventWriter>();
+  let memory: EventWriter | undefined;
+  const open = new Map<string, { store: EventWriter; id: string }>();
 
-  const store = (a: Args, i = 1): EventStore => {
+  const store = (a: Args, i = 1): EventWriter => {
     const h = a.integer(i, "store");
     const s = handles[h - 1];
     if (!s) a.fail(i, "store", "an open store handle", String(h));
@@ -95,24 +109,32 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     return s;
   };
 
-  const openFor = (spec: unknown): EventStore => {
-    if (spec === undefined || spec === "default") {
-      const path = defaultStorePath(run.projectRoot, (k) => Deno.env.get(k));
-      return path === MEMORY ? (memory ??= memStore()) : openStore(path);
+  // The run's settings, read from its environment when it opens a store (the busy timeout is
+  // also the connection's when this run is the first in the process to open the file).
+  const settings = () => ({ commitWindowMs: commitWindowMs(run.env), busyTimeoutMs: busyTimeoutMs(run.env) });
+  const writerFor = (path: string): EventWriter => {
+    if (memory && path === MEMORY) return memory;
+    const opts = settings();
+    const s = openStore(path, opts);
+    if (path === MEMORY) return memory = new EventWriter(s, opts);
+    let w = writers.get(s);
+    if (!w) {
+      w = new EventWriter(s, opts);
+      writers.set(s, w);
     }
-    if (spec === "mem") return memory ??= memStore();
+    return w;
+  };
+  const openFor = (spec: unknown): EventWriter => {
+    if (spec === undefined || spec === "default") {
+      return writerFor(defaultStorePath(run.projectRoot, (k) => run.env.get(k)));
+    }
+    if (spec === "mem") return writerFor(MEMORY);
     if (
       spec !== null && typeof spec === "object" && typeof (spec as { sqlite?: unknown }).sqlite === "string"
     ) {
-      const path = storePathFrom(run.projectRoot, (spec as { sqlite: string }).sqlite);
-      return path === MEMORY ? (memory ??= memStore()) : openStore(path);
+      return writerFor(storePathFrom(run.projectRoot, (spec as { sqlite: string }).sqlite));
     }
     throw new Error(`knl.open: 'store' must be nil, "mem" or { sqlite = <path> }, got ${describe(spec)}`);
-  };
-  const memStore = () => {
-    const s = openStore(MEMORY);
-    run.onCleanup(() => s.close());
-    return s;
   };
 
   engine.define("@knl_open", {
@@ -134,7 +156,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       const defer = a.at(3) === true;
       const s = store(a);
       const nodes = a.table(2, "nodes") as unknown as Record<string, unknown>[];
-      const base = seedMeta(run.labels);
+      const base = seedMeta(run.labels, run.env);
       const ids: string[] = [];
       const events = nodes.map((n, k) => {
         const id = newSessionId();
@@ -153,8 +175,12 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
           meta: stringifyJson(meta),
         };
       });
-      s.appendMany(events, { defer });
-      if (defer) engine.effectPending();
+      if (defer) {
+        s.deferMany(events);
+        engine.effectPending();
+      } else {
+        s.appendMany(events);
+      }
       for (const id of ids) open.set(`${s.path}\0${id}`, { store: s, id });
       return engine.pushResult(L, ids);
     },
@@ -228,7 +254,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         meta: metaAt(L, 5, "s:append", beat),
       };
       if (defer) {
-        s.appendMany([ev], { defer });
+        s.defer(ev);
         engine.effectPending();
         return 0;
       }
@@ -267,8 +293,12 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         api.settop(L, e - 1);
         events.push({ stream, kind, data, meta });
       }
-      const r = s.appendMany(events, { defer });
-      if (defer) engine.effectPending();
+      if (defer) {
+        s.deferMany(events);
+        engine.effectPending();
+        return 0;
+      }
+      const r = s.appendMany(events);
       return engine.pushResult(L, r.length ? r[r.length - 1].seq : undefined);
     },
   });
@@ -295,7 +325,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       if (params !== undefined && (params === null || typeof params !== "object")) {
         a.fail(3, "params", "a table");
       }
-      const rows = readOnlyQuery(s, sql, (params ?? []) as unknown[] | Record<string, unknown>, {
+      const rows = s.query(sql, (params ?? []) as unknown[] | Record<string, unknown>, {
         raw: opts.raw === true,
         limit: typeof opts.limit === "number" ? opts.limit : undefined,
       });
@@ -306,21 +336,14 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     pure: true,
     sync: () => PUBLISHED_COLUMNS.map((c) => ({ name: c.name, type: c.type, doc: c.doc })),
   });
-  // Deferred events commit before the run next acts on the world (see the engine's effect hooks:
-  // any asynchronous host call but a model request, any synchronous one not marked pure), or by
-  // the store's commit window; a failure stays pending and is raised by the next append or read.
-  // The kernel's own functions are pure: they act on the log itself.
-  const flushAll = (onError: (s: EventStore, e: Error) => void) => {
-    for (const s of handles) {
-      if (s.pending === 0 || s.closed) continue;
-      try {
-        s.flush();
-      } catch (e) {
-        onError(s, e as Error);
-      }
-    }
-  };
-  engine.onBeforeEffect(() => flushAll(() => {/* kept pending: the next commit retries and raises */}));
+  // The run's deferred events commit before it next acts on the world (see the engine's effect
+  // hooks: any asynchronous host call but a model request, any synchronous one not marked pure),
+  // or by the writer's commit window; a failure is kept by the writer (the events for a retry, or
+  // their loss) and raised by the run's next append or read. The kernel's own functions are
+  // pure: they act on the log itself.
+  engine.onBeforeEffect(() => {
+    for (const w of handles) if (w.pending > 0) w.settle();
+  });
 
   const t0 = performance.now();
   engine.define("@knl_clock", {
@@ -335,8 +358,16 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     // os.exit / job.defer end the run without running Lua past them, so the bracket cannot
     // record its own close: it is recorded here, as the bracket would have.
     const exited = outcome?.status === "exited" || outcome?.status === "deferred";
-    // deferred events commit now: the run is over, nothing later would carry them
-    flushAll((s, e) => run.log.warn(`knl: committing the deferred events of ${s.path} failed: ${e.message}`));
+    // the run's deferred events commit now: the run is over, nothing later would carry them
+    const warned = (w: EventWriter, f: () => void) => {
+      if (w.closed) return;
+      try {
+        f();
+      } catch (e) {
+        run.log.warn(`knl: committing the deferred events of ${w.path} failed: ${(e as Error).message}`);
+      }
+    };
+    for (const w of handles) warned(w, () => w.flush());
     for (const { store: s, id } of open.values()) {
       if (s.closed) continue;
       try {
@@ -356,6 +387,8 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       }
     }
     open.clear();
+    for (const w of handles) warned(w, () => w.close());
+    memory?.store.close(); // the run's private log ends with it; file connections stay the process's
   });
 
   engine.exec(setupSource, "=ab:knl");

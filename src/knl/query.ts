@@ -7,6 +7,9 @@
  * (node:sqlite would silently ignore a second one, so it is refused before preparing).
  * Columns named `meta` and `data` holding JSON objects are decoded unless `raw` is asked for.
  *
+ * It reads what is committed: a run's own deferred events are committed first by its writer
+ * (`EventWriter.query`), which is how `s:query` reaches this.
+ *
  * Invariant: the authorizer is installed only for the prepare of the user's statement and
  * removed before anything else runs on the connection.
  */
@@ -81,7 +84,6 @@ export function readOnlyQuery(
   if (!/^\s*(--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*(select|with|values)\b/i.test(sql)) {
     throw new Error("only a SELECT over the events table may be run");
   }
-  store.flush(); // deferred events are part of the log a query reads
   const db = store.db;
   let denied: string | undefined;
   setAuthorizer(db, (code, a1, a2) => {

@@ -3,36 +3,29 @@
  *
  * Owns the connection (one per file per process: `openStore` caches by canonical path, so two
  * runs in one process — an embedder, the test suite — append through the same handle and
- * `position` order is never split between connections of one process), its pragmas, appends,
- * the session-tree transaction, and the fixed reads (`read`, `tail`). Ad-hoc reads go through
- * `query.ts`.
+ * `position` order is never split between connections of one process), its pragmas, the
+ * transactions, and the fixed reads (`read`, `tail`). Ad-hoc reads go through `query.ts`. It
+ * holds no queue: what a run defers is held by that run's `EventWriter` (`writer.ts`) and handed
+ * to `commit` with the events that commit it, so no run's commit carries another run's events.
  *
  * Invariants:
- * - WAL, `synchronous = NORMAL`, `wal_autocheckpoint = 8000` pages, and an explicit `busy_timeout` (node:sqlite's constructor option
- *   is ignored by Deno, so it is set by pragma): several processes append to one file and wait for
- *   each other instead of failing.
- * - Every append is its own `BEGIN IMMEDIATE` transaction that takes the write lock before reading
+ * - WAL, `synchronous = NORMAL`, `wal_autocheckpoint = 8000` pages, and an explicit `busy_timeout`
+ *   (node:sqlite's constructor option is ignored by Deno, so it is set by pragma): several
+ *   processes append to one file and wait for each other instead of failing. The connection
+ *   opens with its first opener's timeout (default 30 s); a run's writer puts its own in force
+ *   for each of its commits and reads (`useBusyTimeout`: a pragma only when it differs), and a
+ *   direct call on the store (a reader outside any run) uses the one in force.
+ * - Every commit is its own `BEGIN IMMEDIATE` transaction that takes the write lock before reading
  *   the stream's last `seq` (once per stream per transaction), so `seq` is gap-free and ordered
  *   per stream even with concurrent writers, and `position` follows commit order. (A deferred
  *   transaction upgrading from read to write could get SQLITE_BUSY without the busy handler;
  *   IMMEDIATE never does.)
- * - `appendMany` writes several events (a session tree's opening, a tree's closing) in ONE
- *   transaction: a reader sees all of them or none.
- * - Deferred appends (`{ defer: true }`: a beat's events, a session's opening; see the kernel's
- *   durability note in `embedded/knl/init.lua`) are held in this process and committed, in
- *   append order and ahead of the new rows, by the next non-deferred append or session close,
- *   by any read through this store (`read`, `tail`, `hasStream`, `query.ts`), by `flush()` (the
- *   kernel host calls it before the run next acts on the world, and at the run's end) or
- *   `close()`, and at the latest when the commit window (`commit_window.ts`) has passed since
- *   the first of them was appended — a timer, so it fires while the run waits (for a model
- *   answer, typically), and keeps a process alive that long at most; with a window of 0, when
- *   the JS stack next unwinds (a microtask). Their `epoch_ms` is the time they were appended;
- *   `seq` and `position` are assigned at the commit (a deferred append returns none). A
- *   deferred event is lost only if the process dies outright (SIGKILL, a crash) before one of
- *   those points; no write lock is held while events wait. A commit that
- *   fails keeps them for the next one (the failure is raised there), unless it failed on one of
- *   them: then they are dropped with an error naming how many were lost, so one bad row cannot
- *   block every later commit.
+ * - `commit(deferred, events)` writes one writer's deferred rows (already stamped) and then the
+ *   events given, in ONE transaction: a reader sees all of them or none. A failure on a deferred
+ *   row is a `DeferredRowsFailed` naming how many it carried (the writer drops them); any other
+ *   failure is the database's own error (the writer keeps them for a retry).
+ * - Reads on the store see committed rows only; a run reads through its writer, which commits
+ *   the run's own deferred events first.
  * - Rows come back upcast to today's shape (`upcast.ts`); stored rows are never updated.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -41,7 +34,7 @@ import { parseJson } from "../json/codec.ts";
 import { ensureLayout } from "./migrate.ts";
 import { MEMORY } from "./paths.ts";
 import { EVENT_SCHEMA_VERSION } from "./schema.ts";
-import { commitWindowMs } from "./commit_window.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "./busy_timeout.ts";
 import { upcastData } from "./upcast.ts";
 
 /** An event as readers see it: JSON columns decoded and upcast. */
@@ -99,19 +92,34 @@ interface RawRow {
   data: string;
 }
 
-/** Busy timeout in ms: `AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`, default 30 s. */
-function busyTimeoutMs(): number {
-  const raw = Deno.env.get("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS");
-  const n = raw ? Number(raw) : NaN;
-  return Number.isInteger(n) && n >= 0 ? n : 30_000;
-}
-
 const COLUMNS = "position, stream, seq, epoch_ms, kind, schema_version, meta, data";
 
 /** Deferred rows written by one INSERT statement at most (6 parameters each). */
 const MAX_ROWS_PER_INSERT = 32;
 
-/** An open event log. */
+/** How a connection is opened. */
+export interface StoreOptions {
+  /**
+   * ms to wait for another connection's write lock before failing (default `DEFAULT_BUSY_TIMEOUT_MS`);
+   * only the first opener's value is used when the connection is opened — a writer sets its own
+   * for its commits and reads (`useBusyTimeout`).
+   */
+  busyTimeoutMs?: number;
+}
+
+/** A commit failed on one of the deferred rows it carried (not on the events given with them). */
+export class DeferredRowsFailed extends Error {
+  /**
+   * @param count how many deferred events the failed transaction carried (all lost)
+   * @param path the database; @param cause the database's error
+   */
+  constructor(readonly count: number, readonly path: string, cause: Error) {
+    super(`knl: ${count} deferred event(s) could not be written to ${path}: ${cause.message}`, { cause });
+    this.name = "DeferredRowsFailed";
+  }
+}
+
+/** An open event log: one connection, no queue (a run's deferred events are its `EventWriter`'s). */
 export class EventStore {
   /** The underlying connection (one per file per process). */
   readonly db: DatabaseSync;
@@ -129,17 +137,12 @@ export class EventStore {
   #commit: StatementSync;
   #rollback: StatementSync;
   #closed = false;
-  /** Deferred events, in append order, each with the time it was appended. */
-  #pending: NewEvent[] = [];
-  #flushQueued = false;
-  /** The commit window's timer while deferred events wait (window above 0). */
-  #flushTimer: ReturnType<typeof setTimeout> | undefined;
-  /** ms a deferred event may wait when nothing commits it first (see `commit_window.ts`). */
-  readonly commitWindowMs: number;
+  /** The busy timeout set on the connection now (ms). */
+  #busyMs: number;
 
   /** Opens `path` (`:memory:` for a private in-memory log). Prefer `openStore`, which caches. */
-  constructor(readonly path: string) {
-    this.commitWindowMs = commitWindowMs();
+  constructor(readonly path: string, opts: StoreOptions = {}) {
+    this.#busyMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     if (path !== MEMORY) Deno.mkdirSync(dirname(path), { recursive: true });
     try {
       this.db = new DatabaseSync(path);
@@ -147,7 +150,7 @@ export class EventStore {
       throw new Error(`knl: cannot open ${path}: ${(e as Error).message}`);
     }
     try {
-      this.db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs()}`);
+      this.db.exec(`PRAGMA busy_timeout = ${this.#busyMs}`);
       if (path !== MEMORY) {
         this.db.exec("PRAGMA journal_mode = WAL");
         this.db.exec("PRAGMA synchronous = NORMAL");
@@ -185,96 +188,65 @@ export class EventStore {
     return this.#closed;
   }
 
-  /** Appends one event in its own IMMEDIATE transaction (with any deferred events before it). */
-  append(ev: NewEvent): Appended {
-    return this.appendMany([ev])[0];
+  /** The busy timeout in force on the connection (ms). */
+  get busyTimeoutMs(): number {
+    return this.#busyMs;
   }
 
   /**
-   * Appends events in ONE transaction, in order, after the deferred events (which commit in the
-   * same transaction). With `defer`, the events are held instead and committed at the next of
-   * the points the module doc lists; nothing is returned for them.
+   * Puts `ms` in force as the connection's busy timeout (a pragma only when it differs from the
+   * one in force: one run per file never pays for it).
    */
-  appendMany(events: readonly NewEvent[], opts?: { defer?: boolean }): Appended[] {
-    if (opts?.defer) {
-      const ms = Date.now();
-      for (const ev of events) this.#pending.push(ev.epoch_ms === undefined ? { ...ev, epoch_ms: ms } : ev);
-      if (!this.#flushQueued && this.#pending.length > 0) this.#scheduleFlush();
-      return [];
-    }
-    return this.#write(events);
+  useBusyTimeout(ms: number): void {
+    if (ms === this.#busyMs) return;
+    this.db.exec(`PRAGMA busy_timeout = ${ms}`);
+    this.#busyMs = ms;
   }
 
-  /** Arms the latest commit of the deferred events: the window's timer, or a microtask. */
-  #scheduleFlush(): void {
-    this.#flushQueued = true;
-    const due = () => {
-      this.#flushQueued = false;
-      this.#flushTimer = undefined;
-      // A failure here has no caller to go to: the events stay pending and the next commit
-      // (an append, a read, the run's end) retries and raises.
-      try {
-        this.flush();
-      } catch { /* retried and reported by the next commit */ }
-    };
-    if (this.commitWindowMs === 0) queueMicrotask(due);
-    else this.#flushTimer = setTimeout(due, this.commitWindowMs);
+  /** Appends one event in its own IMMEDIATE transaction. */
+  append(ev: NewEvent): Appended {
+    return this.commit(NONE, [ev])[0];
   }
 
-  /** Commits the deferred events now (nothing to do when there are none). */
-  flush(): void {
-    if (this.#pending.length > 0 && !this.#closed) this.#write([]);
+  /** Appends events in ONE transaction, in order. */
+  appendMany(events: readonly NewEvent[]): Appended[] {
+    return this.commit(NONE, events);
   }
 
-  /** Number of deferred events not committed yet. */
-  get pending(): number {
-    return this.#pending.length;
-  }
-
-  #write(events: readonly NewEvent[]): Appended[] {
-    const db = this.db;
-    const pending = this.#pending;
+  /**
+   * ONE IMMEDIATE transaction: `deferred` (stamped rows, their positions not reported) in order,
+   * then `events` (their positions returned). All or nothing. A failure on one of the deferred
+   * rows throws `DeferredRowsFailed` (the caller's to drop them); any other failure is rethrown
+   * as it is (the caller may keep the deferred rows for a retry).
+   */
+  commit(deferred: readonly NewEvent[], events: readonly NewEvent[]): Appended[] {
+    if (this.#closed) throw new Error(`knl: the store ${this.path} is closed`);
     const out: Appended[] = [];
-    let inPending = false;
+    let inDeferred = false;
     const next = new Map<string, number>(); // stream -> its next seq in this transaction
     this.#begin.run();
     try {
-      inPending = true;
-      this.#insertPending(pending, next);
-      inPending = false;
+      if (deferred.length > 0) {
+        inDeferred = true;
+        this.#insertDeferred(deferred, next);
+        inDeferred = false;
+      }
       const ms = Date.now();
       for (const ev of events) out.push(this.#insert(ev, ev.epoch_ms ?? ms, next));
       this.#commit.run();
     } catch (e) {
-      if (db.isTransaction) this.#rollback.run();
-      if (inPending) {
-        this.#pending = [];
-        this.#clearFlushTimer();
-        throw new Error(
-          `knl: ${pending.length} deferred event(s) could not be written: ${(e as Error).message}`,
-        );
-      }
+      if (this.db.isTransaction) this.#rollback.run();
+      if (inDeferred) throw new DeferredRowsFailed(deferred.length, this.path, e as Error);
       throw e;
     }
-    if (pending.length > 0) {
-      this.#pending = [];
-      this.#clearFlushTimer();
-    }
     return out;
-  }
-
-  #clearFlushTimer(): void {
-    if (this.#flushTimer === undefined) return;
-    clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
-    this.#flushQueued = false;
   }
 
   /**
    * The deferred rows, inside the write transaction, several per statement (their positions are
    * not reported, so one multi-row INSERT serves: a run's beats leave a few rows each).
    */
-  #insertPending(rows: readonly NewEvent[], next: Map<string, number>): void {
+  #insertDeferred(rows: readonly NewEvent[], next: Map<string, number>): void {
     for (let from = 0; from < rows.length; from += MAX_ROWS_PER_INSERT) {
       const n = Math.min(MAX_ROWS_PER_INSERT, rows.length - from);
       if (n === 1) {
@@ -330,42 +302,36 @@ export class EventStore {
     return { position: Number(r.lastInsertRowid), seq, epoch_ms: ms };
   }
 
-  /** Events of `stream` from `fromSeq` on, in `seq` order (at most `limit` when given). */
+  /** Committed events of `stream` from `fromSeq` on, in `seq` order (at most `limit` when given). */
   read(stream: string, fromSeq = 1, limit?: number): EventRow[] {
-    this.flush();
     const rows = limit === undefined
       ? this.#read.all(stream, fromSeq)
       : this.#readLimit.all(stream, fromSeq, limit);
     return (rows as unknown as RawRow[]).map(decodeRow);
   }
 
-  /** The last `n` events of `stream`, in `seq` order. */
+  /** The last `n` committed events of `stream`, in `seq` order. */
   tail(stream: string, n: number): EventRow[] {
-    this.flush();
     return (this.#tail.all(stream, n) as unknown as RawRow[]).map(decodeRow);
   }
 
-  /** True when `stream` has at least one event. */
+  /** True when `stream` has at least one committed event. */
   hasStream(stream: string): boolean {
-    this.flush();
     return this.#exists.get(stream) !== undefined;
   }
 
   /**
-   * Commits the deferred events and closes the connection (memory stores at run end; file
-   * stores stay open for the process).
+   * Closes the connection (memory stores at run end; file stores stay open for the process).
+   * A writer still holding deferred events over it fails its next commit, naming them.
    */
   close(): void {
     if (this.#closed) return;
-    try {
-      this.flush();
-    } finally {
-      this.#clearFlushTimer();
-      this.#closed = true;
-      this.db.close();
-    }
+    this.#closed = true;
+    this.db.close();
   }
 }
+
+const NONE: readonly NewEvent[] = Object.freeze([]);
 
 /** Decodes a stored row: JSON columns parsed, `data` upcast, `schema_version` today's. */
 export function decodeRow(r: RawRow): EventRow {
@@ -394,11 +360,12 @@ function parseObject(text: string): Record<string, unknown> {
 const cache = new Map<string, EventStore>();
 
 /**
- * The process-wide store for the file at `path` (absolute), opened on first use. `:memory:` is
+ * The process-wide store for the file at `path` (absolute), opened on first use with `opts` (a
+ * later opener's `opts` are not applied: its writer sets its own busy timeout). `:memory:` is
  * never cached: each call is a new private log.
  */
-export function openStore(path: string): EventStore {
-  if (path === MEMORY) return new EventStore(MEMORY);
+export function openStore(path: string, opts: StoreOptions = {}): EventStore {
+  if (path === MEMORY) return new EventStore(MEMORY, opts);
   // The path as given was cached beside its canonical form when it was opened: a run opening
   // the same store again (every agent.run does) skips the realpath call.
   const known = cache.get(path);
@@ -409,7 +376,7 @@ export function openStore(path: string): EventStore {
   } catch { /* not created yet: the path as given is the key until it exists */ }
   let s = cache.get(key);
   if (!s || s.closed) {
-    s = new EventStore(path);
+    s = new EventStore(path, opts);
     try {
       key = Deno.realPathSync(path);
     } catch { /* keep the given key */ }
@@ -430,8 +397,10 @@ export function closeStore(path: string): void {
 }
 
 /**
- * The store at `path` for a reader from outside (`agent-block knl`): never creates a database,
- * so a mistyped path is an error rather than a new empty log.
+ * The store at `path` for a reader from outside (`agent-block knl`, an embedder's `exportSession`
+ * / `listSessions` / `readOnlyQuery`): never creates a database, so a mistyped path is an error
+ * rather than a new empty log. It reads what is committed — the runs' deferred events are theirs
+ * until their writers commit them.
  */
 export function openExistingStore(path: string): EventStore {
   if (path === MEMORY) {

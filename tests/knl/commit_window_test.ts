@@ -1,38 +1,35 @@
 /**
  * The kernel's commit window (src/knl/commit_window.ts) seen end to end: how
- * `AGENT_BLOCK_KNL_COMMIT_MS` is read, and when a beat's events reach the database around a
+ * `AGENT_BLOCK_KNL_COMMIT_MS` is read from a run's environment, and when a beat's events reach the database around a
  * model request — a mock OpenAI server looks into the database from a second connection when the
- * request arrives, and holds its answer until the request is recorded there.
+ * request arrives, and holds its answer until the request is recorded there. The window is given
+ * to each run in its environment; the mock's address and key go in the agent's options.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { COMMIT_WINDOW_ENV, commitWindowMs, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
-import { runLua, withEnv } from "../helpers.ts";
+import { runLua, testEnv } from "../helpers.ts";
 import { MockLlm, openaiCompletion, openaiToolCall } from "../host/llm/mock_llm.ts";
 
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
 
-Deno.test("AGENT_BLOCK_KNL_COMMIT_MS: the default, whole numbers from 0 to 60000, an error naming it otherwise", async () => {
-  await withEnv({}, () => Promise.resolve(assert.equal(commitWindowMs(), DEFAULT_COMMIT_WINDOW_MS)), [
-    COMMIT_WINDOW_ENV,
-  ]);
+Deno.test("AGENT_BLOCK_KNL_COMMIT_MS: the default, whole numbers from 0 to 60000, an error naming it otherwise", () => {
+  const env = (raw?: string) => new Map(raw === undefined ? [] : [[COMMIT_WINDOW_ENV, raw]]);
+  assert.equal(commitWindowMs(env()), DEFAULT_COMMIT_WINDOW_MS);
   for (
     const [raw, want] of [["0", 0], ["25", 25], ["60000", 60000], [" ", DEFAULT_COMMIT_WINDOW_MS]] as const
   ) {
-    await withEnv({ [COMMIT_WINDOW_ENV]: raw }, () => Promise.resolve(assert.equal(commitWindowMs(), want)));
+    assert.equal(commitWindowMs(env(raw)), want);
   }
   for (const raw of ["-1", "2.5", "soon", "60001"]) {
-    await withEnv({ [COMMIT_WINDOW_ENV]: raw }, () => {
-      assert.throws(
-        () => commitWindowMs(),
-        new RegExp(
-          `^RangeError: ${COMMIT_WINDOW_ENV} must be a whole number of milliseconds from 0 to 60000, got '${raw}'$`,
-        ),
-      );
-      return Promise.resolve();
-    });
+    assert.throws(
+      () => commitWindowMs(env(raw)),
+      new RegExp(
+        `^RangeError: ${COMMIT_WINDOW_ENV} must be a whole number of milliseconds from 0 to 60000, got '${raw}'$`,
+      ),
+    );
   }
 });
 
@@ -98,13 +95,15 @@ async function runAgent(
   );
   const src = `
 tool.register("add", { description = "adds", input_schema = { type = "object" } }, function(x) return x.a + x.b end)
-local r = require("agent").run({ provider = "openai", prompt = "2+3?", max_retries = 0 })
+local r = require("agent").run({ provider = "openai", prompt = "2+3?", max_retries = 0, base_url = BASE_URL,
+  api_key = "sk-test" })
 assert(r.ok, r.error)
 print(r.content)`;
-  const r = await withEnv(
-    { [COMMIT_WINDOW_ENV]: window, OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-test" },
-    () => runLua(src, { projectRoot: dir }),
-  );
+  const r = await runLua(src, {
+    projectRoot: dir,
+    env: testEnv({ [COMMIT_WINDOW_ENV]: window }),
+    globals: { BASE_URL: mock.url + "/v1" },
+  });
   assert.equal(r.outcome.status, "returned", r.stderr);
   assert.equal(r.stdout, "5\n");
   assert.deepEqual(committedKinds(path), ONE_TOOL_RUN);
@@ -125,12 +124,14 @@ Deno.test("with a window of 0, a request's events are committed before it is sen
 Deno.test("an invalid AGENT_BLOCK_KNL_COMMIT_MS fails the run's model access with a message naming it", async () => {
   mock.reset();
   const dir = await Deno.makeTempDir({ prefix: "ab_commit_window_" });
-  const r = await withEnv(
-    { [COMMIT_WINDOW_ENV]: "fast", OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-test" },
-    () =>
-      runLua(`local r = require("agent").run({ provider = "openai", prompt = "hi" }); print(r.ok, r.error)`, {
-        projectRoot: dir,
-      }),
+  const r = await runLua(
+    `local r = require("agent").run({ provider = "openai", prompt = "hi", base_url = BASE_URL, api_key = "sk-test" })
+print(r.ok, r.error)`,
+    {
+      projectRoot: dir,
+      env: testEnv({ [COMMIT_WINDOW_ENV]: "fast" }),
+      globals: { BASE_URL: mock.url + "/v1" },
+    },
   );
   assert.equal(r.outcome.status, "returned", r.stderr);
   assert.match(

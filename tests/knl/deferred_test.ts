@@ -83,7 +83,7 @@ Deno.test("a beat's events commit before the run next acts outside Lua, in order
   };
   const r = await runLua(SCRIPT, { projectRoot: root, modules: [peek] });
   assert.equal(r.outcome.status, "returned", JSON.stringify(r.outcome));
-  const seen = JSON.parse(String((r.outcome as { result?: unknown }).result)) as Record<string, string[]>;
+  const seen = JSON.parse(String((r.outcome as { value?: unknown }).value)) as Record<string, string[]>;
   assert.equal(effects, 3);
   const open = ["session_open", "msg_user"];
   assert.deepEqual(seen.after_open ?? [], [], "the session's opening waits");

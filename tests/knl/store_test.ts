@@ -1,6 +1,8 @@
 /**
  * The event store on real SQLite files: appends and reads, the session-tree transaction,
- * deferred events and when they commit, the read-only query guard, the layout-1 migration fixture, upcasting, and the process cache.
+ * a run's deferred events (its `EventWriter`) and when they commit, the read-only query guard,
+ * the layout-1 migration fixture, upcasting, and the process cache. Settings are given to the
+ * writer, never read from the process environment.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -9,14 +11,20 @@ import { closeStore, EventStore, openExistingStore, openStore } from "../../src/
 import { readOnlyQuery } from "../../src/knl/query.ts";
 import { exportSession, listSessions, UnknownSession } from "../../src/knl/export.ts";
 import { CREATE_EVENTS, LAYOUT_VERSION, SESSION_INDEX } from "../../src/knl/schema.ts";
-import { COMMIT_WINDOW_ENV, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
-import { REPO_ROOT, withEnv } from "../helpers.ts";
+import { DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
+import { EventWriter } from "../../src/knl/writer.ts";
+import { REPO_ROOT } from "../helpers.ts";
 
 const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "knl_layout1.sqlite");
 
 async function tempDb(name = "knl.sqlite"): Promise<string> {
   return join(await Deno.makeTempDir({ prefix: "ab_knl_" }), name);
 }
+
+/** A run's writer over `store` with the given window (the default unless told). */
+const writer = (store: EventStore, commitWindowMs = DEFAULT_COMMIT_WINDOW_MS) =>
+  new EventWriter(store, { commitWindowMs, busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
 
 const ev = (stream: string, kind: string, data: unknown = {}, meta: unknown = {}) => ({
   stream,
@@ -78,13 +86,13 @@ Deno.test("appendMany is one transaction: all or nothing", async () => {
 
 Deno.test("deferred events commit with the next append, in order, stamped when appended", async () => {
   const path = await tempDb();
-  const s = openStore(path);
+  const s = writer(openStore(path));
   const other = new DatabaseSync(path); // another connection: sees committed rows only
   const committed = () =>
     (other.prepare("SELECT kind FROM events ORDER BY position").all() as { kind: string }[])
       .map((r) => r.kind);
   s.append(ev("a", "first"));
-  assert.deepEqual(s.appendMany([ev("a", "d1"), ev("a", "d2")], { defer: true }), []);
+  s.deferMany([ev("a", "d1"), ev("a", "d2")]);
   assert.equal(s.pending, 2);
   assert.deepEqual(committed(), ["first"]);
   await new Promise((r) => setTimeout(r, 5)); // a clock tick between deferral and commit
@@ -101,40 +109,40 @@ Deno.test("deferred events commit with the next append, in order, stamped when a
 
 Deno.test("deferred events commit before a read, on flush, on close, and once the commit window has passed", async () => {
   const path = await tempDb();
-  const s = openStore(path);
-  assert.equal(s.commitWindowMs, DEFAULT_COMMIT_WINDOW_MS);
+  const s = writer(openStore(path), 5);
   const other = new DatabaseSync(path);
   const count = () => Number((other.prepare("SELECT COUNT(*) AS n FROM events").get() as { n: number }).n);
-  s.appendMany([ev("a", "d")], { defer: true });
+  s.defer(ev("a", "d"));
   assert.equal(s.read("a").length, 1); // a read of this store sees them, because it commits them
   assert.equal(count(), 1);
-  s.appendMany([ev("a", "d")], { defer: true });
-  assert.equal(readOnlyQuery(s, "SELECT kind FROM events").length, 2);
-  s.appendMany([ev("a", "d")], { defer: true });
+  s.defer(ev("a", "d"));
+  assert.equal(s.query("SELECT kind FROM events").length, 2);
+  s.defer(ev("a", "d"));
   s.flush();
   assert.equal(count(), 3);
-  s.appendMany([ev("a", "d")], { defer: true });
-  s.appendMany([ev("a", "d")], { defer: true });
+  s.defer(ev("a", "d"));
+  s.defer(ev("a", "d"));
   await Promise.resolve();
   assert.equal(count(), 3, "they wait out the window, not just the current stack");
   // a timer armed after the store's, for a later time, fires after it
   await new Promise((resolve) => setTimeout(resolve, s.commitWindowMs + 1));
   assert.equal(count(), 5, "both committed together once the window passed");
   assert.equal(s.pending, 0);
-  s.appendMany([ev("a", "d")], { defer: true });
-  closeStore(path); // also disarms the window's timer (the test's op sanitizer would see it)
+  s.defer(ev("a", "d"));
+  s.close(); // the run's end: commits, and disarms the window's timer (the op sanitizer would see it)
   assert.equal(count(), 6);
+  closeStore(path);
   other.close();
 });
 
 Deno.test("many deferred events of several streams commit in append order with gap-free seqs", async () => {
   const path = await tempDb();
-  const s = openStore(path);
+  const s = writer(openStore(path));
   s.append(ev("b", "first")); // b already has seq 1
   const streams = ["a", "b", "c"];
-  for (let i = 0; i < 70; i++) s.appendMany([ev(streams[i % 3], "d", { i })], { defer: true });
+  for (let i = 0; i < 70; i++) s.defer(ev(streams[i % 3], "d", { i }));
   s.flush();
-  const rows = readOnlyQuery(s, "SELECT stream, seq, data FROM events ORDER BY position") as {
+  const rows = readOnlyQuery(s.store, "SELECT stream, seq, data FROM events ORDER BY position") as {
     stream: string;
     seq: number;
     data: { i: number };
@@ -150,26 +158,27 @@ Deno.test("many deferred events of several streams commit in append order with g
 
 Deno.test("with a commit window of 0, deferred events commit when the stack unwinds", async () => {
   const path = await tempDb();
-  const s = await withEnv({ [COMMIT_WINDOW_ENV]: "0" }, () => Promise.resolve(openStore(path)));
-  assert.equal(s.commitWindowMs, 0);
+  const s = writer(openStore(path), 0);
   const other = new DatabaseSync(path);
   const count = () => Number((other.prepare("SELECT COUNT(*) AS n FROM events").get() as { n: number }).n);
-  s.appendMany([ev("a", "d")], { defer: true });
+  s.defer(ev("a", "d"));
   assert.equal(count(), 0);
   await Promise.resolve(); // the microtask queued by the deferral has run
   assert.equal(count(), 1);
+  s.close();
   closeStore(path);
   other.close();
 });
 
 Deno.test("a deferred event that cannot be written is dropped with an error naming it; the next commit works", async () => {
   const path = await tempDb();
-  const s = openStore(path);
-  s.appendMany([{ stream: "p", kind: "bad", data: "not json", meta: "{}" }], { defer: true });
+  const s = writer(openStore(path));
+  s.defer({ stream: "p", kind: "bad", data: "not json", meta: "{}" });
   assert.throws(() => s.append(ev("p", "ok")), /1 deferred event\(s\) could not be written/);
   assert.equal(s.pending, 0);
   s.append(ev("p", "ok"));
   assert.deepEqual(s.read("p").map((r) => r.kind), ["ok"]);
+  s.close();
   closeStore(path);
 });
 

@@ -93,7 +93,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
     functions: "ref",
     // A request is not an act the kernel's log must precede (asking again is harmless): with a
     // commit window, what a beat deferred commits while the request is in flight.
-    deferCommit: commitWindowMs() > 0,
+    deferCommit: commitWindowMs(run.env) > 0,
     async: async (a, cx) => {
       const t = a.table(1, "request");
       const onDelta = a.optFunc(2, "on_delta");

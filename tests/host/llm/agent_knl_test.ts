@@ -10,29 +10,18 @@
  * - the stores: `store = "mem"` leaves nothing on disk, `{ sqlite = path }` writes that file
  *   (and `knl export --store` reads it), AGENT_BLOCK_KNL_PATH moves the default;
  * - os.exit inside a tool ends the run with its code, the session closed as `exit`.
+ *
+ * In-process runs get their variables in their own environment (`testEnv`), the mocks' address
+ * and key in the agent's options; the CLI runs get theirs as the subprocess's environment.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { jsonLines, runCli, runLua, withEnv as withEnvVars } from "../../helpers.ts";
+import { jsonLines, runCli, runLua, testEnv } from "../../helpers.ts";
 import { openExistingStore } from "../../../src/knl/store.ts";
 import { anthropicError, anthropicMessage, MockLlm, openaiCompletion } from "./mock_llm.ts";
 
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
-
-const ENV = [
-  "ANTHROPIC_BASE_URL",
-  "ANTHROPIC_API_KEY",
-  "OPENAI_BASE_URL",
-  "OPENAI_API_KEY",
-  "ANTHROPIC_MODEL",
-  "AGENT_BLOCK_KNL_PATH",
-  "AGENT_BLOCK_TRACE_ID",
-  "AGENT_BLOCK_RUN_ID",
-  "AGENT_BLOCK_AGENT_ID",
-  "AGENT_BLOCK_AGENT_NAME",
-];
-const withEnv = <T>(vars: Record<string, string>, f: () => Promise<T>) => withEnvVars(vars, f, ENV);
 
 const exists = (p: string) => {
   try {
@@ -215,13 +204,13 @@ Deno.test("agent.run over the Anthropic mock: requests, responses and a failed c
   const src = `
 tool.register("add", { description = "adds", input_schema = { type = "object" } }, function(x) return x.a + x.b end)
 local agent = require("agent")
-local a = agent.run({ prompt = "2+3?", model = "claude-haiku-4-5-20251001", max_retries = 0 })
-local b = agent.run({ prompt = "again", model = "claude-haiku-4-5-20251001", max_retries = 0 })
+local ep = { base_url = BASE_URL, api_key = "sk-ant-test" }
+local a = agent.run({ prompt = "2+3?", model = "claude-haiku-4-5-20251001", max_retries = 0, base_url = ep.base_url,
+  api_key = ep.api_key })
+local b = agent.run({ prompt = "again", model = "claude-haiku-4-5-20251001", max_retries = 0, base_url = ep.base_url,
+  api_key = ep.api_key })
 print(a.session_id, a.content, b.session_id, b.ok, b.error)`;
-  const r = await withEnv(
-    { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "sk-ant-test" },
-    () => runLua(src, { projectRoot: dir }),
-  );
+  const r = await runLua(src, { projectRoot: dir, globals: { BASE_URL: mock.url } });
   assert.equal(r.outcome.status, "returned", r.stderr);
   const [idA, content, idB, okB, errB] = r.stdout.trim().split("\t");
   assert.equal(content, "It is 5.");
@@ -290,13 +279,11 @@ Deno.test("agent.run over the OpenAI mock: arguments that are not JSON are an is
   );
   const src = `
 tool.register("add", { description = "adds" }, function(x) return x.a + x.b end)
-local r = require("agent").run({ prompt = "p", provider = "openai", store = "mem" })
+local r = require("agent").run({ prompt = "p", provider = "openai", store = "mem", base_url = BASE_URL,
+  api_key = "sk-oai-test" })
 local rows = require("knl").views.tool_pairs(r.session)
 print(std.json.encode({ ok = r.ok, rows = rows }))`;
-  const r = await withEnv(
-    { OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-oai-test" },
-    () => runLua(src),
-  );
+  const r = await runLua(src, { globals: { BASE_URL: mock.url + "/v1" } });
   assert.equal(r.outcome.status, "returned", r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(out.ok, true);
@@ -319,7 +306,7 @@ Deno.test('store = "mem" leaves nothing on disk; the session lives as long as th
   const src = `
 local r = require("agent").run({ provider = "replay", replay = "one.jsonl", prompt = "hi", store = "mem" })
 print(r.ok, #r.session:events(), require("knl").open({ store = "mem" }):has(r.session_id))`;
-  const r = await withEnv({}, () => runLua(src, { projectRoot: dir }));
+  const r = await runLua(src, { projectRoot: dir });
   assert.equal(r.outcome.status, "returned", r.stderr);
   assert.equal(r.stdout, "true\t6\ttrue\n");
   assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["one.jsonl"]);
@@ -366,10 +353,10 @@ local agent = require("agent")
 local r = agent.run({ provider = "replay", replay = "one.jsonl", prompt = "hi" })
 local bad = agent.run({ provider = "replay", replay = "one.jsonl", prompt = "hi", store = { sqlite = "blocker/x.sqlite" } })
 print(r.ok, r.session_id, bad.ok, bad.session_id, bad.error)`;
-  const r = await withEnv(
-    { AGENT_BLOCK_KNL_PATH: "elsewhere/knl.sqlite" },
-    () => runLua(src, { projectRoot: dir }),
-  );
+  const r = await runLua(src, {
+    projectRoot: dir,
+    env: testEnv({ AGENT_BLOCK_KNL_PATH: "elsewhere/knl.sqlite" }),
+  });
   assert.equal(r.outcome.status, "returned", r.stderr);
   const [ok, id, okBad, idBad, err] = r.stdout.trim().split("\t");
   assert.equal(ok, "true");
