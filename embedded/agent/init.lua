@@ -41,8 +41,9 @@
 --
 -- Invariants: agent.run never throws — bad options, provider errors and tool errors all come back
 -- as a result (a tool's error goes to the model as an `is_error` tool_result and the loop goes
--- on); only a cancel of its task or the run ending (os.exit) passes through, after closing the
--- session as `cancelled` / `exit`; on_turn runs after the response is recorded and before any
+-- on); only a cancel of its task or the run ending (os.exit) passes through — the runtime's
+-- sentinels, told apart by `std.task.is_fatal`, never an error text such as `...: cancelled` —
+-- after closing the session as `cancelled` / `exit`; on_turn runs after the response is recorded and before any
 -- of its tools (the beat's `on_response`), so returning false stops with the calls unrun; MCP
 -- connections are closed on every exit path (after a cancel by a task of their own, since the
 -- cancelled task can make no more host calls; on os.exit by the run's end); when the loop stops with tool calls unanswered,
@@ -175,17 +176,15 @@ local function connect_mcp(opts)
   if ok then return conn end
   -- a cancel or the run's end travels on; a failure (a required server, a bad entry) is the
   -- run's error, without the position inside this file that mcp_tools.connect points at
-  if mcp_tools.is_fatal(conn) then error(conn, 0) end
+  if is_fatal(conn) then error(conn, 0) end
   error("agent.run: " .. mcp_tools.reason(conn), 0)
 end
 
 -- A cancel (`task:cancel()`) or the run ending (os.exit / job.defer) travels through agent.run:
 -- turning either into a result would keep running a script that was told to stop.
-local function is_fatal(e)
-  if type(e) == "string" then return e == "cancelled" or e:find(":%d+: cancelled$") ~= nil end
-  local mt = type(e) == "table" and getmetatable(e)
-  return type(mt) == "table" and mt.__name == "EXIT"
-end
+-- `std.task.is_fatal` knows both by identity (the runtime's sentinels), never by text, and
+-- answers which one ("cancelled" or "exit").
+local is_fatal = std.task.is_fatal
 
 -- A tool's failure, raised so the beat records an is_error result with exactly this text (a
 -- table, so that no text a tool returns can pass for a cancel).
@@ -432,7 +431,7 @@ function M.run(opts)
     end
   end)
   if conn then
-    if not ok and is_fatal(a) and type(a) == "string" then
+    if not ok and is_fatal(a) == "cancelled" then
       -- Cancelled: this task can make no more host calls (each would raise `cancelled` again),
       -- so the disconnect runs as a task of its own and the script that cancelled goes on with
       -- the servers closing. (On os.exit the run's end disconnects every server.)
@@ -447,8 +446,8 @@ function M.run(opts)
     r = result(a, b, c)
   elseif is_fatal(a) then
     if s then
-      local cancelled = type(a) == "string"
-      pcall(s.close, s, cancelled and "cancelled" or "exit", cancelled and a or nil)
+      local fatal = is_fatal(a)
+      pcall(s.close, s, fatal, fatal == "cancelled" and "cancelled" or nil)
     end
     error(a, 0)
   else
