@@ -94,9 +94,9 @@ local LOG_LEVEL = {
 
 --- The errors that must travel on instead of being turned into a result — a cancel of the
 -- running task and the run ending (`os.exit`, `job.defer`) — are the runtime's sentinels, known
--- by identity (`std.task.is_fatal`); `M.is_fatal` stays as an alias for code written against it.
+-- by identity (`std.task.is_fatal`); `M.is_fatal` (a boolean) stays for code written against it.
 local is_fatal = std.task.is_fatal
-M.is_fatal = is_fatal
+function M.is_fatal(e) return is_fatal(e) ~= false end
 
 -- The text of an error raised by an `mcp.*` call made in this file: such an error starts with
 -- this file's position, which tells a reader nothing (the message names the mcp function).

@@ -21,8 +21,9 @@
 --   `std.task.is_fatal(e)` is true for exactly these two, the errors a library that turns failures
 --   into results must let through.
 -- - Error tables of the host (`ERROR_MT`: `{ message, ... }` with fields a script can branch on,
---   such as an MCP `code` or an LLM `status`) read as their message through `tostring`, and are
---   raised at the user's line like a string error: the position is prefixed to `message`.
+--   such as an MCP `code` or an LLM `status`) read as their message (`tostring`, string methods,
+--   `..`), and are raised at the user's line like a string error: the position is prefixed to
+--   `message`.
 -- - `os.exit` / `job.defer` end the run at once. They raise `EXIT` and set a count hook on the
 --   coroutine that raises it again at every instruction, so a `pcall`/`xpcall` that catches it
 --   cannot run on; `coroutine.resume` passes it to the resumer the same way.
@@ -55,10 +56,18 @@ local CANCEL = setmetatable({}, {
   __tostring = function() return "cancelled" end,
 })
 -- The metatable of the host's structured errors (pushed by src/lua/engine.ts for a `LuaErrorTable`).
+-- Such an error reads as its message wherever a string error did: `tostring(e)`, `e:match(...)`
+-- and the other string methods (on the message), `"..." .. e`.
+local smethods = string
 local ERROR_MT = {
   __name = "error",
   __tostring = function(e) return tostring(e.message) end,
+  __concat = function(a, b) return tostring(a) .. tostring(b) end,
 }
+ERROR_MT.__index = function(_, k)
+  local f = smethods[k]
+  if f ~= nil then return function(self, ...) return f(tostring(self.message), ...) end end
+end
 local busy = setmetatable({}, { __mode = "k" })
 local exiting -- { code = n, reason = s } once os.exit / job.defer was called
 

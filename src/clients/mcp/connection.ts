@@ -149,10 +149,10 @@ export class McpConnection {
     try {
       await conn.client.connect(transport, { timeout: deps.timeoutMs, signal });
     } catch (e) {
-      conn.#closed = true;
       // Word the error before closing: closing ends the child and would hide how it failed.
       const probeClosed = e instanceof Error && /closed during the server\/discover probe/.test(e.message);
       const err = conn.#wrap(e, "initialize", "");
+      conn.#closed = true;
       await transport.close().catch(() => undefined);
       throw probeClosed && kind === "stdio" && !err.wire && err.code !== "timeout" &&
           !/non-protocol/.test(err.message)
