@@ -79,6 +79,8 @@ async function interleaved(connect: string, sdk: Client): Promise<Round[]> {
     },
     projectRoot: ROOT,
     modules: [host],
+    // The same basic environment the SDK's stdio transport gives its child.
+    env: getDefaultEnvironment(),
     stdout: () => {},
   });
   if (outcome.status !== "returned") throw new Error(`Lua bench failed: ${JSON.stringify(outcome)}`);
@@ -176,7 +178,7 @@ export default async function mcpBench(): Promise<void> {
     new StdioClientTransport({
       command: Deno.execPath(),
       args: SERVER_ARGS,
-      env: { ...getDefaultEnvironment(), ...Deno.env.toObject() },
+      env: getDefaultEnvironment(),
       stderr: "ignore",
     });
   const stdioSdk = await sdkClient(stdio(), true);

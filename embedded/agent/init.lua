@@ -162,6 +162,12 @@ local function check_opts(opts)
   return nil
 end
 
+-- A cancel (`task:cancel()`) or the run ending (os.exit / job.defer) travels through agent.run:
+-- turning either into a result would keep running a script that was told to stop.
+-- `std.task.is_fatal` knows both by identity (the runtime's sentinels), never by text, and
+-- answers which one ("cancelled" or "exit").
+local is_fatal = std.task.is_fatal
+
 local function connect_mcp(opts)
   local mcp_tools = require("mcp_tools")
   local ok, conn = pcall(mcp_tools.connect, opts.mcp_servers, {
@@ -180,11 +186,6 @@ local function connect_mcp(opts)
   error("agent.run: " .. mcp_tools.reason(conn), 0)
 end
 
--- A cancel (`task:cancel()`) or the run ending (os.exit / job.defer) travels through agent.run:
--- turning either into a result would keep running a script that was told to stop.
--- `std.task.is_fatal` knows both by identity (the runtime's sentinels), never by text, and
--- answers which one ("cancelled" or "exit").
-local is_fatal = std.task.is_fatal
 
 -- A tool's failure, raised so the beat records an is_error result with exactly this text (a
 -- table, so that no text a tool returns can pass for a cancel).

@@ -21,7 +21,8 @@
  * - Exactly one `await` per scheduler suspension; completions that land meanwhile are taken in
  *   one batch.
  * - A JS exception never unwinds through Lua frames from a host function: it is turned into a
- *   Lua error at the caller's line (`where(1)`). Only the CPU-limit hook throws through Lua on
+ *   Lua error at the caller's line (`where(1)`) — a string, or for a `LuaErrorTable` a table
+ *   with the runtime's error metatable (`R.ERROR_MT`), its message prefixed the same way. Only the CPU-limit hook throws through Lua on
  *   purpose, and the engine is discarded afterwards.
  * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
  */

@@ -30,7 +30,10 @@ export class AnthropicStream implements StreamAccumulator {
     try {
       d = JSON.parse(ev.data);
     } catch {
-      throw new LlmError("anthropic", `anthropic stream sent an event that is not JSON (event '${ev.event}')`);
+      throw new LlmError(
+        "anthropic",
+        `anthropic stream sent an event that is not JSON (event '${ev.event}')`,
+      );
     }
     const type = String(d.type ?? ev.event);
     switch (type) {
@@ -120,7 +123,9 @@ export class AnthropicStream implements StreamAccumulator {
         const e = (d.error ?? {}) as Json;
         const kind = String(e.type ?? "error");
         const transient = !this.#delivered && (kind === "overloaded_error" || kind === "api_error");
-        throw new LlmError("anthropic", `anthropic stream error (${kind}): ${String(e.message ?? "")}`, { retryable: transient });
+        throw new LlmError("anthropic", `anthropic stream error (${kind}): ${String(e.message ?? "")}`, {
+          retryable: transient,
+        });
       }
       default:
         return [];

@@ -145,8 +145,7 @@ async function attemptOnce(
   req.obs("info", () => obsLine("http_request", "http", fields, ids()));
   const own = req.deadlines ? undefined : new Deadlines(); // a request on its own: a clock of its own
   const deadline = (req.deadlines ?? own!).start(req.timeoutSecs * 1000, req.signal);
-  const timeoutError = () =>
-    new LlmError(P, `${P} request timed out after ${req.timeoutSecs} s (timeout)`);
+  const timeoutError = () => new LlmError(P, `${P} request timed out after ${req.timeoutSecs} s (timeout)`);
   let res: Response;
   try {
     res = await fetch(req.url, {
@@ -196,7 +195,9 @@ async function attemptOnce(
         throw new LlmError(P, `${P} response is not valid JSON (HTTP ${res.status}, ${text.length} bytes)`);
       }
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
-        throw new LlmError(P, `${P} response is not a JSON object (HTTP ${res.status})`, { status: res.status });
+        throw new LlmError(P, `${P} response is not a JSON object (HTTP ${res.status})`, {
+          status: res.status,
+        });
       }
       if (P === "openai") preparseToolArguments(body as Record<string, unknown>);
       return { body: body as Record<string, unknown>, status: res.status, latencyMs };
@@ -309,7 +310,11 @@ async function httpError(P: WireProvider, res: Response): Promise<LlmError> {
     }
   } catch { /* the status alone is the error */ }
   const retryable = s === 429 || s === 529 || s >= 500;
-  return new LlmError(P, `${P} HTTP ${s}${detail}`, { retryable, status: s, retryAfterMs: retryAfter(res.headers) });
+  return new LlmError(P, `${P} HTTP ${s}${detail}`, {
+    retryable,
+    status: s,
+    retryAfterMs: retryAfter(res.headers),
+  });
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

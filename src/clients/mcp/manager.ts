@@ -106,7 +106,9 @@ export class McpManager {
       // `server/discover` probe (the SDK probes on a sibling process only for its own stdio
       // transport). Such a server is a legacy server: start it again and speak 2025.
       if (!(e instanceof McpError && e.code === "probe_closed")) throw e;
-      log.info(`mcp: server '${name}' closed the connection on the protocol probe; retrying as a 2025-era server`);
+      log.info(
+        `mcp: server '${name}' closed the connection on the protocol probe; retrying as a 2025-era server`,
+      );
       return await this.#open(name, transport(), "stdio", { ...opts, era: "legacy" });
     }
   }

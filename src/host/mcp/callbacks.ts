@@ -14,7 +14,12 @@
  * the ended run can no longer make rejects with the client's `HandlerGone`.
  */
 import type { LuaFunctionRef } from "../../json/values.ts";
-import { type Handler, HandlerGone, type HandlerKind, type ServerHandlers } from "../../clients/mcp/handlers.ts";
+import {
+  type Handler,
+  HandlerGone,
+  type HandlerKind,
+  type ServerHandlers,
+} from "../../clients/mcp/handlers.ts";
 
 /** The kinds of callback a server can have. */
 export type CallbackKind = HandlerKind;

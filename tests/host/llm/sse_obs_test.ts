@@ -6,7 +6,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readSse, type SseEvent } from "../../../src/clients/llm/sse.ts";
-import { backoffMs, buildPayload, MAX_RETRY_AFTER_MS, retryAfter } from "../../../src/clients/llm/transport.ts";
+import {
+  backoffMs,
+  buildPayload,
+  MAX_RETRY_AFTER_MS,
+  retryAfter,
+} from "../../../src/clients/llm/transport.ts";
 import { obsLine, sanitizeUrl } from "../../../src/obs/ab_obs.ts";
 import { evalLua, testEnv } from "../../helpers.ts";
 

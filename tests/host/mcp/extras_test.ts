@@ -48,7 +48,8 @@ Deno.test("opts.headers are sent with every HTTP request", async () => {
 
 Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () => {
   {
-    const out = await runLua(`
+    const out = await runLua(
+      `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
       assert(mcp.connect("t", ${lq(DENO)}, { "run", "-A", srv }, { trace_context = true }))
       assert(mcp.connect("p", ${lq(DENO)}, { "run", "-A", srv }))
@@ -57,7 +58,9 @@ Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () =>
         own = std.json.decode(mcp.call("t", "args", { __ab_obs = { trace_id = "mine" } }).content[1].text),
         p = std.json.decode(mcp.call("p", "args", { x = 1 }).content[1].text),
       })
-    `, { env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-42", AGENT_BLOCK_RUN_ID: "run-7" }) });
+    `,
+      { env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-42", AGENT_BLOCK_RUN_ID: "run-7" }) },
+    );
     const r = resultOf(out);
     assertEquals(r.t, { x: 1, __ab_obs: { trace_id: "trace-42", run_id: "run-7" } });
     assertEquals(r.own, { __ab_obs: { trace_id: "mine" } });
@@ -145,7 +148,9 @@ Deno.test("reconnecting under the same name replaces the connection; a pinned er
 Deno.test("a stdio server's stderr lines are logged at debug level", async () => {
   const out = await runLua(
     `
-    pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${lq(join(FIXTURES, "crash_server.ts"))} }, { era = "legacy" })
+    pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${
+      lq(join(FIXTURES, "crash_server.ts"))
+    } }, { era = "legacy" })
   `,
     { env: testEnv({ AGENT_BLOCK_LOG: "debug" }) },
   );
@@ -187,6 +192,14 @@ Deno.test("a failed RPC says what kind of failure: the server's JSON-RPC code, o
   assertEquals(r.p.ok, false);
   assertEquals(typeof r.p.code, "number", JSON.stringify(r.p));
   assertEquals(r.p.kind, undefined, "a server's answer has no local kind");
-  assertStringIncludes(String(r.p.error), "mcp.get_prompt: prompts/get 'no_such_prompt' on server 'echo' failed");
-  assertEquals([r.u.ok, r.u.kind, r.u.code, r.u.error], [false, "unknown", undefined, "mcp.call: no server named 'nobody'"]);
+  assertStringIncludes(
+    String(r.p.error),
+    "mcp.get_prompt: prompts/get 'no_such_prompt' on server 'echo' failed",
+  );
+  assertEquals([r.u.ok, r.u.kind, r.u.code, r.u.error], [
+    false,
+    "unknown",
+    undefined,
+    "mcp.call: no server named 'nobody'",
+  ]);
 });
