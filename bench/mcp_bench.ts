@@ -20,7 +20,7 @@
  * transport; Deno web streams against Node streams), and the rest the agent-block MCP layer
  * (deadline, abort wiring, per-request log level, error wording, result shape). A progress
  * token alone cost the server about 0.02 ms per call, so over stdio `mcp.call` sends one only
- * when the server has a progress callback (see `src/host/mcp/connection.ts`).
+ * when the server has a progress callback (see `src/clients/mcp/connection.ts`).
  *
  * Run: `deno run -A bench/mcp_bench.ts` (or through the bench runner's default export).
  */
