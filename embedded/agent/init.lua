@@ -31,7 +31,8 @@
 -- on_progress, progress_to_log, on_log, log_to_stderr, enable_resources, enable_prompts).
 --
 -- Result: `{ ok, content, usage, num_turns, messages, stop_reason, model_stop_reason,
--- session_id }`, plus `error` when not ok; `result.session` (not a field: reached through the
+-- session_id }`, plus `error` when not ok (and `status` / `retryable` when a model request failed:
+-- the fields of llm.chat's error table, for a caller deciding whether to try again); `result.session` (not a field: reached through the
 -- result's metatable, so JSON encoding leaves it out) is the closed session, for `:query`,
 -- `:events` and the `knl.views`. `session_id` is nil only when the run failed before its
 -- session opened (bad options, an unknown provider, a store that cannot be opened).
@@ -231,11 +232,14 @@ function M.run(opts)
     content = "",
   }
   local s -- the run's kernel session, once opened
-  local function result(ok, stop_reason, err)
+  local function result(ok, stop_reason, err, cause)
     local r = {
       ok = ok,
       content = state.content,
       error = err,
+      -- a failed model request says what kind of failure it was (llm.chat's error table)
+      status = cause and type(cause.status) == "number" and cause.status or nil,
+      retryable = cause and type(cause.retryable) == "boolean" and cause.retryable or nil,
       usage = state.usage,
       num_turns = state.num_turns,
       messages = s and proto.array(s:messages()) or proto.array(),
@@ -252,7 +256,7 @@ function M.run(opts)
   if bad then return result(false, "error", bad) end
 
   local conn
-  local ok, a, b, c = pcall(function()
+  local ok, a, b, c, d = pcall(function()
     local provider = opts.provider or "anthropic"
     local ports = require("llm_proto.port")
     local P = ports[provider]
@@ -424,7 +428,7 @@ function M.run(opts)
     while true do
       local out = knl.beat(s, device_now(), beat_opts)
       if decision then return decision[1], decision[2], decision[3] end
-      if out.kind == "error" then return false, "error", out.error end
+      if out.kind == "error" then return false, "error", out.error, out.cause end
       if out.kind == "refused" then
         return false, "budget", "agent.run: token budget spent: " .. tostring(out.reason)
       end
@@ -444,7 +448,7 @@ function M.run(opts)
   end
   local r
   if ok then
-    r = result(a, b, c)
+    r = result(a, b, c, d)
   elseif is_fatal(a) then
     if s then
       local fatal = is_fatal(a)

@@ -15,7 +15,9 @@
 --                          assigning to it, or to its tools / filters, raises.
 --   knl.beat(s, device, opts?)  one model call plus the tools it asks for, charged to the
 --                          budget. Returns an Outcome: ok | refused (over budget: the model is not
---                          called) | error (the call failed or answered outside knl_types.Response)
+--                          called) | error (the call failed or answered outside knl_types.Response;
+--                          `cause` is the Port's error when it raised a table, such as the
+--                          `{ message, status, retryable }` of a failed model request)
 --                          | stopped (a filter, the tool policy or the caller's `on_response`
 --                          stopped it).
 --   knl.views.*            query views: plain functions running one SELECT through s:query.
@@ -765,7 +767,7 @@ function knl.beat(s, device, opts)
   if not ok then
     call_failed(s, resp, beat, elapsed)
     if is_fatal(resp) then error(resp, 0) end
-    return Outcome.error({ beat = beat, error = describe_error(resp) })
+    return Outcome.error({ beat = beat, error = describe_error(resp), cause = type(resp) == "table" and resp or nil })
   end
   local valid, why = plain_response(resp)
   if not valid then valid, why = lcheck(resp, types.Response) end

@@ -88,6 +88,16 @@ describe("agent.run", function()
     expect(r.messages[3].content[1].content).to.match("tool error: .*: cancelled$")
   end)
 
+  it("says what kind of failure a failed model request was (status, retryable)", function()
+    local r = agent.run({ provider = "openai", base_url = "http://127.0.0.1:1/v1", api_key = "k",
+      max_retries = 0, store = "mem", prompt = "p" })
+    expect(r.ok).to.equal(false)
+    expect(r.stop_reason).to.equal("error")
+    expect(r.error).to.match("^llm: openai connection failed")
+    expect(r.status).to.equal(0)
+    expect(r.retryable).to.equal(true)
+  end)
+
   it("tells the runtime's sentinels from look-alike texts (std.task.is_fatal)", function()
     expect(std.task.is_fatal("cancelled")).to.equal(false)
     expect(std.task.is_fatal("x.lua:3: cancelled")).to.equal(false)
