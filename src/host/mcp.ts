@@ -416,7 +416,9 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       if (typeof v !== "string" && typeof v !== "number") a.fail(2, "request_id", "a string or an integer");
       const c = manager.peek(name);
       if (!c) run.log.warn(`mcp.cancel: no server named '${name}'`);
-      else c.cancel(v as string | number).catch((e) => run.log.warn(`mcp.cancel: ${e.message}`));
+      else {c.cancel(v as string | number, "cancelled by the script").catch((e) =>
+          run.log.warn(`mcp.cancel: ${e.message}`)
+        );}
     },
   });
 

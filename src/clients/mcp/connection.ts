@@ -340,7 +340,7 @@ export class McpConnection {
    * Sends `notifications/cancelled` for `requestId`. Resolves at once on a closed connection (there
    * is nothing left to cancel); rejects with an `McpError` when the notification cannot be sent.
    */
-  async cancel(requestId: string | number, reason = "cancelled by the script"): Promise<void> {
+  async cancel(requestId: string | number, reason = "cancelled by the client"): Promise<void> {
     if (this.#closed) return;
     const method = "notifications/cancelled";
     try {
