@@ -537,7 +537,7 @@ export class LuaEngine {
     if (err instanceof LuaErrorValue) {
       this.converter.push(L, err.value);
     } else if (err instanceof LuaErrorTable) {
-      this.pushErrorTable(L, err, "");
+      this.pushErrorTable(L, err.message, err.fields);
     } else if (err instanceof DOMException && err.name === "AbortError") {
       // An operation aborted by something other than its task's cancel (that one's completion is
       // dropped; the task receives the runtime's CANCEL sentinel): a plain error, not a cancel.
@@ -547,9 +547,12 @@ export class LuaEngine {
     }
   }
 
-  /** Pushes `err` as a table with the runtime's error metatable, `prefix` before its message. */
-  pushErrorTable(L: number, err: LuaErrorTable, prefix: string): void {
-    this.converter.push(L, { ...err.fields, message: prefix + err.message });
+  /**
+   * Pushes an error table (`fields` plus `message`) with the runtime's error metatable: what a
+   * `LuaErrorTable` becomes in Lua.
+   */
+  pushErrorTable(L: number, message: string, fields: Record<string, unknown>): void {
+    this.converter.push(L, { ...fields, message });
     this.api.pushref(L, this.#errorMtRef);
     this.api.setmetatable(L, -2);
   }
@@ -857,7 +860,7 @@ function dispatch(api: LuaApi, L: number): number {
     api.where(L, 1);
     const at = String(engine.converter.toJs(L, -1) ?? "");
     api.pop(L, 1);
-    engine.pushErrorTable(L, errValue, at);
+    engine.pushErrorTable(L, at + errValue.message, errValue.fields);
     return api.error(L);
   }
   api.where(L, 1);
