@@ -28,7 +28,7 @@ import { runBlock } from "../src/runtime/run.ts";
 import type { LuaEngine } from "../src/lua/engine.ts";
 
 const TURNS = 10;
-const ROUNDS = Number(Deno.env.get("LLM_BENCH_ROUNDS") ?? 7);
+const ROUNDS = 7;
 const WARMUP = 2;
 
 type Msg = { role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string };
@@ -115,17 +115,16 @@ async function benchAll(url: string): Promise<{ agent: number[]; plain: number[]
       bench.others(i > ${WARMUP})
     end`;
   const dir = await Deno.makeTempDir({ prefix: "ab_bench_" });
-  const prev = Deno.env.get("AGENT_BLOCK_LOG");
-  Deno.env.set("AGENT_BLOCK_LOG", "warn"); // obs lines are info: keep the terminal readable
   try {
     const out = await runBlock({
       script: { source: src, name: "llm_bench.lua" },
       projectRoot: dir,
       modules: [hooks],
+      // The run's whole environment: obs lines are info, keep the terminal readable.
+      env: { AGENT_BLOCK_LOG: "warn" },
     });
     if (out.status !== "returned") throw new Error(`llm_bench failed: ${JSON.stringify(out)}`);
   } finally {
-    prev === undefined ? Deno.env.delete("AGENT_BLOCK_LOG") : Deno.env.set("AGENT_BLOCK_LOG", prev);
     await Deno.remove(dir, { recursive: true });
   }
   return times;

@@ -20,7 +20,7 @@
  * transport; Deno web streams against Node streams), and the rest the agent-block MCP layer
  * (deadline, abort wiring, per-request log level, error wording, result shape). A progress
  * token alone cost the server about 0.02 ms per call, so over stdio `mcp.call` sends one only
- * when the server has a progress callback (see `src/host/mcp/connection.ts`).
+ * when the server has a progress callback (see `src/clients/mcp/connection.ts`).
  *
  * Run: `deno run -A bench/mcp_bench.ts` (or through the bench runner's default export).
  */
@@ -79,6 +79,8 @@ async function interleaved(connect: string, sdk: Client): Promise<Round[]> {
     },
     projectRoot: ROOT,
     modules: [host],
+    // The same basic environment the SDK's stdio transport gives its child.
+    env: getDefaultEnvironment(),
     stdout: () => {},
   });
   if (outcome.status !== "returned") throw new Error(`Lua bench failed: ${JSON.stringify(outcome)}`);
@@ -176,7 +178,7 @@ export default async function mcpBench(): Promise<void> {
     new StdioClientTransport({
       command: Deno.execPath(),
       args: SERVER_ARGS,
-      env: { ...getDefaultEnvironment(), ...Deno.env.toObject() },
+      env: getDefaultEnvironment(),
       stderr: "ignore",
     });
   const stdioSdk = await sdkClient(stdio(), true);

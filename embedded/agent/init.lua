@@ -31,7 +31,8 @@
 -- on_progress, progress_to_log, on_log, log_to_stderr, enable_resources, enable_prompts).
 --
 -- Result: `{ ok, content, usage, num_turns, messages, stop_reason, model_stop_reason,
--- session_id }`, plus `error` when not ok; `result.session` (not a field: reached through the
+-- session_id }`, plus `error` when not ok (and `status` / `retryable` when a model request failed:
+-- the fields of llm.chat's error table, for a caller deciding whether to try again); `result.session` (not a field: reached through the
 -- result's metatable, so JSON encoding leaves it out) is the closed session, for `:query`,
 -- `:events` and the `knl.views`. `session_id` is nil only when the run failed before its
 -- session opened (bad options, an unknown provider, a store that cannot be opened).
@@ -41,8 +42,9 @@
 --
 -- Invariants: agent.run never throws — bad options, provider errors and tool errors all come back
 -- as a result (a tool's error goes to the model as an `is_error` tool_result and the loop goes
--- on); only a cancel of its task or the run ending (os.exit) passes through, after closing the
--- session as `cancelled` / `exit`; on_turn runs after the response is recorded and before any
+-- on); only a cancel of its task or the run ending (os.exit) passes through — the runtime's
+-- sentinels, told apart by `std.task.is_fatal`, never an error text such as `...: cancelled` —
+-- after closing the session as `cancelled` / `exit`; on_turn runs after the response is recorded and before any
 -- of its tools (the beat's `on_response`), so returning false stops with the calls unrun; MCP
 -- connections are closed on every exit path (after a cancel by a task of their own, since the
 -- cancelled task can make no more host calls; on os.exit by the run's end); when the loop stops with tool calls unanswered,
@@ -161,6 +163,12 @@ local function check_opts(opts)
   return nil
 end
 
+-- A cancel (`task:cancel()`) or the run ending (os.exit / job.defer) travels through agent.run:
+-- turning either into a result would keep running a script that was told to stop.
+-- `std.task.is_fatal` knows both by identity (the runtime's sentinels), never by text, and
+-- answers which one ("cancelled" or "exit").
+local is_fatal = std.task.is_fatal
+
 local function connect_mcp(opts)
   local mcp_tools = require("mcp_tools")
   local ok, conn = pcall(mcp_tools.connect, opts.mcp_servers, {
@@ -175,17 +183,10 @@ local function connect_mcp(opts)
   if ok then return conn end
   -- a cancel or the run's end travels on; a failure (a required server, a bad entry) is the
   -- run's error, without the position inside this file that mcp_tools.connect points at
-  if mcp_tools.is_fatal(conn) then error(conn, 0) end
+  if is_fatal(conn) then error(conn, 0) end
   error("agent.run: " .. mcp_tools.reason(conn), 0)
 end
 
--- A cancel (`task:cancel()`) or the run ending (os.exit / job.defer) travels through agent.run:
--- turning either into a result would keep running a script that was told to stop.
-local function is_fatal(e)
-  if type(e) == "string" then return e == "cancelled" or e:find(":%d+: cancelled$") ~= nil end
-  local mt = type(e) == "table" and getmetatable(e)
-  return type(mt) == "table" and mt.__name == "EXIT"
-end
 
 -- A tool's failure, raised so the beat records an is_error result with exactly this text (a
 -- table, so that no text a tool returns can pass for a cancel).
@@ -231,11 +232,14 @@ function M.run(opts)
     content = "",
   }
   local s -- the run's kernel session, once opened
-  local function result(ok, stop_reason, err)
+  local function result(ok, stop_reason, err, cause)
     local r = {
       ok = ok,
       content = state.content,
       error = err,
+      -- a failed model request says what kind of failure it was (llm.chat's error table)
+      status = cause and type(cause.status) == "number" and cause.status or nil,
+      retryable = cause and type(cause.retryable) == "boolean" and cause.retryable or nil,
       usage = state.usage,
       num_turns = state.num_turns,
       messages = s and proto.array(s:messages()) or proto.array(),
@@ -252,7 +256,7 @@ function M.run(opts)
   if bad then return result(false, "error", bad) end
 
   local conn
-  local ok, a, b, c = pcall(function()
+  local ok, a, b, c, d = pcall(function()
     local provider = opts.provider or "anthropic"
     local ports = require("llm_proto.port")
     local P = ports[provider]
@@ -424,7 +428,7 @@ function M.run(opts)
     while true do
       local out = knl.beat(s, device_now(), beat_opts)
       if decision then return decision[1], decision[2], decision[3] end
-      if out.kind == "error" then return false, "error", out.error end
+      if out.kind == "error" then return false, "error", out.error, out.cause end
       if out.kind == "refused" then
         return false, "budget", "agent.run: token budget spent: " .. tostring(out.reason)
       end
@@ -432,7 +436,7 @@ function M.run(opts)
     end
   end)
   if conn then
-    if not ok and is_fatal(a) and type(a) == "string" then
+    if not ok and is_fatal(a) == "cancelled" then
       -- Cancelled: this task can make no more host calls (each would raise `cancelled` again),
       -- so the disconnect runs as a task of its own and the script that cancelled goes on with
       -- the servers closing. (On os.exit the run's end disconnects every server.)
@@ -444,11 +448,11 @@ function M.run(opts)
   end
   local r
   if ok then
-    r = result(a, b, c)
+    r = result(a, b, c, d)
   elseif is_fatal(a) then
     if s then
-      local cancelled = type(a) == "string"
-      pcall(s.close, s, cancelled and "cancelled" or "exit", cancelled and a or nil)
+      local fatal = is_fatal(a)
+      pcall(s.close, s, fatal, fatal == "cancelled" and "cancelled" or nil)
     end
     error(a, 0)
   else

@@ -7,14 +7,17 @@
 --                          labels and correlation ids), runs fn(s), and closes it either way —
 --                          `ok` when fn returns, `error` when it raises (the error is re-raised
 --                          unchanged), `exit` on os.exit / job.defer, `cancelled` when its task
---                          is cancelled; the host closes what is still open at run end as
+--                          is cancelled (both known by `std.task.is_fatal`, by identity: an
+--                          error whose text ends in `: cancelled` closes it as `error`); the host closes what is still open at run end as
 --                          `interrupted`. Children (`opts.children`) open and close with it in
 --                          one transaction.
 --   knl.device(spec)       a frozen bundle { llm, tools, tool_policy, fold, filters, system, cost };
 --                          assigning to it, or to its tools / filters, raises.
 --   knl.beat(s, device, opts?)  one model call plus the tools it asks for, charged to the
 --                          budget. Returns an Outcome: ok | refused (over budget: the model is not
---                          called) | error (the call failed or answered outside knl_types.Response)
+--                          called) | error (the call failed or answered outside knl_types.Response;
+--                          `cause` is the Port's error when it raised a table, such as the
+--                          `{ message, status, retryable }` of a failed model request)
 --                          | stopped (a filter, the tool policy or the caller's `on_response`
 --                          stopped it).
 --   knl.views.*            query views: plain functions running one SELECT through s:query.
@@ -70,12 +73,9 @@ end
 
 -- Errors a beat records but must not swallow: the task was cancelled (`task:cancel()`), or the
 -- run is ending (os.exit / job.defer). Turning either into an Outcome would keep a loop running
--- that was told to stop.
-local function is_fatal(e)
-  if type(e) == "string" then return e == "cancelled" or e:find(":%d+: cancelled$") ~= nil end
-  local mt = type(e) == "table" and getmetatable(e)
-  return type(mt) == "table" and mt.__name == "EXIT"
-end
+-- that was told to stop. `std.task.is_fatal` knows them by identity (the runtime's sentinels),
+-- never by text, and answers which one ("cancelled" or "exit").
+local is_fatal = std.task.is_fatal
 
 -- A host error arrives prefixed with the kernel's own position; callers should see theirs.
 local function strip_pos(msg)
@@ -415,9 +415,9 @@ local function bracket(s, fn)
   end
   local err = r[2]
   if not s.closed then
-    if is_fatal(err) then
-      local cancelled = type(err) == "string"
-      pcall(s.close, s, cancelled and "cancelled" or "exit", cancelled and err or nil)
+    local fatal = is_fatal(err)
+    if fatal then
+      pcall(s.close, s, fatal, fatal == "cancelled" and "cancelled" or nil)
     else
       pcall(s.close, s, "error", err)
     end
@@ -767,7 +767,7 @@ function knl.beat(s, device, opts)
   if not ok then
     call_failed(s, resp, beat, elapsed)
     if is_fatal(resp) then error(resp, 0) end
-    return Outcome.error({ beat = beat, error = describe_error(resp) })
+    return Outcome.error({ beat = beat, error = describe_error(resp), cause = type(resp) == "table" and resp or nil })
   end
   local valid, why = plain_response(resp)
   if not valid then valid, why = lcheck(resp, types.Response) end

@@ -189,8 +189,13 @@ function Port:chat(request)
   }, on_delta)
   sent = nil
   if not ok then
-    -- the transport's message names provider, status and cause; the position inside this file does not help
+    -- the transport's message names provider, status and cause; the position inside this file does
+    -- not help. A failed request is an error table ({ message, provider, status, retryable,
+    -- retry_after_ms? }, `tostring` gives the message): raised on with its fields, message trimmed.
     if type(body) == "string" then error((body:gsub("^[^\n]-:%d+: (llm: )", "%1")), 0) end
+    if type(body) == "table" and type(body.message) == "string" then
+      body.message = body.message:gsub("^[^\n]-:%d+: (llm: )", "%1")
+    end
     error(body, 0)
   end
   local resp = P.normalize(self.provider, body, warn)

@@ -28,11 +28,12 @@
 --   swallowed and logged at warn. Logging options are gated on the server's `logging` capability,
 --   the meta tools on `resources` / `prompts` (skips are logged at info); progress is not gated.
 -- - `conn:call` does not raise for a failed call (it comes back as `message, true`); only a cancel
---   of the calling task or the end of the run travels on as an error (`mcp_tools.is_fatal`).
+--   of the calling task or the end of the run travels on as an error (`std.task.is_fatal`: the
+--   runtime's sentinels, so no error text — not even one ending in `: cancelled` — passes for one).
 local M = {}
 
-local type, pairs, ipairs, pcall, tostring, error, setmetatable, getmetatable = type, pairs, ipairs, pcall,
-  tostring, error, setmetatable, getmetatable
+local type, pairs, ipairs, pcall, tostring, error, setmetatable = type, pairs, ipairs, pcall,
+  tostring, error, setmetatable
 local sformat, concat = string.format, table.concat
 
 local Conn = {}
@@ -91,14 +92,11 @@ local LOG_LEVEL = {
   error = "error", critical = "error", alert = "error", emergency = "error",
 }
 
---- True for the errors that must travel on instead of being turned into a result: a cancel of
--- the running task and the run ending (`os.exit`, `job.defer`).
-local function is_fatal(e)
-  if type(e) == "string" then return e == "cancelled" or e:find(":%d+: cancelled$") ~= nil end
-  local mt = type(e) == "table" and getmetatable(e)
-  return type(mt) == "table" and mt.__name == "EXIT"
-end
-M.is_fatal = is_fatal
+--- The errors that must travel on instead of being turned into a result — a cancel of the
+-- running task and the run ending (`os.exit`, `job.defer`) — are the runtime's sentinels, known
+-- by identity (`std.task.is_fatal`); `M.is_fatal` (a boolean) stays for code written against it.
+local is_fatal = std.task.is_fatal
+function M.is_fatal(e) return is_fatal(e) ~= false end
 
 -- The text of an error raised by an `mcp.*` call made in this file: such an error starts with
 -- this file's position, which tells a reader nothing (the message names the mcp function).

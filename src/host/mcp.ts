@@ -1,8 +1,11 @@
 /**
  * `mcp.*`: the Lua face of the MCP client (seed README, "mcp.*").
  *
- * Owns argument checking, the return shapes scripts see and the wiring of Lua callbacks; the
- * protocol work is in `src/host/mcp/` (manager → connection → transports).
+ * Owns argument checking, the return shapes scripts see, the wording of the client's errors
+ * (`mcp.call: ...`) and the wiring of Lua callbacks; the protocol work is the Lua-free client in
+ * `src/clients/mcp/` (manager → connection → transports), given what it needs as options: the
+ * run's logger, process groups, project root and timeout, the callbacks, and the correlation ids
+ * of `trace_context` read from the run's environment.
  *
  * Return conventions, as the seed documents them:
  * - `connect` / `connect_http` return true, and raise on failure — unless `opts.required` is
@@ -10,18 +13,24 @@
  * - every RPC (`call`, `list_*`, `read_resource`, `get_prompt`, `complete`, `ping`,
  *   `subscribe_resource`, ...) returns `{ ok = true, ... }` or `{ ok = false, error = "..." }`,
  *   the error naming the server; a function the negotiated era does not have (`ping`,
- *   `set_log_level` on 2026-07-28) returns `ok = false` naming the era;
+ *   `set_log_level` on 2026-07-28) returns `ok = false` naming the era. A failure also says what
+ *   kind it was: `code` is the server's JSON-RPC error code when it answered one, `kind` the
+ *   client's own reason otherwise (`timeout`, `closed`, `unknown`, `era`, `invalid`, `ending`,
+ *   `failed`) — never both. A connect that raises raises an error table carrying the same fields
+ *   plus `message`, `server` and `method` (`tostring(e)` is the message);
  * - `on_*` / `set_*_handler` store a Lua function (closure intact) per server name, usable
  *   before `connect`; `nil` removes it;
  * - `cancel`, `notify_roots_list_changed` and `disconnect` are fire-and-forget and never raise
  *   for a server-side failure (they log it).
  * Bad arguments (wrong types, an array where an object is needed) raise, naming the argument.
  *
- * Layers: this file (Lua face) → `mcp/manager.ts` (name → connection, disconnect at run end) →
- * `mcp/connection.ts` (handshake and era, timeouts, notifications to Lua) → transports
- * (`mcp/stdio_transport.ts`, `mcp/http_transport.ts`); `mcp/client_handlers.ts` answers sampling,
- * elicitation and roots with Lua handlers; `mcp/inbound_tap.ts` sees every inbound message first;
- * `embedded/mcp_tools` turns servers into a model-facing tool set.
+ * Layers: this file (Lua face, with `mcp/callbacks.ts`: the Lua functions as the client's
+ * handlers) → `clients/mcp/manager.ts` (name → connection) → `clients/mcp/connection.ts`
+ * (handshake and era, timeouts, notifications to the handlers) → transports
+ * (`clients/mcp/stdio_transport.ts`, `clients/mcp/http_transport.ts`);
+ * `clients/mcp/client_handlers.ts` answers sampling, elicitation and roots with the handlers;
+ * `clients/mcp/inbound_tap.ts` sees every inbound message first; `embedded/mcp_tools` turns
+ * servers into a model-facing tool set.
  *
  * Protocol eras: `connect` negotiates (`opts.era = "auto"`): a 2026-07-28 server gets the modern
  * era (`server/discover`, per-request `_meta`), anything else falls back to the 2025 `initialize`
@@ -43,14 +52,14 @@
  *   callback) and progress is routed to Lua in wire order; a request returns only after the
  *   callbacks of notifications that preceded its result have run.
  * - Timeouts (`--mcp-timeout-secs`, `opts.timeout`) cancel the request on the server; time the
- *   script's own handlers spend answering the server is not counted (`mcp/deadline.ts`).
+ *   script's own handlers spend answering the server is not counted (`clients/mcp/deadline.ts`).
  * - Disconnect happens in the run's cleanup, before remaining process groups are ended, so stdio
  *   servers get a clean EOF; a failing disconnect is logged and never changes the exit code.
  *
  * - The SDK loads on first use: this module imports none of it (only types), so a run that never
  *   connects a server does not pay for loading it (~50 ms, more than the rest of the standard
- *   library). The first `connect`/`connect_http` imports `mcp/manager.ts` and creates the run's
- *   manager (deno.json's `lazy-dynamic-imports` keeps `deno run` from reading its graph at
+ *   library). The first `connect`/`connect_http` imports `clients/mcp/manager.ts` and creates the
+ *   run's manager (deno.json's `lazy-dynamic-imports` keeps `deno run` from reading its graph at
  *   start-up; its `compile.include` lists it for `deno compile`); until then every RPC and
  *   peek answers "no server named", and the callbacks registry (`mcp/callbacks.ts`, SDK-free)
  *   already takes handlers. `tests/host/mcp/lazy_sdk_test.ts` keeps the SDK out of the run path.
@@ -61,38 +70,51 @@
  * expose, so it serves manual flows only.
  */
 import type { LoggingLevel } from "@modelcontextprotocol/client";
-import type { LuaEngine } from "../lua/engine.ts";
+import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
 import { LuaMulti, luaTypeName } from "../json/values.ts";
+import { VERSION } from "../version.ts";
+import type { RunEnv } from "../run_env.ts";
 import type { RunContext } from "./context.ts";
 import { type CallbackKind, CallbackRegistry } from "./mcp/callbacks.ts";
-import { McpError, runEnding, unknownServer } from "./mcp/errors.ts";
-import type { CommonConnectOptions, McpManager } from "./mcp/manager.ts";
+import { McpError, runEnding, unknownServer } from "../clients/mcp/errors.ts";
+import type { CommonConnectOptions, McpManager } from "../clients/mcp/manager.ts";
 
 const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /** Host module for `mcp.*`. */
 export function installMcp(engine: LuaEngine, run: RunContext): void {
-  const callbacks = new CallbackRegistry();
+  const callbacks = new CallbackRegistry({
+    call: (f, args) => engine.callLua(f, args),
+    ended: (e) => e instanceof LuaCallbackError && e.value === undefined,
+  });
   /** The run's manager, once the first connect has loaded it. */
   let loaded: McpManager | undefined;
   let loading: Promise<McpManager> | undefined;
   let ending = false;
 
   /** The manager, loading the SDK side on the first call. */
-  const managerFor = async (fn: string, name: string): Promise<McpManager> => {
-    if (ending) throw runEnding(fn, name);
-    loading ??= import("./mcp/manager.ts").then((m) =>
-      loaded = new m.McpManager(run, { call: (f, args) => engine.callLua(f, args) }, callbacks)
+  const managerFor = async (name: string): Promise<McpManager> => {
+    if (ending) throw runEnding(name);
+    loading ??= import("../clients/mcp/manager.ts").then((m) =>
+      loaded = new m.McpManager({
+        log: run.log,
+        spawner: run.procs,
+        defaultCwd: run.projectRoot,
+        timeoutMs: run.mcpTimeoutMs,
+        handlers: (n) => callbacks.peek(n),
+        correlation: () => traceIds(run.env),
+        clientInfo: { name: "agent-block", version: VERSION },
+      })
     );
     return await loading;
   };
 
   /** Synchronous view of the connections: nothing is connected before the manager exists. */
   const manager = {
-    get: (fn: string, name: string) => {
-      if (!loaded) throw unknownServer(fn, name);
-      return loaded.get(fn, name);
+    get: (name: string) => {
+      if (!loaded) throw unknownServer(name);
+      return loaded.get(name);
     },
     peek: (name: string) => loaded?.peek(name),
   };
@@ -116,9 +138,9 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         return { ok: true, ...(await body(a, cx.signal)) };
       } catch (e) {
         if (e instanceof LuaArgError || cx.signal.aborted) throw e;
-        const error = e instanceof McpError ? e.message : `${fn}: ${await errorText(e)}`;
+        const error = `${fn}: ${e instanceof McpError ? e.message : await errorText(e)}`;
         run.log.debug(error);
-        return { ok: false, error };
+        return e instanceof McpError ? { ok: false, error, ...kindOf(e) } : { ok: false, error };
       }
     },
   });
@@ -135,8 +157,13 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         await open(a, common, opts);
         return true;
       } catch (e) {
-        if (e instanceof LuaArgError || required || cx.signal.aborted) throw e;
-        const msg = await errorText(e);
+        if (e instanceof LuaArgError || cx.signal.aborted) throw e;
+        const msg = `${a.fn}: ${e instanceof McpError ? e.message : await errorText(e)}`;
+        if (required) {
+          throw e instanceof McpError
+            ? new LuaErrorTable(msg, { server: e.server, method: e.method, ...kindOf(e) })
+            : new Error(msg);
+        }
         run.log.warn(msg);
         return new LuaMulti([false, msg]);
       }
@@ -151,9 +178,9 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const args = stringList(a, 3, "args");
       const cwd = optField<string>(a, 4, "opts", opts, "cwd", "string");
       const env = stringMap(a, 4, opts, "env");
-      await (await managerFor("mcp.connect", name)).connectStdio("mcp.connect", name, command, args, {
+      await (await managerFor(name)).connectStdio(name, command, args, {
         ...common,
-        cwd,
+        cwd: cwd === undefined ? undefined : run.resolve(cwd),
         env,
       });
     }, 4),
@@ -171,7 +198,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         );
       }
       const headers = stringMap(a, 3, opts, "headers");
-      await (await managerFor("mcp.connect_http", name)).connectHttp("mcp.connect_http", name, url, {
+      await (await managerFor(name)).connectHttp(name, url, {
         ...common,
         transport,
         headers,
@@ -189,17 +216,13 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   engine.define(
     "mcp.call",
     rpc("mcp.call", async (a, signal) => {
-      const c = manager.get("mcp.call", a.string(1, "name"));
+      const c = manager.get(a.string(1, "name"));
       const tool = a.string(2, "tool_name");
       const raw = a.at(3);
       if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
-        throw new McpError(
-          `mcp.call: arguments must be a JSON object (got ${
-            Array.isArray(raw) ? "array" : luaTypeName(raw)
-          })`,
-        );
+        throw notAnObject(c.name, "tools/call", raw);
       }
-      const r = await c.callTool("mcp.call", tool, (raw ?? {}) as Record<string, unknown>, signal);
+      const r = await c.callTool(tool, (raw ?? {}) as Record<string, unknown>, signal);
       const out: Record<string, unknown> = { content: r.content ?? [], is_error: r.isError === true };
       if (r.structuredContent !== undefined) out.structured_content = r.structuredContent;
       return out;
@@ -216,12 +239,12 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
     engine.define(
       fn,
       rpc(fn, async (a, signal) => {
-        const c = manager.get(fn, a.string(1, "name"));
+        const c = manager.get(a.string(1, "name"));
         // A listing the server has no capability for is empty. Answered here: the SDK would
         // answer the same but `console.debug` a line about it — onto stdout, the script's.
         const cap = method.split("/")[0];
         if ((c.capabilities as Record<string, unknown>)[cap] === undefined) return { [key]: [] };
-        const r = await c.request(fn, method, "", (o) => call(c, o), signal);
+        const r = await c.request(method, "", (o) => call(c, o), signal);
         return { [key]: r[field] ?? [] };
       }),
     );
@@ -251,10 +274,9 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   engine.define(
     "mcp.read_resource",
     rpc("mcp.read_resource", async (a, signal) => {
-      const c = manager.get("mcp.read_resource", a.string(1, "name"));
+      const c = manager.get(a.string(1, "name"));
       const uri = a.string(2, "uri");
       const r = await c.request(
-        "mcp.read_resource",
         "resources/read",
         ` '${uri}'`,
         (o, meta) => c.client.readResource({ uri, ...(Object.keys(meta).length ? { _meta: meta } : {}) }, o),
@@ -267,15 +289,11 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   engine.define(
     "mcp.get_prompt",
     rpc("mcp.get_prompt", async (a, signal) => {
-      const c = manager.get("mcp.get_prompt", a.string(1, "name"));
+      const c = manager.get(a.string(1, "name"));
       const prompt = a.string(2, "prompt_name");
       const raw = a.at(3);
       if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
-        throw new McpError(
-          `mcp.get_prompt: arguments must be a JSON object (got ${
-            Array.isArray(raw) ? "array" : luaTypeName(raw)
-          })`,
-        );
+        throw notAnObject(c.name, "prompts/get", raw);
       }
       const args = Object.fromEntries(
         Object.entries((raw ?? {}) as Record<string, unknown>).map((
@@ -283,7 +301,6 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         ) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
       );
       const r = await c.request(
-        "mcp.get_prompt",
         "prompts/get",
         ` '${prompt}'`,
         (o, meta) =>
@@ -303,7 +320,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   engine.define(
     "mcp.complete",
     rpc("mcp.complete", async (a, signal) => {
-      const c = manager.get("mcp.complete", a.string(1, "name"));
+      const c = manager.get(a.string(1, "name"));
       const ref = a.table(2, "ref");
       const argName = a.string(3, "arg_name");
       const argValue = a.string(4, "arg_value");
@@ -313,15 +330,19 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         reference = { type: "ref/prompt", name: ref.name };
       } else if (ref.type === "ref/resource" && typeof ref.uri === "string") {
         reference = { type: "ref/resource", uri: ref.uri };
-      } else if (ref.type === undefined) throw new McpError("mcp.complete: ref object has no 'type' field");
-      else {
+      } else if (ref.type === undefined) {
+        throw new McpError("ref object has no 'type' field", c.name, "completion/complete", "invalid");
+      } else {
         throw new McpError(
-          `mcp.complete: invalid ref kind '${
+          `invalid ref kind '${
             String(ref.type)
           }' (want {type="ref/prompt", name=...} or {type="ref/resource", uri=...})`,
+          c.name,
+          "completion/complete",
+          "invalid",
         );
       }
-      const r = await c.request("mcp.complete", "completion/complete", "", (o) =>
+      const r = await c.request("completion/complete", "", (o) =>
         c.client.complete({
           ref: reference,
           argument: { name: argName, value: argValue },
@@ -337,10 +358,10 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   engine.define(
     "mcp.ping",
     rpc("mcp.ping", async (a, signal) => {
-      const c = manager.get("mcp.ping", a.string(1, "name"));
-      c.requireLegacy("mcp.ping", "ping");
+      const c = manager.get(a.string(1, "name"));
+      c.requireLegacy("ping");
       const t0 = performance.now();
-      await c.request("mcp.ping", "ping", "", (o) => c.client.ping(o), signal);
+      await c.request("ping", "", (o) => c.client.ping(o), signal);
       return { latency_ms: Math.round(performance.now() - t0) };
     }),
   );
@@ -348,15 +369,11 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   engine.define(
     "mcp.set_log_level",
     rpc("mcp.set_log_level", async (a, signal) => {
-      const c = manager.get("mcp.set_log_level", a.string(1, "name"));
+      const c = manager.get(a.string(1, "name"));
       const level = a.string(2, "level");
       if (!LOG_LEVELS.includes(level)) a.fail(2, "level", `one of ${LOG_LEVELS.join(", ")}`, `'${level}'`);
-      c.requireLegacy(
-        "mcp.set_log_level",
-        "logging/setLevel (the level travels with each request: opts.log_level)",
-      );
+      c.requireLegacy("logging/setLevel", " (the level travels with each request: opts.log_level)");
       await c.request(
-        "mcp.set_log_level",
         "logging/setLevel",
         "",
         (o) => c.client.setLoggingLevel(level as LoggingLevel, o),
@@ -368,17 +385,17 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
 
   engine.define(
     "mcp.subscribe_resource",
-    rpc("mcp.subscribe_resource", async (a) => {
-      const c = manager.get("mcp.subscribe_resource", a.string(1, "server"));
-      await c.subscribe("mcp.subscribe_resource", a.string(2, "uri"));
+    rpc("mcp.subscribe_resource", async (a, signal) => {
+      const c = manager.get(a.string(1, "server"));
+      await c.subscribe(a.string(2, "uri"), signal);
       return {};
     }),
   );
   engine.define(
     "mcp.unsubscribe_resource",
-    rpc("mcp.unsubscribe_resource", async (a) => {
-      const c = manager.get("mcp.unsubscribe_resource", a.string(1, "server"));
-      await c.unsubscribe("mcp.unsubscribe_resource", a.string(2, "uri"));
+    rpc("mcp.unsubscribe_resource", async (a, signal) => {
+      const c = manager.get(a.string(1, "server"));
+      await c.unsubscribe(a.string(2, "uri"), signal);
       return {};
     }),
   );
@@ -399,7 +416,9 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       if (typeof v !== "string" && typeof v !== "number") a.fail(2, "request_id", "a string or an integer");
       const c = manager.peek(name);
       if (!c) run.log.warn(`mcp.cancel: no server named '${name}'`);
-      else c.cancel(v as string | number);
+      else {c.cancel(v as string | number, "cancelled by the script").catch((e) =>
+          run.log.warn(`mcp.cancel: ${e.message}`)
+        );}
     },
   });
 
@@ -408,7 +427,9 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const name = a.string(1, "name");
       const c = manager.peek(name);
       if (!c) run.log.warn(`mcp.notify_roots_list_changed: no server named '${name}'`);
-      else c.notifyRootsChanged();
+      else {
+        c.notifyRootsChanged().catch((e) => run.log.warn(`mcp.notify_roots_list_changed: ${e.message}`));
+      }
     },
   });
 
@@ -436,12 +457,40 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
   setter("mcp.set_roots_handler", "roots");
 }
 
+/** What kind of failure an `McpError` is, as Lua sees it: the server's `code`, or our `kind`. */
+function kindOf(e: McpError): { code: number } | { kind: string } {
+  return typeof e.code === "number" ? { code: e.code } : { kind: e.code };
+}
+
+/** The error for arguments that are not a JSON object (code `invalid`). */
+function notAnObject(server: string, method: string, raw: unknown): McpError {
+  const got = Array.isArray(raw) ? "array" : luaTypeName(raw);
+  return new McpError(`arguments must be a JSON object (got ${got})`, server, method, "invalid");
+}
+
+/** The run's non-empty correlation ids, injected as `__ab_obs` by `trace_context` connections. */
+function traceIds(env: RunEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (
+    const [k, name] of [
+      ["trace_id", "AGENT_BLOCK_TRACE_ID"],
+      ["run_id", "AGENT_BLOCK_RUN_ID"],
+      ["agent_id", "AGENT_BLOCK_AGENT_ID"],
+      ["agent_name", "AGENT_BLOCK_AGENT_NAME"],
+    ]
+  ) {
+    const v = env.get(name);
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
 /**
  * The text of a failure that is not an `McpError`. Such a failure comes from the SDK side, so
  * the SDK-aware translation is loaded here (already in memory by then) rather than up front.
  */
 async function errorText(e: unknown): Promise<string> {
-  return (await import("./mcp/sdk_errors.ts")).errorText(e);
+  return (await import("../clients/mcp/sdk_errors.ts")).errorText(e);
 }
 
 /** Options both connect functions take: timeout (s), era, log_level, trace_context. */

@@ -21,7 +21,8 @@
  * - Exactly one `await` per scheduler suspension; completions that land meanwhile are taken in
  *   one batch.
  * - A JS exception never unwinds through Lua frames from a host function: it is turned into a
- *   Lua error at the caller's line (`where(1)`). Only the CPU-limit hook throws through Lua on
+ *   Lua error at the caller's line (`where(1)`) — a string, or for a `LuaErrorTable` a table
+ *   with the runtime's error metatable (`R.ERROR_MT`), its message prefixed the same way. Only the CPU-limit hook throws through Lua on
  *   purpose, and the engine is discarded afterwards.
  * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
  */
@@ -97,6 +98,23 @@ export class LuaCallbackError extends Error {
   }
 }
 
+/**
+ * A host failure raised into Lua as a table rather than a string: `{ message, ...fields }` with the
+ * runtime's error metatable (`R.ERROR_MT`), so `tostring(e)` and the failed outcome read the
+ * message while a script can branch on the fields (an MCP `code`, an LLM `status`). The message is
+ * prefixed with the caller's position, as a string error's would be. Built on the error path only.
+ */
+export class LuaErrorTable extends Error {
+  /**
+   * @param message the text `tostring(e)` gives (without position)
+   * @param fields the other fields of the table (JSON-like values; `message` is set from above)
+   */
+  constructor(message: string, readonly fields: Record<string, unknown>) {
+    super(message);
+    this.name = "LuaErrorTable";
+  }
+}
+
 /** Raised through Lua by the count hook when the CPU budget is spent. */
 class CpuLimitExceeded extends Error {}
 
@@ -155,6 +173,8 @@ export class LuaEngine {
   #stopReason: string | undefined;
   #hRef: number;
   #runtimeRef: number;
+  /** Registry ref of `R.ERROR_MT`, the metatable of `LuaErrorTable` values. */
+  #errorMtRef: number;
   /**
    * The thread whose stack `define`, `exec` and `defineLazy` work on: the main thread, except
    * while a lazily installed module installs from inside a host call (see `defineLazy`), when
@@ -199,6 +219,10 @@ export class LuaEngine {
     this.#installPrimitives();
     // Load the scheduler.
     this.#runtimeRef = this.#loadInternal(runtimeSource, RUNTIME_CHUNK, [this.#hRef]);
+    api.pushref(L, this.#runtimeRef);
+    api.getfield(L, -1, "ERROR_MT");
+    this.#errorMtRef = api.ref(L);
+    api.pop(L, 1);
     if (limits.memoryBytes) global.setMemoryMax(limits.memoryBytes);
   }
 
@@ -512,11 +536,25 @@ export class LuaEngine {
   #pushError(L: number, err: unknown): void {
     if (err instanceof LuaErrorValue) {
       this.converter.push(L, err.value);
+    } else if (err instanceof LuaErrorTable) {
+      this.pushErrorTable(L, err.message, err.fields);
     } else if (err instanceof DOMException && err.name === "AbortError") {
+      // An operation aborted by something other than its task's cancel (that one's completion is
+      // dropped; the task receives the runtime's CANCEL sentinel): a plain error, not a cancel.
       this.api.pushstring(L, "cancelled");
     } else {
       this.api.pushstring(L, errorMessage(err));
     }
+  }
+
+  /**
+   * Pushes an error table (`fields` plus `message`) with the runtime's error metatable: what a
+   * `LuaErrorTable` becomes in Lua.
+   */
+  pushErrorTable(L: number, message: string, fields: Record<string, unknown>): void {
+    this.converter.push(L, { ...fields, message });
+    this.api.pushref(L, this.#errorMtRef);
+    this.api.setmetatable(L, -2);
   }
 
   #reply(L: number): number {
@@ -807,7 +845,7 @@ function dispatch(api: LuaApi, L: number): number {
     return engine.invoke(L, id);
   } catch (e) {
     if (e === Infinity) throw e; // a Lua longjmp travelling through: not ours to handle
-    if (e instanceof LuaErrorValue) {
+    if (e instanceof LuaErrorValue || e instanceof LuaErrorTable) {
       errValue = e;
       message = "";
     } else {
@@ -816,6 +854,13 @@ function dispatch(api: LuaApi, L: number): number {
   }
   if (errValue instanceof LuaErrorValue && engine) {
     engine.converter.push(L, errValue.value);
+    return api.error(L);
+  }
+  if (errValue instanceof LuaErrorTable && engine) {
+    api.where(L, 1);
+    const at = String(engine.converter.toJs(L, -1) ?? "");
+    api.pop(L, 1);
+    engine.pushErrorTable(L, at + errValue.message, errValue.fields);
     return api.error(L);
   }
   api.where(L, 1);

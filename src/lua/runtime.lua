@@ -16,6 +16,14 @@
 --   chunks (names starting with "=ab:"), whatever tail calls the wrappers made.
 -- - Every task body runs under xpcall; its error value (tables included) and a traceback are kept.
 -- - When the main task ends, the run ends: tasks still alive are cancelled.
+-- - A cancelled task (`task:cancel()`) receives `CANCEL`, a sentinel value like `EXIT`, never a
+--   string: no error text a script or a server produces (`"...: cancelled"`) can pass for a cancel.
+--   `std.task.is_fatal(e)` is true for exactly these two, the errors a library that turns failures
+--   into results must let through.
+-- - Error tables of the host (`ERROR_MT`: `{ message, ... }` with fields a script can branch on,
+--   such as an MCP `code` or an LLM `status`) read as their message (`tostring`, string methods,
+--   `..`), and are raised at the user's line like a string error: the position is prefixed to
+--   `message`.
 -- - `os.exit` / `job.defer` end the run at once. They raise `EXIT` and set a count hook on the
 --   coroutine that raises it again at every instruction, so a `pcall`/`xpcall` that catches it
 --   cannot run on; `coroutine.resume` passes it to the resumer the same way.
@@ -34,7 +42,8 @@ local raw = {
 }
 local getinfo, traceback = debug.getinfo, debug.traceback
 local pack, unpack = table.pack, table.unpack
-local type, error, select, setmetatable, tostring = type, error, select, setmetatable, tostring
+local type, error, select, setmetatable, getmetatable, tostring =
+  type, error, select, setmetatable, getmetatable, tostring
 local sfind, sformat = string.find, string.format
 
 local HOST = setmetatable({}, { __name = "HOST_REQUEST" })
@@ -42,6 +51,23 @@ local EXIT = setmetatable({}, {
   __name = "EXIT",
   __tostring = function() return "the run is ending (os.exit or job.defer)" end,
 })
+local CANCEL = setmetatable({}, {
+  __name = "CANCEL",
+  __tostring = function() return "cancelled" end,
+})
+-- The metatable of the host's structured errors (pushed by src/lua/engine.ts for a `LuaErrorTable`).
+-- Such an error reads as its message wherever a string error did: `tostring(e)`, `e:match(...)`
+-- and the other string methods (on the message), `"..." .. e`.
+local smethods = string
+local ERROR_MT = {
+  __name = "error",
+  __tostring = function(e) return tostring(e.message) end,
+  __concat = function(a, b) return tostring(a) .. tostring(b) end,
+}
+ERROR_MT.__index = function(_, k)
+  local f = smethods[k]
+  if f ~= nil then return function(self, ...) return f(tostring(self.message), ...) end end
+end
 local busy = setmetatable({}, { __mode = "k" })
 local exiting -- { code = n, reason = s } once os.exit / job.defer was called
 
@@ -54,7 +80,7 @@ local function raise_exit()
   error(EXIT, 0)
 end
 
-local R = { HOST = HOST, EXIT = EXIT }
+local R = { HOST = HOST, EXIT = EXIT, CANCEL = CANCEL, ERROR_MT = ERROR_MT }
 
 --- The stack level (as seen by the caller of this function) of the first Lua frame outside the
 -- runtime's own chunks. Used as the `level` argument of `error`. C frames are passed over: when
@@ -82,11 +108,21 @@ local function cannot_yield(op)
       .. "a string.gsub callback, __tostring, __gc, or a function called by the host)", op)
 end
 
+--- `file:line: ` of stack `level` (as `error(msg, level)` would prefix it), or "".
+local function where(level)
+  local info = getinfo(level + 1, "Sl")
+  if info and info.currentline > 0 then return sformat("%s:%d: ", info.short_src, info.currentline) end
+  return ""
+end
+
 local function raise_reply(ok, ...)
   if ok then return ... end
   local err = ...
   if err == EXIT then raise_exit() end
   if type(err) == "string" then error(err, user_level()) end
+  if getmetatable(err) == ERROR_MT and type(err.message) == "string" then
+    err.message = where(user_level()) .. err.message
+  end
   error(err, 0)
 end
 
@@ -208,7 +244,7 @@ end
 
 local function step(t, args)
   if t.cancelled and not t.started then
-    return finish(t, false, errrec("cancelled"))
+    return finish(t, false, errrec(CANCEL))
   end
   t.started = true
   local r = pack(raw.resume(t.co, unpack(args, 1, args.n)))
@@ -220,7 +256,7 @@ local function step(t, args)
   if r[2] ~= HOST then return enqueue(t, pack()) end -- a plain yield: cooperative
   local op = r[3]
   if exiting then return enqueue(t, pack(false, EXIT)) end
-  if t.cancelled then return enqueue(t, pack(false, "cancelled")) end
+  if t.cancelled then return enqueue(t, pack(false, CANCEL)) end
   if op == "__join" then
     local target = r[4]
     if target.finished then return enqueue(t, pack(true)) end
@@ -261,6 +297,8 @@ local function spawn_callback(fn, args, reply)
       if not sent then H.reply(reply, false, "callback result cannot be passed to the host: " .. tostring(why)) end
     elseif result == EXIT then
       H.reply(reply, false, "the run is ending")
+    elseif result.err == CANCEL then
+      H.reply(reply, false, "cancelled")
     else
       local sent = pcall(H.reply, reply, false, result.err, result.traceback)
       if not sent then H.reply(reply, false, tostring(result.err), result.traceback) end
@@ -277,14 +315,14 @@ local function cancel_task(t)
     waiting[id] = nil
     nwaiting = nwaiting - 1
     H.cancel(id)
-    enqueue(t, pack(false, "cancelled"))
+    enqueue(t, pack(false, CANCEL))
   elseif t.joining then
     local target = t.joining
     for i = #target.joiners, 1, -1 do
       if target.joiners[i] == t then table.remove(target.joiners, i) end
     end
     t.joining = nil
-    enqueue(t, pack(false, "cancelled"))
+    enqueue(t, pack(false, CANCEL))
   end
   return true
 end
@@ -408,6 +446,8 @@ end
 
 function R.describe_error(e)
   if type(e) == "string" then return e end
+  local mt = getmetatable(e)
+  if mt == ERROR_MT or e == CANCEL or e == EXIT then return tostring(e) end
   local ok, s = pcall(H.json_encode, e)
   if ok then return s end
   return tostring(e)
@@ -470,6 +510,15 @@ end
 function task.join(h) return h:join() end
 function task.cancel(h) return h:cancel() end
 function task.is_task(v) return getmetatable(v) == Task end
+
+--- Whether `e` is an error a library that turns failures into results must let through: the
+-- cancel of the running task (the `CANCEL` sentinel) answers "cancelled", the end of the run
+-- (`EXIT`, os.exit / job.defer) answers "exit", anything else — whatever its text — false.
+function task.is_fatal(e)
+  if e == CANCEL then return "cancelled" end
+  if e == EXIT then return "exit" end
+  return false
+end
 
 R.task = task
 return R

@@ -2,9 +2,11 @@
  * `ab.obs` lines: the structured, greppable observability records the runtime writes to stderr.
  *
  * Owns the line format `prefix=ab.obs event=<e> component=<c> trace_id=.. run_id=.. agent_id=..
- * agent_name=.. k=v ...`, the correlation ids (`AGENT_BLOCK_TRACE_ID`, `AGENT_BLOCK_RUN_ID`,
- * `AGENT_BLOCK_AGENT_ID`, `AGENT_BLOCK_AGENT_NAME`; a per-process random agent id when the last
- * but one is unset), value quoting, redaction of secret-named keys and URL sanitising.
+ * agent_name=.. k=v ...`, the correlation ids read from a run's environment
+ * (`AGENT_BLOCK_TRACE_ID`, `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID`, `AGENT_BLOCK_AGENT_NAME`;
+ * a per-process random agent id when the last but one is unset), value quoting, redaction of
+ * secret-named keys and URL sanitising. It reads no process environment: the caller hands in the
+ * run's (`correlation(run.env)`).
  *
  * Invariants: a value under a key that names a secret is never written (`[REDACTED]`); a `url`
  * value never carries userinfo, a query or a fragment; values with whitespace or `=` are
@@ -27,21 +29,18 @@ export function processAgentIdentity(): string {
   return processAgentId;
 }
 
-function env(name: string): string {
-  try {
-    return Deno.env.get(name) ?? "";
-  } catch {
-    return ""; // no env permission: the ids are simply absent
-  }
+/** What the correlation ids are read from: a run's environment (`RunEnv`) or anything like it. */
+export interface CorrelationSource {
+  get(name: string): string | undefined;
 }
 
-/** The correlation ids from the environment, read at each call (a run may set them late). */
-export function correlation(): Correlation {
+/** The correlation ids of `env`, read at each call (a run may set them late, `std.env.set`). */
+export function correlation(env: CorrelationSource): Correlation {
   return {
-    trace_id: env("AGENT_BLOCK_TRACE_ID"),
-    run_id: env("AGENT_BLOCK_RUN_ID"),
-    agent_id: env("AGENT_BLOCK_AGENT_ID") || processAgentIdentity(),
-    agent_name: env("AGENT_BLOCK_AGENT_NAME"),
+    trace_id: env.get("AGENT_BLOCK_TRACE_ID") ?? "",
+    run_id: env.get("AGENT_BLOCK_RUN_ID") ?? "",
+    agent_id: env.get("AGENT_BLOCK_AGENT_ID") || processAgentIdentity(),
+    agent_name: env.get("AGENT_BLOCK_AGENT_NAME") ?? "",
   };
 }
 
@@ -89,7 +88,7 @@ export function obsLine(
   event: string,
   component: string,
   fields: Record<string, string | number | boolean | undefined>,
-  ids: Correlation = correlation(),
+  ids: Correlation,
 ): string {
   const parts = [`prefix=ab.obs`, `event=${event}`, `component=${component}`];
   for (const [k, v] of Object.entries(ids)) parts.push(`${k}=${quote(v)}`);

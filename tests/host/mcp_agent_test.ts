@@ -78,9 +78,9 @@ end
 `;
 
 function resultOf(run: { outcome: { status: string }; stderr: string }): Json {
-  const o = run.outcome as { status: string; result?: string };
+  const o = run.outcome as { status: string; value?: string };
   if (o.status !== "returned") throw new Error(`run failed: ${JSON.stringify(run.outcome)}\n${run.stderr}`);
-  return JSON.parse(String(o.result));
+  return JSON.parse(String(o.value));
 }
 
 interface Ev {

@@ -69,6 +69,48 @@ describe("agent.run", function()
     expect(results[2].content).to.match("unknown tool 'nope'")
   end)
 
+  it("takes a tool error ending in ': cancelled' for an error, not for a cancel", function()
+    tool.register("fake_cancel", { description = "fails with a cancel-like text" }, function()
+      error("the upstream job was cancelled: cancelled")
+    end)
+    local r = agent.run({
+      provider = "replay",
+      store = "mem",
+      replay = script({
+        { content = { call("fake_cancel") } },
+        { expect = { last_message_contains = ": cancelled" }, content = "noted" },
+      }),
+      prompt = "go",
+    })
+    expect(r.ok).to.equal(true)
+    expect(r.stop_reason).to.equal("completed")
+    expect(r.messages[3].content[1].is_error).to.equal(true)
+    expect(r.messages[3].content[1].content).to.match("tool error: .*: cancelled$")
+  end)
+
+  it("says what kind of failure a failed model request was (status, retryable)", function()
+    local r = agent.run({ provider = "openai", base_url = "http://127.0.0.1:1/v1", api_key = "k",
+      max_retries = 0, store = "mem", prompt = "p" })
+    expect(r.ok).to.equal(false)
+    expect(r.stop_reason).to.equal("error")
+    expect(r.error).to.match("^llm: openai connection failed")
+    expect(r.status).to.equal(0)
+    expect(r.retryable).to.equal(true)
+  end)
+
+  it("tells the runtime's sentinels from look-alike texts (std.task.is_fatal)", function()
+    expect(std.task.is_fatal("cancelled")).to.equal(false)
+    expect(std.task.is_fatal("x.lua:3: cancelled")).to.equal(false)
+    expect(std.task.is_fatal({ message = "cancelled" })).to.equal(false)
+    local t = std.task.spawn(function() std.task.sleep(30) end)
+    std.task.yield()
+    t:cancel()
+    local ok, err = pcall(t.join, t)
+    expect(ok).to.equal(false)
+    expect(std.task.is_fatal(err)).to.equal("cancelled")
+    expect(tostring(err)).to.equal("cancelled")
+  end)
+
   it("stops when on_turn returns false, answering the pending calls", function()
     local r = agent.run({
       provider = "replay",

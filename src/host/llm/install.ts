@@ -6,20 +6,27 @@
  * (the resolved base URL, from which `llm_proto` infers the dialect) and `llm_read_replay` (a
  * replay script read relative to the script's directory, then the project root). `llm.lua`
  * publishes them to Lua as `require("llm_proto.transport")` and defines `llm.chat` on top of
- * the provider Ports of `llm_proto.port`. The transport (`transport.ts` and its stream parsers)
- * is imported on the first `llm_send`, not at start-up.
+ * the provider Ports of `llm_proto.port`. The transport (the Lua-free client in
+ * `src/clients/llm/`: `transport.ts` and its stream parsers) is imported on the first `llm_send`,
+ * not at start-up.
+ *
+ * Everything the client needs comes from the run: base URL and key resolved against the run's
+ * environment (`endpoint.ts`), the correlation ids of its obs lines (`correlation(run.env)`), its
+ * logger. A failed request reaches Lua as an error table `{ message = "llm: ...", provider,
+ * status, retryable, retry_after_ms? }` (`tostring(e)` is the message, the text it always had),
+ * built only on the error path: a turn that succeeds converts nothing more than before.
  */
 import { isAbsolute, join } from "node:path";
 import type { LuaEngine } from "../../lua/engine.ts";
-import { LuaCallbackError } from "../../lua/engine.ts";
+import { LuaCallbackError, LuaErrorTable } from "../../lua/engine.ts";
 import type { Args } from "../../lua/args.ts";
 import { LuaMulti, NullsAsNil } from "../../json/values.ts";
+import { correlation } from "../../obs/ab_obs.ts";
 import type { RunContext } from "../context.ts";
-import { authHeaders, baseUrl, type EndpointOptions, endpointUrl } from "./endpoint.ts";
-import { LlmError } from "./errors.ts";
-import { Deadlines } from "./deadlines.ts";
+import { type EndpointOptions, resolveBaseUrl, resolveEndpoint } from "./endpoint.ts";
+import { LlmError, type WireProvider } from "../../clients/llm/errors.ts";
+import { Deadlines } from "../../clients/llm/deadlines.ts";
 import { commitWindowMs } from "../../knl/commit_window.ts";
-import type { WireProvider } from "./transport.ts";
 import llmSource from "./llm.lua" with { type: "text" };
 
 function wireProvider(a: Args, v: unknown): WireProvider {
@@ -46,6 +53,13 @@ function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): numb
     throw new Error(`${a.fn}: field '${k}' must be a non-negative number, got ${String(v)}`);
   }
   return n;
+}
+
+/** A failed request as the error table Lua receives (see the module header). */
+function llmErrorTable(e: LlmError): LuaErrorTable {
+  const fields: Record<string, unknown> = { provider: e.provider, status: e.status, retryable: e.retryable };
+  if (e.retryAfterMs !== undefined) fields.retry_after_ms = e.retryAfterMs;
+  return new LuaErrorTable(`llm: ${e.message}`, fields);
 }
 
 /** Installs the llm host functions and `llm.chat`. */
@@ -81,11 +95,12 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
     pure: true,
     sync: (a) => {
       const t = a.table(1, "opts");
-      return baseUrl(wireProvider(a, t.provider), endpointOpts(a, t));
+      return resolveBaseUrl(run.env, wireProvider(a, t.provider), endpointOpts(a, t));
     },
   });
 
-  let transportModule: typeof import("./transport.ts") | undefined; // loaded once, on first use
+  let transportModule: typeof import("../../clients/llm/transport.ts") | undefined; // loaded once, on first use
+  const ids = () => correlation(run.env);
   // The run's request timeouts share one timer, stopped with the run.
   const deadlines = new Deadlines();
   run.onCleanup(() => deadlines.stop());
@@ -99,16 +114,16 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
       const onDelta = a.optFunc(2, "on_delta");
       try {
         const provider = wireProvider(a, t.provider);
-        const ep = endpointOpts(a, t);
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
-        const headers = authHeaders(provider, ep, betas);
+        const ep = resolveEndpoint(run.env, provider, endpointOpts(a, t), betas);
         // Loaded on the first request: a run that never calls a model does not load the
         // transport and its stream parsers (listed in deno.json's compile.include).
-        const { sendLlmRequest } = transportModule ?? (transportModule = await import("./transport.ts"));
+        const { sendLlmRequest } = transportModule ??
+          (transportModule = await import("../../clients/llm/transport.ts"));
         const res = await sendLlmRequest({
           provider,
-          url: endpointUrl(provider, ep),
-          headers,
+          url: ep.url,
+          headers: ep.headers,
           body: t.body,
           rawMessages: Array.isArray(t.raw_messages) ? t.raw_messages.map((id) => textOf(a, id)) : undefined,
           rawTools: t.raw_tools !== undefined ? textOf(a, t.raw_tools) : undefined,
@@ -121,12 +136,13 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
                 await engine.callLua(onDelta, [d]);
               } catch (e) {
                 const why = e instanceof LuaCallbackError ? e.message : String(e);
-                throw new LlmError(`llm: on_delta raised: ${why}`);
+                throw new LlmError(provider, `on_delta raised: ${why}`);
               }
             }
             : undefined,
           signal: cx.signal,
           deadlines,
+          correlation: ids,
           obs: (level, line) => {
             if (run.log.enabled(level)) run.log.log(level, line());
           },
@@ -135,6 +151,8 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           new NullsAsNil(res.body),
           { status: res.status, attempts: res.attempts, latency_ms: res.latencyMs },
         ]);
+      } catch (e) {
+        throw e instanceof LlmError ? llmErrorTable(e) : e;
       } finally {
         onDelta?.release();
       }
@@ -160,7 +178,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
 
   engine.define("@llm_env", {
     sync: (a) => {
-      const v = Deno.env.get(a.string(1, "name"));
+      const v = run.env.get(a.string(1, "name"));
       return v === "" ? undefined : v;
     },
   });

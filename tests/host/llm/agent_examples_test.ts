@@ -4,20 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO_ROOT, runCli, runLua, withEnv as withEnvVars } from "../../helpers.ts";
+import { REPO_ROOT, runCli, runLua, testEnv } from "../../helpers.ts";
 import { anthropicMessage, anthropicStream, MockLlm, openaiCompletion, openaiToolCall } from "./mock_llm.ts";
 
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
 
-const ENV = [
-  "ANTHROPIC_BASE_URL",
-  "ANTHROPIC_API_KEY",
-  "OPENAI_BASE_URL",
-  "OPENAI_API_KEY",
-  "ANTHROPIC_MODEL",
-];
-const withEnv = <T>(vars: Record<string, string>, f: () => Promise<T>) => withEnvVars(vars, f, ENV);
+// The runs see only these variables (and testEnv's basics): nothing of the process's own keys.
 const anthEnv = () => ({ ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "sk-ant-test" });
 const oaiEnv = () => ({ OPENAI_BASE_URL: mock.url + "/v1", OPENAI_API_KEY: "sk-oai-test" });
 
@@ -31,19 +24,19 @@ local result = agent.run({
   system = _CONTEXT, -- nil when -c is omitted (system prompt is optional)
 })
 print(result.content)`;
-  const r = await withEnv(
-    anthEnv(),
-    () => runLua(src, { prompt: "Summarise the README", context: "You are a concise technical writer." }),
-  );
+  const r = await runLua(src, {
+    prompt: "Summarise the README",
+    context: "You are a concise technical writer.",
+    env: testEnv(anthEnv()),
+  });
   assert.equal(r.outcome.status, "returned", r.stderr);
   assert.equal(r.stdout, "A short summary.\n");
   const body = mock.requests[0].body;
   assert.equal((body.system as { text: string }[])[0].text, "You are a concise technical writer.");
   assert.equal(mock.requests[0].headers["anthropic-beta"], "context-management-2025-06-27");
-  const none = await withEnv(
-    anthEnv(),
-    () => runLua(`local r = require("agent").run({ prompt = _PROMPT }); print(r.ok, r.error)`),
-  );
+  const none = await runLua(`local r = require("agent").run({ prompt = _PROMPT }); print(r.ok, r.error)`, {
+    env: testEnv(anthEnv()),
+  });
   assert.equal(none.stdout, "false\tagent.run: opts.prompt is required (a non-empty string)\n");
 });
 
@@ -86,7 +79,7 @@ if result.ok then
 else
   print("error:", result.error)
 end`;
-  const r = await withEnv(anthEnv(), () => runLua(src));
+  const r = await runLua(src, { env: testEnv(anthEnv()) });
   assert.equal(r.outcome.status, "returned", r.stderr);
   assert.equal(r.stdout, "turn\t1\t#tools\t0\nListed and summarised.\n");
   const q = mock.requests[0];
@@ -118,7 +111,7 @@ local c = agent.run({
   api_key = "token-abc123",
 })
 print(a.content, b.content, c.content)`;
-  const r = await withEnv({ ...anthEnv(), ...oaiEnv() }, () => runLua(src));
+  const r = await runLua(src, { env: testEnv({ ...anthEnv(), ...oaiEnv() }) });
   assert.equal(r.stdout, "from claude\tfrom gpt\tfrom qwen\n", r.stderr);
   const [qa, qb, qc] = mock.requests;
   assert.equal(qa.path, "/v1/messages");
@@ -157,7 +150,7 @@ local r = agent.run({ prompt = "...", provider = "openai", base_url = "${mock.ur
   on_turn = function(info) if #info.tool_calls == 0 then return false end end })
 local c = agent.run({ prompt = "...", model = "claude-haiku-4-5-20251001", ${opts} })
 print(r.ok, r.content, c.ok, c.error)`;
-  const r = await withEnv(anthEnv(), () => runLua(src));
+  const r = await runLua(src, { env: testEnv(anthEnv()) });
   assert.equal(r.outcome.status, "returned", r.stderr);
   const [ok, content, cok, cerr] = r.stdout.trim().split("\t");
   assert.equal(ok, "true");
@@ -194,7 +187,7 @@ tool.register("noop", { description = "n" }, function() return "" end)
 local r = require("agent").run({ prompt = "p", provider = "openai", cache_control = true, context_management = true,
   context_management_config = { edits = {} } })
 print(r.ok)`;
-  const r = await withEnv(oaiEnv(), () => runLua(src));
+  const r = await runLua(src, { env: testEnv(oaiEnv()) });
   assert.equal(r.stdout, "true\n", r.stderr);
   for (const k of ["cache_control", "context_management", "context_management_config"]) {
     const n = r.stderr.split("\n").filter((l) => l.includes(`${k} is Anthropic-only`)).length;
@@ -225,7 +218,7 @@ local text = {}
 local r = require("agent").run({ prompt = "count 'a b c'", model = "claude-haiku-4-5-20251001",
   on_delta = function(d) if d.type == "text" then text[#text + 1] = d.text end end })
 print(r.ok, r.content, table.concat(text))`;
-  const r = await withEnv(anthEnv(), () => runLua(src));
+  const r = await runLua(src, { env: testEnv(anthEnv()) });
   assert.equal(r.stdout, "true\tThree words.\tCounting.Three words.\n", r.stderr);
   const second = mock.requests[1].body.messages as {
     role: string;

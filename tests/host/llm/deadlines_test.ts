@@ -1,10 +1,10 @@
 /**
- * Request timeouts on one timer (src/host/llm/deadlines.ts), on a hand-driven clock: when the
+ * Request timeouts on one timer (src/clients/llm/deadlines.ts), on a hand-driven clock: when the
  * timer is armed, what fires when, pushing a deadline back, ending one, stopping the clock. One
  * test runs on the real timers to show nothing outlives `stop()` (the op sanitizer would fail it).
  */
 import assert from "node:assert/strict";
-import { Deadlines, type TimerSource } from "../../../src/host/llm/deadlines.ts";
+import { Deadlines, type TimerSource } from "../../../src/clients/llm/deadlines.ts";
 
 /** A clock that moves only when told, with the timers it was asked for. */
 class HandClock implements TimerSource {

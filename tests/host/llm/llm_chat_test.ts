@@ -4,7 +4,7 @@
  * a cut stream, a timeout, obs lines, endpoint and key resolution.
  */
 import assert from "node:assert/strict";
-import { evalLua, runLua } from "../../helpers.ts";
+import { evalLua, runLua, testEnv } from "../../helpers.ts";
 import {
   anthropicError,
   anthropicMessage,
@@ -25,14 +25,19 @@ function oai(extra = ""): string {
   return `{ provider = "openai", base_url = "${mock.url}/v1", api_key = "${KEY}", max_retries = 0 ${extra} }`;
 }
 
-async function chat(opts: string, messages = `"hello there"`): Promise<Record<string, unknown>> {
-  const out = await evalLua(`return std.json.encode(llm.chat(${messages}, ${opts}))`);
+async function chat(
+  opts: string,
+  messages = `"hello there"`,
+  env = testEnv(),
+): Promise<Record<string, unknown>> {
+  const out = await evalLua(`return std.json.encode(llm.chat(${messages}, ${opts}))`, { env });
   return JSON.parse(out!);
 }
 
-async function chatError(opts: string): Promise<{ error: string; stderr: string }> {
+async function chatError(opts: string, env = testEnv()): Promise<{ error: string; stderr: string }> {
   const r = await runLua(
     `local ok, e = pcall(llm.chat, "hello", ${opts}); assert(not ok, "expected a failure"); return tostring(e)`,
+    { env },
   );
   assert.equal(r.outcome.status, "returned", r.stderr);
   return { error: String((r.outcome as { value: string }).value), stderr: r.stderr };
@@ -253,6 +258,36 @@ Deno.test("a 400 with an error type is not retried and says what the server said
   assert.match(e2.error, /openai HTTP 401 \(invalid_request_error\): bad key/);
 });
 
+Deno.test("a failed request raises an error table: message, provider, status, retryable, retry_after_ms", async () => {
+  mock.reset();
+  mock.push({
+    kind: "json",
+    status: 529,
+    body: anthropicError("overloaded_error", "Overloaded"),
+    headers: { "retry-after-ms": "10" },
+  });
+  const r = await runLua(`
+    local ok, e = pcall(llm.chat, "hello", ${anth()})
+    assert(not ok and type(e) == "table", "an error table")
+    return std.json.encode({ s = tostring(e), m = e.message, provider = e.provider, status = e.status,
+      retryable = e.retryable, after = e.retry_after_ms })`);
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  const e = JSON.parse(String((r.outcome as { value: string }).value));
+  assert.equal(e.s, "llm: anthropic HTTP 529 (overloaded_error): Overloaded");
+  assert.equal(e.m, e.s);
+  assert.deepEqual([e.provider, e.status, e.retryable, e.after], ["anthropic", 529, true, 10]);
+
+  // uncaught, it fails the run with the plain message, as a string error would
+  mock.reset();
+  mock.push({ kind: "json", status: 400, body: anthropicError("invalid_request_error", "bad") });
+  const u = await runLua(`llm.chat("hello", ${anth()})`);
+  assert.equal(u.outcome.status, "failed");
+  assert.equal(
+    (u.outcome as { message: string }).message,
+    "llm: anthropic HTTP 400 (invalid_request_error): bad",
+  );
+});
+
 Deno.test("malformed JSON is an error, not an answer", async () => {
   mock.reset();
   mock.push({ kind: "raw", text: '{"id": "msg", "content": [' });
@@ -297,11 +332,13 @@ Deno.test("a slow server hits the timeout, which is not retried", async () => {
 Deno.test("obs lines: one http_request and one http_response per attempt, ids, no key, no body", async () => {
   mock.reset();
   mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "ok" }]) });
-  Deno.env.set("AGENT_BLOCK_TRACE_ID", "trace-123");
-  Deno.env.set("AGENT_BLOCK_RUN_ID", "run-9");
-  Deno.env.set("AGENT_BLOCK_AGENT_NAME", "tester");
-  try {
-    const r = await runLua(`return std.json.encode(llm.chat("SECRET-PROMPT-TEXT", ${anth()}))`);
+  {
+    const env = testEnv({
+      AGENT_BLOCK_TRACE_ID: "trace-123",
+      AGENT_BLOCK_RUN_ID: "run-9",
+      AGENT_BLOCK_AGENT_NAME: "tester",
+    });
+    const r = await runLua(`return std.json.encode(llm.chat("SECRET-PROMPT-TEXT", ${anth()}))`, { env });
     assert.equal(r.outcome.status, "returned", r.stderr);
     const lines = r.stderr.split("\n").filter((l) => l.includes("prefix=ab.obs"));
     assert.equal(lines.length, 2, r.stderr);
@@ -311,37 +348,25 @@ Deno.test("obs lines: one http_request and one http_response per attempt, ids, n
     );
     assert.match(lines[1], /event=http_response .* status=200 latency_ms=\d+/);
     assert.ok(!r.stderr.includes(KEY) && !r.stderr.includes("SECRET-PROMPT-TEXT"));
-  } finally {
-    Deno.env.delete("AGENT_BLOCK_TRACE_ID");
-    Deno.env.delete("AGENT_BLOCK_RUN_ID");
-    Deno.env.delete("AGENT_BLOCK_AGENT_NAME");
   }
 });
 
 Deno.test("endpoint and key resolution: env base URL, api_key_env, refusal without a key", async () => {
   mock.reset();
   mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "env" }]) });
-  Deno.env.set("ANTHROPIC_BASE_URL", mock.url);
-  Deno.env.set("MY_TEST_KEY", "from-env-var");
-  try {
-    const r = await chat(`{ api_key_env = "MY_TEST_KEY", max_retries = 0 }`);
-    assert.deepEqual(r.content, [{ type: "text", text: "env" }]);
-    assert.equal(mock.requests[0].headers["authorization"], "Bearer from-env-var");
-  } finally {
-    Deno.env.delete("ANTHROPIC_BASE_URL");
-    Deno.env.delete("MY_TEST_KEY");
-  }
-  const saved = Deno.env.get("OPENAI_API_KEY");
-  Deno.env.delete("OPENAI_API_KEY");
-  try {
-    const { error } = await chatError(`{ provider = "openai" }`);
-    assert.match(
-      error,
-      /no API key for provider 'openai': set OPENAI_API_KEY or pass api_key \/ api_key_env/,
-    );
-  } finally {
-    if (saved !== undefined) Deno.env.set("OPENAI_API_KEY", saved);
-  }
+  const r0 = await chat(
+    `{ api_key_env = "MY_TEST_KEY", max_retries = 0 }`,
+    undefined,
+    testEnv({ ANTHROPIC_BASE_URL: mock.url, MY_TEST_KEY: "from-env-var" }),
+  );
+  assert.deepEqual(r0.content, [{ type: "text", text: "env" }]);
+  assert.equal(mock.requests[0].headers["authorization"], "Bearer from-env-var");
+  // testEnv() carries no OPENAI_API_KEY (nor does the process's matter: the run sees only its own)
+  const { error } = await chatError(`{ provider = "openai" }`);
+  assert.match(
+    error,
+    /no API key for provider 'openai': set OPENAI_API_KEY or pass api_key \/ api_key_env/,
+  );
   // A local server needs no key.
   mock.reset();
   mock.push({ kind: "json", body: openaiCompletion({ content: "local" }) });
@@ -397,22 +422,22 @@ Deno.test("errors never carry userinfo, a key in the URL or the API key", async 
 });
 
 Deno.test("obs agent_id: AGENT_BLOCK_AGENT_ID when set, else one id per process", async () => {
-  const ids = async () => {
+  const ids = async (env = testEnv()) => {
     mock.reset();
     mock.push(
       { kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) },
       { kind: "json", body: anthropicMessage([{ type: "text", text: "b" }]) },
     );
-    const r = await runLua(`llm.chat("x", ${anth()}) llm.chat("y", ${anth()})`);
+    const r = await runLua(`llm.chat("x", ${anth()}) llm.chat("y", ${anth()})`, { env });
     return [...r.stderr.matchAll(/event=http_\w+ .*?agent_id=(\S*)/g)].map((m) => m[1]);
   };
   const auto = [...await ids(), ...await ids()];
   assert.equal(auto.length, 8);
   assert.equal(new Set(auto).size, 1, "the made-up id is stable within the process");
-  Deno.env.set("AGENT_BLOCK_AGENT_ID", "agent-7");
-  try {
-    assert.deepEqual(await ids(), ["agent-7", "agent-7", "agent-7", "agent-7"]);
-  } finally {
-    Deno.env.delete("AGENT_BLOCK_AGENT_ID");
-  }
+  assert.deepEqual(await ids(testEnv({ AGENT_BLOCK_AGENT_ID: "agent-7" })), [
+    "agent-7",
+    "agent-7",
+    "agent-7",
+    "agent-7",
+  ]);
 });

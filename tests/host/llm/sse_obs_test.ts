@@ -5,10 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readSse, type SseEvent } from "../../../src/host/llm/sse.ts";
-import { backoffMs, buildPayload, MAX_RETRY_AFTER_MS, retryAfter } from "../../../src/host/llm/transport.ts";
+import { readSse, type SseEvent } from "../../../src/clients/llm/sse.ts";
+import {
+  backoffMs,
+  buildPayload,
+  MAX_RETRY_AFTER_MS,
+  retryAfter,
+} from "../../../src/clients/llm/transport.ts";
 import { obsLine, sanitizeUrl } from "../../../src/obs/ab_obs.ts";
-import { evalLua } from "../../helpers.ts";
+import { evalLua, testEnv } from "../../helpers.ts";
 
 function streamOf(chunks: string[]): ReadableStream<Uint8Array> {
   const enc = new TextEncoder();
@@ -105,14 +110,13 @@ Deno.test("replay: AGENT_BLOCK_REPLAY names the script when opts.replay does not
     file,
     JSON.stringify({ content: "scripted hello", usage: { input_tokens: 3 } }) + "\n",
   );
-  Deno.env.set("AGENT_BLOCK_REPLAY", file);
   try {
     const out = await evalLua(
       `local r = llm.chat("hi", { provider = "replay" }); return r.content[1].text .. "|" .. r.usage.total_tokens`,
+      { env: testEnv({ AGENT_BLOCK_REPLAY: file }) },
     );
     assert.equal(out, "scripted hello|3");
   } finally {
-    Deno.env.delete("AGENT_BLOCK_REPLAY");
     await Deno.remove(dir, { recursive: true });
   }
   const missing = await evalLua(

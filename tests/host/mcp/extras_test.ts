@@ -6,13 +6,13 @@
  */
 import { join } from "node:path";
 import { assertEquals, assertStringIncludes } from "./assert.ts";
-import { runLua } from "../../helpers.ts";
+import { runLua, testEnv } from "../../helpers.ts";
 import { DENO, ECHO, FIXTURES, lq } from "./peers.ts";
 
 function resultOf(out: { outcome: { status: string }; stderr: string }): Record<string, unknown> {
-  const o = out.outcome as { status: string; result?: string };
+  const o = out.outcome as { status: string; value?: string };
   if (o.status !== "returned") throw new Error(`run failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
-  return JSON.parse(String(o.result));
+  return JSON.parse(String(o.value));
 }
 
 Deno.test("opts.headers are sent with every HTTP request", async () => {
@@ -47,10 +47,9 @@ Deno.test("opts.headers are sent with every HTTP request", async () => {
 });
 
 Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () => {
-  Deno.env.set("AGENT_BLOCK_TRACE_ID", "trace-42");
-  Deno.env.set("AGENT_BLOCK_RUN_ID", "run-7");
-  try {
-    const out = await runLua(`
+  {
+    const out = await runLua(
+      `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
       assert(mcp.connect("t", ${lq(DENO)}, { "run", "-A", srv }, { trace_context = true }))
       assert(mcp.connect("p", ${lq(DENO)}, { "run", "-A", srv }))
@@ -59,14 +58,13 @@ Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () =>
         own = std.json.decode(mcp.call("t", "args", { __ab_obs = { trace_id = "mine" } }).content[1].text),
         p = std.json.decode(mcp.call("p", "args", { x = 1 }).content[1].text),
       })
-    `);
+    `,
+      { env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-42", AGENT_BLOCK_RUN_ID: "run-7" }) },
+    );
     const r = resultOf(out);
     assertEquals(r.t, { x: 1, __ab_obs: { trace_id: "trace-42", run_id: "run-7" } });
     assertEquals(r.own, { __ab_obs: { trace_id: "mine" } });
     assertEquals(r.p, { x: 1 });
-  } finally {
-    Deno.env.delete("AGENT_BLOCK_TRACE_ID");
-    Deno.env.delete("AGENT_BLOCK_RUN_ID");
   }
 });
 
@@ -139,7 +137,7 @@ Deno.test("reconnecting under the same name replaces the connection; a pinned er
     lq(join(FIXTURES, "everything.ts"))
   }, "stdio" },
       { era = "2026-07-28" })
-    return std.json.encode({ first = first, second = second, echo = mcp.call("x", "echo", { msg = "y" }).content[1].text, err = err })
+    return std.json.encode({ first = first, second = second, echo = mcp.call("x", "echo", { msg = "y" }).content[1].text, err = tostring(err) })
   `);
   const r = resultOf(out);
   assertEquals([r.first, r.second, r.echo], ["2025-11-25", "2026-07-28", "y"]);
@@ -148,20 +146,18 @@ Deno.test("reconnecting under the same name replaces the connection; a pinned er
 });
 
 Deno.test("a stdio server's stderr lines are logged at debug level", async () => {
-  Deno.env.set("AGENT_BLOCK_LOG", "debug");
-  try {
-    const out = await runLua(`
-      pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${
+  const out = await runLua(
+    `
+    pcall(mcp.connect, "crashy", ${lq(DENO)}, { "run", "-A", ${
       lq(join(FIXTURES, "crash_server.ts"))
     } }, { era = "legacy" })
-    `);
-    assertStringIncludes(
-      out.stderr,
-      "[debug] test.lua: mcp server 'crashy' stderr: boom: missing config file",
-    );
-  } finally {
-    Deno.env.delete("AGENT_BLOCK_LOG");
-  }
+  `,
+    { env: testEnv({ AGENT_BLOCK_LOG: "debug" }) },
+  );
+  assertStringIncludes(
+    out.stderr,
+    "[debug] test.lua: mcp server 'crashy' stderr: boom: missing config file",
+  );
 });
 
 Deno.test("time spent in a Lua handler does not count against the request timeout", async () => {
@@ -170,16 +166,40 @@ Deno.test("time spent in a Lua handler does not count against the request timeou
       assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" },
         { timeout = 0.5, era = ${lq(era)} }))
       mcp.set_sampling_handler("echo", function(params)
-        std.task.sleep(1.2) -- a slow model
+        std.task.sleep(1.0) -- a slow model: twice the request timeout
         return { model = "slow", content = "late but fine" }
       end)
       local r = mcp.call("echo", "sample", { prompt = "p" })
       local t = mcp.call("echo", "hang", {})
-      return std.json.encode({ r = r, t = t.error })
+      return std.json.encode({ r = r, t = t.error, kind = t.kind, code = t.code })
     `);
     const r = resultOf(out);
     assertEquals((r.r as { ok: boolean }).ok, true, JSON.stringify(r));
     assertEquals((r.r as { content: { text: string }[] }).content[0].text, "slow: late but fine");
     assertStringIncludes(String(r.t), "timed out after 0.5 s (cancellation sent)");
+    assertEquals((r as { kind?: string }).kind, "timeout");
   }
+});
+
+Deno.test("a failed RPC says what kind of failure: the server's JSON-RPC code, or the client's kind", async () => {
+  const out = await runLua(`
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)} }))
+    local p = mcp.get_prompt("echo", "no_such_prompt", {})
+    local u = mcp.call("nobody", "echo", {})
+    return std.json.encode({ p = p, u = u })
+  `);
+  const r = resultOf(out) as Record<string, Record<string, unknown>>;
+  assertEquals(r.p.ok, false);
+  assertEquals(typeof r.p.code, "number", JSON.stringify(r.p));
+  assertEquals(r.p.kind, undefined, "a server's answer has no local kind");
+  assertStringIncludes(
+    String(r.p.error),
+    "mcp.get_prompt: prompts/get 'no_such_prompt' on server 'echo' failed",
+  );
+  assertEquals([r.u.ok, r.u.kind, r.u.code, r.u.error], [
+    false,
+    "unknown",
+    undefined,
+    "mcp.call: no server named 'nobody'",
+  ]);
 });

@@ -10,8 +10,8 @@ import { runCli, runLua } from "../../helpers.ts";
 import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startSubscribe, waitFor } from "./peers.ts";
 
 function result(out: { outcome: { status: string } }): string {
-  const o = out.outcome as { status: string; result?: unknown; message?: string };
-  if (o.status === "returned") return String(o.result);
+  const o = out.outcome as { status: string; value?: unknown; message?: string };
+  if (o.status === "returned") return String(o.value);
   return `${o.status}: ${o.message ?? ""}`;
 }
 
@@ -19,10 +19,13 @@ Deno.test("a wrong command raises naming the server and the command; required=fa
   const out = await runLua(`
     local ok, err = pcall(mcp.connect, "ghost", "/nonexistent/mcp-server", {})
     local ok2, err2 = mcp.connect("ghost2", "/nonexistent/mcp-server", {}, { required = false })
-    return std.json.encode({ ok = ok, err = err, ok2 = ok2, err2 = err2 })
+    return std.json.encode({ ok = ok, err = tostring(err), ok2 = ok2, err2 = err2,
+      fields = { err.server, err.method, err.kind, err.code == nil }, matches = err:find("no such command") ~= nil })
   `);
   const r = JSON.parse(result(out));
   assertEquals(r.ok, false);
+  assertEquals(r.fields, ["ghost", "initialize", "failed", true], "the raise is an error table");
+  assertEquals(r.matches, true, "string methods read the message");
   assertStringIncludes(
     r.err,
     "cannot start server 'ghost' (command '/nonexistent/mcp-server'): no such command",
@@ -63,9 +66,10 @@ Deno.test("a silent server: initialize times out after opts.timeout, naming the 
     local ok, err = pcall(mcp.connect, "mute", ${lq(DENO)}, { "run", "-A", ${
     lq(join(FIXTURES, "silent_server.ts"))
   } }, { timeout = 0.5 })
-    return tostring(err)
+    return tostring(err) .. " | kind=" .. err.kind
   `);
   assertStringIncludes(result(out), "mcp.connect: initialize 'mute' timed out after 0.5 s");
+  assertStringIncludes(result(out), " | kind=timeout");
 });
 
 Deno.test("--mcp-timeout-secs is the default request timeout", async () => {
@@ -177,10 +181,11 @@ Deno.test("HTTP servers answering 404 or 500: connect errors name the server, th
         local b_ok, b = pcall(mcp.connect_http, "broken", "http://127.0.0.1:${port}/mcp", { transport = ${
         lq(transport)
       } })
-        return std.json.encode({ a = a, b = b })
+        return std.json.encode({ a = tostring(a), b = tostring(b), a_server = a.server, a_method = a.method })
       `);
       const r = JSON.parse(result(out));
       assertStringIncludes(r.a, "'remote'");
+      assertEquals([r.a_server, r.a_method], ["remote", "initialize"]);
       assertStringIncludes(r.a, "404");
       assertStringIncludes(r.a, `http://127.0.0.1:${port}/missing/mcp`);
       assert(!r.a.includes("s3cret") && !r.a.includes("pw@"), r.a);
@@ -194,11 +199,11 @@ Deno.test("HTTP servers answering 404 or 500: connect errors name the server, th
 });
 
 Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defaults to the project root", async () => {
-  Deno.env.set("ANTHROPIC_API_KEY", "host-secret");
-  Deno.env.set("AB_MCP_TEST_INHERITED", "inherited");
+  // The host's own environment is the subprocess's: the credential is really there to be stripped.
+  const project = await Deno.makeTempDir({ prefix: "ab_mcp_proj_" });
   try {
-    const project = await Deno.makeTempDir({ prefix: "ab_mcp_proj_" });
-    const out = await runLua(
+    await Deno.writeTextFile(
+      join(project, "env_check.lua"),
       `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
       assert(mcp.connect("a", ${lq(DENO)}, { "run", "-A", srv }))
@@ -209,16 +214,19 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
       local bad_ok, bad = pcall(mcp.connect, "c", ${
         lq(DENO)
       }, { "run", "-A", srv }, { env = { PORT = 8080 } })
-      return std.json.encode({
+      print(std.json.encode({
         a_key = env("a", "ANTHROPIC_API_KEY"), a_inh = env("a", "AB_MCP_TEST_INHERITED"),
         b_key = env("b", "ANTHROPIC_API_KEY"), b_extra = env("b", "EXTRA"),
         a_cwd = mcp.call("a", "cwd", {}).content[1].text, b_cwd = mcp.call("b", "cwd", {}).content[1].text,
         bad = bad,
-      })
+      }))
     `,
-      { projectRoot: project },
     );
-    const r = JSON.parse(result(out));
+    const out = await runCli(["-s", join(project, "env_check.lua"), "-p", project], {
+      env: { ANTHROPIC_API_KEY: "host-secret", AB_MCP_TEST_INHERITED: "inherited" },
+    });
+    assertEquals(out.code, 0, out.stderr);
+    const r = JSON.parse(out.stdout.trim().split("\n").pop()!);
     assertEquals(r.a_key, "<unset>");
     assertEquals(r.a_inh, "inherited");
     assertEquals(r.b_key, "given");
@@ -229,10 +237,8 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
       r.bad,
       "mcp.connect: argument 4 (opts) field 'env' value for 'PORT' must be a string, got number",
     );
-    await Deno.remove(project, { recursive: true });
   } finally {
-    Deno.env.delete("ANTHROPIC_API_KEY");
-    Deno.env.delete("AB_MCP_TEST_INHERITED");
+    await Deno.remove(project, { recursive: true });
   }
 });
 

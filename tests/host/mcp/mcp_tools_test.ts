@@ -11,9 +11,9 @@ import { runLua } from "../../helpers.ts";
 import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp } from "./peers.ts";
 
 function resultOf(out: { outcome: { status: string }; stderr: string }): Record<string, unknown> {
-  const o = out.outcome as { status: string; result?: string };
+  const o = out.outcome as { status: string; value?: string };
   if (o.status !== "returned") throw new Error(`run failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
-  return JSON.parse(String(o.result));
+  return JSON.parse(String(o.value));
 }
 
 Deno.test("mcp_tools: connect, tools, call, refresh, close", async (t) => {

@@ -1,28 +1,41 @@
 /**
  * Resource subscriptions against the subscribe smoke server in both eras: `resources/subscribe`
  * (2025) and `subscriptions/listen` (2026-07-28) deliver `on_resource_update` events; after
- * `unsubscribe_resource` the periodic updates stop reaching the callback; a server without the
- * capability answers `subscribe_resource` with `ok = false`.
+ * `unsubscribe_resource` the periodic updates stop reaching the callback (while a control
+ * subscription keeps ticking); a server without the capability answers `subscribe_resource` with
+ * `ok = false`.
  */
 import { assertEquals, assertStringIncludes } from "./assert.ts";
 import { runLua } from "../../helpers.ts";
 import { lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
 
+// Whether updates stopped is decided by events, not by a stretch of silence: `sub://clock` stays
+// subscribed as a control, and once the clock has ticked three more times after the first tick
+// that followed the unsubscribe, the counter must not have moved.
 const SCRIPT = (url: string, era: string) => `
-  local hits, last = 0, nil
+  local hits, last = { ["sub://counter"] = 0, ["sub://clock"] = 0 }, nil
   local label = "sub"
-  mcp.on_resource_update("s", function(ev) hits = hits + 1; last = label .. ":" .. ev.type .. ":" .. ev.server .. ":" .. ev.uri end)
+  mcp.on_resource_update("s", function(ev)
+    hits[ev.uri] = (hits[ev.uri] or 0) + 1
+    if ev.uri == "sub://counter" then last = label .. ":" .. ev.type .. ":" .. ev.server .. ":" .. ev.uri end
+  end)
   assert(mcp.connect_http("s", ${lq(url)}, { era = ${lq(era)} }))
   local era = mcp.server_info("s").server_info.era
   local ok = mcp.subscribe_resource("s", "sub://counter").ok
+  assert(mcp.subscribe_resource("s", "sub://clock").ok)
   local deadline = os.time() + 20
-  while hits < 2 and os.time() < deadline do std.task.sleep(0.02) end
-  local got = hits
+  local function wait(uri, n)
+    while hits[uri] < n and os.time() < deadline do std.task.sleep(0.02) end
+    return hits[uri] >= n
+  end
+  wait("sub://counter", 2)
+  local got = hits["sub://counter"]
   local un = mcp.unsubscribe_resource("s", "sub://counter").ok
-  std.task.sleep(0.3)
-  local settled = hits
-  std.task.sleep(0.5)
-  return std.json.encode({ era = era, ok = ok, got = got, last = last, un = un, stopped = hits == settled })
+  local ticked = wait("sub://clock", hits["sub://clock"] + 1) -- an update in flight has landed by now
+  local settled = hits["sub://counter"]
+  ticked = ticked and wait("sub://clock", hits["sub://clock"] + 3)
+  return std.json.encode({ era = era, ok = ok, got = got, last = last, un = un, ticked = ticked,
+    stopped = hits["sub://counter"] == settled })
 `;
 
 Deno.test("resource subscriptions in both eras", async (t) => {
@@ -40,6 +53,7 @@ Deno.test("resource subscriptions in both eras", async (t) => {
         assertEquals(r.got >= 2, true, `updates: ${r.got}`);
         assertEquals(r.last, "sub:resource_update:s:sub://counter");
         assertEquals(r.un, true);
+        assertEquals(r.ticked, true, "the control subscription kept delivering");
         assertEquals(r.stopped, true);
       });
     }

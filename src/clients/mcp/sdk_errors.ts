@@ -1,18 +1,23 @@
 /**
- * Translation of MCP SDK errors into the words `mcp.*` reports.
+ * Translation of MCP SDK errors into the client's words.
  *
- * Owns: recognising the SDK's request timeout, and turning SDK errors (JSON-RPC errors, HTTP
- * statuses, closed connections) into short texts without the SDK's prefixes.
+ * Owns: recognising the SDK's request timeout, the JSON-RPC code of a server's error answer, and
+ * turning SDK errors (JSON-RPC errors, HTTP statuses, closed connections) into short texts
+ * without the SDK's prefixes.
  *
  * Imports the SDK, so only the lazily loaded side of the client (manager, connection, client
- * handlers) and error paths reached after a connect import it; the SDK-free wording is in
- * `errors.ts`.
+ * handlers) and error paths reached after a connect import it; the SDK-free part is `errors.ts`.
  */
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 
 /** True when `e` is the SDK's request timeout. */
 export function isTimeout(e: unknown): boolean {
   return e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout;
+}
+
+/** The JSON-RPC code of a server's error answer, when `e` is one. */
+export function wireCode(e: unknown): number | undefined {
+  return e instanceof ProtocolError && typeof e.code === "number" ? e.code : undefined;
 }
 
 /**

@@ -5,12 +5,13 @@
  * - the handshake with era negotiation (`auto` by default: 2026-07-28 servers get the modern
  *   era, 2025-era servers fall back to `initialize`; `legacy` or a pinned version on request);
  * - the client capabilities (sampling, form elicitation, roots with listChanged), declared for
- *   every server so the Lua handlers can be set at any time;
- * - every request, with the run's timeout (a timed-out request is cancelled on the server; time
- *   spent in our own Lua handlers answering the server does not count, see `deadline.ts`) and the
- *   task's abort signal, and errors worded with the server's name;
+ *   every server so the handlers can be set at any time;
+ * - every request, with the connection's timeout (a timed-out request is cancelled on the
+ *   server; time spent in our own handlers answering the server does not count, see
+ *   `deadline.ts`) and the caller's abort signal, and failures as `McpError`s naming the server,
+ *   the method and a code (the server's JSON-RPC code, or a local one);
  * - inbound notifications, seen at the transport in wire order (`inbound_tap.ts`) and delivered
- *   to Lua callbacks as tasks. A request does not return before every callback for a
+ *   to the handlers (`handlers.ts`). A request does not return before every handler for a
  *   notification that arrived ahead of its result has run: this is what "no progress lost,
  *   including the last one before the result" means for a script. A `tools/call` carries a
  *   progress token (`ab-N`) over HTTP always, over stdio when the server has a progress
@@ -20,8 +21,9 @@
  *   resource updates and list changes come from `subscriptions/listen` in the 2026-07-28 era;
  *   log notifications there need a per-request log level (`_meta`), which every request carries.
  *
- * Invariants: after `close()` every method fails with a message naming the server; `close()`
- * never throws and is bounded in time.
+ * Invariants: after `close()` every method fails with a message naming the server (code
+ * `closed`); `close()` never throws and is bounded in time. Nothing here knows a language face:
+ * handlers are plain functions, correlation ids come from the deps, messages name no face function.
  */
 import {
   Client,
@@ -36,12 +38,10 @@ import {
   type VersionNegotiationOptions,
 } from "@modelcontextprotocol/client";
 import type { Logger, LogLevel } from "../../obs/log.ts";
-import { LuaCallbackError } from "../../lua/engine.ts";
-import { VERSION } from "../../version.ts";
 import { installClientHandlers } from "./client_handlers.ts";
-import type { LuaBridge, ServerCallbacks } from "./callbacks.ts";
+import { HandlerGone, type HandlerKind, type ServerHandlers } from "./handlers.ts";
 import { McpError, seconds } from "./errors.ts";
-import { errorText, isTimeout } from "./sdk_errors.ts";
+import { errorText, isTimeout, wireCode } from "./sdk_errors.ts";
 import { tapInbound } from "./inbound_tap.ts";
 import { Deadline } from "./deadline.ts";
 import { ProcessStdioTransport } from "./stdio_transport.ts";
@@ -54,13 +54,14 @@ export interface ConnectionDeps {
   name: string;
   log: Logger;
   timeoutMs: number;
-  /** The callbacks of this server name (looked up at delivery time). */
-  callbacks: () => ServerCallbacks | undefined;
-  lua: LuaBridge;
+  /** The handlers of this server name (looked up at delivery time). */
+  callbacks: () => ServerHandlers | undefined;
   /** Log level asked for on 2026-07-28 requests. */
   logLevel: LoggingLevel;
-  /** Inject `__ab_obs` into tool arguments. */
-  traceContext: boolean;
+  /** When set, the correlation ids injected as `__ab_obs` into tool arguments (read per call). */
+  traceContext?: () => Record<string, string>;
+  /** The client's name and version in the handshake. */
+  clientInfo: { name: string; version: string };
 }
 
 /** How long `close()` may take before it is abandoned. */
@@ -73,7 +74,7 @@ const STDIO_PROBE_MS = 5000;
 const CAPABILITIES: ClientCapabilities = {
   sampling: {},
   // URL mode is declared so such requests reach us and are declined explicitly (never shown to
-  // the Lua handler), rather than failing as a capability error on the server side.
+  // the handler), rather than failing as a capability error on the server side.
   elicitation: { form: {}, url: {} },
   roots: { listChanged: true },
 };
@@ -110,12 +111,11 @@ export class McpConnection {
     readonly kind: "stdio" | "http" | "sse",
   ) {
     const name = deps.name;
-    this.client = new Client({ name: "agent-block", version: VERSION }, { capabilities: CAPABILITIES });
+    this.client = new Client(deps.clientInfo, { capabilities: CAPABILITIES });
     installClientHandlers(
       this.client,
       name,
       deps.callbacks,
-      deps.lua,
       deps.log,
       (w) => this.#whileHandling(w),
     );
@@ -136,7 +136,6 @@ export class McpConnection {
     transport: Transport,
     kind: "stdio" | "http" | "sse",
     era: EraChoice,
-    fn: string,
     signal?: AbortSignal,
   ): Promise<McpConnection> {
     const conn = new McpConnection(deps, transport, kind);
@@ -150,13 +149,14 @@ export class McpConnection {
     try {
       await conn.client.connect(transport, { timeout: deps.timeoutMs, signal });
     } catch (e) {
-      conn.#closed = true;
       // Word the error before closing: closing ends the child and would hide how it failed.
       const probeClosed = e instanceof Error && /closed during the server\/discover probe/.test(e.message);
-      const err = conn.#wrap(e, fn, "initialize", "");
+      const err = conn.#wrap(e, "initialize", "");
+      conn.#closed = true;
       await transport.close().catch(() => undefined);
-      throw probeClosed && kind === "stdio" && err.code === undefined && !/non-protocol/.test(err.message)
-        ? new McpError(err.message, "probe_closed")
+      throw probeClosed && kind === "stdio" && !err.wire && err.code !== "timeout" &&
+          !/non-protocol/.test(err.message)
+        ? new McpError(err.message, err.server, err.method, "probe_closed", err.cause)
         : err;
     }
     if (conn.era === "modern") await conn.#listenForListChanges();
@@ -201,18 +201,17 @@ export class McpConnection {
 
   /** Runs one request with the timeout, the abort signal and error wording. */
   async request<T>(
-    fn: string,
     method: string,
     what: string,
     run: (opts: RequestOptions, meta: Record<string, unknown>) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
-    this.#assertOpen(fn);
+    this.#assertOpen(method);
     const deliveries: Promise<unknown>[] = [];
     this.#inflight.add(deliveries);
     const meta: Record<string, unknown> = {};
     if (this.era === "modern") meta[LOG_LEVEL_META_KEY] = this.deps.logLevel;
-    // Our own deadline instead of the SDK's, so that it can pause while a Lua handler answers
+    // Our own deadline instead of the SDK's, so that it can pause while a handler answers
     // the server; aborting the request makes the SDK send the cancellation, as on its timeout.
     const ac = new AbortController();
     const onAbort = () => ac.abort(signal?.reason);
@@ -227,8 +226,8 @@ export class McpConnection {
     try {
       return await run({ timeout: NO_SDK_TIMEOUT, signal: ac.signal }, meta);
     } catch (e) {
-      if (timedOut) throw this.#timeoutError(fn, method, what);
-      throw this.#wrap(e, fn, method, what);
+      if (timedOut) throw this.#timeoutError(method, what);
+      throw this.#wrap(e, method, what);
     } finally {
       deadline.clear();
       this.#deadlines.delete(deadline);
@@ -238,7 +237,7 @@ export class McpConnection {
     }
   }
 
-  /** Runs `work` (a Lua handler answering the server) with every request deadline paused. */
+  /** Runs `work` (a handler answering the server) with every request deadline paused. */
   async #whileHandling<T>(work: () => Promise<T>): Promise<T> {
     const paused = [...this.#deadlines];
     for (const d of paused) d.pause();
@@ -249,7 +248,7 @@ export class McpConnection {
     }
   }
 
-  #timeoutError(fn: string, method: string, what: string): McpError {
+  #timeoutError(method: string, what: string, cause?: unknown): McpError {
     const cancel = method === "initialize" ? "" : " (cancellation sent)";
     const stdio = this.transport instanceof ProcessStdioTransport ? this.transport : undefined;
     const tail = stdio && method === "initialize" ? stdio.stderrSuffix() : "";
@@ -257,18 +256,21 @@ export class McpConnection {
       ? `initialize '${this.name}'`
       : `${method}${what} on server '${this.name}'`;
     return new McpError(
-      `${fn}: ${subject} timed out after ${seconds(this.deps.timeoutMs)}${cancel}${tail}`,
+      `${subject} timed out after ${seconds(this.deps.timeoutMs)}${cancel}${tail}`,
+      this.name,
+      method,
       "timeout",
+      cause,
     );
   }
 
   /** `tools/call`, with our own progress token (when: see the module header). */
-  callTool(fn: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal) {
+  callTool(tool: string, args: Record<string, unknown>, signal?: AbortSignal) {
     if (this.deps.traceContext && !("__ab_obs" in args)) {
-      const obs = traceContext();
+      const obs = this.deps.traceContext();
       if (Object.keys(obs).length) args = { ...args, __ab_obs: obs };
     }
-    return this.request(fn, "tools/call", ` '${tool}'`, (opts, meta) => {
+    return this.request("tools/call", ` '${tool}'`, (opts, meta) => {
       // A token asks the server for progress notifications. Over stdio, without a progress
       // callback for this server nobody would see them, and the server's bookkeeping for the
       // token is a measurable part of a short call, so none is sent then. Over HTTP it is always
@@ -281,72 +283,82 @@ export class McpConnection {
     }, signal);
   }
 
-  /** Fails with the era's absence of `method` when the connection is modern. */
-  requireLegacy(fn: string, method: string): void {
-    this.#assertOpen(fn);
+  /**
+   * Fails (code `era`) when the connection is modern, which has no `method`; `hint` follows the
+   * method's name in the message (what to use instead).
+   */
+  requireLegacy(method: string, hint = ""): void {
+    this.#assertOpen(method);
     if (this.era === "modern") {
       throw new McpError(
-        `${fn}: server '${this.name}' speaks MCP ${this.protocolVersion}, which has no ${method}`,
+        `server '${this.name}' speaks MCP ${this.protocolVersion}, which has no ${method}${hint}`,
+        this.name,
+        method,
         "era",
       );
     }
   }
 
   /** Subscribes to updates of `uri`: `resources/subscribe` (2025) or `subscriptions/listen` (2026). */
-  async subscribe(fn: string, uri: string): Promise<void> {
+  async subscribe(uri: string, signal?: AbortSignal): Promise<void> {
     if (this.era === "legacy") {
       await this.request(
-        fn,
         "resources/subscribe",
         ` '${uri}'`,
         (o, _meta) => this.client.subscribeResource({ uri }, o),
+        signal,
       );
       return;
     }
     if (this.#resourceSubs.has(uri)) return;
     const sub = await this.request(
-      fn,
       "subscriptions/listen",
       ` '${uri}'`,
       (o) => this.client.listen({ resourceSubscriptions: [uri] }, o),
+      signal,
     );
     this.#resourceSubs.set(uri, sub);
   }
 
-  async unsubscribe(fn: string, uri: string): Promise<void> {
+  async unsubscribe(uri: string, signal?: AbortSignal): Promise<void> {
     if (this.era === "legacy") {
       await this.request(
-        fn,
         "resources/unsubscribe",
         ` '${uri}'`,
         (o) => this.client.unsubscribeResource({ uri }, o),
+        signal,
       );
       return;
     }
-    this.#assertOpen(fn);
+    this.#assertOpen("subscriptions/listen");
     const sub = this.#resourceSubs.get(uri);
     this.#resourceSubs.delete(uri);
     await sub?.close();
   }
 
-  /** Sends `notifications/cancelled` for `requestId` (fire and forget; failures are logged). */
-  cancel(requestId: string | number, reason = "cancelled by the script"): void {
+  /**
+   * Sends `notifications/cancelled` for `requestId`. Resolves at once on a closed connection (there
+   * is nothing left to cancel); rejects with an `McpError` when the notification cannot be sent.
+   */
+  async cancel(requestId: string | number, reason = "cancelled by the client"): Promise<void> {
     if (this.#closed) return;
-    this.client.notification({ method: "notifications/cancelled", params: { requestId, reason } })
-      .catch((e) => this.deps.log.warn(`mcp.cancel: server '${this.name}': ${errorText(e)}`));
+    const method = "notifications/cancelled";
+    try {
+      await this.client.notification({ method, params: { requestId, reason } });
+    } catch (e) {
+      throw new McpError(`server '${this.name}': ${errorText(e)}`, this.name, method, "failed", e);
+    }
   }
 
-  /** Sends `notifications/roots/list_changed` (fire and forget; failures are logged). */
-  notifyRootsChanged(): void {
-    if (this.#closed) {
-      this.deps.log.warn(
-        `mcp.notify_roots_list_changed: ${this.#closeReason || `server '${this.name}' is closed`}`,
-      );
-      return;
+  /** Sends `notifications/roots/list_changed`; rejects with an `McpError` (closed, or failed). */
+  async notifyRootsChanged(): Promise<void> {
+    const method = "notifications/roots/list_changed";
+    this.#assertOpen(method);
+    try {
+      await this.client.sendRootsListChanged();
+    } catch (e) {
+      throw new McpError(`server '${this.name}': ${errorText(e)}`, this.name, method, "failed", e);
     }
-    this.client.sendRootsListChanged().catch((e) =>
-      this.deps.log.warn(`mcp.notify_roots_list_changed: server '${this.name}': ${errorText(e)}`)
-    );
   }
 
   /** Disconnects; never throws, never waits longer than a few seconds. */
@@ -384,8 +396,10 @@ export class McpConnection {
 
   // --- internals -----------------------------------------------------------------------------
 
-  #assertOpen(fn: string): void {
-    if (this.#closed) throw new McpError(`${fn}: ${this.#closeReason || `server '${this.name}' is closed`}`);
+  #assertOpen(method: string): void {
+    if (this.#closed) {
+      throw new McpError(this.#closeReason || `server '${this.name}' is closed`, this.name, method, "closed");
+    }
   }
 
   #stdioFailure(): string {
@@ -393,17 +407,18 @@ export class McpConnection {
   }
 
   /** Words an SDK error: what was asked of which server, and why it failed. */
-  #wrap(e: unknown, fn: string, method: string, what: string): McpError {
+  #wrap(e: unknown, method: string, what: string): McpError {
     if (e instanceof McpError) return e;
     const stdio = this.transport instanceof ProcessStdioTransport ? this.transport : undefined;
     const subject = method === "initialize"
       ? `initialize '${this.name}'`
       : `${method}${what} on server '${this.name}'`;
     const tail = stdio && method === "initialize" ? stdio.stderrSuffix() : "";
-    if (isTimeout(e)) return this.#timeoutError(fn, method, what);
+    if (isTimeout(e)) return this.#timeoutError(method, what, e);
     const failure = this.#stdioFailure();
-    if (failure) return new McpError(`${fn}: ${subject} failed: ${failure}`);
-    return new McpError(`${fn}: ${subject} failed: ${errorText(e)}${tail}`);
+    if (failure) return new McpError(`${subject} failed: ${failure}`, this.name, method, "closed", e);
+    const code = wireCode(e) ?? (this.#closed ? "closed" : "failed");
+    return new McpError(`${subject} failed: ${errorText(e)}${tail}`, this.name, method, code, e);
   }
 
   /** On a modern connection, opens `subscriptions/listen` for the list changes the server offers. */
@@ -476,32 +491,15 @@ export class McpConnection {
     );
   }
 
-  /** Starts the Lua callback of `kind`, if any, and ties it to every in-flight request. */
-  #deliver(kind: Parameters<ServerCallbacks["get"]>[0], args: () => unknown[]): void {
+  /** Starts the handler of `kind`, if any, and ties it to every in-flight request. */
+  #deliver(kind: HandlerKind, args: () => unknown[]): void {
     const fn = this.deps.callbacks()?.get(kind);
     if (!fn) return;
-    const p = this.deps.lua.call(fn, args()).catch((e) => {
+    const p = fn(args()).catch((e) => {
       // A notification that lands while the run is ending has nobody left to run it.
-      const level = e instanceof LuaCallbackError && e.value === undefined ? "debug" : "warn";
+      const level = e instanceof HandlerGone ? "debug" : "warn";
       this.deps.log.log(level, `mcp: ${kind} callback for server '${this.name}' failed: ${errorText(e)}`);
     });
     for (const list of this.#inflight) list.push(p);
   }
-}
-
-/** The non-empty correlation ids of this process, for `__ab_obs`. */
-function traceContext(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (
-    const [k, env] of [
-      ["trace_id", "AGENT_BLOCK_TRACE_ID"],
-      ["run_id", "AGENT_BLOCK_RUN_ID"],
-      ["agent_id", "AGENT_BLOCK_AGENT_ID"],
-      ["agent_name", "AGENT_BLOCK_AGENT_NAME"],
-    ]
-  ) {
-    const v = Deno.env.get(env);
-    if (v) out[k] = v;
-  }
-  return out;
 }

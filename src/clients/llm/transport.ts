@@ -8,21 +8,24 @@
  * HTTP date) and `retry-after-ms`, error bodies turned into `LlmError`s naming the provider, the
  * status and the server's error type, and the stream loop (SSE → accumulator → `onDelta`).
  *
+ * A Lua-free client: the caller resolves the endpoint and credentials (`endpoint.ts`) and hands
+ * over everything else a request needs — timeout, retries, the correlation ids of the obs lines,
+ * where those lines go — so nothing here reads an environment. Failures are `LlmError`s.
+ *
  * Invariants: no key, header value or request body is ever logged; a stream that delivered any
  * increment is never retried (the caller already saw part of it); a response that is not a
  * complete answer (invalid JSON, truncated stream) is an error, never a partial result.
  */
-import { correlation, obsLine, sanitizeUrl } from "../../obs/ab_obs.ts";
+import { type Correlation, obsLine, sanitizeUrl } from "../../obs/ab_obs.ts";
 import { parseJson, stringifyJson } from "../../json/codec.ts";
 import { AnthropicStream } from "./anthropic_stream.ts";
-import { LlmError } from "./errors.ts";
+import { LlmError, type WireProvider } from "./errors.ts";
 import { OpenAIStream } from "./openai_stream.ts";
 import { readSse } from "./sse.ts";
 import { type Deadline, Deadlines } from "./deadlines.ts";
 import type { StreamAccumulator, StreamDelta } from "./stream_types.ts";
 
-/** The wire families the transport speaks. */
-export type WireProvider = "anthropic" | "openai";
+export type { WireProvider };
 
 /** One model request, fully resolved (URL, auth headers, body). */
 export interface LlmHttpRequest {
@@ -43,6 +46,8 @@ export interface LlmHttpRequest {
   signal?: AbortSignal;
   /** The run's request timeouts (one timer for all); a clock of its own when absent. */
   deadlines?: Deadlines;
+  /** The correlation ids of the obs lines, asked for only when a line is written. */
+  correlation: () => Correlation;
   /** Where obs lines go (stderr through the run's logger); `line` is only called when the level is on. */
   obs: (level: "info" | "warn", line: () => string) => void;
 }
@@ -72,10 +77,13 @@ export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult
       if (req.signal?.aborted) throw req.signal.reason ?? e;
       const err = e instanceof LlmError
         ? e
-        : new LlmError(`llm: ${req.provider} request failed: ${scrub(req, String(e))}`);
+        : new LlmError(req.provider, `${req.provider} request failed: ${scrub(req, String(e))}`);
       if (!err.retryable || attempt > req.maxRetries) {
         if (err.retryable && req.maxRetries > 0) {
-          throw new LlmError(`${err.message} (gave up after ${attempt} attempts)`, false, err.status);
+          throw new LlmError(req.provider, `${err.message} (gave up after ${attempt} attempts)`, {
+            status: err.status,
+            retryAfterMs: err.retryAfterMs,
+          });
         }
         throw err;
       }
@@ -132,13 +140,12 @@ async function attemptOnce(
 ): Promise<Omit<LlmHttpResult, "attempts">> {
   const P = req.provider;
   const fields = { method: "POST", url: req.url, provider: P, attempt, stream: req.stream };
-  let idsMemo: ReturnType<typeof correlation> | undefined;
-  const ids = () => (idsMemo ??= correlation());
+  let idsMemo: Correlation | undefined;
+  const ids = () => (idsMemo ??= req.correlation());
   req.obs("info", () => obsLine("http_request", "http", fields, ids()));
   const own = req.deadlines ? undefined : new Deadlines(); // a request on its own: a clock of its own
   const deadline = (req.deadlines ?? own!).start(req.timeoutSecs * 1000, req.signal);
-  const timeoutError = () =>
-    new LlmError(`llm: ${P} request timed out after ${req.timeoutSecs} s (timeout)`, false);
+  const timeoutError = () => new LlmError(P, `${P} request timed out after ${req.timeoutSecs} s (timeout)`);
   let res: Response;
   try {
     res = await fetch(req.url, {
@@ -168,7 +175,9 @@ async function attemptOnce(
     );
     if (timedOut) throw timeoutError();
     if (req.signal?.aborted) throw e;
-    throw new LlmError(`llm: ${P} connection failed: ${scrub(req, (e as Error).message ?? String(e))}`, true);
+    throw new LlmError(P, `${P} connection failed: ${scrub(req, (e as Error).message ?? String(e))}`, {
+      retryable: true,
+    });
   }
   const latencyMs = Math.round(performance.now() - started);
   req.obs(
@@ -183,10 +192,12 @@ async function attemptOnce(
       try {
         body = parseJson(text);
       } catch {
-        throw new LlmError(`llm: ${P} response is not valid JSON (HTTP ${res.status}, ${text.length} bytes)`);
+        throw new LlmError(P, `${P} response is not valid JSON (HTTP ${res.status}, ${text.length} bytes)`);
       }
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
-        throw new LlmError(`llm: ${P} response is not a JSON object (HTTP ${res.status})`);
+        throw new LlmError(P, `${P} response is not a JSON object (HTTP ${res.status})`, {
+          status: res.status,
+        });
       }
       if (P === "openai") preparseToolArguments(body as Record<string, unknown>);
       return { body: body as Record<string, unknown>, status: res.status, latencyMs };
@@ -195,7 +206,8 @@ async function attemptOnce(
     if (!type.includes("text/event-stream")) {
       await res.body?.cancel();
       throw new LlmError(
-        `llm: ${P} answered a streaming request with content-type '${type}', not text/event-stream`,
+        P,
+        `${P} answered a streaming request with content-type '${type}', not text/event-stream`,
       );
     }
     const acc: StreamAccumulator = P === "anthropic" ? new AnthropicStream() : new OpenAIStream();
@@ -214,17 +226,18 @@ async function attemptOnce(
       if (deadline.expired) throw timeoutError();
       if (e instanceof LlmError) throw e;
       if (req.signal?.aborted) throw e;
-      throw new LlmError(
-        `llm: ${P} stream was cut: ${scrub(req, (e as Error).message ?? String(e))}`,
-        !delivered,
-      );
+      throw new LlmError(P, `${P} stream was cut: ${scrub(req, (e as Error).message ?? String(e))}`, {
+        retryable: !delivered,
+      });
     }
     try {
       const body = acc.finish();
       if (P === "openai") preparseToolArguments(body);
       return { body, status: res.status, latencyMs };
     } catch (e) {
-      if (e instanceof LlmError && !delivered) throw new LlmError(e.message, true);
+      if (e instanceof LlmError && !delivered) {
+        throw new LlmError(P, e.message, { retryable: true });
+      }
       throw e;
     }
   } finally {
@@ -297,7 +310,11 @@ async function httpError(P: WireProvider, res: Response): Promise<LlmError> {
     }
   } catch { /* the status alone is the error */ }
   const retryable = s === 429 || s === 529 || s >= 500;
-  return new LlmError(`llm: ${P} HTTP ${s}${detail}`, retryable, s, retryAfter(res.headers));
+  return new LlmError(P, `${P} HTTP ${s}${detail}`, {
+    retryable,
+    status: s,
+    retryAfterMs: retryAfter(res.headers),
+  });
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

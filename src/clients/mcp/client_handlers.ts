@@ -1,12 +1,12 @@
 /**
- * Server→client requests answered by Lua: `sampling/createMessage`, `elicitation/create` and
- * `roots/list`.
+ * Server→client requests answered by the client's handlers: `sampling/createMessage`,
+ * `elicitation/create` and `roots/list`.
  *
- * Owns the translation between those requests and the Lua handlers of `mcp.set_*_handler`, in
- * both eras: the SDK routes 2025-era push requests and 2026-07-28 `input_required` rounds to the
- * same registered handler, so one Lua function serves both.
+ * Owns the translation between those requests and the handlers (`handlers.ts`; the Lua face
+ * registers them with `mcp.set_*_handler`), in both eras: the SDK routes 2025-era push requests
+ * and 2026-07-28 `input_required` rounds to the same registered handler, so one serves both.
  *
- * Contract with the script (seed README):
+ * Contract with the handler (seed README):
  * - sampling: `handler(params, server_name)` → `{ model, stop_reason, role, content }`;
  *   `content` is a string (one text block) or a content table. No handler → method not found.
  * - elicitation (form mode only): `fn(server_name, message, schema_json)` →
@@ -24,8 +24,7 @@ import {
   ProtocolErrorCode,
 } from "@modelcontextprotocol/client";
 import type { Logger } from "../../obs/log.ts";
-import type { LuaFunctionRef } from "../../json/values.ts";
-import type { LuaBridge, ServerCallbacks } from "./callbacks.ts";
+import type { Handler, ServerHandlers } from "./handlers.ts";
 import { errorText } from "./sdk_errors.ts";
 
 /**
@@ -35,15 +34,14 @@ import { errorText } from "./sdk_errors.ts";
 export function installClientHandlers(
   client: Client,
   name: string,
-  callbacks: () => ServerCallbacks | undefined,
-  lua: LuaBridge,
+  callbacks: () => ServerHandlers | undefined,
   log: Logger,
   whileHandling: <T>(work: () => Promise<T>) => Promise<T>,
 ): void {
-  /** Runs a handler; a Lua error or bad shape becomes a logged internal error. */
-  const run = async <T>(what: string, fn: LuaFunctionRef, args: unknown[], shape: (v: unknown) => T) => {
+  /** Runs a handler; a failure or a bad shape becomes a logged internal error. */
+  const run = async <T>(what: string, fn: Handler, args: unknown[], shape: (v: unknown) => T) => {
     try {
-      const [value] = await whileHandling(() => lua.call(fn, args));
+      const [value] = await whileHandling(() => fn(args));
       return shape(value);
     } catch (e) {
       const msg = `${what} handler for server '${name}' failed: ${errorText(e)}`;

@@ -40,11 +40,11 @@ export class OpenAIStream implements StreamAccumulator {
     try {
       chunk = JSON.parse(ev.data);
     } catch {
-      throw new LlmError("llm: openai stream sent a chunk that is not JSON");
+      throw new LlmError("openai", "openai stream sent a chunk that is not JSON");
     }
     if (chunk.error) {
       const e = chunk.error as Json;
-      throw new LlmError(`llm: openai stream error: ${String(e.message ?? JSON.stringify(e))}`);
+      throw new LlmError("openai", `openai stream error: ${String(e.message ?? JSON.stringify(e))}`);
     }
     for (const k of ["id", "model", "created", "system_fingerprint"]) {
       if (chunk[k] !== undefined && this.#head[k] === undefined) this.#head[k] = chunk[k];
@@ -100,7 +100,7 @@ export class OpenAIStream implements StreamAccumulator {
   finish(): Json {
     if (!this.complete) {
       const why = this.#sawDone ? "[DONE] arrived before a finish_reason" : "it ended before a finish_reason";
-      throw new LlmError(`llm: openai stream was truncated: ${why}`);
+      throw new LlmError("openai", `openai stream was truncated: ${why}`);
     }
     return {
       object: "chat.completion",

@@ -1,10 +1,11 @@
 /**
- * The stdio transport of `mcp.connect`: an MCP server as a child process speaking
- * newline-delimited JSON-RPC on its stdin/stdout.
+ * The stdio transport: an MCP server as a child process speaking newline-delimited JSON-RPC on
+ * its stdin/stdout.
  *
- * Owns: starting the child through the run's process groups (`src/proc/group.ts`, so the child
- * is in its own process group, gets the credential-stripped environment of `child_env.ts` with
- * `opts.env` applied last, and is ended with the run whatever happens); framing; a bounded tail
+ * Owns: starting the child through the `Spawner` it is given (the run's process groups, in
+ * agent-block: the child is in its own process group, gets the run's credential-stripped
+ * environment with the connection's `env` applied last, and is ended with the run whatever
+ * happens — none of which this module needs to know); framing; a bounded tail
  * of the child's stderr (shown in connection errors; each line is also handed to the manager,
  * which logs it at debug level); detecting a
  * child that writes something other than JSON-RPC on stdout; and a description of how the child
@@ -21,7 +22,29 @@
  * connection (the stream can no longer be trusted) and is quoted in the error.
  */
 import { deserializeMessage, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/client";
-import type { ManagedProcess, ProcessGroups } from "../../proc/group.ts";
+
+/** A started child, as the transport uses it. */
+export interface SpawnedProcess {
+  readonly pid: number;
+  readonly child: Deno.ChildProcess;
+  readonly status: Promise<Deno.CommandStatus>;
+  readonly exited: boolean;
+  /** Ends the child (and whatever it started); resolves once it is gone. */
+  terminate(): Promise<void>;
+}
+
+/** Starts children for the transport (throws `Deno.errors.*` like `Deno.Command#spawn`). */
+export interface Spawner {
+  spawn(opts: {
+    cmd: [string, ...string[]];
+    cwd: string;
+    /** Variables applied last, over the environment the spawner gives every child. */
+    env: Record<string, string>;
+    stdin: "piped";
+    stdout: "piped";
+    stderr: "piped";
+  }): SpawnedProcess;
+}
 
 /** How to start the server. */
 export interface StdioServerSpec {
@@ -51,7 +74,7 @@ export class ProcessStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  #proc: ManagedProcess | undefined;
+  #proc: SpawnedProcess | undefined;
   #writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #stderrTail = "";
   #violation: string | undefined;
@@ -67,7 +90,7 @@ export class ProcessStdioTransport implements Transport {
    */
   constructor(
     readonly spec: StdioServerSpec,
-    private readonly procs: ProcessGroups,
+    private readonly procs: Spawner,
     private readonly onStderrLine?: (line: string) => void,
   ) {}
 

@@ -30,7 +30,10 @@ export class AnthropicStream implements StreamAccumulator {
     try {
       d = JSON.parse(ev.data);
     } catch {
-      throw new LlmError(`llm: anthropic stream sent an event that is not JSON (event '${ev.event}')`);
+      throw new LlmError(
+        "anthropic",
+        `anthropic stream sent an event that is not JSON (event '${ev.event}')`,
+      );
     }
     const type = String(d.type ?? ev.event);
     switch (type) {
@@ -57,7 +60,7 @@ export class AnthropicStream implements StreamAccumulator {
       case "content_block_delta": {
         const i = Number(d.index);
         const block = this.#blocks[i];
-        if (!block) throw new LlmError(`llm: anthropic stream sent a delta for unknown block ${i}`);
+        if (!block) throw new LlmError("anthropic", `anthropic stream sent a delta for unknown block ${i}`);
         const delta = d.delta as Json;
         this.#delivered = true;
         switch (delta.type) {
@@ -91,7 +94,7 @@ export class AnthropicStream implements StreamAccumulator {
           try {
             block.input = raw === "" ? {} : JSON.parse(raw);
           } catch {
-            throw new LlmError(`llm: anthropic stream: tool '${block.name}' input is not valid JSON`);
+            throw new LlmError("anthropic", `anthropic stream: tool '${block.name}' input is not valid JSON`);
           }
           this.#partial.delete(i);
         }
@@ -99,7 +102,7 @@ export class AnthropicStream implements StreamAccumulator {
       }
       case "message_delta": {
         if (!this.#message) {
-          throw new LlmError("llm: anthropic stream sent message_delta before message_start");
+          throw new LlmError("anthropic", "anthropic stream sent message_delta before message_start");
         }
         const delta = (d.delta ?? {}) as Json;
         for (const [k, v] of Object.entries(delta)) this.#message[k] = v;
@@ -120,7 +123,9 @@ export class AnthropicStream implements StreamAccumulator {
         const e = (d.error ?? {}) as Json;
         const kind = String(e.type ?? "error");
         const transient = !this.#delivered && (kind === "overloaded_error" || kind === "api_error");
-        throw new LlmError(`llm: anthropic stream error (${kind}): ${String(e.message ?? "")}`, transient);
+        throw new LlmError("anthropic", `anthropic stream error (${kind}): ${String(e.message ?? "")}`, {
+          retryable: transient,
+        });
       }
       default:
         return [];
@@ -129,7 +134,7 @@ export class AnthropicStream implements StreamAccumulator {
 
   finish(): Json {
     if (!this.#done || !this.#message) {
-      throw new LlmError("llm: anthropic stream was truncated: it ended before message_stop", false);
+      throw new LlmError("anthropic", "anthropic stream was truncated: it ended before message_stop");
     }
     return { ...this.#message, content: this.#blocks.filter((b) => b !== undefined) };
   }

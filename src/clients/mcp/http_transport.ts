@@ -1,8 +1,8 @@
 /**
- * The HTTP transports of `mcp.connect_http`: Streamable HTTP (default) and the legacy
- * HTTP+SSE transport (`opts.transport = "sse"`), both from the SDK.
+ * The HTTP transports of the MCP client: Streamable HTTP (default) and the legacy
+ * HTTP+SSE transport (kind `"sse"`), both from the SDK.
  *
- * Owns: choosing the transport and forwarding `opts.headers` on every request the transport
+ * Owns: choosing the transport and forwarding the given headers on every request the transport
  * makes (POSTs, the GET event stream, session DELETE) through a fetch wrapper, which is the one
  * place both SDK transports take it.
  */
