@@ -5,15 +5,9 @@
  * HTTP 404 and 500, the environment given to stdio servers, and cleanup at run end.
  */
 import { join } from "node:path";
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "./assert.ts";
-import { runCli, runLua } from "../../helpers.ts";
-import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startSubscribe, waitFor } from "./peers.ts";
-
-function result(out: { outcome: { status: string } }): string {
-  const o = out.outcome as { status: string; result?: unknown; message?: string };
-  if (o.status === "returned") return String(o.result);
-  return `${o.status}: ${o.message ?? ""}`;
-}
+import assert from "node:assert/strict";
+import { resultOf, returnedValue, runCli, runLua, waitFor } from "../../helpers.ts";
+import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
 
 Deno.test("a wrong command raises naming the server and the command; required=false returns false, err", async () => {
   const out = await runLua(`
@@ -21,15 +15,15 @@ Deno.test("a wrong command raises naming the server and the command; required=fa
     local ok2, err2 = mcp.connect("ghost2", "/nonexistent/mcp-server", {}, { required = false })
     return std.json.encode({ ok = ok, err = err, ok2 = ok2, err2 = err2 })
   `);
-  const r = JSON.parse(result(out));
-  assertEquals(r.ok, false);
-  assertStringIncludes(
+  const r = resultOf(out);
+  assert.deepEqual(r.ok, false);
+  assert.match(
     r.err,
-    "cannot start server 'ghost' (command '/nonexistent/mcp-server'): no such command",
+    /cannot start server 'ghost' \(command '\/nonexistent\/mcp-server'\): no such command/,
   );
-  assertEquals(r.ok2, false);
-  assertStringIncludes(r.err2, "cannot start server 'ghost2'");
-  assertStringIncludes(out.stderr, "[warn]");
+  assert.deepEqual(r.ok2, false);
+  assert.match(r.err2, /cannot start server 'ghost2'/);
+  assert.match(out.stderr, /\[warn\]/);
 });
 
 Deno.test("a server printing non-protocol text on stdout gets an error that says so", async () => {
@@ -39,10 +33,10 @@ Deno.test("a server printing non-protocol text on stdout gets an error that says
   } })
     return tostring(err)
   `);
-  const err = result(out);
-  assertStringIncludes(err, "initialize 'weather' failed");
-  assertStringIncludes(err, "server 'weather' wrote non-protocol text on stdout");
-  assertStringIncludes(err, "Weather server v1.2 starting up");
+  const err = returnedValue(out);
+  assert.match(err, /initialize 'weather' failed/);
+  assert.match(err, /server 'weather' wrote non-protocol text on stdout/);
+  assert.match(err, /Weather server v1\.2 starting up/);
 });
 
 Deno.test("a server dying at start-up: exit code and stderr tail in the error", async () => {
@@ -52,10 +46,10 @@ Deno.test("a server dying at start-up: exit code and stderr tail in the error", 
   } })
     return tostring(err)
   `);
-  const err = result(out);
-  assertStringIncludes(err, "initialize 'crashy' failed");
-  assertStringIncludes(err, "server 'crashy' exited with code 2");
-  assertStringIncludes(err, "boom: missing config file /etc/weather.conf");
+  const err = returnedValue(out);
+  assert.match(err, /initialize 'crashy' failed/);
+  assert.match(err, /server 'crashy' exited with code 2/);
+  assert.match(err, /boom: missing config file \/etc\/weather\.conf/);
 });
 
 Deno.test("a silent server: initialize times out after opts.timeout, naming the server", async () => {
@@ -65,7 +59,7 @@ Deno.test("a silent server: initialize times out after opts.timeout, naming the 
   } }, { timeout = 0.5 })
     return tostring(err)
   `);
-  assertStringIncludes(result(out), "mcp.connect: initialize 'mute' timed out after 0.5 s");
+  assert.match(returnedValue(out), /mcp\.connect: initialize 'mute' timed out after 0\.5 s/);
 });
 
 Deno.test("--mcp-timeout-secs is the default request timeout", async () => {
@@ -75,7 +69,7 @@ Deno.test("--mcp-timeout-secs is the default request timeout", async () => {
     } }); return tostring(err)`,
     { mcpTimeoutSecs: 1 },
   );
-  assertStringIncludes(result(out), "initialize 'mute' timed out after 1 s");
+  assert.match(returnedValue(out), /initialize 'mute' timed out after 1 s/);
 });
 
 Deno.test("a server exiting mid-call: the call fails with its exit code and stderr", async () => {
@@ -85,12 +79,12 @@ Deno.test("a server exiting mid-call: the call fails with its exit code and stde
     local again = mcp.call("echo", "echo", { msg = "x" })
     return std.json.encode({ ok = r.ok, error = r.error, again = again.error })
   `);
-  const r = JSON.parse(result(out));
-  assertEquals(r.ok, false);
-  assertStringIncludes(r.error, "tools/call 'exit_now' on server 'echo' failed");
-  assertStringIncludes(r.error, "server 'echo' exited with code 3");
-  assertStringIncludes(r.error, "exiting mid-call");
-  assertStringIncludes(r.again, "server 'echo' exited with code 3");
+  const r = resultOf(out);
+  assert.deepEqual(r.ok, false);
+  assert.match(r.error, /tools\/call 'exit_now' on server 'echo' failed/);
+  assert.match(r.error, /server 'echo' exited with code 3/);
+  assert.match(r.error, /exiting mid-call/);
+  assert.match(r.again, /server 'echo' exited with code 3/);
 });
 
 async function hangAndProveCancel(connect: string, cancelLog: string): Promise<void> {
@@ -101,10 +95,10 @@ async function hangAndProveCancel(connect: string, cancelLog: string): Promise<v
     local after = mcp.call("echo", "echo", { msg = "still alive" })
     return std.json.encode({ ok = r.ok, error = r.error, after = after.content and after.content[1].text })
   `);
-  const r = JSON.parse(result(out));
-  assertEquals(r.ok, false);
-  assertMatch(r.error, /tools\/call 'hang' on server 'echo' timed out after 1 s \(cancellation sent\)/);
-  assertEquals(r.after, "still alive");
+  const r = resultOf(out);
+  assert.deepEqual(r.ok, false);
+  assert.match(r.error, /tools\/call 'hang' on server 'echo' timed out after 1 s \(cancellation sent\)/);
+  assert.deepEqual(r.after, "still alive");
   // The server saw the cancellation of that request.
   await waitFor(
     async () => {
@@ -114,8 +108,7 @@ async function hangAndProveCancel(connect: string, cancelLog: string): Promise<v
         return false;
       }
     },
-    20_000,
-    "the server to record the cancellation",
+    { what: "the server to record the cancellation" },
   );
 }
 
@@ -179,13 +172,13 @@ Deno.test("HTTP servers answering 404 or 500: connect errors name the server, th
       } })
         return std.json.encode({ a = a, b = b })
       `);
-      const r = JSON.parse(result(out));
-      assertStringIncludes(r.a, "'remote'");
-      assertStringIncludes(r.a, "404");
-      assertStringIncludes(r.a, `http://127.0.0.1:${port}/missing/mcp`);
+      const r = resultOf(out);
+      assert.match(r.a, /'remote'/);
+      assert.match(r.a, /404/);
+      assert.ok(r.a.includes(`http://127.0.0.1:${port}/missing/mcp`), r.a);
       assert(!r.a.includes("s3cret") && !r.a.includes("pw@"), r.a);
-      assertStringIncludes(r.b, "'broken'");
-      assertStringIncludes(r.b, "500");
+      assert.match(r.b, /'broken'/);
+      assert.match(r.b, /500/);
     }
   } finally {
     ac.abort();
@@ -218,16 +211,16 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
     `,
       { projectRoot: project },
     );
-    const r = JSON.parse(result(out));
-    assertEquals(r.a_key, "<unset>");
-    assertEquals(r.a_inh, "inherited");
-    assertEquals(r.b_key, "given");
-    assertEquals(r.b_extra, "x");
-    assertEquals(r.a_cwd, await Deno.realPath(project));
-    assertEquals(r.b_cwd, "/tmp");
-    assertStringIncludes(
+    const r = resultOf(out);
+    assert.deepEqual(r.a_key, "<unset>");
+    assert.deepEqual(r.a_inh, "inherited");
+    assert.deepEqual(r.b_key, "given");
+    assert.deepEqual(r.b_extra, "x");
+    assert.deepEqual(r.a_cwd, await Deno.realPath(project));
+    assert.deepEqual(r.b_cwd, "/tmp");
+    assert.match(
       r.bad,
-      "mcp.connect: argument 4 (opts) field 'env' value for 'PORT' must be a string, got number",
+      /mcp\.connect: argument 4 \(opts\) field 'env' value for 'PORT' must be a string, got number/,
     );
     await Deno.remove(project, { recursive: true });
   } finally {
@@ -244,9 +237,9 @@ Deno.test("servers are disconnected at run end, after an error too; no child sur
   }, "--test-tools", "--cancel-log", ${lq(marker)} }))
     error("script failed on purpose")
   `);
-  assertEquals(out.outcome.status, "failed");
+  assert.deepEqual(out.outcome.status, "failed");
   const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-  assertEquals(new TextDecoder().decode(ps.stdout).trim(), "", "an MCP server outlived the run");
+  assert.deepEqual(new TextDecoder().decode(ps.stdout).trim(), "", "an MCP server outlived the run");
 });
 
 Deno.test("a failing disconnect at exit never changes the exit code", async () => {
@@ -261,8 +254,8 @@ Deno.test("a failing disconnect at exit never changes the exit code", async () =
        print("script done")`,
     );
     const r = await runCli(["-s", script, "--project", dir]);
-    assertEquals(r.code, 0, r.stderr);
-    assertStringIncludes(r.stdout, "script done");
+    assert.deepEqual(r.code, 0, r.stderr);
+    assert.match(r.stdout, /script done/);
     await Deno.remove(dir, { recursive: true });
   } finally {
     await sub.stop();

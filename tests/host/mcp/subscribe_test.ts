@@ -4,7 +4,7 @@
  * `unsubscribe_resource` the periodic updates stop reaching the callback; a server without the
  * capability answers `subscribe_resource` with `ok = false`.
  */
-import { assertEquals, assertStringIncludes } from "./assert.ts";
+import assert from "node:assert/strict";
 import { runLua } from "../../helpers.ts";
 import { lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
 
@@ -33,14 +33,14 @@ Deno.test("resource subscriptions in both eras", async (t) => {
     for (const [era, name] of [["auto", "modern"], ["legacy", "legacy"]]) {
       await t.step(`${name} era`, async () => {
         const out = await runLua(SCRIPT(sub!.url, era));
-        assertEquals(out.outcome.status, "returned", out.stderr);
+        assert.deepEqual(out.outcome.status, "returned", out.stderr);
         const r = JSON.parse(String((out.outcome as { value: string }).value));
-        assertEquals(r.era, name);
-        assertEquals(r.ok, true);
-        assertEquals(r.got >= 2, true, `updates: ${r.got}`);
-        assertEquals(r.last, "sub:resource_update:s:sub://counter");
-        assertEquals(r.un, true);
-        assertEquals(r.stopped, true);
+        assert.deepEqual(r.era, name);
+        assert.deepEqual(r.ok, true);
+        assert.deepEqual(r.got >= 2, true, `updates: ${r.got}`);
+        assert.deepEqual(r.last, "sub:resource_update:s:sub://counter");
+        assert.deepEqual(r.un, true);
+        assert.deepEqual(r.stopped, true);
       });
     }
     echo = await startEchoHttp();
@@ -50,8 +50,8 @@ Deno.test("resource subscriptions in both eras", async (t) => {
         return std.json.encode(mcp.subscribe_resource("e", "text://hello"))
       `);
       const r = JSON.parse(String((out.outcome as { value: string }).value));
-      assertEquals(r.ok, false);
-      assertStringIncludes(r.error, "resources/subscribe 'text://hello' on server 'e' failed");
+      assert.deepEqual(r.ok, false);
+      assert.match(r.error, /resources\/subscribe 'text:\/\/hello' on server 'e' failed/);
     });
   } finally {
     await sub?.stop();
