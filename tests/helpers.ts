@@ -1,7 +1,16 @@
 /**
- * Shared test helpers: run Lua in-process through the real run path, or the real CLI as a
- * subprocess. Every test that needs the engine goes through `runLua` (one engine per call, the
- * shared wasm module reused), so the suite pays the wasm start-up once per test file.
+ * The one shared test support module: run Lua in-process through the real run path (`runLua`,
+ * `evalLua`) or the real CLI as a subprocess (`runCli`); give a run its environment (`testEnv`);
+ * make temporary directories and projects (`tempDir`, `tempProject`, `writeTree`); read what a run
+ * returned (`returnedValue`, `resultOf`); wait for a condition (`waitFor`); and the expected event
+ * kinds of an agent run (`agentRunKinds`).
+ *
+ * Every test that needs the engine goes through `runLua` (one engine per call, the shared wasm
+ * module reused), so the suite pays the wasm start-up once per test file. Nothing here mutates
+ * the process environment (`withEnv` is the deprecated exception, on its way out): the suite runs
+ * test files in parallel, in one process per file, so a test passes variables to its run
+ * (`testEnv`) or to its subprocess (`runCli`'s `env`). Temporary directories made here are
+ * removed when the test file's module unloads, after its last test.
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,7 +48,8 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
 
 /**
  * Runs Lua `source` in-process (inline chunk named `name`, default `test.lua`) and captures its
- * output. `spec` overrides any RunSpec field (projectRoot defaults to a fresh temp dir, `env` to
+ * output. `spec` overrides any RunSpec field (projectRoot defaults to a fresh `tempDir()`, removed
+ * when the test file ends, so a test may still read what the run left there; `env` to
  * `testEnv()`, `cwd` to the project root).
  */
 export async function runLua(
@@ -48,7 +58,7 @@ export async function runLua(
 ): Promise<LuaRun> {
   const out: Uint8Array[] = [];
   const err: Uint8Array[] = [];
-  const projectRoot = spec.projectRoot ?? await Deno.makeTempDir({ prefix: "ab_test_" });
+  const projectRoot = spec.projectRoot ?? await tempDir();
   const outcome = await runBlock({
     script: { source, name: spec.name ?? "test.lua", dir: projectRoot },
     stdout: (b) => out.push(b.slice()),
@@ -85,6 +95,34 @@ export async function evalLua(
   return v instanceof Uint8Array ? new TextDecoder().decode(v) : v;
 }
 
+/**
+ * The text a run returned (bytes decoded as UTF-8). Fails naming the outcome (and the run's
+ * stderr, given a `LuaRun`) when the run did not return, or returned nothing.
+ */
+export function returnedValue(run: LuaRun | Outcome): string {
+  const outcome = "outcome" in run ? run.outcome : run;
+  const stderr = "outcome" in run ? `\nstderr: ${run.stderr}` : "";
+  if (outcome.status !== "returned") {
+    throw new Error(`the run did not return: ${JSON.stringify(outcome)}${stderr}`);
+  }
+  if (outcome.value === undefined) throw new Error(`the run returned nothing${stderr}`);
+  return outcome.value instanceof Uint8Array ? new TextDecoder().decode(outcome.value) : outcome.value;
+}
+
+/**
+ * The value a run returned, parsed as JSON (the chunk ends `return std.json.encode(...)`). Fails
+ * as `returnedValue` does, and when the value is not JSON, quoting it.
+ */
+// deno-lint-ignore no-explicit-any
+export function resultOf(run: LuaRun | Outcome): any {
+  const text = returnedValue(run);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`the run returned ${JSON.stringify(text)}, which is not JSON: ${(e as Error).message}`);
+  }
+}
+
 /** Result of running the CLI. */
 export interface CliRun {
   code: number;
@@ -119,15 +157,105 @@ export async function runCli(
   };
 }
 
-/** A fresh temporary directory, removed when the returned disposer runs. */
+/** Directories `tempDir` made in this test module, removed when the module unloads. */
+const made: string[] = [];
+globalThis.addEventListener("unload", () => {
+  for (const dir of made) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) console.error(`could not remove ${dir}: ${e}`);
+    }
+  }
+});
+
+/**
+ * A fresh temporary directory (under the system temp dir, named `prefix` + random), removed with
+ * everything in it when the test file's module unloads, after its last test. A test removing it
+ * earlier is fine.
+ */
 export async function tempDir(prefix = "ab_test_"): Promise<string> {
-  return await Deno.makeTempDir({ prefix });
+  const dir = await Deno.makeTempDir({ prefix });
+  made.push(dir);
+  return dir;
 }
 
 /**
+ * A fresh temporary project: a `tempDir(prefix)` with `files` (relative path → content) written
+ * into it, directories created. Returns its absolute path.
+ */
+export async function tempProject(files: Record<string, string> = {}, prefix = "ab_proj_"): Promise<string> {
+  const root = await tempDir(prefix);
+  writeTree(root, files);
+  return root;
+}
+
+/**
+ * Polls `condition` (every 20 ms, sync or async) until it holds. The deadline is generous
+ * (`timeoutMs`, default 20 s) because it only bounds a failing test: a passing one returns as
+ * soon as the condition holds, so nothing depends on how fast the machine is. The condition is
+ * checked once more at the deadline; then it throws `timed out after N ms waiting for <what>`.
+ */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  opts: { what: string; timeoutMs?: number },
+): Promise<void> {
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() >= deadline) {
+      if (await condition()) return;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.what}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The shape of an agent run's log, for `agentRunKinds`. */
+export interface AgentRunShape {
+  /**
+   * One entry per model turn, in order: the number of tool calls the turn's response made (each
+   * logged as `tool_call` then `tool_result`), or `"failed"` for a turn whose model call failed
+   * (`llm_call_failed`, after which the loop ends). `[1, 0]`: one tool call, then the answer.
+   */
+  turns: (number | "failed")[];
+  /** Each turn ends with a `budget_charge` (a kernel session with a budget). Default false. */
+  budgetCharges?: boolean;
+  /** `agent.run` ended the loop with an `agent_result`. Default true. */
+  agentResult?: boolean;
+  /** The session is closed (`session_close`). Default true (false: read before the close). */
+  closed?: boolean;
+}
+
+/**
+ * The event kinds an agent run leaves in the knl log, in order: `session_open`, `msg_user`, then
+ * per turn `llm_request` and `llm_response` (or `llm_call_failed`), a `tool_call`/`tool_result`
+ * pair per tool call, a `budget_charge` if charged; then `agent_result` and `session_close`.
+ */
+export function agentRunKinds(shape: AgentRunShape): string[] {
+  const kinds = ["session_open", "msg_user"];
+  for (const turn of shape.turns) {
+    kinds.push("llm_request");
+    if (turn === "failed") {
+      kinds.push("llm_call_failed");
+      continue;
+    }
+    kinds.push("llm_response");
+    for (let i = 0; i < turn; i++) kinds.push("tool_call", "tool_result");
+    if (shape.budgetCharges) kinds.push("budget_charge");
+  }
+  if (shape.agentResult ?? true) kinds.push("agent_result");
+  if (shape.closed ?? true) kinds.push("session_close");
+  return kinds;
+}
+
+/**
+ * @deprecated Mutates the process environment, which tests must not do (the suite runs files in
+ * parallel): pass variables to the run (`runLua(src, { env: testEnv({...}) })`) or to the
+ * subprocess (`runCli(args, { env })`). Being removed with its last uses.
+ *
  * Runs `f` with `vars` set in this process's environment, after removing every name in `clear`;
- * restores the previous values afterwards, whatever happens. The environment is the process's:
- * this is why `deno task test` runs test files one at a time (parallel workers would see it).
+ * restores the previous values afterwards, whatever happens.
  */
 export async function withEnv<T>(
   vars: Record<string, string>,
@@ -142,6 +270,13 @@ export async function withEnv<T>(
     return await f();
   } finally {
     for (const [k, v] of Object.entries(saved)) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+  }
+}
+
+/** Fails unless `actual` contains `expected`, showing `actual` (a literal substring, not a pattern). */
+export function assertIncludes(actual: string, expected: string, msg?: string): void {
+  if (!actual.includes(expected)) {
+    throw new Error(`${msg ? msg + ": " : ""}expected to find ${JSON.stringify(expected)} in:\n${actual}`);
   }
 }
 

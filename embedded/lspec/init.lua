@@ -2,69 +2,142 @@
 --
 -- `describe(name, fn)` groups, `it(name, fn)` is one test, `before(fn)` / `after(fn)` run around
 -- every `it` of the group they are declared in (and of nested groups), outermost first.
+-- `before_all(fn)` / `after_all(fn)` run once per group, inside a `describe` only: `before_all`
+-- just before the group's first `it` (nested groups' included), `after_all` when the group's
+-- `describe` body has finished, and only if an `it` of the group ran. Use them for a group's
+-- setup and teardown instead of an `it` that asserts nothing.
 -- `expect(v)` chains lust's words: `.to`, `.to_not` (also `.not_to`), `.be`, `.a`/`.an`, `.have`,
 -- ending in `.equal(x)` (deep), `.be(x)` (identity), `.be.truthy()`, `.be.a(type)`, `.exist()`,
 -- `.match(pattern)`, `.have(value)`, `.fail()` and `.fail.with(pattern)`.
 --
 -- Invariants: a failing `it` never stops the file; an error outside any `it` is recorded as a
--- failure of the file itself; results are plain data (`results()`), so a host can count them.
--- Specs need no network and no keys: they run in the same host as blocks, with `std.*` available.
+-- failure of the file itself; a failing `before_all` is one failure and every `it` of its group
+-- then fails as not run; a failing `after_all` is a failure (never swallowed); results are plain
+-- data (`results()`), so a host can count them. `new()` makes a separate runner with its own
+-- groups and results (lspec's own specs drive one). Specs need no network and no keys: they run
+-- in the same host as blocks, with `std.*` available.
 local M = {}
 
-local groups = { { name = nil, befores = {}, afters = {} } }
-local results = { passed = 0, failed = 0, failures = {} }
-local out = {}
+--- A runner: describe/it/hooks with their own groups and results. The module is one of them.
+local function new_runner()
+  local R = {}
+  local groups = { { name = nil, befores = {}, afters = {}, before_alls = {}, after_alls = {} } }
+  local results = { passed = 0, failed = 0, failures = {} }
+  local out = {}
 
-local function emit(line) out[#out + 1] = line end
-local function indent() return string.rep("  ", #groups - 1) end
+  local function emit(line) out[#out + 1] = line end
+  local function indent() return string.rep("  ", #groups - 1) end
 
-function M.describe(name, fn)
-  emit(indent() .. tostring(name))
-  groups[#groups + 1] = { name = name, befores = {}, afters = {} }
-  local ok, err = xpcall(fn, debug.traceback)
-  groups[#groups] = nil
-  if not ok then
-    results.failed = results.failed + 1
-    results.failures[#results.failures + 1] = { name = tostring(name) .. " (describe)", error = tostring(err) }
-    emit(indent() .. "  FAIL " .. tostring(name) .. " (error while describing)")
-    emit(indent() .. "    " .. tostring(err):gsub("\n", "\n" .. indent() .. "    "))
+  local function full_name(name, depth)
+    local parts = {}
+    for i = 2, depth or #groups do parts[#parts + 1] = tostring(groups[i].name) end
+    if name ~= nil then parts[#parts + 1] = tostring(name) end
+    return table.concat(parts, " / ")
   end
-end
 
-function M.before(fn) local g = groups[#groups]; g.befores[#g.befores + 1] = fn end
-function M.after(fn) local g = groups[#groups]; g.afters[#g.afters + 1] = fn end
-
-local function full_name(name)
-  local parts = {}
-  for i = 2, #groups do parts[#parts + 1] = tostring(groups[i].name) end
-  parts[#parts + 1] = tostring(name)
-  return table.concat(parts, " / ")
-end
-
-function M.it(name, fn)
-  local ok, err = true, nil
-  for i = 1, #groups do
-    for _, b in ipairs(groups[i].befores) do
-      if ok then ok, err = xpcall(b, debug.traceback, name) end
-    end
-  end
-  if ok then ok, err = xpcall(fn, debug.traceback) end
-  for i = #groups, 1, -1 do
-    for _, a in ipairs(groups[i].afters) do
-      local aok, aerr = xpcall(a, debug.traceback, name)
-      if ok and not aok then ok, err = aok, aerr end
-    end
-  end
-  if ok then
-    results.passed = results.passed + 1
-    emit(indent() .. "PASS " .. tostring(name))
-  else
+  local function fail(name, err, line)
     results.failed = results.failed + 1
     local msg = tostring(err)
-    results.failures[#results.failures + 1] = { name = full_name(name), error = msg }
-    emit(indent() .. "FAIL " .. tostring(name))
+    results.failures[#results.failures + 1] = { name = name, error = msg }
+    emit(indent() .. "FAIL " .. line)
     emit(indent() .. "  " .. msg:gsub("\n", "\n" .. indent() .. "  "))
   end
+
+  function R.describe(name, fn)
+    emit(indent() .. tostring(name))
+    local g = { name = name, befores = {}, afters = {}, before_alls = {}, after_alls = {}, entered = false }
+    groups[#groups + 1] = g
+    local ok, err = xpcall(fn, debug.traceback)
+    if g.entered then
+      for _, a in ipairs(g.after_alls) do
+        local aok, aerr = xpcall(a, debug.traceback)
+        if not aok then fail(full_name("(after_all)"), aerr, "(after_all of " .. tostring(name) .. ")") end
+      end
+    end
+    groups[#groups] = nil
+    if not ok then
+      results.failed = results.failed + 1
+      results.failures[#results.failures + 1] = { name = tostring(name) .. " (describe)", error = tostring(err) }
+      emit(indent() .. "  FAIL " .. tostring(name) .. " (error while describing)")
+      emit(indent() .. "    " .. tostring(err):gsub("\n", "\n" .. indent() .. "    "))
+    end
+  end
+
+  local function hook(kind, list)
+    return function(fn)
+      if type(fn) ~= "function" then error(kind .. "(fn): fn must be a function, got " .. type(fn), 2) end
+      if #groups == 1 and (kind == "before_all" or kind == "after_all") then
+        error(kind .. "(fn) must be called inside describe", 2)
+      end
+      local g = groups[#groups]
+      g[list][#g[list] + 1] = fn
+    end
+  end
+  R.before = hook("before", "befores")
+  R.after = hook("after", "afters")
+  R.before_all = hook("before_all", "before_alls")
+  R.after_all = hook("after_all", "after_alls")
+
+  --- Runs the before_all hooks of every group not entered yet, outermost first; the name of the
+  --- first group whose setup failed (now or earlier), or nil.
+  local function enter()
+    for i = 2, #groups do
+      local g = groups[i]
+      if not g.entered then
+        g.entered = true
+        for _, b in ipairs(g.before_alls) do
+          local ok, err = xpcall(b, debug.traceback)
+          if not ok then
+            g.setup_failed = true
+            fail(full_name("(before_all)", i), err, "(before_all of " .. tostring(g.name) .. ")")
+            break
+          end
+        end
+      end
+      if g.setup_failed then return tostring(g.name) end
+    end
+    return nil
+  end
+
+  function R.it(name, fn)
+    local broken = enter()
+    if broken then
+      return fail(full_name(name), "not run: before_all of '" .. broken .. "' failed", tostring(name))
+    end
+    local ok, err = true, nil
+    for i = 1, #groups do
+      for _, b in ipairs(groups[i].befores) do
+        if ok then ok, err = xpcall(b, debug.traceback, name) end
+      end
+    end
+    if ok then ok, err = xpcall(fn, debug.traceback) end
+    for i = #groups, 1, -1 do
+      for _, a in ipairs(groups[i].afters) do
+        local aok, aerr = xpcall(a, debug.traceback, name)
+        if ok and not aok then ok, err = aok, aerr end
+      end
+    end
+    if ok then
+      results.passed = results.passed + 1
+      emit(indent() .. "PASS " .. tostring(name))
+    else
+      fail(full_name(name), err, tostring(name))
+    end
+  end
+
+  --- Records an error raised outside of any `it` (while loading the spec file).
+  function R.file_error(err)
+    results.failed = results.failed + 1
+    results.failures[#results.failures + 1] = { name = "(spec file)", error = tostring(err) }
+    emit("FAIL (error outside of it): " .. tostring(err))
+  end
+
+  --- Counts and failures so far; `output` holds the report lines.
+  function R.results()
+    return { passed = results.passed, failed = results.failed, failures = results.failures, output = out }
+  end
+
+  return R
 end
 
 -- expect ----------------------------------------------------------------------------------------
@@ -173,22 +246,15 @@ end
 
 function M.expect(v) return new(v, false) end
 
---- Records an error raised outside of any `it` (while loading the spec file).
-function M.file_error(err)
-  results.failed = results.failed + 1
-  results.failures[#results.failures + 1] = { name = "(spec file)", error = tostring(err) }
-  emit("FAIL (error outside of it): " .. tostring(err))
-end
+for k, v in pairs(new_runner()) do M[k] = v end
+M.new = new_runner
 
---- Sets describe/it/before/after/expect (and `lust`) as globals, as lust users expect.
+--- Sets describe/it/before/after/before_all/after_all/expect (and `lust`) as globals, as lust
+--- users expect.
 function M.expose()
   describe, it, before, after, expect = M.describe, M.it, M.before, M.after, M.expect
+  before_all, after_all = M.before_all, M.after_all
   lust = M
-end
-
---- Counts and failures so far; `output` holds the report lines.
-function M.results()
-  return { passed = results.passed, failed = results.failed, failures = results.failures, output = out }
 end
 
 return M

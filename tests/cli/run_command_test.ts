@@ -4,17 +4,12 @@
  * src/config/*, src/blocks/registry.ts).
  */
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { runCli } from "../helpers.ts";
+import { join } from "node:path";
+import { runCli, tempProject } from "../helpers.ts";
 
 /** A fresh project directory with `files` written into it, and a private AGENT_BLOCK_HOME. */
 async function project(files: Record<string, string> = {}) {
-  const root = await Deno.makeTempDir({ prefix: "ab_cli_" });
-  for (const [rel, content] of Object.entries(files)) {
-    const p = join(root, rel);
-    Deno.mkdirSync(dirname(p), { recursive: true });
-    Deno.writeTextFileSync(p, content);
-  }
+  const root = await tempProject(files, "ab_cli_");
   const home = join(root, "_home");
   const cli = (args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}) =>
     runCli(args, { cwd: root, stdin: opts.stdin, env: { AGENT_BLOCK_HOME: home, ...opts.env } });

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI } from "../helpers.ts";
+import { CLI, waitFor } from "../helpers.ts";
 
 /** True while a process with this pid exists and is not a zombie. */
 function alive(pid: number): boolean {
@@ -28,15 +28,6 @@ function groupAlive(pgid: number): boolean {
     } catch { /* exited meanwhile */ }
   }
   return false;
-}
-
-async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return cond();
 }
 
 const SCRIPTS: Record<string, string> = {
@@ -77,8 +68,11 @@ for (const [what, script] of Object.entries(SCRIPTS)) {
     ]);
     assert.equal(status.code, 130, stderr);
     assert.match(stderr, /stopped: received SIGTERM/);
-    assert.ok(await waitFor(() => !alive(pid), 5000), `child ${pid} outlived agent-block`);
+    await waitFor(() => !alive(pid), { timeoutMs: 5000, what: `child ${pid} to end with agent-block` });
     // The child led its own group (setsid); nothing of that group may remain.
-    assert.ok(await waitFor(() => !groupAlive(pid), 5000), `process group ${pid} outlived agent-block`);
+    await waitFor(() => !groupAlive(pid), {
+      timeoutMs: 5000,
+      what: `process group ${pid} to end with agent-block`,
+    });
   });
 }

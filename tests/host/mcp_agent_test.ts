@@ -15,8 +15,8 @@
  * `agent-block knl export`.
  */
 import { join } from "node:path";
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "./mcp/assert.ts";
-import { REPO_ROOT, runCli, runLua } from "../helpers.ts";
+import assert from "node:assert/strict";
+import { agentRunKinds, REPO_ROOT, resultOf, runCli, runLua } from "../helpers.ts";
 import {
   DENO,
   ECHO,
@@ -76,12 +76,6 @@ local function log_of(r)
   return out
 end
 `;
-
-function resultOf(run: { outcome: { status: string }; stderr: string }): Json {
-  const o = run.outcome as { status: string; value?: string };
-  if (o.status !== "returned") throw new Error(`run failed: ${JSON.stringify(run.outcome)}\n${run.stderr}`);
-  return JSON.parse(String(o.value));
-}
 
 interface Ev {
   kind: string;
@@ -191,16 +185,16 @@ Deno.test({
             { projectRoot: dir },
           );
           const r = resultOf(run);
-          assertEquals(r.err, undefined, run.stderr);
-          assertEquals(r.ok, true);
-          assertEquals(r.content, "all done");
-          assertEquals(r.connected_at_first_call, true);
-          assertEquals(r.alive_during, 1, "the marker finds the live stdio server");
+          assert.deepEqual(r.err, undefined, run.stderr);
+          assert.deepEqual(r.ok, true);
+          assert.deepEqual(r.content, "all done");
+          assert.deepEqual(r.connected_at_first_call, true);
+          assert.deepEqual(r.alive_during, 1, "the marker finds the live stdio server");
 
           const log = r.log as Ev[];
           // Every model request offered the same namespaced list (meta tools of both servers).
           const offered = toolsOffered(log);
-          assertEquals(offered.length, 3);
+          assert.deepEqual(offered.length, 3);
           for (const o of offered) {
             for (
               const n of [
@@ -222,7 +216,7 @@ Deno.test({
           // MCP calls as tool_call / tool_result pairs, like Lua tools.
           const calls = log.filter((e) => e.kind === "tool_call");
           const results = log.filter((e) => e.kind === "tool_result");
-          assertEquals(calls.map((e) => e.data.name), [
+          assert.deepEqual(calls.map((e) => e.data.name), [
             "echo__echo",
             "web__echo",
             "echo__slow_echo",
@@ -231,31 +225,31 @@ Deno.test({
             "web__mcp_get_prompt",
             "echo__mcp_list_resources",
           ]);
-          assertEquals(results.map((e) => e.data.id), ["c1", "c2", "c3", "c3w", "c4", "c5", "c6"]);
-          for (const e of results) assertEquals(e.data.is_error, false, JSON.stringify(e.data));
+          assert.deepEqual(results.map((e) => e.data.id), ["c1", "c2", "c3", "c3w", "c4", "c5", "c6"]);
+          for (const e of results) assert.deepEqual(e.data.is_error, false, JSON.stringify(e.data));
           const content = results.map((e) => String(e.data.content));
-          assertMatch(content[0], /^from stdio\nsampling: sampled:\d$/);
-          assertMatch(content[1], /^from http\nsampling: sampled:\d$/);
-          assertEquals(content[2], "slow");
-          assertEquals(content[3], "slow web");
-          assertStringIncludes(content[4], "hello world");
-          assertStringIncludes(content[5], "hello, agent");
-          assertStringIncludes(content[6], "text://note");
-          assertEquals(calls[0].data.input, { msg: "from stdio" });
+          assert.match(content[0], /^from stdio\nsampling: sampled:\d$/);
+          assert.match(content[1], /^from http\nsampling: sampled:\d$/);
+          assert.deepEqual(content[2], "slow");
+          assert.deepEqual(content[3], "slow web");
+          assert.match(content[4], /hello world/);
+          assert.match(content[5], /hello, agent/);
+          assert.match(content[6], /text:\/\/note/);
+          assert.deepEqual(calls[0].data.input, { msg: "from stdio" });
 
           // sampling = fn answered both servers
-          assertEquals((r.samples as string[]).length, 2);
+          assert.deepEqual((r.samples as string[]).length, 2);
           // progress envelopes, the last one included
           const progress = r.progress as Json[];
-          assertEquals(progress.length, 5);
-          assertEquals(progress.map((p) => [p.server, p.progress, p.total]), [
+          assert.deepEqual(progress.length, 5);
+          assert.deepEqual(progress.map((p) => [p.server, p.progress, p.total]), [
             ["echo", 1, 3],
             ["echo", 2, 3],
             ["echo", 3, 3],
             ["web", 1, 2],
             ["web", 2, 2],
           ]);
-          assertEquals(Object.keys(progress[2]).sort(), [
+          assert.deepEqual(Object.keys(progress[2]).sort(), [
             "message",
             "progress",
             "server",
@@ -263,22 +257,22 @@ Deno.test({
             "total",
             "type",
           ]);
-          assertEquals(progress[2].type, "progress");
-          assertEquals(progress[2].server, "echo");
-          assertEquals(progress[2].progress, 3);
-          assertEquals(progress[2].total, 3);
-          assertEquals(progress[2].message, "step 3/3");
+          assert.deepEqual(progress[2].type, "progress");
+          assert.deepEqual(progress[2].server, "echo");
+          assert.deepEqual(progress[2].progress, 3);
+          assert.deepEqual(progress[2].total, 3);
+          assert.deepEqual(progress[2].message, "step 3/3");
           // log envelopes: 5 per echo call, from each server
           const logs = r.logs as Json[];
-          assertEquals(logs.filter((l) => l.server === "echo").length, 5);
-          assertEquals(logs.filter((l) => l.server === "web").map((l) => l.data), [
+          assert.deepEqual(logs.filter((l) => l.server === "echo").length, 5);
+          assert.deepEqual(logs.filter((l) => l.server === "web").map((l) => l.data), [
             "tick 1",
             "tick 2",
             "tick 3",
             "tick 4",
             "tick 5",
           ]);
-          assertEquals(logs[0], {
+          assert.deepEqual(logs[0], {
             type: "log",
             server: "echo",
             level: "info",
@@ -289,10 +283,10 @@ Deno.test({
           assert(!run.stderr.includes("mcp progress:") && !run.stderr.includes("mcp log:"), run.stderr);
 
           // disconnected once the run returned, the stdio child gone
-          assertEquals((r.after as Json).ok, false);
-          assertStringIncludes(String((r.after as Json).error), "no server named 'echo'");
-          assertEquals((r.after_web as Json).ok, false);
-          assertEquals(r.alive, 0);
+          assert.deepEqual((r.after as Json).ok, false);
+          assert.match(String((r.after as Json).error), /no server named 'echo'/);
+          assert.deepEqual((r.after_web as Json).ok, false);
+          assert.deepEqual(r.alive, 0);
         },
       );
 
@@ -325,19 +319,19 @@ Deno.test({
           { projectRoot: dir },
         );
         const r = resultOf(run);
-        assertEquals(r.err, undefined, run.stderr);
-        assertEquals(r.ok, true);
+        assert.deepEqual(r.err, undefined, run.stderr);
+        assert.deepEqual(r.ok, true);
         const [first] = toolsOffered(r.log as Ev[]);
         // bench = echo's noop (_meta.group), web = every tool of the HTTP server, default = lua_default
-        assertEquals(first, ["echo__noop", "lua_default", "web__echo", "web__slow_echo"]);
-        assertEquals(r.g_meta, "bench");
-        assertEquals(r.g_server, "echo");
+        assert.deepEqual(first, ["echo__noop", "lua_default", "web__echo", "web__slow_echo"]);
+        assert.deepEqual(r.g_meta, "bench");
+        assert.deepEqual(r.g_server, "echo");
         const results = (r.log as Ev[]).filter((e) => e.kind === "tool_result");
-        assertEquals(results.map((e) => [e.data.name, e.data.is_error]), [["echo__noop", false], [
+        assert.deepEqual(results.map((e) => [e.data.name, e.data.is_error]), [["echo__noop", false], [
           "web__echo",
           false,
         ]]);
-        assertEquals(r.alive, 0);
+        assert.deepEqual(r.alive, 0);
       });
 
       await t.step("tools/list_changed refreshes the tools before the next model call", async () => {
@@ -363,14 +357,14 @@ Deno.test({
           { projectRoot: dir },
         );
         const r = resultOf(run);
-        assertEquals(r.err, undefined, run.stderr);
+        assert.deepEqual(r.err, undefined, run.stderr);
         const log = r.log as Ev[];
         const added = String(log.find((e) => e.kind === "tool_result")!.data.content);
-        assertMatch(added, /^extra_/);
+        assert.match(added, /^extra_/);
         const offered = toolsOffered(log);
         assert(!offered[0].includes("echo__" + added), "not offered before the bump");
         assert(offered[1].includes("echo__" + added), `offered after the bump: ${offered[1]}`);
-        assertEquals(r.alive, 0);
+        assert.deepEqual(r.alive, 0);
       });
 
       await t.step("a failing run still disconnects every server", async () => {
@@ -394,10 +388,10 @@ Deno.test({
           { projectRoot: dir },
         );
         const r = resultOf(run);
-        assertEquals(r.ok, false);
-        assertEquals(r.stop, "error");
-        assertStringIncludes(String(r.err), "ran out");
-        assertEquals([r.echo, r.web, r.alive], [false, false, 0]);
+        assert.deepEqual(r.ok, false);
+        assert.deepEqual(r.stop, "error");
+        assert.match(String(r.err), /ran out/);
+        assert.deepEqual([r.echo, r.web, r.alive], [false, false, 0]);
       });
 
       await t.step("a cancelled agent.run task disconnects its servers; the script goes on", async () => {
@@ -438,10 +432,10 @@ Deno.test({
           { projectRoot: dir },
         );
         const r = resultOf(run);
-        assertEquals(r.ok, false);
-        assertStringIncludes(String(r.err), "cancelled");
-        assertEquals(r.alive_before, 1);
-        assertEquals([r.echo, r.alive], [false, 0], run.stderr);
+        assert.deepEqual(r.ok, false);
+        assert.match(String(r.err), /cancelled/);
+        assert.deepEqual(r.alive_before, 1);
+        assert.deepEqual([r.echo, r.alive], [false, 0], run.stderr);
         assert(!run.stderr.includes("[warn]"), run.stderr);
       });
     } finally {
@@ -486,22 +480,26 @@ Deno.test({
       { projectRoot: dir },
     );
     const r = resultOf(run);
-    assertEquals(r.err, undefined, run.stderr);
+    assert.deepEqual(r.err, undefined, run.stderr);
     const [offered] = toolsOffered(r.log as Ev[]);
-    assertEquals(offered.filter((n) => n.startsWith("plain__")), ["plain__args", "plain__cwd", "plain__env"]);
+    assert.deepEqual(offered.filter((n) => n.startsWith("plain__")), [
+      "plain__args",
+      "plain__cwd",
+      "plain__env",
+    ]);
     assert(
       offered.includes("echo__mcp_read_resource") && offered.includes("echo__mcp_get_prompt"),
       String(offered),
     );
-    assertStringIncludes(
+    assert.match(
       run.stderr,
-      "[info] test.lua: mcp_tools: server 'plain' does not declare resources; enable_resources skipped",
+      /\[info\] test\.lua: mcp_tools: server 'plain' does not declare resources; enable_resources skipped/,
     );
-    assertStringIncludes(run.stderr, "server 'plain' does not declare prompts; enable_prompts skipped");
-    assertStringIncludes(run.stderr, "server 'plain' does not declare logging; log options skipped");
-    assertStringIncludes(run.stderr, "mcp progress: server=echo token=");
-    assertStringIncludes(run.stderr, "p=2/2 msg=step 2/2");
-    assertStringIncludes(run.stderr, "mcp log: server=echo logger=echo data=tick 5");
+    assert.match(run.stderr, /server 'plain' does not declare prompts; enable_prompts skipped/);
+    assert.match(run.stderr, /server 'plain' does not declare logging; log options skipped/);
+    assert.match(run.stderr, /mcp progress: server=echo token=/);
+    assert.match(run.stderr, /p=2\/2 msg=step 2\/2/);
+    assert.match(run.stderr, /mcp log: server=echo logger=echo data=tick 5/);
     assert(!run.stderr.includes("[warn]") && !run.stderr.includes("[error]"), run.stderr);
   },
 });
@@ -542,19 +540,19 @@ Deno.test({
       { projectRoot: dir },
     );
     const r = resultOf(run);
-    assertEquals(r.err, undefined, run.stderr);
-    assertEquals(run.stdout, "stdout is the script's\n");
-    assertEquals(r.empty, [{ ok: true, tools: [] }, { ok: true, prompts: [] }]);
+    assert.deepEqual(r.err, undefined, run.stderr);
+    assert.deepEqual(run.stdout, "stdout is the script's\n");
+    assert.deepEqual(r.empty, [{ ok: true, tools: [] }, { ok: true, prompts: [] }]);
     const offered = toolsOffered(r.log as Ev[]);
     // the broken server is gone from the list, its meta tools included, on every turn
-    assertEquals(offered, [
+    assert.deepEqual(offered, [
       ["docs__mcp_list_resources", "docs__mcp_read_resource"],
       ["docs__mcp_list_resources", "docs__mcp_read_resource"],
     ]);
     const warns = run.stderr.split("\n").filter((l) => l.includes("[warn]"));
-    assertEquals(warns.length, 1, run.stderr);
-    assertStringIncludes(warns[0], "skipping server 'broken'");
-    assertStringIncludes(warns[0], "tool registry unavailable");
+    assert.deepEqual(warns.length, 1, run.stderr);
+    assert.match(warns[0], /skipping server 'broken'/);
+    assert.match(warns[0], /tool registry unavailable/);
   },
 });
 
@@ -587,23 +585,25 @@ if not r.ok then error(r.error, 0) end
 `,
     );
     const r = await runCli(["-s", "required.lua", "-p", "."], { cwd: dir });
-    assertEquals(r.code, 1, r.stderr);
-    assertStringIncludes(
+    assert.deepEqual(r.code, 1, r.stderr);
+    assert.ok(
+      r.stderr.includes(
+        "agent.run: mcp_tools.connect: required server 'crashy' failed: mcp.connect: initialize 'crashy' failed: " +
+          "server 'crashy' exited with code 2; stderr tail:",
+      ),
       r.stderr,
-      "agent.run: mcp_tools.connect: required server 'crashy' failed: mcp.connect: initialize 'crashy' failed: " +
-        "server 'crashy' exited with code 2; stderr tail:",
     );
     assert(!r.stderr.includes("embedded/"), `no position inside the embedded modules: ${r.stderr}`);
-    assertStringIncludes(r.stderr, "boom: missing config file /etc/weather.conf");
+    assert.match(r.stderr, /boom: missing config file \/etc\/weather\.conf/);
     const lines = r.stdout.trim().split("\n");
     const info = JSON.parse(lines[0]);
-    assertEquals(info.turns, 0);
-    assertEquals(lines[1], "alive=0", "the server connected before the failure is gone");
+    assert.deepEqual(info.turns, 0);
+    assert.deepEqual(lines[1], "alive=0", "the server connected before the failure is gone");
     // the session log: opened, closed as error, no model call
     const ex = await runCli(["knl", "export", "--session", info.session, "--as", "events"], { cwd: dir });
-    assertEquals(ex.code, 0, ex.stderr);
+    assert.deepEqual(ex.code, 0, ex.stderr);
     const kinds = ex.stdout.trim().split("\n").map((l) => JSON.parse(l).kind);
-    assertEquals(kinds, ["session_open", "msg_user", "agent_result", "session_close"]);
+    assert.deepEqual(kinds, ["session_open", "msg_user", "agent_result", "session_close"]);
   },
 });
 
@@ -644,52 +644,43 @@ print(std.json.encode({ ok = r.ok, err = r.error, session = r.session_id, conten
         cwd: dir,
         env: { ECHO_URL: http.url, ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "sk-ant-test" },
       });
-      assertEquals(r.code, 0, r.stderr);
+      assert.deepEqual(r.code, 0, r.stderr);
       const out = JSON.parse(r.stdout.trim());
-      assertEquals(out.ok, true, out.err);
-      assertEquals(out.content, "Echoed.");
-      assertEquals(mock.requests.length, 2);
+      assert.deepEqual(out.ok, true, out.err);
+      assert.deepEqual(out.content, "Echoed.");
+      assert.deepEqual(mock.requests.length, 2);
       const tools = mock.requests[0].body.tools as { name: string; input_schema: Json }[];
-      assertEquals(tools.map((x) => x.name).sort(), ["web__echo", "web__slow_echo"]);
+      assert.deepEqual(tools.map((x) => x.name).sort(), ["web__echo", "web__slow_echo"]);
       const echo = tools.find((x) => x.name === "web__echo")!;
-      assertEquals(echo.input_schema.type, "object");
-      assertEquals(echo.input_schema.required, ["msg"]);
+      assert.deepEqual(echo.input_schema.type, "object");
+      assert.deepEqual(echo.input_schema.required, ["msg"]);
       // what the second request carried back
       const sent = mock.requests[1].body.messages as { role: string; content: Json[] }[];
       const results = sent[2].content;
-      assertEquals(results[0], {
+      assert.deepEqual(results[0], {
         type: "tool_result",
         tool_use_id: "toolu_e1",
         content: "over the wire",
         is_error: false,
       });
-      assertEquals(results[1].tool_use_id, "toolu_e2");
-      assertEquals(results[1].is_error, true);
+      assert.deepEqual(results[1].tool_use_id, "toolu_e2");
+      assert.deepEqual(results[1].is_error, true);
 
       const ex = await runCli(["knl", "export", "--session", out.session, "--as", "events"], { cwd: dir });
-      assertEquals(ex.code, 0, ex.stderr);
+      assert.deepEqual(ex.code, 0, ex.stderr);
       const events = ex.stdout.trim().split("\n").map((l) => JSON.parse(l) as Ev);
-      assertEquals(events.map((e) => e.kind), [
-        "session_open",
-        "msg_user",
-        "llm_request",
-        "llm_response",
-        "tool_call",
-        "tool_result",
-        "tool_call",
-        "tool_result",
-        "llm_request",
-        "llm_response",
-        "agent_result",
-        "session_close",
-      ]);
-      assertEquals(events[2].data.tools, ["web__echo", "web__slow_echo"]);
-      assertEquals(events[4].data, { id: "toolu_e1", name: "web__echo", input: { msg: "over the wire" } });
-      assertEquals(events[5].data.id, "toolu_e1");
-      assertEquals(events[5].data.content, "over the wire");
-      assertEquals(events[5].data.is_error, false);
-      assertEquals(events[7].data.id, "toolu_e2");
-      assertEquals(events[7].data.is_error, true);
+      assert.deepEqual(events.map((e) => e.kind), agentRunKinds({ turns: [2, 0] }));
+      assert.deepEqual(events[2].data.tools, ["web__echo", "web__slow_echo"]);
+      assert.deepEqual(events[4].data, {
+        id: "toolu_e1",
+        name: "web__echo",
+        input: { msg: "over the wire" },
+      });
+      assert.deepEqual(events[5].data.id, "toolu_e1");
+      assert.deepEqual(events[5].data.content, "over the wire");
+      assert.deepEqual(events[5].data.is_error, false);
+      assert.deepEqual(events[7].data.id, "toolu_e2");
+      assert.deepEqual(events[7].data.is_error, true);
     } finally {
       await http.stop();
       await mock.close();
@@ -782,11 +773,11 @@ Deno.test({
         { projectRoot: dir },
       );
       const r = resultOf(run);
-      assertEquals(r.err, undefined, run.stderr);
-      assertEquals(r.waited, { tools: true, logs: true });
+      assert.deepEqual(r.err, undefined, run.stderr);
+      assert.deepEqual(r.waited, { tools: true, logs: true });
       const log = r.log as Ev[];
       const results = log.filter((e) => e.kind === "tool_result");
-      assertEquals(results.map((e) => [e.data.id, e.data.is_error]), [
+      assert.deepEqual(results.map((e) => [e.data.id, e.data.is_error]), [
         ["v0", false],
         ["v1", false],
         ["v2", false],
@@ -795,19 +786,19 @@ Deno.test({
         ["v5", false],
         ["v6", false],
       ]);
-      assertStringIncludes(String(results[0].data.content), "over sse");
-      assertStringIncludes(String(results[1].data.content), "5");
-      assertStringIncludes(String(results[4].data.content), "sampled");
-      assertStringIncludes(String(results[5].data.content), "sampled");
-      assertEquals((r.samples as string[]).length, 2);
+      assert.match(String(results[0].data.content), /over sse/);
+      assert.match(String(results[1].data.content), /5/);
+      assert.match(String(results[4].data.content), /sampled/);
+      assert.match(String(results[5].data.content), /sampled/);
+      assert.deepEqual((r.samples as string[]).length, 2);
       const progress = r.progress as Json[];
-      assertEquals(progress.length, 3);
-      assertEquals([progress[2].server, progress[2].progress, progress[2].total], ["evh", 3, 3]);
+      assert.deepEqual(progress.length, 3);
+      assert.deepEqual([progress[2].server, progress[2].progress, progress[2].total], ["evh", 3, 3]);
       const logs = r.logs as Json[];
-      assertEquals(logs[0].type, "log");
-      assertEquals(logs[0].server, "ev");
+      assert.deepEqual(logs[0].type, "log");
+      assert.deepEqual(logs[0].server, "ev");
       assert(typeof logs[0].level === "string", JSON.stringify(logs[0]));
-      assertEquals([r.ev, r.evh, r.evs], [false, false, false]);
+      assert.deepEqual([r.ev, r.evh, r.evs], [false, false, false]);
     } finally {
       await evs?.stop();
       await evh.stop();
@@ -840,20 +831,20 @@ print(mcp.call("echo", "slow_echo", { msg = "hi", steps = 3 }))
 `,
       );
       const r = await runCli(["-s", "verify.lua", "-p", "."], { cwd: dir, env: { ECHO_MCP_URL: http.url } });
-      assertEquals(r.code, 0, r.stderr);
+      assert.deepEqual(r.code, 0, r.stderr);
       const lines = r.stdout.trim().split("\n");
-      assertEquals(lines.filter((l) => l.startsWith("progress")), [
+      assert.deepEqual(lines.filter((l) => l.startsWith("progress")), [
         "progress\t1\t3\tstep 1/3",
         "progress\t2\t3\tstep 2/3",
         "progress\t3\t3\tstep 3/3",
       ]);
-      assertEquals(lines.filter((l) => l.startsWith("table: ")).length, 4, r.stdout);
+      assert.deepEqual(lines.filter((l) => l.startsWith("table: ")).length, 4, r.stdout);
 
       const harness = join(REPO_ROOT, "examples/verify_echo_harness.lua");
       const h = await runCli(["-s", harness, "-p", dir], { env: { ECHO_MCP_URL: http.url } });
-      assertEquals(h.code, 0, h.stderr);
-      assertStringIncludes(h.stdout, "connected over HTTP to " + http.url);
-      assertStringIncludes(h.stdout, "VERIFY_ECHO_HARNESS_OK");
+      assert.deepEqual(h.code, 0, h.stderr);
+      assert.ok(h.stdout.includes("connected over HTTP to " + http.url), h.stdout);
+      assert.match(h.stdout, /VERIFY_ECHO_HARNESS_OK/);
       assert(!h.stdout.includes("FAIL"), h.stdout);
     } finally {
       await http.stop();
@@ -880,12 +871,12 @@ Deno.test("agent.run: MCP options of the wrong type are errors before anything s
     return std.json.encode(out)
   `),
   ) as unknown as { ok: boolean; err: string }[];
-  assertEquals(r.map((x) => x.ok), [false, false, false, false, false]);
-  assertEquals(r[0].err, "agent.run: opts.mcp_servers must be an array of server entries, got string");
-  assertEquals(r[1].err, "agent.run: opts.sampling must be a function, got string");
-  assertEquals(r[2].err, "agent.run: opts.on_progress must be a function, got boolean");
-  assertEquals(r[3].err, "agent.run: opts.on_log must be a function, got table");
-  assertMatch(r[4].err, /^agent\.run: .*element 1 field 'name' must be a non-empty string/);
+  assert.deepEqual(r.map((x) => x.ok), [false, false, false, false, false]);
+  assert.deepEqual(r[0].err, "agent.run: opts.mcp_servers must be an array of server entries, got string");
+  assert.deepEqual(r[1].err, "agent.run: opts.sampling must be a function, got string");
+  assert.deepEqual(r[2].err, "agent.run: opts.on_progress must be a function, got boolean");
+  assert.deepEqual(r[3].err, "agent.run: opts.on_log must be a function, got table");
+  assert.match(r[4].err, /^agent\.run: .*element 1 field 'name' must be a non-empty string/);
 });
 
 for (const era of ["2026-07-28", "legacy"]) {
@@ -918,13 +909,13 @@ for (const era of ["2026-07-28", "legacy"]) {
           { projectRoot: dir },
         );
         const r = resultOf(run);
-        assertEquals(r.err, undefined, run.stderr);
-        assertEquals(r.era, era === "legacy" ? "legacy" : "modern");
+        assert.deepEqual(r.err, undefined, run.stderr);
+        assert.deepEqual(r.era, era === "legacy" ? "legacy" : "modern");
         const log = r.log as Ev[];
         const added = log.filter((e) => e.kind === "tool_result" && e.data.name === "web__bump").map((e) =>
           String(e.data.content)
         );
-        assertEquals(added.length, 2);
+        assert.deepEqual(added.length, 2);
         const offered = toolsOffered(log);
         assert(!offered[0].includes("web__" + added[0]), String(offered[0]));
         assert(offered[1].includes("web__" + added[0]), `request 2 offers ${added[0]}: ${offered[1]}`);
@@ -967,15 +958,15 @@ Deno.test({
       { projectRoot: dir },
     );
     const r = resultOf(run);
-    assertEquals(r.err, undefined, run.stderr);
-    assertEquals(r.content, "gave up");
-    assertStringIncludes(run.stderr, "mcp_tools: skipping server 'ghost'");
+    assert.deepEqual(r.err, undefined, run.stderr);
+    assert.deepEqual(r.content, "gave up");
+    assert.match(run.stderr, /mcp_tools: skipping server 'ghost'/);
     const log = r.log as Ev[];
     assert(!toolsOffered(log)[0].some((n) => n.startsWith("ghost__")));
     const results = log.filter((e) => e.kind === "tool_result");
-    assertEquals(results.map((e) => [e.data.id, e.data.is_error]), [["x1", true], ["x2", true]]);
-    assertStringIncludes(String(results[1].data.content), "exiting mid-call");
-    assertEquals(r.alive, 0);
+    assert.deepEqual(results.map((e) => [e.data.id, e.data.is_error]), [["x1", true], ["x2", true]]);
+    assert.match(String(results[1].data.content), /exiting mid-call/);
+    assert.deepEqual(r.alive, 0);
   },
 });
 
@@ -998,14 +989,14 @@ Deno.test({
           kinds = (function() local k = {} for _, e in ipairs(log_of(r)) do k[#k + 1] = e.kind end return k end)() })
       `),
       );
-      assertEquals([r.ok, r.stop, r.turns], [false, "error", 0]);
-      assertStringIncludes(
+      assert.deepEqual([r.ok, r.stop, r.turns], [false, "error", 0]);
+      assert.match(
         String(r.err),
-        "agent.run: mcp_tools.connect: required server 'web' failed: mcp.connect_http:",
+        /agent\.run: mcp_tools\.connect: required server 'web' failed: mcp\.connect_http:/,
       );
-      assertStringIncludes(String(r.err), "404");
-      assertStringIncludes(String(r.err), wrong);
-      assertEquals(r.kinds, ["session_open", "msg_user", "agent_result", "session_close"]);
+      assert.match(String(r.err), /404/);
+      assert.ok(String(r.err).includes(wrong), String(r.err));
+      assert.deepEqual(r.kinds, ["session_open", "msg_user", "agent_result", "session_close"]);
     } finally {
       await http.stop();
     }

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, runLua, tempDir, testEnv } from "../helpers.ts";
+import { CLI, runLua, tempDir, testEnv, waitFor } from "../helpers.ts";
 
 /** True while `pid` is a live (non-zombie) process. */
 function alive(pid: number): boolean {
@@ -16,15 +16,6 @@ function alive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
   } catch {
     return false;
-  }
-}
-
-/** Waits (event-free polling, generous deadline) until `cond` holds. */
-async function until(cond: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -124,7 +115,7 @@ Deno.test("sh.exec: a timeout SIGKILLs the whole group, grandchildren included",
   assert.equal(out, '[false,true,"SIGKILL","sh.exec: timed out after 0.5 s (process group killed)",true]');
   for (const f of ["gc.pid", "leader.pid"]) {
     const pid = Number(await Deno.readTextFile(join(d, f)));
-    await until(() => !alive(pid), `${f} to be gone`);
+    await waitFor(() => !alive(pid), { what: `${f} to be gone` });
   }
 });
 
@@ -137,7 +128,7 @@ Deno.test("sh.exec: a grandchild holding the pipe does not hang the call (its gr
   );
   assert.equal(out, '[true,0,"started\\n",true]');
   const pid = Number(await Deno.readTextFile(join(d, "gc.pid")));
-  await until(() => !alive(pid), "the grandchild to be gone");
+  await waitFor(() => !alive(pid), { what: "the grandchild to be gone" });
 });
 
 Deno.test("sh.exec: a background process with its output redirected outlives the command, not the run", async () => {
@@ -151,7 +142,7 @@ Deno.test("sh.exec: a background process with its output redirected outlives the
   );
   const [pid, state] = out.split(" ");
   assert.equal(state, "alive\n");
-  await until(() => !alive(Number(pid)), "the background process to end with the run");
+  await waitFor(() => !alive(Number(pid)), { what: "the background process to end with the run" });
 });
 
 Deno.test("sh.kill: SIGTERM, then SIGKILL for a command that ignores SIGTERM; killed = true", async () => {
@@ -187,7 +178,7 @@ Deno.test("sh.kill: SIGTERM, then SIGKILL for a command that ignores SIGTERM; ki
   assert.match(v[9], /sh\.exec: label 'polite' is already used by a running command/);
   for (const f of ["pid", "pid2"]) {
     const pid = Number(await Deno.readTextFile(join(d, f)));
-    await until(() => !alive(pid), `${f} to be gone`);
+    await waitFor(() => !alive(pid), { what: `${f} to be gone` });
   }
 });
 
@@ -258,7 +249,7 @@ Deno.test("agent-block forwards SIGTERM to its commands and exits 130", async ()
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  await until(
+  await waitFor(
     () => {
       try {
         return Deno.readTextFileSync(join(d, "cmd.pid")).trim() !== "";
@@ -266,8 +257,7 @@ Deno.test("agent-block forwards SIGTERM to its commands and exits 130", async ()
         return false;
       }
     },
-    "the command to start",
-    60_000,
+    { what: "the command to start", timeoutMs: 60_000 },
   );
   const cmdPid = Number(Deno.readTextFileSync(join(d, "cmd.pid")));
   child.kill("SIGTERM");
@@ -276,5 +266,5 @@ Deno.test("agent-block forwards SIGTERM to its commands and exits 130", async ()
   assert.equal(await Deno.readTextFile(join(d, "term.txt")), "got TERM\n");
   assert.match(new TextDecoder().decode(r.stderr), /stopped: received SIGTERM/);
   assert.equal(new TextDecoder().decode(r.stdout), "");
-  await until(() => !alive(cmdPid), "the command to be gone");
+  await waitFor(() => !alive(cmdPid), { what: "the command to be gone" });
 });

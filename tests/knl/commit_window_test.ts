@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { COMMIT_WINDOW_ENV, commitWindowMs, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
-import { runLua, testEnv } from "../helpers.ts";
+import { agentRunKinds, runLua, testEnv } from "../helpers.ts";
 import { MockLlm, openaiCompletion, openaiToolCall } from "../host/llm/mock_llm.ts";
 
 const mock = new MockLlm();
@@ -34,18 +34,7 @@ Deno.test("AGENT_BLOCK_KNL_COMMIT_MS: the default, whole numbers from 0 to 60000
 });
 
 /** What a run with one tool call leaves in the log, in order. */
-const ONE_TOOL_RUN = [
-  "session_open",
-  "msg_user",
-  "llm_request",
-  "llm_response",
-  "tool_call",
-  "tool_result",
-  "llm_request",
-  "llm_response",
-  "agent_result",
-  "session_close",
-];
+const ONE_TOOL_RUN = agentRunKinds({ turns: [1, 0] });
 
 /** Kinds committed to the project's database so far, read from a second connection. */
 function committedKinds(path: string): string[] {

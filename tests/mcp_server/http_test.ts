@@ -14,7 +14,7 @@ import {
   refusal,
 } from "../../src/mcp_server/http.ts";
 import { AgentBlockError, UsageError } from "../../src/errors.ts";
-import { runCli } from "../helpers.ts";
+import { runCli, waitFor } from "../helpers.ts";
 import {
   alive,
   assert,
@@ -29,7 +29,6 @@ import {
   readPid,
   resultText,
   startHttpServer,
-  waitFor,
   waitForFile,
 } from "./mcp_helpers.ts";
 
@@ -218,8 +217,7 @@ Deno.test({
           await assertRejects(() => pending);
           await waitFor(
             () => !alive(runPid) && !alive(shellPid),
-            `the ${era} run's processes to end`,
-            30_000,
+            { what: `the ${era} run's processes to end`, timeoutMs: 30_000 },
           );
         } finally {
           await client.close();
@@ -277,7 +275,7 @@ for (const era of ["legacy", "auto"] as const) {
         assertEquals(r.isError, true);
         assertEquals(resultText(r), "block 'busy' was stopped: the server is shutting down");
         assertEquals((await srv.proc.status).code, 0, srv.stderr());
-        await waitFor(() => !alive(sleeper), `sleeper ${sleeper} to end`, 30_000);
+        await waitFor(() => !alive(sleeper), { what: `sleeper ${sleeper} to end`, timeoutMs: 30_000 });
       } finally {
         await client.close().catch(() => undefined);
         await srv.stop();

@@ -9,7 +9,7 @@ import nodeAssert from "node:assert/strict";
 import { join } from "node:path";
 import { Client, type ClientOptions } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { CLI, REPO_ROOT } from "../helpers.ts";
+import { CLI, REPO_ROOT, waitFor } from "../helpers.ts";
 
 export const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "mcp_project");
 export const DENO_CONFIG = join(REPO_ROOT, "deno.json");
@@ -96,15 +96,6 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Polls `cond` every 25 ms until it holds; throws `what` after `timeoutMs`. */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** The pid a block wrote to `path`. */
 export function readPid(path: string): number {
   return Number(Deno.readTextFileSync(path).trim());
@@ -127,7 +118,7 @@ export function cancellableRun(
 }
 
 /** Waits until `path` exists as a regular file (a block announcing it has started). */
-export async function waitForFile(path: string, what: string, timeoutMs?: number): Promise<void> {
+export async function waitForFile(path: string, what: string, timeoutMs = 60_000): Promise<void> {
   await waitFor(
     () => {
       try {
@@ -136,8 +127,7 @@ export async function waitForFile(path: string, what: string, timeoutMs?: number
         return false;
       }
     },
-    what,
-    timeoutMs,
+    { what, timeoutMs },
   );
 }
 

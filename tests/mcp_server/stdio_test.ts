@@ -23,9 +23,9 @@ import {
   resultText,
   serverCommand,
   serverEnv,
-  waitFor,
   waitForFile,
 } from "./mcp_helpers.ts";
+import { waitFor } from "../helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -290,12 +290,11 @@ Deno.test({
       await assertRejects(() => pending);
       await waitFor(
         () => !alive(runPid) && !alive(shellPid),
-        `processes ${runPid} and ${shellPid} to end`,
-        30_000,
+        { what: `processes ${runPid} and ${shellPid} to end`, timeoutMs: 30_000 },
       );
       await waitFor(
         () => /run_block #\d+ 'tree': cancelled/.test(s.stderr()),
-        "the server to log the cancellation",
+        { what: "the server to log the cancellation", timeoutMs: 60_000 },
       );
       assertEquals(
         resultText(await s.client.callTool({ name: "run_block", arguments: { block: "where" } })),
@@ -321,10 +320,10 @@ Deno.test({
       assert(alive(sleeper));
       cancel("test cancels");
       await assertRejects(() => pending);
-      await waitFor(() => !alive(sleeper), `sleeper ${sleeper} to end`, 30_000);
+      await waitFor(() => !alive(sleeper), { what: `sleeper ${sleeper} to end`, timeoutMs: 30_000 });
       await waitFor(
         () => /run_block #\d+ 'busy': cancelled/.test(s.stderr()),
-        "the server to log the cancellation",
+        { what: "the server to log the cancellation", timeoutMs: 60_000 },
       );
     } finally {
       await s.close();
@@ -354,7 +353,10 @@ Deno.test({
       const r = await pending;
       assertEquals(r.isError, true);
       assertEquals(resultText(r), "block 'busy' was stopped: the server is shutting down");
-      await waitFor(() => !alive(sleeper) && !alive(serverPid), "the sleeper and the server to end", 30_000);
+      await waitFor(() => !alive(sleeper) && !alive(serverPid), {
+        what: "the sleeper and the server to end",
+        timeoutMs: 30_000,
+      });
     } finally {
       await client.close().catch(() => undefined);
     }
@@ -390,7 +392,7 @@ Deno.test({
         } catch {
           return false;
         }
-      }, "the escaped process's pid");
+      }, { what: "the escaped process's pid", timeoutMs: 60_000 });
       try {
         Deno.kill(readPid(pidFile), "SIGKILL");
       } catch { /* already gone */ }
@@ -543,7 +545,7 @@ Deno.test({
       assertEquals(resultText(r), "returned despite the text");
       await waitFor(
         () => s.stderr().includes("[block fake_error] error: fake"),
-        "the block's stderr forwarded",
+        { what: "the block's stderr forwarded" },
       );
       assertMatch(s.stderr(), /run_block #\d+ 'fake_error': returned in \d+ ms/);
     } finally {

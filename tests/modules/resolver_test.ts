@@ -5,13 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runLua, writeTree } from "../helpers.ts";
+import { runLua, tempProject, writeTree } from "../helpers.ts";
 
 /** A project with a script in `scripts/`, and a separate AGENT_BLOCK_HOME. */
 async function project(files: Record<string, string>, script: string) {
-  const root = await Deno.makeTempDir({ prefix: "ab_req_" });
+  const root = await tempProject({ ...files, "scripts/main.lua": script }, "ab_req_");
   const home = join(root, "_home");
-  writeTree(root, { ...files, "scripts/main.lua": script });
   return {
     root,
     home,

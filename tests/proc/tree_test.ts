@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { ProcessGroups } from "../../src/proc/group.ts";
 import { descendantGroups, endTree } from "../../src/proc/tree.ts";
-import { alive, waitFor } from "../mcp_server/mcp_helpers.ts";
-import { testEnv } from "../helpers.ts";
+import { alive } from "../mcp_server/mcp_helpers.ts";
+import { testEnv, waitFor } from "../helpers.ts";
 
 Deno.test({
   name: "tree: endTree kills a SIGTERM-deaf child and the groups its descendants lead",
@@ -27,11 +27,14 @@ Deno.test({
     }
     const grandchild = Number(out.trim());
     assert.ok(alive(grandchild));
-    await waitFor(() => descendantGroups(p.pid).includes(grandchild), "the grandchild's own group to show");
+    await waitFor(() => descendantGroups(p.pid).includes(grandchild), {
+      what: "the grandchild's own group to show",
+      timeoutMs: 60_000,
+    });
     assert.ok(!descendantGroups(p.pid).includes(p.pid), "the child's own group is not listed");
     await endTree(p, 300);
     reader.cancel().catch(() => undefined);
-    await waitFor(() => !alive(grandchild), `grandchild ${grandchild} to end`, 30_000);
+    await waitFor(() => !alive(grandchild), { what: `grandchild ${grandchild} to end`, timeoutMs: 30_000 });
     assert.equal(alive(p.pid), false);
     await procs.endAll();
   },

@@ -11,7 +11,8 @@ import { ChildRunner, type ChildRunnerOptions } from "../../src/runner/child.ts"
 import { ProcessGroups } from "../../src/proc/group.ts";
 import type { RunRequest } from "../../src/runner/runner.ts";
 import { testEnv } from "../helpers.ts";
-import { alive, readPid, waitFor, waitForFile } from "../mcp_server/mcp_helpers.ts";
+import { alive, readPid, waitForFile } from "../mcp_server/mcp_helpers.ts";
+import { waitFor } from "../helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -105,7 +106,10 @@ Deno.test({
       const rep = await running;
       assert.deepEqual(rep.outcome, { status: "timed_out", seconds: 4 });
       assert.ok(Date.now() - started >= 4000);
-      await waitFor(() => !alive(sleeper), `${block}'s sleeper ${sleeper} to end`, 10_000);
+      await waitFor(() => !alive(sleeper), {
+        what: `${block}'s sleeper ${sleeper} to end`,
+        timeoutMs: 10_000,
+      });
     }
     assert.equal(procs.size, 0);
   },

@@ -15,6 +15,12 @@ local function script(lines)
   return path
 end
 
+--- Teardown of a group: removes the files `script` made (each must still be there).
+local function remove_scripts()
+  for _, p in ipairs(made) do assert(os.remove(p)) end
+  made = {}
+end
+
 local function call(name, input, id)
   return { type = "tool_use", id = id or ("c_" .. name), name = name, input = input or {} }
 end
@@ -285,9 +291,7 @@ describe("agent.run", function()
     expect(r.content).to.equal("found it")
   end)
 
-  it("cleans up its scripts", function()
-    for _, p in ipairs(made) do os.remove(p) end
-  end)
+  after_all(remove_scripts)
 end)
 
 describe("agent.run on the kernel", function()
@@ -470,7 +474,5 @@ describe("agent.run on the kernel", function()
     expect(last.status).to.equal("cancelled")
   end)
 
-  it("cleans up its scripts", function()
-    for _, p in ipairs(made) do os.remove(p) end
-  end)
+  after_all(remove_scripts)
 end)

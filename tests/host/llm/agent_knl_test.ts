@@ -16,7 +16,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { jsonLines, runCli, runLua, testEnv } from "../../helpers.ts";
+import { agentRunKinds, jsonLines, runCli, runLua, tempProject, testEnv } from "../../helpers.ts";
 import { openExistingStore } from "../../../src/knl/store.ts";
 import { anthropicError, anthropicMessage, MockLlm, openaiCompletion } from "./mock_llm.ts";
 
@@ -57,15 +57,6 @@ function foldExport(records: Record<string, unknown>[]): Msg[] {
   return out;
 }
 
-async function project(files: Record<string, string>): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "ab_agent_knl_" });
-  for (const [name, text] of Object.entries(files)) {
-    Deno.mkdirSync(join(dir, name, ".."), { recursive: true });
-    Deno.writeTextFileSync(join(dir, name), text);
-  }
-  return dir;
-}
-
 const REPLAY = [
   {
     content: [
@@ -96,7 +87,7 @@ print(std.json.encode({ ok = r.ok, id = r.session_id, messages = r.messages, by_
 `;
 
 Deno.test("agent.run through the CLI: seed labels and correlation ids, beats, pairs, export = result.messages", async () => {
-  const dir = await project({ "count_agent.lua": COUNT_AGENT, "count.jsonl": REPLAY });
+  const dir = await tempProject({ "count_agent.lua": COUNT_AGENT, "count.jsonl": REPLAY });
   const env = {
     AGENT_BLOCK_RUN_ID: "run-77",
     AGENT_BLOCK_TRACE_ID: "trace-3",
@@ -127,18 +118,7 @@ Deno.test("agent.run through the CLI: seed labels and correlation ids, beats, pa
   const ex = await runCli(["knl", "export", "--session", out.id, "--as", "events"], { cwd: dir });
   assert.equal(ex.code, 0, ex.stderr);
   const events = jsonLines(ex.stdout);
-  assert.deepEqual(events.map((e) => e.kind), [
-    "session_open",
-    "msg_user",
-    "llm_request",
-    "llm_response",
-    "tool_call",
-    "tool_result",
-    "llm_request",
-    "llm_response",
-    "agent_result",
-    "session_close",
-  ]);
+  assert.deepEqual(events.map((e) => e.kind), agentRunKinds({ turns: [1, 0] }));
   assert.deepEqual(events[0].meta, {
     job: "count",
     run: "count-1",
@@ -220,18 +200,7 @@ print(a.session_id, a.content, b.session_id, b.ok, b.error)`;
 
   const store = openExistingStore(join(dir, ".agent-block", "knl.sqlite"));
   const a = store.read(idA);
-  assert.deepEqual(a.map((e) => e.kind), [
-    "session_open",
-    "msg_user",
-    "llm_request",
-    "llm_response",
-    "tool_call",
-    "tool_result",
-    "llm_request",
-    "llm_response",
-    "agent_result",
-    "session_close",
-  ]);
+  assert.deepEqual(a.map((e) => e.kind), agentRunKinds({ turns: [1, 0] }));
   const req = a[2].data;
   assert.equal(req.provider, "anthropic");
   assert.equal(req.model, "claude-haiku-4-5-20251001");
@@ -250,14 +219,7 @@ print(a.session_id, a.content, b.session_id, b.ok, b.error)`;
   assert.equal(sent[2].content[0].content, "5");
 
   const b = store.read(idB);
-  assert.deepEqual(b.map((e) => e.kind), [
-    "session_open",
-    "msg_user",
-    "llm_request",
-    "llm_call_failed",
-    "agent_result",
-    "session_close",
-  ]);
+  assert.deepEqual(b.map((e) => e.kind), agentRunKinds({ turns: ["failed"] }));
   assert.match(String(b[3].data.error), /prompt is too long/);
   assert.equal(b[5].data.status, "error");
 });
@@ -302,7 +264,7 @@ print(std.json.encode({ ok = r.ok, rows = rows }))`;
 const ONE_TURN = JSON.stringify({ content: "hello" }) + "\n";
 
 Deno.test('store = "mem" leaves nothing on disk; the session lives as long as the run', async () => {
-  const dir = await project({ "one.jsonl": ONE_TURN });
+  const dir = await tempProject({ "one.jsonl": ONE_TURN });
   const src = `
 local r = require("agent").run({ provider = "replay", replay = "one.jsonl", prompt = "hi", store = "mem" })
 print(r.ok, #r.session:events(), require("knl").open({ store = "mem" }):has(r.session_id))`;
@@ -313,7 +275,7 @@ print(r.ok, #r.session:events(), require("knl").open({ store = "mem" }):has(r.se
 });
 
 Deno.test("store = { sqlite = path } writes that file, which knl export --store reads", async () => {
-  const dir = await project({
+  const dir = await tempProject({
     "a.lua": `local r = require("agent").run({ provider = "replay", replay = "one.jsonl", prompt = "hi",
       store = { sqlite = "logs/agent.sqlite" } })
       print(r.session_id)`,
@@ -347,7 +309,7 @@ Deno.test("store = { sqlite = path } writes that file, which knl export --store 
 });
 
 Deno.test("AGENT_BLOCK_KNL_PATH moves agent.run's default database; a store that cannot open is an error result", async () => {
-  const dir = await project({ "one.jsonl": ONE_TURN, "blocker": "a file, not a directory" });
+  const dir = await tempProject({ "one.jsonl": ONE_TURN, "blocker": "a file, not a directory" });
   const src = `
 local agent = require("agent")
 local r = agent.run({ provider = "replay", replay = "one.jsonl", prompt = "hi" })
@@ -368,7 +330,7 @@ print(r.ok, r.session_id, bad.ok, bad.session_id, bad.error)`;
 });
 
 Deno.test("os.exit inside a tool ends the run with its code and closes the session as exit", async () => {
-  const dir = await project({
+  const dir = await tempProject({
     "quit.lua": `tool.register("quit", { description = "quits" }, function() os.exit(3) end)
       local r = require("agent").run({ provider = "replay", replay = "quit.jsonl", prompt = "stop now" })
       print("not reached", r.ok)`,

@@ -5,15 +5,9 @@
  * naming the server.
  */
 import { join } from "node:path";
-import { assertEquals, assertStringIncludes } from "./assert.ts";
-import { runLua, testEnv } from "../../helpers.ts";
+import assert from "node:assert/strict";
+import { assertIncludes, resultOf, runLua, testEnv } from "../../helpers.ts";
 import { DENO, ECHO, FIXTURES, lq } from "./peers.ts";
-
-function resultOf(out: { outcome: { status: string }; stderr: string }): Record<string, unknown> {
-  const o = out.outcome as { status: string; value?: string };
-  if (o.status !== "returned") throw new Error(`run failed: ${JSON.stringify(out.outcome)}\n${out.stderr}`);
-  return JSON.parse(String(o.value));
-}
 
 Deno.test("opts.headers are sent with every HTTP request", async () => {
   const seen: string[] = [];
@@ -37,9 +31,9 @@ Deno.test("opts.headers are sent with every HTTP request", async () => {
         }, headers = { ["X-Api-Token"] = "t-123" } })`,
       );
     }
-    assertEquals(seen.length > 0, true);
-    for (const s of seen) assertStringIncludes(s, "t-123");
-    assertEquals(seen.some((s) => s.startsWith("GET")), true, "the SSE GET carries the header too");
+    assert.deepEqual(seen.length > 0, true);
+    for (const s of seen) assert.match(s, /t-123/);
+    assert.deepEqual(seen.some((s) => s.startsWith("GET")), true, "the SSE GET carries the header too");
   } finally {
     ac.abort();
     await srv.finished;
@@ -51,8 +45,8 @@ Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () =>
     const out = await runLua(
       `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
-      assert(mcp.connect("t", ${lq(DENO)}, { "run", "-A", srv }, { trace_context = true }))
-      assert(mcp.connect("p", ${lq(DENO)}, { "run", "-A", srv }))
+      assert.ok(mcp.connect("t", ${lq(DENO)}, { "run", "-A", srv }, { trace_context = true }))
+      assert.ok(mcp.connect("p", ${lq(DENO)}, { "run", "-A", srv }))
       return std.json.encode({
         t = std.json.decode(mcp.call("t", "args", { x = 1 }).content[1].text),
         own = std.json.decode(mcp.call("t", "args", { __ab_obs = { trace_id = "mine" } }).content[1].text),
@@ -62,9 +56,9 @@ Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () =>
       { env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-42", AGENT_BLOCK_RUN_ID: "run-7" }) },
     );
     const r = resultOf(out);
-    assertEquals(r.t, { x: 1, __ab_obs: { trace_id: "trace-42", run_id: "run-7" } });
-    assertEquals(r.own, { __ab_obs: { trace_id: "mine" } });
-    assertEquals(r.p, { x: 1 });
+    assert.deepEqual(r.t, { x: 1, __ab_obs: { trace_id: "trace-42", run_id: "run-7" } });
+    assert.deepEqual(r.own, { __ab_obs: { trace_id: "mine" } });
+    assert.deepEqual(r.p, { x: 1 });
   }
 });
 
@@ -72,7 +66,7 @@ Deno.test("cancelling the task awaiting mcp.call cancels the request on the serv
   const log = await Deno.makeTempFile({ prefix: "ab_mcp_taskcancel_" });
   try {
     const out = await runLua(`
-      assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+      assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
       lq(ECHO)
     }, "--test-tools", "--cancel-log", ${lq(log)} }))
       local function wait_log(word)
@@ -94,8 +88,8 @@ Deno.test("cancelling the task awaiting mcp.call cancels the request on the serv
       return std.json.encode({ log = text, still = mcp.call("echo", "echo", { msg = "alive" }).content[1].text })
     `);
     const r = resultOf(out);
-    assertStringIncludes(String(r.log), "cancelled");
-    assertEquals(r.still, "alive");
+    assert.match(String(r.log), /cancelled/);
+    assert.deepEqual(r.still, "alive");
   } finally {
     await Deno.remove(log);
   }
@@ -104,7 +98,7 @@ Deno.test("cancelling the task awaiting mcp.call cancels the request on the serv
 Deno.test("mcp.disconnect fails a call in flight, naming the server", async () => {
   const log = await Deno.makeTempFile({ prefix: "ab_mcp_disc_" });
   const out = await runLua(`
-    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
     lq(ECHO)
   }, "--test-tools", "--cancel-log", ${lq(log)} }))
     local t = std.task.spawn(function() return mcp.call("echo", "hang", {}) end)
@@ -122,16 +116,16 @@ Deno.test("mcp.disconnect fails a call in flight, naming the server", async () =
   `);
   await Deno.remove(log);
   const r = resultOf(out);
-  assertEquals(r.ok, false);
-  assertStringIncludes(String(r.error), "'echo'");
+  assert.deepEqual(r.ok, false);
+  assert.match(String(r.error), /'echo'/);
 });
 
 Deno.test("reconnecting under the same name replaces the connection; a pinned era a server lacks fails", async () => {
   const out = await runLua(`
     local echo = { "run", "-A", "--quiet", ${lq(ECHO)} }
-    assert(mcp.connect("x", ${lq(DENO)}, echo, { era = "legacy" }))
+    assert.ok(mcp.connect("x", ${lq(DENO)}, echo, { era = "legacy" }))
     local first = mcp.server_info("x").server_info.protocolVersion
-    assert(mcp.connect("x", ${lq(DENO)}, echo))
+    assert.ok(mcp.connect("x", ${lq(DENO)}, echo))
     local second = mcp.server_info("x").server_info.protocolVersion
     local ok, err = pcall(mcp.connect, "old", ${lq(DENO)}, { "run", "-A", ${
     lq(join(FIXTURES, "everything.ts"))
@@ -140,9 +134,9 @@ Deno.test("reconnecting under the same name replaces the connection; a pinned er
     return std.json.encode({ first = first, second = second, echo = mcp.call("x", "echo", { msg = "y" }).content[1].text, err = tostring(err) })
   `);
   const r = resultOf(out);
-  assertEquals([r.first, r.second, r.echo], ["2025-11-25", "2026-07-28", "y"]);
-  assertStringIncludes(String(r.err), "initialize 'old' failed");
-  assertStringIncludes(String(r.err), "2026-07-28");
+  assert.deepEqual([r.first, r.second, r.echo], ["2025-11-25", "2026-07-28", "y"]);
+  assert.match(String(r.err), /initialize 'old' failed/);
+  assert.match(String(r.err), /2026-07-28/);
 });
 
 Deno.test("a stdio server's stderr lines are logged at debug level", async () => {
@@ -154,7 +148,7 @@ Deno.test("a stdio server's stderr lines are logged at debug level", async () =>
   `,
     { env: testEnv({ AGENT_BLOCK_LOG: "debug" }) },
   );
-  assertStringIncludes(
+  assertIncludes(
     out.stderr,
     "[debug] test.lua: mcp server 'crashy' stderr: boom: missing config file",
   );
@@ -163,7 +157,7 @@ Deno.test("a stdio server's stderr lines are logged at debug level", async () =>
 Deno.test("time spent in a Lua handler does not count against the request timeout", async () => {
   for (const era of ["auto", "legacy"]) {
     const out = await runLua(`
-      assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" },
+      assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" },
         { timeout = 0.5, era = ${lq(era)} }))
       mcp.set_sampling_handler("echo", function(params)
         std.task.sleep(1.0) -- a slow model: twice the request timeout
@@ -174,29 +168,29 @@ Deno.test("time spent in a Lua handler does not count against the request timeou
       return std.json.encode({ r = r, t = t.error, kind = t.kind, code = t.code })
     `);
     const r = resultOf(out);
-    assertEquals((r.r as { ok: boolean }).ok, true, JSON.stringify(r));
-    assertEquals((r.r as { content: { text: string }[] }).content[0].text, "slow: late but fine");
-    assertStringIncludes(String(r.t), "timed out after 0.5 s (cancellation sent)");
-    assertEquals((r as { kind?: string }).kind, "timeout");
+    assert.deepEqual((r.r as { ok: boolean }).ok, true, JSON.stringify(r));
+    assert.deepEqual((r.r as { content: { text: string }[] }).content[0].text, "slow: late but fine");
+    assertIncludes(String(r.t), "timed out after 0.5 s (cancellation sent)");
+    assert.deepEqual((r as { kind?: string }).kind, "timeout");
   }
 });
 
 Deno.test("a failed RPC says what kind of failure: the server's JSON-RPC code, or the client's kind", async () => {
   const out = await runLua(`
-    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)} }))
+    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)} }))
     local p = mcp.get_prompt("echo", "no_such_prompt", {})
     local u = mcp.call("nobody", "echo", {})
     return std.json.encode({ p = p, u = u })
   `);
   const r = resultOf(out) as Record<string, Record<string, unknown>>;
-  assertEquals(r.p.ok, false);
-  assertEquals(typeof r.p.code, "number", JSON.stringify(r.p));
-  assertEquals(r.p.kind, undefined, "a server's answer has no local kind");
-  assertStringIncludes(
+  assert.deepEqual(r.p.ok, false);
+  assert.deepEqual(typeof r.p.code, "number", JSON.stringify(r.p));
+  assert.deepEqual(r.p.kind, undefined, "a server's answer has no local kind");
+  assertIncludes(
     String(r.p.error),
     "mcp.get_prompt: prompts/get 'no_such_prompt' on server 'echo' failed",
   );
-  assertEquals([r.u.ok, r.u.kind, r.u.code, r.u.error], [
+  assert.deepEqual([r.u.ok, r.u.kind, r.u.code, r.u.error], [
     false,
     "unknown",
     undefined,

@@ -5,9 +5,9 @@
  * HTTP 404 and 500, the environment given to stdio servers, and cleanup at run end.
  */
 import { join } from "node:path";
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "./assert.ts";
-import { runCli, runLua } from "../../helpers.ts";
-import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startSubscribe, waitFor } from "./peers.ts";
+import assert from "node:assert/strict";
+import { assertIncludes, resultOf, returnedValue, runCli, runLua, waitFor } from "../../helpers.ts";
+import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
 
 function result(out: { outcome: { status: string } }): string {
   const o = out.outcome as { status: string; value?: unknown; message?: string };
@@ -23,16 +23,16 @@ Deno.test("a wrong command raises naming the server and the command; required=fa
       fields = { err.server, err.method, err.kind, err.code == nil }, matches = err:find("no such command") ~= nil })
   `);
   const r = JSON.parse(result(out));
-  assertEquals(r.ok, false);
-  assertEquals(r.fields, ["ghost", "initialize", "failed", true], "the raise is an error table");
-  assertEquals(r.matches, true, "string methods read the message");
-  assertStringIncludes(
+  assert.deepEqual(r.ok, false);
+  assert.deepEqual(r.fields, ["ghost", "initialize", "failed", true], "the raise is an error table");
+  assert.deepEqual(r.matches, true, "string methods read the message");
+  assert.match(
     r.err,
-    "cannot start server 'ghost' (command '/nonexistent/mcp-server'): no such command",
+    /cannot start server 'ghost' \(command '\/nonexistent\/mcp-server'\): no such command/,
   );
-  assertEquals(r.ok2, false);
-  assertStringIncludes(r.err2, "cannot start server 'ghost2'");
-  assertStringIncludes(out.stderr, "[warn]");
+  assert.deepEqual(r.ok2, false);
+  assert.match(r.err2, /cannot start server 'ghost2'/);
+  assert.match(out.stderr, /\[warn\]/);
 });
 
 Deno.test("a server printing non-protocol text on stdout gets an error that says so", async () => {
@@ -42,10 +42,10 @@ Deno.test("a server printing non-protocol text on stdout gets an error that says
   } })
     return tostring(err)
   `);
-  const err = result(out);
-  assertStringIncludes(err, "initialize 'weather' failed");
-  assertStringIncludes(err, "server 'weather' wrote non-protocol text on stdout");
-  assertStringIncludes(err, "Weather server v1.2 starting up");
+  const err = returnedValue(out);
+  assert.match(err, /initialize 'weather' failed/);
+  assert.match(err, /server 'weather' wrote non-protocol text on stdout/);
+  assert.match(err, /Weather server v1\.2 starting up/);
 });
 
 Deno.test("a server dying at start-up: exit code and stderr tail in the error", async () => {
@@ -55,10 +55,10 @@ Deno.test("a server dying at start-up: exit code and stderr tail in the error", 
   } })
     return tostring(err)
   `);
-  const err = result(out);
-  assertStringIncludes(err, "initialize 'crashy' failed");
-  assertStringIncludes(err, "server 'crashy' exited with code 2");
-  assertStringIncludes(err, "boom: missing config file /etc/weather.conf");
+  const err = returnedValue(out);
+  assert.match(err, /initialize 'crashy' failed/);
+  assert.match(err, /server 'crashy' exited with code 2/);
+  assert.match(err, /boom: missing config file \/etc\/weather\.conf/);
 });
 
 Deno.test("a silent server: initialize times out after opts.timeout, naming the server", async () => {
@@ -68,8 +68,8 @@ Deno.test("a silent server: initialize times out after opts.timeout, naming the 
   } }, { timeout = 0.5 })
     return tostring(err) .. " | kind=" .. err.kind
   `);
-  assertStringIncludes(result(out), "mcp.connect: initialize 'mute' timed out after 0.5 s");
-  assertStringIncludes(result(out), " | kind=timeout");
+  assertIncludes(result(out), "mcp.connect: initialize 'mute' timed out after 0.5 s");
+  assertIncludes(result(out), " | kind=timeout");
 });
 
 Deno.test("--mcp-timeout-secs is the default request timeout", async () => {
@@ -79,22 +79,22 @@ Deno.test("--mcp-timeout-secs is the default request timeout", async () => {
     } }); return tostring(err)`,
     { mcpTimeoutSecs: 1 },
   );
-  assertStringIncludes(result(out), "initialize 'mute' timed out after 1 s");
+  assert.match(returnedValue(out), /initialize 'mute' timed out after 1 s/);
 });
 
 Deno.test("a server exiting mid-call: the call fails with its exit code and stderr", async () => {
   const out = await runLua(`
-    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" }))
+    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" }))
     local r = mcp.call("echo", "exit_now", {})
     local again = mcp.call("echo", "echo", { msg = "x" })
     return std.json.encode({ ok = r.ok, error = r.error, again = again.error })
   `);
-  const r = JSON.parse(result(out));
-  assertEquals(r.ok, false);
-  assertStringIncludes(r.error, "tools/call 'exit_now' on server 'echo' failed");
-  assertStringIncludes(r.error, "server 'echo' exited with code 3");
-  assertStringIncludes(r.error, "exiting mid-call");
-  assertStringIncludes(r.again, "server 'echo' exited with code 3");
+  const r = resultOf(out);
+  assert.deepEqual(r.ok, false);
+  assert.match(r.error, /tools\/call 'exit_now' on server 'echo' failed/);
+  assert.match(r.error, /server 'echo' exited with code 3/);
+  assert.match(r.error, /exiting mid-call/);
+  assert.match(r.again, /server 'echo' exited with code 3/);
 });
 
 async function hangAndProveCancel(connect: string, cancelLog: string): Promise<void> {
@@ -105,10 +105,10 @@ async function hangAndProveCancel(connect: string, cancelLog: string): Promise<v
     local after = mcp.call("echo", "echo", { msg = "still alive" })
     return std.json.encode({ ok = r.ok, error = r.error, after = after.content and after.content[1].text })
   `);
-  const r = JSON.parse(result(out));
-  assertEquals(r.ok, false);
-  assertMatch(r.error, /tools\/call 'hang' on server 'echo' timed out after 1 s \(cancellation sent\)/);
-  assertEquals(r.after, "still alive");
+  const r = resultOf(out);
+  assert.deepEqual(r.ok, false);
+  assert.match(r.error, /tools\/call 'hang' on server 'echo' timed out after 1 s \(cancellation sent\)/);
+  assert.deepEqual(r.after, "still alive");
   // The server saw the cancellation of that request.
   await waitFor(
     async () => {
@@ -118,8 +118,7 @@ async function hangAndProveCancel(connect: string, cancelLog: string): Promise<v
         return false;
       }
     },
-    20_000,
-    "the server to record the cancellation",
+    { what: "the server to record the cancellation" },
   );
 }
 
@@ -131,7 +130,7 @@ Deno.test("a tool that never answers: timeout, and the cancellation reaches the 
       await t.step(`stdio, era ${era}`, async () => {
         const log = join(dir, `stdio-${era}.log`);
         await hangAndProveCancel(
-          `assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+          `assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
             lq(ECHO)
           }, "--test-tools", "--cancel-log", ${lq(log)} }, { timeout = 1, era = ${lq(era)} }))`,
           log,
@@ -144,7 +143,7 @@ Deno.test("a tool that never answers: timeout, and the cancellation reaches the 
       await t.step(`Streamable HTTP, era ${era}`, async () => {
         await Deno.remove(httpLog).catch(() => undefined);
         await hangAndProveCancel(
-          `assert(mcp.connect_http("echo", ${lq(http!.url)}, { timeout = 1, era = ${lq(era)} }))`,
+          `assert.ok(mcp.connect_http("echo", ${lq(http!.url)}, { timeout = 1, era = ${lq(era)} }))`,
           httpLog,
         );
       });
@@ -184,13 +183,13 @@ Deno.test("HTTP servers answering 404 or 500: connect errors name the server, th
         return std.json.encode({ a = tostring(a), b = tostring(b), a_server = a.server, a_method = a.method })
       `);
       const r = JSON.parse(result(out));
-      assertStringIncludes(r.a, "'remote'");
-      assertEquals([r.a_server, r.a_method], ["remote", "initialize"]);
-      assertStringIncludes(r.a, "404");
-      assertStringIncludes(r.a, `http://127.0.0.1:${port}/missing/mcp`);
-      assert(!r.a.includes("s3cret") && !r.a.includes("pw@"), r.a);
-      assertStringIncludes(r.b, "'broken'");
-      assertStringIncludes(r.b, "500");
+      assertIncludes(r.a, "'remote'");
+      assert.deepEqual([r.a_server, r.a_method], ["remote", "initialize"]);
+      assertIncludes(r.a, "404");
+      assertIncludes(r.a, `http://127.0.0.1:${port}/missing/mcp`);
+      assert.ok(!r.a.includes("s3cret") && !r.a.includes("pw@"), r.a);
+      assert.match(r.b, /'broken'/);
+      assert.match(r.b, /500/);
     }
   } finally {
     ac.abort();
@@ -206,8 +205,8 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
       join(project, "env_check.lua"),
       `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
-      assert(mcp.connect("a", ${lq(DENO)}, { "run", "-A", srv }))
-      assert(mcp.connect("b", ${
+      assert.ok(mcp.connect("a", ${lq(DENO)}, { "run", "-A", srv }))
+      assert.ok(mcp.connect("b", ${
         lq(DENO)
       }, { "run", "-A", srv }, { env = { ANTHROPIC_API_KEY = "given", EXTRA = "x" }, cwd = "/tmp" }))
       local function env(s, n) return mcp.call(s, "env", { name = n }).content[1].text end
@@ -225,17 +224,17 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
     const out = await runCli(["-s", join(project, "env_check.lua"), "-p", project], {
       env: { ANTHROPIC_API_KEY: "host-secret", AB_MCP_TEST_INHERITED: "inherited" },
     });
-    assertEquals(out.code, 0, out.stderr);
+    assert.deepEqual(out.code, 0, out.stderr);
     const r = JSON.parse(out.stdout.trim().split("\n").pop()!);
-    assertEquals(r.a_key, "<unset>");
-    assertEquals(r.a_inh, "inherited");
-    assertEquals(r.b_key, "given");
-    assertEquals(r.b_extra, "x");
-    assertEquals(r.a_cwd, await Deno.realPath(project));
-    assertEquals(r.b_cwd, "/tmp");
-    assertStringIncludes(
+    assert.deepEqual(r.a_key, "<unset>");
+    assert.deepEqual(r.a_inh, "inherited");
+    assert.deepEqual(r.b_key, "given");
+    assert.deepEqual(r.b_extra, "x");
+    assert.deepEqual(r.a_cwd, await Deno.realPath(project));
+    assert.deepEqual(r.b_cwd, "/tmp");
+    assert.match(
       r.bad,
-      "mcp.connect: argument 4 (opts) field 'env' value for 'PORT' must be a string, got number",
+      /mcp\.connect: argument 4 \(opts\) field 'env' value for 'PORT' must be a string, got number/,
     );
   } finally {
     await Deno.remove(project, { recursive: true });
@@ -245,14 +244,14 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
 Deno.test("servers are disconnected at run end, after an error too; no child survives", async () => {
   const marker = `/tmp/ab-mcp-marker-${crypto.randomUUID()}`;
   const out = await runLua(`
-    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
     lq(ECHO)
   }, "--test-tools", "--cancel-log", ${lq(marker)} }))
     error("script failed on purpose")
   `);
-  assertEquals(out.outcome.status, "failed");
+  assert.deepEqual(out.outcome.status, "failed");
   const ps = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
-  assertEquals(new TextDecoder().decode(ps.stdout).trim(), "", "an MCP server outlived the run");
+  assert.deepEqual(new TextDecoder().decode(ps.stdout).trim(), "", "an MCP server outlived the run");
 });
 
 Deno.test("a failing disconnect at exit never changes the exit code", async () => {
@@ -262,13 +261,13 @@ Deno.test("a failing disconnect at exit never changes the exit code", async () =
     const script = join(dir, "s.lua");
     await Deno.writeTextFile(
       script,
-      `assert(mcp.connect_http("sub", ${lq(sub.url)}, { era = "legacy" }))
+      `assert.ok(mcp.connect_http("sub", ${lq(sub.url)}, { era = "legacy" }))
        os.execute("kill -9 ${sub.pid}")
        print("script done")`,
     );
     const r = await runCli(["-s", script, "--project", dir]);
-    assertEquals(r.code, 0, r.stderr);
-    assertStringIncludes(r.stdout, "script done");
+    assert.deepEqual(r.code, 0, r.stderr);
+    assert.match(r.stdout, /script done/);
     await Deno.remove(dir, { recursive: true });
   } finally {
     await sub.stop();

@@ -128,16 +128,3 @@ export function startEverything(mode: "streamableHttp" | "sse"): Promise<Peer> {
 export function lq(s: string): string {
   return JSON.stringify(s);
 }
-
-/** Polls `check` until it is true (or throws after `ms`). */
-export async function waitFor(
-  check: () => boolean | Promise<boolean>,
-  ms = 20_000,
-  what = "condition",
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -5,7 +5,7 @@
  * subscription keeps ticking); a server without the capability answers `subscribe_resource` with
  * `ok = false`.
  */
-import { assertEquals, assertStringIncludes } from "./assert.ts";
+import assert from "node:assert/strict";
 import { runLua } from "../../helpers.ts";
 import { lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
 
@@ -19,10 +19,10 @@ const SCRIPT = (url: string, era: string) => `
     hits[ev.uri] = (hits[ev.uri] or 0) + 1
     if ev.uri == "sub://counter" then last = label .. ":" .. ev.type .. ":" .. ev.server .. ":" .. ev.uri end
   end)
-  assert(mcp.connect_http("s", ${lq(url)}, { era = ${lq(era)} }))
+  assert.ok(mcp.connect_http("s", ${lq(url)}, { era = ${lq(era)} }))
   local era = mcp.server_info("s").server_info.era
   local ok = mcp.subscribe_resource("s", "sub://counter").ok
-  assert(mcp.subscribe_resource("s", "sub://clock").ok)
+  assert.ok(mcp.subscribe_resource("s", "sub://clock").ok)
   local deadline = os.time() + 20
   local function wait(uri, n)
     while hits[uri] < n and os.time() < deadline do std.task.sleep(0.02) end
@@ -46,26 +46,26 @@ Deno.test("resource subscriptions in both eras", async (t) => {
     for (const [era, name] of [["auto", "modern"], ["legacy", "legacy"]]) {
       await t.step(`${name} era`, async () => {
         const out = await runLua(SCRIPT(sub!.url, era));
-        assertEquals(out.outcome.status, "returned", out.stderr);
+        assert.deepEqual(out.outcome.status, "returned", out.stderr);
         const r = JSON.parse(String((out.outcome as { value: string }).value));
-        assertEquals(r.era, name);
-        assertEquals(r.ok, true);
-        assertEquals(r.got >= 2, true, `updates: ${r.got}`);
-        assertEquals(r.last, "sub:resource_update:s:sub://counter");
-        assertEquals(r.un, true);
-        assertEquals(r.ticked, true, "the control subscription kept delivering");
-        assertEquals(r.stopped, true);
+        assert.deepEqual(r.era, name);
+        assert.deepEqual(r.ok, true);
+        assert.deepEqual(r.got >= 2, true, `updates: ${r.got}`);
+        assert.deepEqual(r.last, "sub:resource_update:s:sub://counter");
+        assert.deepEqual(r.un, true);
+        assert.deepEqual(r.ticked, true, "the control subscription kept delivering");
+        assert.deepEqual(r.stopped, true);
       });
     }
     echo = await startEchoHttp();
     await t.step("a server without resources.subscribe answers ok = false (2025 era)", async () => {
       const out = await runLua(`
-        assert(mcp.connect_http("e", ${lq(echo!.url)}, { era = "legacy" }))
+        assert.ok(mcp.connect_http("e", ${lq(echo!.url)}, { era = "legacy" }))
         return std.json.encode(mcp.subscribe_resource("e", "text://hello"))
       `);
       const r = JSON.parse(String((out.outcome as { value: string }).value));
-      assertEquals(r.ok, false);
-      assertStringIncludes(r.error, "resources/subscribe 'text://hello' on server 'e' failed");
+      assert.deepEqual(r.ok, false);
+      assert.match(r.error, /resources\/subscribe 'text:\/\/hello' on server 'e' failed/);
     });
   } finally {
     await sub?.stop();
