@@ -249,30 +249,6 @@ export function agentRunKinds(shape: AgentRunShape): string[] {
   return kinds;
 }
 
-/**
- * @deprecated Mutates the process environment, which tests must not do (the suite runs files in
- * parallel): pass variables to the run (`runLua(src, { env: testEnv({...}) })`) or to the
- * subprocess (`runCli(args, { env })`). Being removed with its last uses.
- *
- * Runs `f` with `vars` set in this process's environment, after removing every name in `clear`;
- * restores the previous values afterwards, whatever happens.
- */
-export async function withEnv<T>(
-  vars: Record<string, string>,
-  f: () => Promise<T>,
-  clear: readonly string[] = [],
-): Promise<T> {
-  const names = [...new Set([...clear, ...Object.keys(vars)])];
-  const saved = Object.fromEntries(names.map((k) => [k, Deno.env.get(k)]));
-  for (const k of clear) Deno.env.delete(k);
-  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
-  try {
-    return await f();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-  }
-}
-
 /** Fails unless `actual` contains `expected`, showing `actual` (a literal substring, not a pattern). */
 export function assertIncludes(actual: string, expected: string, msg?: string): void {
   if (!actual.includes(expected)) {

@@ -35,7 +35,7 @@ Deno.test("run config: not an object", () => {
 Deno.test("run config: an unknown field is refused, naming it", () => {
   fails(
     { promt: "typo" },
-    `${F}: unknown field 'promt' (known: prompt, context, result, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs)`,
+    `${F}: unknown field 'promt' (known: prompt, context, result, outcome, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs)`,
   );
 });
 

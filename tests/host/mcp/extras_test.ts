@@ -45,8 +45,8 @@ Deno.test("opts.trace_context injects __ab_obs into tool arguments", async () =>
     const out = await runLua(
       `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
-      assert.ok(mcp.connect("t", ${lq(DENO)}, { "run", "-A", srv }, { trace_context = true }))
-      assert.ok(mcp.connect("p", ${lq(DENO)}, { "run", "-A", srv }))
+      assert(mcp.connect("t", ${lq(DENO)}, { "run", "-A", srv }, { trace_context = true }))
+      assert(mcp.connect("p", ${lq(DENO)}, { "run", "-A", srv }))
       return std.json.encode({
         t = std.json.decode(mcp.call("t", "args", { x = 1 }).content[1].text),
         own = std.json.decode(mcp.call("t", "args", { __ab_obs = { trace_id = "mine" } }).content[1].text),
@@ -66,7 +66,7 @@ Deno.test("cancelling the task awaiting mcp.call cancels the request on the serv
   const log = await Deno.makeTempFile({ prefix: "ab_mcp_taskcancel_" });
   try {
     const out = await runLua(`
-      assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+      assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
       lq(ECHO)
     }, "--test-tools", "--cancel-log", ${lq(log)} }))
       local function wait_log(word)
@@ -98,7 +98,7 @@ Deno.test("cancelling the task awaiting mcp.call cancels the request on the serv
 Deno.test("mcp.disconnect fails a call in flight, naming the server", async () => {
   const log = await Deno.makeTempFile({ prefix: "ab_mcp_disc_" });
   const out = await runLua(`
-    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
     lq(ECHO)
   }, "--test-tools", "--cancel-log", ${lq(log)} }))
     local t = std.task.spawn(function() return mcp.call("echo", "hang", {}) end)
@@ -123,9 +123,9 @@ Deno.test("mcp.disconnect fails a call in flight, naming the server", async () =
 Deno.test("reconnecting under the same name replaces the connection; a pinned era a server lacks fails", async () => {
   const out = await runLua(`
     local echo = { "run", "-A", "--quiet", ${lq(ECHO)} }
-    assert.ok(mcp.connect("x", ${lq(DENO)}, echo, { era = "legacy" }))
+    assert(mcp.connect("x", ${lq(DENO)}, echo, { era = "legacy" }))
     local first = mcp.server_info("x").server_info.protocolVersion
-    assert.ok(mcp.connect("x", ${lq(DENO)}, echo))
+    assert(mcp.connect("x", ${lq(DENO)}, echo))
     local second = mcp.server_info("x").server_info.protocolVersion
     local ok, err = pcall(mcp.connect, "old", ${lq(DENO)}, { "run", "-A", ${
     lq(join(FIXTURES, "everything.ts"))
@@ -157,7 +157,7 @@ Deno.test("a stdio server's stderr lines are logged at debug level", async () =>
 Deno.test("time spent in a Lua handler does not count against the request timeout", async () => {
   for (const era of ["auto", "legacy"]) {
     const out = await runLua(`
-      assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" },
+      assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" },
         { timeout = 0.5, era = ${lq(era)} }))
       mcp.set_sampling_handler("echo", function(params)
         std.task.sleep(1.0) -- a slow model: twice the request timeout
@@ -177,7 +177,7 @@ Deno.test("time spent in a Lua handler does not count against the request timeou
 
 Deno.test("a failed RPC says what kind of failure: the server's JSON-RPC code, or the client's kind", async () => {
   const out = await runLua(`
-    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)} }))
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)} }))
     local p = mcp.get_prompt("echo", "no_such_prompt", {})
     local u = mcp.call("nobody", "echo", {})
     return std.json.encode({ p = p, u = u })

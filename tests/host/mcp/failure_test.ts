@@ -84,7 +84,7 @@ Deno.test("--mcp-timeout-secs is the default request timeout", async () => {
 
 Deno.test("a server exiting mid-call: the call fails with its exit code and stderr", async () => {
   const out = await runLua(`
-    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" }))
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${lq(ECHO)}, "--test-tools" }))
     local r = mcp.call("echo", "exit_now", {})
     local again = mcp.call("echo", "echo", { msg = "x" })
     return std.json.encode({ ok = r.ok, error = r.error, again = again.error })
@@ -130,7 +130,7 @@ Deno.test("a tool that never answers: timeout, and the cancellation reaches the 
       await t.step(`stdio, era ${era}`, async () => {
         const log = join(dir, `stdio-${era}.log`);
         await hangAndProveCancel(
-          `assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+          `assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
             lq(ECHO)
           }, "--test-tools", "--cancel-log", ${lq(log)} }, { timeout = 1, era = ${lq(era)} }))`,
           log,
@@ -143,7 +143,7 @@ Deno.test("a tool that never answers: timeout, and the cancellation reaches the 
       await t.step(`Streamable HTTP, era ${era}`, async () => {
         await Deno.remove(httpLog).catch(() => undefined);
         await hangAndProveCancel(
-          `assert.ok(mcp.connect_http("echo", ${lq(http!.url)}, { timeout = 1, era = ${lq(era)} }))`,
+          `assert(mcp.connect_http("echo", ${lq(http!.url)}, { timeout = 1, era = ${lq(era)} }))`,
           httpLog,
         );
       });
@@ -205,8 +205,8 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
       join(project, "env_check.lua"),
       `
       local srv = ${lq(join(FIXTURES, "env_server.ts"))}
-      assert.ok(mcp.connect("a", ${lq(DENO)}, { "run", "-A", srv }))
-      assert.ok(mcp.connect("b", ${
+      assert(mcp.connect("a", ${lq(DENO)}, { "run", "-A", srv }))
+      assert(mcp.connect("b", ${
         lq(DENO)
       }, { "run", "-A", srv }, { env = { ANTHROPIC_API_KEY = "given", EXTRA = "x" }, cwd = "/tmp" }))
       local function env(s, n) return mcp.call(s, "env", { name = n }).content[1].text end
@@ -244,7 +244,7 @@ Deno.test("stdio servers: credentials stripped, opts.env applied after, cwd defa
 Deno.test("servers are disconnected at run end, after an error too; no child survives", async () => {
   const marker = `/tmp/ab-mcp-marker-${crypto.randomUUID()}`;
   const out = await runLua(`
-    assert.ok(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+    assert(mcp.connect("echo", ${lq(DENO)}, { "run", "-A", "--quiet", ${
     lq(ECHO)
   }, "--test-tools", "--cancel-log", ${lq(marker)} }))
     error("script failed on purpose")
@@ -261,7 +261,7 @@ Deno.test("a failing disconnect at exit never changes the exit code", async () =
     const script = join(dir, "s.lua");
     await Deno.writeTextFile(
       script,
-      `assert.ok(mcp.connect_http("sub", ${lq(sub.url)}, { era = "legacy" }))
+      `assert(mcp.connect_http("sub", ${lq(sub.url)}, { era = "legacy" }))
        os.execute("kill -9 ${sub.pid}")
        print("script done")`,
     );

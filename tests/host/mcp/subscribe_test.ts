@@ -19,10 +19,10 @@ const SCRIPT = (url: string, era: string) => `
     hits[ev.uri] = (hits[ev.uri] or 0) + 1
     if ev.uri == "sub://counter" then last = label .. ":" .. ev.type .. ":" .. ev.server .. ":" .. ev.uri end
   end)
-  assert.ok(mcp.connect_http("s", ${lq(url)}, { era = ${lq(era)} }))
+  assert(mcp.connect_http("s", ${lq(url)}, { era = ${lq(era)} }))
   local era = mcp.server_info("s").server_info.era
   local ok = mcp.subscribe_resource("s", "sub://counter").ok
-  assert.ok(mcp.subscribe_resource("s", "sub://clock").ok)
+  assert(mcp.subscribe_resource("s", "sub://clock").ok)
   local deadline = os.time() + 20
   local function wait(uri, n)
     while hits[uri] < n and os.time() < deadline do std.task.sleep(0.02) end
@@ -60,7 +60,7 @@ Deno.test("resource subscriptions in both eras", async (t) => {
     echo = await startEchoHttp();
     await t.step("a server without resources.subscribe answers ok = false (2025 era)", async () => {
       const out = await runLua(`
-        assert.ok(mcp.connect_http("e", ${lq(echo!.url)}, { era = "legacy" }))
+        assert(mcp.connect_http("e", ${lq(echo!.url)}, { era = "legacy" }))
         return std.json.encode(mcp.subscribe_resource("e", "text://hello"))
       `);
       const r = JSON.parse(String((out.outcome as { value: string }).value));
