@@ -19,7 +19,14 @@
  * - A miss reports every place searched, in order.
  */
 import { isAbsolute, join, relative } from "node:path";
-import { embeddedModules, rootOf, SEALED_ROOTS } from "./embedded.ts";
+import {
+  embeddedBytecode,
+  embeddedChunkName,
+  type EmbeddedModule,
+  embeddedModules,
+  rootOf,
+  SEALED_ROOTS,
+} from "./embedded.ts";
 import { blockRoots } from "../blocks/registry.ts";
 
 /** One directory of the search path. */
@@ -28,9 +35,12 @@ export interface LibTier {
   dir: string;
 }
 
-/** Where a name resolved. */
+/**
+ * Where a name resolved. `mode` is how to load `source`: "b" only for an embedded module's
+ * precompiled bytecode (never for a file), "t" for text.
+ */
 export type Resolution =
-  | { found: true; source: Uint8Array; chunkname: string; info: string }
+  | { found: true; source: Uint8Array; mode: "b" | "t"; chunkname: string; info: string }
   | { found: false; searched: string[] };
 
 /** A filesystem copy of a sealed module. */
@@ -84,6 +94,18 @@ function isFile(path: string): boolean {
   }
 }
 
+/** How an embedded module is loaded: its bytecode when fresh (see `embeddedBytecode`), else its text. */
+function embeddedResolution(m: EmbeddedModule, textOnly: boolean): Resolution {
+  const bytecode = textOnly ? undefined : embeddedBytecode(m);
+  return {
+    found: true,
+    source: bytecode ?? enc.encode(m.source),
+    mode: bytecode ? "b" : "t",
+    chunkname: embeddedChunkName(m.path),
+    info: `embedded:${m.path}`,
+  };
+}
+
 /** Resolves module names for one run. */
 export class ModuleResolver {
   constructor(
@@ -92,17 +114,16 @@ export class ModuleResolver {
     private readonly warn: (message: string) => void,
   ) {}
 
-  resolve(name: string): Resolution {
+  /**
+   * Resolves `name`. An embedded module comes as its precompiled bytecode when there is bytecode
+   * for its current text, unless `textOnly` (the loader's retry when that bytecode does not load).
+   */
+  resolve(name: string, textOnly = false): Resolution {
     const embedded = embeddedModules();
     if (name.startsWith("embedded.")) {
       const m = embedded.get(name.slice("embedded.".length));
       if (m) {
-        return {
-          found: true,
-          source: enc.encode(m.source),
-          chunkname: `@embedded/${m.path}`,
-          info: `embedded:${m.path}`,
-        };
+        return embeddedResolution(m, textOnly);
       }
       return { found: false, searched: [`no embedded module '${name.slice("embedded.".length)}'`] };
     }
@@ -120,7 +141,13 @@ export class ModuleResolver {
               this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
             }
             const shown = displayPath(candidate);
-            return { found: true, source: Deno.readFileSync(candidate), chunkname: `@${shown}`, info: shown };
+            return {
+              found: true,
+              source: Deno.readFileSync(candidate),
+              mode: "t",
+              chunkname: `@${shown}`,
+              info: shown,
+            };
           }
           searched.push(`no file '${candidate}'`);
         }
@@ -128,12 +155,7 @@ export class ModuleResolver {
     }
     const m = embedded.get(name);
     if (m) {
-      return {
-        found: true,
-        source: enc.encode(m.source),
-        chunkname: `@embedded/${m.path}`,
-        info: `embedded:${m.path}`,
-      };
+      return embeddedResolution(m, textOnly);
     }
     searched.push(`no embedded module '${name}'`);
     return { found: false, searched };
