@@ -1,7 +1,7 @@
 /**
  * Precompiled Lua bytecode: for the runtime's own chunks (`src/**\/*.lua`: the scheduler, the
- * prelude, host-module Lua; table in `precompiled.gen.ts`) and for the embedded library
- * (`embedded/**\/*.lua`; table in `embedded/precompiled.gen.ts`, used by `src/modules/embedded.ts`),
+ * prelude, host-module Lua; table in `precompiled.gen.js`) and for the embedded library
+ * (`embedded/**\/*.lua`; table in `embedded/precompiled.gen.js`, used by `src/modules/embedded.ts`),
  * so a run does not parse them.
  *
  * Why: every run is a fresh process, and the first Lua parse in a process runs the parser's
@@ -20,7 +20,7 @@
  * cannot collide. The engine also falls back to text when the bytecode does not load (another
  * Lua build). Bytecode is dumped unstripped: error positions and tracebacks keep their lines.
  */
-import { PRECOMPILED } from "./precompiled.gen.ts";
+import { PRECOMPILED } from "./precompiled.gen.js";
 
 /** One generated entry: the file it came from, the exact text compiled and its bytecode (base64). */
 export interface PrecompiledEntry {

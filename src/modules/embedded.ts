@@ -9,14 +9,17 @@
  * - consumers (`agent`, `coding`) and utilities (everything else): shadowing and vendoring work.
  *
  * Also owns how an embedded module is loaded: from its precompiled bytecode
- * (`embedded/precompiled.gen.ts`, by `deno task gen`) when that was generated from exactly the
+ * (`embedded/precompiled.gen.js`, by `deno task gen`) when that was generated from exactly the
  * text embedded now, else from the text (`embeddedBytecode`; `src/lua/precompiled.ts` says why the
  * comparison makes a stale entry harmless). Both are loaded under one chunk name,
  * `@embedded/<path>`, so messages and tracebacks read the same either way.
  */
 import { EMBEDDED_FILES } from "../../embedded/index.gen.ts";
-import { PRECOMPILED } from "../../embedded/precompiled.gen.ts";
+import { PRECOMPILED } from "../../embedded/precompiled.gen.js";
 import { bytecodeOf } from "../lua/precompiled.ts";
+import { embeddedChunkName } from "./embedded_chunk.ts";
+
+export { embeddedChunkName };
 
 /** Roots whose filesystem copies are refused. */
 export const SEALED_ROOTS: ReadonlySet<string> = new Set(["knl", "knl_adapter", "knl_types", "lshape"]);
@@ -30,11 +33,6 @@ export interface EmbeddedModule {
   /** Path relative to `embedded/`. */
   path: string;
   source: string;
-}
-
-/** The chunk name an embedded file is loaded under (`@embedded/<path relative to embedded/>`). */
-export function embeddedChunkName(path: string): string {
-  return `@embedded/${path}`;
 }
 
 /**

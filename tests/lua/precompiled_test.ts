@@ -14,17 +14,17 @@ import {
   uniquelyNamed,
 } from "../../tools/gen_precompiled.ts";
 import { bytecodeOf, precompiled } from "../../src/lua/precompiled.ts";
-import { PRECOMPILED } from "../../src/lua/precompiled.gen.ts";
-import { PRECOMPILED as EMBEDDED_PRECOMPILED } from "../../embedded/precompiled.gen.ts";
+import { PRECOMPILED } from "../../src/lua/precompiled.gen.js";
+import { PRECOMPILED as EMBEDDED_PRECOMPILED } from "../../embedded/precompiled.gen.js";
 import { walk } from "../../tools/gen_embedded_index.ts";
 import { embeddedBytecode, embeddedChunkName, embeddedModules } from "../../src/modules/embedded.ts";
 import { evalLua } from "../helpers.ts";
 
-Deno.test("src/lua/precompiled.gen.ts is up to date (run `deno task gen` if this fails)", async () => {
+Deno.test("src/lua/precompiled.gen.js is up to date (run `deno task gen` if this fails)", async () => {
   assert.equal(Deno.readTextFileSync(TARGET), await render());
 });
 
-Deno.test("embedded/precompiled.gen.ts is up to date (run `deno task gen` if this fails)", async () => {
+Deno.test("embedded/precompiled.gen.js is up to date (run `deno task gen` if this fails)", async () => {
   assert.equal(Deno.readTextFileSync(EMBEDDED_TARGET), await renderEmbedded());
 });
 

@@ -1,0 +1,3 @@
+import { preloadLua, sharedFactory } from "./src/lua/wasm.ts";
+preloadLua();
+await sharedFactory();
