@@ -135,8 +135,10 @@ export class ModuleResolver {
     const searched: string[] = [];
     if (!sealed || this.unseal) {
       for (const tier of this.tiers) {
+        // One stat for a tier that does not exist (most do not), not one failing stat per candidate.
+        const present = isDirectory(tier.dir);
         for (const candidate of [join(tier.dir, `${rel}.lua`), join(tier.dir, rel, "init.lua")]) {
-          if (isFile(candidate)) {
+          if (present && isFile(candidate)) {
             if (sealed) {
               this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
             }
