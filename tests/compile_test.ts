@@ -42,7 +42,7 @@ Deno.test("every embedded library and runtime Lua file is in cli.ts's module gra
     ...luaFilesUnder(join(REPO_ROOT, "src"), false),
   ].map((p) => relative(REPO_ROOT, p));
   assert.ok(needed.includes("src/lua/runtime.lua") && needed.includes("src/lua/prelude.lua"));
-  needed.push("src/lua/precompiled.gen.js", "embedded/precompiled.gen.js");
+  needed.push("src/lua/precompiled.gen.json", "embedded/precompiled.gen.json");
   const missing = needed.filter((p) => !inGraph.has(p));
   assert.deepEqual(missing, [], "Lua files or bytecode a compiled binary would not carry");
   // The wasm is read from the installed wasmoon package, which `deno compile` carries whole.

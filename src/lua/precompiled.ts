@@ -1,7 +1,7 @@
 /**
  * Precompiled Lua bytecode: for the runtime's own chunks (`src/**\/*.lua`: the scheduler, the
- * prelude, host-module Lua; table in `precompiled.gen.js`) and for the embedded library
- * (`embedded/**\/*.lua`; table in `embedded/precompiled.gen.js`, used by `src/modules/embedded.ts`),
+ * prelude, host-module Lua; table in `precompiled.gen.json`) and for the embedded library
+ * (`embedded/**\/*.lua`; table in `embedded/precompiled.gen.json`, used by `src/modules/embedded.ts`),
  * so a run does not parse them.
  *
  * Why: every run is a fresh process, and the first Lua parse in a process runs the parser's
@@ -20,7 +20,7 @@
  * cannot collide. The engine also falls back to text when the bytecode does not load (another
  * Lua build). Bytecode is dumped unstripped: error positions and tracebacks keep their lines.
  */
-import { PRECOMPILED } from "./precompiled.gen.js";
+import runtimeTable from "./precompiled.gen.json" with { type: "text" };
 
 /** One generated entry: the file it came from, the exact text compiled and its bytecode (base64). */
 export interface PrecompiledEntry {
@@ -34,6 +34,19 @@ export interface PrecompiledEntry {
 
 /** A generated table: entries by chunk name. */
 export type PrecompiledTable = Readonly<Record<string, PrecompiledEntry>>;
+
+/**
+ * A generated table from its JSON text, parsed on the first call and kept. The tables are
+ * imported as text (no JavaScript to compile at start) and parsed only when a chunk is looked up,
+ * so a run that never requires an embedded module never parses the library's table.
+ */
+export function lazyTable(json: string): () => PrecompiledTable {
+  let table: PrecompiledTable | undefined;
+  return () => table ??= JSON.parse(json) as PrecompiledTable;
+}
+
+/** The runtime's table (`precompiled.gen.json`), parsed on the first lookup. */
+export const runtimePrecompiled: () => PrecompiledTable = lazyTable(runtimeTable);
 
 /** `Uint8Array.fromBase64` where the engine has it: native, where a JS byte loop runs cold. */
 const nativeFromBase64 = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array }).fromBase64
@@ -71,5 +84,5 @@ export function bytecodeOf(
 
 /** The bytecode of a runtime chunk (`=ab:<file name>`) when generated from this very `source`. */
 export function precompiled(chunkname: string, source: string): Uint8Array | undefined {
-  return bytecodeOf(PRECOMPILED, chunkname, source);
+  return bytecodeOf(runtimePrecompiled(), chunkname, source);
 }

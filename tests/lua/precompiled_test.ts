@@ -13,25 +13,28 @@ import {
   TARGET,
   uniquelyNamed,
 } from "../../tools/gen_precompiled.ts";
-import { bytecodeOf, precompiled } from "../../src/lua/precompiled.ts";
-import { PRECOMPILED } from "../../src/lua/precompiled.gen.js";
-import { PRECOMPILED as EMBEDDED_PRECOMPILED } from "../../embedded/precompiled.gen.js";
+import { bytecodeOf, precompiled, runtimePrecompiled } from "../../src/lua/precompiled.ts";
 import { walk } from "../../tools/gen_embedded_index.ts";
-import { embeddedBytecode, embeddedChunkName, embeddedModules } from "../../src/modules/embedded.ts";
+import {
+  embeddedBytecode,
+  embeddedChunkName,
+  embeddedModules,
+  embeddedPrecompiled,
+} from "../../src/modules/embedded.ts";
 import { evalLua } from "../helpers.ts";
 
-Deno.test("src/lua/precompiled.gen.js is up to date (run `deno task gen` if this fails)", async () => {
+Deno.test("src/lua/precompiled.gen.json is up to date (run `deno task gen` if this fails)", async () => {
   assert.equal(Deno.readTextFileSync(TARGET), await render());
 });
 
-Deno.test("embedded/precompiled.gen.js is up to date (run `deno task gen` if this fails)", async () => {
+Deno.test("embedded/precompiled.gen.json is up to date (run `deno task gen` if this fails)", async () => {
   assert.equal(Deno.readTextFileSync(EMBEDDED_TARGET), await renderEmbedded());
 });
 
 Deno.test("every runtime Lua file has bytecode under its chunk name; edited text gets none", () => {
   const files = uniquelyNamed(luaSources());
   assert.ok(files.some((f) => f.endsWith("src/lua/runtime.lua")));
-  assert.equal(Object.keys(PRECOMPILED).length, files.length);
+  assert.equal(Object.keys(runtimePrecompiled()).length, files.length);
   assert.deepEqual(uniquelyNamed(["/a/init.lua", "/b/init.lua", "/c/x.lua"]), ["/c/x.lua"]);
   for (const f of files) {
     const name = `=ab:${basename(f, ".lua")}`;
@@ -50,14 +53,17 @@ Deno.test("every runtime Lua file has bytecode under its chunk name; edited text
 
 Deno.test("every embedded library file has bytecode for its current text; an edited one gets none", () => {
   const files = walk();
-  assert.deepEqual(Object.keys(EMBEDDED_PRECOMPILED).sort(), files.map(embeddedChunkName).sort());
+  assert.deepEqual(Object.keys(embeddedPrecompiled()).sort(), files.map(embeddedChunkName).sort());
   for (const m of embeddedModules().values()) {
     const bc = embeddedBytecode(m);
     assert.ok(bc && bc.length > 0, `no bytecode for ${m.path}`);
     assert.deepEqual([...bc.subarray(0, 4)], [0x1b, 0x4c, 0x75, 0x61], "Lua bytecode signature");
     const name = embeddedChunkName(m.path);
-    assert.equal(bytecodeOf(EMBEDDED_PRECOMPILED, name, m.source.replace(/\n$/, "\n-- edited\n")), undefined);
-    assert.deepEqual(bytecodeOf(EMBEDDED_PRECOMPILED, name, m.source), bc);
+    assert.equal(
+      bytecodeOf(embeddedPrecompiled(), name, m.source.replace(/\n$/, "\n-- edited\n")),
+      undefined,
+    );
+    assert.deepEqual(bytecodeOf(embeddedPrecompiled(), name, m.source), bc);
   }
 });
 

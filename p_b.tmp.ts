@@ -1,3 +1,0 @@
-import { preloadLua, sharedFactory } from "./src/lua/wasm.ts";
-preloadLua();
-await sharedFactory();
