@@ -15,8 +15,10 @@
  *
  * Where the extra start-up goes (December 2026, process CPU time, minimum of 20 runs on a shared
  * 2-core machine; the floor is ~66 ms): loading wasmoon and compiling its wasm is ~53 ms of it.
- * The CLI's module graph (~90 local modules on the run path: every host module is imported even
- * when installed lazily, node:util, node:sqlite) adds ~21 ms — most of hello.lua's excess; the
+ * The CLI's module graph (~90 local modules on the run path) adds ~20 ms — most of hello.lua's
+ * excess. Of that, the nine host modules installed only on first touch (mcp, knl with src/knl/,
+ * llm, std.fs and its tools, sh, the stores, bus, http) are ~9 ms on their own: they are
+ * installed lazily but imported eagerly, since an installation must be synchronous. The
  * run itself (flags, `.env`, block lookup, engine, prelude, the print) ~13 ms. hello_agent adds
  * ~30 ms more: `require("agent")` and its libraries (~10 modules, from bytecode: a few ms; the
  * resolver's failing `stat`s of absent library tiers were ~4 ms before it checked a tier once),
