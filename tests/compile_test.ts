@@ -1,12 +1,14 @@
 /**
  * What `deno compile` carries: every Lua source the runtime loads must be in cli.ts's module graph
- * (text imports), since a compiled binary has no source tree to read. The compile itself needs
+ * (text imports), and so must the precompiled bytecode of the runtime and of the embedded library
+ * and the wasmoon package with its `glue.wasm`, since a compiled binary has no source tree to read. The compile itself needs
  * Deno's `denort` runtime binary, which is downloaded from Deno's servers; it runs here only when
  * `DENORT_BIN` points at one (CI release jobs have it), and is skipped with a message otherwise.
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { REPO_ROOT } from "./helpers.ts";
+import { glueWasmPath } from "../src/lua/wasm.ts";
 
 function luaFilesUnder(dir: string, skipSpec: boolean): string[] {
   const out: string[] = [];
@@ -40,8 +42,12 @@ Deno.test("every embedded library and runtime Lua file is in cli.ts's module gra
     ...luaFilesUnder(join(REPO_ROOT, "src"), false),
   ].map((p) => relative(REPO_ROOT, p));
   assert.ok(needed.includes("src/lua/runtime.lua") && needed.includes("src/lua/prelude.lua"));
+  needed.push("src/lua/precompiled.gen.json", "embedded/precompiled.gen.json");
   const missing = needed.filter((p) => !inGraph.has(p));
-  assert.deepEqual(missing, [], "Lua files a compiled binary would not carry");
+  assert.deepEqual(missing, [], "Lua files or bytecode a compiled binary would not carry");
+  // The wasm is read from the installed wasmoon package, which `deno compile` carries whole.
+  assert.ok(info.modules.some((m) => /^npm:\/?wasmoon@/.test(m.specifier)), "wasmoon not in the graph");
+  assert.ok(Deno.statSync(glueWasmPath()).isFile, "glue.wasm missing from the wasmoon package");
 });
 
 const denort = Deno.env.get("DENORT_BIN");

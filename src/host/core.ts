@@ -16,8 +16,8 @@ import { LUA_TNONE } from "../lua/capi.ts";
 export function installCore(engine: LuaEngine, run: RunContext, resolver: ModuleResolver): void {
   engine.define("@resolve_module", {
     sync: (a) => {
-      const r = resolver.resolve(a.string(1, "name"));
-      if (r.found) return new LuaMulti([r.source, r.chunkname, r.info]);
+      const r = resolver.resolve(a.string(1, "name"), a.optBoolean(2, "text_only") === true);
+      if (r.found) return new LuaMulti([r.source, r.chunkname, r.info, r.mode]);
       return new LuaMulti([undefined, r.searched.map((s) => `\n\t${s}`).join("")]);
     },
   });

@@ -1,32 +1,52 @@
 /**
- * Precompiled Lua bytecode for the runtime's own chunks (`src/**\/*.lua`: the scheduler, the
- * prelude, host-module Lua), so a run does not parse them.
+ * Precompiled Lua bytecode: for the runtime's own chunks (`src/**\/*.lua`: the scheduler, the
+ * prelude, host-module Lua; table in `precompiled.gen.json`) and for the embedded library
+ * (`embedded/**\/*.lua`; table in `embedded/precompiled.gen.json`, used by `src/modules/embedded.ts`),
+ * so a run does not parse them.
  *
  * Why: every run is a fresh process, and the first Lua parse in a process runs the parser's
- * wasm cold — parsing the runtime's ~1,000 lines cost several milliseconds of each start, more
- * than loading their bytecode does.
+ * wasm cold — parsing the runtime's ~1,000 lines cost several milliseconds of each start, and
+ * `require("agent")` parsed ~100 KB of embedded Lua (about 15 ms) — more than loading their
+ * bytecode does.
  *
- * Owns the lookup: `precompiled(chunkname, source)` returns the bytecode generated from exactly
- * this source under this chunk name (`=ab:<file name without .lua>`), or undefined. Entries are
- * keyed by a hash of the source text, so an edited chunk is never served stale bytecode: it is
- * parsed from text until `deno task gen` regenerates `precompiled.gen.ts` (a test fails
- * meanwhile). The one exception: when `cli.ts` runs the prebuilt bundle (`src/cli/prebuilt.ts`),
- * the texts and the bytecode are the bundle's own, verified consistent when it was built and
- * unchanged since (that is what choosing the bundle proved), so the hash is not computed again. The engine also falls back to text when the bytecode does not load (another Lua
- * build). Bytecode is dumped unstripped: error positions and tracebacks keep their lines.
+ * Owns the lookup: `bytecodeOf(table, chunkname, source)` returns the bytecode generated from
+ * exactly this source under this chunk name, or undefined. Invariant: stale bytecode is never
+ * served. Each entry carries the text it was compiled from, and an entry is used only when that
+ * text equals, character for character, the source the caller loads (the file as imported now):
+ * an edited chunk is parsed from its text until `deno task gen` regenerates the tables (a test and
+ * `deno task check` fail meanwhile). The proof is an exact comparison rather than a digest: it
+ * costs nothing at start-up (a memory compare, no hashing of ~300 KB of text in every process,
+ * which the platform digest does only asynchronously and a JavaScript loop does slowly) and
+ * cannot collide. The engine also falls back to text when the bytecode does not load (another
+ * Lua build). Bytecode is dumped unstripped: error positions and tracebacks keep their lines.
  */
-import { PRECOMPILED } from "./precompiled.gen.ts";
-import { isPrebuiltVerified } from "./prebuilt_flag.ts";
+import runtimeTable from "./precompiled.gen.json" with { type: "text" };
 
-/** 32-bit FNV-1a of a string's UTF-16 code units, as hex: the freshness key of an entry. */
-export function sourceHash(source: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < source.length; i++) {
-    h ^= source.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, "0") + ":" + source.length.toString(16);
+/** One generated entry: the file it came from, the exact text compiled and its bytecode (base64). */
+export interface PrecompiledEntry {
+  /** Repository-relative path of the source file (for people reading the table). */
+  file: string;
+  /** The text the bytecode was compiled from. */
+  text: string;
+  /** `string.dump` of that text loaded under the entry's chunk name, base64. */
+  bytecode: string;
 }
+
+/** A generated table: entries by chunk name. */
+export type PrecompiledTable = Readonly<Record<string, PrecompiledEntry>>;
+
+/**
+ * A generated table from its JSON text, parsed on the first call and kept. The tables are
+ * imported as text (no JavaScript to compile at start) and parsed only when a chunk is looked up,
+ * so a run that never requires an embedded module never parses the library's table.
+ */
+export function lazyTable(json: string): () => PrecompiledTable {
+  let table: PrecompiledTable | undefined;
+  return () => table ??= JSON.parse(json) as PrecompiledTable;
+}
+
+/** The runtime's table (`precompiled.gen.json`), parsed on the first lookup. */
+export const runtimePrecompiled: () => PrecompiledTable = lazyTable(runtimeTable);
 
 /** `Uint8Array.fromBase64` where the engine has it: native, where a JS byte loop runs cold. */
 const nativeFromBase64 = (Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array }).fromBase64
@@ -41,21 +61,28 @@ function fromBase64(b64: string): Uint8Array {
   return out;
 }
 
-/** Lookups already made in this process: a chunk is hashed and decoded once, not per engine. */
+/** Lookups already made in this process: a chunk is compared and decoded once, not per engine. */
 const memo = new Map<string, { source: string; bytecode: Uint8Array | undefined }>();
 
 /**
- * The bytecode of `source` compiled as `chunkname`, when it was generated from this very text.
- * The answer is kept for the process (the caller must not modify the bytes): `LuaEngine.create`
- * asks for the scheduler's chunk while the wasm module may still be compiling, so that hashing
- * its ~15,000 characters in cold code does not add to the start-up.
+ * The bytecode of `source` compiled as `chunkname`, when `table` has an entry generated from this
+ * very text. The answer is kept for the process (the caller must not modify the bytes). Chunk
+ * names are unique across tables (`=ab:…` for the runtime, `@embedded/…` for the library).
  */
-export function precompiled(chunkname: string, source: string): Uint8Array | undefined {
+export function bytecodeOf(
+  table: PrecompiledTable,
+  chunkname: string,
+  source: string,
+): Uint8Array | undefined {
   const known = memo.get(chunkname);
   if (known && known.source === source) return known.bytecode;
-  const entry = PRECOMPILED[chunkname];
-  const fresh = entry && (isPrebuiltVerified() || entry.hash === sourceHash(source));
-  const bytecode = fresh ? fromBase64(entry.bytecode) : undefined;
+  const entry = Object.hasOwn(table, chunkname) ? table[chunkname] : undefined;
+  const bytecode = entry && entry.text === source ? fromBase64(entry.bytecode) : undefined;
   memo.set(chunkname, { source, bytecode });
   return bytecode;
+}
+
+/** The bytecode of a runtime chunk (`=ab:<file name>`) when generated from this very `source`. */
+export function precompiled(chunkname: string, source: string): Uint8Array | undefined {
+  return bytecodeOf(runtimePrecompiled(), chunkname, source);
 }

@@ -378,11 +378,13 @@ function require(name)
   if v ~= nil then return v end
   local loader, where = preload[name], ":preload:"
   if not loader then
-    local src, chunkname, info = H.resolve_module(name)
+    local src, chunkname, info, mode = H.resolve_module(name)
     if not src then
       error(sformat("module '%s' not found:\n\tno field package.preload['%s']%s", name, name, chunkname), 2)
     end
-    local fn, err = raw_load(src, chunkname, "t")
+    -- mode "b" only for an embedded module's precompiled bytecode; another Lua build refuses it
+    local fn, err = raw_load(src, chunkname, mode)
+    if not fn and mode == "b" then fn, err = raw_load((H.resolve_module(name, true)), chunkname, "t") end
     if not fn then error(sformat("error loading module '%s' from file '%s':\n\t%s", name, info, err), 2) end
     loader, where = fn, info
   end

@@ -13,16 +13,8 @@ import { fileURLToPath } from "node:url";
 import { LuaApi } from "./capi.ts";
 import type { EmModule } from "./capi.ts";
 
-type Shared = Promise<{ factory: LuaFactory; api: LuaApi }>;
-
-/**
- * Where the factory is kept: on `globalThis` under a registered symbol rather than in a module
- * variable, so that one process has one wasm instance even when this module is loaded twice —
- * from the sources by `cli.ts` and from the prebuilt bundle (`src/cli/prebuilt.ts`), or by an
- * embedder importing `mod.ts` under two URLs.
- */
-const SHARED = Symbol.for("agent-block.lua.factory");
-const slot = globalThis as { [SHARED]?: Shared };
+/** The process's factory, created on first use (one wasm instance per loaded copy of this module). */
+let shared: Promise<{ factory: LuaFactory; api: LuaApi }> | undefined;
 
 /** Absolute path of wasmoon's `glue.wasm` inside the installed npm package. */
 export function glueWasmPath(): string {
@@ -31,7 +23,7 @@ export function glueWasmPath(): string {
 
 /** The process-wide factory and the raw API of its wasm module. */
 export function sharedFactory(): Promise<{ factory: LuaFactory; api: LuaApi }> {
-  return slot[SHARED] ??= (async () => {
+  return shared ??= (async () => {
     const f = new LuaFactory(glueWasmPath());
     const { value: wasm, exports } = await captureExports(() => f.getLuaModule());
     const module = wasm.module as unknown as EmModule;

@@ -7,8 +7,22 @@
  *   copy fails the run;
  * - packs (`policy`, `supervisor`): values handed to the kernel, vendored only with a warning;
  * - consumers (`agent`, `coding`) and utilities (everything else): shadowing and vendoring work.
+ *
+ * Also owns how an embedded module is loaded: from its precompiled bytecode
+ * (`embedded/precompiled.gen.json`, by `deno task gen`) when that was generated from exactly the
+ * text embedded now, else from the text (`embeddedBytecode`; `src/lua/precompiled.ts` says why the
+ * comparison makes a stale entry harmless). Both are loaded under one chunk name,
+ * `@embedded/<path>`, so messages and tracebacks read the same either way.
  */
 import { EMBEDDED_FILES } from "../../embedded/index.gen.ts";
+import embeddedTable from "../../embedded/precompiled.gen.json" with { type: "text" };
+import { bytecodeOf, lazyTable, type PrecompiledTable } from "../lua/precompiled.ts";
+import { embeddedChunkName } from "./embedded_chunk.ts";
+
+export { embeddedChunkName };
+
+/** The library's bytecode table, parsed on the first lookup. */
+export const embeddedPrecompiled: () => PrecompiledTable = lazyTable(embeddedTable);
 
 /** Roots whose filesystem copies are refused. */
 export const SEALED_ROOTS: ReadonlySet<string> = new Set(["knl", "knl_adapter", "knl_types", "lshape"]);
@@ -22,6 +36,14 @@ export interface EmbeddedModule {
   /** Path relative to `embedded/`. */
   path: string;
   source: string;
+}
+
+/**
+ * The precompiled bytecode of `m` (load it with mode "b" under `embeddedChunkName(m.path)`), or
+ * undefined when there is none for its current text: then its text is loaded. Kept for the process.
+ */
+export function embeddedBytecode(m: EmbeddedModule): Uint8Array | undefined {
+  return bytecodeOf(embeddedPrecompiled(), embeddedChunkName(m.path), m.source);
 }
 
 /** The module name of an embedded file path, or undefined for files that are not modules. */

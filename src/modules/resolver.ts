@@ -19,7 +19,14 @@
  * - A miss reports every place searched, in order.
  */
 import { isAbsolute, join, relative } from "node:path";
-import { embeddedModules, rootOf, SEALED_ROOTS } from "./embedded.ts";
+import {
+  embeddedBytecode,
+  embeddedChunkName,
+  type EmbeddedModule,
+  embeddedModules,
+  rootOf,
+  SEALED_ROOTS,
+} from "./embedded.ts";
 import { blockRoots } from "../blocks/registry.ts";
 import { exists, isDir, isFile } from "../util/fs.ts";
 
@@ -29,9 +36,12 @@ export interface LibTier {
   dir: string;
 }
 
-/** Where a name resolved. */
+/**
+ * Where a name resolved. `mode` is how to load `source`: "b" only for an embedded module's
+ * precompiled bytecode (never for a file), "t" for text.
+ */
 export type Resolution =
-  | { found: true; source: Uint8Array; chunkname: string; info: string }
+  | { found: true; source: Uint8Array; mode: "b" | "t"; chunkname: string; info: string }
   | { found: false; searched: string[] };
 
 /** A filesystem copy of a sealed module. */
@@ -77,6 +87,18 @@ export function displayPath(path: string, cwd: string): string {
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }
 
+/** How an embedded module is loaded: its bytecode when fresh (see `embeddedBytecode`), else its text. */
+function embeddedResolution(m: EmbeddedModule, textOnly: boolean): Resolution {
+  const bytecode = textOnly ? undefined : embeddedBytecode(m);
+  return {
+    found: true,
+    source: bytecode ?? enc.encode(m.source),
+    mode: bytecode ? "b" : "t",
+    chunkname: embeddedChunkName(m.path),
+    info: `embedded:${m.path}`,
+  };
+}
+
 /** Resolves module names for one run. */
 export class ModuleResolver {
   /**
@@ -92,17 +114,16 @@ export class ModuleResolver {
     private readonly cwd: string,
   ) {}
 
-  resolve(name: string): Resolution {
+  /**
+   * Resolves `name`. An embedded module comes as its precompiled bytecode when there is bytecode
+   * for its current text, unless `textOnly` (the loader's retry when that bytecode does not load).
+   */
+  resolve(name: string, textOnly = false): Resolution {
     const embedded = embeddedModules();
     if (name.startsWith("embedded.")) {
       const m = embedded.get(name.slice("embedded.".length));
       if (m) {
-        return {
-          found: true,
-          source: enc.encode(m.source),
-          chunkname: `@embedded/${m.path}`,
-          info: `embedded:${m.path}`,
-        };
+        return embeddedResolution(m, textOnly);
       }
       return { found: false, searched: [`no embedded module '${name.slice("embedded.".length)}'`] };
     }
@@ -114,13 +135,21 @@ export class ModuleResolver {
     const searched: string[] = [];
     if (!sealed || this.unseal) {
       for (const tier of this.tiers) {
+        // One stat for a tier that does not exist (most do not), not one failing stat per candidate.
+        const present = isDir(tier.dir);
         for (const candidate of [join(tier.dir, `${rel}.lua`), join(tier.dir, rel, "init.lua")]) {
-          if (isFile(candidate)) {
+          if (present && isFile(candidate)) {
             if (sealed) {
               this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
             }
             const shown = displayPath(candidate, this.cwd);
-            return { found: true, source: Deno.readFileSync(candidate), chunkname: `@${shown}`, info: shown };
+            return {
+              found: true,
+              source: Deno.readFileSync(candidate),
+              mode: "t",
+              chunkname: `@${shown}`,
+              info: shown,
+            };
           }
           searched.push(`no file '${candidate}'`);
         }
@@ -128,12 +157,7 @@ export class ModuleResolver {
     }
     const m = embedded.get(name);
     if (m) {
-      return {
-        found: true,
-        source: enc.encode(m.source),
-        chunkname: `@embedded/${m.path}`,
-        info: `embedded:${m.path}`,
-      };
+      return embeddedResolution(m, textOnly);
     }
     searched.push(`no embedded module '${name}'`);
     return { found: false, searched };

@@ -1,8 +1,0 @@
-import {
-  errorText,
-  isTimeout
-} from "./chunk-XDXMVCQC.js";
-export {
-  errorText,
-  isTimeout
-};
