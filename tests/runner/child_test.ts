@@ -97,7 +97,9 @@ Deno.test({
         "local x = 0 while true do x = x + 1 end\n",
     });
     const { r, procs } = runner();
-    for (const [block, pidFile] of [["sleeps.lua", "sleeper.pid"], ["spins.lua", "spinner.pid"]]) {
+    // Both runs at once (the runner serves several), each with its own timeout.
+    const cases = [["sleeps.lua", "sleeper.pid"], ["spins.lua", "spinner.pid"]] as const;
+    await Promise.all(cases.map(async ([block, pidFile]) => {
       const started = Date.now();
       const running = r.run(request(dir, block, { prompt: dir, timeoutMs: 4000 }));
       await waitForFile(join(dir, pidFile), `${block} to start its sleeper`);
@@ -110,7 +112,7 @@ Deno.test({
         what: `${block}'s sleeper ${sleeper} to end`,
         timeoutMs: 10_000,
       });
-    }
+    }));
     assert.equal(procs.size, 0);
   },
 });

@@ -79,6 +79,8 @@ export class ProcessStdioTransport implements Transport {
   #stderrTail = "";
   #violation: string | undefined;
   #exit: Deno.CommandStatus | undefined;
+  /** The child ended before anyone asked it to (`close()`): its end is the failure to report. */
+  #exitUnasked = false;
   #closed = false;
   #closing = false;
   #exited: Promise<void> = Promise.resolve();
@@ -138,6 +140,7 @@ export class ProcessStdioTransport implements Transport {
     const err = this.#readStderr(child.stderr);
     this.#exited = child.status.then(async (status) => {
       this.#exit = status;
+      this.#exitUnasked = !this.#closing;
       await Promise.allSettled([out, err]);
       this.#finish();
     }, () => this.#finish());
@@ -246,12 +249,14 @@ export class ProcessStdioTransport implements Transport {
 
   /**
    * Why the connection is unusable, for error messages: the protocol violation, or how the child
-   * ended, plus the stderr tail. Empty while the child runs normally.
+   * ended when it ended by itself (not when `close()` had asked it to first: the SDK closes a
+   * transport whose handshake failed, and the child's own exit is still the reason), plus the
+   * stderr tail. Empty while the child runs normally.
    */
   failure(): string {
     const parts: string[] = [];
     if (this.#violation) parts.push(this.#violation);
-    else if (this.#exit && !this.#closing) {
+    else if (this.#exit && this.#exitUnasked) {
       parts.push(
         this.#exit.signal
           ? `server '${this.spec.name}' was killed by ${this.#exit.signal}`
