@@ -256,6 +256,17 @@ export function assertIncludes(actual: string, expected: string, msg?: string): 
   }
 }
 
+/** Every `.ts` file below `dir` of the repository (repository-relative, `/`-separated), sorted. */
+export function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync(join(REPO_ROOT, dir))) {
+    const p = `${dir}/${e.name}`;
+    if (e.isDirectory) out.push(...tsFiles(p));
+    else if (e.isFile && e.name.endsWith(".ts")) out.push(p);
+  }
+  return out.sort();
+}
+
 /** Parses JSON Lines output (blank lines skipped). */
 // deno-lint-ignore no-explicit-any
 export function jsonLines(text: string): any[] {

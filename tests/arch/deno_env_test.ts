@@ -16,21 +16,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO_ROOT } from "../helpers.ts";
+import { REPO_ROOT, tsFiles } from "../helpers.ts";
 
 /** This file names the patterns it looks for; it is not scanned. */
 const SELF = "tests/arch/deno_env_test.ts";
 
-/** Every `.ts` file below `dir` (repository-relative, `/`-separated), sorted. */
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(join(REPO_ROOT, dir))) {
-    const p = `${dir}/${e.name}`;
-    if (e.isDirectory) out.push(...tsFiles(p));
-    else if (e.isFile && e.name.endsWith(".ts")) out.push(p);
-  }
-  return out.sort();
-}
 
 /**
  * `source` with every `//` and `/* *\/` comment replaced by spaces (newlines kept), string and

@@ -17,9 +17,9 @@
  * the CLI `src/cli` is imported by `cli.ts` and by itself only.
  */
 import assert from "node:assert/strict";
-import { join, relative } from "node:path";
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { REPO_ROOT } from "../helpers.ts";
+import { REPO_ROOT, tsFiles } from "../helpers.ts";
 
 /** One edge of the graph: `from` imports `to` (both repository-relative, `/`-separated). */
 interface Edge {
@@ -125,16 +125,6 @@ async function info(root: string): Promise<InfoModule[]> {
   return (JSON.parse(new TextDecoder().decode(r.stdout)) as { modules: InfoModule[] }).modules;
 }
 
-/** Every `.ts` file below `dir` (repository-relative), sorted. */
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(join(REPO_ROOT, dir))) {
-    const p = `${dir}/${e.name}`;
-    if (e.isDirectory) out.push(...tsFiles(p));
-    else if (e.isFile && e.name.endsWith(".ts")) out.push(p);
-  }
-  return out.sort();
-}
 
 /** The modules seen and the edges between our files, over cli.ts, mod.ts and every src/**\/*.ts. */
 async function graph(): Promise<{ modules: Set<string>; edges: Edge[] }> {
