@@ -1,7 +1,7 @@
 /**
  * Entry of the CLI: picks the subcommand and turns typed errors into exit codes.
  *
- * Owns the dispatch table (`test`, and later `mcp`, `vendor`, `knl`, `serve`; anything else is
+ * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, each loaded on first use; anything else is
  * the run path) and the last-resort error report: an `AgentBlockError` prints `error: <message>`
  * and exits with its code; a usage error adds a hint and exits 2; an unexpected exception is a
  * bug, printed with its stack, exit 1.

@@ -14,7 +14,7 @@
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
-import { parseArgs } from "node:util";
+import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
@@ -66,26 +66,24 @@ export interface McpSettings {
 
 /** Parses the flags of `agent-block mcp`. */
 export function parseMcpArgs(argv: string[]): McpSettings | "help" {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        project: { type: "string", short: "p" },
-        "block-dir": { type: "string", multiple: true },
-        http: { type: "string" },
-        "token-file": { type: "string" },
-        "run-timeout": { type: "string" },
-        "progress-secs": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (e) {
-    throw new UsageError(`mcp: ${(e as Error).message}`);
-  }
-  const v = parsed.values;
+  const parsed = parseFlags(argv, {
+    project: { type: "string", short: "p" },
+    "block-dir": { type: "string", multiple: true },
+    http: { type: "string" },
+    "token-file": { type: "string" },
+    "run-timeout": { type: "string" },
+    "progress-secs": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  }, { command: "mcp" });
+  const v = parsed.values as {
+    project?: string;
+    "block-dir"?: string[];
+    http?: string;
+    "token-file"?: string;
+    "run-timeout"?: string;
+    "progress-secs"?: string;
+    help?: boolean;
+  };
   if (v.help) return "help";
   if (v["token-file"] !== undefined && v.http === undefined) {
     throw new UsageError("mcp: --token-file needs --http (a stdio server has no one to authenticate)");
