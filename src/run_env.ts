@@ -16,6 +16,8 @@
  *   merged, so the run's children (`sh.exec`, `io.popen`, MCP servers) inherit what the run set,
  *   and no other run, nor the process, sees any of it;
  * - `set(name, undefined)` hides a base variable from this run (an unset, not an empty string).
+ * - A numeric setting that is set but malformed is an error naming the variable and the value
+ *   (`wholeMilliseconds`), never silently its default.
  */
 
 /** A run's view of its environment. */
@@ -57,4 +59,23 @@ export class RunEnv {
     }
     return out;
   }
+}
+
+/**
+ * A whole number of milliseconds from 0 to `max` in `env`'s variable `name`, or `fallback` when
+ * it is unset or blank. Throws a `RangeError` naming the variable and the value for anything else.
+ */
+export function wholeMilliseconds(
+  env: { get(name: string): string | undefined },
+  name: string,
+  fallback: number,
+  max = 2_147_483_647,
+): number {
+  const raw = env.get(name);
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > max) {
+    throw new RangeError(`${name} must be a whole number of milliseconds from 0 to ${max}, got '${raw}'`);
+  }
+  return n;
 }

@@ -32,17 +32,25 @@ export const DEFAULT_COMMIT_WINDOW_MS = 5;
 export const MAX_COMMIT_WINDOW_MS = 60_000;
 
 /**
+ * A whole number of milliseconds from 0 to `max` in `env`'s variable `name`, or `fallback` when
+ * it is unset or blank. Throws a `RangeError` naming the variable and the value for anything else:
+ * a mistyped setting is an error, never silently the default. (The kernel's own copy of the rule
+ * `src/run_env.ts` states for the other layers: the kernel imports nothing outside `src/knl`.)
+ */
+export function wholeMilliseconds(env: KnlEnv, name: string, fallback: number, max: number): number {
+  const raw = env.get(name);
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > max) {
+    throw new RangeError(`${name} must be a whole number of milliseconds from 0 to ${max}, got '${raw}'`);
+  }
+  return n;
+}
+
+/**
  * The window in ms, from `env`'s `AGENT_BLOCK_KNL_COMMIT_MS` (a whole number, 0 to 60000) or the
  * default. Throws naming the variable when it is set to anything else.
  */
 export function commitWindowMs(env: KnlEnv): number {
-  const raw = env.get(COMMIT_WINDOW_ENV);
-  if (raw === undefined || raw.trim() === "") return DEFAULT_COMMIT_WINDOW_MS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > MAX_COMMIT_WINDOW_MS) {
-    throw new RangeError(
-      `${COMMIT_WINDOW_ENV} must be a whole number of milliseconds from 0 to ${MAX_COMMIT_WINDOW_MS}, got '${raw}'`,
-    );
-  }
-  return n;
+  return wholeMilliseconds(env, COMMIT_WINDOW_ENV, DEFAULT_COMMIT_WINDOW_MS, MAX_COMMIT_WINDOW_MS);
 }

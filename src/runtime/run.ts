@@ -25,7 +25,7 @@ import { ProcessGroups } from "../proc/group.ts";
 import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
 import { agentBlockHome } from "../home.ts";
 import { failedOutcome, type Outcome } from "../outcome.ts";
-import { RunEnv } from "../run_env.ts";
+import { RunEnv, wholeMilliseconds } from "../run_env.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
@@ -66,7 +66,10 @@ export interface RunSpec {
   signal?: AbortSignal;
   /** Downgrade the seal check to warnings (default: the run environment's `AGENT_BLOCK_UNSEAL=1`). */
   unseal?: boolean;
-  /** Grace between SIGTERM and SIGKILL for child process groups, ms (default: `AGENT_BLOCK_TASK_GRACE_MS`, else 1000). */
+  /**
+   * Grace between SIGTERM and SIGKILL for child process groups, ms (default: the run
+   * environment's `AGENT_BLOCK_TASK_GRACE_MS`, a whole number of ms, else 1000).
+   */
   graceMs?: number;
   /** Timeout of every MCP request, seconds (`--mcp-timeout-secs`, default 30). */
   mcpTimeoutSecs?: number;
@@ -135,7 +138,13 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const log = Logger.forLevel(env.get("AGENT_BLOCK_LOG"), script.name, stderr);
   const cleanups: ((outcome: Outcome | undefined) => void | Promise<void>)[] = [];
   let outcome: Outcome | undefined;
-  const procs = new ProcessGroups(spec.graceMs ?? graceFrom(env), env);
+  let graceMs: number;
+  try {
+    graceMs = spec.graceMs ?? wholeMilliseconds(env, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
+  } catch (e) {
+    return failed((e as Error).message);
+  }
+  const procs = new ProcessGroups(graceMs, env);
   const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
   const run: RunContext = {
     env,
@@ -224,13 +233,6 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     await procs.endAll();
     engine?.close();
   }
-}
-
-/** The run environment's `AGENT_BLOCK_TASK_GRACE_MS`, default 1000. */
-function graceFrom(env: RunEnv): number {
-  const raw = env.get("AGENT_BLOCK_TASK_GRACE_MS");
-  const n = raw ? Number(raw) : NaN;
-  return Number.isFinite(n) && n >= 0 ? n : 1000;
 }
 
 /** Blanks a leading `#!` line (keeping line numbers), as the Lua standalone interpreter does. */

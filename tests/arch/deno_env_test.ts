@@ -21,7 +21,6 @@ import { REPO_ROOT, tsFiles } from "../helpers.ts";
 /** This file names the patterns it looks for; it is not scanned. */
 const SELF = "tests/arch/deno_env_test.ts";
 
-
 /**
  * `source` with every `//` and `/* *\/` comment replaced by spaces (newlines kept), string and
  * template literals left as they are. Regular expression literals are not recognised: a quote or

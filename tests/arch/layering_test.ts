@@ -125,7 +125,6 @@ async function info(root: string): Promise<InfoModule[]> {
   return (JSON.parse(new TextDecoder().decode(r.stdout)) as { modules: InfoModule[] }).modules;
 }
 
-
 /** The modules seen and the edges between our files, over cli.ts, mod.ts and every src/**\/*.ts. */
 async function graph(): Promise<{ modules: Set<string>; edges: Edge[] }> {
   const modules = new Set<string>();

@@ -144,12 +144,20 @@ Deno.test("a loss where no caller could hear it (settle, the window) is raised b
   closeStore(path);
 });
 
-Deno.test("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS from a run's environment: whole ms, else the default", () => {
+Deno.test("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS from a run's environment: whole ms; a malformed one is an error naming it", () => {
   const env = (raw?: string) => new Map(raw === undefined ? [] : [[BUSY_TIMEOUT_ENV, raw]]);
   assert.equal(busyTimeoutMs(env()), DEFAULT_BUSY_TIMEOUT_MS);
+  assert.equal(busyTimeoutMs(env("")), DEFAULT_BUSY_TIMEOUT_MS, "blank is unset");
   assert.equal(busyTimeoutMs(env("0")), 0);
   assert.equal(busyTimeoutMs(env("1500")), 1500);
-  for (const raw of ["", "-1", "2.5", "soon"]) assert.equal(busyTimeoutMs(env(raw)), DEFAULT_BUSY_TIMEOUT_MS);
+  for (const raw of ["-1", "2.5", "soon"]) {
+    assert.throws(
+      () => busyTimeoutMs(env(raw)),
+      new RangeError(
+        `${BUSY_TIMEOUT_ENV} must be a whole number of milliseconds from 0 to 2147483647, got '${raw}'`,
+      ),
+    );
+  }
 });
 
 Deno.test("each writer's window and busy timeout are its own over the shared connection", async () => {

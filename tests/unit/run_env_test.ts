@@ -1,6 +1,6 @@
 /** `RunEnv` (src/run_env.ts): base frozen and copied, overlay set/unset, toObject merged. */
 import assert from "node:assert/strict";
-import { RunEnv } from "../../src/run_env.ts";
+import { RunEnv, wholeMilliseconds } from "../../src/run_env.ts";
 
 Deno.test("RunEnv: get reads the base; a missing name is undefined; nonEmpty skips blanks", () => {
   const env = new RunEnv({ A: "1", BLANK: "  ", EMPTY: "" });
@@ -49,4 +49,18 @@ Deno.test("RunEnv: two views of one record are independent", () => {
   a.set("ONLY_A", "1");
   assert.equal(b.get("SHARED"), "s");
   assert.equal(b.get("ONLY_A"), undefined);
+});
+
+Deno.test("wholeMilliseconds: unset or blank is the fallback; a malformed value is an error naming the variable", () => {
+  const env = new RunEnv({ A: "250", B: " ", C: "1.5", D: "-3", E: "later", F: "70000" });
+  assert.equal(wholeMilliseconds(env, "A", 9), 250);
+  assert.equal(wholeMilliseconds(env, "B", 9), 9);
+  assert.equal(wholeMilliseconds(env, "NONE", 9), 9);
+  for (const name of ["C", "D", "E"]) {
+    assert.throws(() => wholeMilliseconds(env, name, 9), RangeError);
+  }
+  assert.throws(
+    () => wholeMilliseconds(env, "F", 9, 60_000),
+    new RangeError("F must be a whole number of milliseconds from 0 to 60000, got '70000'"),
+  );
 });

@@ -20,6 +20,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
 import { envValue, type EnvView } from "../../home.ts";
+import { wholeMilliseconds } from "../../run_env.ts";
 
 /** The three stores. */
 export type StoreKind = "kv" | "sql" | "ts";
@@ -47,11 +48,9 @@ export function storePath(kind: StoreKind, run: StoreRun): string {
   return v === ":memory:" ? v : run.resolve(v);
 }
 
-/** The run's `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`, default 5000. */
+/** The run's `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`, default 5000; a malformed value is an error naming it. */
 export function busyTimeoutMs(env: EnvView): number {
-  const raw = envValue(env, "AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS");
-  const n = raw ? Number(raw) : NaN;
-  return Number.isInteger(n) && n >= 0 ? n : 5000;
+  return wholeMilliseconds({ get: (name) => envValue(env, name) }, "AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS", 5000);
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
