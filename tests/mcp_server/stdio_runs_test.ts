@@ -52,64 +52,46 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "mcp stdio: cancelling a call ends the run's whole process tree",
-  ...opts,
-  fn: async () => {
-    const p = await freshProject();
-    const s = await connectStdio(p.root, p.home);
-    try {
-      const { pending, cancel } = cancellableRun(s.client, { block: "tree", prompt: p.scratch });
-      const shellPidFile = join(p.scratch, "shell.pid");
-      await waitForFile(shellPidFile, "the tree block to start its shell");
-      const runPid = readPid(join(p.scratch, "run.pid"));
-      const shellPid = readPid(shellPidFile);
-      assert(alive(runPid), `run process ${runPid} should be alive`);
-      assert(alive(shellPid), `shell process ${shellPid} should be alive`);
-      cancel("test cancels");
-      await assertRejects(() => pending);
-      await waitFor(
-        () => !alive(runPid) && !alive(shellPid),
-        { what: `processes ${runPid} and ${shellPid} to end`, timeoutMs: 30_000 },
-      );
-      await waitFor(
-        () => /run_block #\d+ 'tree': cancelled/.test(s.stderr()),
-        { what: "the server to log the cancellation", timeoutMs: 60_000 },
-      );
-      assertEquals(
-        resultText(await s.client.callTool({ name: "run_block", arguments: { block: "where" } })),
-        "project-local",
-      );
-    } finally {
-      await s.close();
-    }
-  },
-});
-
-Deno.test({
-  name: "mcp stdio: cancelling a run that never yields kills it and the groups its children lead",
-  ...opts,
-  fn: async () => {
-    const p = await freshProject();
-    const s = await connectStdio(p.root, p.home);
-    try {
-      const { pending, cancel } = cancellableRun(s.client, { block: "busy", prompt: p.scratch });
-      const pidFile = join(p.scratch, "sleeper.pid");
-      await waitForFile(pidFile, "the busy block to start its sleeper");
-      const sleeper = readPid(pidFile);
-      assert(alive(sleeper));
-      cancel("test cancels");
-      await assertRejects(() => pending);
-      await waitFor(() => !alive(sleeper), { what: `sleeper ${sleeper} to end`, timeoutMs: 30_000 });
-      await waitFor(
-        () => /run_block #\d+ 'busy': cancelled/.test(s.stderr()),
-        { what: "the server to log the cancellation", timeoutMs: 60_000 },
-      );
-    } finally {
-      await s.close();
-    }
-  },
-});
+// A cancelled call ends the run's whole process tree: a run waiting on its shell (tree), and a run
+// that never yields, whose sleeper leads a group of its own (busy). The server goes on serving.
+for (
+  const [what, block, pidFiles] of [
+    ["a call ends the run's whole process tree", "tree", ["run.pid", "shell.pid"]],
+    ["a run that never yields kills it and the groups its children lead", "busy", ["sleeper.pid"]],
+  ] as const
+) {
+  Deno.test({
+    name: `mcp stdio: cancelling ${what}`,
+    ...opts,
+    fn: async () => {
+      const p = await freshProject();
+      const s = await connectStdio(p.root, p.home);
+      try {
+        const { pending, cancel } = cancellableRun(s.client, { block, prompt: p.scratch });
+        const last = join(p.scratch, pidFiles[pidFiles.length - 1]);
+        await waitForFile(last, `the ${block} block to start its processes`);
+        const pids = pidFiles.map((f) => readPid(join(p.scratch, f)));
+        for (const pid of pids) assert(alive(pid), `process ${pid} should be alive`);
+        cancel("test cancels");
+        await assertRejects(() => pending);
+        await waitFor(
+          () => pids.every((pid) => !alive(pid)),
+          { what: `processes ${pids.join(", ")} to end`, timeoutMs: 30_000 },
+        );
+        await waitFor(
+          () => new RegExp(`run_block #\\d+ '${block}': cancelled`).test(s.stderr()),
+          { what: "the server to log the cancellation", timeoutMs: 60_000 },
+        );
+        assertEquals(
+          resultText(await s.client.callTool({ name: "run_block", arguments: { block: "where" } })),
+          "project-local",
+        );
+      } finally {
+        await s.close();
+      }
+    },
+  });
+}
 
 Deno.test({
   name: "mcp stdio: SIGTERM answers the call in flight, ends its tree, and the server exits",
