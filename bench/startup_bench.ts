@@ -13,22 +13,24 @@
  *
  * `BENCH_ITERATIONS` (default 25) sets the number of runs per variant.
  *
- * Where the extra start-up goes (December 2026, process CPU time, minimum of 20 runs on a shared
- * 2-core machine; the floor is ~66 ms): loading wasmoon and compiling its wasm is ~53 ms of it.
- * The CLI's module graph (~90 local modules on the run path) adds ~20 ms — most of hello.lua's
- * excess. Of that, the nine host modules installed only on first touch (mcp, knl with src/knl/,
- * llm, std.fs and its tools, sh, the stores, bus, http) are ~9 ms on their own: they are
- * installed lazily but imported eagerly, since an installation must be synchronous. The
- * run itself (flags, `.env`, block lookup, engine, prelude, the print) ~13 ms. hello_agent adds
- * ~30 ms more: `require("agent")` and its libraries (~10 modules, from bytecode: a few ms; the
- * resolver's failing `stat`s of absent library tiers were ~4 ms before it checked a tier once),
- * opening the SQLite log (`openStore`: its PRAGMAs and layout check, and the WAL left by every
- * earlier run — the CLI exits without closing the store, so it is never checkpointed), and the
- * replayed two turns with their JSON and events.
+ * Where the extra start-up goes (December 2026, shared 2-core machine, floor ~60-75 ms): start-up
+ * is main-thread CPU. Loading wasmoon and its wasm (~40 ms beyond an empty `deno run`) is in the
+ * floor; only V8's compile of the wasm runs on background threads, and wasmoon's set-up around it
+ * (node compat, instantiation, `cwrap`s) waits for the main thread like everything else, so
+ * overlapping helps only where the main thread would otherwise idle. What `-s hello.lua` adds:
+ * the CLI's module graph (~100 local modules; ~9 ms of it the nine packages installed on first
+ * touch, whose code is still loaded with the CLI: knl with src/knl/ and node:sqlite ~3.5, the
+ * stores ~2, mcp, llm, fs_tools ~1.4 each), flag parsing and `.env` (~2 ms, node:util's
+ * `parseArgs` ~0.7 of it), the run's set-up before the engine (paths, the seal check, ~2 ms),
+ * `LuaEngine.create` once the wasm is ready (~5-8 ms: the runtime chunk's bytecode load and run
+ * ~3, `luaL_openlibs` ~1.2, the dispatcher's `addFunction` ~0.7 — much of it V8 compiling wasm
+ * functions on their first call), installing the standard packages (~2 ms), the prelude, and
+ * driving the one print through the scheduler (~2 ms). `-b hello_agent` adds ~30 ms more: the
+ * embedded library's contents (~4 ms), `require("agent")` (~4 ms, from bytecode), and the two
+ * replayed turns with their JSON, events and SQLite commits on cold code (~12 ms).
  * What keeps it down:
- * - cli.ts starts the wasm compile (`preloadLua`, V8's background threads) and only then imports
- *   the CLI, dynamically: a static import's graph is read before any code runs (measured equal
- *   on CPU; the compile then no longer overlaps the graph);
+ * - cli.ts starts the wasm load (`preloadLua`) and only then imports the CLI, dynamically: a
+ *   static import's graph is read before any code runs (measured equal on CPU);
  * - lazy dynamic imports (deno.json `lazy-dynamic-imports`): the MCP SDK, the LLM transports and
  *   the subcommands other than the run path are not read at start (`compile.include` lists them
  *   for `deno compile`); nine standard packages are installed when a script first touches them
@@ -41,6 +43,36 @@
  *   CLI's graph ~20 ms more;
  * - Lua allocation tracing only with a memory limit; the engine is created on wasmoon's bare
  *   global state (not its JS type extensions).
+ * Tried and not kept (medians of 20-30 interleaved runs):
+ * - the nine packages' code (and the embedded library's contents) as one dynamic import, loaded
+ *   only when the script's text names a package root or anything that reaches other globals or
+ *   code (`std`, `mcp`, `_G`, `require`, `load`, ...), else not even their triggers installed:
+ *   deterministic, and `-s hello.lua` went from ~1.4 to ~1.2 × the floor — but only a script that
+ *   names none of those words gains, i.e. almost no real block (`std.json`, `require("agent")`,
+ *   `print(std....)` all load everything), and `-b hello_agent` stayed where it was. A text scan
+ *   deciding which packages exist is machinery a benchmark bought, not a faster runtime, so it
+ *   was dropped;
+ * - importing those packages in the background at run start and awaiting them before the script:
+ *   no gain (the import is main-thread work either way); nine separate dynamic imports cost more
+ *   than one (Deno prepares each on its own);
+ * - awaiting, in cli.ts, the point where wasmoon hands the wasm to V8 before importing the CLI:
+ *   slower;
+ * - closing the kernel stores when a CLI run ends (SQLite checkpoints the WAL on the last close):
+ *   ~6 ms of blocking checkpoint I/O per run against ~1 ms to replay a 3 MB WAL on open (the WAL
+ *   is bounded by `wal_autocheckpoint`);
+ * - `node:v8` `setFlagsFromString("--no-wasm-lazy-compilation")` at run time: no effect (the flag
+ *   works only as `--v8-flags`, and eager compilation of the whole module took ~22 ms against
+ *   ~2-5 ms lazily);
+ * - loading a package synchronously at its first touch through `createRequire`: works, ~120 ms;
+ * - the committed prebuilt bundle of the CLI (removed: build output in git) saved ~5-7 ms.
+ * Left: on `deno run`, both targets are missed (hello ~1.3, hello_agent ~1.55-1.6 × the floor).
+ * What remains is the module graph and work the runs need. Loading a package's code on demand at
+ * its first touch would work only where Lua can yield (a host call awaiting the import); where it
+ * cannot (a `table.sort` comparator, a `__tostring`) Deno has no synchronous import, so that needs
+ * a rule for the case (refuse, naming the package: a behaviour change) and would save only the
+ * untouched packages (~4 ms for hello_agent). The compiled binary, where start-up matters most,
+ * cannot be built on these machines (no `denort`): a variant of this bench for it belongs with the
+ * release workflow.
  */
 import { join } from "node:path";
 
