@@ -22,6 +22,11 @@
  * Records: `openExistingStore` + `exportSession` / `listSessions` read a run's kernel session log
  * (`<project>/.agent-block/knl.sqlite`) the way `agent-block knl export` does.
  *
+ * Stability: this module (`@agent-block/agent-block`) is the stable surface. The engine below it
+ * (`LuaEngine`, the wasm C API, the value converter, raw host functions, process groups) is
+ * exported from `unstable_engine.ts` (`@agent-block/agent-block/unstable-engine`) and may change
+ * without a major version; `HostModule`'s engine parameter and `RunContext.procs` are its types.
+ *
  * @module
  */
 import { runBlock as runBlockIn, type RunSpec } from "./src/runtime/run.ts";
@@ -42,19 +47,11 @@ export { RunEnv } from "./src/run_env.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
 export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
 export { Logger, type LogLevel } from "./src/obs/log.ts";
-export { ManagedProcess, ProcessGroups, type SpawnOptions } from "./src/proc/group.ts";
-export type { Converter, ToJsOptions, ToLuaOptions } from "./src/lua/convert.ts";
-export type { EmModule, LuaApi } from "./src/lua/capi.ts";
-export {
-  type ArgOptions,
-  type CallContext,
-  type DriveResult,
-  type EngineLimits,
-  type HostFunction,
-  LuaCallbackError,
-  LuaEngine,
-} from "./src/lua/engine.ts";
+export type { EngineLimits } from "./src/lua/engine.ts";
 export { Args, LuaArgError } from "./src/lua/args.ts";
+export { AgentBlockError, EXIT, UsageError } from "./src/errors.ts";
+export { type InProcessOptions, InProcessRunner } from "./src/runner/in_process.ts";
+export type { BlockRunner, RunHooks, RunReport, RunRequest } from "./src/runner/runner.ts";
 export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/json/values.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
@@ -69,6 +66,7 @@ export {
 } from "./src/knl/export.ts";
 export {
   type Appended,
+  closeStore,
   type EventRow,
   EventStore,
   type NewEvent,
