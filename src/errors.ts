@@ -8,6 +8,10 @@
 
 /** An error that ends the process with `exitCode`. */
 export class AgentBlockError extends Error {
+  /**
+   * @param message what went wrong, naming the file, field or value
+   * @param exitCode the process's exit code (default 1)
+   */
   constructor(message: string, readonly exitCode: number = 1) {
     super(message);
     this.name = "AgentBlockError";
@@ -16,6 +20,7 @@ export class AgentBlockError extends Error {
 
 /** The command line did not parse (exit 2). */
 export class UsageError extends AgentBlockError {
+  /** @param message what did not parse */
   constructor(message: string) {
     super(message, 2);
     this.name = "UsageError";

@@ -53,6 +53,7 @@ export interface RunRequest {
 
 /** What every runner reports: how the run ended. */
 export interface RunReport {
+  /** How the run ended. */
   outcome: Outcome;
 }
 
