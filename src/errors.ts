@@ -9,6 +9,7 @@
 /** An error that ends the process with `exitCode`. */
 export class AgentBlockError extends Error {
   /**
+   * An error ending the process with `exitCode`.
    * @param message what went wrong, naming the file, field or value
    * @param exitCode the process's exit code (default 1)
    */
@@ -20,7 +21,10 @@ export class AgentBlockError extends Error {
 
 /** The command line did not parse (exit 2). */
 export class UsageError extends AgentBlockError {
-  /** @param message what did not parse */
+  /**
+   * A command line that did not parse.
+   * @param message what did not parse
+   */
   constructor(message: string) {
     super(message, 2);
     this.name = "UsageError";
