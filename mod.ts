@@ -1,62 +1,140 @@
 /**
- * agent-block embedding SDK: run Lua blocks inside your own Deno program.
+ * agent-block embedding SDK: run Lua blocks inside your own Deno program, several at once.
  *
  * ```ts
- * import { runBlock } from "./mod.ts";
- * const outcome = await runBlock({ script: { path: "blocks/hello.lua" }, projectRoot: "." });
- * if (outcome.status === "returned") console.log(outcome.value);
+ * import { BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ *
+ * const config = BlockConfig.builder(ScriptSource.inline("return 'hello, ' .. _PROMPT", "hello.lua"), ".")
+ *   .prompt("world")
+ *   .build();
+ * const report = await runBlock(config);
+ * if (report.outcome.status === "returned") console.log(report.value); // hello, world
+ * else console.error(report.error?.message);
  * ```
  *
- * This module is an edge, like the CLI: `runBlock` here gives a run that names no `env` this
- * process's environment and no `cwd` this process's working directory (the CLI's behaviour).
- * Below it nothing reads either: pass `env` and `cwd` to give each of several runs in one process
- * its own (`std.env.set` changes only the run's own copy; relative paths resolve against its cwd).
+ * ## The model
+ * A `BlockConfig` describes one run: the script (`ScriptSource.path`, `.inline`, or
+ * `.defaultAgent` — an embedded `agent.run` over `_PROMPT` and `_CONTEXT`), the project root,
+ * the inputs, the environment, the host's handlers and tools. `BlockConfig.builder(...)...build()`
+ * checks every setting and throws a `BlockError` with code `config` naming the field it refuses.
+ * `runBlock(config)` runs it to a `BlockReport`: the `Outcome` (`returned`, `deferred`, `exited`,
+ * `raised`, `cancelled`, `timed_out`), the returned text, the `BlockError` of a run that failed
+ * (`code`: `script`, `config`, `llm`, `mcp`, `cancelled`, `timeout`; `exitCode`: what the CLI
+ * would exit with; the Lua `traceback`), the artifacts staged with
+ * `bus.emit("artifact", { name, content })`, the kernel session ids it opened and the tools it
+ * ended with. It never rejects for anything the block did.
  *
- * A run is one Lua engine, one main task and everything it spawns; `RunSpec.modules` adds host
- * functions (`HostModule`, or `lazily(triggers, module)` to install one on first use) next to the
- * standard library, `RunSpec.signal` stops a run, and the
- * returned `Outcome` says how it ended (`exitCodeOf` maps it to the CLI's exit codes 0/75/1/130).
+ * Runs are independent: each has its own Lua state, globals, tool registry, environment copy
+ * (`std.env.set` changes only its own), working directory, MCP connections, process groups and
+ * kernel writers, so a program can run many configs concurrently (or one config many times).
  *
- * Events: a `BusHost` passed as `modules: [busModule(host)]` receives what the script emits with
- * `bus.emit` (TypeScript handlers per kind) and can emit into the script's `bus.on` handlers.
- * Records: `openExistingStore` + `exportSession` / `listSessions` read a run's kernel session log
- * (`<project>/.agent-block/knl.sqlite`) the way `agent-block knl export` does.
+ * This module is an edge, like the CLI: a config that sets no `env` runs with a copy of this
+ * process's environment, and one that sets no `cwd` with this process's working directory, read
+ * when `runBlock` is called. Nothing below it reads either, and nothing changes them.
  *
- * Stability: this module (`@agent-block/agent-block`) is the stable surface. The engine below it
- * (`LuaEngine`, the wasm C API, the value converter, raw host functions, process groups) is
- * exported from `unstable_engine.ts` (`@agent-block/agent-block/unstable-engine`) and may change
- * without a major version; `HostModule`'s engine parameter and `RunContext.procs` are its types.
+ * ## Talking to the host
+ * - `hostHandler(kind, fn)` / `hostHandler(fn)`: TypeScript functions receiving
+ *   `{ kind, id, payload, meta }` of the script's `bus.emit`, at once (no `bus.serve` needed);
+ *   what they return is the acknowledgement. A Lua `bus.on` handler for a kind wins over them.
+ * - `bus(new BusHost())`: emit into the script's `bus.on` handlers from TypeScript;
+ *   `autoServeBus()` serves those handlers in the background.
+ * - `hostTool({ name, description, inputSchema, group, handler })`: a TypeScript function in the
+ *   block's tool registry, callable with `tool.call` and offered to the model by `agent.run`.
+ * - `fetch(fn)`: the `fetch` model requests go through, to route or record model traffic.
+ * - `signal(abortSignal)`: cancels the run at its next wait for the host (a model call, an
+ *   `sh.exec`, a sleep), ends its process groups and closes its MCP connections; the outcome is
+ *   `cancelled`. `timeoutMs(n)` does the same on a timer (`timed_out`).
+ *
+ * ## Records
+ * `openExistingStore` with `listSessions` / `exportSession` read a run's kernel log
+ * (`<project>/.agent-block/knl.sqlite`, or `stores({ kernel })`), as `agent-block knl` does;
+ * `BlockReport.sessions` names the sessions a run opened.
+ *
+ * ## An in-process spawner (seed 002)
+ * An engine that hosts agents in its own process maps onto the SDK like this:
+ * - prompt-based agents: `ScriptSource.defaultAgent({ mcpServers })` with only the servers named
+ *   by the agent's `mcp__<server>__<tool>` grants (a granted server offers all its tools);
+ * - script-based agents: `ScriptSource.path(scriptPath)`, run verbatim;
+ * - the agent's system prompt: `context(text)`; the step's input: `prompt(text)` (structured input
+ *   JSON-encoded: the script decodes it with `std.json.decode(_PROMPT)`);
+ * - the task's metadata and agent context: `extraGlobals({ _TASK_METADATA, _AGENT_CTX })`;
+ * - the result: `hostHandler(fn)` takes the first emit of any kind but `artifact` as the terminal
+ *   value (`payload.content`, else `payload.response`, else the payload); artifacts arrive in
+ *   `BlockReport.artifacts` (and at an `artifact` handler, if one is set);
+ * - the per-task working directory: the config's `projectRoot` — it is `std.env.project_root()`
+ *   and the default working directory of `sh.exec` and of MCP servers, and the host process's
+ *   cwd is never changed;
+ * - the engine's cancel token: `signal(token)`; its MCP timeout: `mcpRpcTimeoutMs(ms)`.
+ *
+ * ## Stability
+ * This module (`@agent-block/agent-block`) is the stable surface. The engine below it — the Lua
+ * engine, its C API and value converter, raw host functions and host modules, the runners,
+ * process groups — is exported from `@agent-block/agent-block/unstable-engine` and may change
+ * without a major version.
  *
  * @module
  */
-import { runBlock as runBlockIn, type RunSpec } from "./src/runtime/run.ts";
-import type { Outcome } from "./src/outcome.ts";
-
-export type { RunSpec };
+import type { BlockConfig } from "./src/sdk/config.ts";
+import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
 
 /**
- * Runs one block to its outcome. `spec.env` defaults to a copy of this process's environment
- * and `spec.cwd` to its working directory, read once here.
+ * Runs one block to its report. A config without `env` runs with a copy of this process's
+ * environment, one without `cwd` in this process's working directory (both read now).
+ * @param config the run, from `BlockConfig.builder(...).build()`
+ *
+ * @example Cancel a run
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const stop = new AbortController();
+ * setTimeout(() => stop.abort("enough"), 50);
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline("std.task.sleep(30)", "wait.lua"), ".")
+ *     .signal(stop.signal)
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.outcome.status, "cancelled");
+ * assert.equal(report.exitCode, 130);
+ * ```
  */
-export function runBlock(spec: RunSpec): Promise<Outcome> {
-  return runBlockIn({ ...spec, env: spec.env ?? Deno.env.toObject(), cwd: spec.cwd ?? Deno.cwd() });
+export function runBlock(config: BlockConfig): Promise<BlockReport> {
+  return runConfig(config, { env: () => Deno.env.toObject(), cwd: () => Deno.cwd() });
 }
 
-export { exitCodeOf, type Outcome, type OutcomeStatus } from "./src/outcome.ts";
-export { RunEnv } from "./src/run_env.ts";
-export type { HostModule, RunContext } from "./src/host/context.ts";
-export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
-export { Logger, type LogLevel } from "./src/obs/log.ts";
-export type { EngineLimits } from "./src/lua/engine.ts";
-export { Args, LuaArgError } from "./src/lua/args.ts";
+export type { Artifact, BlockReport } from "./src/sdk/run_block.ts";
+export { ARTIFACT_KIND } from "./src/sdk/run_block.ts";
+export {
+  BlockConfig,
+  BlockConfigBuilder,
+  type BlockConfigFields,
+  type BlockLimits,
+  RESERVED_GLOBALS,
+  type StorePaths,
+} from "./src/sdk/config.ts";
+export {
+  type DefaultAgentOptions,
+  type McpServerConfig,
+  ScriptSource,
+  type TextSource,
+} from "./src/sdk/sources.ts";
+export type { HostTool, HostToolContext, ToolInfo } from "./src/sdk/host_tools.ts";
+export { BlockError, type BlockErrorCode, type BlockErrorDetails, blockErrorOf } from "./src/sdk/errors.ts";
+export {
+  EXIT_TIMED_OUT,
+  exitCodeOf,
+  type Outcome,
+  type OutcomeStatus,
+  RAISED_CODES,
+  type RaisedCode,
+} from "./src/outcome.ts";
 export { AgentBlockError, EXIT, UsageError } from "./src/errors.ts";
-export { type InProcessOptions, InProcessRunner } from "./src/runner/in_process.ts";
-export type { BlockRunner, RunHooks, RunReport, RunRequest } from "./src/runner/runner.ts";
-export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/json/values.ts";
+export type { JsonValue } from "./src/json/codec.ts";
+export { type BusEvent, type BusHandler, BusHost } from "./src/host/bus.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
 export { VERSION } from "./src/version.ts";
-export { type BusEvent, type BusHandler, BusHost, busModule } from "./src/host/bus.ts";
 export {
   exportSession,
   type ExportShape,

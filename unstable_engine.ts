@@ -9,9 +9,21 @@
  * (`@agent-block/agent-block/unstable-engine`) only for what it does not give, and pin the
  * version when you do.
  *
+ * What is here: the runtime's own run function (`runSpec`, taking a `RunSpec` with raw host
+ * modules), the Lua engine a `HostModule` installs its functions into, the raw C API of the wasm
+ * build, the value converter, the runners (`InProcessRunner`, behind the `BlockRunner`
+ * interface `serve` and flows use), the run environment and process groups.
+ *
  * ```ts
- * import type { HostModule } from "@agent-block/agent-block";
- * import type { LuaEngine } from "@agent-block/agent-block/unstable-engine";
+ * import { type HostModule, runSpec } from "@agent-block/agent-block/unstable-engine";
+ *
+ * const answer: HostModule = (engine) => engine.define("answer", { sync: () => 42 });
+ * const outcome = await runSpec({
+ *   script: { source: "return answer()", name: "answer.lua" },
+ *   projectRoot: Deno.cwd(),
+ *   modules: [answer],
+ * });
+ * console.log(outcome); // { status: "returned", value: "42" }
  * ```
  *
  * @module
@@ -27,3 +39,13 @@ export {
   LuaEngine,
 } from "./src/lua/engine.ts";
 export { ManagedProcess, ProcessGroups, type SpawnOptions } from "./src/proc/group.ts";
+export { runBlock as runSpec, type RunSpec } from "./src/runtime/run.ts";
+export type { HostModule, RunContext } from "./src/host/context.ts";
+export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
+export { Logger, type LogLevel } from "./src/obs/log.ts";
+export type { EngineLimits } from "./src/lua/engine.ts";
+export { Args, LuaArgError } from "./src/lua/args.ts";
+export { RunEnv } from "./src/run_env.ts";
+export { type InProcessOptions, InProcessRunner } from "./src/runner/in_process.ts";
+export type { BlockRunner, RunHooks, RunReport, RunRequest } from "./src/runner/runner.ts";
+export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/json/values.ts";

@@ -11,10 +11,14 @@
  * - `deferred`: `job.defer(reason)`. Exit 75 (sysexits `EX_TEMPFAIL`), the one non-zero code
  *   that means nothing broke.
  * - `exited`: `os.exit(code)`; the code is the exit code.
- * - `failed`: the run raised or never started (unreadable script, bad project, seal violation,
- *   compile error); `message` is what `error: ` prints, `traceback` may be empty, `error` is the
- *   raised Lua value when it was not a string (a table keeps its structure). Exit 1.
- * - `stopped`: cancelled from outside (SIGINT/SIGTERM, an embedder's abort, a client's cancel).
+ * - `raised`: the run raised or never started; `code` says which part failed: `script` (the
+ *   block raised, or did not compile), `config` (it never started: unreadable script, bad
+ *   project, seal violation, a bad setting), `llm` / `mcp` (an error of the model transport or of
+ *   an MCP server reached the top uncaught: the raised value is the error table those faces
+ *   raise, whose `source` field says so). `message` is what `error: ` prints, `traceback` may be
+ *   empty, `error` is the raised Lua value when it was not a string (a table keeps its
+ *   structure). Exit 1.
+ * - `cancelled`: ended from outside (SIGINT/SIGTERM, an embedder's abort, a client's cancel).
  *   Exit 130.
  * - `timed_out`: a runner's wall-clock limit ended it (never produced by `runBlock` itself).
  *   Exit 124, as `timeout(1)` reports it.
@@ -26,9 +30,15 @@ export type Outcome =
   | { status: "returned"; value: string | Uint8Array | undefined }
   | { status: "deferred"; reason: string }
   | { status: "exited"; code: number }
-  | { status: "failed"; message: string; traceback: string; error?: unknown }
-  | { status: "stopped"; reason: string }
+  | { status: "raised"; code: RaisedCode; message: string; traceback: string; error?: unknown }
+  | { status: "cancelled"; reason: string }
   | { status: "timed_out"; seconds: number };
+
+/** Which part of a `raised` run failed (see the module doc). */
+export type RaisedCode = "script" | "config" | "llm" | "mcp";
+
+/** The `code` names of a `raised` outcome, in a fixed order. */
+export const RAISED_CODES: readonly RaisedCode[] = ["script", "config", "llm", "mcp"];
 
 /** The `status` names of `Outcome`. */
 export type OutcomeStatus = Outcome["status"];
@@ -45,16 +55,28 @@ export function exitCodeOf(outcome: Outcome): number {
       return EXIT.DEFERRED;
     case "exited":
       return outcome.code;
-    case "failed":
+    case "raised":
       return EXIT.FAILED;
-    case "stopped":
+    case "cancelled":
       return EXIT.INTERRUPTED;
     case "timed_out":
       return EXIT_TIMED_OUT;
   }
 }
 
-/** A `failed` outcome for a run that never started, with `message` and no traceback. */
-export function failedOutcome(message: string): Outcome {
-  return { status: "failed", message, traceback: "" };
+/** A `raised` outcome (code `config`) for a run that never started, with `message` and no traceback. */
+export function notStarted(message: string): Outcome {
+  return { status: "raised", code: "config", message, traceback: "" };
+}
+
+/**
+ * The code of a Lua error value that reached the top of a run: `llm` / `mcp` for the error tables
+ * those faces raise (field `source`), `script` for anything else.
+ */
+export function raisedCodeOf(value: unknown): RaisedCode {
+  if (typeof value === "object" && value !== null) {
+    const source = (value as Record<string, unknown>).source;
+    if (source === "llm" || source === "mcp") return source;
+  }
+  return "script";
 }

@@ -30,7 +30,26 @@ export interface LuaRun {
 }
 
 /** Variables of this process a test run may see: what finding programs and caches needs. */
-const PASSED_THROUGH = ["PATH", "HOME", "TMPDIR", "DENO_DIR", "SYSTEMROOT", "USERPROFILE"];
+const PASSED_THROUGH = [
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "DENO_DIR",
+  "SYSTEMROOT",
+  "USERPROFILE",
+  // how this machine reaches the package registries (a child `deno` that installs needs them)
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  "NODE_EXTRA_CA_CERTS",
+  "HTTPS_PROXY",
+  "https_proxy",
+  "HTTP_PROXY",
+  "http_proxy",
+  "NO_PROXY",
+  "no_proxy",
+];
 
 /**
  * The environment of an in-process test run: the few process variables programs need (PATH,

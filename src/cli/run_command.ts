@@ -7,6 +7,9 @@
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
  * `--result` atomically (relative to the process working directory), and turning SIGINT/SIGTERM
  * into a stop that ends the run's process groups (exit 130).
+ *
+ * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
+ * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
@@ -16,7 +19,9 @@ import { type LayeredRunSettings, resolveRunSettings, runFlags } from "../config
 import { writeAtomic } from "../util/fs.ts";
 import { edgeEnvironment } from "./environment.ts";
 import { blockRoots, findBlock, scanBlocks } from "../blocks/registry.ts";
-import { runBlock } from "../runtime/run.ts";
+import { BlockConfig } from "../sdk/config.ts";
+import { ScriptSource } from "../sdk/sources.ts";
+import { runConfig } from "../sdk/run_block.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { agentBlockHome } from "../home.ts";
 import { writeStderr } from "../obs/log.ts";
@@ -122,13 +127,13 @@ export function reportOutcome(outcome: Outcome, resultPath: string | undefined, 
     case "deferred":
       say(`deferred: ${outcome.reason}`);
       break;
-    case "stopped":
+    case "cancelled":
       say(`stopped: ${outcome.reason}`);
       break;
     case "timed_out":
       say(`timed out after ${outcome.seconds} s`);
       break;
-    case "failed":
+    case "raised":
       say(`error: ${outcome.message}`);
       if (outcome.traceback) say(outcome.traceback);
       break;
@@ -169,20 +174,18 @@ export async function runCommand(argv: string[]): Promise<number> {
   ]];
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
   try {
-    const outcome = await runBlock({
-      script: { path: scriptPath! },
-      projectRoot: s.project,
-      env: s.env,
-      cwd: s.cwd,
-      prompt: s.prompt,
-      context: s.context,
-      labels: s.labels,
-      limits: {
-        cpuSeconds: s.cpuLimitSecs,
-        memoryBytes: s.memoryLimitMb ? Math.round(s.memoryLimitMb * 1024 * 1024) : undefined,
-      },
-      signal: stop.signal,
-      mcpTimeoutSecs: s.mcpTimeoutSecs,
+    const config = BlockConfig.builder(ScriptSource.path(scriptPath!), s.project)
+      .env(s.env)
+      .cwd(s.cwd)
+      .labels(s.labels)
+      .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
+      .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)
+      .signal(stop.signal);
+    if (s.prompt !== undefined) config.prompt(s.prompt);
+    if (s.context !== undefined) config.context(s.context);
+    const { outcome } = await runConfig(config.build(), {
+      env: () => s.env,
+      cwd: () => s.cwd,
     });
     if (s.outcome !== undefined) writeOutcomeFile(s.outcome, outcome, s.cwd);
     return reportOutcome(outcome, s.result, s.cwd);

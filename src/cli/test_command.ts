@@ -59,7 +59,7 @@ export async function runSpecFile(
     stdout: (b) => chunks.push(new TextDecoder().decode(b)),
   });
   if (outcome.status !== "returned" || typeof outcome.value !== "string") {
-    const why = outcome.status === "failed" ? outcome.message : outcome.status;
+    const why = outcome.status === "raised" ? outcome.message : outcome.status;
     return { path, passed: 0, failed: 1, failures: [{ name: "(spec file)", error: why }], output: chunks };
   }
   const r = JSON.parse(outcome.value) as Omit<SpecFileResult, "path">;

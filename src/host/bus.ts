@@ -1,9 +1,11 @@
 /**
  * `bus.*` and its TypeScript seam: events between the script, its own tasks and the embedder.
  *
- * Owns one `BusHost` per run: the handler tables (Lua handlers from `bus.on`/`bus.on_any`,
+ * Owns one bus per run: the handler tables (Lua handlers from `bus.on`/`bus.on_any`,
  * TypeScript handlers an embedder registers with `BusHost.on`/`onAny`), the queue of events
- * waiting for `bus.serve`, and dispatch.
+ * waiting for `bus.serve`, and dispatch. `BusHost` is the embedder's face (stable API); the
+ * engine side (`BusCore`: attach, Lua handlers, serve, the artifact tap) stays internal, reached
+ * through `busCore(host)`, so the public type names nothing of the engine.
  *
  * Routing, decided when an event is emitted and again when it is dispatched:
  *   Lua handler for the kind > TypeScript handler for the kind > `bus.on_any` > `BusHost.onAny`.
@@ -23,6 +25,10 @@
  * - `bus.serve()` returns after `bus.stop()` (the handler in flight finishes first), or with
  *   `{ until_idle = true }` once no event is queued and no handler runs. Queued events survive a
  *   stop and go to the next `bus.serve`.
+ * - `autoServe` (the SDK's `autoServeBus`): a background dispatcher serves Lua handlers from the
+ *   start, so no `bus.serve` is needed; `bus.serve({ until_idle = true })` then waits until it is
+ *   idle and a plain `bus.serve()` is refused. Events still queued when the main chunk returns
+ *   are not dispatched (their acks reject), as without it.
  * - When the run ends, TypeScript handlers still running get `10 × grace` to finish.
  */
 import type { LuaEngine } from "../lua/engine.ts";
@@ -45,15 +51,22 @@ export interface BusEvent {
 /** A TypeScript handler; its (awaited) return value is the ack. */
 export type BusHandler = (event: BusEvent) => unknown;
 
+export type { BusCore };
+
 interface Queued {
   event: BusEvent;
   ack?: { resolve: (v: unknown) => void; reject: (e: Error) => void };
 }
 
-/** The event bus of one run. Create one, hand it to `busModule`, register TypeScript handlers. */
-export class BusHost {
-  #ts = new Map<string, BusHandler>();
-  #tsAny: BusHandler | undefined;
+/** The engine side of one run's bus: handler tables, queue, dispatch (see the module doc). */
+class BusCore {
+  readonly ts = new Map<string, BusHandler>();
+  tsAny: BusHandler | undefined;
+  /** Sees every event the script emits, before routing (the SDK's artifacts). */
+  tap: ((event: BusEvent) => void) | undefined;
+  /** Served in the background from attach on (`autoServeBus`): no `bus.serve` needed. */
+  autoServe = false;
+  #background: AbortController | undefined;
   #lua = new Map<string, LuaFunctionRef>();
   #luaAny: LuaFunctionRef | undefined;
   #queue: Queued[] = [];
@@ -64,18 +77,6 @@ export class BusHost {
   #serving = false;
   #stop = false;
   #ended = false;
-
-  /** Registers (or replaces) the TypeScript handler for `kind`. */
-  on(kind: string, handler: BusHandler): this {
-    this.#ts.set(kind, handler);
-    return this;
-  }
-
-  /** Registers (or replaces) the TypeScript fallback for kinds nobody else claims. */
-  onAny(handler: BusHandler): this {
-    this.#tsAny = handler;
-    return this;
-  }
 
   /**
    * Emits an event from TypeScript; resolves with the handler's ack. A Lua handler receives it
@@ -96,17 +97,22 @@ export class BusHost {
     return this.#queue.length;
   }
 
-  /** Binds the host to the run it serves (once). */
+  /** Binds the host to the run it serves (once); starts the background dispatcher if auto-served. */
   attach(engine: LuaEngine, run: RunContext): void {
     if (this.#engine) throw new Error("a BusHost serves exactly one run");
     this.#engine = engine;
     this.#run = run;
     run.onCleanup(() => this.#close());
+    if (this.autoServe) {
+      const bg = (this.#background = new AbortController());
+      this.serve(false, bg.signal).catch((e) => run.log.warn(`bus: the background dispatcher failed: ${e}`));
+    }
   }
 
   /** `bus.emit` from Lua: queued or delivered, never blocking. Returns the id. */
   emitFromLua(kind: string, payload: unknown, id?: string): string {
     const event = { kind, id: id ?? crypto.randomUUID(), payload, meta: {} };
+    this.tap?.(event);
     this.#route({ event });
     return event.id;
   }
@@ -125,10 +131,10 @@ export class BusHost {
   /** The TypeScript handler an event goes to right now, if the routing says TypeScript. */
   #tsWinner(kind: string): BusHandler | undefined {
     if (this.#lua.has(kind)) return undefined;
-    const h = this.#ts.get(kind);
+    const h = this.ts.get(kind);
     if (h) return h;
     if (this.#luaAny) return undefined;
-    return this.#tsAny;
+    return this.tsAny;
   }
 
   #route(q: Queued): void {
@@ -156,6 +162,7 @@ export class BusHost {
     p.finally(() => {
       this.#inflight.delete(p);
       this.#wakeUp();
+      this.#settled();
     });
   }
 
@@ -173,8 +180,21 @@ export class BusHost {
     return was;
   }
 
-  /** `bus.serve(opts)`: dispatches queued events until stopped (or idle, with `untilIdle`). */
+  /**
+   * `bus.serve(opts)`: dispatches queued events until stopped (or idle, with `untilIdle`). Under
+   * `autoServe` the background dispatcher serves: `untilIdle` waits for it to be idle, a plain
+   * serve is refused.
+   */
   async serve(untilIdle: boolean, signal: AbortSignal): Promise<void> {
+    if (this.#background && signal !== this.#background.signal) {
+      if (!untilIdle) {
+        throw new Error(
+          "bus.serve: the host serves this bus in the background (autoServeBus); " +
+            "bus.serve({ until_idle = true }) waits for it to be idle",
+        );
+      }
+      return this.#idle(signal);
+    }
     if (this.#serving) throw new Error("bus.serve: already serving (one bus.serve at a time)");
     this.#serving = true;
     this.#stop = false;
@@ -197,11 +217,38 @@ export class BusHost {
     }
   }
 
+  /** Resolves once nothing is queued, dispatching or in flight (or when `signal` aborts). */
+  async #idle(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted && (this.#queue.length > 0 || this.#dispatching || this.#inflight.size > 0)) {
+      await new Promise<void>((r) => {
+        this.#idleWaiters.push(r);
+        signal.addEventListener("abort", () => r(), { once: true });
+      });
+    }
+  }
+
+  #dispatching = false;
+  #idleWaiters: (() => void)[] = [];
+
+  #settled(): void {
+    for (const w of this.#idleWaiters.splice(0)) w();
+  }
+
   async #dispatch(q: Queued): Promise<void> {
+    this.#dispatching = true;
+    try {
+      await this.#dispatchOne(q);
+    } finally {
+      this.#dispatching = false;
+      this.#settled();
+    }
+  }
+
+  async #dispatchOne(q: Queued): Promise<void> {
     const kind = q.event.kind;
-    const lua = this.#lua.get(kind) ?? (this.#ts.has(kind) ? undefined : this.#luaAny);
+    const lua = this.#lua.get(kind) ?? (this.ts.has(kind) ? undefined : this.#luaAny);
     if (!lua) {
-      const ts = this.#ts.get(kind) ?? this.#tsAny;
+      const ts = this.ts.get(kind) ?? this.tsAny;
       if (ts) return this.#deliverTs(ts, q);
       const msg = `bus: no handler for kind '${kind}' (event ${q.event.id} dropped)`;
       this.#run?.log.warn(msg);
@@ -220,6 +267,7 @@ export class BusHost {
 
   async #close(): Promise<void> {
     this.#ended = true;
+    this.#background?.abort();
     const graceMs = 10 * (this.#run?.procs.graceMs ?? 1000);
     if (this.#inflight.size > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -243,6 +291,87 @@ export class BusHost {
   }
 }
 
+let coreOf: (host: BusHost) => BusCore;
+
+/**
+ * The event bus of one run, as its embedder sees it: register TypeScript handlers before the run
+ * starts, emit into the script's `bus.on` handlers while it runs. One `BusHost` serves one run.
+ *
+ * @example Receive what a script emits
+ * ```ts
+ * import { BlockConfig, BusHost, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const bus = new BusHost();
+ * const seen: unknown[] = [];
+ * bus.on("result", (event) => {
+ *   seen.push(event.payload);
+ *   return "thanks"; // the acknowledgement
+ * });
+ * const config = BlockConfig.builder(ScriptSource.inline('bus.emit("result", { n = 1 })', "emit.lua"), ".")
+ *   .bus(bus)
+ *   .env({})
+ *   .build();
+ * await runBlock(config);
+ * assert.deepEqual(seen, [{ n: 1 }]);
+ * ```
+ */
+export class BusHost {
+  #core = new BusCore();
+
+  static {
+    coreOf = (host) => host.#core;
+  }
+
+  /**
+   * Registers (or replaces) the TypeScript handler for `kind`.
+   * @param kind the event kind, as the script passes it to `bus.emit`
+   * @param handler receives the event; what it returns (or resolves to) is the acknowledgement
+   */
+  on(kind: string, handler: BusHandler): this {
+    this.#core.ts.set(kind, handler);
+    return this;
+  }
+
+  /**
+   * Registers (or replaces) the TypeScript fallback for kinds nobody else claims.
+   * @param handler receives the event; what it returns is the acknowledgement
+   */
+  onAny(handler: BusHandler): this {
+    this.#core.tsAny = handler;
+    return this;
+  }
+
+  /**
+   * Emits an event into the script; resolves with its handler's acknowledgement. A Lua handler
+   * receives it while the script runs `bus.serve` (or at once under `autoServeBus`); it rejects
+   * when no handler claims the kind, when the handler raises, and when the run ends first.
+   * @param kind the event kind
+   * @param payload a JSON value
+   * @param opts the event's id (default a random UUID) and meta labels
+   */
+  emit(
+    kind: string,
+    payload: unknown,
+    opts: { id?: string; meta?: Record<string, unknown> } = {},
+  ): Promise<unknown> {
+    return this.#core.emit(kind, payload, opts);
+  }
+
+  /** Number of events waiting for a Lua handler to be served. */
+  get pending(): number {
+    return this.#core.pending;
+  }
+}
+
+/**
+ * The engine side of `host`, for the runtime and the SDK (not part of the stable surface): the
+ * artifact tap and `autoServe` are set through it before the run starts.
+ */
+export function busCore(host: BusHost): BusCore {
+  return coreOf(host);
+}
+
 /**
  * The bus host module for `host` (an embedder's, to register TypeScript handlers on), or for a
  * fresh `BusHost` per run when none is given.
@@ -254,7 +383,8 @@ export function busModule(host?: BusHost): HostModule {
 /** The standard library's bus: a fresh `BusHost` per run. */
 export const installBus: HostModule = busModule();
 
-function installBusHost(engine: LuaEngine, run: RunContext, bus: BusHost): void {
+function installBusHost(engine: LuaEngine, run: RunContext, host: BusHost): void {
+  const bus = coreOf(host);
   bus.attach(engine, run);
   const kindArg = (a: import("../lua/args.ts").Args) => {
     const k = a.string(1, "kind");

@@ -41,6 +41,10 @@ export interface RunContext {
   procs: ProcessGroups;
   /** Timeout of every MCP request, ms. */
   mcpTimeoutMs: number;
+  /** The `fetch` of model requests; `undefined`: the global one. */
+  llmFetch: typeof fetch | undefined;
+  /** Records that the run opened the kernel session `id` (the SDK reports them). */
+  sessionOpened(id: string): void;
   /**
    * Registers work to do when the run ends, whatever the outcome (newest first). The function
    * receives the run's outcome, or `undefined` when the main chunk never started.

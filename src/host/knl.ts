@@ -181,7 +181,10 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       } else {
         s.appendMany(events);
       }
-      for (const id of ids) open.set(`${s.path}\0${id}`, { store: s, id });
+      for (const id of ids) {
+        open.set(`${s.path}\0${id}`, { store: s, id });
+        run.sessionOpened(id);
+      }
       return engine.pushResult(L, ids);
     },
   });

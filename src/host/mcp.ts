@@ -17,7 +17,7 @@
  *   kind it was: `code` is the server's JSON-RPC error code when it answered one, `kind` the
  *   client's own reason otherwise (`timeout`, `closed`, `unknown`, `era`, `invalid`, `ending`,
  *   `failed`) — never both. A connect that raises raises an error table carrying the same fields
- *   plus `message`, `server` and `method` (`tostring(e)` is the message);
+ *   plus `message`, `source = "mcp"`, `server` and `method` (`tostring(e)` is the message);
  * - `on_*` / `set_*_handler` store a Lua function (closure intact) per server name, usable
  *   before `connect`; `nil` removes it;
  * - `cancel`, `notify_roots_list_changed` and `disconnect` are fire-and-forget and never raise
@@ -161,7 +161,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         const msg = `${a.fn}: ${e instanceof McpError ? e.message : await errorText(e)}`;
         if (required) {
           throw e instanceof McpError
-            ? new LuaErrorTable(msg, { server: e.server, method: e.method, ...kindOf(e) })
+            ? new LuaErrorTable(msg, { source: "mcp", server: e.server, method: e.method, ...kindOf(e) })
             : new Error(msg);
         }
         run.log.warn(msg);

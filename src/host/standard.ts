@@ -27,8 +27,10 @@ import { installPath } from "./path.ts";
 import { installTime } from "./time.ts";
 import { installSh } from "./sh.ts";
 import { installStores } from "./stores/index.ts";
-import { installBus } from "./bus.ts";
+import { type BusHost, busModule, installBus } from "./bus.ts";
 import { installHttp } from "./http.ts";
+
+const LAZY_BUS = lazily({ tables: ["bus"] }, installBus);
 
 /** Host modules every run gets. */
 export const STANDARD_MODULES: readonly HostModule[] = [
@@ -47,7 +49,19 @@ export const STANDARD_MODULES: readonly HostModule[] = [
   installTime,
   lazily({ tables: ["sh"] }, installSh),
   lazily({ tables: ["std.kv", "std.sql", "std.ts"] }, installStores),
-  lazily({ tables: ["bus"] }, installBus),
+  LAZY_BUS,
   lazily({ tables: ["http"] }, installHttp),
   lazily({ tables: ["mcp"] }, installMcp),
 ];
+
+/**
+ * The standard modules of a run whose bus is `bus` (an embedder's): the same list with that bus
+ * in place of the fresh one, installed on first use or, `eager`, before the script runs.
+ */
+export function standardModules(bus: BusHost | undefined, eager: boolean): readonly HostModule[] {
+  if (!bus) return STANDARD_MODULES;
+  const install = busModule(bus);
+  return STANDARD_MODULES.map((
+    m,
+  ) => (m !== LAZY_BUS ? m : eager ? install : lazily({ tables: ["bus"] }, install)));
+}

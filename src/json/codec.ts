@@ -9,6 +9,9 @@
  */
 import { LuaFloat, LuaFunctionRef } from "./values.ts";
 
+/** A plain JSON value, as an embedder writes one (the converter's own values are wider). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
 /** Raised for values that have no JSON form. */
 export class JsonError extends TypeError {
   constructor(message: string) {

@@ -638,6 +638,24 @@ export class LuaEngine {
   }
 
   /**
+   * Runs an internal chunk synchronously, like `exec`, and returns its first result converted to
+   * JS (for reading the engine's state between host calls or after the main chunk, for example
+   * the tool registry when a run ends).
+   */
+  evaluate(source: string, chunkname: string): unknown {
+    const ref = this.#loadInternal(source, chunkname, [this.#runtimeRef, this.#hRef]);
+    const L = this.#installL ?? this.L;
+    try {
+      this.api.pushref(L, ref);
+      const value = this.converter.toJs(L, -1);
+      this.api.pop(L, 1);
+      return value;
+    } finally {
+      this.api.unref(this.L, ref);
+    }
+  }
+
+  /**
    * Installs a host module on first use instead of now. `install` (which calls `define`, `exec`
    * and the like as usual) runs, once, the first time Lua reads, writes or iterates one of the
    * `tables` (dotted global paths such as `"std.kv"`, created empty now if absent), or requires

@@ -132,7 +132,7 @@ export function toolResultOf(name: string, outcome: Outcome, ending: CallEnding 
   switch (outcome.status) {
     case "returned":
       return text(valueText(outcome.value));
-    case "failed":
+    case "raised":
       return text(outcome.message, true);
     case "deferred":
       return text(
@@ -140,7 +140,7 @@ export function toolResultOf(name: string, outcome: Outcome, ending: CallEnding 
       );
     case "timed_out":
       return text(`block '${name}' ran past its timeout of ${outcome.seconds} s and was stopped`, true);
-    case "stopped":
+    case "cancelled":
       return ending.cancelled
         ? text(`block '${name}' was cancelled`, true)
         : text(`block '${name}' was stopped: ${outcome.reason}`, true);
@@ -155,7 +155,8 @@ export function toolResultOf(name: string, outcome: Outcome, ending: CallEnding 
 
 /** One word for the log line of a finished call. */
 export function outcomeWord(outcome: Outcome, ending: CallEnding = {}): string {
-  return outcome.status === "stopped" && ending.cancelled ? "cancelled" : outcome.status;
+  // a run ended from outside but not by the client's cancel: the server stopped it (shutdown)
+  return outcome.status === "cancelled" && !ending.cancelled ? "stopped" : outcome.status;
 }
 
 /** Checks `run_block` arguments; returns an error text or the parsed arguments. */

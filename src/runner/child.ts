@@ -29,7 +29,7 @@
  * - The temporary directory is removed whatever happened.
  */
 import { isAbsolute, join, resolve } from "node:path";
-import type { Outcome } from "../outcome.ts";
+import type { Outcome, RaisedCode } from "../outcome.ts";
 import type { ManagedProcess, ProcessGroups } from "../proc/group.ts";
 import { selfCommand, type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { endTree } from "../proc/tree.ts";
@@ -65,8 +65,9 @@ const DRAIN_MS = 2000;
 /** Why the runner ended a run itself. */
 type EndedBy = "timeout" | "cancelled" | "stopping";
 
-function failed(message: string): Outcome {
-  return { status: "failed", message, traceback: "" };
+/** A run that failed in the runner (`config`: it never started) or died without an outcome (`script`). */
+function failed(message: string, code: RaisedCode = "config"): Outcome {
+  return { status: "raised", code, message, traceback: "" };
 }
 
 /** Runs blocks in child agent-block processes. */
@@ -80,8 +81,8 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
   /** Runs `request` in a child process to its outcome. */
   async run(request: RunRequest, hooks?: RunHooks): Promise<ChildRunReport> {
     const none = (outcome: Outcome): ChildRunReport => ({ outcome, stderrTail: "" });
-    if (request.signal?.aborted) return none({ status: "stopped", reason: "cancelled" });
-    if (this.options.stopping?.aborted) return none({ status: "stopped", reason: this.#stopReason });
+    if (request.signal?.aborted) return none({ status: "cancelled", reason: "cancelled" });
+    if (this.options.stopping?.aborted) return none({ status: "cancelled", reason: this.#stopReason });
     if (!("path" in request.script)) {
       return none(failed("the child runner runs script files; inline source runs in process"));
     }
@@ -222,9 +223,9 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     request: RunRequest,
   ): Promise<Outcome> {
     if (endedBy === "timeout") return { status: "timed_out", seconds: request.timeoutMs! / 1000 };
-    if (endedBy === "cancelled") return { status: "stopped", reason: "cancelled" };
+    if (endedBy === "cancelled") return { status: "cancelled", reason: "cancelled" };
     // Ended by the owner's shutdown, or its group ended from outside this call (`endAll`).
-    if (endedBy === "stopping") return { status: "stopped", reason: this.#stopReason };
+    if (endedBy === "stopping") return { status: "cancelled", reason: this.#stopReason };
     let outcome: Outcome | undefined;
     try {
       outcome = await readOutcomeFile(outcomePath);
@@ -237,6 +238,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     return failed(
       `the run ended without an outcome (${how})` +
         (stderrTail ? `; the end of its stderr:\n${stderrTail}` : "; it wrote nothing to stderr"),
+      "script",
     );
   }
 }

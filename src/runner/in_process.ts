@@ -28,8 +28,8 @@ export interface InProcessOptions {
   modules?: readonly HostModule[];
   /** CPU-time and heap limits of every run. */
   limits?: EngineLimits;
-  /** Timeout of every MCP request, seconds (default 30). */
-  mcpTimeoutSecs?: number;
+  /** Timeout of every MCP request, ms (default 30 000). */
+  mcpTimeoutMs?: number;
 }
 
 /** Runs blocks in this process. */
@@ -66,16 +66,17 @@ export class InProcessRunner implements BlockRunner {
         stderr: this.options.stderr,
         modules: this.options.modules,
         limits: this.options.limits,
-        mcpTimeoutSecs: this.options.mcpTimeoutSecs,
+        mcpTimeoutMs: this.options.mcpTimeoutMs,
       });
-      if (timedOut && outcome.status === "stopped") {
+      if (timedOut && outcome.status === "cancelled") {
         return { outcome: { status: "timed_out", seconds: request.timeoutMs! / 1000 } };
       }
       return { outcome };
     } catch (e) {
       return {
         outcome: {
-          status: "failed",
+          status: "raised",
+          code: "config",
           message: `internal failure running the block: ${(e as Error)?.message ?? e}`,
           traceback: (e as Error)?.stack ?? "",
         },

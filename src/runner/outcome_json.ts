@@ -8,11 +8,12 @@
  *   exact bytes, never a lossy decoding);
  * - `"deferred"`: `reason` (string);
  * - `"exited"`: `code` (integer 0..255);
- * - `"failed"`: `message`, `traceback` (strings) and, when the raised Lua value was not a string,
+ * - `"raised"`: `code` (one of `RAISED_CODES`), `message`, `traceback` (strings) and, when the
+ *   raised Lua value was not a string,
  *   `error`: that value in agent-block's JSON form (`src/json/codec.ts`, so a table keeps its
  *   structure). A value with no JSON form (a function inside it, non-UTF-8 bytes) is left out
  *   and `error_unencodable` says why; the message still carries the error's text;
- * - `"stopped"`: `reason` (string);
+ * - `"cancelled"`: `reason` (string);
  * - `"timed_out"`: `seconds` (a positive number).
  *
  * Invariants: `parseOutcomeJson(outcomeToJson(o))` gives back `o`, except that a string error
@@ -22,7 +23,7 @@
  * reported as such and never read as a success.
  */
 import { parseJson, stringifyJson } from "../json/codec.ts";
-import type { Outcome, OutcomeStatus } from "../outcome.ts";
+import { type Outcome, type OutcomeStatus, RAISED_CODES, type RaisedCode } from "../outcome.ts";
 
 /** Version of the JSON form this module writes and reads. */
 export const OUTCOME_JSON_VERSION = 1;
@@ -57,15 +58,16 @@ export function outcomeToObject(outcome: Outcome): Record<string, unknown> {
       }
     }
     case "deferred":
-    case "stopped":
+    case "cancelled":
       return { ...base, reason: outcome.reason };
     case "exited":
       return { ...base, code: outcome.code };
     case "timed_out":
       return { ...base, seconds: outcome.seconds };
-    case "failed": {
+    case "raised": {
       const out: Record<string, unknown> = {
         ...base,
+        code: outcome.code,
         message: outcome.message,
         traceback: outcome.traceback,
       };
@@ -93,8 +95,8 @@ const FIELDS: Record<OutcomeStatus, string[]> = {
   returned: ["value", "value_base64"],
   deferred: ["reason"],
   exited: ["code"],
-  failed: ["message", "traceback", "error", "error_unencodable"],
-  stopped: ["reason"],
+  raised: ["code", "message", "traceback", "error", "error_unencodable"],
+  cancelled: ["reason"],
   timed_out: ["seconds"],
 };
 
@@ -163,8 +165,8 @@ export function parseOutcomeJson(text: string, file: string): Outcome {
     }
     case "deferred":
       return { status: "deferred", reason: str("reason") };
-    case "stopped":
-      return { status: "stopped", reason: str("reason") };
+    case "cancelled":
+      return { status: "cancelled", reason: str("reason") };
     case "exited": {
       const c = obj.code;
       if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c > 255) {
@@ -185,8 +187,14 @@ export function parseOutcomeJson(text: string, file: string): Outcome {
       }
       return { status: "timed_out", seconds: s };
     }
-    case "failed": {
-      const out: Outcome = { status: "failed", message: str("message"), traceback: str("traceback") };
+    case "raised": {
+      const code = str("code") as RaisedCode;
+      if (!RAISED_CODES.includes(code)) {
+        throw new OutcomeFileError(
+          `${file}: field 'code' must be one of ${RAISED_CODES.join(", ")}, got ${JSON.stringify(code)}`,
+        );
+      }
+      const out: Outcome = { status: "raised", code, message: str("message"), traceback: str("traceback") };
       if (obj.error !== undefined) out.error = obj.error;
       if (obj.error_unencodable !== undefined) str("error_unencodable");
       return out;

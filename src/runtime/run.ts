@@ -12,19 +12,21 @@
  * (`exitCodeOf`).
  *
  * Invariants: the outcome follows `src/outcome.ts`; a run that raised or never started is
- * `failed`; `stopped` is a cancel from outside (`spec.signal`).
+ * `raised` (code `config` when it never started); `cancelled` is a cancel from outside
+ * (`spec.signal`).
  */
 import { basename, dirname, isAbsolute, normalize, resolve } from "node:path";
 import { type EngineLimits, LuaEngine } from "../lua/engine.ts";
 import prelude from "../lua/prelude.lua" with { type: "text" };
 import { installCore } from "../host/core.ts";
 import type { HostModule, RunContext } from "../host/context.ts";
-import { STANDARD_MODULES } from "../host/standard.ts";
+import { standardModules } from "../host/standard.ts";
+import type { BusHost } from "../host/bus.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
 import { agentBlockHome } from "../home.ts";
-import { failedOutcome, type Outcome } from "../outcome.ts";
+import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv, wholeMilliseconds } from "../run_env.ts";
 
 /** What to run and with what. */
@@ -71,8 +73,19 @@ export interface RunSpec {
    * environment's `AGENT_BLOCK_TASK_GRACE_MS`, a whole number of ms, else 1000).
    */
   graceMs?: number;
-  /** Timeout of every MCP request, seconds (`--mcp-timeout-secs`, default 30). */
-  mcpTimeoutSecs?: number;
+  /** Timeout of every MCP request, ms (`--mcp-timeout-secs` × 1000, default 30 000). */
+  mcpTimeoutMs?: number;
+  /**
+   * The run's event bus (with an embedder's TypeScript handlers registered). Absent: a fresh
+   * one. Either is installed when the script first touches `bus`, unless `busEager`.
+   */
+  bus?: BusHost;
+  /** Install the bus before the script runs (a bus TypeScript emits into, or one served in the background). */
+  busEager?: boolean;
+  /** The `fetch` model requests go through (default the global one): an embedder's router or recorder. */
+  llmFetch?: typeof fetch;
+  /** Told the id of every kernel session the run opens (`knl.session`, `agent.run`). */
+  onSessionOpen?: (id: string) => void;
 }
 
 /** The script's source and naming, read before the engine exists. */
@@ -109,13 +122,11 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
   };
 }
 
-const failed = failedOutcome;
-
 /** Runs one block to its outcome. */
 export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const env = new RunEnv(spec.env);
   if (spec.cwd !== undefined && !isAbsolute(spec.cwd)) {
-    return failed(`the run's working directory must be an absolute path, got '${spec.cwd}'`);
+    return notStarted(`the run's working directory must be an absolute path, got '${spec.cwd}'`);
   }
   let projectRoot: string;
   try {
@@ -124,14 +135,14 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
       spec.cwd !== undefined ? resolve(spec.cwd, spec.projectRoot) : spec.projectRoot,
     );
     if (!Deno.statSync(projectRoot).isDirectory) {
-      return failed(`project ${spec.projectRoot} is not a directory`);
+      return notStarted(`project ${spec.projectRoot} is not a directory`);
     }
   } catch {
-    return failed(`project directory ${spec.projectRoot} does not exist`);
+    return notStarted(`project directory ${spec.projectRoot} does not exist`);
   }
   const cwd = spec.cwd !== undefined ? normalize(spec.cwd) : projectRoot;
   const script = loadScript(spec, cwd, projectRoot);
-  if ("error" in script) return failed(script.error);
+  if ("error" in script) return notStarted(script.error);
 
   const stdout = spec.stdout ?? writeStdout;
   const stderr = spec.stderr ?? writeStderr;
@@ -142,7 +153,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   try {
     graceMs = spec.graceMs ?? wholeMilliseconds(env, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
   } catch (e) {
-    return failed((e as Error).message);
+    return notStarted((e as Error).message);
   }
   const procs = new ProcessGroups(graceMs, env);
   const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
@@ -159,7 +170,9 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     stderr,
     log,
     procs,
-    mcpTimeoutMs: (spec.mcpTimeoutSecs ?? 30) * 1000,
+    mcpTimeoutMs: spec.mcpTimeoutMs ?? 30_000,
+    llmFetch: spec.llmFetch,
+    sessionOpened: spec.onSessionOpen ?? (() => {}),
     onCleanup: (fn) => cleanups.push(fn),
   };
 
@@ -172,7 +185,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const violations = resolver.checkSeals();
   if (violations.length && !resolver.unseal) {
     const v = violations[0];
-    return failed(
+    return notStarted(
       `sealed module '${v.module}' cannot be replaced from the filesystem: found ${v.file} ` +
         `(read the embedded one with require("embedded.${v.module}"); AGENT_BLOCK_UNSEAL=1 downgrades this to a warning)`,
     );
@@ -186,7 +199,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     engine = await LuaEngine.create(spec.limits ?? {});
     engine.onWarning = (m) => log.warn(m);
     installCore(engine, run, resolver);
-    for (const install of STANDARD_MODULES) install(engine, run);
+    for (const install of standardModules(spec.bus, spec.busEager ?? false)) install(engine, run);
     for (const install of spec.modules ?? []) install(engine, run);
     engine.exec(prelude, "=ab:prelude");
     engine.setGlobal("_SCRIPT_NAME", script.name);
@@ -195,7 +208,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     for (const [k, v] of Object.entries(spec.globals ?? {})) engine.setGlobal(k, v);
 
     const compiled = engine.compile(stripShebang(script.source), script.chunkname);
-    if (!compiled.ok) return failed(compiled.message);
+    if (!compiled.ok) return { status: "raised", code: "script", message: compiled.message, traceback: "" };
     const r = await engine.runMain(compiled.ref, spec.signal);
     switch (r.kind) {
       case "returned":
@@ -207,7 +220,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
           : { status: "exited", code: r.code };
         break;
       case "stopped":
-        outcome = { status: "stopped", reason: r.reason };
+        outcome = { status: "cancelled", reason: r.reason };
         break;
       default: {
         let message = r.message;
@@ -216,7 +229,13 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
             Math.round(spec.limits.memoryBytes / 1048576)
           } MiB of Lua heap (${message})`;
         }
-        outcome = { status: "failed", message, traceback: r.traceback, error: r.value };
+        outcome = {
+          status: "raised",
+          code: raisedCodeOf(r.value),
+          message,
+          traceback: r.traceback,
+          error: r.value,
+        };
       }
     }
     return outcome;

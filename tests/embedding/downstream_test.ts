@@ -15,14 +15,13 @@ import { join } from "node:path";
 import { REPO_ROOT, testEnv } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
-const MAIN = `import { exitCodeOf, runBlock } from "@agent-block/agent-block";
+const MAIN = `import { BlockConfig, exitCodeOf, runBlock, ScriptSource } from "@agent-block/agent-block";
 import { LuaEngine } from "@agent-block/agent-block/unstable-engine";
 
-const outcome = await runBlock({
-  script: { source: "return 'hello from ' .. _PROMPT", name: "inline.lua" },
-  projectRoot: Deno.cwd(),
-  prompt: "downstream",
-});
+const config = BlockConfig.builder(ScriptSource.inline("return 'hello from ' .. _PROMPT", "inline.lua"), Deno.cwd())
+  .prompt("downstream")
+  .build();
+const { outcome } = await runBlock(config);
 console.log(JSON.stringify({ outcome, exit: exitCodeOf(outcome), engine: typeof LuaEngine }));
 `;
 

@@ -190,7 +190,7 @@ Deno.test("std.fs: wrong argument types raise the standard message at the caller
   ];
   for (const [code, msg] of cases) {
     const r = await runLua(`\n${code}`);
-    assert.equal(r.outcome.status, "failed", code);
+    assert.equal(r.outcome.status, "raised", code);
     assert.equal((r.outcome as { message: string }).message, `test.lua:2: ${msg}`);
   }
 });

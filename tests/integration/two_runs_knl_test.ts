@@ -265,7 +265,7 @@ Deno.test("two runs on one file, one failing mid-commit: the other loses nothing
     // refused row), it lost those only, and its stream stays gap-free
     const perBeat = mine.filter((r) => JSON.parse(r.meta).beat === 1).length;
     assert.ok(perBeat >= 2);
-    assert.equal(bad.outcome.status, "failed");
+    assert.equal(bad.outcome.status, "raised");
     const message = (bad.outcome as { message: string }).message;
     assert.match(
       message,

@@ -196,7 +196,7 @@ Deno.test("a deadlock between tasks is an error, not a hang", async () => {
     a = std.task.spawn(function() return b:join() end)
     return a:join()
   `);
-  assert.equal(r.outcome.status, "failed");
+  assert.equal(r.outcome.status, "raised");
   assert.match((r.outcome as { message: string }).message, /deadlock/);
 });
 
@@ -237,7 +237,7 @@ Deno.test("engine.callLua: TypeScript calls a Lua function that makes host calls
 
 Deno.test("errors name chunk and line; an uncaught table error is rendered as JSON", async () => {
   const r1 = await runLua(`local x = 1\n\nerror("three")`, { name: "my_agent.lua" });
-  assert.equal(r1.outcome.status, "failed");
+  assert.equal(r1.outcome.status, "raised");
   const f1 = r1.outcome as { message: string; traceback: string };
   assert.equal(f1.message, "my_agent.lua:3: three");
   assert.match(f1.traceback, /stack traceback:\n\s+my_agent\.lua:3: in main chunk/);
@@ -268,5 +268,5 @@ Deno.test("stopping a run from outside ends it at the next host wait", async () 
   const p = runLua(`std.task.sleep(60)`, { signal: ac.signal });
   setTimeout(() => ac.abort("test stop"), 50);
   const r = await p;
-  assert.deepEqual(r.outcome, { status: "stopped", reason: "test stop" });
+  assert.deepEqual(r.outcome, { status: "cancelled", reason: "test stop" });
 });

@@ -66,7 +66,12 @@ Deno.test("how a run ended maps to one tool result", () => {
   });
   assert.equal(txt(toolResultOf("a", { status: "returned", value: undefined })), "");
   assert.equal(txt(toolResultOf("a", { status: "returned", value: new Uint8Array([0x68, 0x69]) })), "hi");
-  const failed = toolResultOf("a", { status: "failed", message: "a.lua:1: boom", traceback: "tb" });
+  const failed = toolResultOf("a", {
+    status: "raised",
+    code: "script",
+    message: "a.lua:1: boom",
+    traceback: "tb",
+  });
   assert.equal(failed.isError, true);
   assert.equal(txt(failed), "a.lua:1: boom");
   const deferred = toolResultOf("a", { status: "deferred", reason: "db down" });
@@ -75,13 +80,13 @@ Deno.test("how a run ended maps to one tool result", () => {
   const timeout = toolResultOf("a", { status: "timed_out", seconds: 2 });
   assert.equal(timeout.isError, true);
   assert.equal(txt(timeout), "block 'a' ran past its timeout of 2 s and was stopped");
-  const cancelled = toolResultOf("a", { status: "stopped", reason: "cancelled" }, { cancelled: true });
+  const cancelled = toolResultOf("a", { status: "cancelled", reason: "cancelled" }, { cancelled: true });
   assert.equal(cancelled.isError, true);
   assert.equal(txt(cancelled), "block 'a' was cancelled");
-  assert.equal(outcomeWord({ status: "stopped", reason: "cancelled" }, { cancelled: true }), "cancelled");
-  const stopped = toolResultOf("a", { status: "stopped", reason: "the server is shutting down" });
+  assert.equal(outcomeWord({ status: "cancelled", reason: "cancelled" }, { cancelled: true }), "cancelled");
+  const stopped = toolResultOf("a", { status: "cancelled", reason: "the server is shutting down" });
   assert.equal(txt(stopped), "block 'a' was stopped: the server is shutting down");
-  assert.equal(outcomeWord({ status: "stopped", reason: "x" }), "stopped");
+  assert.equal(outcomeWord({ status: "cancelled", reason: "x" }), "stopped");
   const exited = toolResultOf("a", { status: "exited", code: 3 }, { stderrTail: "last words" });
   assert.equal(exited.isError, true);
   assert.equal(txt(exited), "block 'a' exited with code 3:\nlast words");

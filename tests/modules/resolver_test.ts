@@ -68,7 +68,7 @@ Deno.test("require: blocks/ is never on the path; a miss lists every place searc
     ".agent-block/blocks/only_block.lua": mod("block"),
   }, `require("only_block")`);
   const r = await p.run();
-  assert.equal(r.outcome.status, "failed");
+  assert.equal(r.outcome.status, "raised");
   const msg = (r.outcome as { message: string }).message;
   assert.match(
     msg,
@@ -114,7 +114,7 @@ Deno.test("require: a block's own directory is not a tier, in every block root",
     const r = await runLua("", { script: { path: join(root, path) }, projectRoot: root, home });
     assert.equal(
       r.outcome.status,
-      "failed",
+      "raised",
       `${path} must not reach its sibling: ${JSON.stringify(r.outcome)}`,
     );
     assert.match((r.outcome as { message: string }).message, /module 'helper' not found/);
@@ -151,7 +151,7 @@ Deno.test("require: a cyclic require fails with a message naming the module", as
     "lib/b.lua": `return { a = require("a") }`,
   }, `require("a")`);
   const r = await p.run();
-  assert.equal(r.outcome.status, "failed");
+  assert.equal(r.outcome.status, "raised");
   assert.match((r.outcome as { message: string }).message, /cyclic require: module 'a' requires itself/);
 });
 
@@ -184,7 +184,7 @@ for (
   Deno.test(`seal check: a filesystem copy (${label}) fails the run before the script starts`, async () => {
     const p = await project({ [path]: `return {}` }, `print("script ran")`);
     const r = await p.run({ unseal: false });
-    assert.equal(r.outcome.status, "failed");
+    assert.equal(r.outcome.status, "raised");
     const msg = (r.outcome as { message: string }).message;
     const module = path.split("/").at(-1) === "init.lua" ? "lshape" : path.split("/").at(-1)!.slice(0, -4);
     assert.match(msg, new RegExp(`sealed module '${module}'`));

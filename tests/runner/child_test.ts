@@ -72,8 +72,8 @@ Deno.test({
     });
     const { r } = runner();
     const raised = await r.run(request(dir, "raise.lua"));
-    assert.equal(raised.outcome.status, "failed");
-    if (raised.outcome.status === "failed") assert.deepEqual(raised.outcome.error, { code: 5 });
+    assert.equal(raised.outcome.status, "raised");
+    if (raised.outcome.status === "raised") assert.deepEqual(raised.outcome.error, { code: 5 });
     assert.deepEqual((await r.run(request(dir, "defer.lua"))).outcome, {
       status: "deferred",
       reason: "later",
@@ -131,15 +131,15 @@ Deno.test({
     const a = r.run(request(dir, "slow.lua", { prompt: join(dir, "a"), signal: cancel.signal }));
     await waitForFile(join(dir, "a"), "run a to start");
     cancel.abort();
-    assert.deepEqual((await a).outcome, { status: "stopped", reason: "cancelled" });
+    assert.deepEqual((await a).outcome, { status: "cancelled", reason: "cancelled" });
 
     const b = r.run(request(dir, "slow.lua", { prompt: join(dir, "b") }));
     await waitForFile(join(dir, "b"), "run b to start");
     stopping.abort();
-    assert.deepEqual((await b).outcome, { status: "stopped", reason: "the owner is stopping" });
+    assert.deepEqual((await b).outcome, { status: "cancelled", reason: "the owner is stopping" });
     // Once stopping, nothing new starts.
     assert.deepEqual((await r.run(request(dir, "slow.lua", { prompt: join(dir, "c") }))).outcome, {
-      status: "stopped",
+      status: "cancelled",
       reason: "the owner is stopping",
     });
   },
@@ -152,8 +152,8 @@ Deno.test({
     const dir = await project({ "x.lua": 'return "x"\n' });
     const missing = runner({ launch: { mode: "compiled", prefix: [join(dir, "no-such-agent-block")] } });
     const spawn = await missing.r.run(request(dir, "x.lua"));
-    assert.equal(spawn.outcome.status, "failed");
-    if (spawn.outcome.status === "failed") {
+    assert.equal(spawn.outcome.status, "raised");
+    if (spawn.outcome.status === "raised") {
       assert.match(spawn.outcome.message, /^cannot start agent-block \(/);
     }
 
@@ -162,13 +162,14 @@ Deno.test({
       runner({ launch: { mode: "compiled", prefix: ["sh", "-c", script, "sh"] } });
     const died = await fake("echo 'dying here' >&2; exit 3").r.run(request(dir, "x.lua"));
     assert.deepEqual(died.outcome, {
-      status: "failed",
+      status: "raised",
+      code: "script",
       message: "the run ended without an outcome (exit code 3); the end of its stderr:\ndying here",
       traceback: "",
     });
     const killed = await fake("kill -9 $$").r.run(request(dir, "x.lua"));
-    assert.equal(killed.outcome.status, "failed");
-    if (killed.outcome.status === "failed") {
+    assert.equal(killed.outcome.status, "raised");
+    if (killed.outcome.status === "raised") {
       assert.match(
         killed.outcome.message,
         /without an outcome \(exit code 137, signal SIGKILL\); it wrote nothing/,
@@ -177,8 +178,8 @@ Deno.test({
     const garbled = await fake('echo \'{"version":1,"status":"returned","value":7}\' > "$8"').r.run(
       request(dir, "x.lua"),
     );
-    assert.equal(garbled.outcome.status, "failed");
-    if (garbled.outcome.status === "failed") {
+    assert.equal(garbled.outcome.status, "raised");
+    if (garbled.outcome.status === "raised") {
       assert.match(
         garbled.outcome.message,
         /outcome file is malformed: .*outcome\.json: field 'value' must be a string/,
@@ -186,9 +187,9 @@ Deno.test({
     }
     const { r } = runner();
     const inline = await r.run({ script: { source: "return 1", name: "i.lua" }, projectRoot: dir, env: {} });
-    assert.equal(inline.outcome.status, "failed");
+    assert.equal(inline.outcome.status, "raised");
     const relative = await r.run({ script: { path: "x.lua" }, projectRoot: "rel", env: {} });
-    assert.equal(relative.outcome.status, "failed");
-    if (relative.outcome.status === "failed") assert.match(relative.outcome.message, /must be absolute/);
+    assert.equal(relative.outcome.status, "raised");
+    if (relative.outcome.status === "raised") assert.match(relative.outcome.message, /must be absolute/);
   },
 });

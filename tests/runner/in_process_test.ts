@@ -60,5 +60,5 @@ Deno.test("in-process runner: its timeout is timed_out, the request's signal sto
   const running = runner.run({ ...req, signal: ac.signal }, { onStart: () => started = true });
   assert.ok(started);
   setTimeout(() => ac.abort("the embedder cancelled"), 100);
-  assert.deepEqual((await running).outcome, { status: "stopped", reason: "the embedder cancelled" });
+  assert.deepEqual((await running).outcome, { status: "cancelled", reason: "the embedder cancelled" });
 });

@@ -34,14 +34,14 @@ Deno.test("--outcome: written on return, raise, job.defer and os.exit", async ()
 
   const raised = await runWithOutcome('error({ code = 7, why = "on purpose" })\n');
   assert.equal(raised.code, 1);
-  assert.equal(raised.outcome.status, "failed");
-  if (raised.outcome.status === "failed") {
+  assert.equal(raised.outcome.status, "raised");
+  if (raised.outcome.status === "raised") {
     assert.deepEqual(raised.outcome.error, { code: 7, why: "on purpose" });
     assert.match(raised.outcome.traceback, /stack traceback/);
   }
   const plain = await runWithOutcome('error("boom")\n');
-  assert.equal(plain.outcome.status, "failed");
-  if (plain.outcome.status === "failed") assert.match(plain.outcome.message, /b\.lua:1: boom$/);
+  assert.equal(plain.outcome.status, "raised");
+  if (plain.outcome.status === "raised") assert.match(plain.outcome.message, /b\.lua:1: boom$/);
 
   const deferred = await runWithOutcome('job.defer("the database is down")\n');
   assert.deepEqual(deferred.outcome, { status: "deferred", reason: "the database is down" });
@@ -57,7 +57,7 @@ Deno.test("--outcome: written on return, raise, job.defer and os.exit", async ()
   assert.deepEqual(bytes.outcome, { status: "returned", value: new Uint8Array([0xff, 0]) });
 
   const never = await runWithOutcome("this is not Lua\n");
-  assert.equal(never.outcome.status, "failed");
+  assert.equal(never.outcome.status, "raised");
 });
 
 Deno.test("--outcome: from --config, relative to the run's working directory", async () => {
@@ -100,7 +100,7 @@ Deno.test("--outcome: SIGTERM stops the run and the file says stopped", async ()
   const status = await child.status;
   assert.equal(status.code, 130, await stderr);
   assert.deepEqual(parseOutcomeJson(Deno.readTextFileSync(out), out), {
-    status: "stopped",
+    status: "cancelled",
     reason: "received SIGTERM",
   });
 });

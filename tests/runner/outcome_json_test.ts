@@ -23,14 +23,20 @@ Deno.test("outcome JSON: every status round-trips", () => {
     { status: "deferred", reason: "db down" },
     { status: "exited", code: 3 },
     { status: "exited", code: 0 },
-    { status: "failed", message: "x.lua:1: boom", traceback: "stack traceback:\n\tx.lua:1: in main chunk" },
     {
-      status: "failed",
+      status: "raised",
+      code: "script",
+      message: "x.lua:1: boom",
+      traceback: "stack traceback:\n\tx.lua:1: in main chunk",
+    },
+    {
+      status: "raised",
+      code: "script",
       message: "{...}",
       traceback: "",
       error: { code: 3, list: [1, "two"], f: new LuaFloat(2) },
     },
-    { status: "stopped", reason: "received SIGTERM" },
+    { status: "cancelled", reason: "received SIGTERM" },
     { status: "timed_out", seconds: 1.5 },
   ];
   for (const o of all) assert.deepEqual(roundTrip(o), o, JSON.stringify(outcomeToObject(o)));
@@ -52,10 +58,17 @@ Deno.test("outcome JSON: bytes — UTF-8 as value, anything else exactly as valu
 });
 
 Deno.test("outcome JSON: a string error value is the message; one without a JSON form says why", () => {
-  const s = outcomeToObject({ status: "failed", message: "boom", traceback: "", error: "boom" });
+  const s = outcomeToObject({
+    status: "raised",
+    code: "script",
+    message: "boom",
+    traceback: "",
+    error: "boom",
+  });
   assert.equal("error" in s, false);
   const f = outcomeToObject({
-    status: "failed",
+    status: "raised",
+    code: "script",
     message: "table",
     traceback: "",
     error: { bad: new Uint8Array([0xff]) },
@@ -63,7 +76,8 @@ Deno.test("outcome JSON: a string error value is the message; one without a JSON
   assert.equal("error" in f, false);
   assert.match(String(f.error_unencodable), /not valid UTF-8 at \.bad/);
   assert.deepEqual(parseOutcomeJson(JSON.stringify(f), "o.json"), {
-    status: "failed",
+    status: "raised",
+    code: "script",
     message: "table",
     traceback: "",
   });
@@ -89,9 +103,13 @@ Deno.test("outcome JSON: the parser names the file and the field", () => {
   bad('{"version":1,"status":"returned","value_base64":"@@"}', /field 'value_base64' is not base64/);
   bad('{"version":1,"status":"returned","reason":"x"}', /unknown field 'reason' for status 'returned'/);
   bad('{"version":1,"status":"deferred"}', /field 'reason' must be a string, got undefined/);
+  bad(
+    '{"version":1,"status":"raised","code":"disk","message":"m","traceback":""}',
+    /field 'code' must be one of script, config, llm, mcp, got "disk"/,
+  );
   bad('{"version":1,"status":"exited","code":1.5}', /field 'code' must be an integer 0\.\.255, got 1\.5/);
   bad('{"version":1,"status":"exited","code":"3"}', /field 'code' must be an integer 0\.\.255, got string/);
-  bad('{"version":1,"status":"failed","message":"m"}', /field 'traceback' must be a string/);
+  bad('{"version":1,"status":"raised","code":"script","message":"m"}', /field 'traceback' must be a string/);
   bad('{"version":1,"status":"timed_out","seconds":0}', /field 'seconds' must be a positive number, got 0/);
-  bad('{"version":1,"status":"stopped","reason":null}', /field 'reason' must be a string, got null/);
+  bad('{"version":1,"status":"cancelled","reason":null}', /field 'reason' must be a string, got null/);
 });

@@ -50,6 +50,8 @@ export interface LlmHttpRequest {
   correlation: () => Correlation;
   /** Where obs lines go (stderr through the run's logger); `line` is only called when the level is on. */
   obs: (level: "info" | "warn", line: () => string) => void;
+  /** The `fetch` to send with (an embedder's router or recorder); default the global one. */
+  fetch?: typeof fetch;
 }
 
 /** A successful exchange. */
@@ -148,7 +150,7 @@ async function attemptOnce(
   const timeoutError = () => new LlmError(P, `${P} request timed out after ${req.timeoutSecs} s (timeout)`);
   let res: Response;
   try {
-    res = await fetch(req.url, {
+    res = await (req.fetch ?? fetch)(req.url, {
       method: "POST",
       headers: {
         ...req.headers,

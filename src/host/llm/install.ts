@@ -12,8 +12,8 @@
  *
  * Everything the client needs comes from the run: base URL and key resolved against the run's
  * environment (`endpoint.ts`), the correlation ids of its obs lines (`correlation(run.env)`), its
- * logger. A failed request reaches Lua as an error table `{ message = "llm: ...", provider,
- * status, retryable, retry_after_ms? }` (`tostring(e)` is the message, the text it always had),
+ * logger. A failed request reaches Lua as an error table `{ message = "llm: ...", source = "llm",
+ * provider, status, retryable, retry_after_ms? }` (`tostring(e)` is the message, the text it always had),
  * built only on the error path: a turn that succeeds converts nothing more than before.
  */
 import { isAbsolute, join } from "node:path";
@@ -57,7 +57,12 @@ function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): numb
 
 /** A failed request as the error table Lua receives (see the module header). */
 function llmErrorTable(e: LlmError): LuaErrorTable {
-  const fields: Record<string, unknown> = { provider: e.provider, status: e.status, retryable: e.retryable };
+  const fields: Record<string, unknown> = {
+    source: "llm",
+    provider: e.provider,
+    status: e.status,
+    retryable: e.retryable,
+  };
   if (e.retryAfterMs !== undefined) fields.retry_after_ms = e.retryAfterMs;
   return new LuaErrorTable(`llm: ${e.message}`, fields);
 }
@@ -141,6 +146,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
             }
             : undefined,
           signal: cx.signal,
+          fetch: run.llmFetch,
           deadlines,
           correlation: ids,
           obs: (level, line) => {

@@ -281,7 +281,7 @@ Deno.test("a failed request raises an error table: message, provider, status, re
   mock.reset();
   mock.push({ kind: "json", status: 400, body: anthropicError("invalid_request_error", "bad") });
   const u = await runLua(`llm.chat("hello", ${anth()})`);
-  assert.equal(u.outcome.status, "failed");
+  assert.equal(u.outcome.status, "raised");
   assert.equal(
     (u.outcome as { message: string }).message,
     "llm: anthropic HTTP 400 (invalid_request_error): bad",
@@ -384,7 +384,7 @@ Deno.test("on_delta errors abort the request with a clear message", async () => 
 
 Deno.test("llm.chat argument errors", async () => {
   const r = await runLua(`llm.chat(42)`);
-  assert.equal(r.outcome.status, "failed");
+  assert.equal(r.outcome.status, "raised");
   assert.match(
     (r.outcome as { message: string }).message,
     /llm.chat: argument 1 \(messages\) must be a string or a table, got number/,

@@ -1,0 +1,521 @@
+/**
+ * `BlockConfig` and its builder: everything one run of a block is, as a checked, frozen value.
+ *
+ * Owns the embedder's settings and their validation — every refusal is a `BlockError` with code
+ * `config` naming the field and the value, thrown by `build()` (or `new BlockConfig`) before
+ * anything runs. Files named by the config (the script, prompt and context files) are read when
+ * the run starts, against the run's working directory.
+ *
+ * Invariants:
+ * - A config is immutable and can be run any number of times, concurrently too; each run gets
+ *   its own Lua state, bus, tool registry, environment copy and kernel writers. The one
+ *   exception is a config given a `BusHost` (`bus(host)`): a bus serves one run.
+ * - `extraGlobals` are JSON values set as Lua globals after the standard library (nesting kept,
+ *   converted natively, never spliced into source); names the runtime defines are refused.
+ * - Nothing here reads the process: `env` and `cwd` left unset are filled by the edge that runs
+ *   the config (`mod.ts`'s `runBlock`: this process's environment and working directory).
+ */
+import { isAbsolute } from "node:path";
+import type { JsonValue } from "../json/codec.ts";
+import type { BusHandler, BusHost } from "../host/bus.ts";
+import { BlockError } from "./errors.ts";
+import { checkHostTools, type HostTool } from "./host_tools.ts";
+import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
+
+/** Where the run's stores live; each defaults as in the CLI (`AGENT_BLOCK_*_PATH`, then home). */
+export interface StorePaths {
+  /** `std.kv` (`AGENT_BLOCK_KV_PATH`); `:memory:` for a private in-memory store. */
+  kv?: string;
+  /** `std.sql` (`AGENT_BLOCK_SQL_PATH`). */
+  sql?: string;
+  /** `std.ts` (`AGENT_BLOCK_TS_PATH`). */
+  ts?: string;
+  /** The kernel log (`AGENT_BLOCK_KNL_PATH`, default `<project>/.agent-block/knl.sqlite`). */
+  kernel?: string;
+}
+
+/** CPU-time and heap bounds of the block's Lua code. */
+export interface BlockLimits {
+  /** Lua CPU time, seconds (`--cpu-limit`). */
+  cpuSeconds?: number;
+  /** Lua heap, MiB (`--memory-limit`). */
+  memoryMb?: number;
+}
+
+/** The fields of a `BlockConfig`; every one but `script` and `projectRoot` is optional. */
+export interface BlockConfigFields {
+  /** The script to run. */
+  script: ScriptSource;
+  /** The project root: `.env` is not read here, but `lib/` and `blocks/` tiers, the kernel log, `sh.exec`'s cwd. */
+  projectRoot: string;
+  /** `_PROMPT`: text, or `{ file }` read when the run starts. */
+  prompt?: TextSource;
+  /** `_CONTEXT`: text, or `{ file }` read when the run starts. */
+  context?: TextSource;
+  /** Lua globals set after the standard library (JSON values; nesting kept). */
+  extraGlobals?: Readonly<Record<string, JsonValue>>;
+  /** The run's environment (default: this process's, read by `runBlock`). */
+  env?: Readonly<Record<string, string>>;
+  /** The run's working directory, absolute (default: this process's). */
+  cwd?: string;
+  /** `$AGENT_BLOCK_HOME` (default: the run environment's, then `~/.agent-block`). */
+  home?: string;
+  /** TypeScript handlers for `bus.emit` kinds. */
+  hostHandlers?: Readonly<Record<string, BusHandler>>;
+  /** One TypeScript handler for every kind nothing else claims. */
+  hostHandler?: BusHandler;
+  /** The run's bus, to emit into the script from TypeScript (a bus serves one run). */
+  bus?: BusHost;
+  /** Dispatch `bus.on` handlers in the background, without the script calling `bus.serve`. */
+  autoServeBus?: boolean;
+  /** Aborting it cancels the run (outcome `cancelled`). */
+  signal?: AbortSignal;
+  /** Wall-clock limit of the run, ms (outcome `timed_out`). */
+  timeoutMs?: number;
+  /** Timeout of every MCP request, ms (default 30 000). */
+  mcpRpcTimeoutMs?: number;
+  /** TypeScript functions registered as Lua tools. */
+  hostTools?: readonly HostTool[];
+  /** Paths of the kv, sql, ts and kernel stores. */
+  stores?: StorePaths;
+  /** The `fetch` model requests go through (route or record the model traffic). */
+  fetch?: typeof fetch;
+  /** Run labels, stamped on kernel sessions. */
+  labels?: Readonly<Record<string, string>>;
+  /** CPU and memory bounds. */
+  limits?: BlockLimits;
+  /** Sink for the script's stdout (`print`, `io.write`); default this process's stdout. */
+  stdout?: (bytes: Uint8Array) => void;
+  /** Sink for logs and `io.stderr`; default this process's stderr. */
+  stderr?: (bytes: Uint8Array) => void;
+}
+
+/**
+ * Globals the runtime defines, which `extraGlobals` may not replace: Lua's own, agent-block's
+ * faces, the run's inputs and the SDK's. Names starting with `__` are reserved too (internal
+ * tables). A test holds this list equal to what a fresh run defines.
+ */
+export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
+  // Lua 5.4
+  "_G",
+  "_VERSION",
+  "assert",
+  "collectgarbage",
+  "coroutine",
+  "debug",
+  "dofile",
+  "error",
+  "getmetatable",
+  "io",
+  "ipairs",
+  "load",
+  "loadfile",
+  "math",
+  "next",
+  "os",
+  "package",
+  "pairs",
+  "pcall",
+  "print",
+  "rawequal",
+  "rawget",
+  "rawlen",
+  "rawset",
+  "require",
+  "select",
+  "setmetatable",
+  "string",
+  "table",
+  "tonumber",
+  "tostring",
+  "type",
+  "utf8",
+  "warn",
+  "xpcall",
+  // agent-block
+  "std",
+  "sh",
+  "tool",
+  "mcp",
+  "llm",
+  "bus",
+  "job",
+  "http",
+  "log",
+  "knl",
+  "mesh",
+  "_PROMPT",
+  "_CONTEXT",
+  "_SCRIPT_NAME",
+  "_DEFAULT_AGENT",
+]); // deno-fmt-ignore
+
+const LUA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const LUA_KEYWORDS = new Set(
+  ("and break do else elseif end false for function goto if in local nil not or repeat return " +
+    "then true until while").split(" "),
+);
+
+function fail(message: string): never {
+  throw new BlockError("config", message);
+}
+
+function positive(field: string, v: number | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+    fail(`${field} must be a positive number, got ${show(v)}`);
+  }
+  return v;
+}
+
+function stringRecord(field: string, r: Readonly<Record<string, string>> | undefined) {
+  if (r === undefined) return undefined;
+  if (typeof r !== "object" || r === null || Array.isArray(r)) {
+    fail(`${field} must be an object of strings, got ${show(r)}`);
+  }
+  for (const [k, v] of Object.entries(r)) {
+    if (typeof v !== "string") fail(`${field}.${k} must be a string, got ${show(v)}`);
+  }
+  return Object.freeze({ ...r });
+}
+
+/** Checks that `v` is plain JSON; `path` names where in the error. */
+function checkJson(path: string, v: unknown, seen: Set<object>): void {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return;
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) fail(`${path} must be a finite number, got ${v}`);
+    return;
+  }
+  if (typeof v !== "object") fail(`${path} must be a JSON value, got ${show(v)}`);
+  if (seen.has(v)) fail(`${path} refers back to itself (a cycle has no JSON form)`);
+  seen.add(v);
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => checkJson(`${path}[${i}]`, x, seen));
+  } else {
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) {
+      fail(`${path} must be a plain object, array or scalar, got ${proto?.constructor?.name ?? "an object"}`);
+    }
+    for (const [k, x] of Object.entries(v)) checkJson(`${path}.${k}`, x, seen);
+  }
+  seen.delete(v);
+}
+
+function checkGlobals(globals: Readonly<Record<string, JsonValue>> | undefined) {
+  if (globals === undefined) return Object.freeze({});
+  if (typeof globals !== "object" || globals === null || Array.isArray(globals)) {
+    fail(`extraGlobals must be an object, got ${show(globals)}`);
+  }
+  for (const [name, value] of Object.entries(globals)) {
+    if (!LUA_NAME.test(name) || LUA_KEYWORDS.has(name)) {
+      fail(`extraGlobals: '${name}' is not a Lua name (letters, digits and '_', not starting with a digit)`);
+    }
+    if (RESERVED_GLOBALS.has(name) || name.startsWith("__")) {
+      fail(`extraGlobals: '${name}' is defined by the runtime and cannot be replaced; choose another name`);
+    }
+    checkJson(`extraGlobals.${name}`, value, new Set());
+  }
+  return Object.freeze({ ...globals });
+}
+
+function checkHandlers(h: Readonly<Record<string, BusHandler>> | undefined) {
+  if (h === undefined) return Object.freeze({});
+  if (typeof h !== "object" || h === null) {
+    fail(`hostHandlers must be an object of functions, got ${show(h)}`);
+  }
+  for (const [kind, fn] of Object.entries(h)) {
+    if (kind === "") fail("hostHandlers: an event kind must be a non-empty string");
+    if (typeof fn !== "function") fail(`hostHandlers.${kind} must be a function, got ${show(fn)}`);
+  }
+  return Object.freeze({ ...h });
+}
+
+function checkStores(s: StorePaths | undefined): StorePaths {
+  if (s === undefined) return Object.freeze({});
+  for (const k of Object.keys(s)) {
+    if (!["kv", "sql", "ts", "kernel"].includes(k)) fail(`stores.${k} is not a store (kv, sql, ts, kernel)`);
+    const v = (s as Record<string, unknown>)[k];
+    if (v !== undefined && (typeof v !== "string" || v.trim() === "")) {
+      fail(`stores.${k} must be a path or ":memory:", got ${show(v)}`);
+    }
+  }
+  return Object.freeze({ ...s });
+}
+
+/**
+ * One run of a block, fully described. Build it with `BlockConfig.builder(script, projectRoot)`
+ * and run it with `runBlock`.
+ *
+ * @example A script with its input
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const config = BlockConfig.builder(
+ *   ScriptSource.inline("return _PROMPT .. ' ' .. _TASK_METADATA.ticket.id", "echo.lua"),
+ *   ".",
+ * )
+ *   .prompt("triage")
+ *   .extraGlobals({ _TASK_METADATA: { ticket: { id: "T-7" } } })
+ *   .env({})
+ *   .build();
+ * const report = await runBlock(config);
+ * assert.equal(report.value, "triage T-7");
+ * ```
+ */
+export class BlockConfig {
+  /** The script to run. */
+  readonly script: ScriptSource;
+  /** The project root. */
+  readonly projectRoot: string;
+  /** `_PROMPT`. */
+  readonly prompt?: TextSource;
+  /** `_CONTEXT`. */
+  readonly context?: TextSource;
+  /** Lua globals set after the standard library. */
+  readonly extraGlobals: Readonly<Record<string, JsonValue>>;
+  /** The run's environment (`undefined`: the runner's process environment). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The run's working directory (`undefined`: the runner's process working directory). */
+  readonly cwd?: string;
+  /** `$AGENT_BLOCK_HOME`. */
+  readonly home?: string;
+  /** TypeScript handlers per event kind. */
+  readonly hostHandlers: Readonly<Record<string, BusHandler>>;
+  /** The TypeScript handler for any kind. */
+  readonly hostHandler?: BusHandler;
+  /** The run's bus, when the embedder supplies one. */
+  readonly bus?: BusHost;
+  /** Serve `bus.on` handlers in the background. */
+  readonly autoServeBus: boolean;
+  /** Cancels the run. */
+  readonly signal?: AbortSignal;
+  /** Wall-clock limit, ms. */
+  readonly timeoutMs?: number;
+  /** MCP request timeout, ms. */
+  readonly mcpRpcTimeoutMs: number;
+  /** Host tools. */
+  readonly hostTools: readonly HostTool[];
+  /** Store paths. */
+  readonly stores: StorePaths;
+  /** The `fetch` of model requests. */
+  readonly fetch?: typeof fetch;
+  /** Run labels. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** CPU and memory bounds. */
+  readonly limits: BlockLimits;
+  /** The script's stdout sink. */
+  readonly stdout?: (bytes: Uint8Array) => void;
+  /** The logs' sink. */
+  readonly stderr?: (bytes: Uint8Array) => void;
+
+  /**
+   * A checked config; throws a `BlockError` (code `config`) naming the first field refused.
+   * @param fields the settings
+   */
+  constructor(fields: BlockConfigFields) {
+    const f = fields;
+    const s = f.script as ScriptSource | undefined;
+    if (!s || !["path", "inline", "default_agent"].includes(s.kind)) {
+      fail(`script must come from ScriptSource.path, .inline or .defaultAgent, got ${show(s)}`);
+    }
+    if (typeof f.projectRoot !== "string" || f.projectRoot === "") {
+      fail(`projectRoot must be a non-empty path, got ${show(f.projectRoot)}`);
+    }
+    if (f.cwd !== undefined && (typeof f.cwd !== "string" || !isAbsolute(f.cwd))) {
+      fail(`cwd must be an absolute path, got ${show(f.cwd)}`);
+    }
+    if (f.home !== undefined && (typeof f.home !== "string" || f.home === "")) {
+      fail(`home must be a non-empty path, got ${show(f.home)}`);
+    }
+    if (f.hostHandler !== undefined && typeof f.hostHandler !== "function") {
+      fail(`hostHandler must be a function, got ${show(f.hostHandler)}`);
+    }
+    if (f.signal !== undefined && !(f.signal instanceof AbortSignal)) {
+      fail(`signal must be an AbortSignal, got ${show(f.signal)}`);
+    }
+    if (f.fetch !== undefined && typeof f.fetch !== "function") {
+      fail(`fetch must be a function, got ${show(f.fetch)}`);
+    }
+    const limits = f.limits ?? {};
+    this.script = s;
+    this.projectRoot = f.projectRoot;
+    if (f.prompt !== undefined) this.prompt = checkTextSource("prompt", f.prompt);
+    if (f.context !== undefined) this.context = checkTextSource("context", f.context);
+    this.extraGlobals = checkGlobals(f.extraGlobals);
+    this.env = stringRecord("env", f.env);
+    this.cwd = f.cwd;
+    this.home = f.home;
+    this.hostHandlers = checkHandlers(f.hostHandlers);
+    this.hostHandler = f.hostHandler;
+    this.bus = f.bus;
+    this.autoServeBus = f.autoServeBus ?? false;
+    this.signal = f.signal;
+    this.timeoutMs = positive("timeoutMs", f.timeoutMs);
+    this.mcpRpcTimeoutMs = positive("mcpRpcTimeoutMs", f.mcpRpcTimeoutMs) ?? 30_000;
+    this.hostTools = checkHostTools(f.hostTools ?? []);
+    this.stores = checkStores(f.stores);
+    this.fetch = f.fetch;
+    this.labels = stringRecord("labels", f.labels) ?? Object.freeze({});
+    this.limits = Object.freeze({
+      cpuSeconds: positive("limits.cpuSeconds", limits.cpuSeconds),
+      memoryMb: positive("limits.memoryMb", limits.memoryMb),
+    });
+    this.stdout = f.stdout;
+    this.stderr = f.stderr;
+    Object.freeze(this);
+  }
+
+  /**
+   * A builder for a config running `script` in `projectRoot`.
+   * @param script where the script comes from (`ScriptSource`)
+   * @param projectRoot the project root (resolved against the run's working directory)
+   */
+  static builder(script: ScriptSource, projectRoot: string): BlockConfigBuilder {
+    return new BlockConfigBuilder(script, projectRoot);
+  }
+}
+
+/**
+ * Collects a `BlockConfig`'s settings; `build()` checks them. Each setter replaces the earlier
+ * value, except `hostHandler(kind, fn)`, `hostTool`, `label` and `extraGlobals`, which add.
+ */
+export class BlockConfigBuilder {
+  #f: { -readonly [K in keyof BlockConfigFields]: BlockConfigFields[K] };
+
+  /**
+   * A builder; `BlockConfig.builder` is the usual way to get one.
+   * @param script where the script comes from
+   * @param projectRoot the project root
+   */
+  constructor(script: ScriptSource, projectRoot: string) {
+    this.#f = { script, projectRoot };
+  }
+
+  /** `_PROMPT`: text, or `{ file }` read when the run starts. */
+  prompt(prompt: TextSource): this {
+    this.#f.prompt = prompt;
+    return this;
+  }
+  /** `_CONTEXT` (a system prompt): text, or `{ file }`. */
+  context(context: TextSource): this {
+    this.#f.context = context;
+    return this;
+  }
+  /** Adds Lua globals (JSON values, set after the standard library). */
+  extraGlobals(globals: Readonly<Record<string, JsonValue>>): this {
+    this.#f.extraGlobals = { ...this.#f.extraGlobals, ...globals };
+    return this;
+  }
+  /** The run's environment, whole (default: this process's). */
+  env(env: Readonly<Record<string, string>>): this {
+    this.#f.env = env;
+    return this;
+  }
+  /** The run's working directory, absolute (default: this process's). */
+  cwd(cwd: string): this {
+    this.#f.cwd = cwd;
+    return this;
+  }
+  /** `$AGENT_BLOCK_HOME` of the run. */
+  home(home: string): this {
+    this.#f.home = home;
+    return this;
+  }
+  /** Adds the TypeScript handler for events of `kind`. */
+  hostHandler(kind: string, handler: BusHandler): this;
+  /** Sets the TypeScript handler for every kind nothing else claims. */
+  hostHandler(handler: BusHandler): this;
+  /**
+   * A handler for one kind, or for any kind.
+   * @param kindOrHandler the kind, or the any-kind handler
+   * @param handler the handler for that kind
+   */
+  hostHandler(kindOrHandler: string | BusHandler, handler?: BusHandler): this {
+    if (typeof kindOrHandler === "string") {
+      this.#f.hostHandlers = { ...this.#f.hostHandlers, [kindOrHandler]: handler! };
+    } else {
+      this.#f.hostHandler = kindOrHandler;
+    }
+    return this;
+  }
+  /** Sets the TypeScript handlers per event kind, whole. */
+  hostHandlers(handlers: Readonly<Record<string, BusHandler>>): this {
+    this.#f.hostHandlers = handlers;
+    return this;
+  }
+  /** The run's bus (to emit into the script from TypeScript); it serves one run. */
+  bus(bus: BusHost): this {
+    this.#f.bus = bus;
+    return this;
+  }
+  /** Serve `bus.on` handlers in the background (no `bus.serve` in the script). */
+  autoServeBus(on = true): this {
+    this.#f.autoServeBus = on;
+    return this;
+  }
+  /** Aborting `signal` cancels the run. */
+  signal(signal: AbortSignal): this {
+    this.#f.signal = signal;
+    return this;
+  }
+  /** Wall-clock limit of the run, ms. */
+  timeoutMs(ms: number): this {
+    this.#f.timeoutMs = ms;
+    return this;
+  }
+  /** Timeout of every MCP request, ms. */
+  mcpRpcTimeoutMs(ms: number): this {
+    this.#f.mcpRpcTimeoutMs = ms;
+    return this;
+  }
+  /** Adds a host tool. */
+  hostTool(tool: HostTool): this {
+    this.#f.hostTools = [...(this.#f.hostTools ?? []), tool];
+    return this;
+  }
+  /** Sets the host tools, whole. */
+  hostTools(tools: readonly HostTool[]): this {
+    this.#f.hostTools = tools;
+    return this;
+  }
+  /** Paths of the kv, sql, ts and kernel stores. */
+  stores(paths: StorePaths): this {
+    this.#f.stores = paths;
+    return this;
+  }
+  /** The `fetch` model requests go through. */
+  fetch(fn: typeof fetch): this {
+    this.#f.fetch = fn;
+    return this;
+  }
+  /** Adds a run label. */
+  label(key: string, value: string): this {
+    this.#f.labels = { ...this.#f.labels, [key]: value };
+    return this;
+  }
+  /** Sets the run labels, whole. */
+  labels(labels: Readonly<Record<string, string>>): this {
+    this.#f.labels = labels;
+    return this;
+  }
+  /** CPU and memory bounds. */
+  limits(limits: BlockLimits): this {
+    this.#f.limits = limits;
+    return this;
+  }
+  /** Sink for the script's stdout. */
+  stdout(sink: (bytes: Uint8Array) => void): this {
+    this.#f.stdout = sink;
+    return this;
+  }
+  /** Sink for logs and `io.stderr`. */
+  stderr(sink: (bytes: Uint8Array) => void): this {
+    this.#f.stderr = sink;
+    return this;
+  }
+  /** The checked config; throws a `BlockError` (code `config`) naming the field refused. */
+  build(): BlockConfig {
+    return new BlockConfig(this.#f);
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Where a block's script and its `_PROMPT` / `_CONTEXT` come from: `ScriptSource` and `TextSource`.
+ *
+ * Owns the three script sources of the SDK — a file, inline source with the name its errors
+ * show, the embedded default agent — and their checks; reading files happens when the run
+ * starts (`run_block.ts`), against the run's working directory, never at build time.
+ */
+import type { JsonValue } from "../json/codec.ts";
+import { BlockError } from "./errors.ts";
+
+/**
+ * An MCP server the default agent connects, in `agent.run`'s `mcp_servers` form: `name` plus
+ * `command` (and `args`, `env`, `cwd`) for a stdio server, or `url` (and `transport_opts`) for a
+ * remote one. A stdio server's default working directory is the run's project root.
+ */
+export interface McpServerConfig {
+  /** The server's name: its tools are offered as `<name>__<tool>`, grouped as `<name>`. */
+  name: string;
+  /** The command of a stdio server. */
+  command?: string;
+  /** Its arguments. */
+  args?: string[];
+  /** Extra environment variables of its process. */
+  env?: Record<string, string>;
+  /** Its working directory (default: the project root). */
+  cwd?: string;
+  /** The URL of a Streamable HTTP or SSE server. */
+  url?: string;
+  /** Further `agent.run` server options (`transport_opts`, ...), passed through as they are. */
+  [option: string]: JsonValue | undefined;
+}
+
+/** What the default agent runs with. */
+export interface DefaultAgentOptions {
+  /** The MCP servers `agent.run` connects; every tool of each is offered to the model. */
+  mcpServers?: readonly McpServerConfig[];
+  /**
+   * Further `agent.run` options (`model`, `provider`, `max_iterations`, `tool_groups`,
+   * `extra_tools`, ...), in its own snake_case names. `prompt`, `system` and `mcp_servers` are
+   * the SDK's: refused here.
+   */
+  agentOptions?: Readonly<Record<string, JsonValue>>;
+}
+
+/** The script a block runs. Make one with `ScriptSource.path`, `.inline` or `.defaultAgent`. */
+export type ScriptSource =
+  | { readonly kind: "path"; readonly path: string }
+  | { readonly kind: "inline"; readonly source: string | Uint8Array; readonly name: string }
+  | { readonly kind: "default_agent"; readonly options: DefaultAgentOptions };
+
+/**
+ * The ways to name a block's script.
+ *
+ * @example
+ * ```ts
+ * import { ScriptSource } from "@agent-block/agent-block";
+ *
+ * const fromFile = ScriptSource.path("blocks/triage.lua"); // resolved against the run's cwd
+ * const inline = ScriptSource.inline("return _PROMPT:upper()", "upper.lua");
+ * const agent = ScriptSource.defaultAgent({
+ *   mcpServers: [{ name: "notes", command: "notes-mcp", args: [] }],
+ *   agentOptions: { max_iterations: 8 },
+ * });
+ * console.log(fromFile.kind, inline.kind, agent.kind);
+ * ```
+ */
+export const ScriptSource = {
+  /**
+   * A Lua file (relative paths resolve against the run's working directory).
+   * @param file the script's path
+   */
+  path(file: string): ScriptSource {
+    if (typeof file !== "string" || file === "") {
+      throw new BlockError(
+        "config",
+        `ScriptSource.path: the file must be a non-empty string, got ${show(file)}`,
+      );
+    }
+    return Object.freeze({ kind: "path", path: file });
+  },
+  /**
+   * Lua source held in memory; `name` is what its errors and `_SCRIPT_NAME` show. Its `require`
+   * tier is the project root.
+   * @param source the Lua source text (or bytes)
+   * @param name the chunk's name, for example `"triage.lua"`
+   */
+  inline(source: string | Uint8Array, name: string): ScriptSource {
+    if (typeof source !== "string" && !(source instanceof Uint8Array)) {
+      throw new BlockError(
+        "config",
+        `ScriptSource.inline: the source must be a string or bytes, got ${show(source)}`,
+      );
+    }
+    if (typeof name !== "string" || name === "") {
+      throw new BlockError(
+        "config",
+        `ScriptSource.inline: the name must be a non-empty string, got ${show(name)}`,
+      );
+    }
+    return Object.freeze({ kind: "inline", source, name });
+  },
+  /**
+   * The embedded default agent: one `agent.run` with `_PROMPT` as the prompt, `_CONTEXT` as the
+   * system prompt, the given MCP servers and every registered tool (host tools included). It
+   * emits the result table as the event `agent_result`, returns its `content`, and raises
+   * `agent.run`'s error when the run failed.
+   * @param options the MCP servers and further `agent.run` options
+   */
+  defaultAgent(options: DefaultAgentOptions = {}): ScriptSource {
+    const servers = options.mcpServers ?? [];
+    if (!Array.isArray(servers)) {
+      throw new BlockError(
+        "config",
+        `ScriptSource.defaultAgent: mcpServers must be an array, got ${show(servers)}`,
+      );
+    }
+    const names = new Set<string>();
+    servers.forEach((s, i) => {
+      const at = `ScriptSource.defaultAgent: mcpServers[${i}]`;
+      if (typeof s !== "object" || s === null) {
+        throw new BlockError("config", `${at} must be an object, got ${show(s)}`);
+      }
+      if (typeof s.name !== "string" || s.name === "") {
+        throw new BlockError("config", `${at}.name must be a non-empty string, got ${show(s.name)}`);
+      }
+      if (names.has(s.name)) throw new BlockError("config", `${at}.name '${s.name}' is given twice`);
+      names.add(s.name);
+      if ((s.command === undefined) === (s.url === undefined)) {
+        throw new BlockError("config", `${at} ('${s.name}') needs exactly one of 'command' and 'url'`);
+      }
+    });
+    for (const k of ["prompt", "system", "mcp_servers"]) {
+      if (options.agentOptions && Object.hasOwn(options.agentOptions, k)) {
+        throw new BlockError(
+          "config",
+          `ScriptSource.defaultAgent: agentOptions.${k} is set by the SDK (prompt, context, mcpServers)`,
+        );
+      }
+    }
+    return Object.freeze({
+      kind: "default_agent",
+      options: { mcpServers: [...servers], agentOptions: { ...options.agentOptions } },
+    });
+  },
+} as const;
+
+/** Text given inline, or read from a file when the run starts (relative to the run's cwd). */
+export type TextSource = string | { readonly file: string };
+
+/** Checks a `TextSource` for the builder; `field` names it in the error. */
+export function checkTextSource(field: string, v: TextSource): TextSource {
+  if (typeof v === "string") return v;
+  if (typeof v === "object" && v !== null && typeof v.file === "string" && v.file !== "") {
+    return Object.freeze({ file: v.file });
+  }
+  throw new BlockError("config", `${field} must be a string or { file: <path> }, got ${show(v)}`);
+}
+
+/** A value for an error message. */
+export function show(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "object") return "an object";
+  return `${typeof v}${typeof v === "number" || typeof v === "boolean" ? ` ${v}` : ""}`;
+}
