@@ -117,6 +117,7 @@ export {
   type DefaultAgentOptions,
   type McpServerConfig,
   ScriptSource,
+  type ScriptSourceConstructors,
   type TextSource,
 } from "./src/sdk/sources.ts";
 export type { HostTool, HostToolContext, ToolInfo } from "./src/sdk/host_tools.ts";

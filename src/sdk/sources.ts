@@ -48,6 +48,16 @@ export type ScriptSource =
   | { readonly kind: "inline"; readonly source: string | Uint8Array; readonly name: string }
   | { readonly kind: "default_agent"; readonly options: DefaultAgentOptions };
 
+/** The constructors of a `ScriptSource` (the value `ScriptSource`). */
+export interface ScriptSourceConstructors {
+  /** A Lua file (relative paths resolve against the run's working directory). */
+  path(file: string): ScriptSource;
+  /** Lua source held in memory; `name` is what its errors and `_SCRIPT_NAME` show. */
+  inline(source: string | Uint8Array, name: string): ScriptSource;
+  /** The embedded default agent (see `ScriptSource.defaultAgent`). */
+  defaultAgent(options?: DefaultAgentOptions): ScriptSource;
+}
+
 /**
  * The ways to name a block's script.
  *
@@ -64,7 +74,7 @@ export type ScriptSource =
  * console.log(fromFile.kind, inline.kind, agent.kind);
  * ```
  */
-export const ScriptSource = {
+export const ScriptSource: ScriptSourceConstructors = {
   /**
    * A Lua file (relative paths resolve against the run's working directory).
    * @param file the script's path
@@ -142,7 +152,7 @@ export const ScriptSource = {
       options: { mcpServers: [...servers], agentOptions: { ...options.agentOptions } },
     });
   },
-} as const;
+};
 
 /** Text given inline, or read from a file when the run starts (relative to the run's cwd). */
 export type TextSource = string | { readonly file: string };
