@@ -3,7 +3,7 @@
  * data (`RULES`) and checked against the real module graph, so a broken layer fails the suite
  * naming the rule and every offending edge (`importer -> imported`).
  *
- * The graph is `deno info --json` of `cli.ts`, of `mod.ts`, and of every `src/**\/*.ts` that
+ * The graph is `deno info --json` of `cli.ts`, of `mod.ts`, of `unstable_engine.ts`, and of every `src/**\/*.ts` that
  * neither reaches (so lazily imported modules and anything not yet wired in are covered too);
  * static, dynamic (`import("literal")`) and type-only imports all count. Only edges between our
  * own files are checked (npm, `node:` and remote modules are outside the rules). Tests, tools
@@ -13,8 +13,11 @@
  * of ours; the Lua host `src/lua` and the kernel store `src/knl` sit on it alone; the Lua-free
  * MCP/LLM clients `src/clients` never reach the Lua layer, the standard library, the runtime
  * entry or the CLI; the standard library `src/host` never reaches the runtime entry, the CLI,
- * the MCP server or the SDK; the runtime `src/runtime` never reaches the CLI or the MCP server;
- * the CLI `src/cli` is imported by `cli.ts` and by itself only.
+ * the MCP server or the SDK; the runtime `src/runtime` never reaches the CLI, the MCP server or
+ * the SDK; the embedding SDK `src/sdk` (a consumer of the runtime, as the MCP server is) is
+ * imported only by the edges above it (`mod.ts`, `src/cli/**`) and never reaches the CLI or the MCP
+ * server; the CLI `src/cli` is imported by `cli.ts` and by itself only; the two package entries
+ * `mod.ts` and `unstable_engine.ts` import nothing of each other.
  */
 import assert from "node:assert/strict";
 import { relative } from "node:path";
@@ -73,9 +76,25 @@ const RULES: Rule[] = [
     forbids: any(under("src/runtime"), under("src/cli"), under("src/mcp_server"), is("mod.ts")),
   },
   {
-    rule: "src/runtime/** never imports src/cli/** or src/mcp_server/**",
+    rule: "src/runtime/** never imports src/cli/**, src/mcp_server/** or src/sdk/**",
     from: under("src/runtime"),
-    forbids: any(under("src/cli"), under("src/mcp_server")),
+    forbids: any(under("src/cli"), under("src/mcp_server"), under("src/sdk")),
+  },
+  {
+    rule: "src/sdk/** (the embedding SDK) never imports src/cli/**, src/mcp_server/** or a package entry",
+    from: under("src/sdk"),
+    forbids: any(under("src/cli"), under("src/mcp_server"), is("mod.ts"), is("unstable_engine.ts")),
+  },
+  {
+    rule: "nothing imports src/sdk/** except mod.ts, src/cli/** and src/sdk/** itself",
+    from: not(any(is("mod.ts"), under("src/cli"), under("src/sdk"))),
+    forbids: under("src/sdk"),
+  },
+  {
+    rule:
+      "the package entries mod.ts and unstable_engine.ts do not import each other; src/** imports neither",
+    from: any(is("mod.ts"), is("unstable_engine.ts"), under("src")),
+    forbids: (to, from) => (to === "mod.ts" || to === "unstable_engine.ts") && to !== from,
   },
   {
     rule: "nothing imports src/cli/** except cli.ts and src/cli/** itself (mod.ts may not)",
@@ -129,7 +148,7 @@ async function info(root: string): Promise<InfoModule[]> {
 async function graph(): Promise<{ modules: Set<string>; edges: Edge[] }> {
   const modules = new Set<string>();
   const edges: Edge[] = [];
-  for (const root of ["cli.ts", "mod.ts", ...tsFiles("src")]) {
+  for (const root of ["cli.ts", "mod.ts", "unstable_engine.ts", ...tsFiles("src")]) {
     if (modules.has(root)) continue;
     for (const m of await info(root)) {
       const from = ours(m.specifier);
@@ -150,9 +169,11 @@ let built: Promise<{ modules: Set<string>; edges: Edge[] }> | undefined;
 /** The graph, built once per test file. */
 const theGraph = () => built ??= graph();
 
-Deno.test("layering: the graph covers cli.ts, mod.ts and every src/**/*.ts, and has edges", async () => {
+Deno.test("layering: the graph covers cli.ts, mod.ts, unstable_engine.ts and every src/**/*.ts, and has edges", async () => {
   const { modules, edges } = await theGraph();
-  const missing = ["cli.ts", "mod.ts", ...tsFiles("src")].filter((f) => !modules.has(f));
+  const missing = ["cli.ts", "mod.ts", "unstable_engine.ts", ...tsFiles("src")].filter((f) =>
+    !modules.has(f)
+  );
   assert.deepEqual(missing, [], `modules deno info did not report: ${missing.join(", ")}`);
   assert.ok(
     edges.some((e) => e.from === "cli.ts"),
