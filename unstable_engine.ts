@@ -12,7 +12,8 @@
  * What is here: the runtime's own run function (`runSpec`, taking a `RunSpec` with raw host
  * modules), the Lua engine a `HostModule` installs its functions into, the raw C API of the wasm
  * build, the value converter, the runners (`InProcessRunner`, behind the `BlockRunner`
- * interface `serve` and flows use), the run environment and process groups.
+ * interface `serve` and flows use), the run environment and process groups, and the run's
+ * secrets (`RunContext.secrets`: a host module that records text from outside masks it there).
  *
  * ```ts
  * import { type HostModule, runSpec } from "@agent-block/agent-block/unstable-engine";
@@ -43,6 +44,7 @@ export { runBlock as runSpec, type RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
 export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
 export { Logger, type LogLevel } from "./src/obs/log.ts";
+export { Secrets, type SecretSource } from "./src/obs/secrets.ts";
 export type { EngineLimits } from "./src/lua/engine.ts";
 export { Args, LuaArgError } from "./src/lua/args.ts";
 export { RunEnv } from "./src/run_env.ts";

@@ -9,6 +9,9 @@
  * Without `--store`, the database is the one a script naming no store writes: the project's
  * `.env` is loaded first (it is where `AGENT_BLOCK_KNL_PATH` lives), then `AGENT_BLOCK_KNL_PATH`,
  * then `<project>/.agent-block/knl.sqlite`.
+ * Every line is masked with this process's credential variables (`Secrets.fromEnv`): a run masks
+ * its own secrets when it writes, this covers logs written by older versions or with other keys
+ * in place.
  */
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -20,6 +23,7 @@ import { stringifyJson } from "../json/codec.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
 import { type EventStore, openExistingStore } from "../knl/store.ts";
 import { exportSession, listSessions, UnknownSession } from "../knl/export.ts";
+import { Secrets } from "../obs/secrets.ts";
 
 export const KNL_HELP = `agent-block knl — read the kernel's session log from outside
 
@@ -42,7 +46,8 @@ Options:
 
 const enc = new TextEncoder();
 
-function openFrom(project: string, store: string | undefined): EventStore {
+/** The store to read, and the secrets of this process its output is masked with. */
+function openFrom(project: string, store: string | undefined): { store: EventStore; secrets: Secrets } {
   const edge = edgeEnvironment(project);
   for (const w of edge.warnings) {
     writeStderr(enc.encode(`[warn] agent-block: ${w}\n`));
@@ -52,14 +57,14 @@ function openFrom(project: string, store: string | undefined): EventStore {
     ? storePathFrom(edge.cwd, store)
     : defaultStorePath(root, (k) => edge.env[k]);
   try {
-    return openExistingStore(path);
+    return { store: openExistingStore(path), secrets: Secrets.fromEnv({ get: (k) => edge.env[k] }) };
   } catch (e) {
     throw new AgentBlockError((e as Error).message);
   }
 }
 
-function printLines(records: unknown[]): void {
-  const lines = records.map((r) => stringifyJson(r)).join("\n");
+function printLines(records: unknown[], secrets: Secrets): void {
+  const lines = records.map((r) => secrets.maskJson(stringifyJson(r))).join("\n");
   if (lines) writeStdout(enc.encode(lines + "\n"));
 }
 
@@ -82,9 +87,12 @@ async function exportCommand(argv: string[]): Promise<number> {
   if (as !== "events" && as !== "messages") {
     throw new UsageError(`knl export: --as must be events or messages, got '${as}'`);
   }
-  const store = openFrom((v.project as string | undefined) ?? ".", v.store as string | undefined);
+  const { store, secrets } = openFrom(
+    (v.project as string | undefined) ?? ".",
+    v.store as string | undefined,
+  );
   try {
-    printLines(exportSession(store, v.session, as));
+    printLines(exportSession(store, v.session, as), secrets);
   } catch (e) {
     if (e instanceof UnknownSession) throw new AgentBlockError(e.message);
     throw e;
@@ -103,8 +111,11 @@ async function sessionsCommand(argv: string[]): Promise<number> {
       throw new UsageError(`knl sessions: --limit must be a positive integer, got '${v.limit}'`);
     }
   }
-  const store = openFrom((v.project as string | undefined) ?? ".", v.store as string | undefined);
-  printLines(listSessions(store, { labels, limit }));
+  const { store, secrets } = openFrom(
+    (v.project as string | undefined) ?? ".",
+    v.store as string | undefined,
+  );
+  printLines(listSessions(store, { labels, limit }), secrets);
   return await Promise.resolve(EXIT.OK);
 }
 

@@ -19,6 +19,7 @@ import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
 import { Logger, writeStderr } from "../obs/log.ts";
+import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
 import { type BlockServerOptions, createBlockServer, currentBlocks } from "../mcp_server/server.ts";
@@ -143,7 +144,15 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     }
   }
   const edge = edgeEnvironment(projectRoot);
-  const log = Logger.forLevel(edge.env["AGENT_BLOCK_LOG"], "agent-block mcp");
+  // The server's own log lines (a child run's failure, a client's request) are scrubbed of the
+  // host's credentials like a run's.
+  const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
+  const log = Logger.forLevel(
+    edge.env["AGENT_BLOCK_LOG"],
+    "agent-block mcp",
+    undefined,
+    (m) => secrets.scrub(m),
+  );
   for (const w of edge.warnings) log.warn(w);
 
   const procs = new ProcessGroups(1000, edge.env);

@@ -2,7 +2,7 @@
  * What host functions know about the run they serve.
  *
  * Owns the `RunContext` shape: the environment, working directory, paths, output sinks, logger,
- * process groups, labels and cleanup hooks of ONE run. Host modules receive it at install time
+ * process groups, secrets, labels and cleanup hooks of ONE run. Host modules receive it at install time
  * and take every setting from it: none reads the process environment (`run.env` instead) or
  * resolves a path against the process working directory (`run.resolve` instead), so an embedder
  * can run several blocks in one process without them seeing each other.
@@ -12,6 +12,7 @@ import type { Logger } from "../obs/log.ts";
 import type { ProcessGroups } from "../proc/group.ts";
 import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
+import type { Secrets } from "../obs/secrets.ts";
 
 /** The run a host module is installed for. */
 export interface RunContext {
@@ -35,8 +36,13 @@ export interface RunContext {
   stdout: (bytes: Uint8Array) => void;
   /** Writes to standard error (logs, `io.stderr`). */
   stderr: (bytes: Uint8Array) => void;
-  /** The run's logger (stderr; level from `AGENT_BLOCK_LOG`). */
+  /** The run's logger (stderr; level from `AGENT_BLOCK_LOG`); it scrubs `secrets` from every line. */
   log: Logger;
+  /**
+   * The run's secret values (the host's credential variables, the keys of its model calls):
+   * masked wherever text from outside is recorded or printed (see `src/obs/secrets.ts`).
+   */
+  secrets: Secrets;
   /** The run's process groups; every child is started here and ended with the run. */
   procs: ProcessGroups;
   /** Timeout of every MCP request, ms. */

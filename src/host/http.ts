@@ -10,6 +10,9 @@
  *   a failure); header names are lowercase, repeated headers joined with ", "; the body is the
  *   exact bytes. A request that gets no answer (bad URL, refused connection, DNS, timeout,
  *   cancelled) answers `{ ok = false, error }` and does not raise; wrong argument types raise.
+ *   The error names the method and the URL without its userinfo and with the values of
+ *   credential-like parameters replaced, and carries none of the run's secrets
+ *   (`run.secrets.scrub`: the platform's message may repeat the URL).
  * - With `on_event`, the body is read as a server-sent-event stream (WHATWG rules: `data:` lines
  *   joined with "\n", `event:`, `id:`, `retry:`, comments, CRLF/LF/CR line ends, an unterminated
  *   event at end-of-stream is dropped). `on_event({ event, data, id })` runs as a Lua task for
@@ -178,7 +181,7 @@ function describe(e: unknown): string {
 }
 
 /** Installs `http.request`. */
-export function installHttp(engine: LuaEngine, _run: RunContext): void {
+export function installHttp(engine: LuaEngine, run: RunContext): void {
   engine.define("http.request", {
     functions: "ref",
     floats: "tagged",
@@ -230,7 +233,7 @@ export function installHttp(engine: LuaEngine, _run: RunContext): void {
             ? `timed out after ${spec.timeoutMs / 1000} s`
             : "cancelled")
           : describe(e);
-        return { ok: false, error: `http.request: ${spec.method} ${spec.url}: ${why}` };
+        return { ok: false, error: run.secrets.scrub(`http.request: ${spec.method} ${spec.url}: ${why}`) };
       } finally {
         clearTimeout(timer);
         cx.signal.removeEventListener("abort", onCancel);

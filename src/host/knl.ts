@@ -25,6 +25,9 @@
  * met it had no caller).
  *
  * Invariants:
+ * - The data and meta of every event a run writes pass through the run's secrets
+ *   (`run.secrets.maskJson`): a key a server echoed into an error, or that a block put in an
+ *   event, is stored as `[redacted]`, so neither the database nor `knl export` holds it.
  * - A session this run opened and did not close is closed when the run ends with status
  *   `exit` (os.exit / job.defer: no Lua runs past them, so the host records the close) or
  *   `interrupted` (SIGINT/SIGTERM): the bracket closes either way.
@@ -100,6 +103,9 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   const writers = new Map<EventStore, EventWriter>();
   let memory: EventWriter | undefined;
   const open = new Map<string, { store: EventWriter; id: string }>();
+  // Every event's data and meta, as written: the run's secrets masked (an error a server echoed a
+  // key into, a body a block logs). Without secrets this is one length check.
+  const clean = (json: string): string => run.secrets.maskJson(json);
 
   const store = (a: Args, i = 1): EventWriter => {
     const h = a.integer(i, "store");
@@ -171,8 +177,8 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         return {
           stream: id,
           kind: "session_open",
-          data: jsonObject("knl.session", 1, `node ${k + 1}`, data),
-          meta: stringifyJson(meta),
+          data: clean(jsonObject("knl.session", 1, `node ${k + 1}`, data)),
+          meta: clean(stringifyJson(meta)),
         };
       });
       if (defer) {
@@ -196,7 +202,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       const a = rawArgs(L, "knl.session", [3]);
       const s = store(a);
       const ids = a.table(2, "ids") as unknown as string[];
-      const data = jsonObject("knl.session", 3, "data", a.at(3));
+      const data = clean(jsonObject("knl.session", 3, "data", a.at(3)));
       s.appendMany(ids.map((id) => ({ stream: id, kind: "session_close", data, meta: "{}" })));
       for (const id of ids) open.delete(`${s.path}\0${id}`);
       return 0;
@@ -219,13 +225,13 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   const objectAt = (L: number, idx: number, fn: string, name: string): string => {
     if (api.type(L, idx) === LUA_TTABLE) {
       const fast = engine.converter.toJson(L, idx);
-      if (fast !== undefined && fast.charCodeAt(0) === 123 /* { */) return fast;
+      if (fast !== undefined && fast.charCodeAt(0) === 123 /* { */) return clean(fast);
     }
-    return jsonObject(fn, 1, name, engine.toJs(L, idx, { floats: "tagged" }));
+    return clean(jsonObject(fn, 1, name, engine.toJs(L, idx, { floats: "tagged" })));
   };
   const metaAt = (L: number, idx: number, fn: string, beat: unknown): string => {
     if (typeof beat === "number" && api.type(L, idx) !== LUA_TNIL) {
-      return metaJson(fn, engine.toJs(L, idx, { floats: "tagged" }), beat);
+      return clean(metaJson(fn, engine.toJs(L, idx, { floats: "tagged" }), beat));
     }
     const meta = objectAt(L, idx, fn, "event.meta");
     if (typeof beat !== "number") return meta;

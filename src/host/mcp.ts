@@ -23,6 +23,10 @@
  * - `cancel`, `notify_roots_list_changed` and `disconnect` are fire-and-forget and never raise
  *   for a server-side failure (they log it).
  * Bad arguments (wrong types, an array where an object is needed) raise, naming the argument.
+ * Every error text handed to Lua is scrubbed of the run's secrets and of URL credentials
+ * (`run.secrets.scrub`): a server's message may echo a key; the client's logs are scrubbed by
+ * the run's logger. What a connect hands a server on purpose (credential headers and URL
+ * parameters, `*_KEY`-like variables of `opts.env`) joins the run's secrets first.
  *
  * Layers: this file (Lua face, with `mcp/callbacks.ts`: the Lua functions as the client's
  * handlers) → `clients/mcp/manager.ts` (name → connection) → `clients/mcp/connection.ts`
@@ -138,7 +142,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         return { ok: true, ...(await body(a, cx.signal)) };
       } catch (e) {
         if (e instanceof LuaArgError || cx.signal.aborted) throw e;
-        const error = `${fn}: ${e instanceof McpError ? e.message : await errorText(e)}`;
+        const error = run.secrets.scrub(`${fn}: ${e instanceof McpError ? e.message : await errorText(e)}`);
         run.log.debug(error);
         return e instanceof McpError ? { ok: false, error, ...kindOf(e) } : { ok: false, error };
       }
@@ -158,7 +162,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         return true;
       } catch (e) {
         if (e instanceof LuaArgError || cx.signal.aborted) throw e;
-        const msg = `${a.fn}: ${e instanceof McpError ? e.message : await errorText(e)}`;
+        const msg = run.secrets.scrub(`${a.fn}: ${e instanceof McpError ? e.message : await errorText(e)}`);
         if (required) {
           throw e instanceof McpError
             ? new LuaErrorTable(msg, { source: "mcp", server: e.server, method: e.method, ...kindOf(e) })
@@ -178,6 +182,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       const args = stringList(a, 3, "args");
       const cwd = optField<string>(a, 4, "opts", opts, "cwd", "string");
       const env = stringMap(a, 4, opts, "env");
+      run.secrets.addEnv(env); // keys handed to the server on purpose may come back in its messages
       await (await managerFor(name)).connectStdio(name, command, args, {
         ...common,
         cwd: cwd === undefined ? undefined : run.resolve(cwd),
@@ -198,6 +203,8 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         );
       }
       const headers = stringMap(a, 3, opts, "headers");
+      run.secrets.addUrl(url);
+      run.secrets.addHeaders(headers);
       await (await managerFor(name)).connectHttp(name, url, {
         ...common,
         transport,

@@ -2,7 +2,9 @@
  * The runtime's logger: one line per message on stderr, never stdout.
  *
  * Owns the log line format (`[level] <scope>: message`) and level filtering by
- * `AGENT_BLOCK_LOG` (`debug`, `info` (default), `warn`, `error`, `off`). stdout belongs to the
+ * `AGENT_BLOCK_LOG` (`debug`, `info` (default), `warn`, `error`, `off`), and the filter every
+ * message passes before it is written (a run's logger scrubs its secrets and URL credentials
+ * there: `src/obs/secrets.ts`). stdout belongs to the
  * script's `print` and, in `agent-block mcp`, to the protocol; nothing the runtime logs goes there.
  */
 
@@ -40,22 +42,29 @@ export class Logger {
    * @param scope what each line names (the script)
    * @param level the lowest level written
    * @param sink where lines go (default stderr)
+   * @param filter applied to every message before it is written (a run's `Secrets.scrub`)
    */
   constructor(
     readonly scope: string,
     level: LogLevel | "off" = "info",
     private readonly sink: (bytes: Uint8Array) => void = writeStderr,
+    private readonly filter?: (message: string) => string,
   ) {
     this.threshold = RANK[level];
   }
 
   /**
    * A logger whose level is `raw`, the run's `AGENT_BLOCK_LOG` value (unset or empty: info); an
-   * unknown value warns once and logs at info.
+   * unknown value warns once and logs at info. `filter` as for the constructor.
    */
-  static forLevel(raw: string | undefined, scope: string, sink?: (bytes: Uint8Array) => void): Logger {
+  static forLevel(
+    raw: string | undefined,
+    scope: string,
+    sink?: (bytes: Uint8Array) => void,
+    filter?: (message: string) => string,
+  ): Logger {
     const level = parseLevel(raw);
-    const logger = new Logger(scope, level ?? "info", sink);
+    const logger = new Logger(scope, level ?? "info", sink, filter);
     if (raw !== undefined && raw !== "" && level === undefined) {
       logger.warn(`AGENT_BLOCK_LOG must be one of debug, info, warn, error, off; got '${raw}' (using info)`);
     }
@@ -70,7 +79,8 @@ export class Logger {
   /** Writes `message` at `level` (newlines continue the line, indented). */
   log(level: LogLevel, message: string): void {
     if (RANK[level] < this.threshold) return;
-    this.sink(enc.encode(`[${level}] ${this.scope}: ${message.replace(/\n/g, "\n  ")}\n`));
+    const m = this.filter ? this.filter(message) : message;
+    this.sink(enc.encode(`[${level}] ${this.scope}: ${m.replace(/\n/g, "\n  ")}\n`));
   }
 
   /** Writes at debug level. */

@@ -15,7 +15,8 @@
 export const HOST_CREDENTIALS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AGENT_BLOCK_MESH_SECRET_KEY"];
 
 const ALWAYS_ALLOWED = ["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"];
-const SECRET_SUFFIX = /_(KEY|TOKEN|SECRET|PASSWORD)$/i;
+/** Names `strip-secrets` drops: ending in `_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD`. */
+export const SECRET_SUFFIX: RegExp = /_(KEY|TOKEN|SECRET|PASSWORD)$/i;
 
 /** A bad `AGENT_BLOCK_CHILD_ENV` value. */
 export class ChildEnvPolicyError extends Error {

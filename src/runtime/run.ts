@@ -11,6 +11,10 @@
  * root when absent), and mapping the outcome to an exit code is the caller's business
  * (`exitCodeOf`).
  *
+ * The run's secrets (`src/obs/secrets.ts`: the host's credential variables of `spec.env`, then
+ * the keys of its model calls) are made here, with the run's logger, which scrubs them from every
+ * line; the outcome is scrubbed of them too.
+ *
  * Invariants: the outcome follows `src/outcome.ts`; a run that raised or never started is
  * `raised` (code `config` when it never started); `cancelled` is a cancel from outside
  * (`spec.signal`).
@@ -28,6 +32,7 @@ import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
 import { agentBlockHome } from "../home.ts";
 import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv, wholeMilliseconds } from "../run_env.ts";
+import { Secrets } from "../obs/secrets.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
@@ -146,7 +151,8 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
 
   const stdout = spec.stdout ?? writeStdout;
   const stderr = spec.stderr ?? writeStderr;
-  const log = Logger.forLevel(env.get("AGENT_BLOCK_LOG"), script.name, stderr);
+  const secrets = Secrets.fromEnv(env);
+  const log = Logger.forLevel(env.get("AGENT_BLOCK_LOG"), script.name, stderr, (m) => secrets.scrub(m));
   const cleanups: ((outcome: Outcome | undefined) => void | Promise<void>)[] = [];
   let outcome: Outcome | undefined;
   let graceMs: number;
@@ -169,6 +175,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     stdout,
     stderr,
     log,
+    secrets,
     procs,
     mcpTimeoutMs: spec.mcpTimeoutMs ?? 30_000,
     llmFetch: spec.llmFetch,
@@ -208,7 +215,9 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     for (const [k, v] of Object.entries(spec.globals ?? {})) engine.setGlobal(k, v);
 
     const compiled = engine.compile(stripShebang(script.source), script.chunkname);
-    if (!compiled.ok) return { status: "raised", code: "script", message: compiled.message, traceback: "" };
+    if (!compiled.ok) {
+      return { status: "raised", code: "script", message: secrets.scrub(compiled.message), traceback: "" };
+    }
     const r = await engine.runMain(compiled.ref, spec.signal);
     switch (r.kind) {
       case "returned":
@@ -238,7 +247,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
         };
       }
     }
-    return outcome;
+    return outcome = maskOutcome(outcome, secrets);
   } finally {
     // Cleanups first (newest first): an MCP disconnect closes a server's stdin and lets it exit
     // by itself; whatever is still running afterwards is ended with its process group.
@@ -251,6 +260,28 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     }
     await procs.endAll();
     engine?.close();
+  }
+}
+
+/**
+ * `outcome` with the run's secrets (and URL credentials) scrubbed from what it reports: the
+ * message, traceback and raised value of a failure, the reason of a deferral or cancellation. A
+ * returned value is the block's own output and passes unchanged.
+ */
+function maskOutcome(outcome: Outcome, secrets: Secrets): Outcome {
+  switch (outcome.status) {
+    case "raised":
+      return {
+        ...outcome,
+        message: secrets.scrub(outcome.message),
+        traceback: secrets.scrub(outcome.traceback),
+        ...(outcome.error !== undefined ? { error: secrets.maskValue(outcome.error) } : {}),
+      };
+    case "deferred":
+    case "cancelled":
+      return { ...outcome, reason: secrets.scrub(outcome.reason) };
+    default:
+      return outcome;
   }
 }
 

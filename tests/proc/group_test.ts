@@ -87,7 +87,7 @@ async function childSees(
   );
 }
 
-Deno.test("spawn: a child starts from the run's environment, overlay included, credentials removed", async () => {
+Deno.test("attack: spawn: a child starts from the run's environment, overlay included, the host's credentials removed", async () => {
   const env = new RunEnv({ PATH: "/usr/bin:/bin", BASE_ONLY: "b", ANTHROPIC_API_KEY: "sk-x", GONE: "g" });
   const groups = new ProcessGroups(1000, env);
   env.set("SET_LATER", "overlay");

@@ -12,11 +12,13 @@
  * over everything else a request needs — timeout, retries, the correlation ids of the obs lines,
  * where those lines go — so nothing here reads an environment. Failures are `LlmError`s.
  *
- * Invariants: no key, header value or request body is ever logged; a stream that delivered any
+ * Invariants: no key, header value or request body is ever logged, and the key this request sends
+ * is masked in every error message, a server's error body included; a stream that delivered any
  * increment is never retried (the caller already saw part of it); a response that is not a
  * complete answer (invalid JSON, truncated stream) is an error, never a partial result.
  */
 import { type Correlation, obsLine, sanitizeUrl } from "../../obs/ab_obs.ts";
+import { Secrets } from "../../obs/secrets.ts";
 import { parseJson, stringifyJson } from "../../json/codec.ts";
 import { AnthropicStream } from "./anthropic_stream.ts";
 import { LlmError, type WireProvider } from "./errors.ts";
@@ -187,7 +189,7 @@ async function attemptOnce(
     () => obsLine("http_response", "http", { ...fields, status: res.status, latency_ms: latencyMs }, ids()),
   );
   try {
-    if (!res.ok) throw await httpError(P, res);
+    if (!res.ok) throw await httpError(req, res);
     if (!req.stream) {
       const text = await readText(res, deadline, timeoutError);
       let body: unknown;
@@ -284,19 +286,25 @@ function preparseToolArguments(body: Record<string, unknown>): void {
  * key in its query) is replaced by its sanitised form, and credential header values are masked.
  */
 function scrub(req: Pick<LlmHttpRequest, "url" | "headers">, message: string): string {
-  let m = message.split(req.url).join(sanitizeUrl(req.url));
+  const keys = new Secrets();
   for (const [k, v] of Object.entries(req.headers)) {
-    if (/authorization|api-key/i.test(k) && v.length > 8) {
-      m = m.split(v).join("[REDACTED]");
-      const bare = v.replace(/^Bearer\s+/i, "");
-      if (bare.length > 8) m = m.split(bare).join("[REDACTED]");
+    if (/authorization|api-key/i.test(k)) {
+      keys.add(v);
+      keys.add(v.replace(/^Bearer\s+/i, ""));
     }
   }
-  return m;
+  return keys.mask(message.split(req.url).join(sanitizeUrl(req.url)));
 }
 
-/** The error for a non-2xx answer: status, the server's error type and message, retryability. */
-async function httpError(P: WireProvider, res: Response): Promise<LlmError> {
+/**
+ * The error for a non-2xx answer: status, the server's error type and message (scrubbed: a
+ * server may echo the key it refused), retryability.
+ */
+async function httpError(
+  req: Pick<LlmHttpRequest, "provider" | "url" | "headers">,
+  res: Response,
+): Promise<LlmError> {
+  const P = req.provider;
   const s = res.status;
   let detail = "";
   try {
@@ -312,7 +320,7 @@ async function httpError(P: WireProvider, res: Response): Promise<LlmError> {
     }
   } catch { /* the status alone is the error */ }
   const retryable = s === 429 || s === 529 || s >= 500;
-  return new LlmError(P, `${P} HTTP ${s}${detail}`, {
+  return new LlmError(P, `${P} HTTP ${s}${scrub(req, detail)}`, {
     retryable,
     status: s,
     retryAfterMs: retryAfter(res.headers),

@@ -14,7 +14,10 @@
  * environment (`endpoint.ts`), the correlation ids of its obs lines (`correlation(run.env)`), its
  * logger. A failed request reaches Lua as an error table `{ message = "llm: ...", source = "llm",
  * provider, status, retryable, retry_after_ms? }` (`tostring(e)` is the message, the text it always had),
- * built only on the error path: a turn that succeeds converts nothing more than before.
+ * built only on the error path: a turn that succeeds converts nothing more than before. The key a
+ * request sends joins the run's secrets (`run.secrets`), and the message is scrubbed of them and
+ * of URL credentials before Lua sees it, so an error body that echoes the key is not recorded or
+ * printed with it.
  */
 import { isAbsolute, join } from "node:path";
 import type { LuaEngine } from "../../lua/engine.ts";
@@ -22,6 +25,7 @@ import { LuaCallbackError, LuaErrorTable } from "../../lua/engine.ts";
 import type { Args } from "../../lua/args.ts";
 import { LuaMulti, NullsAsNil } from "../../json/values.ts";
 import { correlation } from "../../obs/ab_obs.ts";
+import type { Secrets } from "../../obs/secrets.ts";
 import type { RunContext } from "../context.ts";
 import { type EndpointOptions, resolveBaseUrl, resolveEndpoint } from "./endpoint.ts";
 import { LlmError, type WireProvider } from "../../clients/llm/errors.ts";
@@ -55,8 +59,11 @@ function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): numb
   return n;
 }
 
-/** A failed request as the error table Lua receives (see the module header). */
-function llmErrorTable(e: LlmError): LuaErrorTable {
+/**
+ * A failed request as the error table Lua receives (see the module header), its message scrubbed
+ * of the run's secrets and of credentials in URLs: a server's error body may echo the key.
+ */
+function llmErrorTable(e: LlmError, secrets: Secrets): LuaErrorTable {
   const fields: Record<string, unknown> = {
     source: "llm",
     provider: e.provider,
@@ -64,7 +71,7 @@ function llmErrorTable(e: LlmError): LuaErrorTable {
     retryable: e.retryable,
   };
   if (e.retryAfterMs !== undefined) fields.retry_after_ms = e.retryAfterMs;
-  return new LuaErrorTable(`llm: ${e.message}`, fields);
+  return new LuaErrorTable(`llm: ${secrets.scrub(e.message)}`, fields);
 }
 
 /** Installs the llm host functions and `llm.chat`. */
@@ -121,6 +128,9 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
         const provider = wireProvider(a, t.provider);
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
         const ep = resolveEndpoint(run.env, provider, endpointOpts(a, t), betas);
+        // The key this request sends, wherever it came from, is one of the run's secrets.
+        run.secrets.addHeaders(ep.headers);
+        run.secrets.addUrl(ep.url);
         // Loaded on the first request: a run that never calls a model does not load the
         // transport and its stream parsers (listed in deno.json's compile.include).
         const { sendLlmRequest } = transportModule ??
@@ -158,7 +168,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           { status: res.status, attempts: res.attempts, latency_ms: res.latencyMs },
         ]);
       } catch (e) {
-        throw e instanceof LlmError ? llmErrorTable(e) : e;
+        throw e instanceof LlmError ? llmErrorTable(e, run.secrets) : e;
       } finally {
         onDelta?.release();
       }
