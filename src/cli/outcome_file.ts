@@ -6,27 +6,22 @@
  * for every outcome — returned, deferred, exited, failed, stopped — so a caller never has to
  * guess from the exit code or from text on stderr.
  *
- * Invariant: the file appears whole or not at all (a temporary file in the same directory,
- * then a rename), so a reader that sees it sees the complete outcome; a relative path resolves
- * against the run's working directory. A failure to write is an `AgentBlockError` naming the
- * file.
+ * Invariant: the file appears whole or not at all (`writeAtomic`: a temporary file in the same
+ * directory, fsynced, then a rename), so a reader that sees it sees the complete outcome; a
+ * relative path resolves against the run's working directory. A failure to write is an
+ * `AgentBlockError` naming the file.
  */
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import type { Outcome } from "../outcome.ts";
 import { outcomeToJson } from "../runner/outcome_json.ts";
+import { writeAtomic } from "../util/fs.ts";
 
 /** Writes `outcome` to `path` (relative to `cwd`) atomically. */
 export function writeOutcomeFile(path: string, outcome: Outcome, cwd: string): void {
-  const abs = resolve(cwd, path);
-  const tmp = join(dirname(abs), `.${crypto.randomUUID()}.outcome.tmp`);
   try {
-    Deno.writeTextFileSync(tmp, outcomeToJson(outcome));
-    Deno.renameSync(tmp, abs);
+    writeAtomic(resolve(cwd, path), outcomeToJson(outcome));
   } catch (e) {
-    try {
-      Deno.removeSync(tmp);
-    } catch { /* nothing to remove */ }
     throw new AgentBlockError(`cannot write outcome file ${path}: ${(e as Error).message}`);
   }
 }

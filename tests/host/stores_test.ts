@@ -358,7 +358,7 @@ Deno.test("store tools: option errors name the function and the field", async ()
   }
 });
 
-Deno.test("std.kv: 4 agent-block processes × 2,000 keys into one file, all 8,000 present", async () => {
+Deno.test("attack: std.kv: 4 agent-block processes × 2,000 keys into one file, all 8,000 present", async () => {
   const dir = await tempDir();
   const kvPath = join(dir, "shared", "kv.sqlite");
   await Deno.writeTextFile(

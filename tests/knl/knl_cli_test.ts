@@ -193,7 +193,7 @@ async function startLong(dir: string): Promise<{ child: Deno.ChildProcess; id: s
   return { child, id: /READY (\S+)\n/.exec(text)![1] };
 }
 
-Deno.test("a run killed with SIGKILL leaves a readable log whose session is visibly not closed", async () => {
+Deno.test("attack: a run killed with SIGKILL leaves a readable log whose session is visibly not closed", async () => {
   const dir = await project({ "long.lua": LONG_SESSION });
   const { child, id } = await startLong(dir);
   child.kill("SIGKILL");
@@ -220,7 +220,7 @@ Deno.test("a run stopped with SIGTERM closes its session as interrupted", async 
   assert.equal(events.at(-1).data.status, "interrupted");
 });
 
-Deno.test("four processes appending 1,000 events each lose nothing and keep per-stream order", async () => {
+Deno.test("attack: four processes appending 1,000 events each lose nothing and keep per-stream order", async () => {
   const dir = await project({
     "w.lua": `require("knl").session({ owner = "writer", labels = { w = os.getenv("W") } }, function(s)
       for i = 1, 1000 do s:append({ kind = "tick", data = { i = i } }) end
@@ -252,7 +252,7 @@ Deno.test("four processes appending 1,000 events each lose nothing and keep per-
   assert.ok(ls.every((s) => s.closed));
 });
 
-Deno.test("four processes appending to ONE stream get a gap-free seq in each writer's order", async () => {
+Deno.test("attack: four processes appending to ONE stream get a gap-free seq in each writer's order", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ab_knl_shared_" });
   const path = join(dir, "shared.sqlite");
   openStore(path); // create the file and its layout before the writers race
