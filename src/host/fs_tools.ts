@@ -6,7 +6,8 @@
  * - confinement: every path resolves against the project root and must stay inside it or one
  *   of `opts.roots`, both lexically (`..`) and after resolving symlinks (the deepest existing
  *   ancestor is `realpath`ed; a dangling symlink on the way is refused, since writing through it
- *   would land wherever it points);
+ *   would land wherever it points), and the operation on the very file that check approved (a
+ *   no-follow walk from the root; no write through a hard link);
  * - `fs_read {path, start_line?, end_line?}`: the text with line numbers (`cat -n` style), at
  *   most `READ_MAX_LINES` at once;
  * - `fs_edit {path, start_line, end_line, expect, content}`: replaces lines start..end (inclusive,
@@ -22,12 +23,13 @@
  * without a position: it is written for the model.
  *
  * This file is the binding: input fields, the files and the undo history. The rules live in
- * `fs_tools/confine.ts` (which real file a path names, and whether it may be touched) and
- * `fs_tools/edit.ts` (the text logic, pure).
+ * `fs_tools/confine.ts` (which real file a path names, and whether it may be touched),
+ * `fs_tools/confined_io.ts` (reading, writing and removing exactly that file, whatever changes on
+ * disk after the check) and `fs_tools/edit.ts` (the text logic, pure).
  *
  * Invariant: the undo history is per run (shared by every tool set of the run), newest first.
  */
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
 import { LuaArgError } from "../lua/args.ts";
 import { LuaMulti, luaTypeName } from "../json/values.ts";
@@ -35,6 +37,7 @@ import type { RunContext } from "./context.ts";
 import { osError } from "./os_error.ts";
 import { ToolError } from "./fs_tools/tool_error.ts";
 import { confine as confineTo } from "./fs_tools/confine.ts";
+import { readConfined, removeConfined, writeConfined } from "./fs_tools/confined_io.ts";
 import { editLines, readWindow, searchReplaceEdit, splitLines } from "./fs_tools/edit.ts";
 import fsToolsSource from "./fs_tools.lua" with { type: "text" };
 
@@ -60,15 +63,15 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
   const confine = (set: ToolSet, tool: string, path: unknown): string =>
     confineTo(set.roots, run.projectRoot, tool, path);
 
-  const readText = (tool: string, abs: string): string => {
-    let bytes: Uint8Array;
-    try {
-      if (Deno.statSync(abs).isDirectory) throw new ToolError(`${tool}: ${show(abs)} is a directory`);
-      bytes = Deno.readFileSync(abs);
-    } catch (e) {
-      if (e instanceof ToolError) throw e;
-      throw new ToolError(`${tool}: ${show(abs)}: ${osError(e).message}`);
-    }
+  const target = (set: ToolSet, tool: string, abs: string) => ({
+    roots: set.roots,
+    real: abs,
+    tool,
+    shown: show(abs),
+  });
+
+  const readText = (set: ToolSet, tool: string, abs: string): string => {
+    const bytes = readConfined(target(set, tool, abs));
     try {
       return strictUtf8.decode(bytes);
     } catch {
@@ -76,25 +79,12 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     }
   };
 
-  const remember = (abs: string) => {
-    let before: Uint8Array | null = null;
-    try {
-      before = Deno.readFileSync(abs);
-    } catch { /* absent: a rollback removes it again */ }
+  /** Writes `text`, keeping what the file held before (absent: a rollback removes it again). */
+  const writeText = (set: ToolSet, tool: string, abs: string, text: string) => {
+    const before = writeConfined(target(set, tool, abs), enc.encode(text));
     const h = history.get(abs) ?? [];
     h.push(before);
     history.set(abs, h);
-  };
-
-  const writeText = (tool: string, abs: string, text: string) => {
-    try {
-      Deno.mkdirSync(dirname(abs), { recursive: true });
-      remember(abs);
-      Deno.writeFileSync(abs, enc.encode(text));
-    } catch (e) {
-      history.get(abs)?.pop();
-      throw new ToolError(`${tool}: ${show(abs)}: ${osError(e).message}`);
-    }
   };
 
   const int = (
@@ -120,6 +110,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
 
   /** The line-addressed edit shared by fs_edit and fs_search_replace: checked, written, reported. */
   const edit = (
+    set: ToolSet,
     tool: string,
     abs: string,
     start: number,
@@ -127,15 +118,15 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     expect: string,
     content: string,
   ): string => {
-    const r = editLines(tool, show(abs), readText(tool, abs), start, end, expect, content);
-    writeText(tool, abs, r.text);
+    const r = editLines(tool, show(abs), readText(set, tool, abs), start, end, expect, content);
+    writeText(set, tool, abs, r.text);
     return r.report;
   };
 
   const ops: Record<string, (set: ToolSet, input: Record<string, unknown>) => string> = {
     fs_read: (set, input) => {
       const abs = confine(set, "fs_read", input.path);
-      const { lines } = splitLines(readText("fs_read", abs));
+      const { lines } = splitLines(readText(set, "fs_read", abs));
       if (lines.length === 0) return `${show(abs)}: (empty file)`;
       const start = int("fs_read", input, "start_line", false);
       const askedEnd = int("fs_read", input, "end_line", false);
@@ -144,6 +135,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     fs_edit: (set, input) => {
       const abs = confine(set, "fs_edit", input.path);
       return edit(
+        set,
         "fs_edit",
         abs,
         int("fs_edit", input, "start_line", true)!,
@@ -155,7 +147,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     fs_write: (set, input) => {
       const abs = confine(set, "fs_write", input.path);
       const content = str("fs_write", input, "content");
-      writeText("fs_write", abs, content);
+      writeText(set, "fs_write", abs, content);
       return `fs_write: wrote ${show(abs)} (${enc.encode(content).length} bytes)`;
     },
     fs_rollback: (set, input) => {
@@ -166,11 +158,11 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
       }
       const before = h.pop()!;
       try {
-        if (before === null) Deno.removeSync(abs);
-        else Deno.writeFileSync(abs, before);
+        if (before === null) removeConfined(target(set, "fs_rollback", abs));
+        else writeConfined(target(set, "fs_rollback", abs), before);
       } catch (e) {
         h.push(before);
-        throw new ToolError(`fs_rollback: ${show(abs)}: ${osError(e).message}`);
+        throw e;
       }
       return `fs_rollback: ${show(abs)} ${before === null ? "removed (this run created it)" : "restored"}; ` +
         `${h.length} earlier edit(s) of it can still be undone`;
@@ -183,11 +175,11 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
       const e = searchReplaceEdit(
         "fs_search_replace",
         show(abs),
-        readText("fs_search_replace", abs),
+        readText(set, "fs_search_replace", abs),
         search,
         replace,
       );
-      return edit("fs_search_replace", abs, e.start, e.end, e.expect, e.content);
+      return edit(set, "fs_search_replace", abs, e.start, e.end, e.expect, e.content);
     },
   };
 

@@ -168,7 +168,7 @@ Deno.test("fs tools: CRLF files are read and edited without the \\r, and keep CR
   assert.equal(await Deno.readTextFile(join(d, "w.txt")), "one\r\nTWO\r\nTWO+\r\n3\r\n");
 });
 
-Deno.test("fs tools: paths are confined to the project root and opts.roots", async () => {
+Deno.test("attack: fs tools: a path out of the project root (.., absolute, symlinks out, a dangling link) is refused; opts.roots widen it", async () => {
   const base = await tempDir();
   const proj = join(base, "proj");
   const other = join(base, "other");

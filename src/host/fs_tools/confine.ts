@@ -8,7 +8,9 @@
  * on the way is refused, since writing through it would land wherever it points.
  *
  * Invariant: the answer is an absolute, symlink-free path inside a root, or a `ToolError` naming
- * the path as the model gave it. Nothing here depends on the process working directory: the
+ * the path as the model gave it. The answer is a check at one moment: the operation itself goes
+ * through `confined_io.ts`, which opens that path without following a symlink anywhere, so a
+ * change on disk after this check cannot redirect it. Nothing here depends on the process working directory: the
  * project root and the roots are absolute.
  */
 import { basename, dirname, join, resolve, sep } from "node:path";
