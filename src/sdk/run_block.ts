@@ -22,6 +22,7 @@ import type { BlockConfig } from "./config.ts";
 import { type BlockError, blockErrorOf } from "./errors.ts";
 import { hostToolsModule, type ToolInfo } from "./host_tools.ts";
 import type { TextSource } from "./sources.ts";
+import { WallClock } from "../runner/wall_clock.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
 
 /** The event kind that stages a named artifact instead of being a result. */
@@ -148,15 +149,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
     artifacts.push({ name, content: p!.content, id: event.id });
   };
 
-  const limit = new AbortController();
-  let timedOut = false;
-  const timer = config.timeoutMs !== undefined
-    ? setTimeout(() => {
-      timedOut = true;
-      limit.abort(`ran past its timeout of ${config.timeoutMs! / 1000} s`);
-    }, config.timeoutMs)
-    : undefined;
-  const signal = config.signal ? AbortSignal.any([config.signal, limit.signal]) : limit.signal;
+  const clock = new WallClock(config.timeoutMs, config.signal);
   try {
     const outcome = await runSpec({
       script,
@@ -178,18 +171,15 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
       bus,
       // a bus of the embedder's own may be emitted into before the script touches `bus`
       busEager: config.bus !== undefined || config.autoServeBus,
-      signal,
+      signal: clock.signal,
       mcpTimeoutMs: config.mcpRpcTimeoutMs,
       llmFetch: config.fetch,
       onSessionOpen: (id) => sessions.push(id),
     });
-    if (timedOut && outcome.status === "cancelled") {
-      return report({ status: "timed_out", seconds: config.timeoutMs! / 1000 });
-    }
-    return report(outcome);
+    return report(clock.judge(outcome));
   } catch (e) {
     return report(notStarted(`internal failure running the block: ${(e as Error)?.message ?? e}`));
   } finally {
-    clearTimeout(timer);
+    clock.clear();
   }
 }
