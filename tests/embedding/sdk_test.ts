@@ -385,3 +385,55 @@ Deno.test("a config runs many times; a run's own bus is fresh each time", async 
   assert.equal(c.value, "x");
   await waitFor(() => got.length === 2, { what: "both runs' emits" });
 });
+
+Deno.test({
+  name: "a cancel during a run with an MCP server connected ends the run and the server's process",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const root = await tempDir();
+    const pidFile = join(root, "server.pid");
+    const server = join(root, "server.sh");
+    const envServer = join(REPO_ROOT, "tests", "fixtures", "mcp", "env_server.ts");
+    await Deno.writeTextFile(
+      server,
+      `#!/bin/sh\necho $$ > "${pidFile}"\nexec "${Deno.execPath()}" run -A "${envServer}"\n`,
+    );
+    await Deno.chmod(server, 0o755);
+    const stop = new AbortController();
+    const running = runBlock(
+      BlockConfig.builder(
+        ScriptSource.inline(
+          `assert(mcp.connect("env", ${JSON.stringify(server)}, {}))
+           bus.emit("connected", mcp.call("env", "cwd", {}).content[1].text)
+           std.task.sleep(60)`,
+          "mcp.lua",
+        ),
+        root,
+      )
+        .env(testEnv())
+        .cwd(root)
+        .signal(stop.signal)
+        .hostHandler("connected", (e) => {
+          assert.equal(e.payload, Deno.realPathSync(root), "an MCP server's default cwd is the project root");
+          stop.abort("done waiting");
+        })
+        .stderr(() => {})
+        .build(),
+    );
+    const r = await running;
+    assert.equal(r.outcome.status, "cancelled", JSON.stringify(r.outcome));
+    const pid = Number(Deno.readTextFileSync(pidFile).trim());
+    const alive = () => {
+      try {
+        return !/^\d+ \S+ Z/.test(Deno.readTextFileSync(`/proc/${pid}/stat`).replace(/\(.*\)/, "x"));
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), {
+      what: `the MCP server (pid ${pid}) to end with the run`,
+      timeoutMs: 20_000,
+    });
+  },
+});
