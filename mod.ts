@@ -45,10 +45,25 @@
  *   `sh.exec`, a sleep), ends its process groups and closes its MCP connections; the outcome is
  *   `cancelled`. `timeoutMs(n)` does the same on a timer (`timed_out`).
  *
+ * ## How a run ended
+ * `BlockReport.outcome` is the one `Outcome` type every runner reports; `exitCodeOf(outcome)` (and
+ * `BlockReport.exitCode`) is what the CLI exits with for it: 0 returned, 75 deferred
+ * (`EXIT.DEFERRED`), the code of `os.exit`, 1 raised, 130 cancelled, 124 timed out
+ * (`EXIT_TIMED_OUT`). `BlockError`, like the CLI's `UsageError`, is an `AgentBlockError`: an error
+ * carrying its `exitCode`.
+ *
  * ## Records
  * `openExistingStore` with `listSessions` / `exportSession` read a run's kernel log
  * (`<project>/.agent-block/knl.sqlite`, or `stores({ kernel })`), as `agent-block knl` does;
- * `BlockReport.sessions` names the sessions a run opened.
+ * `BlockReport.sessions` names the sessions a run opened, `EventStore.read` / `tail` give their
+ * events, and `closeStore(path)` closes the connection when the reader is done (runs of this
+ * process writing the same file share it).
+ *
+ * ## Blocks by name
+ * `scanBlocks(blockRoots(projectRoot, home))` lists the blocks `agent-block -b NAME` can run (the
+ * project's `.agent-block/blocks/` and `blocks/`, then `$AGENT_BLOCK_HOME/blocks/`, the nearer
+ * winning), `findBlock(roots, name)` finds one; run it with `ScriptSource.path(entry.path)`.
+ * `VERSION` is the runtime's version.
  *
  * ## An in-process spawner (seed 002)
  * An engine that hosts agents in its own process maps onto the SDK like this:
@@ -59,8 +74,9 @@
  *   JSON-encoded: the script decodes it with `std.json.decode(_PROMPT)`);
  * - the task's metadata and agent context: `extraGlobals({ _TASK_METADATA, _AGENT_CTX })`;
  * - the result: `hostHandler(fn)` takes the first emit of any kind but `artifact` as the terminal
- *   value (`payload.content`, else `payload.response`, else the payload); artifacts arrive in
- *   `BlockReport.artifacts` (and at an `artifact` handler, if one is set);
+ *   value (`payload.content`, else `payload.response`, else the payload; with no `artifact`
+ *   handler set, the any-kind handler receives `artifact` events too, so it skips them);
+ *   artifacts arrive in `BlockReport.artifacts` (and at an `artifact` handler, if one is set);
  * - the per-task working directory: the config's `projectRoot` — it is `std.env.project_root()`
  *   and the default working directory of `sh.exec` and of MCP servers, and the host process's
  *   cwd is never changed;

@@ -36,7 +36,24 @@ import { optField } from "../lua/args.ts";
 import type { LuaFunctionRef } from "../json/values.ts";
 import type { HostModule, RunContext } from "./context.ts";
 
-/** What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`). */
+/**
+ * What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`).
+ *
+ * ```ts
+ * import { BlockConfig, type BusEvent, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const events: BusEvent[] = [];
+ * const script = 'bus.emit("progress", { step = 1, of = 3 }, "p-1")'; // kind, payload, id
+ * await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "p.lua"), ".")
+ *     .hostHandler("progress", (event) => void events.push(event))
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.deepEqual(events, [{ kind: "progress", id: "p-1", payload: { step: 1, of: 3 }, meta: {} }]);
+ * ```
+ */
 export interface BusEvent {
   /** Event kind, as given to `bus.emit`. */
   kind: string;
@@ -48,7 +65,29 @@ export interface BusEvent {
   meta: Record<string, unknown>;
 }
 
-/** A TypeScript handler; its (awaited) return value is the ack. */
+/**
+ * A TypeScript handler; its (awaited) return value is the ack.
+ *
+ * ```ts
+ * import { BlockConfig, type BusHandler, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * // a terminal-result handler: the first `result` the block emits is the answer
+ * let answer: unknown;
+ * const onResult: BusHandler = (event) => {
+ *   answer ??= event.payload;
+ *   return "stored"; // the ack (may be a promise)
+ * };
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline('bus.emit("result", { content = "42" })', "r.lua"), ".")
+ *     .hostHandler("result", onResult)
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.outcome.status, "returned");
+ * assert.deepEqual(answer, { content: "42" });
+ * ```
+ */
 export type BusHandler = (event: BusEvent) => unknown;
 
 export type { BusCore };
@@ -314,6 +353,25 @@ let coreOf: (host: BusHost) => BusCore;
  *   .build();
  * await runBlock(config);
  * assert.deepEqual(seen, [{ n: 1 }]);
+ * ```
+ *
+ * @example Ask the script from TypeScript
+ * ```ts
+ * import { BlockConfig, BusHost, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const script = `
+ *   bus.on("ask", function(event)
+ *     bus.stop() -- one question, then the script goes on
+ *     return "echo: " .. event.payload.q
+ *   end)
+ *   bus.serve() -- events emitted before this wait in the queue`;
+ * const bus = new BusHost();
+ * const run = runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "echo.lua"), ".").bus(bus).env({}).build(),
+ * );
+ * assert.equal(await bus.emit("ask", { q: "hi" }), "echo: hi");
+ * assert.equal((await run).outcome.status, "returned");
  * ```
  */
 export class BusHost {

@@ -16,7 +16,23 @@ import type { EventRow, EventStore } from "./store.ts";
 import { decodeRow } from "./store.ts";
 import { readOnlyQuery } from "./query.ts";
 
-/** The session is not in the store. */
+/**
+ * The session is not in the store.
+ *
+ * @example An id that is not there
+ * ```ts
+ * import { EventStore, exportSession, UnknownSession } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new EventStore(":memory:"); // an empty log
+ * assert.throws(() => exportSession(store, "s_missing", "events"), (e) => {
+ *   assert.ok(e instanceof UnknownSession);
+ *   assert.equal(e.message, "no session 's_missing' in :memory:");
+ *   return true;
+ * });
+ * store.close();
+ * ```
+ */
 export class UnknownSession extends Error {
   /**
    * An unknown-session error naming the database searched.
@@ -28,7 +44,39 @@ export class UnknownSession extends Error {
   }
 }
 
-/** Export shapes. */
+/**
+ * Export shapes: `events`, every event of the session as stored (upcast); `messages`, the
+ * conversation only, in the Anthropic message vocabulary.
+ *
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   exportSession,
+ *   type ExportShape,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = `require("knl").session({ owner = "docs" }, function(s)
+ *   s:append({ kind = "msg_user", data = { content = "hello" } })
+ * end)`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "log.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ * const store = openExistingStore(kernel);
+ * const kinds = (shape: ExportShape) => exportSession(store, report.sessions[0], shape).map((r) => r.kind);
+ * assert.deepEqual(kinds("events"), ["session_open", "msg_user", "session_close"]);
+ * assert.deepEqual(kinds("messages"), ["msg_user"]);
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export type ExportShape = "events" | "messages";
 
 const MESSAGE_KINDS = new Set(["msg_user", "msg_assistant", "llm_response", "tool_call", "tool_result"]);
@@ -77,7 +125,47 @@ export function messageRecord(ev: EventRow): Record<string, unknown> | undefined
   }
 }
 
-/** The records of one session in `shape`. */
+/**
+ * The records of one session in `shape` (what `agent-block knl export --session ID --as SHAPE`
+ * prints, one per line); an id not in the store throws `UnknownSession`.
+ *
+ * @example The conversation of an `agent.run`
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   exportSession,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * // an offline model: the `replay` provider answers from a JSON Lines script
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * await Deno.writeTextFile(join(dir, "model.jsonl"), JSON.stringify({ content: "Hello there." }));
+ * const script =
+ *   `return require("agent").run({ provider = "replay", replay = "model.jsonl", prompt = _PROMPT }).content`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "hello.lua"), dir)
+ *     .prompt("Say hello")
+ *     .stores({ kernel })
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.value, "Hello there.");
+ *
+ * const store = openExistingStore(kernel);
+ * const messages = exportSession(store, report.sessions[0], "messages");
+ * assert.deepEqual(messages.map((m) => m.kind), ["msg_user", "llm_response"]);
+ * assert.deepEqual(messages.map((m) => m.role), ["user", "assistant"]);
+ * assert.deepEqual(messages[1].content, [{ type: "text", text: "Hello there." }]);
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function exportSession(store: EventStore, id: string, shape: ExportShape): Record<string, unknown>[] {
   if (!store.hasStream(id)) throw new UnknownSession(id, store.path);
   const events = store.read(id);
@@ -90,7 +178,37 @@ export function exportSession(store: EventStore, id: string, shape: ExportShape)
   return out;
 }
 
-/** A line of `knl sessions`. */
+/**
+ * A line of `knl sessions`.
+ *
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   listSessions,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ *   type SessionSummary,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = 'require("knl").session({ owner = "triage-bot" }, function(s) end)';
+ * await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "s.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ *
+ * const row = (s: SessionSummary) =>
+ *   `${s.owner} ${s.closed ? s.status : "open"} beats=${s.beats} tokens=${s.tokens}`;
+ * const store = openExistingStore(kernel);
+ * assert.deepEqual(listSessions(store).map(row), ["triage-bot ok beats=0 tokens=0"]);
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface SessionSummary {
   /** Session id (what `knl export --session` takes). */
   id: string;
@@ -113,6 +231,39 @@ export interface SessionSummary {
 /**
  * Sessions in the store, newest first; `labels` filters on the open event's `meta` (every pair
  * must match). The SQL is the same read `knl.views.sessions` runs from Lua.
+ *
+ * @example The sessions of one job
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   listSessions,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = 'require("knl").session({ owner = _PROMPT }, function(s) end)';
+ * for (const [owner, job] of [["a", "nightly"], ["b", "adhoc"], ["c", "nightly"]]) {
+ *   await runBlock(
+ *     BlockConfig.builder(ScriptSource.inline(script, "s.lua"), dir)
+ *       .prompt(owner)
+ *       .label("job", job) // stamped on the session's open event
+ *       .stores({ kernel })
+ *       .env({})
+ *       .build(),
+ *   );
+ * }
+ * const store = openExistingStore(kernel);
+ * assert.deepEqual(listSessions(store, { labels: { job: "nightly" } }).map((s) => s.owner), ["c", "a"]);
+ * assert.equal(listSessions(store, { limit: 1 })[0].owner, "c");
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function listSessions(
   store: EventStore,

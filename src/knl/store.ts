@@ -37,7 +37,37 @@ import { EVENT_SCHEMA_VERSION } from "./schema.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "./busy_timeout.ts";
 import { upcastData } from "./upcast.ts";
 
-/** An event as readers see it: JSON columns decoded and upcast. */
+/**
+ * An event as readers see it: JSON columns decoded and upcast.
+ *
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   type EventRow,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = `require("knl").session({ owner = "docs" }, function(s)
+ *   s:append({ kind = "note", data = { text = "checked the queue" } })
+ * end)`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "note.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ * const store = openExistingStore(kernel);
+ * const notes: EventRow[] = store.read(report.sessions[0]).filter((e) => e.kind === "note");
+ * assert.equal(notes[0].seq, 2); // after the session's open event
+ * assert.deepEqual(notes[0].data, { text: "checked the queue" });
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface EventRow {
   /** The log's global order (its key). */
   position: number;
@@ -57,7 +87,23 @@ export interface EventRow {
   data: Record<string, unknown>;
 }
 
-/** One event to append; `data` and `meta` are JSON object texts. */
+/**
+ * One event to append; `data` and `meta` are JSON object texts.
+ *
+ * ```ts
+ * import { EventStore, type NewEvent } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new EventStore(":memory:");
+ * const events: NewEvent[] = [
+ *   { stream: "import-1", kind: "note", data: JSON.stringify({ text: "started" }), meta: "{}" },
+ *   { stream: "import-1", kind: "note", data: JSON.stringify({ text: "done" }), meta: '{"job":"import"}' },
+ * ];
+ * store.appendMany(events); // one transaction
+ * assert.deepEqual(store.read("import-1").map((e) => e.data.text), ["started", "done"]);
+ * store.close();
+ * ```
+ */
 export interface NewEvent {
   /** Time stamp to write (ms since the epoch); the time of the commit when absent. */
   epoch_ms?: number;
@@ -71,7 +117,23 @@ export interface NewEvent {
   meta: string;
 }
 
-/** Where an appended event landed. */
+/**
+ * Where an appended event landed.
+ *
+ * ```ts
+ * import { type Appended, EventStore } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new EventStore(":memory:");
+ * const first: Appended = store.append({ stream: "a", kind: "note", data: "{}", meta: "{}" });
+ * const other = store.append({ stream: "b", kind: "note", data: "{}", meta: "{}", epoch_ms: 1_000 });
+ * const second = store.append({ stream: "a", kind: "note", data: "{}", meta: "{}" });
+ * assert.deepEqual([first.position, first.seq], [1, 1]);
+ * assert.deepEqual([other.position, other.seq, other.epoch_ms], [2, 1, 1_000]);
+ * assert.deepEqual([second.position, second.seq], [3, 2]); // seq counts per stream, position across
+ * store.close();
+ * ```
+ */
 export interface Appended {
   /** Global position assigned. */
   position: number;
@@ -119,7 +181,53 @@ export class DeferredRowsFailed extends Error {
   }
 }
 
-/** An open event log: one connection, no queue (a run's deferred events are its `EventWriter`'s). */
+/**
+ * An open event log: one connection, no queue (a run's deferred events are its `EventWriter`'s).
+ * A reader from outside gets one from `openExistingStore`.
+ *
+ * @example Read a run's session from its kernel log
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = `require("knl").session({ owner = "docs" }, function(s)
+ *   for i = 1, 3 do s:append({ kind = "step", data = { n = i } }) end
+ * end)`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "steps.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ * const [id] = report.sessions;
+ * const store = openExistingStore(kernel);
+ * assert.ok(store.hasStream(id));
+ * const kinds = store.read(id).map((e) => e.kind);
+ * assert.deepEqual(kinds, ["session_open", "step", "step", "step", "session_close"]);
+ * assert.deepEqual(store.read(id, 2, 2).map((e) => e.data.n), [1, 2]); // from seq 2, at most 2
+ * assert.deepEqual(store.tail(id, 1).map((e) => e.data.status), ["ok"]);
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ *
+ * @example A private in-memory log
+ * ```ts
+ * import { EventStore } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new EventStore(":memory:");
+ * store.append({ stream: "scratch", kind: "note", data: '{"text":"hi"}', meta: "{}" });
+ * assert.equal(store.read("scratch")[0].data.text, "hi");
+ * store.close();
+ * assert.ok(store.closed);
+ * ```
+ */
 export class EventStore {
   /** The underlying connection (one per file per process). */
   readonly db: DatabaseSync;
@@ -386,7 +494,37 @@ export function openStore(path: string, opts: StoreOptions = {}): EventStore {
   return s;
 }
 
-/** Drops a store from the process cache and closes it (tests, embedders shutting down). */
+/**
+ * Drops a store from the process cache and closes it (tests, embedders shutting down). Runs of
+ * this process that write to the same file share that connection: close it when none is running.
+ *
+ * @example Close what a reader opened
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = 'require("knl").session({ owner = "docs" }, function(s) end)';
+ * await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "s.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ *
+ * const store = openExistingStore(kernel);
+ * closeStore(kernel);
+ * assert.ok(store.closed);
+ * assert.notEqual(openExistingStore(kernel), store); // a later open is a new connection
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function closeStore(path: string): void {
   for (const [k, s] of [...cache]) {
     if (k === path || s.path === path) {
@@ -401,6 +539,34 @@ export function closeStore(path: string): void {
  * / `listSessions` / `readOnlyQuery`): never creates a database, so a mistyped path is an error
  * rather than a new empty log. It reads what is committed — the runs' deferred events are theirs
  * until their writers commit them.
+ *
+ * @example Open the log a run wrote
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   listSessions,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * // the project's log: <project>/.agent-block/knl.sqlite (stores({ kernel }) moves it)
+ * const project = await Deno.makeTempDir();
+ * const script = 'require("knl").session({ owner = "docs" }, function(s) end)';
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "s.lua"), project).env({}).build(),
+ * );
+ *
+ * const kernel = join(project, ".agent-block", "knl.sqlite");
+ * const store = openExistingStore(kernel);
+ * assert.deepEqual(listSessions(store).map((s) => s.id), report.sessions);
+ * assert.throws(() => openExistingStore(join(project, "typo.sqlite")), /no kernel database at/);
+ * closeStore(kernel);
+ * await Deno.remove(project, { recursive: true });
+ * ```
  */
 export function openExistingStore(path: string): EventStore {
   if (path === MEMORY) {

@@ -22,7 +22,22 @@ import { BlockError } from "./errors.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
 import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
 
-/** Where the run's stores live; each defaults as in the CLI (`AGENT_BLOCK_*_PATH`, then home). */
+/**
+ * Where the run's stores live; each defaults as in the CLI (`AGENT_BLOCK_*_PATH`, then home).
+ *
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource, type StorePaths } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * // nothing outlives the run: a private kv store and kernel log
+ * const stores: StorePaths = { kv: ":memory:", kernel: ":memory:" };
+ * const script = 'std.kv.set("cache", "greeting", "hi") return std.kv.get("cache", "greeting")';
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "kv.lua"), ".").stores(stores).env({}).build(),
+ * );
+ * assert.equal(report.value, "hi");
+ * ```
+ */
 export interface StorePaths {
   /** `std.kv` (`AGENT_BLOCK_KV_PATH`); `:memory:` for a private in-memory store. */
   kv?: string;
@@ -34,7 +49,20 @@ export interface StorePaths {
   kernel?: string;
 }
 
-/** CPU-time and heap bounds of the block's Lua code. */
+/**
+ * CPU-time and heap bounds of the block's Lua code.
+ *
+ * ```ts
+ * import { BlockConfig, type BlockLimits, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const limits: BlockLimits = { cpuSeconds: 0.2, memoryMb: 64 };
+ * const spin = ScriptSource.inline("while true do end", "spin.lua");
+ * const report = await runBlock(BlockConfig.builder(spin, ".").limits(limits).env({}).build());
+ * assert.equal(report.error?.code, "script");
+ * assert.match(report.error!.message, /CPU limit exceeded/);
+ * ```
+ */
 export interface BlockLimits {
   /** Lua CPU time, seconds (`--cpu-limit`). */
   cpuSeconds?: number;
@@ -42,7 +70,26 @@ export interface BlockLimits {
   memoryMb?: number;
 }
 
-/** The fields of a `BlockConfig`; every one but `script` and `projectRoot` is optional. */
+/**
+ * The fields of a `BlockConfig`; every one but `script` and `projectRoot` is optional. The
+ * builder collects them one setter at a time; `new BlockConfig(fields)` takes them at once.
+ *
+ * ```ts
+ * import { BlockConfig, type BlockConfigFields, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const fields: BlockConfigFields = {
+ *   script: ScriptSource.inline("return _CONTEXT .. ': ' .. _PROMPT", "fields.lua"),
+ *   projectRoot: ".",
+ *   prompt: "hello",
+ *   context: "echo",
+ *   labels: { job: "docs" },
+ *   env: {},
+ * };
+ * const report = await runBlock(new BlockConfig(fields));
+ * assert.equal(report.value, "echo: hello");
+ * ```
+ */
 export interface BlockConfigFields {
   /** The script to run. */
   script: ScriptSource;
@@ -94,6 +141,19 @@ export interface BlockConfigFields {
  * Globals the runtime defines, which `extraGlobals` may not replace: Lua's own, agent-block's
  * faces, the run's inputs and the SDK's. Names starting with `__` are reserved too (internal
  * tables). A test holds this list equal to what a fresh run defines.
+ *
+ * @example Pick names that are free
+ * ```ts
+ * import { BlockConfig, BlockError, RESERVED_GLOBALS, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * assert.ok(RESERVED_GLOBALS.has("std") && RESERVED_GLOBALS.has("_PROMPT"));
+ * assert.ok(!RESERVED_GLOBALS.has("_TASK_METADATA"));
+ * const script = ScriptSource.inline("return 1", "g.lua");
+ * const builder = BlockConfig.builder(script, ".").extraGlobals({ std: 1 });
+ * assert.throws(() => builder.build(), (e) => e instanceof BlockError && e.code === "config");
+ * assert.throws(() => builder.build(), /'std' is defined by the runtime and cannot be replaced/);
+ * ```
  */
 export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
   // Lua 5.4
@@ -379,6 +439,43 @@ export class BlockConfig {
 /**
  * Collects a `BlockConfig`'s settings; `build()` checks them. Each setter replaces the earlier
  * value, except `hostHandler(kind, fn)`, `hostTool`, `label` and `extraGlobals`, which add.
+ *
+ * @example Settings that add up
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const printed: string[] = [];
+ * const builder = BlockConfig.builder(
+ *   ScriptSource.inline('print(_PROMPT .. " " .. _TEAM .. "/" .. _TICKET) return "ok"', "steps.lua"),
+ *   ".",
+ * )
+ *   .prompt("triage")
+ *   .extraGlobals({ _TEAM: "infra" })
+ *   .extraGlobals({ _TICKET: "T-7" }) // adds to the first
+ *   .label("job", "nightly")
+ *   .label("shard", "3")
+ *   .timeoutMs(10_000)
+ *   .stdout((bytes) => printed.push(new TextDecoder().decode(bytes)))
+ *   .env({});
+ * const report = await runBlock(builder.build());
+ * assert.equal(report.value, "ok");
+ * assert.deepEqual(printed, ["triage infra/T-7\n"]);
+ * ```
+ *
+ * @example A refused setting
+ * ```ts
+ * import { BlockConfig, BlockError, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const builder = BlockConfig.builder(ScriptSource.inline("return 1", "one.lua"), ".").timeoutMs(0);
+ * assert.throws(() => builder.build(), (e) => {
+ *   assert.ok(e instanceof BlockError);
+ *   assert.equal(e.code, "config");
+ *   assert.equal(e.message, "timeoutMs must be a positive number, got number 0");
+ *   return true;
+ * });
+ * ```
  */
 export class BlockConfigBuilder {
   #f: { -readonly [K in keyof BlockConfigFields]: BlockConfigFields[K] };

@@ -25,10 +25,49 @@ import type { TextSource } from "./sources.ts";
 import { WallClock } from "../runner/wall_clock.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
 
-/** The event kind that stages a named artifact instead of being a result. */
+/**
+ * The event kind that stages a named artifact instead of being a result. Every artifact lands in
+ * `BlockReport.artifacts`; a host handler for this kind also sees each one as it is staged.
+ *
+ * @example Stream artifacts as they are staged
+ * ```ts
+ * import { ARTIFACT_KIND, BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const script = `
+ *   bus.emit("artifact", { name = "plan.md", content = "draft" })
+ *   bus.emit("artifact", { name = "plan.md", content = "final" })`;
+ * const live: string[] = [];
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "plan.lua"), ".")
+ *     .hostHandler(ARTIFACT_KIND, (event) => void live.push((event.payload as { content: string }).content))
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.deepEqual(live, ["draft", "final"]);
+ * assert.deepEqual(report.artifacts.map((a) => a.content), ["draft", "final"]);
+ * ```
+ */
 export const ARTIFACT_KIND = "artifact";
 
-/** A part a block staged with `bus.emit("artifact", { name = ..., content = ... })`. */
+/**
+ * A part a block staged with `bus.emit("artifact", { name = ..., content = ... })`.
+ *
+ * ```ts
+ * import { type Artifact, BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const script = `
+ *   bus.emit("artifact", { name = "summary.md", content = "# Summary" })
+ *   bus.emit("artifact", { name = "stats", content = { files = 3, lines = 120 } })
+ *   return "done"`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "a.lua"), ".").env({}).build(),
+ * );
+ * const byName = (list: Artifact[]) => Object.fromEntries(list.map((a) => [a.name, a.content]));
+ * assert.deepEqual(byName(report.artifacts), { "summary.md": "# Summary", stats: { files: 3, lines: 120 } });
+ * ```
+ */
 export interface Artifact {
   /** The artifact's name. */
   name: string;
@@ -38,7 +77,30 @@ export interface Artifact {
   id: string;
 }
 
-/** How a run of a `BlockConfig` ended, and what it left. */
+/**
+ * How a run of a `BlockConfig` ended, and what it left.
+ *
+ * ```ts
+ * import { BlockConfig, type BlockReport, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * function summary(report: BlockReport): string {
+ *   switch (report.outcome.status) {
+ *     case "returned":
+ *       return `ok: ${report.value ?? "(nothing)"}`;
+ *     case "deferred":
+ *       return `later: ${report.outcome.reason}`;
+ *     default:
+ *       return `exit ${report.exitCode}: ${report.error?.message ?? report.outcome.status}`;
+ *   }
+ * }
+ * const run = (lua: string) =>
+ *   runBlock(BlockConfig.builder(ScriptSource.inline(lua, "s.lua"), ".").env({}).build());
+ * assert.equal(summary(await run("return 6 * 7")), "ok: 42");
+ * assert.equal(summary(await run('job.defer("no input yet")')), "later: no input yet");
+ * assert.equal(summary(await run("os.exit(3)")), "exit 3: exited");
+ * ```
+ */
 export interface BlockReport {
   /** How it ended (the one outcome type of every runner). */
   outcome: Outcome;
