@@ -27,8 +27,9 @@
  *   stop and go to the next `bus.serve`.
  * - `autoServe` (the SDK's `autoServeBus`): a background dispatcher serves Lua handlers from the
  *   start, so no `bus.serve` is needed; `bus.serve({ until_idle = true })` then waits until it is
- *   idle and a plain `bus.serve()` is refused. Events still queued when the main chunk returns
- *   are not dispatched (their acks reject), as without it.
+ *   idle, a plain `bus.serve()` is refused and `bus.stop()` does nothing. An event no handler
+ *   claims yet waits in the queue until one registers. Events still queued when the main chunk
+ *   returns are not dispatched (their acks reject), as without it.
  * - When the run ends, TypeScript handlers still running get `10 × grace` to finish.
  */
 import type { LuaEngine } from "../lua/engine.ts";
@@ -165,6 +166,7 @@ class BusCore {
       this.#lua.get(kind)?.release();
       this.#lua.set(kind, fn);
     }
+    this.#wakeUp(); // the background dispatcher may now serve events that waited for a handler
   }
 
   /** The TypeScript handler an event goes to right now, if the routing says TypeScript. */
@@ -211,8 +213,9 @@ class BusCore {
     w?.();
   }
 
-  /** `bus.stop()`: the running `bus.serve` returns after the handler in flight. */
+  /** `bus.stop()`: the running `bus.serve` returns after the handler in flight (the background one never). */
   stop(): boolean {
+    if (this.#background) return false;
     const was = this.#serving;
     this.#stop = true;
     this.#wakeUp();
@@ -235,13 +238,16 @@ class BusCore {
       return this.#idle(signal);
     }
     if (this.#serving) throw new Error("bus.serve: already serving (one bus.serve at a time)");
+    // The background dispatcher serves events a handler claims and leaves the others queued until
+    // one registers (an event the host emits before the script's `bus.on` waits for it).
+    const background = signal === this.#background?.signal;
     this.#serving = true;
     this.#stop = false;
     const onAbort = () => this.#wakeUp();
     signal.addEventListener("abort", onAbort);
     try {
-      while (!this.#stop && !signal.aborted) {
-        const q = this.#queue.shift();
+      while ((background || !this.#stop) && !signal.aborted) {
+        const q = this.#take(background);
         if (!q) {
           if (untilIdle && this.#inflight.size === 0) return;
           await new Promise<void>((r) => (this.#wake = r));
@@ -256,9 +262,25 @@ class BusCore {
     }
   }
 
-  /** Resolves once nothing is queued, dispatching or in flight (or when `signal` aborts). */
+  /** The next queued event to dispatch: the first one, or with `claimedOnly` the first a handler claims. */
+  #take(claimedOnly: boolean): Queued | undefined {
+    if (!claimedOnly) return this.#queue.shift();
+    const i = this.#queue.findIndex((q) => this.#claimed(q.event.kind));
+    return i < 0 ? undefined : this.#queue.splice(i, 1)[0];
+  }
+
+  #claimed(kind: string): boolean {
+    return this.#lua.has(kind) || this.ts.has(kind) || this.#luaAny !== undefined || this.tsAny !== undefined;
+  }
+
+  /**
+   * Resolves once no event a handler claims is queued and nothing is dispatching or in flight
+   * (or when `signal` aborts).
+   */
   async #idle(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted && (this.#queue.length > 0 || this.#dispatching || this.#inflight.size > 0)) {
+    const busy = () =>
+      this.#queue.some((q) => this.#claimed(q.event.kind)) || this.#dispatching || this.#inflight.size > 0;
+    while (!signal.aborted && busy()) {
       await new Promise<void>((r) => {
         this.#idleWaiters.push(r);
         signal.addEventListener("abort", () => r(), { once: true });

@@ -437,3 +437,17 @@ Deno.test({
     });
   },
 });
+
+Deno.test("autoServeBus: an event the host emits before the script's bus.on waits for the handler", async () => {
+  const bus = new BusHost();
+  const { b } = await inline(`
+    std.task.sleep(0.01)                 -- the host's emit is queued before the handler exists
+    local got
+    bus.on("hello", function(ev) got = ev.payload return "hi " .. ev.payload end)
+    bus.serve({ until_idle = true })
+    return got`);
+  const running = runBlock(b.bus(bus).autoServeBus().build());
+  const ack = bus.emit("hello", "host");
+  assert.equal(returned(await running), "host");
+  assert.equal(await ack, "hi host");
+});
