@@ -31,14 +31,18 @@
  *   claims yet waits in the queue until one registers. Events still queued when the main chunk
  *   returns are not dispatched (their acks reject), as without it.
  * - When the run ends, TypeScript handlers still running get `10 × grace` to finish.
+ * - TypeScript sees plain values: the integral floats `bus.emit` tags (so that a Lua handler gets
+ *   `3.0` back as a float) arrive at TypeScript handlers and the tap as numbers.
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import { optField } from "../lua/args.ts";
-import type { LuaFunctionRef } from "../json/values.ts";
+import { LuaFloat, type LuaFunctionRef } from "../json/values.ts";
 import type { HostModule, RunContext } from "./context.ts";
 
 /**
- * What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`).
+ * What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`);
+ * a TypeScript handler (and the artifact tap) gets an integral Lua float (`3.0`, `10 / 2`) as a
+ * plain number, never the engine's `LuaFloat` tag, which only Lua handlers need.
  *
  * ```ts
  * import { BlockConfig, type BusEvent, runBlock, ScriptSource } from "@agent-block/agent-block";
@@ -152,7 +156,7 @@ class BusCore {
   /** `bus.emit` from Lua: queued or delivered, never blocking. Returns the id. */
   emitFromLua(kind: string, payload: unknown, id?: string): string {
     const event = { kind, id: id ?? crypto.randomUUID(), payload, meta: {} };
-    this.tap?.(event);
+    this.tap?.(untagged(event) as BusEvent);
     this.#route({ event });
     return event.id;
   }
@@ -191,7 +195,7 @@ class BusCore {
   #deliverTs(h: BusHandler, q: Queued): void {
     const p = (async () => {
       try {
-        const v = await h(q.event);
+        const v = await h(untagged(q.event) as BusEvent);
         q.ack?.resolve(v);
       } catch (e) {
         const err = e instanceof Error ? e : new Error(String(e));
@@ -350,6 +354,33 @@ class BusCore {
     this.#luaAny?.release();
     this.#lua.clear();
   }
+}
+
+/**
+ * `v` with every `LuaFloat` (at any depth) replaced by its number; `v` itself when it holds
+ * none, so a payload without integral floats is handed over as it is.
+ */
+function untagged(v: unknown): unknown {
+  if (v instanceof LuaFloat) return v.value;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    v.forEach((x, i) => {
+      const y = untagged(x);
+      if (y !== x) (out ??= v.slice())[i] = y;
+    });
+    return out ?? v;
+  }
+  const proto = typeof v === "object" && v !== null ? Object.getPrototypeOf(v) : undefined;
+  if (proto === Object.prototype || proto === null) {
+    const obj = v as Record<string, unknown>;
+    let out: Record<string, unknown> | undefined;
+    for (const [k, x] of Object.entries(obj)) {
+      const y = untagged(x);
+      if (y !== x) (out ??= { ...obj })[k] = y;
+    }
+    return out ?? v;
+  }
+  return v;
 }
 
 let coreOf: (host: BusHost) => BusCore;

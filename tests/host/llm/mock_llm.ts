@@ -4,7 +4,8 @@
  * One `Deno.serve` on 127.0.0.1 (ephemeral port) answers `POST /v1/messages` and
  * `POST /v1/chat/completions` from a queue of scripted replies, records every request (path,
  * headers, parsed body) and can answer with JSON, a real SSE stream, an error with `type`, a
- * `Retry-After`, malformed JSON, a stream cut in the middle, or silence until the client gives up.
+ * `Retry-After`, malformed JSON, a stream cut in the middle, or silence until the client gives up
+ * (or the mock is reset or closed).
  * The reply builders produce the wire shapes of the official APIs; `sdk_accepts_test` checks
  * that the official SDKs parse them.
  */
@@ -99,9 +100,13 @@ export class MockLlm {
           headers: { "content-type": r.contentType ?? "application/json" },
         });
       case "hang":
-        await new Promise<void>((resolve) =>
-          req.signal.addEventListener("abort", () => resolve(), { once: true })
-        );
+        // Released when the client goes away, or by `reset` / `close`: Deno 2.9's server does
+        // not notice a client that abandons a request with a larger body (~1 KB, an agent's
+        // first request; seen in CLOSE-WAIT), and `close` would wait for it forever.
+        await new Promise<void>((resolve) => {
+          this.#hanging.push(resolve);
+          req.signal.addEventListener("abort", () => resolve(), { once: true });
+        });
         return new Response(null, { status: 204 });
       case "sse": {
         const enc = new TextEncoder();
