@@ -45,6 +45,14 @@
  *   `sh.exec`, a sleep), ends its process groups and closes its MCP connections; the outcome is
  *   `cancelled`. `timeoutMs(n)` does the same on a timer (`timed_out`).
  *
+ * ## Watching a run
+ * `observe(fn)` (repeatable) tells `fn` each `RunEvent` as it happens: the kernel's rows as they
+ * are committed (`events`: each row a record of `agent-block knl export --as events`, in commit
+ * order), MCP connects and tool calls (`mcp_connect`, `mcp_call`), and last the run's `end` with
+ * its outcome. It is the seam the CLI's `--progress` and `--events FILE` are built on. Observers
+ * run synchronously inside the run: keep them quick; one that throws is detached with a warning.
+ * A run with no observer pays nothing for the seam.
+ *
  * ## How a run ended
  * `BlockReport.outcome` is the one `Outcome` type every runner reports; `exitCodeOf(outcome)` (and
  * `BlockReport.exitCode`) is what the CLI exits with for it: 0 returned, 75 deferred
@@ -149,6 +157,7 @@ export {
 export { AgentBlockError, EXIT, UsageError } from "./src/errors.ts";
 export type { JsonValue } from "./src/json/codec.ts";
 export { type BusEvent, type BusHandler, BusHost } from "./src/host/bus.ts";
+export type { RunEvent, RunObserver } from "./src/obs/run_events.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
 export { VERSION } from "./src/version.ts";

@@ -16,10 +16,9 @@ import { edgeEnvironment } from "./environment.ts";
 import { type OptionSpec, parseFlags } from "./args.ts";
 import { parseLabels } from "../config/settings.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
-import { stringifyJson } from "../json/codec.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
 import { type EventStore, openExistingStore } from "../knl/store.ts";
-import { exportSession, listSessions, UnknownSession } from "../knl/export.ts";
+import { exportLine, exportSession, listSessions, UnknownSession } from "../knl/export.ts";
 
 export const KNL_HELP = `agent-block knl — read the kernel's session log from outside
 
@@ -59,7 +58,7 @@ function openFrom(project: string, store: string | undefined): EventStore {
 }
 
 function printLines(records: unknown[]): void {
-  const lines = records.map((r) => stringifyJson(r)).join("\n");
+  const lines = records.map(exportLine).join("\n");
   if (lines) writeStdout(enc.encode(lines + "\n"));
 }
 

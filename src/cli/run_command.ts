@@ -6,7 +6,8 @@
  * layering (`src/config/settings.ts`: the file, then the environment for knobs that have a
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
  * `--result` atomically (relative to the process working directory), and turning SIGINT/SIGTERM
- * into a stop that ends the run's process groups (exit 130).
+ * into a stop that ends the run's process groups (exit 130). `--progress` and `--events` become
+ * observers of the run (`watch.ts`, imported only when one is given).
  *
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
@@ -41,13 +42,17 @@ Options:
   -p, --project DIR        project root: .env, lib/ and blocks/ tiers, databases (default .)
       --prompt TEXT        sets _PROMPT
   -c, --context TEXT       sets _CONTEXT
-      --config FILE        JSON file: prompt, context, result, labels, limits (lowest layer)
+      --config FILE        JSON file: prompt, context, result, labels, limits, ... (lowest layer)
       --result FILE        write the value the script returns here (only if it returns)
       --outcome FILE       write how the run ended here as JSON (whatever the outcome)
       --label K=V          label the run (repeatable)
       --cpu-limit SECS     bound the Lua CPU time        (env AGENT_BLOCK_CPU_LIMIT_SECS)
       --memory-limit MB    bound the Lua heap            (env AGENT_BLOCK_MEMORY_LIMIT_MB)
       --mcp-timeout-secs N timeout of every MCP request  (env AGENT_BLOCK_MCP_TIMEOUT_SECS, default 30)
+      --progress           one line per step on stderr: model turns, tool calls, MCP, the end
+                           (env AGENT_BLOCK_PROGRESS=1)
+      --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
+                           shape of "knl export --as events" (- for stderr)
   -V, --version            print the version
   -h, --help               print this help
 
@@ -78,6 +83,8 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     "cpu-limit": { type: "string" },
     "memory-limit": { type: "string" },
     "mcp-timeout-secs": { type: "string" },
+    progress: { type: "boolean" },
+    events: { type: "string" },
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },
   });
@@ -166,6 +173,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     scriptPath = b.path;
   }
+  // watching the run: loaded only when asked for (start-up of the run path)
+  const watch = s.progress || s.events !== undefined
+    ? (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
+    : undefined;
   const stop = new AbortController();
   const onSignal = (sig: string) => () => stop.abort(`received ${sig}`);
   const listeners: [Deno.Signal, () => void][] = [["SIGINT", onSignal("SIGINT")], [
@@ -183,6 +194,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       .signal(stop.signal);
     if (s.prompt !== undefined) config.prompt(s.prompt);
     if (s.context !== undefined) config.context(s.context);
+    for (const o of watch?.observers ?? []) config.observe(o);
     const { outcome } = await runConfig(config.build(), {
       env: () => s.env,
       cwd: () => s.cwd,
@@ -191,5 +203,6 @@ export async function runCommand(argv: string[]): Promise<number> {
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
+    watch?.close();
   }
 }

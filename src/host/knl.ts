@@ -22,7 +22,8 @@
  * commits them while it is in flight); the run's end commits what is left. Another run of the
  * process never commits, drops or fails this run's events, and a row of this run that the
  * database refuses fails this run only (at the next call through the store, when the commit that
- * met it had no caller).
+ * met it had no caller). A watched run (`run.observe`) gives each of its writers the observer, so
+ * every commit reaches it as the rows a reader will see (`src/obs/run_events.ts`).
  *
  * Invariants:
  * - A session this run opened and did not close is closed when the run ends with status
@@ -38,7 +39,7 @@ import type { RunContext } from "./context.ts";
 import { Args } from "../lua/args.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { LuaMulti, NullsAsNil } from "../json/values.ts";
-import { type EventStore, type NewEvent, openStore } from "../knl/store.ts";
+import { type EventRow, type EventStore, type NewEvent, openStore } from "../knl/store.ts";
 import { EventWriter } from "../knl/writer.ts";
 import { commitWindowMs } from "../knl/commit_window.ts";
 import { busyTimeoutMs } from "../knl/busy_timeout.ts";
@@ -111,7 +112,14 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
 
   // The run's settings, read from its environment when it opens a store (the busy timeout is
   // also the connection's when this run is the first in the process to open the file).
-  const settings = () => ({ commitWindowMs: commitWindowMs(run.env), busyTimeoutMs: busyTimeoutMs(run.env) });
+  // A watched run's writers hand every commit to its observer (`src/obs/run_events.ts`).
+  const observe = run.observe;
+  const onCommit = observe && ((rows: readonly EventRow[]) => observe({ type: "events", rows }));
+  const settings = () => ({
+    commitWindowMs: commitWindowMs(run.env),
+    busyTimeoutMs: busyTimeoutMs(run.env),
+    onCommit,
+  });
   const writerFor = (path: string): EventWriter => {
     if (memory && path === MEMORY) return memory;
     const opts = settings();

@@ -9,12 +9,16 @@
  *   `content` in the Anthropic message vocabulary (and `usage` / `model` / `stop_reason` on
  *   responses);
  * - `listSessions`: one line per session, newest first (by the open event's `position`).
+ * Every record is printed as one line of `exportLine` (the canonical JSON codec: sorted keys),
+ * the form a run's `--events FILE` streams too, so a live stream and a later export of the
+ * same rows are the same lines.
  *
  * Invariant: an unknown session is an error (`UnknownSession`), never an empty answer.
  */
 import type { EventRow, EventStore } from "./store.ts";
 import { decodeRow } from "./store.ts";
 import { readOnlyQuery } from "./query.ts";
+import { stringifyJson } from "../json/codec.ts";
 
 /**
  * The session is not in the store.
@@ -123,6 +127,11 @@ export function messageRecord(ev: EventRow): Record<string, unknown> | undefined
         }],
       };
   }
+}
+
+/** One record as a line of JSON Lines (no newline): what `knl export` prints and `--events` streams. */
+export function exportLine(record: unknown): string {
+  return stringifyJson(record);
 }
 
 /**

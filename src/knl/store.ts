@@ -326,17 +326,24 @@ export class EventStore {
    * then `events` (their positions returned). All or nothing. A failure on one of the deferred
    * rows throws `DeferredRowsFailed` (the caller's to drop them); any other failure is rethrown
    * as it is (the caller may keep the deferred rows for a retry).
+   *
+   * `placed`, when given (a writer with an observer: `writer.ts`), receives where EVERY row
+   * landed once the transaction committed — the deferred ones first, then `events`, in order.
+   * The rows of one multi-row INSERT take consecutive positions (`position` is the rowid, and the
+   * write lock is held), so the last one's rowid gives them all; without `placed` nothing extra
+   * is computed.
    */
-  commit(deferred: readonly NewEvent[], events: readonly NewEvent[]): Appended[] {
+  commit(deferred: readonly NewEvent[], events: readonly NewEvent[], placed?: Appended[]): Appended[] {
     if (this.#closed) throw new Error(`knl: the store ${this.path} is closed`);
     const out: Appended[] = [];
     let inDeferred = false;
     const next = new Map<string, number>(); // stream -> its next seq in this transaction
+    const spots = placed === undefined ? undefined : [] as Appended[];
     this.#begin.run();
     try {
       if (deferred.length > 0) {
         inDeferred = true;
-        this.#insertDeferred(deferred, next);
+        this.#insertDeferred(deferred, next, spots);
         inDeferred = false;
       }
       const ms = Date.now();
@@ -347,18 +354,21 @@ export class EventStore {
       if (inDeferred) throw new DeferredRowsFailed(deferred.length, this.path, e as Error);
       throw e;
     }
+    if (placed !== undefined) placed.push(...spots!, ...out);
     return out;
   }
 
   /**
    * The deferred rows, inside the write transaction, several per statement (their positions are
-   * not reported, so one multi-row INSERT serves: a run's beats leave a few rows each).
+   * not reported, so one multi-row INSERT serves: a run's beats leave a few rows each). `spots`,
+   * when given, receives where each landed.
    */
-  #insertDeferred(rows: readonly NewEvent[], next: Map<string, number>): void {
+  #insertDeferred(rows: readonly NewEvent[], next: Map<string, number>, spots?: Appended[]): void {
     for (let from = 0; from < rows.length; from += MAX_ROWS_PER_INSERT) {
       const n = Math.min(MAX_ROWS_PER_INSERT, rows.length - from);
       if (n === 1) {
-        this.#insert(rows[from], rows[from].epoch_ms!, next);
+        const at = this.#insert(rows[from], rows[from].epoch_ms!, next);
+        spots?.push(at);
         continue;
       }
       const params: (string | number)[] = new Array(n * 6);
@@ -373,7 +383,17 @@ export class EventStore {
         params[at + 4] = ev.meta;
         params[at + 5] = ev.data;
       }
-      this.#appendRows(n).run(...params);
+      const r = this.#appendRows(n).run(...params);
+      if (spots !== undefined) {
+        const first = Number(r.lastInsertRowid) - n + 1;
+        for (let i = 0; i < n; i++) {
+          spots.push({
+            position: first + i,
+            seq: params[i * 6 + 1] as number,
+            epoch_ms: rows[from + i].epoch_ms!,
+          });
+        }
+      }
     }
   }
 
@@ -456,6 +476,23 @@ export function decodeRow(r: RawRow): EventRow {
     meta,
     data,
   };
+}
+
+/**
+ * The row a reader of the store will get for `ev`, committed at `at` — the same decoding as
+ * `read` (`decodeRow`), so an observer of a writer's commits sees what `knl export` prints later.
+ */
+export function committedRow(ev: NewEvent, at: Appended): EventRow {
+  return decodeRow({
+    position: at.position,
+    stream: ev.stream,
+    seq: at.seq,
+    epoch_ms: at.epoch_ms,
+    kind: ev.kind,
+    schema_version: EVENT_SCHEMA_VERSION,
+    meta: ev.meta,
+    data: ev.data,
+  });
 }
 
 function parseObject(text: string): Record<string, unknown> {

@@ -28,6 +28,7 @@ import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
 import { agentBlockHome } from "../home.ts";
 import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv, wholeMilliseconds } from "../run_env.ts";
+import type { RunObserver } from "../obs/run_events.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
@@ -86,6 +87,11 @@ export interface RunSpec {
   llmFetch?: typeof fetch;
   /** Told the id of every kernel session the run opens (`knl.session`, `agent.run`). */
   onSessionOpen?: (id: string) => void;
+  /**
+   * Watches the run (`src/obs/run_events.ts`): kernel commits, MCP connects and calls. It must not
+   * throw — pass `fanOut(...)`'s guarded function. The `end` event is the caller's to send.
+   */
+  observe?: RunObserver;
 }
 
 /** The script's source and naming, read before the engine exists. */
@@ -172,6 +178,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     procs,
     mcpTimeoutMs: spec.mcpTimeoutMs ?? 30_000,
     llmFetch: spec.llmFetch,
+    observe: spec.observe,
     sessionOpened: spec.onSessionOpen ?? (() => {}),
     onCleanup: (fn) => cleanups.push(fn),
   };

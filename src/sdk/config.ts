@@ -18,6 +18,7 @@
 import { isAbsolute } from "node:path";
 import type { JsonValue } from "../json/codec.ts";
 import type { BusHandler, BusHost } from "../host/bus.ts";
+import type { RunObserver } from "../obs/run_events.ts";
 import { BlockError } from "./errors.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
 import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
@@ -135,6 +136,8 @@ export interface BlockConfigFields {
   stdout?: (bytes: Uint8Array) => void;
   /** Sink for logs and `io.stderr`; default this process's stderr. */
   stderr?: (bytes: Uint8Array) => void;
+  /** Watch the run as it goes: kernel events as committed, MCP connects and calls, the end. */
+  observers?: readonly RunObserver[];
 }
 
 /**
@@ -368,6 +371,8 @@ export class BlockConfig {
   readonly stdout?: (bytes: Uint8Array) => void;
   /** The logs' sink. */
   readonly stderr?: (bytes: Uint8Array) => void;
+  /** The run's observers, in order. */
+  readonly observers: readonly RunObserver[];
 
   /**
    * A checked config; throws a `BlockError` (code `config`) naming the first field refused.
@@ -397,6 +402,11 @@ export class BlockConfig {
     if (f.fetch !== undefined && typeof f.fetch !== "function") {
       fail(`fetch must be a function, got ${show(f.fetch)}`);
     }
+    const observers = f.observers ?? [];
+    if (!Array.isArray(observers)) fail(`observers must be an array of functions, got ${show(observers)}`);
+    observers.forEach((o, i) => {
+      if (typeof o !== "function") fail(`observers[${i}] must be a function, got ${show(o)}`);
+    });
     const limits = f.limits ?? {};
     this.script = s;
     this.projectRoot = f.projectRoot;
@@ -423,6 +433,7 @@ export class BlockConfig {
     });
     this.stdout = f.stdout;
     this.stderr = f.stderr;
+    this.observers = Object.freeze([...observers]);
     Object.freeze(this);
   }
 
@@ -438,7 +449,7 @@ export class BlockConfig {
 
 /**
  * Collects a `BlockConfig`'s settings; `build()` checks them. Each setter replaces the earlier
- * value, except `hostHandler(kind, fn)`, `hostTool`, `label` and `extraGlobals`, which add.
+ * value, except `hostHandler(kind, fn)`, `hostTool`, `label`, `extraGlobals` and `observe`, which add.
  *
  * @example Settings that add up
  * ```ts
@@ -609,6 +620,15 @@ export class BlockConfigBuilder {
   /** Sink for logs and `io.stderr`. */
   stderr(sink: (bytes: Uint8Array) => void): this {
     this.#f.stderr = sink;
+    return this;
+  }
+  /**
+   * Adds an observer: told each `RunEvent` as it happens — the kernel's rows as they are
+   * committed (each a record of `knl export --as events`), MCP connects and tool calls, and the
+   * run's end (see `RunEvent`). One that throws is detached with a warning; the run goes on.
+   */
+  observe(observer: RunObserver): this {
+    this.#f.observers = [...(this.#f.observers ?? []), observer];
     return this;
   }
   /** The checked config; throws a `BlockError` (code `config`) naming the field refused. */

@@ -6,6 +6,9 @@
  * and options, the bus with its host handlers and artifact tap, host tools, the wall-clock limit)
  * and the report: the outcome, the returned text, the error, the artifacts staged with
  * `bus.emit("artifact", { name, content })`, the kernel sessions opened and the tools registered.
+ * It also joins the config's observers into the run's one guarded `observe` (`src/obs/run_events.ts`:
+ * one that throws is detached with a warning on the run's stderr) and tells them the run's `end`
+ * last, with the final outcome (a run that never started included), before the report returns.
  *
  * This is below the edge: `env` and `cwd` a config leaves unset come from `defaults`, which the
  * edge supplies (`mod.ts`: this process's; the CLI always sets both).
@@ -24,6 +27,8 @@ import { hostToolsModule, type ToolInfo } from "./host_tools.ts";
 import type { TextSource } from "./sources.ts";
 import { WallClock } from "../runner/wall_clock.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
+import { fanOut } from "../obs/run_events.ts";
+import { writeStderr } from "../obs/log.ts";
 
 /**
  * The event kind that stages a named artifact instead of being a result. Every artifact lands in
@@ -154,7 +159,17 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
   const artifacts: Artifact[] = [];
   const sessions: string[] = [];
   let tools: ToolInfo[] = [];
-  const report = (outcome: Outcome): BlockReport => ({
+  const started = performance.now();
+  const stderr = config.stderr ?? writeStderr;
+  const observe = fanOut(
+    config.observers,
+    (m) => stderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`)),
+  );
+  const report = (outcome: Outcome): BlockReport => {
+    observe?.({ type: "end", outcome, ms: performance.now() - started });
+    return reportOf(outcome);
+  };
+  const reportOf = (outcome: Outcome): BlockReport => ({
     outcome,
     value: outcome.status === "returned" && outcome.value !== undefined
       ? (typeof outcome.value === "string" ? outcome.value : decoder.decode(outcome.value))
@@ -237,6 +252,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
       mcpTimeoutMs: config.mcpRpcTimeoutMs,
       llmFetch: config.fetch,
       onSessionOpen: (id) => sessions.push(id),
+      observe,
     });
     return report(clock.judge(outcome));
   } catch (e) {

@@ -2,7 +2,8 @@
  * The embedding SDK in process (`mod.ts`: `BlockConfig` → `runBlock` → `BlockReport`): extra
  * globals, host handlers and artifacts, host tools (through `tool.call` and through a model
  * loop), the injected model `fetch`, store paths, sessions, cancellation and timeouts, config
- * errors, error codes, `autoServeBus`, and many blocks at once without shared state.
+ * errors, error codes, `autoServeBus`, observers of a run, and many blocks at once without shared
+ * state.
  *
  * Every run gets `env(testEnv(...))`, so nothing of the developer's environment reaches it.
  */
@@ -12,10 +13,12 @@ import {
   BlockConfig,
   type BlockReport,
   BusHost,
+  closeStore,
   listSessions,
   openExistingStore,
   RESERVED_GLOBALS,
   runBlock,
+  type RunEvent,
   ScriptSource,
 } from "../../mod.ts";
 import { REPO_ROOT, tempDir, testEnv, waitFor } from "../helpers.ts";
@@ -450,4 +453,50 @@ Deno.test("autoServeBus: an event the host emits before the script's bus.on wait
   const ack = bus.emit("hello", "host");
   assert.equal(returned(await running), "host");
   assert.equal(await ack, "hi host");
+});
+
+Deno.test("observe: several observers see the same events in order, the end last, a run that never started too", async () => {
+  const { b, root } = await inline(`
+    local s = require("knl").open()
+    s:session({ owner = "watched" }, function(sess)
+      sess:append({ kind = "note", data = { n = 1 } }, { defer = true })
+      std.task.sleep(0) -- an effect: the deferred note commits before it
+    end)
+    return "ok"`);
+  const a: string[] = [];
+  const c: RunEvent[] = [];
+  const r = await runBlock(
+    b.observe((e) => a.push(e.type === "events" ? e.rows.map((x) => x.kind).join("+") : e.type))
+      .observe((e) => c.push(e))
+      .build(),
+  );
+  assert.equal(returned(r), "ok");
+  // one entry per commit: the deferred open and note at the sleep (an effect), then the close
+  assert.deepEqual(a, ["session_open+note", "session_close", "end"]);
+  assert.equal(c.length, a.length);
+  const end = c.at(-1)!;
+  assert.ok(end.type === "end" && end.outcome.status === "returned" && end.ms > 0);
+  // the rows are what a reader of the log gets
+  const rows = c.flatMap((e) => e.type === "events" ? e.rows : []);
+  const kernel = join(root, ".agent-block", "knl.sqlite");
+  assert.deepEqual(rows, openExistingStore(kernel).read(r.sessions[0]));
+  closeStore(kernel);
+
+  const never: RunEvent[] = [];
+  const n = await runBlock(
+    BlockConfig.builder(ScriptSource.path("nope.lua"), root).env(testEnv()).cwd(root)
+      .observe((e) => never.push(e)).build(),
+  );
+  assert.equal(n.error?.code, "config");
+  assert.deepEqual(never.map((e) => e.type === "end" && e.outcome.status), ["raised"]);
+
+  assert.throws(
+    () =>
+      new BlockConfig({
+        script: ScriptSource.inline("", "x.lua"),
+        projectRoot: ".",
+        observers: [1 as never],
+      }),
+    /observers\[0\] must be a function, got number 1/,
+  );
 });
