@@ -56,6 +56,9 @@ Options:
   -h, --help               print this help
 
 stdout carries the protocol only; logs and anything a block prints go to stderr.
+
+Example (an MCP client's server entry):
+  {"command": "agent-block", "args": ["mcp", "-p", "/home/me/work/site"]}
 `;
 
 /** Parsed `mcp` flags. */
