@@ -163,10 +163,12 @@ local function connect_one(s)
     if topts.trace_context == nil then topts.trace_context = s.trace_context end
     if topts.timeout == nil then topts.timeout = s.timeout end
     if topts.era == nil then topts.era = s.era end
+    if topts.max_message_bytes == nil then topts.max_message_bytes = s.max_message_bytes end
     return pcall(mcp.connect_http, s.name, s.url, topts)
   end
   return pcall(mcp.connect, s.name, s.command, s.args or {}, {
     cwd = s.cwd, env = s.env, trace_context = s.trace_context, timeout = s.timeout, era = s.era,
+    max_message_bytes = s.max_message_bytes,
   })
 end
 

@@ -14,7 +14,7 @@
  */
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
-import { parseFlags } from "./args.ts";
+import { didYouMean, parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, resolveRunSettings, runFlags } from "../config/settings.ts";
 import { writeAtomic } from "../util/fs.ts";
@@ -27,14 +27,14 @@ import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { agentBlockHome } from "../home.ts";
 import { writeStderr } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
-import { preloadLua } from "../lua/wasm.ts";
+import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, mcp, vendor, knl; see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, mcp, vendor; see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run
@@ -53,11 +53,15 @@ Options:
                            (env AGENT_BLOCK_PROGRESS=1)
       --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
                            shape of "knl export --as events" (- for stderr)
-  -V, --version            print the version
+  -V, --version            print the versions of agent-block, Deno and Lua
   -h, --help               print this help
 
 Exit codes: 0 ran and returned; 75 job.defer(); 1 raised or never ran; 2 bad command line;
 130 interrupted (SIGINT/SIGTERM).
+
+Examples:
+  agent-block -b hello_agent --result hello.json
+  agent-block -s my_agent.lua --prompt "Summarise the README" --label job=nightly
 `;
 
 /** Fully layered settings of one run, with the environment and working directory it gets. */
@@ -148,6 +152,11 @@ export function reportOutcome(outcome: Outcome, resultPath: string | undefined, 
   return exitCodeOf(outcome);
 }
 
+/** What `--version` prints: agent-block's version, then Deno's and Lua's (no engine is started). */
+export function versionText(): string {
+  return `agent-block ${VERSION}\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`;
+}
+
 /** Runs the run command; returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
@@ -157,7 +166,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   if (s === "version") {
-    Deno.stdout.writeSync(enc.encode(`agent-block ${VERSION}\n`));
+    Deno.stdout.writeSync(enc.encode(versionText()));
     return EXIT.OK;
   }
   let scriptPath = s.script;
@@ -166,8 +175,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     const b = findBlock(roots, s.block);
     if (!b) {
       const known = scanBlocks(roots).map((x) => x.name);
+      const near = didYouMean(s.block, known);
       throw new AgentBlockError(
-        `unknown block '${s.block}'; known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
+        `unknown block '${s.block}'${near ? ` (did you mean '${near}'?)` : ""}; ` +
+          `known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
           `(searched ${roots.map((r) => r.dir).join(", ")})`,
       );
     }

@@ -105,7 +105,8 @@ export async function testCommand(argv: string[]): Promise<number> {
   if (parsed.values.help) {
     print(
       "Usage: agent-block test [-p DIR] [PATH|SUBSTRING]...\n" +
-        "Runs *_spec.lua files (all under the project when no PATH is given) and prints N passed, N failed.",
+        "Runs *_spec.lua files (all under the project when no PATH is given) and prints N passed, N failed.\n\n" +
+        "Example:\n  agent-block test lib/ triage",
     );
     return EXIT.OK;
   }

@@ -2,7 +2,7 @@
  * Watching a run from the command line: `--progress` and `--events FILE|-` as observers of the
  * run's event seam (`src/obs/run_events.ts`).
  *
- * Owns where the two go: progress lines to stderr (`src/obs/progress.ts`), never stdout; the
+ * Owns where the two go: progress lines to stderr (`progress.ts`), never stdout; the
  * JSON Lines stream (`src/obs/events_jsonl.ts`) to a file — created or truncated before the run
  * starts, relative to the process working directory like `--result`, each commit written as it
  * happens so `tail -f` follows the run — or with `-` to stderr. A file that cannot be opened is
@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { writeStderr } from "../obs/log.ts";
 import type { RunObserver } from "../obs/run_events.ts";
-import { ProgressReporter } from "../obs/progress.ts";
+import { ProgressReporter } from "./progress.ts";
 import { eventsJsonl } from "../obs/events_jsonl.ts";
 
 /** The observers a run gets from its flags, and how to let go of what they hold. */

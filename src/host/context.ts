@@ -28,6 +28,11 @@ export interface RunContext {
   scriptDir: string;
   /** The script's file name (`_SCRIPT_NAME`). */
   scriptName: string;
+  /**
+   * The script as the run's kernel sessions record it (`script` in their seed event): its path
+   * relative to the project root when below it, else absolute; an inline script's name.
+   */
+  script: string;
   /** `$AGENT_BLOCK_HOME` (default `~/.agent-block`). */
   home: string;
   /** Labels of the run (`--label k=v`). */

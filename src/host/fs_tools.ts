@@ -9,6 +9,9 @@
  *   would land wherever it points);
  * - `fs_read {path, start_line?, end_line?}`: the text with line numbers (`cat -n` style), at
  *   most `READ_MAX_LINES` at once;
+ * - size: every tool reads the whole file (to number lines, check an edit, keep an undo copy), so
+ *   a file past the set's `max_file_bytes` (default 16 MiB) — or anything but a regular file — is
+ *   refused with an error that says so (`fs_tools/bounded_read.ts`), as is overwriting one;
  * - `fs_edit {path, start_line, end_line, expect, content}`: replaces lines start..end (inclusive,
  *   1-based) after checking that `expect` is exactly their current text; a mismatch is an error
  *   that shows the actual lines. `end_line = start_line - 1` with `expect = ""` inserts before
@@ -35,6 +38,7 @@ import type { RunContext } from "./context.ts";
 import { osError } from "./os_error.ts";
 import { ToolError } from "./fs_tools/tool_error.ts";
 import { confine as confineTo } from "./fs_tools/confine.ts";
+import { DEFAULT_MAX_FILE_BYTES, FileTooLarge, readBounded } from "./fs_tools/bounded_read.ts";
 import { editLines, readWindow, searchReplaceEdit, splitLines } from "./fs_tools/edit.ts";
 import fsToolsSource from "./fs_tools.lua" with { type: "text" };
 
@@ -43,6 +47,8 @@ const enc = new TextEncoder();
 
 interface ToolSet {
   roots: string[];
+  /** Largest file the tools read (`opts.max_file_bytes`). */
+  maxFileBytes: number;
 }
 
 /** Installs the primitives and `std.fs.tool_specs` / `register_tools`. */
@@ -60,11 +66,10 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
   const confine = (set: ToolSet, tool: string, path: unknown): string =>
     confineTo(set.roots, run.projectRoot, tool, path);
 
-  const readText = (tool: string, abs: string): string => {
+  const readText = (set: ToolSet, tool: string, abs: string): string => {
     let bytes: Uint8Array;
     try {
-      if (Deno.statSync(abs).isDirectory) throw new ToolError(`${tool}: ${show(abs)} is a directory`);
-      bytes = Deno.readFileSync(abs);
+      bytes = readBounded(tool, abs, show(abs), set.maxFileBytes);
     } catch (e) {
       if (e instanceof ToolError) throw e;
       throw new ToolError(`${tool}: ${show(abs)}: ${osError(e).message}`);
@@ -76,20 +81,28 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     }
   };
 
-  const remember = (abs: string) => {
+  const remember = (set: ToolSet, tool: string, abs: string) => {
     let before: Uint8Array | null = null;
     try {
-      before = Deno.readFileSync(abs);
-    } catch { /* absent: a rollback removes it again */ }
+      before = readBounded(tool, abs, show(abs), set.maxFileBytes);
+    } catch (e) {
+      // Absent: a rollback removes it again. Too large to keep a copy of: refused, as it could
+      // not be undone. Anything else (a directory, no permission) is the write's failure.
+      if (e instanceof FileTooLarge) throw new ToolError(`${e.message}, so it cannot be replaced undoably`);
+      if (e instanceof ToolError) throw e;
+      if (!(e instanceof Deno.errors.NotFound)) {
+        throw new ToolError(`${tool}: ${show(abs)}: ${osError(e).message}`);
+      }
+    }
     const h = history.get(abs) ?? [];
     h.push(before);
     history.set(abs, h);
   };
 
-  const writeText = (tool: string, abs: string, text: string) => {
+  const writeText = (set: ToolSet, tool: string, abs: string, text: string) => {
+    remember(set, tool, abs);
     try {
       Deno.mkdirSync(dirname(abs), { recursive: true });
-      remember(abs);
       Deno.writeFileSync(abs, enc.encode(text));
     } catch (e) {
       history.get(abs)?.pop();
@@ -120,6 +133,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
 
   /** The line-addressed edit shared by fs_edit and fs_search_replace: checked, written, reported. */
   const edit = (
+    set: ToolSet,
     tool: string,
     abs: string,
     start: number,
@@ -127,15 +141,15 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     expect: string,
     content: string,
   ): string => {
-    const r = editLines(tool, show(abs), readText(tool, abs), start, end, expect, content);
-    writeText(tool, abs, r.text);
+    const r = editLines(tool, show(abs), readText(set, tool, abs), start, end, expect, content);
+    writeText(set, tool, abs, r.text);
     return r.report;
   };
 
   const ops: Record<string, (set: ToolSet, input: Record<string, unknown>) => string> = {
     fs_read: (set, input) => {
       const abs = confine(set, "fs_read", input.path);
-      const { lines } = splitLines(readText("fs_read", abs));
+      const { lines } = splitLines(readText(set, "fs_read", abs));
       if (lines.length === 0) return `${show(abs)}: (empty file)`;
       const start = int("fs_read", input, "start_line", false);
       const askedEnd = int("fs_read", input, "end_line", false);
@@ -144,6 +158,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     fs_edit: (set, input) => {
       const abs = confine(set, "fs_edit", input.path);
       return edit(
+        set,
         "fs_edit",
         abs,
         int("fs_edit", input, "start_line", true)!,
@@ -155,7 +170,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     fs_write: (set, input) => {
       const abs = confine(set, "fs_write", input.path);
       const content = str("fs_write", input, "content");
-      writeText("fs_write", abs, content);
+      writeText(set, "fs_write", abs, content);
       return `fs_write: wrote ${show(abs)} (${enc.encode(content).length} bytes)`;
     },
     fs_rollback: (set, input) => {
@@ -183,11 +198,11 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
       const e = searchReplaceEdit(
         "fs_search_replace",
         show(abs),
-        readText("fs_search_replace", abs),
+        readText(set, "fs_search_replace", abs),
         search,
         replace,
       );
-      return edit("fs_search_replace", abs, e.start, e.end, e.expect, e.content);
+      return edit(set, "fs_search_replace", abs, e.start, e.end, e.expect, e.content);
     },
   };
 
@@ -217,7 +232,15 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
           }
         });
       }
-      sets.push({ roots });
+      const max = opts?.max_file_bytes;
+      if (max !== undefined && !(typeof max === "number" && Number.isInteger(max) && max > 0)) {
+        throw new LuaArgError(
+          `${a.fn}: argument 1 (opts) field 'max_file_bytes' must be a positive whole number, got ${
+            String(max)
+          }`,
+        );
+      }
+      sets.push({ roots, maxFileBytes: (max as number | undefined) ?? DEFAULT_MAX_FILE_BYTES });
       return sets.length;
     },
   });

@@ -6,7 +6,8 @@
  * in one transaction, appends, the two fixed reads and the read-only query — and the stamping of
  * every session's seed event `meta` with the run's labels (`--label`) and the correlation ids
  * `AGENT_BLOCK_TRACE_ID` / `RUN_ID` / `AGENT_ID` / `AGENT_NAME` of the run's environment (as
- * `trace_id`, `run_id`, `agent_id`, `agent_name`) when set. Every setting comes from the run
+ * `trace_id`, `run_id`, `agent_id`, `agent_name`) when set, and of its `data` with the run's
+ * script (`script`: `RunContext.script`, so `knl sessions` can say which block opened it). Every setting comes from the run
  * (`run.env`: the default store path, the commit window, the busy timeout, the correlation ids),
  * never from the process.
  *
@@ -174,6 +175,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         if (n.scope !== undefined) data.scope = n.scope;
         const parent = typeof n.parent_index === "number" ? ids[n.parent_index - 1] : n.parent;
         if (parent !== undefined) data.parent = parent;
+        data.script = run.script;
         if (n.data !== undefined) Object.assign(data, n.data);
         const meta = { ...base, ...(n.labels as Record<string, unknown> | undefined ?? {}) };
         return {

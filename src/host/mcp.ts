@@ -550,7 +550,7 @@ async function errorText(e: unknown): Promise<string> {
   return (await import("../clients/mcp/sdk_errors.ts")).errorText(e);
 }
 
-/** Options both connect functions take: timeout (s), era, log_level, trace_context. */
+/** Options both connect functions take: timeout (s), era, log_level, trace_context, max_message_bytes. */
 function commonOptions(a: Args, i: number, opts: Record<string, unknown> | undefined): CommonConnectOptions {
   const timeout = optField<number>(a, i, "opts", opts, "timeout", "number");
   if (timeout !== undefined && !(timeout > 0)) {
@@ -572,11 +572,18 @@ function commonOptions(a: Args, i: number, opts: Record<string, unknown> | undef
       }, got "${logLevel}"`,
     );
   }
+  const maxMessageBytes = optField<number>(a, i, "opts", opts, "max_message_bytes", "number");
+  if (maxMessageBytes !== undefined && !(Number.isInteger(maxMessageBytes) && maxMessageBytes > 0)) {
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'max_message_bytes' must be a positive whole number of bytes, got ${maxMessageBytes}`,
+    );
+  }
   return {
     timeoutMs: timeout === undefined ? undefined : timeout * 1000,
     era,
     logLevel: logLevel as LoggingLevel | undefined,
     traceContext: optField<boolean>(a, i, "opts", opts, "trace_context", "boolean"),
+    maxMessageBytes,
   };
 }
 

@@ -8,7 +8,9 @@
  *   `tool_result`, one record each carrying `beat`, `seq`, `epoch_ms`, `kind`, plus `role` and
  *   `content` in the Anthropic message vocabulary (and `usage` / `model` / `stop_reason` on
  *   responses);
- * - `listSessions`: one line per session, newest first (by the open event's `position`).
+ * - `listSessions`: one line per session, newest first (by the open event's `position`): the
+ *   columns of `knl.views.sessions` (the same SQL, from the Lua side) plus the script that opened
+ *   it, when it ended, and the cost its model calls carried.
  * Every record is printed as one line of `exportLine` (the canonical JSON codec: sorted keys),
  * the form a run's `--events FILE` streams too, so a live stream and a later export of the
  * same rows are the same lines.
@@ -221,20 +223,34 @@ export function exportSession(store: EventStore, id: string, shape: ExportShape)
 export interface SessionSummary {
   /** Session id (what `knl export --session` takes). */
   id: string;
+  /**
+   * The script whose run opened it (the seed event's `script`: relative to the project root, or
+   * absolute, or an inline script's name); null for a session recorded before it was stamped.
+   */
+  script: string | null;
   /** The owner given to `knl.session`. */
   owner: unknown;
   /** Run labels stamped on the seed event. */
   labels: Record<string, unknown>;
   /** Opening time, ms since the epoch. */
   started: number;
+  /** Time of the `session_close` event, ms since the epoch; null while open. */
+  ended: number | null;
+  /** From the opening to the close, or to the last event while open, ms. */
+  duration_ms: number;
   /** Whether a `session_close` event was written. */
   closed: boolean;
   /** Close status (`ok`, `error`, `exit`, `interrupted`, ...), null while open. */
   status: string | null;
-  /** Number of beats recorded. */
+  /** Number of beats (model turns: `llm_request` events) recorded. */
   beats: number;
   /** Tokens charged across the session's model calls. */
   tokens: number;
+  /**
+   * USD the model calls cost: the sum of their `usage.cost_usd`, which a call carries when its
+   * model has a price (`llm_proto.prices`); null when none does.
+   */
+  cost_usd: number | null;
 }
 
 /**
@@ -291,11 +307,15 @@ export function listSessions(
        (SELECT json_extract(c.data, '$.status') FROM events c
          WHERE c.stream = o.stream AND c.kind = 'session_close' LIMIT 1) AS status,
        (SELECT COUNT(*) FROM events c WHERE c.stream = o.stream AND c.kind = 'session_close') AS closes,
+       (SELECT MIN(c.epoch_ms) FROM events c WHERE c.stream = o.stream AND c.kind = 'session_close') AS ended,
+       (SELECT MAX(l.epoch_ms) FROM events l WHERE l.stream = o.stream) AS last,
        (SELECT COUNT(*) FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_request') AS beats,
        (SELECT COALESCE(SUM(COALESCE(json_extract(r.data, '$.usage.total_tokens'),
                                      json_extract(r.data, '$.input_tokens') + json_extract(r.data, '$.output_tokens'),
                                      0)), 0)
-          FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_response') AS tokens
+          FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_response') AS tokens,
+       (SELECT SUM(json_extract(r.data, '$.usage.cost_usd'))
+          FROM events r WHERE r.stream = o.stream AND r.kind = 'llm_response') AS cost
      FROM events o WHERE ${where.join(" AND ")}
      ORDER BY o.position DESC LIMIT ?`,
     params,
@@ -312,15 +332,21 @@ export function listSessions(
       meta: String(r.meta),
       data: String(r.data),
     });
+    const started = Number(r.started);
+    const ended = r.ended === null || r.ended === undefined ? null : Number(r.ended);
     return {
       id: String(r.id),
+      script: typeof open.data.script === "string" ? open.data.script : null,
       owner: open.data.owner ?? null,
       labels: open.meta,
-      started: Number(r.started),
+      started,
+      ended,
+      duration_ms: Math.max(0, (ended ?? Number(r.last ?? started)) - started),
       closed: Number(r.closes) > 0,
       status: r.status === null || r.status === undefined ? null : String(r.status),
       beats: Number(r.beats),
       tokens: Number(r.tokens),
+      cost_usd: r.cost === null || r.cost === undefined ? null : Number(r.cost),
     };
   });
 }

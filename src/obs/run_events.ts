@@ -10,7 +10,7 @@
  *   (or failed), from `src/host/mcp.ts` — the kernel does not record them;
  * - `end`: the run's outcome, from the SDK's runner (`src/sdk/run_block.ts`), after the run's
  *   cleanup, so every kernel row of the run came before it.
- * Consumers: the CLI's `--progress` (`progress.ts`) and `--events` (`events_jsonl.ts`), and an
+ * Consumers: the CLI's `--progress` (`src/cli/progress.ts`) and `--events` (`events_jsonl.ts`), and an
  * embedder's `BlockConfig.builder(...).observe(fn)`; OpenTelemetry traces, `serve` and flows are
  * meant to be more of them rather than new hooks.
  *

@@ -100,6 +100,8 @@ interface LoadedScript {
   chunkname: string;
   dir: string;
   name: string;
+  /** What the run's kernel sessions record as their script (`RunContext.script`). */
+  ref: string;
 }
 
 function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScript | { error: string } {
@@ -113,6 +115,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
         chunkname: "@" + displayPath(path, cwd),
         dir: dirname(path),
         name: basename(path),
+        ref: displayPath(Deno.realPathSync(path), projectRoot),
       };
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
@@ -125,6 +128,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
     chunkname: "@" + spec.script.name,
     dir: resolve(cwd, spec.script.dir ?? projectRoot),
     name: basename(spec.script.name),
+    ref: spec.script.name,
   };
 }
 
@@ -170,6 +174,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     projectRoot,
     scriptDir: script.dir,
     scriptName: script.name,
+    script: script.ref,
     home,
     labels: spec.labels ?? {},
     stdout,

@@ -26,22 +26,24 @@ import { show } from "./sources.ts";
  * import assert from "node:assert/strict";
  *
  * const stoppedBy: string[] = [];
- * // waits for something that never comes, until the run's timeout ends the call
+ * const stop = new AbortController();
+ * // waits for something that never comes: the embedder gives up once the call is under way
  * const wait = (_input: unknown, { signal, tool }: HostToolContext) =>
- *   new Promise((resolve) =>
+ *   new Promise((resolve) => {
  *     signal.addEventListener("abort", () => {
  *       stoppedBy.push(tool);
  *       resolve(null);
- *     })
- *   );
+ *     });
+ *     stop.abort("nobody approved");
+ *   });
  * const report = await runBlock(
  *   BlockConfig.builder(ScriptSource.inline('return tool.call("wait_for_approval", {})', "wait.lua"), ".")
  *     .hostTool({ name: "wait_for_approval", description: "Waits for a human.", handler: wait })
- *     .timeoutMs(100)
+ *     .signal(stop.signal)
  *     .env({})
  *     .build(),
  * );
- * assert.equal(report.outcome.status, "timed_out");
+ * assert.equal(report.outcome.status, "cancelled");
  * assert.deepEqual(stoppedBy, ["wait_for_approval"]);
  * ```
  */

@@ -84,6 +84,13 @@ function spawnCli(args: string[], cwd: string) {
   };
 }
 
+/** A duration as progress lines print it. */
+const DUR = String.raw`(?:<1 ms|[\d.]+ m?s)`;
+
+/** The complete lines of `text` (a reader may catch the last one half written). */
+const completeLines = (text: string) =>
+  text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter((l) => l !== "");
+
 const kinds = (lines: string[]) => lines.map((l) => JSON.parse(l).kind as string);
 
 Deno.test("--progress: one line per step on stderr, nothing on stdout; AGENT_BLOCK_PROGRESS=1 in .env too", async () => {
@@ -94,14 +101,15 @@ Deno.test("--progress: one line per step on stderr, nothing on stdout; AGENT_BLO
   assert.equal(JSON.parse(flagged.stdout).stop_reason, "completed", "stdout is the block's own print only");
   const lines = flagged.stderr.split("\n").filter((l) => l.startsWith("[progress] "));
   const shapes = [
-    /^\[progress\] session s_\S+ \(agent\) opened$/,
-    /^\[progress\] turn 1: replay, 120 tokens in \/ 30 out, [\d.]+ m?s, stop tool_use$/,
-    /^\[progress\] tool word_count: ok in [\d.]+ m?s$/,
-    /^\[progress\] turn 2: replay, 170 tokens in \/ 8 out, [\d.]+ m?s, stop end_turn$/,
-    /^\[progress\] agent: completed after 2 turns$/,
-    /^\[progress\] session s_\S+ closed: ok$/,
-    /^\[progress\] end: returned after [\d.]+ m?s; stop reason completed; 2 turns, 290 tokens in \/ 38 out, 1 tool call$/,
-  ];
+    String.raw`session s_\S+ \(agent\) opened`,
+    String.raw`turn 1: replay, 120 tokens in / 30 out, ${DUR}, stop tool_use`,
+    String.raw`tool word_count: ok in ${DUR}`,
+    String.raw`turn 2: replay, 170 tokens in / 8 out, ${DUR}, stop end_turn`,
+    String.raw`agent: completed after 2 turns`,
+    String.raw`session s_\S+ closed: ok`,
+    String
+      .raw`end: returned after ${DUR}; stop reason completed; 2 turns, 290 tokens in / 38 out, 1 tool call`,
+  ].map((re) => new RegExp(String.raw`^\[progress\] ${re}$`));
   assert.equal(lines.length, shapes.length, flagged.stderr);
   shapes.forEach((re, i) => assert.match(lines[i], re));
 
@@ -119,7 +127,7 @@ Deno.test("--events FILE: the kernel events as committed, while the run goes on,
   const run = spawnCli(["-s", "gated.lua", "-p", ".", "-c", gate, "--events", "out.jsonl"], project);
   const streamed = () => {
     try {
-      return Deno.readTextFileSync(events).split("\n").filter((l) => l !== "");
+      return completeLines(Deno.readTextFileSync(events));
     } catch {
       return [];
     }
@@ -152,10 +160,13 @@ Deno.test("--events -: the same stream on stderr, live, beside --progress with t
   const project = await gatedProject();
   const gate = join(project, "go");
   const run = spawnCli(["-s", "gated.lua", "-p", ".", "-c", gate, "--events", "-", "--progress"], project);
-  const jsonLines = (text: string) => text.split("\n").filter((l) => l.startsWith("{"));
-  await waitFor(() => kinds(jsonLines(run.stderr())).includes("tool_call"), {
-    what: "the first beat's tool_call on stderr",
-  });
+  const jsonLines = (text: string) => completeLines(text).filter((l) => l.startsWith("{"));
+  // the same commit's rows reach the stream, then progress: wait for both (one read may split them)
+  await waitFor(
+    () =>
+      kinds(jsonLines(run.stderr())).includes("tool_call") && /\[progress\] turn 1: .*\n/.test(run.stderr()),
+    { what: "the first beat's tool_call and its progress line on stderr" },
+  );
   assert.ok(!kinds(jsonLines(run.stderr())).includes("session_close"), "the run is still going");
   assert.match(
     run.stderr(),
@@ -182,4 +193,21 @@ Deno.test("--events to a file that cannot be created: exit 1 naming it, before t
   const empty = await runCli(["-s", "s.lua", "--events="], { cwd: project });
   assert.equal(empty.code, 2);
   assert.match(empty.stderr, /--events must be a file path, or - for stderr/);
+});
+
+Deno.test({
+  name: "--events to a device that refuses writes: one warning, the stream stops, the run ends as it would",
+  ignore: Deno.build.os !== "linux", // /dev/full (every write fails with ENOSPC) is Linux's
+  fn: async () => {
+    const project = await tempProject({
+      "s.lua":
+        `for i = 1, 3 do require("knl").session({ owner = "w" .. i }, function() end) end print("done")`,
+    });
+    const r = await runCli(["-s", "s.lua", "--events", "/dev/full"], { cwd: project });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "done\n");
+    const warnings = r.stderr.split("\n").filter((l) => l.includes("cannot write events file /dev/full"));
+    assert.equal(warnings.length, 1, r.stderr);
+    assert.match(warnings[0], /^\[warn\] agent-block: an observer of the run failed and was detached: /);
+  },
 });

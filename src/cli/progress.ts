@@ -1,17 +1,17 @@
 /**
  * `--progress`: one human line per step of a run, as it happens — a formatter of the run's
- * events (`run_events.ts`), nothing more.
+ * events (`src/obs/run_events.ts`), nothing more.
  *
  * Owns the wording. Lines start `[progress] ` and say, from the kernel's record (a session's
  * open and close, each model turn, each tool call, an agent's result) and the MCP host's notes
  * (connects, tool calls), then the run's end:
  *   [progress] session s_... (agent) opened
- *   [progress] turn 1: claude-sonnet-4-5, 120 tokens in / 30 out, 1.42 s, stop tool_use, cost so far $0.0008
- *   [progress] tool word_count: ok in 0.3 ms
+ *   [progress] turn 1: claude-sonnet-4-5, 120 tokens in / 30 out, 1.4 s, stop tool_use, cost so far $0.0008
+ *   [progress] tool word_count: ok in 3 ms
  *   [progress] mcp: connected everything (stdio) in 230 ms
  *   [progress] mcp: everything.echo ok in 12 ms
  *   [progress] agent: completed after 2 turns
- *   [progress] end: returned after 1.91 s; stop reason completed; 2 turns, 290 tokens in / 38 out, 1 tool call, cost $0.0011
+ *   [progress] end: returned after 1.9 s; stop reason completed; 2 turns, 290 tokens in / 38 out, 1 tool call, cost $0.0011
  * Costs are the kernel's `usage.cost_usd`, which `llm_proto` computes from its price table
  * (`require("llm_proto").prices`, overridable per run): a turn of a model with no price there
  * shows no cost, and the totals count only the priced turns — nothing is estimated here.
@@ -19,34 +19,27 @@
  * print nothing; a model call made with `llm.chat` outside a kernel session is not recorded, so
  * it has no line either.
  *
+ * Durations, costs and quoted text are written as the CLI's other human listings write them
+ * (`format.ts`, shared with `knl show` and `knl sessions`).
+ *
  * Invariant: it only formats — the sink (`write`) decides where lines go (the CLI: stderr, never
  * stdout); a failure to write is the sink's, raised to the run's guarded fan-out.
  */
 import type { EventRow } from "../knl/store.ts";
-import type { RunEvent, RunObserver } from "./run_events.ts";
+import type { RunEvent, RunObserver } from "../obs/run_events.ts";
+import { cost as dollars, duration as span, oneLine } from "./format.ts";
 
-/** Longest text quoted from an error or a result, in characters (first line only). */
+/** `format.ts`'s duration, with what it would round to `0 ms` said as `<1 ms`. */
+function duration(ms: number): string {
+  return ms < 0.5 ? "<1 ms" : span(ms);
+}
+
+/** Longest text quoted from an error or a result, in characters (one line). */
 const QUOTE = 160;
 
-/** Milliseconds as people read them: `2.6 ms`, `230 ms`, `1.42 s`. */
-export function duration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return "? ms";
-  if (ms < 10) return `${ms.toFixed(1)} ms`;
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(2)} s`;
-}
-
-/** US dollars: four decimals below a dollar, two above. */
-export function dollars(usd: number): string {
-  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
-}
-
-/** The first line of `v` (a string, or JSON of anything else), cut to `QUOTE` characters. */
+/** `v` (a string, or JSON of anything else) on one line of at most `QUOTE` characters. */
 function quote(v: unknown): string {
-  let s = typeof v === "string" ? v : JSON.stringify(v) ?? String(v);
-  const nl = s.indexOf("\n");
-  if (nl >= 0) s = s.slice(0, nl) + " ...";
-  return s.length > QUOTE ? s.slice(0, QUOTE) + "..." : s;
+  return oneLine(typeof v === "string" ? v : JSON.stringify(v) ?? String(v), QUOTE);
 }
 
 function num(v: unknown): number {

@@ -1,0 +1,81 @@
+/**
+ * The size limit of the model-facing file tools (`max_file_bytes`, default 16 MiB): a file past
+ * it is refused by every tool that reads it — with a message giving its size and the limit,
+ * before any of it is read (a sparse 1.1 GB file costs no memory) — overwriting one is refused
+ * (no undo copy could be kept), a FIFO is refused instead of blocking the host, and the option
+ * is checked.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runLua, tempDir } from "../helpers.ts";
+
+async function tools(dir: string, body: string, opts = "") {
+  const r = await runLua(
+    `std.fs.register_tools({ allowed = { "fs_write", "fs_rollback", "fs_search_replace" } ${opts} })
+     local function call(name, input)
+       local ok, v = pcall(tool.call, name, input)
+       return ok and v or ("ERR " .. tostring(v))
+     end
+     ${body}`,
+    { projectRoot: dir },
+  );
+  if (r.outcome.status !== "returned") throw new Error(JSON.stringify(r.outcome));
+  return r.outcome.value as string;
+}
+
+Deno.test("attack: fs_read, fs_edit, fs_search_replace and fs_write on a 1.1 GB file are refused, naming size and limit", async () => {
+  const d = await tempDir();
+  const big = join(d, "big.log");
+  Deno.writeTextFileSync(big, "");
+  Deno.truncateSync(big, 1_181_116_006); // sparse: no disk, and nothing read
+  const out = await tools(
+    d,
+    `return table.concat({
+      call("fs_read", { path = "big.log" }),
+      call("fs_edit", { path = "big.log", start_line = 1, end_line = 1, expect = "", content = "x" }),
+      call("fs_search_replace", { path = "big.log", search = "a", replace = "b" }),
+      call("fs_write", { path = "big.log", content = "small now" }),
+    }, "\\n")`,
+  );
+  const limit = "larger than the 16777216 bytes the file tools handle (max_file_bytes)";
+  assert.equal(
+    out,
+    [
+      `ERR fs_read: big.log is 1181116006 bytes, ${limit}`,
+      `ERR fs_edit: big.log is 1181116006 bytes, ${limit}`,
+      `ERR fs_search_replace: big.log is 1181116006 bytes, ${limit}`,
+      `ERR fs_write: big.log is 1181116006 bytes, ${limit}, so it cannot be replaced undoably`,
+    ].join("\n"),
+  );
+  assert.equal(Deno.statSync(big).size, 1_181_116_006, "the file was left alone");
+});
+
+Deno.test("attack: fs_read of a FIFO is refused instead of blocking the host", async () => {
+  const d = await tempDir();
+  const made = await new Deno.Command("mkfifo", { args: [join(d, "pipe")] }).output().catch(() => undefined);
+  if (!made?.success) return; // no mkfifo here: nothing to attack with
+  const out = await tools(
+    d,
+    `return call("fs_read", { path = "pipe" }) .. "\\n" .. call("fs_write", { path = "pipe", content = "x" })`,
+  );
+  assert.equal(out, "ERR fs_read: pipe is not a regular file\nERR fs_write: pipe is not a regular file");
+});
+
+Deno.test("fs tools: max_file_bytes sets the limit per tool set; a file at the limit is read; the option is checked", async () => {
+  const d = await tempDir();
+  Deno.writeTextFileSync(join(d, "f.txt"), "0123456789\n123456789\n"); // 21 bytes
+  const at = await tools(d, `return call("fs_read", { path = "f.txt" })`, ", max_file_bytes = 21");
+  assert.match(at, /^f\.txt: lines 1-2 of 2/);
+  const over = await tools(d, `return call("fs_read", { path = "f.txt" })`, ", max_file_bytes = 20");
+  assert.equal(
+    over,
+    "ERR fs_read: f.txt is 21 bytes, larger than the 20 bytes the file tools handle (max_file_bytes)",
+  );
+  const bad = await runLua(`return select(2, pcall(std.fs.register_tools, { max_file_bytes = -1 }))`, {
+    projectRoot: d,
+  });
+  assert.match(
+    String((bad.outcome as { value?: unknown }).value),
+    /std\.fs\.register_tools: argument 1 \(opts\) field 'max_file_bytes' must be a positive whole number, got -1/,
+  );
+});
