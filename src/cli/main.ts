@@ -1,7 +1,7 @@
 /**
  * Entry of the CLI: picks the subcommand and turns typed errors into exit codes.
  *
- * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, each loaded on first use; anything else is
+ * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, `types`, each loaded on first use; anything else is
  * the run path) and the last-resort error report: an `AgentBlockError` prints `error: <message>`
  * and exits with its code; a usage error adds a hint and exits 2; an unexpected exception is a
  * bug, printed with its stack, exit 1.
@@ -26,6 +26,7 @@ export const SUBCOMMANDS: Record<string, Subcommand | { load: () => Promise<Subc
   knl: { load: async () => (await import("./knl_command.ts")).knlCommand },
   mcp: { load: async () => (await import("./mcp_command.ts")).mcpCommand },
   vendor: { load: async () => (await import("./vendor_command.ts")).vendorCommand },
+  types: { load: async () => (await import("./types_command.ts")).typesCommand },
 };
 
 /** Runs the CLI with `argv` (without the program name) and returns the exit code. */
