@@ -30,7 +30,7 @@ Usage:
   agent-block types [DIR] [--force]
 
 Writes into the project DIR (default .):
-  ${TYPES_DIR}/*.lua   LuaCATS annotations (---@meta) of every agent-block global and of
+  ${TYPES_DIR}/*.lua  LuaCATS annotations (---@meta) of every agent-block global and of
                             require("agent") / require("knl"), for lua-language-server
   .luarc.json               lua-language-server: Lua 5.4, workspace.library = ${TYPES_DIR},
                             the project's lib/ tiers on runtime.path, agent-block's globals
@@ -45,7 +45,7 @@ Options:
 It never overwrites a file it did not write (or one edited since it wrote it) unless --force:
 such files are named and nothing is written (exit 1). What it wrote is listed in
 ${TYPES_DIR}/manifest.json, so running it again after an upgrade refreshes its own files.
-The reference the files come from is docs/lua-api.md.
+The reference they come from is docs/lua-api.md in agent-block's repository.
 
 Example:
   agent-block types && luacheck blocks/
