@@ -33,7 +33,7 @@ export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, knl, blocks, mcp, vendor; see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, vendor; see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run
