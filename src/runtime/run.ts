@@ -159,7 +159,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   } catch (e) {
     return notStarted((e as Error).message);
   }
-  const procs = new ProcessGroups(graceMs, env);
+  const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m) });
   const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
   const run: RunContext = {
     env,
@@ -246,7 +246,8 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     return outcome;
   } finally {
     // Cleanups first (newest first): an MCP disconnect closes a server's stdin and lets it exit
-    // by itself; whatever is still running afterwards is ended with its process group.
+    // by itself; whatever is still running afterwards is ended with its tree (its process group,
+    // its descendants and what carries its tag: src/proc/group.ts).
     for (const fn of cleanups.reverse()) {
       try {
         await fn(outcome);
