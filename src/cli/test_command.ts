@@ -36,7 +36,8 @@ export interface SpecFileResult {
   path: string;
   passed: number;
   failed: number;
-  failures: { name: string; error: string }[];
+  /** `name` is the `describe / it` path; `where` the spec's `file:line`; `expected`/`actual` of a failed expectation. */
+  failures: { name: string; error: string; where?: string; expected?: string; actual?: string }[];
   output: string[];
 }
 
