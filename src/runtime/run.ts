@@ -31,8 +31,11 @@ import { RunEnv, wholeMilliseconds } from "../run_env.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
-  /** A script file, or inline source with the name errors should show. */
-  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string };
+  /**
+   * A script file, or inline source with the name errors should show (`name`; `chunkname`, when
+   * given, is the chunk's own name instead of `@name`, for a runner's driver chunk: `=ab:...`).
+   */
+  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string; chunkname?: string };
   /** Project root (`--project`); resolved against `cwd`, made absolute and canonical. */
   projectRoot: string;
   /**
@@ -119,7 +122,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
   const src = spec.script.source;
   return {
     source: typeof src === "string" ? new TextEncoder().encode(src) : src,
-    chunkname: "@" + spec.script.name,
+    chunkname: spec.script.chunkname ?? "@" + spec.script.name,
     dir: resolve(cwd, spec.script.dir ?? projectRoot),
     name: basename(spec.script.name),
     ref: spec.script.name,
