@@ -471,4 +471,15 @@ function M.run(opts)
   return r
 end
 
+--- The module's pure, I/O-free helpers, for specs (`agent._test_helpers().check_opts(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    flat_tool = flat_tool,
+    result_string = result_string,
+    describe_store = describe_store,
+    check_opts = check_opts,
+  }
+end
+
 return M

@@ -339,8 +339,21 @@ function replay:open(opts)
   return port
 end
 
+--- The module's pure, I/O-free helpers, for specs (`require("llm_proto.port")._test_helpers().merged(...)`):
+-- a fresh table each call, not part of the API (names and shapes may change with the code they test).
+local function test_helpers()
+  return {
+    merged = merged,
+    check_request = check_request,
+    open_opts = open_opts,
+    check_expect = check_expect,
+    scripted_response = scripted_response,
+  }
+end
+
 return {
   anthropic = http_provider("anthropic", "ANTHROPIC_MODEL", "claude-haiku-4-5-20251001"),
   openai = http_provider("openai", "OPENAI_MODEL", "gpt-4o-mini"),
   replay = replay,
+  _test_helpers = test_helpers,
 }

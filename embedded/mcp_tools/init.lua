@@ -389,4 +389,15 @@ function Conn:close()
   self.order, self.servers, self.index = {}, {}, {}
 end
 
+--- The module's pure, I/O-free helpers, for specs (`mcp_tools._test_helpers().data_text(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    empty_object_schema = empty_object_schema,
+    data_text = data_text,
+    check_entry = check_entry,
+    encode_result = encode_result,
+  }
+end
+
 return M

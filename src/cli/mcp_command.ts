@@ -171,7 +171,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const log = Logger.forLevel(edge.env["AGENT_BLOCK_LOG"], "agent-block mcp");
   for (const w of edge.warnings) log.warn(w);
 
-  const procs = new ProcessGroups(1000, edge.env);
+  const procs = new ProcessGroups(1000, edge.env, { warn: (m) => log.warn(m) });
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
   const runner = new ChildRunner({

@@ -6,8 +6,11 @@
  * layering (`src/config/settings.ts`: the file, then the environment for knobs that have a
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
  * `--result` atomically (relative to the process working directory), and turning SIGINT/SIGTERM
- * into a stop that ends the run's process groups (exit 130). `--progress` and `--events` become
- * observers of the run (`watch.ts`, imported only when one is given).
+ * into a stop that ends the run's process groups (exit 130). The process asks to adopt orphans
+ * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
+ * ended, ends whatever is still below it.
+ * `--progress` and `--events` become observers of the run (`watch.ts`, imported only when one
+ * is given).
  *
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
@@ -29,12 +32,14 @@ import { writeStderr } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
+import { wholeMilliseconds } from "../run_env.ts";
+import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, knl, blocks, mcp, vendor; see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, vendor; see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run
@@ -157,6 +162,15 @@ export function versionText(): string {
   return `agent-block ${VERSION}\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`;
 }
 
+/** The grace before SIGKILL for processes the run left behind (`AGENT_BLOCK_TASK_GRACE_MS`). */
+function orphanGraceMs(env: Record<string, string>): number {
+  try {
+    return wholeMilliseconds({ get: (k) => env[k] }, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
+  } catch {
+    return 1000; // the run itself reported the bad value
+  }
+}
+
 /** Runs the run command; returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
@@ -195,6 +209,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     onSignal("SIGTERM"),
   ]];
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
+  // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
+  adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
     const config = BlockConfig.builder(ScriptSource.path(scriptPath!), s.project)
       .env(s.env)
@@ -206,10 +222,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (s.prompt !== undefined) config.prompt(s.prompt);
     if (s.context !== undefined) config.context(s.context);
     for (const o of watch?.observers ?? []) config.observe(o);
-    const { outcome } = await runConfig(config.build(), {
-      env: () => s.env,
-      cwd: () => s.cwd,
-    });
+    let outcome: Outcome;
+    try {
+      ({ outcome } = await runConfig(config.build(), {
+        env: () => s.env,
+        cwd: () => s.cwd,
+      }));
+    } finally {
+      // What escaped the run's own ending (a daemon that detached and cleared its environment).
+      await endOrphans(orphanGraceMs(s.env));
+    }
     if (s.outcome !== undefined) writeOutcomeFile(s.outcome, outcome, s.cwd);
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {

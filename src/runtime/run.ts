@@ -32,8 +32,11 @@ import type { RunObserver } from "../obs/run_events.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
-  /** A script file, or inline source with the name errors should show. */
-  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string };
+  /**
+   * A script file, or inline source with the name errors should show (`name`; `chunkname`, when
+   * given, is the chunk's own name instead of `@name`, for a runner's driver chunk: `=ab:...`).
+   */
+  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string; chunkname?: string };
   /** Project root (`--project`); resolved against `cwd`, made absolute and canonical. */
   projectRoot: string;
   /**
@@ -125,7 +128,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
   const src = spec.script.source;
   return {
     source: typeof src === "string" ? new TextEncoder().encode(src) : src,
-    chunkname: "@" + spec.script.name,
+    chunkname: spec.script.chunkname ?? "@" + spec.script.name,
     dir: resolve(cwd, spec.script.dir ?? projectRoot),
     name: basename(spec.script.name),
     ref: spec.script.name,
@@ -165,7 +168,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   } catch (e) {
     return notStarted((e as Error).message);
   }
-  const procs = new ProcessGroups(graceMs, env);
+  const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m) });
   const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
   const run: RunContext = {
     env,
@@ -253,7 +256,8 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     return outcome;
   } finally {
     // Cleanups first (newest first): an MCP disconnect closes a server's stdin and lets it exit
-    // by itself; whatever is still running afterwards is ended with its process group.
+    // by itself; whatever is still running afterwards is ended with its tree (its process group,
+    // its descendants and what carries its tag: src/proc/group.ts).
     for (const fn of cleanups.reverse()) {
       try {
         await fn(outcome);

@@ -4,10 +4,11 @@
  * One `Deno.serve` on 127.0.0.1 (ephemeral port) answers `POST /v1/messages` and
  * `POST /v1/chat/completions` from a queue of scripted replies, records every request (path,
  * headers, parsed body) and can answer with JSON, a real SSE stream, an error with `type`, a
- * `Retry-After`, malformed JSON, a stream cut in the middle, silence until the client gives up
- * (or the mock is reset or closed), or a body that never ends (`forever`: a first part, then one
- * piece after another as fast as the client reads, or every `everyMs`, counting the bytes produced
- * until the client hangs up).
+ * `Retry-After`, malformed JSON, a stream cut in the middle (its body short of the `Content-Length`
+ * announced: erroring the stream would make `Deno.serve` print the error and its stack on every
+ * run), silence until the client gives up (or the mock is reset or closed), or a body that never
+ * ends (`forever`: a first part, then one piece after another as fast as the client reads, or
+ * every `everyMs`, counting the bytes produced until the client hangs up).
  * The reply builders produce the wire shapes of the official APIs; `sdk_accepts_test` checks
  * that the official SDKs parse them.
  */
@@ -154,17 +155,22 @@ export class MockLlm {
         });
       }
       case "sse": {
-        const enc = new TextEncoder();
+        const body = new TextEncoder().encode(r.events.join(""));
         const stream = new ReadableStream<Uint8Array>({
           start(c) {
-            for (const e of r.events) c.enqueue(enc.encode(e));
-            if (r.cut === "error") c.error(new Error("mock: connection cut"));
-            else c.close();
+            c.enqueue(body);
+            c.close();
           },
         });
-        return new Response(stream, {
-          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        });
+        const headers: Record<string, string> = {
+          "content-type": "text/event-stream",
+          "cache-control": "no-cache",
+        };
+        // A cut: the body ends short of the length announced, so the server drops the connection
+        // and the client's read fails as on a dropped network. (Erroring the stream instead cuts
+        // it too, but Deno.serve then prints the error with its stack on every run.)
+        if (r.cut === "error") headers["content-length"] = String(body.length + 1024);
+        return new Response(stream, { headers });
       }
     }
   }
