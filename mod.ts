@@ -45,10 +45,33 @@
  *   `sh.exec`, a sleep), ends its process groups and closes its MCP connections; the outcome is
  *   `cancelled`. `timeoutMs(n)` does the same on a timer (`timed_out`).
  *
+ * ## Watching a run
+ * `observe(fn)` (repeatable) tells `fn` each `RunEvent` as it happens: the kernel's rows as they
+ * are committed (`events`: each row a record of `agent-block knl export --as events`, in commit
+ * order), MCP connects and tool calls (`mcp_connect`, `mcp_call`), and last the run's `end` with
+ * its outcome. It is the seam the CLI's `--progress` and `--events FILE` are built on. Observers
+ * run synchronously inside the run: keep them quick; one that throws is detached with a warning.
+ * A run with no observer pays nothing for the seam.
+ *
+ * ## How a run ended
+ * `BlockReport.outcome` is the one `Outcome` type every runner reports; `exitCodeOf(outcome)` (and
+ * `BlockReport.exitCode`) is what the CLI exits with for it: 0 returned, 75 deferred
+ * (`EXIT.DEFERRED`), the code of `os.exit`, 1 raised, 130 cancelled, 124 timed out
+ * (`EXIT_TIMED_OUT`). `BlockError`, like the CLI's `UsageError`, is an `AgentBlockError`: an error
+ * carrying its `exitCode`.
+ *
  * ## Records
  * `openExistingStore` with `listSessions` / `exportSession` read a run's kernel log
  * (`<project>/.agent-block/knl.sqlite`, or `stores({ kernel })`), as `agent-block knl` does;
- * `BlockReport.sessions` names the sessions a run opened.
+ * `BlockReport.sessions` names the sessions a run opened, `EventStore.read` / `tail` give their
+ * events, and `closeStore(path)` closes the connection when the reader is done (runs of this
+ * process writing the same file share it).
+ *
+ * ## Blocks by name
+ * `scanBlocks(blockRoots(projectRoot, home))` lists the blocks `agent-block -b NAME` can run (the
+ * project's `.agent-block/blocks/` and `blocks/`, then `$AGENT_BLOCK_HOME/blocks/`, the nearer
+ * winning), `findBlock(roots, name)` finds one; run it with `ScriptSource.path(entry.path)`.
+ * `VERSION` is the runtime's version.
  *
  * ## An in-process spawner (seed 002)
  * An engine that hosts agents in its own process maps onto the SDK like this:
@@ -59,8 +82,9 @@
  *   JSON-encoded: the script decodes it with `std.json.decode(_PROMPT)`);
  * - the task's metadata and agent context: `extraGlobals({ _TASK_METADATA, _AGENT_CTX })`;
  * - the result: `hostHandler(fn)` takes the first emit of any kind but `artifact` as the terminal
- *   value (`payload.content`, else `payload.response`, else the payload); artifacts arrive in
- *   `BlockReport.artifacts` (and at an `artifact` handler, if one is set);
+ *   value (`payload.content`, else `payload.response`, else the payload; with no `artifact`
+ *   handler set, the any-kind handler receives `artifact` events too, so it skips them);
+ *   artifacts arrive in `BlockReport.artifacts` (and at an `artifact` handler, if one is set);
  * - the per-task working directory: the config's `projectRoot` — it is `std.env.project_root()`
  *   and the default working directory of `sh.exec` and of MCP servers, and the host process's
  *   cwd is never changed;
@@ -133,6 +157,7 @@ export {
 export { AgentBlockError, EXIT, UsageError } from "./src/errors.ts";
 export type { JsonValue } from "./src/json/codec.ts";
 export { type BusEvent, type BusHandler, BusHost } from "./src/host/bus.ts";
+export type { RunEvent, RunObserver } from "./src/obs/run_events.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
 export { VERSION } from "./src/version.ts";

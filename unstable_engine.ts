@@ -39,7 +39,14 @@ export {
   LuaCallbackError,
   LuaEngine,
 } from "./src/lua/engine.ts";
-export { ManagedProcess, ProcessGroups, type SpawnOptions } from "./src/proc/group.ts";
+export {
+  type ChildEnvBase,
+  ManagedProcess,
+  ProcessGroups,
+  type ProcessGroupsOptions,
+  type SpawnOptions,
+} from "./src/proc/group.ts";
+export type { Tree } from "./src/proc/tree.ts";
 export { runBlock as runSpec, type RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
 export { lazily, type LazyTriggers } from "./src/host/lazy.ts";

@@ -1,4 +1,5 @@
--- An end-to-end agent.run example that needs no network: the model is the shipped replay script hello_agent.replay.jsonl, which calls the Lua tool `word_count` once and then answers.
+-- An end-to-end agent.run example that needs no network: the model is the shipped replay script
+-- hello_agent.replay.jsonl, which calls the Lua tool `word_count` once and then answers.
 --
 -- Run it:  agent-block -b hello_agent
 -- Read what it did:  agent-block knl export --session <session_id> --as messages

@@ -17,7 +17,8 @@
  *   --request-sampling       each `echo` asks the client for a sampling round trip first and
  *                            appends `sampling: <text>` to its answer
  *   --test-tools             adds the tools the test suite needs: `noop`, `sample`, `ask`,
- *                            `ask_url`, `roots`, `bump`, `bump_lists`, `touch`, `hang`, `exit_now`
+ *                            `ask_url`, `roots`, `bump`, `bump_lists`, `touch`, `hang`, `exit_now`,
+ *                            `exit_mid_stream` (a progress notification, then the process exits)
  *   --cancel-log PATH        `hang` appends `started <request id>` to PATH when called and
  *                            `cancelled <request id>` when cancelled
  *   --step-ms N              length of a `slow_echo` step (default 100)
@@ -339,6 +340,23 @@ function addTestTools(server: McpServer): void {
     console.error("echo_mcp_server: exiting mid-call");
     Deno.exit(3);
   });
+
+  server.registerTool(
+    "exit_mid_stream",
+    { description: "Sends a progress notification (over HTTP: the answer's stream has begun), then exits" },
+    async (ctx: ServerContext) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      if (token !== undefined) {
+        await ctx.mcpReq.notify({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: 1 },
+        });
+      }
+      await sleep(200);
+      console.error("echo_mcp_server: exiting mid-stream");
+      Deno.exit(3);
+    },
+  );
 }
 
 if (flags.transport === "stdio") {

@@ -50,7 +50,7 @@ local echo = mcp.call("echo", "echo", { msg = "ping" })
 check(echo.ok and not echo.is_error and echo.content[1].text == "ping", "echo returns its message", echo)
 
 local seen = {}
-mcp.on_progress("echo", function(tok, prog, total, msg)
+mcp.on_progress("echo", function(_, prog, total, msg)
   seen[#seen + 1] = msg
   print("     progress", prog, total, msg)
 end)

@@ -6,7 +6,20 @@
  * did not parse. 75 (`job.defer`) and 130 (SIGINT/SIGTERM) are outcomes, not errors.
  */
 
-/** An error that ends the process with `exitCode`. */
+/**
+ * An error that ends the process with `exitCode`. `BlockError` and `UsageError` are kinds of it.
+ *
+ * @example Map any agent-block error to an exit code
+ * ```ts
+ * import { AgentBlockError, BlockError, EXIT } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const exitCodeFor = (e: unknown): number => e instanceof AgentBlockError ? e.exitCode : EXIT.FAILED;
+ * assert.equal(exitCodeFor(new AgentBlockError("disk full", 74)), 74);
+ * assert.equal(exitCodeFor(new BlockError("cancelled", "stopped by the operator")), EXIT.INTERRUPTED);
+ * assert.equal(exitCodeFor(new TypeError("not ours")), 1);
+ * ```
+ */
 export class AgentBlockError extends Error {
   /**
    * An error ending the process with `exitCode`.
@@ -19,7 +32,23 @@ export class AgentBlockError extends Error {
   }
 }
 
-/** The command line did not parse (exit 2). */
+/**
+ * The command line did not parse (exit 2).
+ *
+ * @example A wrapper refusing its own flags the way the CLI does
+ * ```ts
+ * import { EXIT, UsageError } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * function parseShard(arg: string): number {
+ *   const n = Number(arg);
+ *   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--shard must be a whole number, got '${arg}'`);
+ *   return n;
+ * }
+ * assert.equal(parseShard("3"), 3);
+ * assert.throws(() => parseShard("x"), (e) => e instanceof UsageError && e.exitCode === EXIT.USAGE);
+ * ```
+ */
 export class UsageError extends AgentBlockError {
   /**
    * A command line that did not parse.
@@ -31,5 +60,18 @@ export class UsageError extends AgentBlockError {
   }
 }
 
-/** Exit codes, named. */
+/**
+ * Exit codes, named.
+ *
+ * @example A deferred run
+ * ```ts
+ * import { BlockConfig, EXIT, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const wait = ScriptSource.inline('job.defer("the nightly export is not there yet")', "wait.lua");
+ * const report = await runBlock(BlockConfig.builder(wait, ".").env({}).build());
+ * assert.equal(report.exitCode, EXIT.DEFERRED); // 75: nothing broke, try again later
+ * assert.equal(report.error, undefined);
+ * ```
+ */
 export const EXIT = { OK: 0, FAILED: 1, USAGE: 2, DEFERRED: 75, INTERRUPTED: 130 } as const;

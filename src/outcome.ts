@@ -25,7 +25,36 @@
  */
 import { EXIT } from "./errors.ts";
 
-/** How one run ended. */
+/**
+ * How one run ended.
+ *
+ * ```ts
+ * import { BlockConfig, type Outcome, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * function line(outcome: Outcome): string {
+ *   switch (outcome.status) {
+ *     case "returned":
+ *       return `returned ${typeof outcome.value === "string" ? outcome.value : "(bytes or nothing)"}`;
+ *     case "deferred":
+ *       return `deferred: ${outcome.reason}`;
+ *     case "exited":
+ *       return `exited with ${outcome.code}`;
+ *     case "raised":
+ *       return `raised (${outcome.code}): ${outcome.message}`;
+ *     case "cancelled":
+ *       return `cancelled: ${outcome.reason}`;
+ *     case "timed_out":
+ *       return `timed out after ${outcome.seconds} s`;
+ *   }
+ * }
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline('error("bad input", 0)', "bad.lua"), ".").env({}).build(),
+ * );
+ * assert.equal(line(report.outcome), "raised (script): bad input");
+ * assert.equal(line({ status: "deferred", reason: "no data yet" }), "deferred: no data yet");
+ * ```
+ */
 export type Outcome =
   | { status: "returned"; value: string | Uint8Array | undefined }
   | { status: "deferred"; reason: string }
@@ -34,19 +63,89 @@ export type Outcome =
   | { status: "cancelled"; reason: string }
   | { status: "timed_out"; seconds: number };
 
-/** Which part of a `raised` run failed (see the module doc). */
+/**
+ * Which part of a `raised` run failed (see the module doc).
+ *
+ * ```ts
+ * import { BlockConfig, type RaisedCode, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline("return (", "broken.lua"), ".").env({}).build(),
+ * );
+ * const code: RaisedCode | undefined = report.outcome.status === "raised" ? report.outcome.code : undefined;
+ * assert.equal(code, "script"); // a syntax error is the script's
+ * ```
+ */
 export type RaisedCode = "script" | "config" | "llm" | "mcp";
 
-/** The `code` names of a `raised` outcome, in a fixed order. */
+/**
+ * The `code` names of a `raised` outcome, in a fixed order.
+ *
+ * @example Check a code read from outside
+ * ```ts
+ * import { RAISED_CODES, type RaisedCode } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const isRaisedCode = (s: string): s is RaisedCode => (RAISED_CODES as readonly string[]).includes(s);
+ * assert.deepEqual(RAISED_CODES, ["script", "config", "llm", "mcp"]);
+ * assert.ok(isRaisedCode("llm"));
+ * assert.ok(!isRaisedCode("timeout"));
+ * ```
+ */
 export const RAISED_CODES: readonly RaisedCode[] = ["script", "config", "llm", "mcp"];
 
-/** The `status` names of `Outcome`. */
+/**
+ * The `status` names of `Outcome`.
+ *
+ * ```ts
+ * import { BlockConfig, type OutcomeStatus, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const tally: Partial<Record<OutcomeStatus, number>> = {};
+ * for (const lua of ["return 1", "return 2", 'job.defer("later")']) {
+ *   const { outcome } = await runBlock(
+ *     BlockConfig.builder(ScriptSource.inline(lua, "t.lua"), ".").env({}).build(),
+ *   );
+ *   tally[outcome.status] = (tally[outcome.status] ?? 0) + 1;
+ * }
+ * assert.deepEqual(tally, { returned: 2, deferred: 1 });
+ * ```
+ */
 export type OutcomeStatus = Outcome["status"];
 
-/** Exit code of a run whose wall-clock limit ended it (as `timeout(1)`). */
+/**
+ * Exit code of a run whose wall-clock limit ended it (as `timeout(1)`).
+ *
+ * @example A run past its `timeoutMs`
+ * ```ts
+ * import { BlockConfig, EXIT_TIMED_OUT, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const slow = ScriptSource.inline("std.task.sleep(10)", "slow.lua");
+ * const report = await runBlock(BlockConfig.builder(slow, ".").timeoutMs(100).env({}).build());
+ * assert.deepEqual(report.outcome, { status: "timed_out", seconds: 0.1 });
+ * assert.equal(report.exitCode, EXIT_TIMED_OUT);
+ * assert.equal(report.error?.code, "timeout");
+ * ```
+ */
 export const EXIT_TIMED_OUT = 124;
 
-/** The process exit code that reports `outcome`. */
+/**
+ * The process exit code that reports `outcome`: what `agent-block` exits with for the same ending.
+ *
+ * @example A runner that ends like the CLI
+ * ```ts
+ * import { exitCodeOf } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(exitCodeOf({ status: "returned", value: "ok" }), 0);
+ * assert.equal(exitCodeOf({ status: "deferred", reason: "no input yet" }), 75);
+ * assert.equal(exitCodeOf({ status: "exited", code: 3 }), 3);
+ * assert.equal(exitCodeOf({ status: "raised", code: "llm", message: "HTTP 529", traceback: "" }), 1);
+ * assert.equal(exitCodeOf({ status: "cancelled", reason: "SIGTERM" }), 130);
+ * ```
+ */
 export function exitCodeOf(outcome: Outcome): number {
   switch (outcome.status) {
     case "returned":

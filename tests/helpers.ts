@@ -300,3 +300,61 @@ export function writeTree(root: string, files: Record<string, string>): void {
     Deno.writeTextFileSync(p, content);
   }
 }
+
+/** The pid files `writeDaemonScript`'s script leaves, one per way of detaching. */
+export const DAEMON_PID_FILES = ["double_fork.pid", "setsid.pid"] as const;
+
+/**
+ * Writes `<dir>/daemons.sh` and returns its path: `sh daemons.sh DIR [env-cleared]` starts daemons
+ * that detach as real ones do, each with its output on /dev/null and writing its pid (atomically)
+ * to `DIR/<kind>.pid`, and returns once all are running:
+ * - `double_fork.pid`: fork, `setsid`, fork — both intermediates exit (a classic daemon);
+ * - `setsid.pid`: `setsid -f` — a new session whose parent exits at once;
+ * - with `env-cleared`, also `env_cleared.pid`: `env -i setsid -f`, no environment at all.
+ * Each daemon is a `sleep 300`, so one that survives a failing test ends by itself.
+ */
+export function writeDaemonScript(dir: string): string {
+  const path = join(dir, "daemons.sh");
+  Deno.writeTextFileSync(
+    path,
+    `dir=$1
+( setsid sh -c 'sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"' sh "$dir/double_fork.pid" & ) </dev/null >/dev/null 2>&1
+setsid -f sh -c 'echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 300' sh "$dir/setsid.pid" </dev/null >/dev/null 2>&1
+want="double_fork.pid setsid.pid"
+if [ "$2" = env-cleared ]; then
+  env -i /usr/bin/setsid -f /bin/sh -c 'echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 300' sh "$dir/env_cleared.pid" </dev/null >/dev/null 2>&1
+  want="$want env_cleared.pid"
+fi
+for f in $want; do while [ ! -f "$dir/$f" ]; do sleep 0.02; done; done
+`,
+  );
+  return path;
+}
+
+/** True while `pid` names a live process (a zombie, ended but not yet reaped, counts as gone). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const state = stat[stat.lastIndexOf(")") + 2];
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
+
+/** Why the process tests cannot run on this machine (not Linux, or a tool missing), or undefined. */
+export function lacksProcessTools(...tools: string[]): string | undefined {
+  if (Deno.build.os !== "linux") return `not Linux (${Deno.build.os})`;
+  for (const t of tools) {
+    if (!["/usr/bin/", "/bin/"].some((d) => fileExists(d + t))) return `${t} is not installed`;
+  }
+  return undefined;
+}
+
+function fileExists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}

@@ -22,7 +22,7 @@
 -- max_tokens, max_iterations (model calls, default 20), max_tokens_budget (total_tokens over the
 -- run; also the session's `tokens` budget, so `knl.views.ledger` shows each charge),
 -- max_cost_usd (needs a price for the model; see `llm_proto.prices`, overridable with
--- `prices`), timeout, max_retries, context_management (Anthropic; default on: trigger 80K input
+-- `prices`), timeout, max_retries, max_response_bytes, context_management (Anthropic; default on: trigger 80K input
 -- tokens, keep 3 tool uses, clear at least 10K; false disables header and body) and
 -- context_management_config (replaces the default whole), on_turn, on_delta, extra_tools,
 -- tool_groups, history, store (see above), the protocol options of llm_proto (tool_choice,
@@ -63,6 +63,7 @@ local DEFER = { defer = true }
 -- Options a Port takes (protocol, transport, endpoint); everything else is the loop's.
 local PORT_OPTS = {
   "model", "api_key", "api_key_env", "base_url", "dialect", "max_tokens", "timeout", "max_retries",
+  "max_response_bytes",
   "stream", "on_delta", "tool_choice", "parallel_tool_calls", "thinking", "stop", "response_format",
   "temperature", "top_p", "top_k", "seed", "cache_control", "context_management",
   "context_management_config", "extra_body", "prices", "replay", "replay_as", "system",
@@ -468,6 +469,17 @@ function M.run(opts)
     session_of[r] = s
   end
   return r
+end
+
+--- The module's pure, I/O-free helpers, for specs (`agent._test_helpers().check_opts(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    flat_tool = flat_tool,
+    result_string = result_string,
+    describe_store = describe_store,
+    check_opts = check_opts,
+  }
 end
 
 return M

@@ -126,7 +126,6 @@ local function plain_device_spec(d)
   end
   return true
 end
-knl._plain_session_opts, knl._plain_device_spec = plain_session_opts, plain_device_spec -- for the spec
 
 local function shape_error(fn, what, schema, v, level)
   local ok, why = lcheck(v, schema)
@@ -703,7 +702,27 @@ local function plain_response(resp)
   end
   return true
 end
-knl._plain_response = plain_response -- for the spec that holds it to lcheck
+--- The kernel's pure, I/O-free helpers, for specs (`knl._test_helpers().plain_response(r)`, which
+-- a spec holds to lcheck): a fresh table each call, not part of the API (names and shapes may
+-- change with the code they test).
+function knl._test_helpers()
+  return {
+    describe_error = describe_error,
+    strip_pos = strip_pos,
+    plain_budget = plain_budget,
+    plain_session_opts = plain_session_opts,
+    plain_device_spec = plain_device_spec,
+    plain_response = plain_response,
+    as_blocks = as_blocks,
+    push_message = push_message,
+    names_of = names_of,
+    request_data = request_data,
+    response_data = response_data,
+    policy_verdict = policy_verdict,
+    encode_result = encode_result,
+    text_of = text_of,
+  }
+end
 
 --- One model call plus the tools it asks for, charged to the session's budget.
 -- `opts` = { max_tokens, tool_choice } passed into the request, and `on_response(out, s)`: called

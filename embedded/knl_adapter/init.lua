@@ -183,4 +183,12 @@ setmetatable(M, {
   end,
 })
 
+--- The module's pure, I/O-free helpers, for specs (`knl_adapter._test_helpers().mcp_text(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    mcp_text = mcp_text,
+  }
+end
+
 return M

@@ -310,4 +310,16 @@ function A.normalize(body, warn)
   }
 end
 
+--- The module's pure, I/O-free helpers, for specs (`llm_proto.anthropic._test_helpers().clean_block(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function A._test_helpers()
+  return {
+    cache_marker = cache_marker,
+    clean_block = clean_block,
+    convert_one = convert_one,
+    convert_messages = convert_messages,
+    convert_tools = convert_tools,
+  }
+end
+
 return A

@@ -376,4 +376,15 @@ function M.content_text(content)
   return concat(parts, "\n")
 end
 
+--- The module's pure, I/O-free helpers, for specs (`llm_proto._test_helpers().by_prefix(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    claude_at_least = claude_at_least,
+    by_prefix = by_prefix,
+    opt_error = opt_error,
+    int = int,
+  }
+end
+
 return M

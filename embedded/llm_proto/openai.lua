@@ -323,4 +323,17 @@ function O.normalize(body, warn)
   }
 end
 
+--- The module's pure, I/O-free helpers, for specs (`llm_proto.openai._test_helpers().image_part(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function O._test_helpers()
+  return {
+    is_public = is_public,
+    image_part = image_part,
+    result_text = result_text,
+    convert_one = convert_one,
+    convert_messages = convert_messages,
+    convert_tools = convert_tools,
+  }
+end
+
 return O

@@ -11,8 +11,9 @@
 -- `opts` (open) — where and how:
 --   model (default env ANTHROPIC_MODEL / OPENAI_MODEL, else claude-haiku-4-5-20251001 /
 --   gpt-4o-mini), api_key, api_key_env, base_url, dialect (openai|vllm|llamacpp|ollama; default
---   inferred from base_url), max_tokens (default 4096), timeout (seconds, default 120),
---   max_retries (default 2), prices (overrides of llm_proto.prices), replay (replay only), and any
+--   inferred from base_url), max_tokens (default 4096), timeout (seconds one attempt may take,
+--   the whole answer included, streamed or not; default 120), max_response_bytes (largest answer
+--   accepted; default env AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES, else 64 MiB), max_retries (default 2), prices (overrides of llm_proto.prices), replay (replay only), and any
 --   request field below as a default for every call.
 --
 -- `request` (chat) — what to ask; every field overrides the open-time default:
@@ -28,7 +29,8 @@
 --   response_format, temperature, top_p, top_k, seed, cache_control (Anthropic; default on),
 --   context_management (Anthropic; true = the default edits) and context_management_config,
 --   extra_body (merged into the wire body last)
---   transport: stream (bool), on_delta (function(delta); implies stream), timeout, max_retries
+--   transport: stream (bool), on_delta (function(delta); implies stream), timeout, max_retries,
+--   max_response_bytes
 --
 -- The response's `usage` has the six fields of `llm_proto` plus `cost_usd` when the model has a
 -- price. `delta` handed to `on_delta` is `{ type = "text", text } | { type = "thinking",
@@ -184,6 +186,7 @@ function Port:chat(request)
     raw_messages = raw,
     raw_tools = raw_tools,
     timeout = req.timeout,
+    max_response_bytes = req.max_response_bytes,
     max_retries = req.max_retries,
     stream = req.stream == true or on_delta ~= nil,
   }, on_delta)
@@ -336,8 +339,21 @@ function replay:open(opts)
   return port
 end
 
+--- The module's pure, I/O-free helpers, for specs (`require("llm_proto.port")._test_helpers().merged(...)`):
+-- a fresh table each call, not part of the API (names and shapes may change with the code they test).
+local function test_helpers()
+  return {
+    merged = merged,
+    check_request = check_request,
+    open_opts = open_opts,
+    check_expect = check_expect,
+    scripted_response = scripted_response,
+  }
+end
+
 return {
   anthropic = http_provider("anthropic", "ANTHROPIC_MODEL", "claude-haiku-4-5-20251001"),
   openai = http_provider("openai", "OPENAI_MODEL", "gpt-4o-mini"),
   replay = replay,
+  _test_helpers = test_helpers,
 }

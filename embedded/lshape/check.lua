@@ -186,4 +186,15 @@ function M.assert_dev(value, schema, label, opts)
   return value
 end
 
+--- The module's pure, I/O-free helpers, for specs (`lshape.check._test_helpers().render(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    describe = describe,
+    is_sequence = is_sequence,
+    fmt_literal = fmt_literal,
+    render = render,
+  }
+end
+
 return M

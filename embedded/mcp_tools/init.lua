@@ -163,10 +163,12 @@ local function connect_one(s)
     if topts.trace_context == nil then topts.trace_context = s.trace_context end
     if topts.timeout == nil then topts.timeout = s.timeout end
     if topts.era == nil then topts.era = s.era end
+    if topts.max_message_bytes == nil then topts.max_message_bytes = s.max_message_bytes end
     return pcall(mcp.connect_http, s.name, s.url, topts)
   end
   return pcall(mcp.connect, s.name, s.command, s.args or {}, {
     cwd = s.cwd, env = s.env, trace_context = s.trace_context, timeout = s.timeout, era = s.era,
+    max_message_bytes = s.max_message_bytes,
   })
 end
 
@@ -385,6 +387,17 @@ function Conn:close()
     if not ok then log.warn(sformat("mcp_tools: disconnecting '%s' failed: %s", name, reason(err))) end
   end
   self.order, self.servers, self.index = {}, {}, {}
+end
+
+--- The module's pure, I/O-free helpers, for specs (`mcp_tools._test_helpers().data_text(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    empty_object_schema = empty_object_schema,
+    data_text = data_text,
+    check_entry = check_entry,
+    encode_result = encode_result,
+  }
 end
 
 return M

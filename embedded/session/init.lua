@@ -75,4 +75,12 @@ function M.clear(id, opts)
   return had
 end
 
+--- The module's pure, I/O-free helpers, for specs (`session._test_helpers().check_id(...)`): a fresh table
+-- each call, not part of the API (names and shapes may change with the code they test).
+function M._test_helpers()
+  return {
+    check_id = check_id,
+  }
+end
+
 return M

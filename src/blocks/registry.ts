@@ -16,10 +16,37 @@
  */
 import { join } from "node:path";
 
-/** Tier of a block root. */
+/**
+ * Tier of a block root.
+ *
+ * ```ts
+ * import { blockRoots, type BlockTier } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const tiers: BlockTier[] = blockRoots("/srv/project", "/home/ci/.agent-block", ["/opt/blocks"])
+ *   .map((root) => root.tier);
+ * assert.deepEqual(tiers, ["project-local", "project", "user", "extra"]); // nearest first
+ * ```
+ */
 export type BlockTier = "project-local" | "project" | "user" | "extra";
 
-/** A directory blocks are found in. */
+/**
+ * A directory blocks are found in.
+ *
+ * ```ts
+ * import { type BlockRoot, scanBlocks } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(join(dir, "lint.lua"), "-- Lints the repository.\nreturn 'clean'\n");
+ * const roots: BlockRoot[] = [{ tier: "extra", dir }]; // blocks of your own, outside any project
+ * const [lint] = scanBlocks(roots);
+ * assert.equal(lint.name, "lint");
+ * assert.equal(lint.description, "Lints the repository."); // its leading comment
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface BlockRoot {
   /** Which tier the directory is. */
   tier: BlockTier;
@@ -27,7 +54,24 @@ export interface BlockRoot {
   dir: string;
 }
 
-/** One registered block. */
+/**
+ * One registered block.
+ *
+ * ```ts
+ * import { type BlockEntry, blockRoots, scanBlocks } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const project = await Deno.makeTempDir();
+ * await Deno.mkdir(join(project, "blocks", "report"), { recursive: true });
+ * await Deno.writeTextFile(join(project, "blocks", "report", "init.lua"), "-- Weekly report.\nreturn 1\n");
+ * const menu = (blocks: BlockEntry[]) => blocks.map((b) => `${b.name} (${b.tier}): ${b.description}`);
+ * assert.deepEqual(menu(scanBlocks(blockRoots(project, join(project, "home")))), [
+ *   "report (project): Weekly report.",
+ * ]);
+ * await Deno.remove(project, { recursive: true });
+ * ```
+ */
 export interface BlockEntry {
   /** The name `-b` and `run_block` take. */
   name: string;
@@ -39,7 +83,22 @@ export interface BlockEntry {
   description: string;
 }
 
-/** The roots for a project, in precedence order. */
+/**
+ * The roots for a project, in precedence order: `<project>/.agent-block/blocks`,
+ * `<project>/blocks`, `<home>/blocks`, then `extraDirs` (absolute; the caller resolves them).
+ *
+ * @example The roots `agent-block -b` searches
+ * ```ts
+ * import { blockRoots } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(blockRoots("/srv/project", "/home/ci/.agent-block"), [
+ *   { tier: "project-local", dir: "/srv/project/.agent-block/blocks" },
+ *   { tier: "project", dir: "/srv/project/blocks" },
+ *   { tier: "user", dir: "/home/ci/.agent-block/blocks" },
+ * ]);
+ * ```
+ */
 export function blockRoots(projectRoot: string, home: string, extraDirs: string[] = []): BlockRoot[] {
   return [
     { tier: "project-local", dir: join(projectRoot, ".agent-block", "blocks") },
@@ -106,7 +165,32 @@ function scanRoot(root: BlockRoot): BlockEntry[] {
   return out;
 }
 
-/** Every registered block, nearer tier winning, sorted by name. */
+/**
+ * Every registered block, nearer tier winning, sorted by name. Directories that do not exist are
+ * skipped.
+ *
+ * @example The nearer tier wins
+ * ```ts
+ * import { blockRoots, scanBlocks } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const project = await Deno.makeTempDir();
+ * const home = join(project, "home"); // $AGENT_BLOCK_HOME
+ * await Deno.mkdir(join(project, "blocks"));
+ * await Deno.mkdir(join(home, "blocks"), { recursive: true });
+ * await Deno.writeTextFile(join(project, "blocks", "triage.lua"), "-- The project's triage.\nreturn 1\n");
+ * await Deno.writeTextFile(join(home, "blocks", "triage.lua"), "-- My triage.\nreturn 2\n");
+ * await Deno.writeTextFile(join(home, "blocks", "standup.lua"), "-- Standup notes.\nreturn 3\n");
+ *
+ * const blocks = scanBlocks(blockRoots(project, home));
+ * assert.deepEqual(blocks.map((b) => [b.name, b.tier, b.description]), [
+ *   ["standup", "user", "Standup notes."],
+ *   ["triage", "project", "The project's triage."],
+ * ]);
+ * await Deno.remove(project, { recursive: true });
+ * ```
+ */
 export function scanBlocks(roots: BlockRoot[]): BlockEntry[] {
   const byName = new Map<string, BlockEntry>();
   for (const root of roots) {
@@ -117,7 +201,32 @@ export function scanBlocks(roots: BlockRoot[]): BlockEntry[] {
   return [...byName.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
-/** The block called `name`, or undefined. */
+/**
+ * The block called `name`, or undefined.
+ *
+ * @example Run a block by name, as `agent-block -b` does
+ * ```ts
+ * import { BlockConfig, blockRoots, findBlock, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const project = await Deno.makeTempDir();
+ * await Deno.mkdir(join(project, "blocks"));
+ * await Deno.writeTextFile(
+ *   join(project, "blocks", "greet.lua"),
+ *   "-- Greets.\nreturn 'hello, ' .. _PROMPT\n",
+ * );
+ *
+ * const roots = blockRoots(project, join(project, "home"));
+ * assert.equal(findBlock(roots, "nope"), undefined);
+ * const block = findBlock(roots, "greet")!;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.path(block.path), project).prompt("world").env({}).build(),
+ * );
+ * assert.equal(report.value, "hello, world");
+ * await Deno.remove(project, { recursive: true });
+ * ```
+ */
 export function findBlock(roots: BlockRoot[], name: string): BlockEntry | undefined {
   return scanBlocks(roots).find((b) => b.name === name);
 }

@@ -1,14 +1,17 @@
 /**
  * Entry of the CLI: picks the subcommand and turns typed errors into exit codes.
  *
- * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, each loaded on first use; anything else is
- * the run path) and the last-resort error report: an `AgentBlockError` prints `error: <message>`
+ * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, `blocks`, `types`, each loaded on first use; a
+ * first argument that is a flag is the run path, and any other word — the run path takes no
+ * positional arguments — an unknown command, with a "did you mean" when one is close) and the
+ * last-resort error report: an `AgentBlockError` prints `error: <message>`
  * and exits with its code; a usage error adds a hint and exits 2; an unexpected exception is a
  * bug, printed with its stack, exit 1.
  */
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr } from "../obs/log.ts";
 import { runCommand } from "./run_command.ts";
+import { didYouMean } from "./args.ts";
 
 /** A subcommand: runs with its arguments and returns the exit code. */
 export type Subcommand = (argv: string[]) => Promise<number>;
@@ -26,14 +29,31 @@ export const SUBCOMMANDS: Record<string, Subcommand | { load: () => Promise<Subc
   knl: { load: async () => (await import("./knl_command.ts")).knlCommand },
   mcp: { load: async () => (await import("./mcp_command.ts")).mcpCommand },
   vendor: { load: async () => (await import("./vendor_command.ts")).vendorCommand },
+  blocks: { load: async () => (await import("./blocks_command.ts")).blocksCommand },
+  types: { load: async () => (await import("./types_command.ts")).typesCommand },
 };
+
+/** The error for a first argument that is neither a flag nor a command. */
+function unknownCommand(word: string): UsageError {
+  const names = Object.keys(SUBCOMMANDS);
+  const near = didYouMean(word, names);
+  return new UsageError(
+    near
+      ? `unknown command '${word}' (did you mean '${near}'?)`
+      : `unknown command '${word}'; the commands are ${names.join(", ")}, and a run takes -s FILE or -b NAME`,
+  );
+}
 
 /** Runs the CLI with `argv` (without the program name) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const enc = new TextEncoder();
   try {
-    const entry = argv.length > 0 ? SUBCOMMANDS[argv[0]] : undefined;
-    if (!entry) return await runCommand(argv);
+    const first = argv[0];
+    const entry = first !== undefined && Object.hasOwn(SUBCOMMANDS, first) ? SUBCOMMANDS[first] : undefined;
+    if (!entry) {
+      if (first !== undefined && !first.startsWith("-")) throw unknownCommand(first);
+      return await runCommand(argv);
+    }
     const sub = typeof entry === "function" ? entry : await entry.load();
     return await sub(argv.slice(1));
   } catch (e) {

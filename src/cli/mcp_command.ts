@@ -2,7 +2,7 @@
  * `agent-block mcp`: serve the registered blocks to an MCP client as the `run_block` tool.
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
- * `--token-file F`, `--run-timeout SECS`, `--progress-secs SECS`), loading `<project>/.env`
+ * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`), loading `<project>/.env`
  * (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
@@ -33,7 +33,7 @@ export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blo
 
 Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
-                  [--run-timeout SECS] [--progress-secs SECS]
+                  [--run-timeout SECS] [--progress-secs SECS] [--session-idle-secs SECS]
 
 Serves one tool, run_block {block, prompt?, context?}, where block is one of the blocks in
 <project>/.agent-block/blocks/, <project>/blocks/, $AGENT_BLOCK_HOME/blocks/ and every
@@ -47,12 +47,19 @@ Options:
       --http HOST:PORT     serve Streamable HTTP on a loopback address instead of stdio
                            (PORT 0 picks a free port; the URL is printed on stderr)
       --token-file FILE    with --http: require "Authorization: Bearer <token in FILE>"
+      --session-idle-secs SECS
+                           with --http: close a 2025-era session idle for SECS seconds
+                           (default 1800); when all 64 are taken, a new client evicts the
+                           session idle longest
       --run-timeout SECS   stop a run after SECS seconds (default 600)
       --progress-secs SECS while a run goes on, send a progress notification every SECS
                            seconds to calls that asked for progress (default 10; 0: never)
   -h, --help               print this help
 
 stdout carries the protocol only; logs and anything a block prints go to stderr.
+
+Example (an MCP client's server entry):
+  {"command": "agent-block", "args": ["mcp", "-p", "/home/me/work/site"]}
 `;
 
 /** Parsed `mcp` flags. */
@@ -63,6 +70,8 @@ export interface McpSettings {
   tokenFile?: string;
   runTimeoutSecs: number;
   progressSecs: number;
+  /** `--session-idle-secs`, when given. */
+  sessionIdleSecs?: number;
 }
 
 /** Parses the flags of `agent-block mcp`. */
@@ -74,6 +83,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "token-file": { type: "string" },
     "run-timeout": { type: "string" },
     "progress-secs": { type: "string" },
+    "session-idle-secs": { type: "string" },
     help: { type: "boolean", short: "h" },
   }, { command: "mcp" });
   const v = parsed.values as {
@@ -83,6 +93,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "token-file"?: string;
     "run-timeout"?: string;
     "progress-secs"?: string;
+    "session-idle-secs"?: string;
     help?: boolean;
   };
   if (v.help) return "help";
@@ -109,6 +120,19 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     }
     progressSecs = n;
   }
+  let sessionIdleSecs: number | undefined;
+  if (v["session-idle-secs"] !== undefined) {
+    if (v.http === undefined) {
+      throw new UsageError("mcp: --session-idle-secs needs --http (a stdio server has one session)");
+    }
+    const n = Number(v["session-idle-secs"]);
+    if (!Number.isFinite(n) || n <= 0) {
+      throw new UsageError(
+        `mcp: --session-idle-secs must be a positive number of seconds, got '${v["session-idle-secs"]}'`,
+      );
+    }
+    sessionIdleSecs = n;
+  }
   return {
     project: v.project ?? ".",
     blockDirs: v["block-dir"] ?? [],
@@ -116,6 +140,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     tokenFile: v["token-file"],
     runTimeoutSecs,
     progressSecs,
+    sessionIdleSecs,
   };
 }
 
@@ -155,7 +180,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   );
   for (const w of edge.warnings) log.warn(w);
 
-  const procs = new ProcessGroups(1000, edge.env);
+  const procs = new ProcessGroups(1000, edge.env, { warn: (m) => log.warn(m) });
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
   const runner = new ChildRunner({
@@ -188,7 +213,12 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   try {
     const names = currentBlocks(opts).map((b) => b.name);
     if (addr) {
-      const serving = serveHttp(factory, addr, { token, log, watcher });
+      const serving = serveHttp(factory, addr, {
+        token,
+        log,
+        watcher,
+        sessionIdleMs: s.sessionIdleSecs === undefined ? undefined : s.sessionIdleSecs * 1000,
+      });
       // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
       writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));
       log.info(

@@ -6,14 +6,18 @@
  * layering (`src/config/settings.ts`: the file, then the environment for knobs that have a
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
  * `--result` atomically (relative to the process working directory), and turning SIGINT/SIGTERM
- * into a stop that ends the run's process groups (exit 130).
+ * into a stop that ends the run's process groups (exit 130). The process asks to adopt orphans
+ * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
+ * ended, ends whatever is still below it.
+ * `--progress` and `--events` become observers of the run (`watch.ts`, imported only when one
+ * is given).
  *
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
-import { parseFlags } from "./args.ts";
+import { didYouMean, parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, resolveRunSettings, runFlags } from "../config/settings.ts";
 import { writeAtomic } from "../util/fs.ts";
@@ -26,14 +30,16 @@ import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { agentBlockHome } from "../home.ts";
 import { writeStderr } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
-import { preloadLua } from "../lua/wasm.ts";
+import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
+import { wholeMilliseconds } from "../run_env.ts";
+import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, mcp, vendor, knl; see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, vendor; see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run
@@ -41,18 +47,26 @@ Options:
   -p, --project DIR        project root: .env, lib/ and blocks/ tiers, databases (default .)
       --prompt TEXT        sets _PROMPT
   -c, --context TEXT       sets _CONTEXT
-      --config FILE        JSON file: prompt, context, result, labels, limits (lowest layer)
+      --config FILE        JSON file: prompt, context, result, labels, limits, ... (lowest layer)
       --result FILE        write the value the script returns here (only if it returns)
       --outcome FILE       write how the run ended here as JSON (whatever the outcome)
       --label K=V          label the run (repeatable)
       --cpu-limit SECS     bound the Lua CPU time        (env AGENT_BLOCK_CPU_LIMIT_SECS)
       --memory-limit MB    bound the Lua heap            (env AGENT_BLOCK_MEMORY_LIMIT_MB)
       --mcp-timeout-secs N timeout of every MCP request  (env AGENT_BLOCK_MCP_TIMEOUT_SECS, default 30)
-  -V, --version            print the version
+      --progress           one line per step on stderr: model turns, tool calls, MCP, the end
+                           (env AGENT_BLOCK_PROGRESS=1)
+      --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
+                           shape of "knl export --as events" (- for stderr)
+  -V, --version            print the versions of agent-block, Deno and Lua
   -h, --help               print this help
 
 Exit codes: 0 ran and returned; 75 job.defer(); 1 raised or never ran; 2 bad command line;
 130 interrupted (SIGINT/SIGTERM).
+
+Examples:
+  agent-block -b hello_agent --result hello.json
+  agent-block -s my_agent.lua --prompt "Summarise the README" --label job=nightly
 `;
 
 /** Fully layered settings of one run, with the environment and working directory it gets. */
@@ -78,6 +92,8 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     "cpu-limit": { type: "string" },
     "memory-limit": { type: "string" },
     "mcp-timeout-secs": { type: "string" },
+    progress: { type: "boolean" },
+    events: { type: "string" },
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },
   });
@@ -141,6 +157,20 @@ export function reportOutcome(outcome: Outcome, resultPath: string | undefined, 
   return exitCodeOf(outcome);
 }
 
+/** What `--version` prints: agent-block's version, then Deno's and Lua's (no engine is started). */
+export function versionText(): string {
+  return `agent-block ${VERSION}\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`;
+}
+
+/** The grace before SIGKILL for processes the run left behind (`AGENT_BLOCK_TASK_GRACE_MS`). */
+function orphanGraceMs(env: Record<string, string>): number {
+  try {
+    return wholeMilliseconds({ get: (k) => env[k] }, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
+  } catch {
+    return 1000; // the run itself reported the bad value
+  }
+}
+
 /** Runs the run command; returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
@@ -150,7 +180,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   if (s === "version") {
-    Deno.stdout.writeSync(enc.encode(`agent-block ${VERSION}\n`));
+    Deno.stdout.writeSync(enc.encode(versionText()));
     return EXIT.OK;
   }
   let scriptPath = s.script;
@@ -159,13 +189,19 @@ export async function runCommand(argv: string[]): Promise<number> {
     const b = findBlock(roots, s.block);
     if (!b) {
       const known = scanBlocks(roots).map((x) => x.name);
+      const near = didYouMean(s.block, known);
       throw new AgentBlockError(
-        `unknown block '${s.block}'; known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
+        `unknown block '${s.block}'${near ? ` (did you mean '${near}'?)` : ""}; ` +
+          `known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
           `(searched ${roots.map((r) => r.dir).join(", ")})`,
       );
     }
     scriptPath = b.path;
   }
+  // watching the run: loaded only when asked for (start-up of the run path)
+  const watch = s.progress || s.events !== undefined
+    ? (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
+    : undefined;
   const stop = new AbortController();
   const onSignal = (sig: string) => () => stop.abort(`received ${sig}`);
   const listeners: [Deno.Signal, () => void][] = [["SIGINT", onSignal("SIGINT")], [
@@ -173,6 +209,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     onSignal("SIGTERM"),
   ]];
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
+  // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
+  adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
     const config = BlockConfig.builder(ScriptSource.path(scriptPath!), s.project)
       .env(s.env)
@@ -183,13 +221,21 @@ export async function runCommand(argv: string[]): Promise<number> {
       .signal(stop.signal);
     if (s.prompt !== undefined) config.prompt(s.prompt);
     if (s.context !== undefined) config.context(s.context);
-    const { outcome } = await runConfig(config.build(), {
-      env: () => s.env,
-      cwd: () => s.cwd,
-    });
+    for (const o of watch?.observers ?? []) config.observe(o);
+    let outcome: Outcome;
+    try {
+      ({ outcome } = await runConfig(config.build(), {
+        env: () => s.env,
+        cwd: () => s.cwd,
+      }));
+    } finally {
+      // What escaped the run's own ending (a daemon that detached and cleared its environment).
+      await endOrphans(orphanGraceMs(s.env));
+    }
     if (s.outcome !== undefined) writeOutcomeFile(s.outcome, outcome, s.cwd);
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
+    watch?.close();
   }
 }

@@ -37,6 +37,9 @@ Options:
 
 Sealed modules (knl, knl_adapter, knl_types, lshape) are refused: read them with
 require("embedded.NAME"). Packs (policy, supervisor) are written with a warning.
+
+Example:
+  agent-block vendor agent && $EDITOR .agent-block/lib/agent/init.lua
 `;
 
 const enc = new TextEncoder();

@@ -5,7 +5,8 @@
  * - `prompt`, `context`, `result`, `outcome` — strings (no environment variable has them, on purpose);
  * - `labels` — object of string values;
  * - `cpu_limit_secs`, `memory_limit_mb` — positive numbers;
- * - `mcp_timeout_secs` — a positive integer.
+ * - `mcp_timeout_secs` — a positive integer;
+ * - `progress` — a boolean (`--progress`); `events` — a non-empty string, a file or `-` (`--events`).
  * Unknown fields are refused (a typo must not silently change nothing). Every error names the
  * file and the field.
  */
@@ -21,6 +22,8 @@ export interface RunConfig {
   cpu_limit_secs?: number;
   memory_limit_mb?: number;
   mcp_timeout_secs?: number;
+  progress?: boolean;
+  events?: string;
 }
 
 const KNOWN = new Set([
@@ -32,6 +35,8 @@ const KNOWN = new Set([
   "cpu_limit_secs",
   "memory_limit_mb",
   "mcp_timeout_secs",
+  "progress",
+  "events",
 ]);
 
 function typeName(v: unknown): string {
@@ -71,6 +76,22 @@ export function validateRunConfig(data: unknown, file: string): RunConfig {
       }
       out.labels[k] = v;
     }
+  }
+  if (obj.progress !== undefined) {
+    if (typeof obj.progress !== "boolean") {
+      throw new AgentBlockError(`${file}: field 'progress' must be a boolean, got ${typeName(obj.progress)}`);
+    }
+    out.progress = obj.progress;
+  }
+  if (obj.events !== undefined) {
+    if (typeof obj.events !== "string" || obj.events.trim() === "") {
+      throw new AgentBlockError(
+        `${file}: field 'events' must be a file path or "-", got ${
+          typeof obj.events === "string" ? "''" : typeName(obj.events)
+        }`,
+      );
+    }
+    out.events = obj.events;
   }
   for (const k of ["cpu_limit_secs", "memory_limit_mb", "mcp_timeout_secs"] as const) {
     const v = obj[k];

@@ -10,10 +10,11 @@
  *   or nothing to run is refused before any file is read);
  * - `resolveRunSettings(flags, env, config)`: the three layers merged. Knobs with an environment
  *   variable: `AGENT_BLOCK_CPU_LIMIT_SECS`, `AGENT_BLOCK_MEMORY_LIMIT_MB`,
- *   `AGENT_BLOCK_MCP_TIMEOUT_SECS` (an empty value is unset; a bad one is an error naming the
- *   variable). `prompt`, `context`, `result` and `outcome` have none: they are what ONE run is, and an
- *   inherited variable would hand a child run its parent's prompt and result file. Labels merge
- *   key by key, a flag's winning.
+ *   `AGENT_BLOCK_MCP_TIMEOUT_SECS`, and the switch `AGENT_BLOCK_PROGRESS` (`1`/`true`/`yes`/`on`
+ *   or `0`/`false`/`no`/`off`; an empty value is unset; a bad one is an error naming the
+ *   variable). `prompt`, `context`, `result`, `outcome` and `events` have none: they are what ONE
+ *   run is, and an inherited variable would hand a child run its parent's prompt and result file
+ *   (or have it write into its parent's event stream). Labels merge key by key, a flag's winning.
  * Errors: a bad flag is a `UsageError` (exit 2) naming the flag; a bad variable an
  * `AgentBlockError` naming the variable.
  */
@@ -39,6 +40,10 @@ export interface RunFlags {
   cpuLimitSecs?: number;
   memoryLimitMb?: number;
   mcpTimeoutSecs?: number;
+  /** `--progress` was given. */
+  progress?: true;
+  /** `--events FILE` (`-`: stderr). */
+  events?: string;
 }
 
 /** The layered settings of one run (what to run and with what limits). */
@@ -57,6 +62,10 @@ export interface LayeredRunSettings {
   memoryLimitMb?: number;
   /** Timeout of every MCP request, seconds (default 30). */
   mcpTimeoutSecs: number;
+  /** Print one line per step of the run on stderr (`--progress`, `AGENT_BLOCK_PROGRESS`). */
+  progress: boolean;
+  /** Stream the run's kernel events as JSON Lines to this file (`-`: stderr). */
+  events?: string;
 }
 
 /**
@@ -100,6 +109,18 @@ function envNumber(env: Readonly<Record<string, string>>, name: string, integer 
   return n;
 }
 
+const TRUE = new Set(["1", "true", "yes", "on"]);
+const FALSE = new Set(["0", "false", "no", "off"]);
+
+function envSwitch(env: Readonly<Record<string, string>>, name: string): boolean | undefined {
+  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const v = raw.trim().toLowerCase();
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  throw new AgentBlockError(`${name} must be 1, true, yes, on or 0, false, no, off; got '${raw}'`);
+}
+
 function str(values: FlagValues, flag: string): string | undefined {
   const v = values[flag];
   return typeof v === "string" ? v : undefined;
@@ -120,6 +141,10 @@ export function runFlags(values: FlagValues): RunFlags {
   if (script === undefined && block === undefined) {
     throw new UsageError("nothing to run: pass --script FILE or --block NAME (see --help)");
   }
+  const events = str(values, "events");
+  if (events !== undefined && events.trim() === "") {
+    throw new UsageError("--events must be a file path, or - for stderr; got ''");
+  }
   return {
     script,
     block,
@@ -133,6 +158,8 @@ export function runFlags(values: FlagValues): RunFlags {
     cpuLimitSecs,
     memoryLimitMb,
     mcpTimeoutSecs,
+    progress: values.progress === true ? true : undefined,
+    events,
   };
 }
 
@@ -156,5 +183,7 @@ export function resolveRunSettings(
       config.memory_limit_mb,
     mcpTimeoutSecs: flags.mcpTimeoutSecs ?? envNumber(env, "AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ??
       config.mcp_timeout_secs ?? 30,
+    progress: flags.progress ?? envSwitch(env, "AGENT_BLOCK_PROGRESS") ?? config.progress ?? false,
+    events: flags.events ?? config.events,
   };
 }

@@ -27,16 +27,38 @@
  *   stop and go to the next `bus.serve`.
  * - `autoServe` (the SDK's `autoServeBus`): a background dispatcher serves Lua handlers from the
  *   start, so no `bus.serve` is needed; `bus.serve({ until_idle = true })` then waits until it is
- *   idle and a plain `bus.serve()` is refused. Events still queued when the main chunk returns
- *   are not dispatched (their acks reject), as without it.
+ *   idle, a plain `bus.serve()` is refused and `bus.stop()` does nothing. An event no handler
+ *   claims yet waits in the queue until one registers. Events still queued when the main chunk
+ *   returns are not dispatched (their acks reject), as without it.
  * - When the run ends, TypeScript handlers still running get `10 × grace` to finish.
+ * - TypeScript sees plain values: the integral floats `bus.emit` tags (so that a Lua handler gets
+ *   `3.0` back as a float) arrive at TypeScript handlers and the tap as numbers.
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import { optField } from "../lua/args.ts";
-import type { LuaFunctionRef } from "../json/values.ts";
+import { LuaFloat, type LuaFunctionRef } from "../json/values.ts";
 import type { HostModule, RunContext } from "./context.ts";
 
-/** What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`). */
+/**
+ * What a handler receives. `payload` and `meta` are converter values (see `src/lua/convert.ts`);
+ * a TypeScript handler (and the artifact tap) gets an integral Lua float (`3.0`, `10 / 2`) as a
+ * plain number, never the engine's `LuaFloat` tag, which only Lua handlers need.
+ *
+ * ```ts
+ * import { BlockConfig, type BusEvent, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const events: BusEvent[] = [];
+ * const script = 'bus.emit("progress", { step = 1, of = 3 }, "p-1")'; // kind, payload, id
+ * await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "p.lua"), ".")
+ *     .hostHandler("progress", (event) => void events.push(event))
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.deepEqual(events, [{ kind: "progress", id: "p-1", payload: { step: 1, of: 3 }, meta: {} }]);
+ * ```
+ */
 export interface BusEvent {
   /** Event kind, as given to `bus.emit`. */
   kind: string;
@@ -48,7 +70,29 @@ export interface BusEvent {
   meta: Record<string, unknown>;
 }
 
-/** A TypeScript handler; its (awaited) return value is the ack. */
+/**
+ * A TypeScript handler; its (awaited) return value is the ack.
+ *
+ * ```ts
+ * import { BlockConfig, type BusHandler, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * // a terminal-result handler: the first `result` the block emits is the answer
+ * let answer: unknown;
+ * const onResult: BusHandler = (event) => {
+ *   answer ??= event.payload;
+ *   return "stored"; // the ack (may be a promise)
+ * };
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline('bus.emit("result", { content = "42" })', "r.lua"), ".")
+ *     .hostHandler("result", onResult)
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.outcome.status, "returned");
+ * assert.deepEqual(answer, { content: "42" });
+ * ```
+ */
 export type BusHandler = (event: BusEvent) => unknown;
 
 export type { BusCore };
@@ -112,7 +156,7 @@ class BusCore {
   /** `bus.emit` from Lua: queued or delivered, never blocking. Returns the id. */
   emitFromLua(kind: string, payload: unknown, id?: string): string {
     const event = { kind, id: id ?? crypto.randomUUID(), payload, meta: {} };
-    this.tap?.(event);
+    this.tap?.(untagged(event) as BusEvent);
     this.#route({ event });
     return event.id;
   }
@@ -126,6 +170,7 @@ class BusCore {
       this.#lua.get(kind)?.release();
       this.#lua.set(kind, fn);
     }
+    this.#wakeUp(); // the background dispatcher may now serve events that waited for a handler
   }
 
   /** The TypeScript handler an event goes to right now, if the routing says TypeScript. */
@@ -150,7 +195,7 @@ class BusCore {
   #deliverTs(h: BusHandler, q: Queued): void {
     const p = (async () => {
       try {
-        const v = await h(q.event);
+        const v = await h(untagged(q.event) as BusEvent);
         q.ack?.resolve(v);
       } catch (e) {
         const err = e instanceof Error ? e : new Error(String(e));
@@ -172,8 +217,9 @@ class BusCore {
     w?.();
   }
 
-  /** `bus.stop()`: the running `bus.serve` returns after the handler in flight. */
+  /** `bus.stop()`: the running `bus.serve` returns after the handler in flight (the background one never). */
   stop(): boolean {
+    if (this.#background) return false;
     const was = this.#serving;
     this.#stop = true;
     this.#wakeUp();
@@ -196,13 +242,16 @@ class BusCore {
       return this.#idle(signal);
     }
     if (this.#serving) throw new Error("bus.serve: already serving (one bus.serve at a time)");
+    // The background dispatcher serves events a handler claims and leaves the others queued until
+    // one registers (an event the host emits before the script's `bus.on` waits for it).
+    const background = signal === this.#background?.signal;
     this.#serving = true;
     this.#stop = false;
     const onAbort = () => this.#wakeUp();
     signal.addEventListener("abort", onAbort);
     try {
-      while (!this.#stop && !signal.aborted) {
-        const q = this.#queue.shift();
+      while ((background || !this.#stop) && !signal.aborted) {
+        const q = this.#take(background);
         if (!q) {
           if (untilIdle && this.#inflight.size === 0) return;
           await new Promise<void>((r) => (this.#wake = r));
@@ -217,9 +266,25 @@ class BusCore {
     }
   }
 
-  /** Resolves once nothing is queued, dispatching or in flight (or when `signal` aborts). */
+  /** The next queued event to dispatch: the first one, or with `claimedOnly` the first a handler claims. */
+  #take(claimedOnly: boolean): Queued | undefined {
+    if (!claimedOnly) return this.#queue.shift();
+    const i = this.#queue.findIndex((q) => this.#claimed(q.event.kind));
+    return i < 0 ? undefined : this.#queue.splice(i, 1)[0];
+  }
+
+  #claimed(kind: string): boolean {
+    return this.#lua.has(kind) || this.ts.has(kind) || this.#luaAny !== undefined || this.tsAny !== undefined;
+  }
+
+  /**
+   * Resolves once no event a handler claims is queued and nothing is dispatching or in flight
+   * (or when `signal` aborts).
+   */
   async #idle(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted && (this.#queue.length > 0 || this.#dispatching || this.#inflight.size > 0)) {
+    const busy = () =>
+      this.#queue.some((q) => this.#claimed(q.event.kind)) || this.#dispatching || this.#inflight.size > 0;
+    while (!signal.aborted && busy()) {
       await new Promise<void>((r) => {
         this.#idleWaiters.push(r);
         signal.addEventListener("abort", () => r(), { once: true });
@@ -291,6 +356,33 @@ class BusCore {
   }
 }
 
+/**
+ * `v` with every `LuaFloat` (at any depth) replaced by its number; `v` itself when it holds
+ * none, so a payload without integral floats is handed over as it is.
+ */
+function untagged(v: unknown): unknown {
+  if (v instanceof LuaFloat) return v.value;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    v.forEach((x, i) => {
+      const y = untagged(x);
+      if (y !== x) (out ??= v.slice())[i] = y;
+    });
+    return out ?? v;
+  }
+  const proto = typeof v === "object" && v !== null ? Object.getPrototypeOf(v) : undefined;
+  if (proto === Object.prototype || proto === null) {
+    const obj = v as Record<string, unknown>;
+    let out: Record<string, unknown> | undefined;
+    for (const [k, x] of Object.entries(obj)) {
+      const y = untagged(x);
+      if (y !== x) (out ??= { ...obj })[k] = y;
+    }
+    return out ?? v;
+  }
+  return v;
+}
+
 let coreOf: (host: BusHost) => BusCore;
 
 /**
@@ -314,6 +406,25 @@ let coreOf: (host: BusHost) => BusCore;
  *   .build();
  * await runBlock(config);
  * assert.deepEqual(seen, [{ n: 1 }]);
+ * ```
+ *
+ * @example Ask the script from TypeScript
+ * ```ts
+ * import { BlockConfig, BusHost, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const script = `
+ *   bus.on("ask", function(event)
+ *     bus.stop() -- one question, then the script goes on
+ *     return "echo: " .. event.payload.q
+ *   end)
+ *   bus.serve() -- events emitted before this wait in the queue`;
+ * const bus = new BusHost();
+ * const run = runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "echo.lua"), ".").bus(bus).env({}).build(),
+ * );
+ * assert.equal(await bus.emit("ask", { q: "hi" }), "echo: hi");
+ * assert.equal((await run).outcome.status, "returned");
  * ```
  */
 export class BusHost {

@@ -2,10 +2,10 @@
  * What host functions know about the run they serve.
  *
  * Owns the `RunContext` shape: the environment, working directory, paths, output sinks, logger,
- * process groups, secrets, labels and cleanup hooks of ONE run. Host modules receive it at install time
- * and take every setting from it: none reads the process environment (`run.env` instead) or
- * resolves a path against the process working directory (`run.resolve` instead), so an embedder
- * can run several blocks in one process without them seeing each other.
+ * process groups, secrets, labels, observer and cleanup hooks of ONE run. Host modules receive it at
+ * install time and take every setting from it: none reads the process environment (`run.env`
+ * instead) or resolves a path against the process working directory (`run.resolve` instead), so an
+ * embedder can run several blocks in one process without them seeing each other.
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import type { Logger } from "../obs/log.ts";
@@ -13,6 +13,7 @@ import type { ProcessGroups } from "../proc/group.ts";
 import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
 import type { Secrets } from "../obs/secrets.ts";
+import type { RunObserver } from "../obs/run_events.ts";
 
 /** The run a host module is installed for. */
 export interface RunContext {
@@ -28,6 +29,11 @@ export interface RunContext {
   scriptDir: string;
   /** The script's file name (`_SCRIPT_NAME`). */
   scriptName: string;
+  /**
+   * The script as the run's kernel sessions record it (`script` in their seed event): its path
+   * relative to the project root when below it, else absolute; an inline script's name.
+   */
+  script: string;
   /** `$AGENT_BLOCK_HOME` (default `~/.agent-block`). */
   home: string;
   /** Labels of the run (`--label k=v`). */
@@ -49,6 +55,11 @@ export interface RunContext {
   mcpTimeoutMs: number;
   /** The `fetch` of model requests; `undefined`: the global one. */
   llmFetch: typeof fetch | undefined;
+  /**
+   * Whoever watches the run (`src/obs/run_events.ts`): the kernel's writers hand it their commits,
+   * the MCP host its connects and calls. `undefined` when nothing watches: then do nothing extra.
+   */
+  observe: RunObserver | undefined;
   /** Records that the run opened the kernel session `id` (the SDK reports them). */
   sessionOpened(id: string): void;
   /**

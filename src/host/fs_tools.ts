@@ -10,6 +10,10 @@
  *   no-follow walk from the root; no write through a hard link);
  * - `fs_read {path, start_line?, end_line?}`: the text with line numbers (`cat -n` style), at
  *   most `READ_MAX_LINES` at once;
+ * - size: every tool reads the whole file (to number lines, check an edit, keep an undo copy), so
+ *   a file past the set's `max_file_bytes` (default 16 MiB) — or anything but a regular file — is
+ *   refused with an error that says so, checked on the opened file before it is read
+ *   (`fs_tools/bounded_read.ts`), as is overwriting one;
  * - `fs_edit {path, start_line, end_line, expect, content}`: replaces lines start..end (inclusive,
  *   1-based) after checking that `expect` is exactly their current text; a mismatch is an error
  *   that shows the actual lines. `end_line = start_line - 1` with `expect = ""` inserts before
@@ -38,6 +42,7 @@ import { osError } from "./os_error.ts";
 import { ToolError } from "./fs_tools/tool_error.ts";
 import { confine as confineTo } from "./fs_tools/confine.ts";
 import { readConfined, removeConfined, writeConfined } from "./fs_tools/confined_io.ts";
+import { DEFAULT_MAX_FILE_BYTES } from "./fs_tools/bounded_read.ts";
 import { editLines, readWindow, searchReplaceEdit, splitLines } from "./fs_tools/edit.ts";
 import fsToolsSource from "./fs_tools.lua" with { type: "text" };
 
@@ -46,6 +51,8 @@ const enc = new TextEncoder();
 
 interface ToolSet {
   roots: string[];
+  /** Largest file the tools read (`opts.max_file_bytes`). */
+  maxFileBytes: number;
 }
 
 /** Installs the primitives and `std.fs.tool_specs` / `register_tools`. */
@@ -68,6 +75,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     real: abs,
     tool,
     shown: show(abs),
+    maxBytes: set.maxFileBytes,
   });
 
   const readText = (set: ToolSet, tool: string, abs: string): string => {
@@ -79,7 +87,10 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
     }
   };
 
-  /** Writes `text`, keeping what the file held before (absent: a rollback removes it again). */
+  /**
+   * Writes `text`, keeping what the file held before (absent: a rollback removes it again). A
+   * file too large to keep a copy of is refused untouched, as the write could not be undone.
+   */
   const writeText = (set: ToolSet, tool: string, abs: string, text: string) => {
     const before = writeConfined(target(set, tool, abs), enc.encode(text));
     const h = history.get(abs) ?? [];
@@ -159,7 +170,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
       const before = h.pop()!;
       try {
         if (before === null) removeConfined(target(set, "fs_rollback", abs));
-        else writeConfined(target(set, "fs_rollback", abs), before);
+        else writeConfined(target(set, "fs_rollback", abs), before, false);
       } catch (e) {
         h.push(before);
         throw e;
@@ -209,7 +220,15 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
           }
         });
       }
-      sets.push({ roots });
+      const max = opts?.max_file_bytes;
+      if (max !== undefined && !(typeof max === "number" && Number.isInteger(max) && max > 0)) {
+        throw new LuaArgError(
+          `${a.fn}: argument 1 (opts) field 'max_file_bytes' must be a positive whole number, got ${
+            String(max)
+          }`,
+        );
+      }
+      sets.push({ roots, maxFileBytes: (max as number | undefined) ?? DEFAULT_MAX_FILE_BYTES });
       return sets.length;
     },
   });

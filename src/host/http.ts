@@ -5,14 +5,16 @@
  * - `http.request({ url, method?, headers?, body?, timeout?, on_event? })`, or
  *   `http.request(url [, opts])`. `method` defaults to GET (POST when a body is given);
  *   `body` is a string, or a table sent as JSON (with `content-type: application/json` unless the
- *   caller set one); `timeout` is seconds for the whole exchange (default 120).
+ *   caller set one); `timeout` is seconds for the whole exchange (default 120); `max_body_bytes`
+ *   is the largest answer body read (default 64 MiB; with `on_event`, the largest event).
  * - Answers `{ ok = true, status, headers, body }` for every HTTP status (a 404 is an answer, not
  *   a failure); header names are lowercase, repeated headers joined with ", "; the body is the
  *   exact bytes. A request that gets no answer (bad URL, refused connection, DNS, timeout,
- *   cancelled) answers `{ ok = false, error }` and does not raise; wrong argument types raise.
- *   The error names the method and the URL without its userinfo and with the values of
- *   credential-like parameters replaced, and carries none of the run's secrets
- *   (`run.secrets.scrub`: the platform's message may repeat the URL).
+ *   cancelled, a body past `max_body_bytes` — refused a chunk past the limit, the rest unread)
+ *   answers `{ ok = false, error }` and does not raise; wrong argument types raise. The error
+ *   names the method and the URL without its userinfo and with the values of credential-like
+ *   parameters replaced, and carries none of the run's secrets (`run.secrets.scrub`: the
+ *   platform's message may repeat the URL).
  * - With `on_event`, the body is read as a server-sent-event stream (WHATWG rules: `data:` lines
  *   joined with "\n", `event:`, `id:`, `retry:`, comments, CRLF/LF/CR line ends, an unterminated
  *   event at end-of-stream is dropped). `on_event({ event, data, id })` runs as a Lua task for
@@ -25,8 +27,11 @@ import { type Args, LuaArgError, optField } from "../lua/args.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { type LuaFunctionRef, luaTypeName } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
+import { LineSplitter, LineTooLong } from "../util/lines.ts";
 
 const DEFAULT_TIMEOUT_S = 120;
+/** Default `max_body_bytes`: 64 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 /** One server-sent event. */
 export interface SseEvent {
@@ -35,36 +40,47 @@ export interface SseEvent {
   id?: string;
 }
 
+/** A body, or one event of a stream, went past the request's `max_body_bytes`. */
+export class BodyTooLarge extends Error {
+  /**
+   * @param what "the body" or "an event"
+   * @param limit the limit, in bytes
+   */
+  constructor(what: string, readonly limit: number) {
+    super(`${what} is larger than ${limit} bytes (max_body_bytes)`);
+    this.name = "BodyTooLarge";
+  }
+}
+
 /**
- * Incremental SSE parser: feed text, get complete events. Follows the WHATWG event-stream
- * interpretation (https://html.spec.whatwg.org/multipage/server-sent-events.html).
+ * Incremental SSE parser: feed bytes, get complete events. Follows the WHATWG event-stream
+ * interpretation (https://html.spec.whatwg.org/multipage/server-sent-events.html). Lines are
+ * split in time linear in the bytes (`util/lines.ts`); one event (its data) is at most
+ * `maxEventBytes`, or `push` throws `BodyTooLarge` as soon as it gets there.
  */
 export class SseParser {
-  #buf = "";
+  readonly #lines: LineSplitter;
   #data: string[] = [];
+  #dataSize = 0;
   #event = "";
   #lastId: string | undefined;
-  #sawCr = false;
 
-  /** Feeds a chunk; returns the events completed by it. */
-  push(text: string): SseEvent[] {
+  /** @param maxEventBytes largest event accepted (default: no limit) */
+  constructor(private readonly maxEventBytes = Infinity) {
+    this.#lines = new LineSplitter({ cr: true, maxLineBytes: maxEventBytes });
+  }
+
+  /** Feeds a chunk; returns the events completed by it. Throws `BodyTooLarge`. */
+  push(chunk: Uint8Array): SseEvent[] {
     const out: SseEvent[] = [];
-    let s = this.#buf + text;
-    if (this.#sawCr && s.startsWith("\n")) s = s.slice(1);
-    this.#sawCr = false;
-    let start = 0;
-    for (let i = 0; i < s.length; i++) {
-      const c = s[i];
-      if (c !== "\n" && c !== "\r") continue;
-      this.#line(s.slice(start, i), out);
-      if (c === "\r") {
-        if (i + 1 < s.length) {
-          if (s[i + 1] === "\n") i++;
-        } else this.#sawCr = true;
-      }
-      start = i + 1;
+    let lines: string[];
+    try {
+      lines = this.#lines.push(chunk);
+    } catch (e) {
+      if (e instanceof LineTooLong) throw new BodyTooLarge("an event", this.maxEventBytes);
+      throw e;
     }
-    this.#buf = s.slice(start);
+    for (const line of lines) this.#line(line, out);
     return out;
   }
 
@@ -74,6 +90,7 @@ export class SseParser {
         out.push({ event: this.#event || "message", data: this.#data.join("\n"), id: this.#lastId });
       }
       this.#data = [];
+      this.#dataSize = 0;
       this.#event = "";
       return;
     }
@@ -82,8 +99,11 @@ export class SseParser {
     const field = colon < 0 ? line : line.slice(0, colon);
     let value = colon < 0 ? "" : line.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") this.#data.push(value);
-    else if (field === "event") this.#event = value;
+    if (field === "data") {
+      this.#dataSize += value.length + 1;
+      if (this.#dataSize > this.maxEventBytes) throw new BodyTooLarge("an event", this.maxEventBytes);
+      this.#data.push(value);
+    } else if (field === "event") this.#event = value;
     else if (field === "id" && !value.includes("\0")) this.#lastId = value;
   }
 }
@@ -94,6 +114,7 @@ interface RequestSpec {
   headers: Headers;
   body?: string | Uint8Array;
   timeoutMs: number;
+  maxBodyBytes: number;
   onEvent?: LuaFunctionRef;
 }
 
@@ -164,13 +185,36 @@ function readSpec(a: Args): RequestSpec {
       `http.request: argument ${optsIdx} (${name}) field 'timeout' must be a positive number, got ${timeout}`,
     );
   }
+  const maxBodyBytes = field<number>("max_body_bytes", "number") ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) {
+    throw new LuaArgError(
+      `http.request: argument ${optsIdx} (${name}) field 'max_body_bytes' must be a positive whole number, got ${maxBodyBytes}`,
+    );
+  }
   const onEvent = field<LuaFunctionRef>("on_event", "function");
-  return { url, method, headers, body, timeoutMs: Math.min(timeout * 1000, 2 ** 31 - 1), onEvent };
+  const timeoutMs = Math.min(timeout * 1000, 2 ** 31 - 1);
+  return { url, method, headers, body, timeoutMs, maxBodyBytes, onEvent };
 }
 
-async function readAll(body: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
-  if (!body) return new Uint8Array();
-  return new Uint8Array(await new Response(body).arrayBuffer());
+/** The whole body, refused (`BodyTooLarge`, the rest unread) as soon as it passes `max` bytes. */
+async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>, max: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) throw new BodyTooLarge("the body", max);
+    parts.push(value);
+  }
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }
 
 /** The message of a fetch failure with its cause ("fetch failed" alone says nothing). */
@@ -202,28 +246,29 @@ export function installHttp(engine: LuaEngine, run: RunContext): void {
         const headers: Record<string, string> = {};
         res.headers.forEach((v, k) => (headers[k] = v));
         let body: Uint8Array = new Uint8Array();
-        if (spec.onEvent && res.body) {
-          const parser = new SseParser();
-          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-          outer: while (true) {
-            const r = await reader.read();
-            if (r.done) break;
-            for (const ev of parser.push(r.value)) {
-              try {
-                const [keep] = await engine.callLua(spec.onEvent, [ev]);
-                if (keep === false) {
-                  await reader.cancel().catch(() => undefined);
-                  break outer;
+        const reader = res.body?.getReader();
+        try {
+          if (reader && spec.onEvent) {
+            const parser = new SseParser(spec.maxBodyBytes);
+            outer: while (true) {
+              const r = await reader.read();
+              if (r.done) break;
+              for (const ev of parser.push(r.value)) {
+                try {
+                  const [keep] = await engine.callLua(spec.onEvent, [ev]);
+                  if (keep === false) break outer;
+                } catch (e) {
+                  callbackError = e;
+                  throw e;
                 }
-              } catch (e) {
-                callbackError = e;
-                await reader.cancel().catch(() => undefined);
-                throw e;
               }
             }
+          } else if (reader) {
+            body = await readAll(reader, spec.maxBodyBytes);
           }
-        } else {
-          body = await readAll(res.body);
+        } finally {
+          // Stopped early (on_event said so, a callback failed, too large): the rest is not read.
+          await reader?.cancel().catch(() => undefined);
         }
         return { ok: true, status: res.status, headers, body };
       } catch (e) {

@@ -6,7 +6,8 @@
  * in one transaction, appends, the two fixed reads and the read-only query — and the stamping of
  * every session's seed event `meta` with the run's labels (`--label`) and the correlation ids
  * `AGENT_BLOCK_TRACE_ID` / `RUN_ID` / `AGENT_ID` / `AGENT_NAME` of the run's environment (as
- * `trace_id`, `run_id`, `agent_id`, `agent_name`) when set. Every setting comes from the run
+ * `trace_id`, `run_id`, `agent_id`, `agent_name`) when set, and of its `data` with the run's
+ * script (`script`: `RunContext.script`, so `knl sessions` can say which block opened it). Every setting comes from the run
  * (`run.env`: the default store path, the commit window, the busy timeout, the correlation ids),
  * never from the process.
  *
@@ -22,7 +23,8 @@
  * commits them while it is in flight); the run's end commits what is left. Another run of the
  * process never commits, drops or fails this run's events, and a row of this run that the
  * database refuses fails this run only (at the next call through the store, when the commit that
- * met it had no caller).
+ * met it had no caller). A watched run (`run.observe`) gives each of its writers the observer, so
+ * every commit reaches it as the rows a reader will see (`src/obs/run_events.ts`).
  *
  * Invariants:
  * - The data and meta of every event a run writes pass through the run's secrets
@@ -41,7 +43,7 @@ import type { RunContext } from "./context.ts";
 import { Args } from "../lua/args.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { LuaMulti, NullsAsNil } from "../json/values.ts";
-import { type EventStore, type NewEvent, openStore } from "../knl/store.ts";
+import { type EventRow, type EventStore, type NewEvent, openStore } from "../knl/store.ts";
 import { EventWriter } from "../knl/writer.ts";
 import { commitWindowMs } from "../knl/commit_window.ts";
 import { busyTimeoutMs } from "../knl/busy_timeout.ts";
@@ -117,7 +119,14 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
 
   // The run's settings, read from its environment when it opens a store (the busy timeout is
   // also the connection's when this run is the first in the process to open the file).
-  const settings = () => ({ commitWindowMs: commitWindowMs(run.env), busyTimeoutMs: busyTimeoutMs(run.env) });
+  // A watched run's writers hand every commit to its observer (`src/obs/run_events.ts`).
+  const observe = run.observe;
+  const onCommit = observe && ((rows: readonly EventRow[]) => observe({ type: "events", rows }));
+  const settings = () => ({
+    commitWindowMs: commitWindowMs(run.env),
+    busyTimeoutMs: busyTimeoutMs(run.env),
+    onCommit,
+  });
   const writerFor = (path: string): EventWriter => {
     if (memory && path === MEMORY) return memory;
     const opts = settings();
@@ -172,6 +181,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         if (n.scope !== undefined) data.scope = n.scope;
         const parent = typeof n.parent_index === "number" ? ids[n.parent_index - 1] : n.parent;
         if (parent !== undefined) data.parent = parent;
+        data.script = run.script;
         if (n.data !== undefined) Object.assign(data, n.data);
         const meta = { ...base, ...(n.labels as Record<string, unknown> | undefined ?? {}) };
         return {

@@ -57,6 +57,9 @@
  *   callbacks of notifications that preceded its result have run.
  * - Timeouts (`--mcp-timeout-secs`, `opts.timeout`) cancel the request on the server; time the
  *   script's own handlers spend answering the server is not counted (`clients/mcp/deadline.ts`).
+ * - A watched run (`run.observe`, see `src/obs/run_events.ts`) is told each connect and each
+ *   `tools/call` as it finishes, with its duration and failure (scrubbed like every error text):
+ *   the kernel records a model's tool calls but not the MCP traffic under them, nor connects.
  * - Disconnect happens in the run's cleanup, before remaining process groups are ended, so stdio
  *   servers get a clean EOF; a failing disconnect is logged and never changes the exit code.
  *
@@ -149,20 +152,40 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
     },
   });
 
+  // A watched run is told each connect and tool call as it finishes (`src/obs/run_events.ts`).
+  const observe = run.observe;
+
   const connectFn = (
     open: (a: Args, common: CommonConnectOptions, opts?: Record<string, unknown>) => Promise<unknown>,
     optsAt: number,
+    transportOf: (opts: Record<string, unknown> | undefined) => "stdio" | "http" | "sse",
   ) => ({
     async: async (a: Args, cx: { signal: AbortSignal }) => {
       const opts = a.optTable(optsAt, "opts");
       const common = { ...commonOptions(a, optsAt, opts), signal: cx.signal };
       const required = optField<boolean>(a, optsAt, "opts", opts, "required", "boolean") ?? true;
+      const t0 = observe && performance.now();
+      const told = (ok: boolean, error?: string) =>
+        observe?.({
+          type: "mcp_connect",
+          server: a.string(1, "name"),
+          transport: transportOf(opts),
+          ms: performance.now() - t0!,
+          ok,
+          error,
+        });
       try {
         await open(a, common, opts);
+        told(true);
         return true;
       } catch (e) {
-        if (e instanceof LuaArgError || cx.signal.aborted) throw e;
+        if (e instanceof LuaArgError) throw e;
+        if (cx.signal.aborted) {
+          told(false, "cancelled");
+          throw e;
+        }
         const msg = run.secrets.scrub(`${a.fn}: ${e instanceof McpError ? e.message : await errorText(e)}`);
+        told(false, msg);
         if (required) {
           throw e instanceof McpError
             ? new LuaErrorTable(msg, { source: "mcp", server: e.server, method: e.method, ...kindOf(e) })
@@ -176,41 +199,49 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
 
   engine.define(
     "mcp.connect",
-    connectFn(async (a, common, opts) => {
-      const name = a.string(1, "name");
-      const command = a.string(2, "command");
-      const args = stringList(a, 3, "args");
-      const cwd = optField<string>(a, 4, "opts", opts, "cwd", "string");
-      const env = stringMap(a, 4, opts, "env");
-      run.secrets.addEnv(env); // keys handed to the server on purpose may come back in its messages
-      await (await managerFor(name)).connectStdio(name, command, args, {
-        ...common,
-        cwd: cwd === undefined ? undefined : run.resolve(cwd),
-        env,
-      });
-    }, 4),
+    connectFn(
+      async (a, common, opts) => {
+        const name = a.string(1, "name");
+        const command = a.string(2, "command");
+        const args = stringList(a, 3, "args");
+        const cwd = optField<string>(a, 4, "opts", opts, "cwd", "string");
+        const env = stringMap(a, 4, opts, "env");
+        run.secrets.addEnv(env); // keys handed to the server on purpose may come back in its messages
+        await (await managerFor(name)).connectStdio(name, command, args, {
+          ...common,
+          cwd: cwd === undefined ? undefined : run.resolve(cwd),
+          env,
+        });
+      },
+      4,
+      () => "stdio",
+    ),
   );
 
   engine.define(
     "mcp.connect_http",
-    connectFn(async (a, common, opts) => {
-      const name = a.string(1, "name");
-      const url = a.string(2, "url");
-      const transport = optField<string>(a, 3, "opts", opts, "transport", "string") ?? "http";
-      if (transport !== "http" && transport !== "sse") {
-        throw new LuaArgError(
-          `mcp.connect_http: argument 3 (opts) field 'transport' must be "http" or "sse", got "${transport}"`,
-        );
-      }
-      const headers = stringMap(a, 3, opts, "headers");
-      run.secrets.addUrl(url);
-      run.secrets.addHeaders(headers);
-      await (await managerFor(name)).connectHttp(name, url, {
-        ...common,
-        transport,
-        headers,
-      });
-    }, 3),
+    connectFn(
+      async (a, common, opts) => {
+        const name = a.string(1, "name");
+        const url = a.string(2, "url");
+        const transport = optField<string>(a, 3, "opts", opts, "transport", "string") ?? "http";
+        if (transport !== "http" && transport !== "sse") {
+          throw new LuaArgError(
+            `mcp.connect_http: argument 3 (opts) field 'transport' must be "http" or "sse", got "${transport}"`,
+          );
+        }
+        const headers = stringMap(a, 3, opts, "headers");
+        run.secrets.addUrl(url);
+        run.secrets.addHeaders(headers);
+        await (await managerFor(name)).connectHttp(name, url, {
+          ...common,
+          transport,
+          headers,
+        });
+      },
+      3,
+      (opts) => opts?.transport === "sse" ? "sse" : "http",
+    ),
   );
 
   engine.define("mcp.disconnect", {
@@ -229,9 +260,35 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
         throw notAnObject(c.name, "tools/call", raw);
       }
-      const r = await c.callTool(tool, (raw ?? {}) as Record<string, unknown>, signal);
+      const t0 = observe && performance.now();
+      let r;
+      try {
+        r = await c.callTool(tool, (raw ?? {}) as Record<string, unknown>, signal);
+      } catch (e) {
+        observe?.({
+          type: "mcp_call",
+          server: c.name,
+          tool,
+          ms: performance.now() - t0!,
+          ok: false,
+          error: signal.aborted
+            ? "cancelled"
+            : run.secrets.scrub(e instanceof McpError ? e.message : String((e as Error)?.message ?? e)),
+        });
+        throw e;
+      }
       const out: Record<string, unknown> = { content: r.content ?? [], is_error: r.isError === true };
       if (r.structuredContent !== undefined) out.structured_content = r.structuredContent;
+      observe?.({
+        type: "mcp_call",
+        server: c.name,
+        tool,
+        ms: performance.now() - t0!,
+        ok: r.isError !== true,
+        error: r.isError === true
+          ? run.secrets.scrub(firstText(r.content) ?? "the tool answered isError")
+          : undefined,
+      });
       return out;
     }),
   );
@@ -500,7 +557,7 @@ async function errorText(e: unknown): Promise<string> {
   return (await import("../clients/mcp/sdk_errors.ts")).errorText(e);
 }
 
-/** Options both connect functions take: timeout (s), era, log_level, trace_context. */
+/** Options both connect functions take: timeout (s), era, log_level, trace_context, max_message_bytes. */
 function commonOptions(a: Args, i: number, opts: Record<string, unknown> | undefined): CommonConnectOptions {
   const timeout = optField<number>(a, i, "opts", opts, "timeout", "number");
   if (timeout !== undefined && !(timeout > 0)) {
@@ -522,11 +579,18 @@ function commonOptions(a: Args, i: number, opts: Record<string, unknown> | undef
       }, got "${logLevel}"`,
     );
   }
+  const maxMessageBytes = optField<number>(a, i, "opts", opts, "max_message_bytes", "number");
+  if (maxMessageBytes !== undefined && !(Number.isInteger(maxMessageBytes) && maxMessageBytes > 0)) {
+    throw new LuaArgError(
+      `${a.fn}: argument ${i} (opts) field 'max_message_bytes' must be a positive whole number of bytes, got ${maxMessageBytes}`,
+    );
+  }
   return {
     timeoutMs: timeout === undefined ? undefined : timeout * 1000,
     era,
     logLevel: logLevel as LoggingLevel | undefined,
     traceContext: optField<boolean>(a, i, "opts", opts, "trace_context", "boolean"),
+    maxMessageBytes,
   };
 }
 
@@ -567,4 +631,13 @@ function stringMap(
     out[k] = v;
   }
   return out;
+}
+
+/** The first text block of a tool result's content, if any. */
+function firstText(content: unknown): string | undefined {
+  if (!Array.isArray(content)) return undefined;
+  for (const b of content) {
+    if (b && typeof b === "object" && b.type === "text" && typeof b.text === "string") return b.text;
+  }
+  return undefined;
 }

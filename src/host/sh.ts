@@ -10,15 +10,18 @@
  *   never stalls. Once the leader has exited, the pipes get `DRAIN_MS` to reach end-of-file; if
  *   a background process of the command still holds them (`daemon &` without a redirection),
  *   the call does not hang: the command's process group is SIGKILLed, which closes the pipes,
- *   and the output written so far is returned. A background process meant to outlive the
- *   command must redirect its output (`daemon > log 2>&1 &`); it then lives until the run ends.
- * - `opts.timeout` (seconds, default 30): when it passes, the WHOLE group gets SIGKILL and the
- *   result says `timed_out = true`.
- * - `sh.kill(label)` ends the group started with `opts.label = label`: SIGTERM, then SIGKILL
+ *   and the output written so far is returned (if a process that detached from the group still
+ *   holds them after another `DRAIN_MS`, the command's whole tree is SIGKILLed). A background
+ *   process meant to outlive the command must redirect its output (`daemon > log 2>&1 &`); it
+ *   then lives until the run ends.
+ * - `opts.timeout` (seconds, default 30): when it passes, the command's WHOLE tree gets SIGKILL
+ *   (its group, its descendants, and what it detached: `src/proc/tree.ts`) and the result says
+ *   `timed_out = true`.
+ * - `sh.kill(label)` ends the tree started with `opts.label = label`: SIGTERM, then SIGKILL
  *   after twice the task grace if anything of it is left. It answers at once (true if there was
  *   such a group); the awaiting `sh.exec` returns with `killed = true`.
  * - Cancelling the awaiting task does not end the command (the seed's rule: `sh.kill` is the way);
- *   every group still alive ends with the run.
+ *   every process the command started, detached or not, ends with the run.
  *
  * Result: `{ ok, code, stdout, stderr }` — `ok` is true when the command ran and exited by
  * itself, whatever its code (test `code == 0` for success). Otherwise `ok = false` and `error`
@@ -147,7 +150,15 @@ export function installSh(engine: LuaEngine, run: RunContext): void {
       );
       if ((await Promise.race([output, drained])) === "drain") {
         run.log.debug(`sh.exec: pipes still open ${DRAIN_MS} ms after the command exited; ending its group`);
-        await proc.kill();
+        await proc.killGroup();
+        // Still open: a process that detached from the group (setsid) holds them; end the tree.
+        let held: ReturnType<typeof setTimeout> | undefined;
+        const stillOpen = new Promise<"open">((r) => held = setTimeout(() => r("open"), DRAIN_MS));
+        if ((await Promise.race([output, stillOpen])) === "open") {
+          run.log.debug(`sh.exec: a detached process still holds the pipes; ending the command's tree`);
+          await proc.kill();
+        }
+        clearTimeout(held);
       }
       const out = await output;
       settled = true;

@@ -9,7 +9,23 @@
  */
 import { LuaFloat, LuaFunctionRef } from "./values.ts";
 
-/** A plain JSON value, as an embedder writes one (the converter's own values are wider). */
+/**
+ * A plain JSON value, as an embedder writes one (the converter's own values are wider).
+ *
+ * ```ts
+ * import { BlockConfig, type JsonValue, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const metadata: JsonValue = { ticket: { id: "T-7", tags: ["bug", "p1"] }, attempt: 2, urgent: true };
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline("return _TASK_METADATA.ticket.tags[2]", "meta.lua"), ".")
+ *     .extraGlobals({ _TASK_METADATA: metadata }) // converted natively: nesting kept, arrays 1-based
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.value, "p1");
+ * ```
+ */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** Raised for values that have no JSON form. */

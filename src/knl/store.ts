@@ -37,7 +37,37 @@ import { EVENT_SCHEMA_VERSION } from "./schema.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "./busy_timeout.ts";
 import { upcastData } from "./upcast.ts";
 
-/** An event as readers see it: JSON columns decoded and upcast. */
+/**
+ * An event as readers see it: JSON columns decoded and upcast.
+ *
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   type EventRow,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = `require("knl").session({ owner = "docs" }, function(s)
+ *   s:append({ kind = "note", data = { text = "checked the queue" } })
+ * end)`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "note.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ * const store = openExistingStore(kernel);
+ * const notes: EventRow[] = store.read(report.sessions[0]).filter((e) => e.kind === "note");
+ * assert.equal(notes[0].seq, 2); // after the session's open event
+ * assert.deepEqual(notes[0].data, { text: "checked the queue" });
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface EventRow {
   /** The log's global order (its key). */
   position: number;
@@ -57,7 +87,23 @@ export interface EventRow {
   data: Record<string, unknown>;
 }
 
-/** One event to append; `data` and `meta` are JSON object texts. */
+/**
+ * One event to append; `data` and `meta` are JSON object texts.
+ *
+ * ```ts
+ * import { EventStore, type NewEvent } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new EventStore(":memory:");
+ * const events: NewEvent[] = [
+ *   { stream: "import-1", kind: "note", data: JSON.stringify({ text: "started" }), meta: "{}" },
+ *   { stream: "import-1", kind: "note", data: JSON.stringify({ text: "done" }), meta: '{"job":"import"}' },
+ * ];
+ * store.appendMany(events); // one transaction
+ * assert.deepEqual(store.read("import-1").map((e) => e.data.text), ["started", "done"]);
+ * store.close();
+ * ```
+ */
 export interface NewEvent {
   /** Time stamp to write (ms since the epoch); the time of the commit when absent. */
   epoch_ms?: number;
@@ -71,7 +117,23 @@ export interface NewEvent {
   meta: string;
 }
 
-/** Where an appended event landed. */
+/**
+ * Where an appended event landed.
+ *
+ * ```ts
+ * import { type Appended, EventStore } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new EventStore(":memory:");
+ * const first: Appended = store.append({ stream: "a", kind: "note", data: "{}", meta: "{}" });
+ * const other = store.append({ stream: "b", kind: "note", data: "{}", meta: "{}", epoch_ms: 1_000 });
+ * const second = store.append({ stream: "a", kind: "note", data: "{}", meta: "{}" });
+ * assert.deepEqual([first.position, first.seq], [1, 1]);
+ * assert.deepEqual([other.position, other.seq, other.epoch_ms], [2, 1, 1_000]);
+ * assert.deepEqual([second.position, second.seq], [3, 2]); // seq counts per stream, position across
+ * store.close();
+ * ```
+ */
 export interface Appended {
   /** Global position assigned. */
   position: number;
@@ -119,7 +181,53 @@ export class DeferredRowsFailed extends Error {
   }
 }
 
-/** An open event log: one connection, no queue (a run's deferred events are its `EventWriter`'s). */
+/**
+ * An open event log: one connection, no queue (a run's deferred events are its `EventWriter`'s).
+ * A reader from outside gets one from `openExistingStore`.
+ *
+ * @example Read a run's session from its kernel log
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = `require("knl").session({ owner = "docs" }, function(s)
+ *   for i = 1, 3 do s:append({ kind = "step", data = { n = i } }) end
+ * end)`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "steps.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ * const [id] = report.sessions;
+ * const store = openExistingStore(kernel);
+ * assert.ok(store.hasStream(id));
+ * const kinds = store.read(id).map((e) => e.kind);
+ * assert.deepEqual(kinds, ["session_open", "step", "step", "step", "session_close"]);
+ * assert.deepEqual(store.read(id, 2, 2).map((e) => e.data.n), [1, 2]); // from seq 2, at most 2
+ * assert.deepEqual(store.tail(id, 1).map((e) => e.data.status), ["ok"]);
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ *
+ * @example A private in-memory log
+ * ```ts
+ * import { EventStore } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new EventStore(":memory:");
+ * store.append({ stream: "scratch", kind: "note", data: '{"text":"hi"}', meta: "{}" });
+ * assert.equal(store.read("scratch")[0].data.text, "hi");
+ * store.close();
+ * assert.ok(store.closed);
+ * ```
+ */
 export class EventStore {
   /** The underlying connection (one per file per process). */
   readonly db: DatabaseSync;
@@ -218,17 +326,24 @@ export class EventStore {
    * then `events` (their positions returned). All or nothing. A failure on one of the deferred
    * rows throws `DeferredRowsFailed` (the caller's to drop them); any other failure is rethrown
    * as it is (the caller may keep the deferred rows for a retry).
+   *
+   * `placed`, when given (a writer with an observer: `writer.ts`), receives where EVERY row
+   * landed once the transaction committed — the deferred ones first, then `events`, in order.
+   * The rows of one multi-row INSERT take consecutive positions (`position` is the rowid, and the
+   * write lock is held), so the last one's rowid gives them all; without `placed` nothing extra
+   * is computed.
    */
-  commit(deferred: readonly NewEvent[], events: readonly NewEvent[]): Appended[] {
+  commit(deferred: readonly NewEvent[], events: readonly NewEvent[], placed?: Appended[]): Appended[] {
     if (this.#closed) throw new Error(`knl: the store ${this.path} is closed`);
     const out: Appended[] = [];
     let inDeferred = false;
     const next = new Map<string, number>(); // stream -> its next seq in this transaction
+    const spots = placed === undefined ? undefined : [] as Appended[];
     this.#begin.run();
     try {
       if (deferred.length > 0) {
         inDeferred = true;
-        this.#insertDeferred(deferred, next);
+        this.#insertDeferred(deferred, next, spots);
         inDeferred = false;
       }
       const ms = Date.now();
@@ -239,18 +354,21 @@ export class EventStore {
       if (inDeferred) throw new DeferredRowsFailed(deferred.length, this.path, e as Error);
       throw e;
     }
+    if (placed !== undefined) placed.push(...spots!, ...out);
     return out;
   }
 
   /**
    * The deferred rows, inside the write transaction, several per statement (their positions are
-   * not reported, so one multi-row INSERT serves: a run's beats leave a few rows each).
+   * not reported, so one multi-row INSERT serves: a run's beats leave a few rows each). `spots`,
+   * when given, receives where each landed.
    */
-  #insertDeferred(rows: readonly NewEvent[], next: Map<string, number>): void {
+  #insertDeferred(rows: readonly NewEvent[], next: Map<string, number>, spots?: Appended[]): void {
     for (let from = 0; from < rows.length; from += MAX_ROWS_PER_INSERT) {
       const n = Math.min(MAX_ROWS_PER_INSERT, rows.length - from);
       if (n === 1) {
-        this.#insert(rows[from], rows[from].epoch_ms!, next);
+        const at = this.#insert(rows[from], rows[from].epoch_ms!, next);
+        spots?.push(at);
         continue;
       }
       const params: (string | number)[] = new Array(n * 6);
@@ -265,7 +383,17 @@ export class EventStore {
         params[at + 4] = ev.meta;
         params[at + 5] = ev.data;
       }
-      this.#appendRows(n).run(...params);
+      const r = this.#appendRows(n).run(...params);
+      if (spots !== undefined) {
+        const first = Number(r.lastInsertRowid) - n + 1;
+        for (let i = 0; i < n; i++) {
+          spots.push({
+            position: first + i,
+            seq: params[i * 6 + 1] as number,
+            epoch_ms: rows[from + i].epoch_ms!,
+          });
+        }
+      }
     }
   }
 
@@ -350,6 +478,23 @@ export function decodeRow(r: RawRow): EventRow {
   };
 }
 
+/**
+ * The row a reader of the store will get for `ev`, committed at `at` — the same decoding as
+ * `read` (`decodeRow`), so an observer of a writer's commits sees what `knl export` prints later.
+ */
+export function committedRow(ev: NewEvent, at: Appended): EventRow {
+  return decodeRow({
+    position: at.position,
+    stream: ev.stream,
+    seq: at.seq,
+    epoch_ms: at.epoch_ms,
+    kind: ev.kind,
+    schema_version: EVENT_SCHEMA_VERSION,
+    meta: ev.meta,
+    data: ev.data,
+  });
+}
+
 function parseObject(text: string): Record<string, unknown> {
   const v = parseJson(text);
   return v !== null && typeof v === "object" && !Array.isArray(v)
@@ -386,7 +531,37 @@ export function openStore(path: string, opts: StoreOptions = {}): EventStore {
   return s;
 }
 
-/** Drops a store from the process cache and closes it (tests, embedders shutting down). */
+/**
+ * Drops a store from the process cache and closes it (tests, embedders shutting down). Runs of
+ * this process that write to the same file share that connection: close it when none is running.
+ *
+ * @example Close what a reader opened
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const kernel = join(dir, "knl.sqlite");
+ * const script = 'require("knl").session({ owner = "docs" }, function(s) end)';
+ * await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "s.lua"), dir).stores({ kernel }).env({}).build(),
+ * );
+ *
+ * const store = openExistingStore(kernel);
+ * closeStore(kernel);
+ * assert.ok(store.closed);
+ * assert.notEqual(openExistingStore(kernel), store); // a later open is a new connection
+ * closeStore(kernel);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function closeStore(path: string): void {
   for (const [k, s] of [...cache]) {
     if (k === path || s.path === path) {
@@ -401,6 +576,34 @@ export function closeStore(path: string): void {
  * / `listSessions` / `readOnlyQuery`): never creates a database, so a mistyped path is an error
  * rather than a new empty log. It reads what is committed — the runs' deferred events are theirs
  * until their writers commit them.
+ *
+ * @example Open the log a run wrote
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   closeStore,
+ *   listSessions,
+ *   openExistingStore,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * // the project's log: <project>/.agent-block/knl.sqlite (stores({ kernel }) moves it)
+ * const project = await Deno.makeTempDir();
+ * const script = 'require("knl").session({ owner = "docs" }, function(s) end)';
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "s.lua"), project).env({}).build(),
+ * );
+ *
+ * const kernel = join(project, ".agent-block", "knl.sqlite");
+ * const store = openExistingStore(kernel);
+ * assert.deepEqual(listSessions(store).map((s) => s.id), report.sessions);
+ * assert.throws(() => openExistingStore(join(project, "typo.sqlite")), /no kernel database at/);
+ * closeStore(kernel);
+ * await Deno.remove(project, { recursive: true });
+ * ```
  */
 export function openExistingStore(path: string): EventStore {
   if (path === MEMORY) {

@@ -28,9 +28,16 @@
  *   Only this writer's events are dropped, and the error goes to this run only: to the caller of
  *   the failing commit, or — when it failed where no caller could hear it (the timer, `settle`)
  *   — to the run's next call through this writer, before that call writes anything.
+ * - With an observer (`onCommit`), every committed transaction is handed to it once, right
+ *   after the commit and after the deferred events are forgotten, as the rows a reader will see
+ *   (`committedRow`: `knl export --as events` of the same rows prints the same records), in
+ *   commit order. Without one, a commit does nothing more than it did: no row is decoded and the
+ *   store is not asked where the rows landed. The observer is how a run is watched live (the
+ *   CLI's `--progress` and `--events`, an embedder's `observe`, see `src/obs/run_events.ts`); it
+ *   must not throw (the run's is a guarded fan-out) and must not write through this writer.
  */
 import type { Appended, EventRow, EventStore, NewEvent } from "./store.ts";
-import { DeferredRowsFailed } from "./store.ts";
+import { committedRow, DeferredRowsFailed } from "./store.ts";
 import { type QueryOptions, readOnlyQuery } from "./query.ts";
 
 /** The run's settings a writer uses. */
@@ -39,6 +46,8 @@ export interface WriterOptions {
   commitWindowMs: number;
   /** ms a commit or read waits for another connection's lock (`busyTimeoutMs(env)`). */
   busyTimeoutMs: number;
+  /** Told the rows of each committed transaction, in order (see the module doc); none: nothing is. */
+  onCommit?: (rows: readonly EventRow[]) => void;
 }
 
 const NONE: readonly NewEvent[] = Object.freeze([]);
@@ -57,6 +66,8 @@ export class EventWriter {
   /** A loss no caller heard of (timer, `settle`): raised by the next call through this writer. */
   #lost: DeferredRowsFailed | undefined;
   #closed = false;
+  /** The observer of commits, if any. */
+  readonly #onCommit: ((rows: readonly EventRow[]) => void) | undefined;
 
   /**
    * A writer for one run over `store` (shared with the process's other runs on that file).
@@ -65,6 +76,7 @@ export class EventWriter {
   constructor(readonly store: EventStore, opts: WriterOptions) {
     this.commitWindowMs = opts.commitWindowMs;
     this.busyTimeoutMs = opts.busyTimeoutMs;
+    this.#onCommit = opts.onCommit;
   }
 
   /** The database's path. */
@@ -237,15 +249,34 @@ export class EventWriter {
       throw pending.length > 0 ? new DeferredRowsFailed(pending.length, store.path, e) : e;
     }
     store.useBusyTimeout(this.busyTimeoutMs);
+    const observe = this.#onCommit;
+    const placed = observe === undefined ? undefined : [] as Appended[];
     let out: Appended[];
     try {
-      out = store.commit(pending, events);
+      out = store.commit(pending, events, placed);
     } catch (e) {
       if (e instanceof DeferredRowsFailed) this.#drop();
       throw e;
     }
     if (pending.length > 0) this.#drop();
+    if (observe !== undefined) this.#tell(observe, pending, events, placed!);
     return out;
+  }
+
+  /** Hands one committed transaction to the observer: `pending` then `events`, where they landed. */
+  #tell(
+    observe: (rows: readonly EventRow[]) => void,
+    pending: readonly NewEvent[],
+    events: readonly NewEvent[],
+    placed: readonly Appended[],
+  ): void {
+    if (placed.length === 0) return;
+    const rows: EventRow[] = new Array(placed.length);
+    const n = pending.length;
+    for (let i = 0; i < placed.length; i++) {
+      rows[i] = committedRow(i < n ? pending[i] : events[i - n], placed[i]);
+    }
+    observe(rows);
   }
 
   /** Forgets the deferred events (committed, or lost) and disarms the timer. */

@@ -2,7 +2,8 @@
  * The wasmoon module of this process: one `LuaFactory` (one wasm instance), loaded from the
  * installed package by explicit path and never fetched.
  *
- * Owns: locating `glue.wasm` and creating the shared factory lazily. wasmoon looks for its wasm
+ * Owns: locating `glue.wasm`, creating the shared factory lazily, and the build's Lua version
+ * (`LUA_VERSION`). wasmoon looks for its wasm
  * beside its own script in Node-like hosts but tries a CDN in Workers, so the path is always
  * given. `deno compile` carries the npm package, so the same resolution works in a binary.
  * Also owns one speed measure: the npm build asserts on every exported C call, so once the
@@ -12,6 +13,13 @@ import { LuaFactory } from "wasmoon";
 import { fileURLToPath } from "node:url";
 import { LuaApi } from "./capi.ts";
 import type { EmModule } from "./capi.ts";
+
+/**
+ * Lua's `_VERSION` in the wasmoon build this module loads (wasmoon 1.16.0: Lua 5.4), as
+ * `agent-block --version` prints it without starting an engine. tests/cli/run_command_test.ts
+ * holds it to what a real engine answers.
+ */
+export const LUA_VERSION = "Lua 5.4";
 
 /** The process's factory, created on first use (one wasm instance per loaded copy of this module). */
 let shared: Promise<{ factory: LuaFactory; api: LuaApi }> | undefined;

@@ -17,7 +17,11 @@
  *   `createMcpHandler(factory, {legacy: "reject"})`, one instance per request; 2025-era traffic
  *   (`initialize` and everything after it) gets a sessionful
  *   `WebStandardStreamableHTTPServerTransport` per session, so cancellation and server→client
- *   messages work for old clients too. At most `MAX_LEGACY_SESSIONS` are open at once (503).
+ *   messages work for old clients too. The sessions are a `SessionTable` (`sessions.ts`): at most
+ *   `MAX_LEGACY_SESSIONS`, a session idle for `sessionIdleMs` (default
+ *   `DEFAULT_SESSION_IDLE_SECS`) is closed, and a new client always gets a session — the one
+ *   idle longest is evicted when the table is full (503 only while every session has a call in
+ *   flight). A client coming back to a closed session gets 404 and starts a new one.
  *
  * Invariant: a request refused here never reaches the MCP layer and never starts a run.
  */
@@ -38,9 +42,13 @@ import {
 } from "../net/guard.ts";
 import type { Logger } from "../obs/log.ts";
 import type { RegistryWatcher } from "./watch.ts";
+import { SessionTable, track } from "./sessions.ts";
 
 /** Open 2025-era sessions at most; a client that never sends DELETE cannot grow this forever. */
 export const MAX_LEGACY_SESSIONS = 64;
+
+/** Default idle time after which a 2025-era session is closed: 30 minutes. */
+export const DEFAULT_SESSION_IDLE_SECS = 1800;
 
 /** Largest request body: a `run_block` call carries the caller's prompt and context. 16 MiB. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -115,7 +123,13 @@ export interface HttpServing {
 export function serveHttp(
   factory: () => Server,
   addr: ListenAddress,
-  opts: { token?: string; log: Logger; watcher?: RegistryWatcher },
+  opts: {
+    token?: string;
+    log: Logger;
+    watcher?: RegistryWatcher;
+    /** Idle time after which a 2025-era session is closed, ms (default `DEFAULT_SESSION_IDLE_SECS`). */
+    sessionIdleMs?: number;
+  },
 ): HttpServing {
   // Defence in depth: the address was checked when it was parsed; a caller may have built its own.
   const badBind = bindRefusal(addr.hostname);
@@ -126,7 +140,15 @@ export function serveHttp(
     maxBodyBytes: MAX_BODY_BYTES,
   };
   const modern = createMcpHandler(factory, { legacy: "reject", onerror: (e) => opts.log.warn(e.message) });
-  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
+  const idleMs = opts.sessionIdleMs ?? DEFAULT_SESSION_IDLE_SECS * 1000;
+  const sessions = new SessionTable<{ transport: WebStandardStreamableHTTPServerTransport; server: Server }>({
+    max: MAX_LEGACY_SESSIONS,
+    idleMs,
+    close: (s, id, why) => {
+      opts.log.info(`http: closed 2025-era session ${id}: ${why}`);
+      void s.server.close().catch(() => undefined);
+    },
+  });
   opts.watcher?.alsoNotify(() => {
     modern.notify.toolsChanged();
     modern.notify.resourcesChanged();
@@ -137,18 +159,27 @@ export function serveHttp(
     if (sid) {
       const s = sessions.get(sid);
       if (!s) return jsonError(404, `Session not found: ${sid}`);
-      return await s.transport.handleRequest(req);
+      const done = sessions.begin(sid, req.method === "GET" ? "stream" : "call");
+      try {
+        return track(await s.transport.handleRequest(req), done);
+      } catch (e) {
+        done();
+        throw e;
+      }
     }
     if (req.method !== "POST") return jsonError(400, "Bad Request: no session (send initialize first)");
-    if (sessions.size >= MAX_LEGACY_SESSIONS) {
-      opts.log.warn(`http: refused a new 2025-era session: ${sessions.size} are open`);
-      return jsonError(503, `Too many open sessions (${MAX_LEGACY_SESSIONS}); close one (DELETE) first`);
+    if (!sessions.makeRoom()) {
+      opts.log.warn(`http: refused a new 2025-era session: all ${sessions.size} have a call in flight`);
+      return jsonError(
+        503,
+        `Too many sessions with a call in flight (${MAX_LEGACY_SESSIONS}); try again when one has finished`,
+      );
     }
     const server = factory();
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server });
+        sessions.add(id, { transport, server });
         opts.watcher?.track(server);
       },
       onsessionclosed: (id) => {
@@ -195,6 +226,7 @@ export function serveHttp(
       `--http: cannot listen on ${addr.hostname}:${addr.port}: ${(e as Error).message}`,
     );
   }
+  const sweeper = setInterval(() => sessions.sweep(), Math.min(Math.max(idleMs / 4, 50), 60_000));
   const a = httpServer.addr;
   const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
   const server = httpServer;
@@ -202,7 +234,8 @@ export function serveHttp(
     url: `http://${host}:${a.port}/mcp`,
     finished: server.finished,
     shutdown: async () => {
-      for (const s of [...sessions.values()]) await s.server.close().catch(() => undefined);
+      clearInterval(sweeper);
+      for (const s of sessions.values()) await s.server.close().catch(() => undefined);
       sessions.clear();
       await modern.close().catch(() => undefined);
       await server.shutdown();

@@ -19,8 +19,9 @@
  * reader has to remember: the run's logger (every line: MCP client logs of server messages and
  * stderr, obs lines, warnings), the error table of a failed model request, `http.request` errors,
  * MCP errors handed to Lua, the kernel's append path (the data and meta of every event a run
- * writes), the run's outcome (message, traceback, the raised value), and `knl export` /
- * `knl sessions` (with the exporting process's own credentials).
+ * writes, so also the rows a watched run's observers get), the MCP connect and call failures
+ * told to those observers, the run's outcome (message, traceback, the raised value), and
+ * `knl export` / `knl sessions` / `knl show` (with the exporting process's own credentials).
  *
  * Invariants: only values of at least `MIN_SECRET_LENGTH` characters are kept (a shorter one
  * would mask ordinary words and cannot be a real key); longer values are replaced first, so a

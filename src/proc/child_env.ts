@@ -8,7 +8,8 @@
  * - `strip-secrets`: also drops names ending in `_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD`;
  * - `allowlist:NAME,NAME`: only those names plus PATH, HOME, USER, LANG, TERM and TMPDIR.
  * Explicit per-child variables (`opts.env`) are applied after the removal: they are the one way
- * to hand a child a key on purpose.
+ * to hand a child a key on purpose. The child's process tags (`AGENT_BLOCK_PROC_TAGS`, `tags.ts`)
+ * are not this module's: `group.ts` sets them after everything here, whatever the policy.
  */
 
 /** Variables the host itself uses as credentials; no child ever inherits them. */

@@ -1,26 +1,42 @@
 /**
- * Process groups: the one module that starts child processes and ends them.
+ * Process groups: the one module that starts a run's child processes and ends them.
  *
  * Owns: spawning every child in a session of its own (`detached: true` → `setsid`, so the child
- * is the leader of a new process group), the registry of live groups of one run, and ending a
- * group as a whole — SIGTERM to `-pgid`, SIGKILL after a grace period if anything of it is still
- * there. Killing the group, not the child, is what reaches grandchildren that hold a pipe open.
+ * is the leader of a new process group), tagged (`tags.ts`: `AGENT_BLOCK_PROC_TAGS` gets this
+ * registry's tag for the child) and, where `setpriv` exists, with a parent-death signal
+ * (`parent_death.ts`); the registry of live groups of one run; and ending a child's whole tree
+ * (`tree.ts`: its group, its descendants, and every process carrying its tag — so a daemon that
+ * double-forked or called `setsid` ends with it) — SIGTERM, SIGKILL after a grace period if
+ * anything of it is still there.
  *
  * Invariants:
  * - Every child started through `ProcessGroups.spawn` is in the registry until it has exited
- *   and its group is gone; `endAll()` ends every registered group and resolves when they are.
+ *   and its group is gone; `endAll()` ends every registered tree, then every process still
+ *   carrying this registry's tag (what detached from a command that had already finished), and
+ *   resolves when they are gone.
  * - A child's environment is the RUN's (`env` given at construction: a run's `RunEnv`, read at
  *   each spawn so what `std.env.set` put in its overlay is inherited), passed through `childEnv`
- *   (credentials removed, `AGENT_BLOCK_CHILD_ENV` of the run applied), then `opts.env`. Nothing
- *   here reads the process environment: a registry built without one starts children with an
- *   empty environment.
+ *   (credentials removed, `AGENT_BLOCK_CHILD_ENV` of the run applied), then `opts.env`, then its
+ *   tags (set last: `opts.env` cannot drop them). Nothing here reads the process environment: a
+ *   registry built without one starts children with only their tags.
  * - Nothing here reads the child's output; callers own their pipes (read stdout and stderr
  *   concurrently, or a full pipe stalls the child).
+ * - Before each spawn `reaper.ts` is told (a host that asked to adopt orphans becomes a
+ *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it.
+ *   Apart from `parent_death.ts`'s one-off probe of `setpriv`, no other module starts processes.
  *
- * Why a registry: Deno has no `PR_SET_PDEATHSIG`, so a detached group outlives a host that
- * forgets it. The run ends every group it started, on success, on error and on SIGINT/SIGTERM.
+ * Why a registry: a child in a session of its own does not end with its host by itself (the
+ * parent-death signal covers only a host that dies, and only the direct child). The run ends
+ * every tree it started, on success, on error and on SIGINT/SIGTERM. Mechanisms that are
+ * unavailable (no `setpriv`, `/proc` unreadable) are reported once per process through `warn`
+ * on Linux (elsewhere none exists, by design), and ending falls back to the process group alone.
  */
 import { childEnv } from "./child_env.ts";
+import { parentDeathWrapper, withParentDeath } from "./parent_death.ts";
+import { beforeSpawn, disown, ownChild } from "./reaper.ts";
+import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
+import { anyAlive, endMembers, members, procUnreadable, signalAll, type Tree } from "./tree.ts";
+import { writeStderr } from "../obs/log.ts";
 
 /** Options for `ProcessGroups.spawn`. */
 export interface SpawnOptions {
@@ -55,11 +71,13 @@ export class ManagedProcess {
    * @param child the group leader
    * @param label the `sh.exec` label, if any
    * @param groups the registry it belongs to
+   * @param tag the child's own tag (`tags.ts`), carried by everything it starts
    */
   constructor(
     readonly child: Deno.ChildProcess,
     readonly label: string | undefined,
     private readonly groups: ProcessGroups,
+    readonly tag: string,
   ) {
     child.status.then(() => {
       this.#exited = true;
@@ -107,28 +125,61 @@ export class ManagedProcess {
     return Deno.build.os !== "linux" || linuxGroupHasLiveMember(this.child.pid);
   }
 
+  /** The child's tree (`tree.ts`): its group, its descendants while it is unreaped, its tag. */
+  tree(): Tree {
+    return { pgid: this.child.pid, root: this.#exited ? undefined : this.child.pid, tag: this.tag };
+  }
+
+  /** True while anything of the tree is alive (the group, or a process that left it). */
+  leftovers(): boolean {
+    return this.groupAlive() || members(this.tree()).length > 0;
+  }
+
   /**
-   * Ends the group: SIGTERM, then SIGKILL after `graceMs` if any member remains.
-   * Resolves once the leader has exited.
+   * Ends the whole tree: SIGTERM to the group and to every member, then SIGKILL after `graceMs`
+   * to whatever is left (re-read: a process forked meanwhile is ended too). Resolves once the
+   * leader has exited.
    */
   async terminate(graceMs = this.groups.graceMs): Promise<void> {
     this.endedBy ??= "terminated";
+    const known = members(this.tree());
     this.signalGroup("SIGTERM");
+    signalAll(known, "SIGTERM");
     const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && this.groupAlive()) {
+    while (Date.now() < deadline && (this.groupAlive() || anyAlive(known))) {
       await new Promise((r) => setTimeout(r, Math.min(20, Math.max(1, deadline - Date.now()))));
-      if (this.#exited && !this.groupAlive()) break;
     }
-    if (this.groupAlive()) this.signalGroup("SIGKILL");
+    await this.#killTree();
+    await this.child.status.catch(() => undefined);
+    await this.#killTree();
+  }
+
+  /** SIGKILL to the whole tree at once; resolves once the leader has exited and the tree is gone. */
+  async kill(): Promise<void> {
+    this.endedBy ??= "killed";
+    await this.#killTree();
+    await this.child.status.catch(() => undefined);
+    await this.#killTree();
+  }
+
+  /**
+   * SIGKILL to the process group only (what detached from it lives on); resolves once the leader
+   * has exited and the group is gone.
+   */
+  async killGroup(): Promise<void> {
+    this.endedBy ??= "killed";
+    this.signalGroup("SIGKILL");
     await this.child.status.catch(() => undefined);
     await this.#settle();
   }
 
-  /** SIGKILL to the whole group at once. */
-  async kill(): Promise<void> {
-    this.endedBy ??= "killed";
+  /**
+   * SIGKILL to the group and every member of the tree until none is left (bounded: after SIGKILL
+   * a member can have the signal pending without being dead yet).
+   */
+  async #killTree(): Promise<void> {
     this.signalGroup("SIGKILL");
-    await this.child.status.catch(() => undefined);
+    await endMembers(() => this.tree(), 0);
     await this.#settle();
   }
 
@@ -149,10 +200,26 @@ export class ManagedProcess {
 /** Where children's environments come from: a run's `RunEnv` (read per spawn) or a fixed record. */
 export type ChildEnvBase = { toObject(): Record<string, string> } | Readonly<Record<string, string>>;
 
+/** Options of a registry beyond the grace period and the environment. */
+export interface ProcessGroupsOptions {
+  /**
+   * Where to say, once per process, that a mechanism is unavailable (no `setpriv`, no orphan
+   * adoption). Default: a `[warn]` line on stderr.
+   */
+  warn?: (message: string) => void;
+}
+
+const defaultWarn = (m: string) => writeStderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`));
+let reported = false;
+
 /** The live process groups of one run. */
 export class ProcessGroups {
   #live = new Set<ManagedProcess>();
   readonly #env: ChildEnvBase;
+  readonly #warn: (message: string) => void;
+  /** This registry's tag prefix (`tags.ts`); its children are `<id>.1`, `<id>.2`, ... */
+  readonly id: string = newRegistryId();
+  #spawned = 0;
   /** Grace between SIGTERM and SIGKILL, in ms (`AGENT_BLOCK_TASK_GRACE_MS`, default 1000). */
   graceMs: number;
 
@@ -160,10 +227,12 @@ export class ProcessGroups {
    * An empty registry.
    * @param graceMs grace between SIGTERM and SIGKILL, ms
    * @param env the environment children start from (the run's; default: none at all)
+   * @param options where unavailable mechanisms are reported
    */
-  constructor(graceMs = 1000, env: ChildEnvBase = {}) {
+  constructor(graceMs = 1000, env: ChildEnvBase = {}, options: ProcessGroupsOptions = {}) {
     this.graceMs = graceMs;
     this.#env = env;
+    this.#warn = options.warn ?? defaultWarn;
   }
 
   /** The environment a child starts from now (before credential removal). */
@@ -176,21 +245,40 @@ export class ProcessGroups {
 
   /** Starts a child as the leader of a new process group and registers it. */
   spawn(opts: SpawnOptions): ManagedProcess {
-    const [program, ...args] = opts.cmd;
+    beforeSpawn();
+    const base = opts.baseEnv ? { ...opts.baseEnv } : this.#baseEnv();
+    const env = childEnv(base, opts.env ?? {});
+    const tag = `${this.id}.${++this.#spawned}`;
+    env[PROC_TAGS_VAR] = tagsValue(base[PROC_TAGS_VAR], tag);
+    const [program, ...args] = withParentDeath(opts.cmd, env, opts.cwd);
+    if (!reported && Deno.build.os === "linux") {
+      // Once per process: what this host cannot do (elsewhere none of it exists, by design).
+      reported = true;
+      const w = parentDeathWrapper();
+      if ("why" in w) {
+        this.#warn(
+          `children get no parent-death signal (${w.why}): they may outlive a host killed by SIGKILL`,
+        );
+      }
+      const proc = procUnreadable();
+      if (proc) this.#warn(`${proc}: ending a command reaches its process group only`);
+    }
     const child = new Deno.Command(program, {
       args,
       cwd: opts.cwd,
-      env: childEnv(opts.baseEnv ? { ...opts.baseEnv } : this.#baseEnv(), opts.env ?? {}),
+      env,
       clearEnv: true,
       stdin: opts.stdin ?? "null",
       stdout: opts.stdout ?? "piped",
       stderr: opts.stderr ?? "piped",
       detached: true,
     }).spawn();
-    const p = new ManagedProcess(child, opts.label, this);
+    ownChild(child.pid);
+    const p = new ManagedProcess(child, opts.label, this, tag);
     this.#live.add(p);
     // Unregister once the leader is gone and the group has emptied (or been killed).
     child.status.finally(() => {
+      disown(child.pid);
       if (!p.groupAlive()) this.#live.delete(p);
     }).catch(() => undefined);
     return p;
@@ -207,13 +295,17 @@ export class ProcessGroups {
     return this.#live.size;
   }
 
-  /** Ends every registered group (SIGTERM, then SIGKILL after the grace period). */
+  /**
+   * Ends every registered tree (SIGTERM, then SIGKILL after the grace period), then every process
+   * still carrying this registry's tag: what a finished command left running in the background.
+   */
   async endAll(graceMs = this.graceMs): Promise<void> {
     const all = [...this.#live];
     this.#live.clear();
     await Promise.all(
       all.map((p) => (p.exited && !p.groupAlive()) ? Promise.resolve() : p.terminate(graceMs)),
     );
+    if (this.#spawned > 0) await endMembers(() => ({ tag: `${this.id}.` }), graceMs);
   }
 }
 

@@ -1,23 +1,41 @@
 /**
- * Process trees: ending a child together with every process group its descendants lead.
+ * Process trees: everything a child started, found and signalled as one, whether or not it is
+ * still in the child's process group or below the child at all.
  *
- * Why: every child agent-block starts is the leader of a group of its own (`group.ts`), so a
- * run's own children sit in groups of their own too. A run that answers SIGTERM ends them
- * itself; a run that has to be SIGKILLed (a Lua loop that never waits for the host) cannot, and
- * its children would be orphaned. `endTree` covers that case: just before the SIGKILL it reads the
- * descendants from `/proc` and kills their groups along with the child's.
+ * A `Tree` is the union of three kinds of member, closed under descent:
+ * - the members of a process group (the child leads one: `group.ts` starts it in a session of
+ *   its own);
+ * - the descendants of a process (the child, while it lives) — what left the group with
+ *   `setpgid`/`setsid` but still has the child above it;
+ * - the processes carrying a tag (`tags.ts`) — what detached entirely (double fork plus
+ *   `setsid`) and was re-parented to init or to a subreaper.
+ * This process is never a member. `members` reads `/proc` (Linux); elsewhere it finds nothing,
+ * and callers fall back to signalling the process group alone, as before.
  *
- * Owns the `/proc` walk (Linux). Elsewhere `descendantGroups` finds nothing, and `endTree`
- * behaves like `ManagedProcess.terminate`.
+ * Also owns `endTree`, the way a runner ends an agent-block child: SIGTERM to its group only (the
+ * child ends its own run's processes, as it does on SIGTERM), then after the grace period — or
+ * at once, for whatever the child left behind — SIGKILL to the whole tree. Why: a child that
+ * has to be SIGKILLed (a Lua loop that never waits for the host) cannot end its processes itself.
  *
- * Invariant: only groups led by descendants of the given pid are signalled, and only while the
- * child's own group still exists at the moment of the walk (no pid-reuse guessing afterwards).
+ * Invariant: a pid or group is only signalled when the walk found it live an instant before;
+ * the leader's descendants are looked up only while the leader has not been reaped (so a reused
+ * pid is never taken for it).
  */
 import type { ManagedProcess } from "./group.ts";
+import { hasTag, processTags } from "./tags.ts";
 
-/** `[pid, ppid, pgid]` of every process, from `/proc` (empty when unavailable). */
-function processTable(): [number, number, number][] {
-  const out: [number, number, number][] = [];
+/** One process, from `/proc/<pid>/stat`. */
+export interface ProcRow {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** One-letter state (`R`, `S`, `Z` for a zombie, ...). */
+  state: string;
+}
+
+/** Every process, from `/proc` (empty when unavailable). */
+export function processTable(): ProcRow[] {
+  const out: ProcRow[] = [];
   let entries: Iterable<Deno.DirEntry>;
   try {
     entries = Deno.readDirSync("/proc");
@@ -25,44 +43,132 @@ function processTable(): [number, number, number][] {
     return out;
   }
   for (const e of entries) {
-    if (!/^\d+$/.test(e.name)) continue;
+    const c = e.name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
     try {
       const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
       // Fields after the command name (which may hold spaces and parentheses).
-      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.push([Number(e.name), Number(rest[1]), Number(rest[2])]);
+      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
+      out.push({ pid: Number(e.name), state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]) });
     } catch { /* the process ended meanwhile */ }
   }
   return out;
 }
 
+/**
+ * Why `/proc` cannot be read (not Linux; without `--allow-all` Deno refuses `/proc/<pid>/…`), or
+ * undefined when it can. Without it a tree is its process group alone.
+ */
+export function procUnreadable(): string | undefined {
+  if (Deno.build.os !== "linux") return `not Linux (${Deno.build.os})`;
+  try {
+    Deno.readTextFileSync("/proc/self/stat");
+    return undefined;
+  } catch (e) {
+    return `cannot read /proc: ${(e as Error).message}`;
+  }
+}
+
+/** What belongs to one tree (any combination). */
+export interface Tree {
+  /** A process group whose members belong. */
+  pgid?: number;
+  /** A live, unreaped process whose descendants belong (and itself). */
+  root?: number;
+  /** A tag (`<registry>.<n>`) or a registry prefix (`<registry>.`): processes carrying it belong. */
+  tag?: string;
+}
+
+const dead = (state: string) => state === "Z" || state === "X";
+
+/** The live (non-zombie) members of `tree`, never this process. */
+export function members(tree: Tree, table: ProcRow[] = processTable()): number[] {
+  const children = new Map<number, number[]>();
+  for (const r of table) {
+    const list = children.get(r.ppid);
+    if (list) list.push(r.pid);
+    else children.set(r.ppid, [r.pid]);
+  }
+  const found = new Set<number>();
+  const stack: number[] = [];
+  const add = (pid: number) => {
+    if (!found.has(pid)) {
+      found.add(pid);
+      stack.push(pid);
+    }
+  };
+  if (tree.root !== undefined) add(tree.root);
+  for (const r of table) {
+    if (found.has(r.pid) || r.pid === Deno.pid || r.pid <= 1) continue;
+    if (tree.pgid !== undefined && r.pgid === tree.pgid) add(r.pid);
+    else if (tree.tag !== undefined && !dead(r.state) && hasTag(processTags(r.pid), tree.tag)) add(r.pid);
+  }
+  while (stack.length) for (const c of children.get(stack.pop()!) ?? []) add(c);
+  const state = new Map(table.map((r) => [r.pid, r.state]));
+  return [...found].filter((p) => p !== Deno.pid && p > 1 && state.has(p) && !dead(state.get(p)!));
+}
+
+/** Sends `signal` to each of `pids`; one that is gone meanwhile is skipped. */
+export function signalAll(pids: Iterable<number>, signal: Deno.Signal): void {
+  for (const pid of pids) {
+    try {
+      Deno.kill(pid, signal);
+    } catch { /* already gone */ }
+  }
+}
+
+/** True while any of `pids` is alive and not a zombie. */
+export function anyAlive(pids: Iterable<number>): boolean {
+  for (const pid of pids) {
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+      if (!dead(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3))) return true;
+    } catch { /* gone */ }
+  }
+  return false;
+}
+
+/**
+ * SIGTERM to every member of `tree`, then — while any is left after `graceMs` — SIGKILL to
+ * every member, re-read each round (a process forked meanwhile is a member too), for at most
+ * `killMs` more. `graceMs` 0: SIGKILL at once. Resolves when none is left or the time is up.
+ */
+export async function endMembers(tree: () => Tree, graceMs: number, killMs = 2000): Promise<void> {
+  if (graceMs > 0) {
+    const known = members(tree());
+    if (!known.length) return;
+    signalAll(known, "SIGTERM");
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline && anyAlive(known)) {
+      await new Promise((r) => setTimeout(r, Math.min(20, Math.max(1, deadline - Date.now()))));
+    }
+  }
+  const deadline = Date.now() + killMs;
+  for (;;) {
+    const left = members(tree());
+    if (!left.length) return;
+    signalAll(left, "SIGKILL");
+    if (Date.now() >= deadline) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** Process groups (other than `pid`'s own) that contain a descendant of `pid`. */
 export function descendantGroups(pid: number): number[] {
   const table = processTable();
-  const children = new Map<number, number[]>();
-  for (const [p, pp] of table) {
-    const list = children.get(pp);
-    if (list) list.push(p);
-    else children.set(pp, [p]);
-  }
-  const pgidOf = new Map(table.map(([p, , g]) => [p, g]));
+  const pgidOf = new Map(table.map((r) => [r.pid, r.pgid]));
   const groups = new Set<number>();
-  const stack = [...(children.get(pid) ?? [])];
-  const seen = new Set<number>();
-  while (stack.length) {
-    const p = stack.pop()!;
-    if (seen.has(p)) continue;
-    seen.add(p);
-    const g = pgidOf.get(p);
-    if (g !== undefined && g !== pid && g > 1) groups.add(g);
-    stack.push(...(children.get(p) ?? []));
+  for (const m of members({ root: pid }, table)) {
+    const g = pgidOf.get(m);
+    if (m !== pid && g !== undefined && g !== pid && g > 1) groups.add(g);
   }
   return [...groups];
 }
 
 /**
- * Ends `p` and its descendants: SIGTERM to its group, then — if it has not exited within
- * `graceMs` — SIGKILL to its group and to every group its descendants lead.
+ * Ends an agent-block child `p` and everything it started: SIGTERM to its group; if it has not
+ * exited within `graceMs`, SIGKILL to its whole tree. Whatever of the tree outlives the child's
+ * exit is SIGKILLed too.
  */
 export async function endTree(p: ManagedProcess, graceMs: number): Promise<void> {
   p.endedBy ??= "terminated";
@@ -74,15 +180,7 @@ export async function endTree(p: ManagedProcess, graceMs: number): Promise<void>
     graceOver,
   ]);
   clearTimeout(timer);
-  if (first === "timeout") {
-    const groups = descendantGroups(p.pid);
-    p.signalGroup("SIGKILL");
-    for (const g of groups) {
-      try {
-        Deno.kill(-g, "SIGKILL");
-      } catch { /* already gone */ }
-    }
-  }
+  if (first === "timeout") await p.kill();
   await p.status.catch(() => undefined);
-  if (p.groupAlive()) p.signalGroup("SIGKILL");
+  if (p.leftovers()) await p.kill();
 }

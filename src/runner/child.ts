@@ -24,8 +24,10 @@
  *   may belong to a protocol); the stderr tail is kept for the report. Once the child has
  *   exited its output gets `DRAIN_MS` to end: a process it left behind holding the pipes does
  *   not hold the answer.
- * - Ending a run ends the child's whole process tree (`endTree`: SIGTERM to its group; after
- *   the grace period SIGKILL to its group and to every group its descendants lead).
+ * - Ending a run ends the child's whole process tree (`endTree`: SIGTERM to its group, so the
+ *   child ends its run's processes itself; after the grace period SIGKILL to the child, its
+ *   descendants and every process carrying its tag — a daemon its block detached included).
+ *   Whatever of the tree outlives the child (a child killed from outside) is ended when it exits.
  * - The temporary directory is removed whatever happened.
  */
 import { isAbsolute, join, resolve } from "node:path";
@@ -197,8 +199,9 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
         for (const o of outputs) o.cancel();
         await Promise.all(outputs.map((o) => o.done));
       }
-      // The leader is gone; make sure nothing of its group lingers (a grandchild holding on).
-      if (p.groupAlive()) await p.terminate();
+      // The leader is gone; make sure nothing of its tree lingers (a grandchild holding on, a
+      // daemon of a child that was killed before it could end its run's processes).
+      if (p.leftovers()) await p.terminate();
       const stderrTail = tailLines(kept.text);
       const outcome = await this.#outcome(
         endedBy ?? (endedOutside ? "stopping" : undefined),

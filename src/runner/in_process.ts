@@ -17,6 +17,7 @@ import type { EngineLimits } from "../lua/engine.ts";
 import type { HostModule } from "../host/context.ts";
 import { runBlock } from "../runtime/run.ts";
 import type { BlockRunner, RunHooks, RunReport, RunRequest } from "./runner.ts";
+import { WallClock } from "./wall_clock.ts";
 
 /** What an in-process runner fixes for all its runs. */
 export interface InProcessOptions {
@@ -42,15 +43,7 @@ export class InProcessRunner implements BlockRunner {
 
   /** Runs `request` to its outcome. */
   async run(request: RunRequest, hooks?: RunHooks): Promise<RunReport> {
-    const limit = new AbortController();
-    let timedOut = false;
-    const timer = request.timeoutMs !== undefined
-      ? setTimeout(() => {
-        timedOut = true;
-        limit.abort(`ran past its timeout of ${request.timeoutMs! / 1000} s`);
-      }, request.timeoutMs)
-      : undefined;
-    const signal = request.signal ? AbortSignal.any([request.signal, limit.signal]) : limit.signal;
+    const clock = new WallClock(request.timeoutMs, request.signal);
     try {
       hooks?.onStart?.({});
       const outcome = await runBlock({
@@ -61,17 +54,14 @@ export class InProcessRunner implements BlockRunner {
         prompt: request.prompt,
         context: request.context,
         labels: request.labels,
-        signal,
+        signal: clock.signal,
         stdout: this.options.stdout,
         stderr: this.options.stderr,
         modules: this.options.modules,
         limits: this.options.limits,
         mcpTimeoutMs: this.options.mcpTimeoutMs,
       });
-      if (timedOut && outcome.status === "cancelled") {
-        return { outcome: { status: "timed_out", seconds: request.timeoutMs! / 1000 } };
-      }
-      return { outcome };
+      return { outcome: clock.judge(outcome) };
     } catch (e) {
       return {
         outcome: {
@@ -82,7 +72,7 @@ export class InProcessRunner implements BlockRunner {
         },
       };
     } finally {
-      clearTimeout(timer);
+      clock.clear();
     }
   }
 }

@@ -33,11 +33,15 @@ import { agentBlockHome } from "../home.ts";
 import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv, wholeMilliseconds } from "../run_env.ts";
 import { Secrets } from "../obs/secrets.ts";
+import type { RunObserver } from "../obs/run_events.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
-  /** A script file, or inline source with the name errors should show. */
-  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string };
+  /**
+   * A script file, or inline source with the name errors should show (`name`; `chunkname`, when
+   * given, is the chunk's own name instead of `@name`, for a runner's driver chunk: `=ab:...`).
+   */
+  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string; chunkname?: string };
   /** Project root (`--project`); resolved against `cwd`, made absolute and canonical. */
   projectRoot: string;
   /**
@@ -91,6 +95,11 @@ export interface RunSpec {
   llmFetch?: typeof fetch;
   /** Told the id of every kernel session the run opens (`knl.session`, `agent.run`). */
   onSessionOpen?: (id: string) => void;
+  /**
+   * Watches the run (`src/obs/run_events.ts`): kernel commits, MCP connects and calls. It must not
+   * throw — pass `fanOut(...)`'s guarded function. The `end` event is the caller's to send.
+   */
+  observe?: RunObserver;
 }
 
 /** The script's source and naming, read before the engine exists. */
@@ -99,6 +108,8 @@ interface LoadedScript {
   chunkname: string;
   dir: string;
   name: string;
+  /** What the run's kernel sessions record as their script (`RunContext.script`). */
+  ref: string;
 }
 
 function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScript | { error: string } {
@@ -112,6 +123,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
         chunkname: "@" + displayPath(path, cwd),
         dir: dirname(path),
         name: basename(path),
+        ref: displayPath(Deno.realPathSync(path), projectRoot),
       };
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
@@ -121,9 +133,10 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
   const src = spec.script.source;
   return {
     source: typeof src === "string" ? new TextEncoder().encode(src) : src,
-    chunkname: "@" + spec.script.name,
+    chunkname: spec.script.chunkname ?? "@" + spec.script.name,
     dir: resolve(cwd, spec.script.dir ?? projectRoot),
     name: basename(spec.script.name),
+    ref: spec.script.name,
   };
 }
 
@@ -161,7 +174,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   } catch (e) {
     return notStarted((e as Error).message);
   }
-  const procs = new ProcessGroups(graceMs, env);
+  const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m) });
   const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
   const run: RunContext = {
     env,
@@ -170,6 +183,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     projectRoot,
     scriptDir: script.dir,
     scriptName: script.name,
+    script: script.ref,
     home,
     labels: spec.labels ?? {},
     stdout,
@@ -179,6 +193,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     procs,
     mcpTimeoutMs: spec.mcpTimeoutMs ?? 30_000,
     llmFetch: spec.llmFetch,
+    observe: spec.observe,
     sessionOpened: spec.onSessionOpen ?? (() => {}),
     onCleanup: (fn) => cleanups.push(fn),
   };
@@ -250,7 +265,8 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     return outcome = maskOutcome(outcome, secrets);
   } finally {
     // Cleanups first (newest first): an MCP disconnect closes a server's stdin and lets it exit
-    // by itself; whatever is still running afterwards is ended with its process group.
+    // by itself; whatever is still running afterwards is ended with its tree (its process group,
+    // its descendants and what carries its tag: src/proc/group.ts).
     for (const fn of cleanups.reverse()) {
       try {
         await fn(outcome);

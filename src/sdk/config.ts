@@ -18,11 +18,27 @@
 import { isAbsolute } from "node:path";
 import type { JsonValue } from "../json/codec.ts";
 import type { BusHandler, BusHost } from "../host/bus.ts";
+import type { RunObserver } from "../obs/run_events.ts";
 import { BlockError } from "./errors.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
 import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
 
-/** Where the run's stores live; each defaults as in the CLI (`AGENT_BLOCK_*_PATH`, then home). */
+/**
+ * Where the run's stores live; each defaults as in the CLI (`AGENT_BLOCK_*_PATH`, then home).
+ *
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource, type StorePaths } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * // nothing outlives the run: a private kv store and kernel log
+ * const stores: StorePaths = { kv: ":memory:", kernel: ":memory:" };
+ * const script = 'std.kv.set("cache", "greeting", "hi") return std.kv.get("cache", "greeting")';
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "kv.lua"), ".").stores(stores).env({}).build(),
+ * );
+ * assert.equal(report.value, "hi");
+ * ```
+ */
 export interface StorePaths {
   /** `std.kv` (`AGENT_BLOCK_KV_PATH`); `:memory:` for a private in-memory store. */
   kv?: string;
@@ -34,7 +50,20 @@ export interface StorePaths {
   kernel?: string;
 }
 
-/** CPU-time and heap bounds of the block's Lua code. */
+/**
+ * CPU-time and heap bounds of the block's Lua code.
+ *
+ * ```ts
+ * import { BlockConfig, type BlockLimits, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const limits: BlockLimits = { cpuSeconds: 0.2, memoryMb: 64 };
+ * const spin = ScriptSource.inline("while true do end", "spin.lua");
+ * const report = await runBlock(BlockConfig.builder(spin, ".").limits(limits).env({}).build());
+ * assert.equal(report.error?.code, "script");
+ * assert.match(report.error!.message, /CPU limit exceeded/);
+ * ```
+ */
 export interface BlockLimits {
   /** Lua CPU time, seconds (`--cpu-limit`). */
   cpuSeconds?: number;
@@ -42,7 +71,26 @@ export interface BlockLimits {
   memoryMb?: number;
 }
 
-/** The fields of a `BlockConfig`; every one but `script` and `projectRoot` is optional. */
+/**
+ * The fields of a `BlockConfig`; every one but `script` and `projectRoot` is optional. The
+ * builder collects them one setter at a time; `new BlockConfig(fields)` takes them at once.
+ *
+ * ```ts
+ * import { BlockConfig, type BlockConfigFields, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const fields: BlockConfigFields = {
+ *   script: ScriptSource.inline("return _CONTEXT .. ': ' .. _PROMPT", "fields.lua"),
+ *   projectRoot: ".",
+ *   prompt: "hello",
+ *   context: "echo",
+ *   labels: { job: "docs" },
+ *   env: {},
+ * };
+ * const report = await runBlock(new BlockConfig(fields));
+ * assert.equal(report.value, "echo: hello");
+ * ```
+ */
 export interface BlockConfigFields {
   /** The script to run. */
   script: ScriptSource;
@@ -88,12 +136,27 @@ export interface BlockConfigFields {
   stdout?: (bytes: Uint8Array) => void;
   /** Sink for logs and `io.stderr`; default this process's stderr. */
   stderr?: (bytes: Uint8Array) => void;
+  /** Watch the run as it goes: kernel events as committed, MCP connects and calls, the end. */
+  observers?: readonly RunObserver[];
 }
 
 /**
  * Globals the runtime defines, which `extraGlobals` may not replace: Lua's own, agent-block's
  * faces, the run's inputs and the SDK's. Names starting with `__` are reserved too (internal
  * tables). A test holds this list equal to what a fresh run defines.
+ *
+ * @example Pick names that are free
+ * ```ts
+ * import { BlockConfig, BlockError, RESERVED_GLOBALS, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * assert.ok(RESERVED_GLOBALS.has("std") && RESERVED_GLOBALS.has("_PROMPT"));
+ * assert.ok(!RESERVED_GLOBALS.has("_TASK_METADATA"));
+ * const script = ScriptSource.inline("return 1", "g.lua");
+ * const builder = BlockConfig.builder(script, ".").extraGlobals({ std: 1 });
+ * assert.throws(() => builder.build(), (e) => e instanceof BlockError && e.code === "config");
+ * assert.throws(() => builder.build(), /'std' is defined by the runtime and cannot be replaced/);
+ * ```
  */
 export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
   // Lua 5.4
@@ -308,6 +371,8 @@ export class BlockConfig {
   readonly stdout?: (bytes: Uint8Array) => void;
   /** The logs' sink. */
   readonly stderr?: (bytes: Uint8Array) => void;
+  /** The run's observers, in order. */
+  readonly observers: readonly RunObserver[];
 
   /**
    * A checked config; throws a `BlockError` (code `config`) naming the first field refused.
@@ -337,6 +402,11 @@ export class BlockConfig {
     if (f.fetch !== undefined && typeof f.fetch !== "function") {
       fail(`fetch must be a function, got ${show(f.fetch)}`);
     }
+    const observers = f.observers ?? [];
+    if (!Array.isArray(observers)) fail(`observers must be an array of functions, got ${show(observers)}`);
+    observers.forEach((o, i) => {
+      if (typeof o !== "function") fail(`observers[${i}] must be a function, got ${show(o)}`);
+    });
     const limits = f.limits ?? {};
     this.script = s;
     this.projectRoot = f.projectRoot;
@@ -363,6 +433,7 @@ export class BlockConfig {
     });
     this.stdout = f.stdout;
     this.stderr = f.stderr;
+    this.observers = Object.freeze([...observers]);
     Object.freeze(this);
   }
 
@@ -378,7 +449,44 @@ export class BlockConfig {
 
 /**
  * Collects a `BlockConfig`'s settings; `build()` checks them. Each setter replaces the earlier
- * value, except `hostHandler(kind, fn)`, `hostTool`, `label` and `extraGlobals`, which add.
+ * value, except `hostHandler(kind, fn)`, `hostTool`, `label`, `extraGlobals` and `observe`, which add.
+ *
+ * @example Settings that add up
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const printed: string[] = [];
+ * const builder = BlockConfig.builder(
+ *   ScriptSource.inline('print(_PROMPT .. " " .. _TEAM .. "/" .. _TICKET) return "ok"', "steps.lua"),
+ *   ".",
+ * )
+ *   .prompt("triage")
+ *   .extraGlobals({ _TEAM: "infra" })
+ *   .extraGlobals({ _TICKET: "T-7" }) // adds to the first
+ *   .label("job", "nightly")
+ *   .label("shard", "3")
+ *   .timeoutMs(10_000)
+ *   .stdout((bytes) => printed.push(new TextDecoder().decode(bytes)))
+ *   .env({});
+ * const report = await runBlock(builder.build());
+ * assert.equal(report.value, "ok");
+ * assert.deepEqual(printed, ["triage infra/T-7\n"]);
+ * ```
+ *
+ * @example A refused setting
+ * ```ts
+ * import { BlockConfig, BlockError, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const builder = BlockConfig.builder(ScriptSource.inline("return 1", "one.lua"), ".").timeoutMs(0);
+ * assert.throws(() => builder.build(), (e) => {
+ *   assert.ok(e instanceof BlockError);
+ *   assert.equal(e.code, "config");
+ *   assert.equal(e.message, "timeoutMs must be a positive number, got number 0");
+ *   return true;
+ * });
+ * ```
  */
 export class BlockConfigBuilder {
   #f: { -readonly [K in keyof BlockConfigFields]: BlockConfigFields[K] };
@@ -512,6 +620,15 @@ export class BlockConfigBuilder {
   /** Sink for logs and `io.stderr`. */
   stderr(sink: (bytes: Uint8Array) => void): this {
     this.#f.stderr = sink;
+    return this;
+  }
+  /**
+   * Adds an observer: told each `RunEvent` as it happens — the kernel's rows as they are
+   * committed (each a record of `knl export --as events`), MCP connects and tool calls, and the
+   * run's end (see `RunEvent`). One that throws is detached with a warning; the run goes on.
+   */
+  observe(observer: RunObserver): this {
+    this.#f.observers = [...(this.#f.observers ?? []), observer];
     return this;
   }
   /** The checked config; throws a `BlockError` (code `config`) naming the field refused. */

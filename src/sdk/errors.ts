@@ -13,7 +13,23 @@
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { EXIT_TIMED_OUT, type Outcome } from "../outcome.ts";
 
-/** What failed: see `BlockError`. */
+/**
+ * What failed: see `BlockError`.
+ *
+ * ```ts
+ * import { BlockConfig, type BlockErrorCode, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * // worth another try later? a model or MCP outage, a timeout; a broken script or config is not
+ * const retryable = (code: BlockErrorCode): boolean =>
+ *   code === "llm" || code === "mcp" || code === "timeout";
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.path("no/such/block.lua"), ".").env({}).build(),
+ * );
+ * assert.equal(report.error?.code, "config");
+ * assert.equal(retryable(report.error!.code), false);
+ * ```
+ */
 export type BlockErrorCode = "script" | "config" | "llm" | "mcp" | "cancelled" | "timeout";
 
 /** The exit code of each `BlockErrorCode`, as the CLI reports it. */
@@ -26,7 +42,32 @@ const EXIT_OF: Record<BlockErrorCode, number> = {
   timeout: EXIT_TIMED_OUT,
 };
 
-/** What a `BlockError` carries besides its code and message. */
+/**
+ * What a `BlockError` carries besides its code and message.
+ *
+ * ```ts
+ * import {
+ *   BlockConfig,
+ *   BlockError,
+ *   type BlockErrorDetails,
+ *   runBlock,
+ *   ScriptSource,
+ * } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * // a raised table keeps its structure in `value`
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline('error({ reason = "quota", left = 0 })', "quota.lua"), ".")
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.deepEqual(report.error?.value, { reason: "quota", left: 0 });
+ *
+ * // the same details on an error of the embedder's own
+ * const details: BlockErrorDetails = { traceback: "", value: { reason: "quota" } };
+ * assert.equal(new BlockError("script", "over quota", details).value, details.value);
+ * ```
+ */
 export interface BlockErrorDetails {
   /** The Lua traceback of a raised error ("" when there was none). */
   traceback?: string;
@@ -85,7 +126,7 @@ export class BlockError extends AgentBlockError {
  * The error of a run that raised, was cancelled or timed out; `undefined` for one that returned,
  * deferred or exited.
  *
- * @example
+ * @example The error of an outcome
  * ```ts
  * import { blockErrorOf } from "@agent-block/agent-block";
  * import assert from "node:assert/strict";

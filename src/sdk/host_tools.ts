@@ -18,7 +18,35 @@ import type { JsonValue } from "../json/codec.ts";
 import { BlockError } from "./errors.ts";
 import { show } from "./sources.ts";
 
-/** What a host tool's handler is called with besides its input. */
+/**
+ * What a host tool's handler is called with besides its input.
+ *
+ * ```ts
+ * import { BlockConfig, type HostToolContext, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const stoppedBy: string[] = [];
+ * const stop = new AbortController();
+ * // waits for something that never comes: the embedder gives up once the call is under way
+ * const wait = (_input: unknown, { signal, tool }: HostToolContext) =>
+ *   new Promise((resolve) => {
+ *     signal.addEventListener("abort", () => {
+ *       stoppedBy.push(tool);
+ *       resolve(null);
+ *     });
+ *     stop.abort("nobody approved");
+ *   });
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline('return tool.call("wait_for_approval", {})', "wait.lua"), ".")
+ *     .hostTool({ name: "wait_for_approval", description: "Waits for a human.", handler: wait })
+ *     .signal(stop.signal)
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.outcome.status, "cancelled");
+ * assert.deepEqual(stoppedBy, ["wait_for_approval"]);
+ * ```
+ */
 export interface HostToolContext {
   /** Aborts when the calling Lua task is cancelled or the run ends. */
   signal: AbortSignal;
@@ -26,7 +54,28 @@ export interface HostToolContext {
   tool: string;
 }
 
-/** A TypeScript function offered to the block as a tool. */
+/**
+ * A TypeScript function offered to the block as a tool.
+ *
+ * ```ts
+ * import { BlockConfig, type HostTool, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const owners: Record<string, string> = { "src/": "infra", "docs/": "writers" };
+ * const lookup: HostTool = {
+ *   name: "owner_of",
+ *   description: "The team that owns a path prefix.",
+ *   inputSchema: { type: "object", properties: { prefix: { type: "string" } }, required: ["prefix"] },
+ *   handler: (input) => ({ team: owners[(input as { prefix: string }).prefix] ?? null }),
+ * };
+ * const script = 'return tool.call("owner_of", { prefix = "docs/" }).team';
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "own.lua"), ".").hostTool(lookup).env({}).build(),
+ * );
+ * assert.equal(report.value, "writers");
+ * assert.equal(report.tools.find((t) => t.name === "owner_of")?.source, "host");
+ * ```
+ */
 export interface HostTool {
   /** The tool's name in the registry (`tool.call(name, input)`; what a model calls). */
   name: string;
@@ -40,7 +89,26 @@ export interface HostTool {
   handler: (input: unknown, context: HostToolContext) => unknown;
 }
 
-/** A tool in the registry when the run ended. */
+/**
+ * A tool in the registry when the run ended.
+ *
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource, type ToolInfo } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const script = `
+ *   tool.register("shout", { description = "Upper-cases a text." }, function(input)
+ *     return input.text:upper()
+ *   end)
+ *   return tool.call("shout", { text = "hi" })`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "shout.lua"), ".").env({}).build(),
+ * );
+ * const own: ToolInfo[] = report.tools.filter((t) => t.source === "block");
+ * assert.equal(report.value, "HI");
+ * assert.deepEqual(own.map((t) => [t.name, t.description]), [["shout", "Upper-cases a text."]]);
+ * ```
+ */
 export interface ToolInfo {
   /** The tool's name. */
   name: string;

@@ -6,6 +6,9 @@
  * and options, the bus with its host handlers and artifact tap, host tools, the wall-clock limit)
  * and the report: the outcome, the returned text, the error, the artifacts staged with
  * `bus.emit("artifact", { name, content })`, the kernel sessions opened and the tools registered.
+ * It also joins the config's observers into the run's one guarded `observe` (`src/obs/run_events.ts`:
+ * one that throws is detached with a warning on the run's stderr) and tells them the run's `end`
+ * last, with the final outcome (a run that never started included), before the report returns.
  *
  * This is below the edge: `env` and `cwd` a config leaves unset come from `defaults`, which the
  * edge supplies (`mod.ts`: this process's; the CLI always sets both).
@@ -22,12 +25,54 @@ import type { BlockConfig } from "./config.ts";
 import { type BlockError, blockErrorOf } from "./errors.ts";
 import { hostToolsModule, type ToolInfo } from "./host_tools.ts";
 import type { TextSource } from "./sources.ts";
+import { WallClock } from "../runner/wall_clock.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
+import { fanOut } from "../obs/run_events.ts";
+import { writeStderr } from "../obs/log.ts";
 
-/** The event kind that stages a named artifact instead of being a result. */
+/**
+ * The event kind that stages a named artifact instead of being a result. Every artifact lands in
+ * `BlockReport.artifacts`; a host handler for this kind also sees each one as it is staged.
+ *
+ * @example Stream artifacts as they are staged
+ * ```ts
+ * import { ARTIFACT_KIND, BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const script = `
+ *   bus.emit("artifact", { name = "plan.md", content = "draft" })
+ *   bus.emit("artifact", { name = "plan.md", content = "final" })`;
+ * const live: string[] = [];
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "plan.lua"), ".")
+ *     .hostHandler(ARTIFACT_KIND, (event) => void live.push((event.payload as { content: string }).content))
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.deepEqual(live, ["draft", "final"]);
+ * assert.deepEqual(report.artifacts.map((a) => a.content), ["draft", "final"]);
+ * ```
+ */
 export const ARTIFACT_KIND = "artifact";
 
-/** A part a block staged with `bus.emit("artifact", { name = ..., content = ... })`. */
+/**
+ * A part a block staged with `bus.emit("artifact", { name = ..., content = ... })`.
+ *
+ * ```ts
+ * import { type Artifact, BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const script = `
+ *   bus.emit("artifact", { name = "summary.md", content = "# Summary" })
+ *   bus.emit("artifact", { name = "stats", content = { files = 3, lines = 120 } })
+ *   return "done"`;
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline(script, "a.lua"), ".").env({}).build(),
+ * );
+ * const byName = (list: Artifact[]) => Object.fromEntries(list.map((a) => [a.name, a.content]));
+ * assert.deepEqual(byName(report.artifacts), { "summary.md": "# Summary", stats: { files: 3, lines: 120 } });
+ * ```
+ */
 export interface Artifact {
   /** The artifact's name. */
   name: string;
@@ -37,7 +82,30 @@ export interface Artifact {
   id: string;
 }
 
-/** How a run of a `BlockConfig` ended, and what it left. */
+/**
+ * How a run of a `BlockConfig` ended, and what it left.
+ *
+ * ```ts
+ * import { BlockConfig, type BlockReport, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * function summary(report: BlockReport): string {
+ *   switch (report.outcome.status) {
+ *     case "returned":
+ *       return `ok: ${report.value ?? "(nothing)"}`;
+ *     case "deferred":
+ *       return `later: ${report.outcome.reason}`;
+ *     default:
+ *       return `exit ${report.exitCode}: ${report.error?.message ?? report.outcome.status}`;
+ *   }
+ * }
+ * const run = (lua: string) =>
+ *   runBlock(BlockConfig.builder(ScriptSource.inline(lua, "s.lua"), ".").env({}).build());
+ * assert.equal(summary(await run("return 6 * 7")), "ok: 42");
+ * assert.equal(summary(await run('job.defer("no input yet")')), "later: no input yet");
+ * assert.equal(summary(await run("os.exit(3)")), "exit 3: exited");
+ * ```
+ */
 export interface BlockReport {
   /** How it ended (the one outcome type of every runner). */
   outcome: Outcome;
@@ -91,7 +159,17 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
   const artifacts: Artifact[] = [];
   const sessions: string[] = [];
   let tools: ToolInfo[] = [];
-  const report = (outcome: Outcome): BlockReport => ({
+  const started = performance.now();
+  const stderr = config.stderr ?? writeStderr;
+  const observe = fanOut(
+    config.observers,
+    (m) => stderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`)),
+  );
+  const report = (outcome: Outcome): BlockReport => {
+    observe?.({ type: "end", outcome, ms: performance.now() - started });
+    return reportOf(outcome);
+  };
+  const reportOf = (outcome: Outcome): BlockReport => ({
     outcome,
     value: outcome.status === "returned" && outcome.value !== undefined
       ? (typeof outcome.value === "string" ? outcome.value : decoder.decode(outcome.value))
@@ -148,15 +226,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
     artifacts.push({ name, content: p!.content, id: event.id });
   };
 
-  const limit = new AbortController();
-  let timedOut = false;
-  const timer = config.timeoutMs !== undefined
-    ? setTimeout(() => {
-      timedOut = true;
-      limit.abort(`ran past its timeout of ${config.timeoutMs! / 1000} s`);
-    }, config.timeoutMs)
-    : undefined;
-  const signal = config.signal ? AbortSignal.any([config.signal, limit.signal]) : limit.signal;
+  const clock = new WallClock(config.timeoutMs, config.signal);
   try {
     const outcome = await runSpec({
       script,
@@ -178,18 +248,16 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
       bus,
       // a bus of the embedder's own may be emitted into before the script touches `bus`
       busEager: config.bus !== undefined || config.autoServeBus,
-      signal,
+      signal: clock.signal,
       mcpTimeoutMs: config.mcpRpcTimeoutMs,
       llmFetch: config.fetch,
       onSessionOpen: (id) => sessions.push(id),
+      observe,
     });
-    if (timedOut && outcome.status === "cancelled") {
-      return report({ status: "timed_out", seconds: config.timeoutMs! / 1000 });
-    }
-    return report(outcome);
+    return report(clock.judge(outcome));
   } catch (e) {
     return report(notStarted(`internal failure running the block: ${(e as Error)?.message ?? e}`));
   } finally {
-    clearTimeout(timer);
+    clock.clear();
   }
 }

@@ -12,6 +12,21 @@ import { BlockError } from "./errors.ts";
  * An MCP server the default agent connects, in `agent.run`'s `mcp_servers` form: `name` plus
  * `command` (and `args`, `env`, `cwd`) for a stdio server, or `url` (and `transport_opts`) for a
  * remote one. A stdio server's default working directory is the run's project root.
+ *
+ * ```ts
+ * import { BlockError, type McpServerConfig, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const notes: McpServerConfig = { name: "notes", command: "notes-mcp", args: ["--read-only"] };
+ * const search: McpServerConfig = { name: "search", url: "https://mcp.example.com/mcp" };
+ * const agent = ScriptSource.defaultAgent({ mcpServers: [notes, search] });
+ * assert.equal(agent.kind, "default_agent");
+ * // checked when the source is made: a server is either a command or a url
+ * assert.throws(
+ *   () => ScriptSource.defaultAgent({ mcpServers: [{ name: "both", command: "x", url: "http://y" }] }),
+ *   BlockError,
+ * );
+ * ```
  */
 export interface McpServerConfig {
   /** The server's name: its tools are offered as `<name>__<tool>`, grouped as `<name>`. */
@@ -30,7 +45,33 @@ export interface McpServerConfig {
   [option: string]: JsonValue | undefined;
 }
 
-/** What the default agent runs with. */
+/**
+ * What the default agent runs with.
+ *
+ * ```ts
+ * import { BlockConfig, type DefaultAgentOptions, runBlock, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * // an offline model: the `replay` provider answers from a JSON Lines script
+ * const dir = await Deno.makeTempDir();
+ * const replay = join(dir, "model.jsonl");
+ * const answer = { expect: { system_contains: "terse" }, content: "Paris." }; // one line per model turn
+ * await Deno.writeTextFile(replay, JSON.stringify(answer));
+ *
+ * const options: DefaultAgentOptions = { agentOptions: { provider: "replay", replay, max_iterations: 2 } };
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.defaultAgent(options), dir)
+ *     .prompt("What is the capital of France?")
+ *     .context("You are terse.")
+ *     .stores({ kernel: ":memory:" })
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.value, "Paris.");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface DefaultAgentOptions {
   /** The MCP servers `agent.run` connects; every tool of each is offered to the model. */
   mcpServers?: readonly McpServerConfig[];
@@ -42,13 +83,45 @@ export interface DefaultAgentOptions {
   agentOptions?: Readonly<Record<string, JsonValue>>;
 }
 
-/** The script a block runs. Make one with `ScriptSource.path`, `.inline` or `.defaultAgent`. */
+/**
+ * The script a block runs. Make one with `ScriptSource.path`, `.inline` or `.defaultAgent`.
+ *
+ * ```ts
+ * import { ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * function describe(source: ScriptSource): string {
+ *   switch (source.kind) {
+ *     case "path":
+ *       return `file ${source.path}`;
+ *     case "inline":
+ *       return `inline ${source.name}`;
+ *     case "default_agent":
+ *       return `default agent with ${source.options.mcpServers?.length ?? 0} MCP server(s)`;
+ *   }
+ * }
+ * assert.equal(describe(ScriptSource.inline("return 1", "one.lua")), "inline one.lua");
+ * assert.equal(describe(ScriptSource.defaultAgent()), "default agent with 0 MCP server(s)");
+ * ```
+ */
 export type ScriptSource =
   | { readonly kind: "path"; readonly path: string }
   | { readonly kind: "inline"; readonly source: string | Uint8Array; readonly name: string }
   | { readonly kind: "default_agent"; readonly options: DefaultAgentOptions };
 
-/** The constructors of a `ScriptSource` (the value `ScriptSource`). */
+/**
+ * The constructors of a `ScriptSource` (the value `ScriptSource`); each checks its arguments and
+ * throws a `BlockError` with code `config` for one it refuses.
+ *
+ * ```ts
+ * import { BlockError, ScriptSource, type ScriptSourceConstructors } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const make: ScriptSourceConstructors = ScriptSource;
+ * assert.deepEqual(make.path("blocks/triage.lua"), { kind: "path", path: "blocks/triage.lua" });
+ * assert.throws(() => make.inline("return 1", ""), (e) => e instanceof BlockError && e.code === "config");
+ * ```
+ */
 export interface ScriptSourceConstructors {
   /** A Lua file (relative paths resolve against the run's working directory). */
   path(file: string): ScriptSource;
@@ -61,9 +134,10 @@ export interface ScriptSourceConstructors {
 /**
  * The ways to name a block's script.
  *
- * @example
+ * @example The three sources
  * ```ts
  * import { ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
  *
  * const fromFile = ScriptSource.path("blocks/triage.lua"); // resolved against the run's cwd
  * const inline = ScriptSource.inline("return _PROMPT:upper()", "upper.lua");
@@ -71,7 +145,7 @@ export interface ScriptSourceConstructors {
  *   mcpServers: [{ name: "notes", command: "notes-mcp", args: [] }],
  *   agentOptions: { max_iterations: 8 },
  * });
- * console.log(fromFile.kind, inline.kind, agent.kind);
+ * assert.deepEqual([fromFile.kind, inline.kind, agent.kind], ["path", "inline", "default_agent"]);
  * ```
  */
 export const ScriptSource: ScriptSourceConstructors = {
@@ -154,7 +228,30 @@ export const ScriptSource: ScriptSourceConstructors = {
   },
 };
 
-/** Text given inline, or read from a file when the run starts (relative to the run's cwd). */
+/**
+ * Text given inline, or read from a file when the run starts (relative to the run's cwd).
+ *
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource, type TextSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ * import { join } from "node:path";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(join(dir, "system.md"), "You review pull requests.");
+ * const context: TextSource = { file: "system.md" }; // read when the run starts, against its cwd
+ * const prompt: TextSource = "Review #42";
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline("return _CONTEXT .. ' / ' .. _PROMPT", "ctx.lua"), dir)
+ *     .context(context)
+ *     .prompt(prompt)
+ *     .cwd(dir)
+ *     .env({})
+ *     .build(),
+ * );
+ * assert.equal(report.value, "You review pull requests. / Review #42");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export type TextSource = string | { readonly file: string };
 
 /** Checks a `TextSource` for the builder; `field` names it in the error. */

@@ -13,7 +13,8 @@
  * of ours; the Lua host `src/lua` and the kernel store `src/knl` sit on it alone; the Lua-free
  * MCP/LLM clients `src/clients` never reach the Lua layer, the standard library, the runtime
  * entry or the CLI; the standard library `src/host` never reaches the runtime entry, the CLI,
- * the MCP server or the SDK; the runtime `src/runtime` never reaches the CLI, the MCP server or
+ * the MCP server or the SDK; the Lua API reference `src/docs` imports nothing of ours and only the CLI
+ * imports it; the runtime `src/runtime` never reaches the CLI, the MCP server or
  * the SDK; the embedding SDK `src/sdk` (a consumer of the runtime, as the MCP server is) is
  * imported only by the edges above it (`mod.ts`, `src/cli/**`) and never reaches the CLI or the MCP
  * server; the CLI `src/cli` is imported by `cli.ts` and by itself only; the two package entries
@@ -95,6 +96,18 @@ const RULES: Rule[] = [
       "the package entries mod.ts and unstable_engine.ts do not import each other; src/** imports neither",
     from: any(is("mod.ts"), is("unstable_engine.ts"), under("src")),
     forbids: (to, from) => (to === "mod.ts" || to === "unstable_engine.ts") && to !== from,
+  },
+  {
+    rule: "src/docs/** (the Lua API reference and its renderers: data and pure text) imports nothing of " +
+      "ours outside src/docs/**",
+    from: under("src/docs"),
+    forbids: not(under("src/docs")),
+  },
+  {
+    rule: "src/docs/** (the Lua API reference) is imported only by src/cli/** and src/docs/** itself, so " +
+      "it stays off the run path",
+    from: not(any(under("src/cli"), under("src/docs"))),
+    forbids: under("src/docs"),
   },
   {
     rule: "nothing imports src/cli/** except cli.ts and src/cli/** itself (mod.ts may not)",

@@ -1,6 +1,6 @@
 /** The CLI's flag parser (src/cli/args.ts). */
 import assert from "node:assert/strict";
-import { parseFlags } from "../../src/cli/args.ts";
+import { didYouMean, parseFlags } from "../../src/cli/args.ts";
 import { UsageError } from "../../src/errors.ts";
 
 const OPTS = {
@@ -45,5 +45,34 @@ Deno.test("parseFlags: a subcommand's name prefixes its usage errors", () => {
   assert.throws(
     () => parseFlags(["--nope"], OPTS, { command: "knl" }),
     (e) => e instanceof UsageError && e.message.startsWith("knl: Unknown option '--nope'"),
+  );
+});
+
+Deno.test("didYouMean: the nearest candidate within a few edits, case ignored; nothing when far or short", () => {
+  const flags = ["prompt", "project", "context", "label", "limit"];
+  assert.equal(didYouMean("promt", flags), "prompt");
+  assert.equal(didYouMean("Prompt", flags), "prompt"); // case only
+  assert.equal(didYouMean("proejct", flags), "project"); // two letters swapped: one edit
+  assert.equal(didYouMean("lable", flags), "label");
+  assert.equal(didYouMean("limt", flags), "limit");
+  assert.equal(didYouMean("frobnicate", flags), undefined);
+  assert.equal(didYouMean("x", ["y", "z"]), undefined); // a one-letter word is never "corrected"
+  assert.equal(didYouMean("ab", ["abc"]), "abc");
+  assert.equal(didYouMean("sesions", ["sessions", "show", "export"]), "sessions");
+  assert.equal(didYouMean("prompt", flags), undefined); // not misspelt
+});
+
+Deno.test("parseFlags: an unknown long flag near a known one says which", () => {
+  assert.throws(
+    () => parseFlags(["--scirpt", "a.lua"], OPTS),
+    (e) => e instanceof UsageError && e.message === "Unknown option '--scirpt' (did you mean '--script'?)",
+  );
+  assert.throws(
+    () => parseFlags(["--labl=x"], OPTS, { command: "knl" }),
+    (e) => e instanceof UsageError && e.message === "knl: Unknown option '--labl' (did you mean '--label'?)",
+  );
+  assert.throws(
+    () => parseFlags(["--zzz"], OPTS),
+    (e) => e instanceof UsageError && e.message === "Unknown option '--zzz'",
   );
 });

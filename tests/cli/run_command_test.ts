@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, tempProject } from "../helpers.ts";
+import { evalLua, runCli, tempProject } from "../helpers.ts";
+import { LUA_VERSION } from "../../src/lua/wasm.ts";
+import { VERSION } from "../../src/version.ts";
 
 /** A fresh project directory with `files` written into it, and a private AGENT_BLOCK_HOME. */
 async function project(files: Record<string, string> = {}) {
@@ -199,11 +201,12 @@ Deno.test("command-line errors exit 2: unknown flag, missing value, nothing to r
   }
 });
 
-Deno.test("--version and --help", async () => {
+Deno.test("--version names agent-block, Deno and Lua (the Lua of a real engine); --help", async () => {
   const p = await project();
   let r = await p.cli(["--version"]);
   assert.equal(r.code, 0);
-  assert.match(r.stdout, /^agent-block \d+\.\d+\.\d+/);
+  assert.equal(r.stdout, `agent-block ${VERSION}\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`);
+  assert.equal(await evalLua("return _VERSION"), LUA_VERSION);
   r = await p.cli(["-V"]);
   assert.match(r.stdout, /^agent-block /);
   r = await p.cli(["--help"]);

@@ -2,7 +2,8 @@
  * The embedding SDK in process (`mod.ts`: `BlockConfig` → `runBlock` → `BlockReport`): extra
  * globals, host handlers and artifacts, host tools (through `tool.call` and through a model
  * loop), the injected model `fetch`, store paths, sessions, cancellation and timeouts, config
- * errors, error codes, `autoServeBus`, and many blocks at once without shared state.
+ * errors, error codes, `autoServeBus`, observers of a run, and many blocks at once without shared
+ * state.
  *
  * Every run gets `env(testEnv(...))`, so nothing of the developer's environment reaches it.
  */
@@ -12,10 +13,12 @@ import {
   BlockConfig,
   type BlockReport,
   BusHost,
+  closeStore,
   listSessions,
   openExistingStore,
   RESERVED_GLOBALS,
   runBlock,
+  type RunEvent,
   ScriptSource,
 } from "../../mod.ts";
 import { REPO_ROOT, tempDir, testEnv, waitFor } from "../helpers.ts";
@@ -384,4 +387,116 @@ Deno.test("a config runs many times; a run's own bus is fresh each time", async 
   assert.equal(a.value, "x");
   assert.equal(c.value, "x");
   await waitFor(() => got.length === 2, { what: "both runs' emits" });
+});
+
+Deno.test({
+  name: "a cancel during a run with an MCP server connected ends the run and the server's process",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const root = await tempDir();
+    const pidFile = join(root, "server.pid");
+    const server = join(root, "server.sh");
+    const envServer = join(REPO_ROOT, "tests", "fixtures", "mcp", "env_server.ts");
+    await Deno.writeTextFile(
+      server,
+      `#!/bin/sh\necho $$ > "${pidFile}"\nexec "${Deno.execPath()}" run -A "${envServer}"\n`,
+    );
+    await Deno.chmod(server, 0o755);
+    const stop = new AbortController();
+    const running = runBlock(
+      BlockConfig.builder(
+        ScriptSource.inline(
+          `assert(mcp.connect("env", ${JSON.stringify(server)}, {}))
+           bus.emit("connected", mcp.call("env", "cwd", {}).content[1].text)
+           std.task.sleep(60)`,
+          "mcp.lua",
+        ),
+        root,
+      )
+        .env(testEnv())
+        .cwd(root)
+        .signal(stop.signal)
+        .hostHandler("connected", (e) => {
+          assert.equal(e.payload, Deno.realPathSync(root), "an MCP server's default cwd is the project root");
+          stop.abort("done waiting");
+        })
+        .stderr(() => {})
+        .build(),
+    );
+    const r = await running;
+    assert.equal(r.outcome.status, "cancelled", JSON.stringify(r.outcome));
+    const pid = Number(Deno.readTextFileSync(pidFile).trim());
+    const alive = () => {
+      try {
+        return !/^\d+ \S+ Z/.test(Deno.readTextFileSync(`/proc/${pid}/stat`).replace(/\(.*\)/, "x"));
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), {
+      what: `the MCP server (pid ${pid}) to end with the run`,
+      timeoutMs: 20_000,
+    });
+  },
+});
+
+Deno.test("autoServeBus: an event the host emits before the script's bus.on waits for the handler", async () => {
+  const bus = new BusHost();
+  const { b } = await inline(`
+    std.task.sleep(0.01)                 -- the host's emit is queued before the handler exists
+    local got
+    bus.on("hello", function(ev) got = ev.payload return "hi " .. ev.payload end)
+    bus.serve({ until_idle = true })
+    return got`);
+  const running = runBlock(b.bus(bus).autoServeBus().build());
+  const ack = bus.emit("hello", "host");
+  assert.equal(returned(await running), "host");
+  assert.equal(await ack, "hi host");
+});
+
+Deno.test("observe: several observers see the same events in order, the end last, a run that never started too", async () => {
+  const { b, root } = await inline(`
+    local s = require("knl").open()
+    s:session({ owner = "watched" }, function(sess)
+      sess:append({ kind = "note", data = { n = 1 } }, { defer = true })
+      std.task.sleep(0) -- an effect: the deferred note commits before it
+    end)
+    return "ok"`);
+  const a: string[] = [];
+  const c: RunEvent[] = [];
+  const r = await runBlock(
+    b.observe((e) => a.push(e.type === "events" ? e.rows.map((x) => x.kind).join("+") : e.type))
+      .observe((e) => c.push(e))
+      .build(),
+  );
+  assert.equal(returned(r), "ok");
+  // one entry per commit: the deferred open and note at the sleep (an effect), then the close
+  assert.deepEqual(a, ["session_open+note", "session_close", "end"]);
+  assert.equal(c.length, a.length);
+  const end = c.at(-1)!;
+  assert.ok(end.type === "end" && end.outcome.status === "returned" && end.ms > 0);
+  // the rows are what a reader of the log gets
+  const rows = c.flatMap((e) => e.type === "events" ? e.rows : []);
+  const kernel = join(root, ".agent-block", "knl.sqlite");
+  assert.deepEqual(rows, openExistingStore(kernel).read(r.sessions[0]));
+  closeStore(kernel);
+
+  const never: RunEvent[] = [];
+  const n = await runBlock(
+    BlockConfig.builder(ScriptSource.path("nope.lua"), root).env(testEnv()).cwd(root)
+      .observe((e) => never.push(e)).build(),
+  );
+  assert.equal(n.error?.code, "config");
+  assert.deepEqual(never.map((e) => e.type === "end" && e.outcome.status), ["raised"]);
+
+  assert.throws(
+    () =>
+      new BlockConfig({
+        script: ScriptSource.inline("", "x.lua"),
+        projectRoot: ".",
+        observers: [1 as never],
+      }),
+    /observers\[0\] must be a function, got number 1/,
+  );
 });

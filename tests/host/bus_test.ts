@@ -174,3 +174,24 @@ Deno.test("BusHost: a Lua handler for the kind wins over the TypeScript one; uns
   await assert.rejects(pendingAck!, /the run ended before the event was dispatched/);
   await assert.rejects(host.emit("k", 1), /the run has ended/);
 });
+
+Deno.test("BusHost: TypeScript handlers get integral Lua floats as numbers; Lua handlers keep them floats", async () => {
+  const host = new BusHost();
+  const received: unknown[] = [];
+  host.on("result", (ev) => {
+    received.push(ev.payload);
+  });
+  const { out } = await ret(
+    `bus.emit("result", { score = 10 / 2, ratio = 0.5, n = 3, list = { 1.0, 2, { deep = 4.0 } } })
+     local kinds = {}
+     bus.on("lua", function(ev) kinds[#kinds + 1] = math.type(ev.payload.x) .. ":" .. tostring(ev.payload.x) end)
+     bus.emit("lua", { x = 3.0 })
+     bus.serve({ until_idle = true })
+     return table.concat(kinds, " ")`,
+    { modules: [busModule(host)] },
+  );
+  assert.equal(out, "float:3.0");
+  assert.deepEqual(received, [{ score: 5, ratio: 0.5, n: 3, list: [1, 2, { deep: 4 }] }]);
+  // plain JSON, no engine tag left in it
+  assert.deepEqual(JSON.parse(JSON.stringify(received[0])), received[0]);
+});

@@ -6,10 +6,14 @@
  *   passes — the key is in no byte of the kernel's database files, in no line of `knl export` /
  *   `knl sessions`, in neither stderr nor the `--outcome` file, and `[redacted]` shows the echo
  *   was there;
+ * - a log that holds a key unmasked (written by a run that did not know it) read back by a
+ *   process that has the key in the project's `.env`: the sessions table and JSON lines, the
+ *   transcript of `knl show` (cut to a width) and `knl export` show none of it;
  * - a block that writes the host's key into a kernel event itself: stored masked;
  * - MCP servers that echo a secret (the host's key, or a token the block handed them in
  *   `opts.env`) in a log notification, on their stderr and in a JSON-RPC error: the run's log (at
- *   debug level, where the client logs all of it) and the errors Lua gets carry none of it;
+ *   debug level, where the client logs all of it), the errors Lua gets and what the run's
+ *   observer is told of its connects and calls carry none of it;
  * - `http.request` to a URL with userinfo, a token in the query and the key in the path: the
  *   error keeps the host and the harmless parameters, loses the rest.
  *
@@ -17,6 +21,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import type { RunEvent } from "../../src/obs/run_events.ts";
 import {
   assertIncludes,
   jsonLines,
@@ -74,7 +79,7 @@ Deno.test("attack: a model server's 401 body echoes the host's key: not in knl.s
   assert.ok(!db.includes(key), "the kernel's database files hold the key");
 
   // Read back by a process that does not have the key: nothing to mask there, nothing to find.
-  const sessions = await runCli(["knl", "sessions"], { cwd: root, env: { ANTHROPIC_API_KEY: "" } });
+  const sessions = await runCli(["knl", "sessions", "--json"], { cwd: root, env: { ANTHROPIC_API_KEY: "" } });
   assert.equal(sessions.code, 0, sessions.stderr);
   const [session] = jsonLines(sessions.stdout);
   for (const as of ["events", "messages"]) {
@@ -86,6 +91,42 @@ Deno.test("attack: a model server's 401 body echoes the host's key: not in knl.s
     assert.ok(!exp.stdout.includes(key), `knl export --as ${as} holds the key`);
     if (as === "events") assertIncludes(exp.stdout, "[redacted]");
   }
+});
+
+Deno.test("attack: a log holding a key (written before it was a secret) is read by a process that has it in .env: knl sessions, show and export print none of it", async () => {
+  const key = "sk-ant-api03-READER-KNOWS-0123456789abcdef";
+  const root = await tempDir();
+  // Written by a run that does not have the key (an older version, another key in place): kept as is.
+  const w = await runLua(
+    `local knl = require("knl")
+     local s = knl.session({ owner = "test", labels = { note = KEY } })
+     s:append({ kind = "msg_user", data = { content = "my key is " .. KEY } })
+     s:append({ kind = "note", data = { text = string.rep("x", 30) .. KEY } })
+     s:close()
+     return s.id`,
+    { projectRoot: root, globals: { KEY: key }, env: testEnv() },
+  );
+  assert.equal(w.outcome.status, "returned", w.stderr);
+  const id = w.outcome.value as string;
+  assertIncludes(bytesUnder(join(root, ".agent-block")), key, "the log holds the key unmasked");
+
+  // The reader's key comes from the project's .env (the edge environment), not its own variables.
+  Deno.writeTextFileSync(join(root, ".env"), `ANTHROPIC_API_KEY=${key}\n`);
+  const read = async (...args: string[]) => {
+    const r = await runCli(["knl", ...args, "-p", root], { env: testEnv(), clearEnv: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!r.stdout.includes(key), `knl ${args.join(" ")} prints the key:\n${r.stdout}`);
+    // no part of the key at a cut either
+    assert.ok(!r.stdout.includes(key.slice(0, 10)), `knl ${args.join(" ")} prints part of the key`);
+    assertIncludes(r.stdout, "[redacted]", `knl ${args.join(" ")}`);
+    return r.stdout;
+  };
+  const table = await read("sessions");
+  assert.match(table, /^ID +SCRIPT +LABELS/);
+  await read("sessions", "--json");
+  const shown = await read("show", id, "--width", "60");
+  assertIncludes(shown, "my key is [redacted]");
+  for (const as of ["events", "messages"]) await read("export", "--session", id, "--as", as);
 });
 
 Deno.test("attack: a 401 body echoes the api_key (or api_key_env's value) a block passed: not in the log, the database or the outcome", async () => {
@@ -140,8 +181,13 @@ Deno.test("attack: MCP servers echo the host's key, or a token handed to them, i
   const handed = "svc-token-handed-in-opts-env-7";
   const server = join(REPO_ROOT, "tests/fixtures/mcp/leak_server.ts");
   const root = await tempDir();
+  const seen: RunEvent[] = [];
   const r = await runLua(
-    `assert(mcp.connect("leak", DENO, { "run", "-A", "--quiet", SERVER, os.getenv("ANTHROPIC_API_KEY") },
+    `-- a connect that fails with the key in its error (the command named after it)
+     local ok, why = mcp.connect("gone", "/nonexistent/" .. os.getenv("ANTHROPIC_API_KEY"), {},
+       { required = false })
+     assert(not ok and why:find("[redacted]", 1, true), why)
+     assert(mcp.connect("leak", DENO, { "run", "-A", "--quiet", SERVER, os.getenv("ANTHROPIC_API_KEY") },
        { era = "legacy" }))
      local res = mcp.call("leak", "leak", {})
      -- a token handed to a second server on purpose, which it echoes back
@@ -159,9 +205,23 @@ Deno.test("attack: MCP servers echo the host's key, or a token handed to them, i
       projectRoot: root,
       globals: { DENO: Deno.execPath(), SERVER: server },
       env: testEnv({ ANTHROPIC_API_KEY: key, AGENT_BLOCK_LOG: "debug" }),
+      observe: (e) => seen.push(e),
     },
   );
   assert.equal(r.outcome.status, "returned", r.stderr);
+  // What a watched run is told (--progress, --events): the failures, masked.
+  const told = seen.filter((e) => e.type === "mcp_connect" || e.type === "mcp_call");
+  assert.deepEqual(told.map((e) => `${e.type} ${e.server} ${e.ok}`), [
+    "mcp_connect gone false",
+    "mcp_connect leak true",
+    "mcp_call leak false",
+    "mcp_connect given true",
+    "mcp_call given false",
+  ]);
+  for (const e of told.filter((e) => !e.ok)) assertIncludes(String(e.error), "[redacted]");
+  for (const secret of [key, handed]) {
+    assert.ok(!JSON.stringify(seen).includes(secret), `the run's observer was told ${secret}`);
+  }
   const error = r.outcome.value as string;
   assertIncludes(error, "refused the key [redacted]");
   assertIncludes(r.stderr, "the key I was sent is [redacted]", "the log notification was logged, masked");

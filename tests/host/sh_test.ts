@@ -65,7 +65,7 @@ Deno.test("sh.exec: opts.stdin is the command's input; without it stdin is empty
   assert.equal(out, "HELLO\n||xxx");
 });
 
-Deno.test("attack: sh.exec: the host's credentials are not in the child's environment; opts.env is applied after", async () => {
+Deno.test("attack: an sh.exec command reads the host's credentials from its environment (opts.env applied after)", async () => {
   const parent = {
     ANTHROPIC_API_KEY: "sk-ant-parent",
     OPENAI_API_KEY: "sk-oai-parent",

@@ -102,7 +102,9 @@ Deno.test("the seed's knl example runs, and export matches what the Lua side rea
   assert.equal(m[3].content[0].content, "5");
   assert.equal(m[4].content[0].text, "five");
 
-  const ls = await runCli(["knl", "sessions", "--label", "job=drain", "--limit", "5"], { cwd: dir });
+  const ls = await runCli(["knl", "sessions", "--json", "--label", "job=drain", "--limit", "5"], {
+    cwd: dir,
+  });
   assert.equal(ls.code, 0, ls.stderr);
   const sessions = jsonLines(ls.stdout);
   assert.equal(sessions.length, 1);
@@ -111,7 +113,7 @@ Deno.test("the seed's knl example runs, and export matches what the Lua side rea
   assert.equal(sessions[0].beats, 2);
   assert.equal(sessions[0].tokens, 43);
   assert.equal(sessions[0].labels.run_id, "run-42");
-  const none = await runCli(["knl", "sessions", "--label", "job=other"], { cwd: dir });
+  const none = await runCli(["knl", "sessions", "--json", "--label", "job=other"], { cwd: dir });
   assert.equal(none.stdout, "");
 });
 
@@ -203,7 +205,7 @@ Deno.test("attack: a run killed with SIGKILL leaves a readable log whose session
   assert.equal(ex.code, 0, ex.stderr);
   const kinds = jsonLines(ex.stdout).map((e) => e.kind);
   assert.deepEqual(kinds, ["session_open", "note", "note", "note"]);
-  const ls = jsonLines((await runCli(["knl", "sessions"], { cwd: dir })).stdout);
+  const ls = jsonLines((await runCli(["knl", "sessions", "--json"], { cwd: dir })).stdout);
   assert.equal(ls[0].id, id);
   assert.equal(ls[0].closed, false);
   assert.equal(ls[0].status, null);
@@ -247,7 +249,7 @@ Deno.test("attack: four processes appending 1,000 events each lose nothing and k
   }
   assert.equal(byStream.size, 4);
   for (const list of byStream.values()) assert.deepEqual(list, Array.from({ length: 1000 }, (_, k) => k + 1));
-  const ls = jsonLines((await runCli(["knl", "sessions"], { cwd: dir })).stdout);
+  const ls = jsonLines((await runCli(["knl", "sessions", "--json"], { cwd: dir })).stdout);
   assert.deepEqual(ls.map((s) => s.labels.w).sort(), ["1", "2", "3", "4"]);
   assert.ok(ls.every((s) => s.closed));
 });
@@ -331,6 +333,8 @@ Deno.test("knl export reads an earlier-layout database, upcast to today's shape"
   assert.deepEqual(m[1].content, [{ type: "text", text: "calling add" }]);
   assert.deepEqual(m[1].usage, { input_tokens: 12, output_tokens: 7, total_tokens: 19 });
   assert.equal(m[1].beat, 1);
-  const ls = jsonLines((await runCli(["knl", "sessions", "--store", "old.sqlite"], { cwd: dir })).stdout);
+  const ls = jsonLines(
+    (await runCli(["knl", "sessions", "--json", "--store", "old.sqlite"], { cwd: dir })).stdout,
+  );
   assert.deepEqual(ls.map((s) => [s.id, s.closed]), [["old-b", false], ["old-a", true]]);
 });

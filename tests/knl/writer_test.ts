@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { closeStore, type EventStore, type NewEvent, openStore } from "../../src/knl/store.ts";
+import { closeStore, type EventRow, type EventStore, type NewEvent, openStore } from "../../src/knl/store.ts";
 import { EventWriter } from "../../src/knl/writer.ts";
 import { BUSY_TIMEOUT_ENV, busyTimeoutMs, DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
 
@@ -195,4 +195,38 @@ Deno.test("a store closed under a writer's deferred events: they are dropped, th
   assert.equal(w.pending, 0);
   w.close(); // nothing left, no timer armed
   assert.throws(() => w.defer(ev("a", "3")), /the run's writer of .* is closed/);
+});
+
+Deno.test("an observed writer hands each commit over as the rows a reader gets, in commit order", async () => {
+  const path = await tempDb();
+  const store = openStore(path);
+  const seen: EventRow[][] = [];
+  const watched = new EventWriter(store, {
+    commitWindowMs: 60_000,
+    busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS,
+    onCommit: (rows) => seen.push([...rows]),
+  });
+  const other = writer(store); // another run of the process, not observed
+  watched.append(ev("w", "open", { n: 0 }));
+  other.append(ev("o", "theirs"));
+  // more deferred rows than one multi-row INSERT takes (32), several streams, then a commit point
+  for (let i = 1; i <= 70; i++) watched.defer(ev(i % 3 === 0 ? "w2" : "w", "step", { i, x: 1.5 }));
+  other.defer(ev("o", "theirs-deferred"));
+  watched.appendMany([ev("w", "point"), ev("w2", "point")]);
+  watched.defer(ev("w", "late"));
+  watched.settle(); // the effect hook's commit, no caller
+  other.flush();
+  watched.flush(); // nothing waits: no empty hand-over
+  watched.close();
+  other.close();
+
+  assert.deepEqual(seen.map((c) => c.length), [1, 72, 1], "one hand-over per committed transaction");
+  const streamed = seen.flat();
+  assert.ok(streamed.every((r) => r.stream !== "o"), "another writer's rows are not this writer's");
+  // exactly what the store gives a reader afterwards, row for row (positions of multi-row INSERTs too)
+  const byStream = (s: string) => streamed.filter((r) => r.stream === s);
+  for (const s of ["w", "w2"]) assert.deepEqual(byStream(s), store.read(s), s);
+  const positions = streamed.map((r) => r.position);
+  assert.deepEqual(positions, [...positions].sort((x, y) => x - y), "commit order");
+  closeStore(path);
 });

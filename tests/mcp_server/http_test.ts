@@ -63,7 +63,7 @@ Deno.test("http: only loopback listen addresses are accepted", () => {
   assertEquals(allowedHostnames("::1").sort(), ["127.0.0.1", "[::1]", "localhost"]);
 });
 
-Deno.test("http: the checks in front of MCP refuse forged Host/Origin and a missing token", async () => {
+Deno.test("attack: forged Host/Origin and a missing or wrong token are refused by the checks in front of MCP", async () => {
   const allowed = allowedHostnames("127.0.0.1");
   const req = (headers: Record<string, string>) =>
     new Request("http://127.0.0.1:9/mcp", { method: "POST", headers, body: "{}" });
@@ -129,7 +129,7 @@ Deno.test("http: the CLI refuses a non-loopback address and --token-file without
 
 Deno.test({
   name:
-    "http server: forged Host or Origin refused, token required, both eras served, cancellation ends the run",
+    "attack: the HTTP server refuses a forged Host or Origin and a missing token; both eras served, cancellation ends the run",
   ...opts,
   fn: async () => {
     const p = await freshProject();
@@ -230,24 +230,119 @@ Deno.test({
   },
 });
 
+/** Opens a 2025-era session with a raw `initialize` and abandons it; answers its id. */
+async function abandonedSession(url: string): Promise<string> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: INITIALIZE_BODY,
+  });
+  await res.text();
+  assertEquals(res.status, 200);
+  const sid = res.headers.get("mcp-session-id");
+  assert(sid, "initialize answered a session id");
+  return sid;
+}
+
+/** The status of a `ping` in session `sid` (404 once the session is gone). */
+async function pingStatus(url: string, sid: string): Promise<number> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-session-id": sid,
+      "mcp-protocol-version": "2025-11-25",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }),
+  });
+  await res.text();
+  return res.status;
+}
+
 Deno.test({
-  name: "http server: 2025-era sessions are bounded",
+  name: "attack: abandoned 2025-era sessions cannot lock a new client out (the one idle longest is evicted)",
   ...opts,
   fn: async () => {
     const p = await freshProject();
     const srv = await startHttpServer(p.root, p.home);
     try {
-      const host = new URL(srv.url).host;
-      for (let i = 0; i < MAX_LEGACY_SESSIONS; i++) {
-        assertEquals((await rawHttp(srv.url, { Host: host }, INITIALIZE_BODY)).status, 200);
+      const sids: string[] = [];
+      for (let i = 0; i < MAX_LEGACY_SESSIONS + 6; i++) sids.push(await abandonedSession(srv.url));
+      // The table holds MAX_LEGACY_SESSIONS: the six idle longest made room for the last six.
+      for (const sid of sids.slice(0, 6)) assertEquals(await pingStatus(srv.url, sid), 404);
+      assertEquals(await pingStatus(srv.url, sids[sids.length - 1]), 200);
+      assertStringIncludes(srv.stderr(), `closed 2025-era session ${sids[0]}: evicted for a new client`);
+      // A real client still gets a session and is served.
+      const client = new Client({ name: "late-client", version: "0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+      try {
+        const r = await client.callTool({ name: "run_block", arguments: { block: "echo", prompt: "late" } });
+        assertEquals(JSON.parse(resultText(r)), { prompt: "late", context: null });
+      } finally {
+        await client.close();
       }
-      const over = await rawHttp(srv.url, { Host: host }, INITIALIZE_BODY);
-      assertEquals(over.status, 503);
-      assertStringIncludes(over.body, "Too many open sessions");
     } finally {
       await srv.stop();
     }
   },
+});
+
+Deno.test({
+  name:
+    "attack: an abandoned 2025-era session expires after --session-idle-secs; one with a call in flight does not",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    const srv = await startHttpServer(p.root, p.home, ["--session-idle-secs", "0.5"]);
+    try {
+      // A session whose only request is a call that runs until told to finish (no event stream).
+      const busy = await abandonedSession(srv.url);
+      const call = await fetch(srv.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": busy,
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "run_block", arguments: { block: "rendezvous", prompt: p.scratch, context: "a" } },
+        }),
+      });
+      await waitForFile(join(p.scratch, "a.here"), "the rendezvous block to start");
+      const abandoned = await abandonedSession(srv.url);
+      await waitFor(() => srv.stderr().includes(`closed 2025-era session ${abandoned}: expired after`), {
+        what: "the abandoned session to expire",
+        timeoutMs: 60_000,
+      });
+      assertEquals(await pingStatus(srv.url, abandoned), 404);
+      // The busy session has been idle longer, but its call is in flight: it is still there.
+      assert(!srv.stderr().includes(`session ${busy}:`), srv.stderr());
+      Deno.writeTextFileSync(join(p.scratch, "b.here"), "b");
+      assertStringIncludes(await call.text(), '\\"met\\":\\"b\\"');
+      // Done, it goes idle and expires in turn.
+      await waitFor(() => srv.stderr().includes(`closed 2025-era session ${busy}: expired after`), {
+        what: "the finished session to expire",
+        timeoutMs: 60_000,
+      });
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test("http: --session-idle-secs is checked and needs --http", async () => {
+  const p = await freshProject();
+  const a = await runCli(["mcp", "-p", p.root, "--http", "127.0.0.1:0", "--session-idle-secs", "0"]);
+  assertEquals(a.code, 2);
+  assertStringIncludes(a.stderr, "--session-idle-secs must be a positive number of seconds, got '0'");
+  const b = await runCli(["mcp", "-p", p.root, "--session-idle-secs", "5"]);
+  assertEquals(b.code, 2);
+  assertStringIncludes(b.stderr, "--session-idle-secs needs --http");
 });
 
 for (const era of ["legacy", "auto"] as const) {

@@ -257,7 +257,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "mcp stdio: a run gets no host credentials from the server's environment, and its own from .env",
+  name: "attack: a run of agent-block mcp gets the server's credentials (it gets its own from .env)",
   ...opts,
   fn: async () => {
     const p = await freshProject();

@@ -47,7 +47,7 @@ Deno.test("guard: loopback bind unless explicitly opted out", () => {
   assert.deepEqual(allowedHostnames("10.0.0.5").sort(), ["10.0.0.5", "127.0.0.1", "[::1]", "localhost"]);
 });
 
-Deno.test("guard: Host must name a loopback host or the bound address", () => {
+Deno.test("attack: a forged Host (DNS rebinding) is refused by the guard: only loopback or the bound address", () => {
   for (const host of ["127.0.0.1:9", "127.0.0.1", "localhost:8080", "LocalHost", "[::1]:9"]) {
     assert.equal(headerRefusal(req({ host }), policy()), undefined, host);
   }
@@ -72,7 +72,7 @@ Deno.test("guard: Host must name a loopback host or the bound address", () => {
   assert.equal(hostOfHeader("x:y:z"), undefined);
 });
 
-Deno.test("guard: Origin, when present, must be loopback or the bound address", () => {
+Deno.test("attack: a foreign, null or unparsable Origin is refused by the guard", () => {
   const ok = (origin: string) => headerRefusal(req({ host: "127.0.0.1:9", origin }), policy());
   assert.equal(ok("http://localhost:5173"), undefined);
   assert.equal(ok("https://127.0.0.1"), undefined);
@@ -93,7 +93,7 @@ Deno.test("guard: Origin, when present, must be loopback or the bound address", 
   }
 });
 
-Deno.test("guard: bearer token — missing, wrong, right; Host checked first", () => {
+Deno.test("attack: a missing or wrong bearer token is refused, compared in constant time, Host checked first", () => {
   const p = policy({ token: "s3cret-token" });
   const missing = headerRefusal(req({ host: "127.0.0.1:9" }), p);
   assert.equal(missing?.status, 401);
@@ -129,7 +129,7 @@ Deno.test("guard: bearer token — missing, wrong, right; Host checked first", (
   assert.ok(!constantTimeEqual("abcabc", "abc"));
 });
 
-Deno.test("guard: body limit — declared length past it 413, unread; within it admitted as is", async () => {
+Deno.test("attack: a declared body past the guard's limit is refused unread (413); within it admitted as is", async () => {
   const p = policy({ maxBodyBytes: 10 });
   const big = req({ host: "127.0.0.1:9", "content-length": "11" }, { body: "01234567890" });
   const r = await admit(big, p);
@@ -144,7 +144,7 @@ Deno.test("guard: body limit — declared length past it 413, unread; within it 
   assert.deepEqual(await resp.json(), { error: "too big" });
 });
 
-Deno.test("guard: a chunked body is read up to the limit, refused past it, kept whole within it", async () => {
+Deno.test("attack: a chunked body is read up to the guard's limit and refused past it; kept whole within it", async () => {
   const p = policy({ maxBodyBytes: 1000 });
   const over = await admit(
     req({ host: "127.0.0.1:9" }, { body: chunked(1_000_000, 100) }),

@@ -87,7 +87,7 @@ async function childSees(
   );
 }
 
-Deno.test("attack: spawn: a child starts from the run's environment, overlay included, the host's credentials removed", async () => {
+Deno.test("attack: a child reads the host's credentials (spawn: the run's environment, overlay included, minus them)", async () => {
   const env = new RunEnv({ PATH: "/usr/bin:/bin", BASE_ONLY: "b", ANTHROPIC_API_KEY: "sk-x", GONE: "g" });
   const groups = new ProcessGroups(1000, env);
   env.set("SET_LATER", "overlay");
@@ -114,7 +114,19 @@ Deno.test("spawn: AGENT_BLOCK_CHILD_ENV comes from the run's environment", async
   assert.equal(seen.PATH, "/usr/bin:/bin");
 });
 
-Deno.test("spawn: a registry given no environment starts children with none", async () => {
-  const seen = await childSees(new ProcessGroups());
-  assert.deepEqual(Object.keys(seen).filter((k) => k !== "PWD" && k !== "SHLVL" && k !== "_"), []);
+Deno.test("spawn: a registry given no environment starts children with none but their tags", async () => {
+  const groups = new ProcessGroups();
+  const seen = await childSees(groups);
+  assert.deepEqual(
+    Object.keys(seen).filter((k) => k !== "PWD" && k !== "SHLVL" && k !== "_"),
+    ["AGENT_BLOCK_PROC_TAGS"],
+  );
+  assert.equal(seen.AGENT_BLOCK_PROC_TAGS, `${groups.id}.1`);
+});
+
+Deno.test("spawn: a child's tags are the inherited ones, then its own; opts.env cannot drop them", async () => {
+  const outer = "0123456789abcdef.7";
+  const groups = new ProcessGroups(1000, { PATH: "/usr/bin:/bin", AGENT_BLOCK_PROC_TAGS: `${outer} junk` });
+  const seen = await childSees(groups, { AGENT_BLOCK_PROC_TAGS: "" });
+  assert.equal(seen.AGENT_BLOCK_PROC_TAGS, `${outer} ${groups.id}.1`);
 });

@@ -53,7 +53,7 @@ Deno.test({
       p.child.stderr.cancel(),
     ]);
     assert.equal(status.code, 0);
-    assert.equal(out.trim(), `agent-block ${VERSION}`);
+    assert.equal(out.split("\n")[0], `agent-block ${VERSION}`);
     await procs.endAll();
   },
 });

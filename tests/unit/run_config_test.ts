@@ -20,6 +20,8 @@ Deno.test("run config: every field, valid", () => {
     cpu_limit_secs: 1.5,
     memory_limit_mb: 64,
     mcp_timeout_secs: 10,
+    progress: true,
+    events: "events.jsonl",
   };
   assert.deepEqual(validateRunConfig(all, F), all);
   assert.deepEqual(validateRunConfig({}, F), {});
@@ -35,7 +37,7 @@ Deno.test("run config: not an object", () => {
 Deno.test("run config: an unknown field is refused, naming it", () => {
   fails(
     { promt: "typo" },
-    `${F}: unknown field 'promt' (known: prompt, context, result, outcome, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs)`,
+    `${F}: unknown field 'promt' (known: prompt, context, result, outcome, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs, progress, events)`,
   );
 });
 
@@ -58,4 +60,12 @@ Deno.test("run config: numeric fields", () => {
   fails({ memory_limit_mb: -5 }, `${F}: field 'memory_limit_mb' must be a positive number, got -5`);
   fails({ mcp_timeout_secs: 1.5 }, `${F}: field 'mcp_timeout_secs' must be a positive integer, got 1.5`);
   fails({ mcp_timeout_secs: true }, `${F}: field 'mcp_timeout_secs' must be a positive integer, got boolean`);
+});
+
+Deno.test("run config: progress and events", () => {
+  fails({ progress: "yes" }, `${F}: field 'progress' must be a boolean, got string`);
+  fails({ progress: 1 }, `${F}: field 'progress' must be a boolean, got number`);
+  fails({ events: "" }, `${F}: field 'events' must be a file path or "-", got ''`);
+  fails({ events: true }, `${F}: field 'events' must be a file path or "-", got boolean`);
+  assert.deepEqual(validateRunConfig({ progress: false, events: "-" }, F), { progress: false, events: "-" });
 });

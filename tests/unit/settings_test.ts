@@ -24,6 +24,8 @@ Deno.test("settings: defaults with no config, no environment, no flags", () => {
     cpuLimitSecs: undefined,
     memoryLimitMb: undefined,
     mcpTimeoutSecs: 30,
+    progress: false,
+    events: undefined,
   });
 });
 
@@ -143,6 +145,8 @@ Deno.test("runFlags: values from parsed flags; numbers validated naming the flag
       "cpu-limit": "1.5",
       "memory-limit": "64",
       "mcp-timeout-secs": "7",
+      progress: true,
+      events: "ev.jsonl",
     }),
     {
       script: "s.lua",
@@ -157,6 +161,8 @@ Deno.test("runFlags: values from parsed flags; numbers validated naming the flag
       cpuLimitSecs: 1.5,
       memoryLimitMb: 64,
       mcpTimeoutSecs: 7,
+      progress: true,
+      events: "ev.jsonl",
     },
   );
   throwsWith(
@@ -197,5 +203,36 @@ Deno.test("parseLabels: KEY=VALUE pairs, a later key wins; a bad one names the c
     () => parseLabels(["=x"], "knl sessions"),
     UsageError,
     "knl sessions: --label must be KEY=VALUE, got '=x'",
+  );
+});
+
+Deno.test("settings: progress is a flag, a switch variable, or a config field; events a flag or a field", () => {
+  const r = (
+    f: Partial<RunFlags>,
+    env: Record<string, string>,
+    cfg: Parameters<typeof resolveRunSettings>[2],
+  ) => resolveRunSettings(flags(f), env, cfg);
+  assert.equal(r({}, {}, {}).progress, false);
+  assert.equal(r({}, {}, { progress: true }).progress, true);
+  for (const on of ["1", "true", "YES", " on "]) {
+    assert.equal(r({}, { AGENT_BLOCK_PROGRESS: on }, {}).progress, true);
+  }
+  for (const off of ["0", "false", "no", "Off"]) {
+    assert.equal(r({}, { AGENT_BLOCK_PROGRESS: off }, { progress: true }).progress, false, off);
+  }
+  assert.equal(r({}, { AGENT_BLOCK_PROGRESS: "" }, { progress: true }).progress, true, "empty is unset");
+  assert.equal(r({ progress: true }, { AGENT_BLOCK_PROGRESS: "0" }, {}).progress, true, "the flag wins");
+  throwsWith(
+    () => r({}, { AGENT_BLOCK_PROGRESS: "loud" }, {}),
+    AgentBlockError,
+    "AGENT_BLOCK_PROGRESS must be 1, true, yes, on or 0, false, no, off; got 'loud'",
+  );
+  assert.equal(r({}, {}, { events: "a.jsonl" }).events, "a.jsonl");
+  assert.equal(r({ events: "-" }, {}, { events: "a.jsonl" }).events, "-");
+  assert.equal(r({}, { AGENT_BLOCK_EVENTS: "x.jsonl" }, {}).events, undefined, "no variable: one run's");
+  throwsWith(
+    () => runFlags({ script: "s", events: "" }),
+    UsageError,
+    "--events must be a file path, or - for stderr; got ''",
   );
 });

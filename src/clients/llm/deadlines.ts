@@ -1,15 +1,14 @@
 /**
  * Timeouts of the model requests in flight, kept on one timer.
  *
- * Owns the deadlines of a run's requests (time to response headers, then the longest silence
- * between stream chunks): each request holds a `Deadline` whose controller aborts its fetch once
- * it expires. One timer serves them all, armed for the earliest deadline it knows of; a request
- * that starts or is pushed back (a stream chunk) later than that changes nothing, and a request
- * that ends only leaves the set. When the timer fires it aborts what is due and re-arms for the
+ * Owns the deadlines of a run's requests (each attempt's whole exchange, the answer's stream
+ * included): each request holds a `Deadline` whose controller aborts its fetch once it expires.
+ * One timer serves them all, armed for the earliest deadline it knows of; a request that starts
+ * or is pushed back (`bump`) later than that changes nothing, and a request that ends only leaves
+ * the set. When the timer fires it aborts what is due and re-arms for the
  * earliest deadline left, if any.
  *
- * Why: a timer per request (and a fresh one per stream chunk) cost a measurable share of a
- * model turn; a loop's requests follow each other with the same timeout, so their deadlines
+ * Why: a timer per request cost a measurable share of a model turn; a loop's requests follow each other with the same timeout, so their deadlines
  * only move forward and the armed timer rarely needs to change.
  *
  * Invariants: a deadline fires no earlier than its due time (the timer may fire early for a

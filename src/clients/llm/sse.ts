@@ -4,9 +4,15 @@
  * comment, LF, CRLF and CR all end lines, multi-line `data` joined with `\n`).
  *
  * Owns nothing about what the events mean; `anthropic_stream.ts` and `openai_stream.ts` do.
+ * Owns the size of a stream: past `maxBytes` in all, the read ends with `ResponseTooLarge`,
+ * a chunk past the limit. Lines are split in time linear in the bytes (`util/lines.ts`), so a
+ * hostile server's endless line costs no more than its size.
+ *
  * Invariant: a record is only yielded once its terminating blank line arrived, so a stream cut
  * in the middle of a record never yields half of it.
  */
+import { LineSplitter } from "../../util/lines.ts";
+import { ResponseTooLarge } from "./body.ts";
 
 /** One event. `event` is `"message"` when the record named none. */
 export interface SseEvent {
@@ -14,34 +20,28 @@ export interface SseEvent {
   data: string;
 }
 
-/** Reads SSE records from a byte stream. Aborting `signal` ends the read with its reason. */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  let buf = "";
+/** Reads SSE records from a byte stream, at most `maxBytes` of it (default: no limit). */
+export async function* readSse(
+  body: ReadableStream<Uint8Array>,
+  maxBytes = Infinity,
+): AsyncGenerator<SseEvent> {
+  const lines = new LineSplitter({ cr: true });
+  let size = 0;
   let event = "";
   let data: string[] = [];
   let hasData = false;
   const reader = body.getReader();
+  let ended = false;
   try {
     while (true) {
       const { value, done } = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, { stream: true });
-      let start = 0;
-      while (true) {
-        let nl = -1;
-        for (let i = start; i < buf.length; i++) {
-          const c = buf.charCodeAt(i);
-          if (c === 10 || c === 13) {
-            nl = i;
-            break;
-          }
-        }
-        if (nl < 0) break;
-        // A CR at the very end may be the first half of a CRLF: wait for more bytes.
-        if (buf.charCodeAt(nl) === 13 && nl === buf.length - 1) break;
-        const line = buf.slice(start, nl);
-        start = nl + (buf.charCodeAt(nl) === 13 && buf.charCodeAt(nl + 1) === 10 ? 2 : 1);
+      if (done) {
+        ended = true;
+        break;
+      }
+      size += value.length;
+      if (size > maxBytes) throw new ResponseTooLarge(maxBytes);
+      for (const line of lines.push(value)) {
         if (line === "") {
           if (hasData) yield { event: event || "message", data: data.join("\n") };
           event = "";
@@ -60,9 +60,10 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
           hasData = true;
         }
       }
-      buf = buf.slice(start);
     }
   } finally {
+    // Left early (too large, or the consumer stopped): the rest is not wanted, the connection goes.
+    if (!ended) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
 }

@@ -2,8 +2,10 @@
  * The LLM HTTP transport: one model request = one POST, retried on transient failures, streamed
  * or not, with one `ab.obs` `http_request` and one `http_response` line per attempt.
  *
- * Owns: the timeout (time to response headers, and then the longest silence allowed between
- * stream chunks, so a long answer that keeps flowing is not cut), `max_retries` for 429 / 529 /
+ * Owns: the timeout (one deadline per attempt for the whole exchange, from sending the request
+ * to the last byte of the answer, streamed or not: a server that keeps streaming forever is cut
+ * off at it), the size of an answer (`max_response_bytes`: a body or a stream past it fails a
+ * chunk past the limit, before it is buffered, `body.ts`), `max_retries` for 429 / 529 /
  * 5xx / connection failures with exponential backoff that honours `Retry-After` (seconds or an
  * HTTP date) and `retry-after-ms`, error bodies turned into `LlmError`s naming the provider, the
  * status and the server's error type, and the stream loop (SSE → accumulator → `onDelta`).
@@ -25,6 +27,7 @@ import { LlmError, type WireProvider } from "./errors.ts";
 import { OpenAIStream } from "./openai_stream.ts";
 import { readSse } from "./sse.ts";
 import { type Deadline, Deadlines } from "./deadlines.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES, readBody, readHead, ResponseTooLarge } from "./body.ts";
 import type { StreamAccumulator, StreamDelta } from "./stream_types.ts";
 
 export type { WireProvider };
@@ -39,8 +42,10 @@ export interface LlmHttpRequest {
   rawMessages?: string[];
   /** JSON text of the `tools` array, spliced in likewise. */
   rawTools?: string;
-  /** Seconds; see the module doc for what it bounds. */
+  /** Seconds one attempt may take, the whole answer included; see the module doc. */
   timeoutSecs: number;
+  /** Largest answer accepted, in bytes (the JSON body, or the whole event stream); default 64 MiB. */
+  maxResponseBytes?: number;
   maxRetries: number;
   stream: boolean;
   /** Receives stream increments in order; a rejection aborts the request. */
@@ -150,6 +155,8 @@ async function attemptOnce(
   const own = req.deadlines ? undefined : new Deadlines(); // a request on its own: a clock of its own
   const deadline = (req.deadlines ?? own!).start(req.timeoutSecs * 1000, req.signal);
   const timeoutError = () => new LlmError(P, `${P} request timed out after ${req.timeoutSecs} s (timeout)`);
+  const maxBytes = req.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const tooLarge = () => new LlmError(P, `${P} ${new ResponseTooLarge(maxBytes).message}`);
   let res: Response;
   try {
     res = await (req.fetch ?? fetch)(req.url, {
@@ -191,7 +198,7 @@ async function attemptOnce(
   try {
     if (!res.ok) throw await httpError(req, res);
     if (!req.stream) {
-      const text = await readText(res, deadline, timeoutError);
+      const text = await readText(res, maxBytes, deadline, timeoutError, tooLarge);
       let body: unknown;
       try {
         body = parseJson(text);
@@ -217,8 +224,7 @@ async function attemptOnce(
     const acc: StreamAccumulator = P === "anthropic" ? new AnthropicStream() : new OpenAIStream();
     let delivered = false;
     try {
-      for await (const ev of readSse(res.body!)) {
-        deadline.bump();
+      for await (const ev of readSse(res.body!, maxBytes)) {
         const deltas = acc.push(ev);
         for (const d of deltas) {
           if (!req.onDelta) break;
@@ -228,6 +234,7 @@ async function attemptOnce(
       }
     } catch (e) {
       if (deadline.expired) throw timeoutError();
+      if (e instanceof ResponseTooLarge) throw tooLarge();
       if (e instanceof LlmError) throw e;
       if (req.signal?.aborted) throw e;
       throw new LlmError(P, `${P} stream was cut: ${scrub(req, (e as Error).message ?? String(e))}`, {
@@ -250,11 +257,18 @@ async function attemptOnce(
   }
 }
 
-async function readText(res: Response, deadline: Deadline, timeoutError: () => LlmError): Promise<string> {
+async function readText(
+  res: Response,
+  maxBytes: number,
+  deadline: Deadline,
+  timeoutError: () => LlmError,
+  tooLarge: () => LlmError,
+): Promise<string> {
   try {
-    return await res.text();
+    return await readBody(res, maxBytes);
   } catch (e) {
     if (deadline.expired) throw timeoutError();
+    if (e instanceof ResponseTooLarge) throw tooLarge();
     throw e;
   }
 }
@@ -296,9 +310,13 @@ function scrub(req: Pick<LlmHttpRequest, "url" | "headers">, message: string): s
   return keys.mask(message.split(req.url).join(sanitizeUrl(req.url)));
 }
 
+/** Bytes of an error answer read for its message (the rest is not read). */
+const ERROR_BODY_BYTES = 64 * 1024;
+
 /**
- * The error for a non-2xx answer: status, the server's error type and message (scrubbed: a
- * server may echo the key it refused), retryability.
+ * The error for a non-2xx answer: status, the server's error type and message (read from at most
+ * `ERROR_BODY_BYTES` of the body, and scrubbed: a server may echo the key it refused),
+ * retryability.
  */
 async function httpError(
   req: Pick<LlmHttpRequest, "provider" | "url" | "headers">,
@@ -308,7 +326,7 @@ async function httpError(
   const s = res.status;
   let detail = "";
   try {
-    const text = await res.text();
+    const text = await readHead(res, ERROR_BODY_BYTES);
     try {
       const j = JSON.parse(text);
       const e = (j?.error ?? j) as Record<string, unknown>;

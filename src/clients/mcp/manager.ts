@@ -3,7 +3,7 @@
  * connection.
  *
  * Owns: opening stdio and HTTP connections (transport choice, working directory, environment,
- * timeout, era), replacing a connection reconnected under the same name, and disconnecting
+ * timeout, era, the largest message accepted from the server), replacing a connection reconnected under the same name, and disconnecting
  * everything in `closeAll()` (a failing disconnect is logged, never thrown).
  *
  * Loaded lazily: this module pulls in the MCP SDK, so the face (`src/host/mcp.ts`) imports it on
@@ -22,6 +22,7 @@ import { type EraChoice, McpConnection } from "./connection.ts";
 import { McpError, runEnding, sanitizeUrl, unknownServer } from "./errors.ts";
 import type { ServerHandlers } from "./handlers.ts";
 import { httpTransport, type HttpTransportKind } from "./http_transport.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.ts";
 import { ProcessStdioTransport, type Spawner } from "./stdio_transport.ts";
 
 /** What the manager is given once, by its owner. */
@@ -51,6 +52,8 @@ export interface CommonConnectOptions {
   logLevel?: LoggingLevel;
   /** Inject the correlation ids as `__ab_obs` into tool arguments. */
   traceContext?: boolean;
+  /** Largest message accepted from the server, bytes (default `DEFAULT_MAX_MESSAGE_BYTES`). */
+  maxMessageBytes?: number;
 }
 
 /** Options of a stdio connection. */
@@ -95,7 +98,14 @@ export class McpManager {
     const log = this.opts.log;
     const transport = () =>
       new ProcessStdioTransport(
-        { name, command, args, cwd: opts.cwd ?? this.opts.defaultCwd, env: opts.env ?? {} },
+        {
+          name,
+          command,
+          args,
+          cwd: opts.cwd ?? this.opts.defaultCwd,
+          env: opts.env ?? {},
+          maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        },
         this.opts.spawner,
         (line) => log.debug(`mcp server '${name}' stderr: ${line}`),
       );
@@ -128,7 +138,11 @@ export class McpManager {
     }
     const kind = opts.transport ?? "http";
     try {
-      return await this.#open(name, httpTransport(parsed, kind, opts.headers ?? {}), kind, opts);
+      const transport = httpTransport(parsed, kind, opts.headers ?? {}, {
+        server: name,
+        maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      });
+      return await this.#open(name, transport, kind, opts);
     } catch (e) {
       if (e instanceof McpError) {
         const where = `${kind === "sse" ? "SSE" : "Streamable HTTP"} ${sanitizeUrl(url)}`;

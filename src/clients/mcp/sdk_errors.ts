@@ -15,8 +15,21 @@ export function isTimeout(e: unknown): boolean {
   return e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout;
 }
 
+/**
+ * Key of the `data` of the error answer the HTTP transport makes up for a request whose stream
+ * ended before the server answered (`http_transport.ts`): a local failure, not the server's.
+ */
+export const LOST_ANSWER = "agent-block/lost-answer";
+
+/** True when `e` is that made-up answer: the connection dropped before the server answered. */
+export function isLostAnswer(e: unknown): boolean {
+  return e instanceof ProtocolError &&
+    (e.data as Record<string, unknown> | undefined)?.[LOST_ANSWER] === true;
+}
+
 /** The JSON-RPC code of a server's error answer, when `e` is one. */
 export function wireCode(e: unknown): number | undefined {
+  if (isLostAnswer(e)) return undefined;
   return e instanceof ProtocolError && typeof e.code === "number" ? e.code : undefined;
 }
 
@@ -25,6 +38,7 @@ export function wireCode(e: unknown): number | undefined {
  * went wrong: JSON-RPC code and message, HTTP status, or the plain message.
  */
 export function errorText(e: unknown): string {
+  if (isLostAnswer(e)) return stripPrefix((e as Error).message);
   if (e instanceof ProtocolError) return `MCP error ${e.code}: ${stripPrefix(e.message)}`;
   if (e instanceof SdkHttpError) {
     return `HTTP ${e.status ?? ""} ${stripPrefix(e.message)}`.replace(/\s+/g, " ");

@@ -5,7 +5,9 @@
  * Owns: starting the child through the `Spawner` it is given (the run's process groups, in
  * agent-block: the child is in its own process group, gets the run's credential-stripped
  * environment with the connection's `env` applied last, and is ended with the run whatever
- * happens — none of which this module needs to know); framing; a bounded tail
+ * happens — none of which this module needs to know); framing (newline-delimited, split in time
+ * linear in the size of a message, one message at most `maxMessageBytes`: a longer one ends the
+ * connection as soon as it gets there, `util/lines.ts`); a bounded tail
  * of the child's stderr (shown in connection errors; each line is also handed to the manager,
  * which logs it at debug level); detecting a
  * child that writes something other than JSON-RPC on stdout; and a description of how the child
@@ -22,6 +24,8 @@
  * connection (the stream can no longer be trusted) and is quoted in the error.
  */
 import { deserializeMessage, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/client";
+import { LineSplitter, LineTooLong } from "../../util/lines.ts";
+import { MessageTooLarge } from "./limits.ts";
 
 /** A started child, as the transport uses it. */
 export interface SpawnedProcess {
@@ -55,12 +59,12 @@ export interface StdioServerSpec {
   cwd: string;
   /** Variables applied after the credential removal. */
   env: Record<string, string>;
+  /** Longest stdout line (one message) accepted, bytes; a longer one ends the connection. */
+  maxMessageBytes: number;
 }
 
 /** Bytes of stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 4096;
-/** Longest stdout line accepted (a message bigger than this ends the connection). */
-const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** How long a server may take to exit on stdin EOF before its group is terminated. */
 const EOF_GRACE_MS = 500;
 /** Size of the reused stdout read buffer. */
@@ -151,31 +155,28 @@ export class ProcessStdioTransport implements Transport {
     // A BYOB reader over one reused buffer: the default reader allocates a fresh 64 KiB chunk
     // for every read, i.e. for every small message.
     const reader = stream.getReader({ mode: "byob" });
-    const dec = new TextDecoder();
+    const lines = new LineSplitter({ maxLineBytes: this.spec.maxMessageBytes });
     let space = new ArrayBuffer(READ_CHUNK_BYTES);
-    let buf = "";
     try {
       while (true) {
         const { value, done } = await reader.read(new Uint8Array(space));
         if (done) break;
-        space = value.buffer as ArrayBuffer;
-        buf += dec.decode(value, { stream: true });
-        if (buf.length > MAX_LINE_BYTES && buf.indexOf("\n") < 0) {
-          this.#fail(`server '${this.spec.name}' sent a message larger than ${MAX_LINE_BYTES} bytes`);
+        let got: string[];
+        try {
+          got = lines.push(value);
+        } catch (e) {
+          if (!(e instanceof LineTooLong)) throw e;
+          this.#fail(new MessageTooLarge(this.spec.name, e.limit).message);
           return;
         }
-        let start = 0;
-        let nl: number;
-        while ((nl = buf.indexOf("\n", start)) >= 0) {
-          const end = nl > start && buf.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-          const line = buf.slice(start, end);
-          start = nl + 1;
+        space = value.buffer as ArrayBuffer;
+        for (const line of got) {
           if (line.trim() === "") continue;
           if (!this.#deliver(line)) return;
         }
-        if (start > 0) buf = buf.slice(start);
       }
-      if (buf.trim() !== "") this.#deliver(buf);
+      const rest = lines.finish();
+      if (rest !== undefined && rest.trim() !== "") this.#deliver(rest);
     } catch {
       // The pipe broke: the exit handler reports it.
     } finally {

@@ -9,14 +9,19 @@
  * missing directories of a write are created the same way (`mkdir` inside the opened parent).
  * The file reached is then checked by what the kernel says it opened (`/proc/self/fd/<fd>`): its
  * path must still be inside a root (a directory moved out in the middle of the walk is refused).
- * Everything after is done through that one descriptor: the read, the previous content a write
- * keeps for `fs_rollback`, the truncation and the write.
+ * Everything after is done through that one descriptor: the size check, the read, the previous
+ * content a write keeps for `fs_rollback`, the truncation and the write.
+ *
+ * Size: the tools hold a whole file in memory, so a file past the tool set's `max_file_bytes` is
+ * refused (`bounded_read.ts`: `FileTooLarge`, naming its size and the limit), checked on the
+ * opened descriptor's `fstat` before any of it is read; a write over such a file is refused before
+ * anything is changed, since no undo copy of it could be kept.
  *
  * A write refuses a file with more than one hard link (`nlink > 1`): its other names may be
  * outside the roots, and writing through it would change them too. Reads of such a file are
  * allowed (its content is inside the roots under this name; package stores hard-link files on
- * purpose). Anything but a regular file is refused (a FIFO is opened non-blocking, so it cannot
- * hang the run).
+ * purpose). Anything but a regular file is refused (FIFOs and devices; a FIFO is opened
+ * non-blocking, so it cannot hang the run).
  *
  * Platforms: Linux only, where `/proc/self/fd` makes this sound; elsewhere the tools refuse every
  * operation with an error that says why (fail closed), as they do when `/proc` is not mounted.
@@ -30,6 +35,7 @@ import type * as NodeFs from "node:fs";
 import { osError } from "../os_error.ts";
 import { ToolError } from "./tool_error.ts";
 import { within } from "./confine.ts";
+import { FileTooLarge, fileTooLarge, readBounded } from "./bounded_read.ts";
 
 // node:fs, loaded by the first operation: importing it statically would cost every run's
 // start-up several milliseconds (it is not otherwise loaded), for tools most runs never call.
@@ -65,6 +71,8 @@ export interface Target {
   tool: string;
   /** The path as messages show it. */
   shown: string;
+  /** The largest file read (the tool set's `max_file_bytes`). */
+  maxBytes: number;
 }
 
 /** The bytes of the regular file at `t.real`. */
@@ -77,7 +85,7 @@ export function readConfined(t: Target): Uint8Array {
       const st = nfs.fstatSync(fd);
       if (st.isDirectory()) throw new ToolError(`${t.tool}: ${t.shown} is a directory`);
       if (!st.isFile()) throw new ToolError(`${t.tool}: ${t.shown} is not a regular file`);
-      return readAll(fd, st.size);
+      return readAll(t, fd, st.size);
     } finally {
       nfs.closeSync(fd);
     }
@@ -90,9 +98,11 @@ export function readConfined(t: Target): Uint8Array {
 
 /**
  * Replaces the content of the regular file at `t.real` by `data`, creating it (and its missing
- * directories) when absent. Answers the previous content, `null` when the file was created.
+ * directories) when absent. Answers the previous content (with `keep`; a file past
+ * `t.maxBytes` is then refused untouched, as it could not be restored), `null` when the file was
+ * created or without `keep`.
  */
-export function writeConfined(t: Target, data: Uint8Array): Uint8Array | null {
+export function writeConfined(t: Target, data: Uint8Array, keep = true): Uint8Array | null {
   load();
   const { dir, name } = walk(t, true);
   try {
@@ -114,7 +124,17 @@ export function writeConfined(t: Target, data: Uint8Array): Uint8Array | null {
             `hard link, whose other names may be outside the allowed roots`,
         );
       }
-      const before = created ? null : readAll(fd, st.size);
+      let before: Uint8Array | null = null;
+      if (keep && !created) {
+        try {
+          before = readAll(t, fd, st.size);
+        } catch (e) {
+          if (e instanceof FileTooLarge) {
+            throw new ToolError(`${e.message}, so it cannot be replaced undoably`);
+          }
+          throw e;
+        }
+      }
       nfs.ftruncateSync(fd, 0);
       let off = 0;
       while (off < data.length) off += nfs.writeSync(fd, data, off, data.length - off, off);
@@ -266,30 +286,12 @@ function toolError(t: Target, e: unknown): ToolError {
   return e instanceof ToolError ? e : new ToolError(`${t.tool}: ${t.shown}: ${osError(e).message}`);
 }
 
-/** Everything `fd` reads from its start (`size`: what fstat said, read in one piece when right). */
-function readAll(fd: number, size: number): Uint8Array {
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  let want = Math.max(size, 65536);
-  while (true) {
-    const buf = new Uint8Array(want);
-    let n = 0;
-    while (n < buf.length) {
-      const got = nfs.readSync(fd, buf, n, buf.length - n, total + n);
-      if (got === 0) break;
-      n += got;
-    }
-    if (n > 0) parts.push(n === buf.length ? buf : buf.subarray(0, n));
-    total += n;
-    if (n < buf.length) break;
-    want = 65536; // the file grew past what fstat said (or is exactly that long): read on
-  }
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+/** Everything `fd` reads from its start, at most `t.maxBytes` (`size`: what fstat said). */
+function readAll(t: Target, fd: number, size: number): Uint8Array {
+  return readBounded(
+    (buf, position) => nfs.readSync(fd, buf, 0, buf.length, position),
+    size,
+    t.maxBytes,
+    (n) => fileTooLarge(t.tool, t.shown, n, t.maxBytes),
+  );
 }

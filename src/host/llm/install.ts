@@ -11,8 +11,10 @@
  * not at start-up.
  *
  * Everything the client needs comes from the run: base URL and key resolved against the run's
- * environment (`endpoint.ts`), the correlation ids of its obs lines (`correlation(run.env)`), its
- * logger. A failed request reaches Lua as an error table `{ message = "llm: ...", source = "llm",
+ * environment (`endpoint.ts`), the default `max_response_bytes`
+ * (`AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`, read per request, so `std.env.set` changes it for the
+ * requests after), the correlation ids of its obs lines (`correlation(run.env)`), its logger. A
+ * failed request reaches Lua as an error table `{ message = "llm: ...", source = "llm",
  * provider, status, retryable, retry_after_ms? }` (`tostring(e)` is the message, the text it always had),
  * built only on the error path: a turn that succeeds converts nothing more than before. The key a
  * request sends joins the run's secrets (`run.secrets`), and the message is scrubbed of them and
@@ -55,6 +57,33 @@ function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): numb
   const n = typeof v === "bigint" ? Number(v) : Number(v);
   if (typeof v === "string" || !Number.isFinite(n) || n < 0) {
     throw new Error(`${a.fn}: field '${k}' must be a non-negative number, got ${String(v)}`);
+  }
+  return n;
+}
+
+/** The environment variable that sets the default `max_response_bytes` of a run's requests. */
+export const MAX_RESPONSE_BYTES_ENV = "AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES";
+
+/**
+ * `max_response_bytes` of a request: the field, else the run's `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`,
+ * else the transport's default (undefined). A malformed value is an error naming where it came from.
+ */
+function maxResponseBytes(a: Args, t: Record<string, unknown>, env: RunContext["env"]): number | undefined {
+  const v = t.max_response_bytes;
+  if (v !== undefined) {
+    const n = typeof v === "bigint" ? Number(v) : v;
+    if (typeof n !== "number" || !Number.isInteger(n) || n <= 0) {
+      throw new Error(
+        `${a.fn}: field 'max_response_bytes' must be a positive whole number of bytes, got ${String(v)}`,
+      );
+    }
+    return n;
+  }
+  const raw = env.get(MAX_RESPONSE_BYTES_ENV);
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new Error(`${MAX_RESPONSE_BYTES_ENV} must be a positive whole number of bytes, got '${raw}'`);
   }
   return n;
 }
@@ -143,6 +172,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           rawMessages: Array.isArray(t.raw_messages) ? t.raw_messages.map((id) => textOf(a, id)) : undefined,
           rawTools: t.raw_tools !== undefined ? textOf(a, t.raw_tools) : undefined,
           timeoutSecs: num(a, t, "timeout", 120),
+          maxResponseBytes: maxResponseBytes(a, t, run.env),
           maxRetries: Math.floor(num(a, t, "max_retries", 2)),
           stream: t.stream === true,
           onDelta: onDelta

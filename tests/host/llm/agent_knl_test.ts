@@ -156,7 +156,7 @@ Deno.test("agent.run through the CLI: seed labels and correlation ids, beats, pa
   // the signed thinking block is part of the conversation the next request carried
   assert.equal((out.messages[1].content as Block[])[0].type, "thinking");
 
-  const ls = await runCli(["knl", "sessions", "--label", "job=count"], { cwd: dir });
+  const ls = await runCli(["knl", "sessions", "--json", "--label", "job=count"], { cwd: dir });
   const sessions = jsonLines(ls.stdout);
   assert.equal(sessions.length, 1);
   assert.equal(sessions[0].id, out.id);
@@ -340,7 +340,7 @@ Deno.test("os.exit inside a tool ends the run with its code and closes the sessi
   const r = await runCli(["-s", "quit.lua", "-p", "."], { cwd: dir });
   assert.equal(r.code, 3, r.stderr);
   assert.equal(r.stdout, "");
-  const ls = jsonLines((await runCli(["knl", "sessions"], { cwd: dir })).stdout);
+  const ls = jsonLines((await runCli(["knl", "sessions", "--json"], { cwd: dir })).stdout);
   assert.equal(ls.length, 1);
   assert.equal(ls[0].owner, "agent");
   assert.equal(ls[0].status, "exit");

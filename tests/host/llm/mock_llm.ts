@@ -4,7 +4,11 @@
  * One `Deno.serve` on 127.0.0.1 (ephemeral port) answers `POST /v1/messages` and
  * `POST /v1/chat/completions` from a queue of scripted replies, records every request (path,
  * headers, parsed body) and can answer with JSON, a real SSE stream, an error with `type`, a
- * `Retry-After`, malformed JSON, a stream cut in the middle, or silence until the client gives up.
+ * `Retry-After`, malformed JSON, a stream cut in the middle (its body short of the `Content-Length`
+ * announced: erroring the stream would make `Deno.serve` print the error and its stack on every
+ * run), silence until the client gives up (or the mock is reset or closed), or a body that never
+ * ends (`forever`: a first part, then one piece after another as fast as the client reads, or
+ * every `everyMs`, counting the bytes produced until the client hangs up).
  * The reply builders produce the wire shapes of the official APIs; `sdk_accepts_test` checks
  * that the official SDKs parse them.
  */
@@ -29,7 +33,27 @@ export type Reply =
   }
   | { kind: "raw"; status?: number; text: string; contentType?: string }
   | { kind: "sse"; events: string[]; cut?: "close" | "error" }
-  | { kind: "hang" };
+  | { kind: "hang" }
+  | {
+    kind: "forever";
+    status?: number;
+    /** Default `text/event-stream`. */
+    contentType?: string;
+    /** Sent first (e.g. a `message_start` event). */
+    head?: string;
+    /** Sent again and again. */
+    piece: string;
+    /** Pause between pieces, ms (default: none, only the client's reading paces it). */
+    everyMs?: number;
+    /** Filled in while it streams. */
+    stats?: StreamStats;
+  };
+
+/** What a `forever` reply produced: bytes, and whether the client hung up. */
+export interface StreamStats {
+  bytes: number;
+  cancelled: boolean;
+}
 
 /** The mock server. */
 export class MockLlm {
@@ -99,22 +123,54 @@ export class MockLlm {
           headers: { "content-type": r.contentType ?? "application/json" },
         });
       case "hang":
-        await new Promise<void>((resolve) =>
-          req.signal.addEventListener("abort", () => resolve(), { once: true })
-        );
+        // Released when the client goes away, or by `reset` / `close`: Deno 2.9's server does
+        // not notice a client that abandons a request with a larger body (~1 KB, an agent's
+        // first request; seen in CLOSE-WAIT), and `close` would wait for it forever.
+        await new Promise<void>((resolve) => {
+          this.#hanging.push(resolve);
+          req.signal.addEventListener("abort", () => resolve(), { once: true });
+        });
         return new Response(null, { status: 204 });
-      case "sse": {
+      case "forever": {
         const enc = new TextEncoder();
+        const head = enc.encode(r.head ?? "");
+        const piece = enc.encode(r.piece);
+        const stats = r.stats ?? { bytes: 0, cancelled: false };
+        let first = true;
+        const stream = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            if (!first && r.everyMs) await new Promise((res) => setTimeout(res, r.everyMs));
+            const p = first && head.length ? head : piece;
+            first = false;
+            stats.bytes += p.length;
+            c.enqueue(p);
+          },
+          cancel() {
+            stats.cancelled = true;
+          },
+        }, { highWaterMark: 0 });
+        return new Response(stream, {
+          status: r.status ?? 200,
+          headers: { "content-type": r.contentType ?? "text/event-stream" },
+        });
+      }
+      case "sse": {
+        const body = new TextEncoder().encode(r.events.join(""));
         const stream = new ReadableStream<Uint8Array>({
           start(c) {
-            for (const e of r.events) c.enqueue(enc.encode(e));
-            if (r.cut === "error") c.error(new Error("mock: connection cut"));
-            else c.close();
+            c.enqueue(body);
+            c.close();
           },
         });
-        return new Response(stream, {
-          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        });
+        const headers: Record<string, string> = {
+          "content-type": "text/event-stream",
+          "cache-control": "no-cache",
+        };
+        // A cut: the body ends short of the length announced, so the server drops the connection
+        // and the client's read fails as on a dropped network. (Erroring the stream instead cuts
+        // it too, but Deno.serve then prints the error with its stack on every run.)
+        if (r.cut === "error") headers["content-length"] = String(body.length + 1024);
+        return new Response(stream, { headers });
       }
     }
   }

@@ -197,7 +197,7 @@ Deno.test("HTTP servers answering 404 or 500: connect errors name the server, th
   }
 });
 
-Deno.test("attack: stdio servers: the host's credentials are stripped, opts.env applied after, cwd defaults to the project root", async () => {
+Deno.test("attack: an MCP stdio server reads the host's credentials (opts.env applied after; cwd the project root)", async () => {
   // The host's own environment is the subprocess's: the credential is really there to be stripped.
   const project = await Deno.makeTempDir({ prefix: "ab_mcp_proj_" });
   try {

@@ -479,7 +479,7 @@ describe("the fast Response check", function()
     }
     local passed = 0
     for i, r in ipairs(cases) do
-      local fast = knl._plain_response(r)
+      local fast = knl._test_helpers().plain_response(r)
       local full = lcheck(r, types.Response)
       expect(fast).to.equal(full == true and i <= 6)
       if i <= 6 then expect(full).to.equal(true) end
@@ -508,7 +508,7 @@ describe("the fast SessionOpts and DeviceSpec checks", function()
       { owner = 1 }, { budget = 5 }, { budget = {} }, { budget = { amount = "5" } }, { budget = { amount = 1, tag = 2 } },
       { labels = { a = "b" } }, { children = { {} } }, { budget = { amount = 1, other = true } }, { [1] = "x" },
     }
-    agrees(knl._plain_session_opts, types.SessionOpts, cases, 5)
+    agrees(knl._test_helpers().plain_session_opts, types.SessionOpts, cases, 5)
   end)
   it("never pass what lcheck(spec, knl_types.DeviceSpec) refuses", function()
     local port = { chat = function() end }
@@ -519,6 +519,6 @@ describe("the fast SessionOpts and DeviceSpec checks", function()
       {}, { llm = "port" }, { llm = port, system = 1 }, { llm = port, tools = "t" }, { llm = port, fold = {} },
       { llm = port, filters = {} }, { llm = port, tool_policy = function() end }, { llm = port, other = 1 },
     }
-    agrees(knl._plain_device_spec, types.DeviceSpec, cases, 3)
+    agrees(knl._test_helpers().plain_device_spec, types.DeviceSpec, cases, 3)
   end)
 end)
