@@ -14,8 +14,7 @@
  *   failed at once with an error answer made up here (`LOST_ANSWER` in its `data`, which the
  *   connection reports as code `closed`), instead of waiting for the request's timeout: the SDK
  *   only reports such a stream to `onerror`. Over stdio a dead server already fails its requests
- *   when the pipe closes.
- *
+ *   when the pipe closes;
  * - over Streamable HTTP, the server's event stream (the GET a 2025-era server sends unsolicited
  *   messages on) is opened BEFORE `notifications/initialized` is posted, not after it as the SDK
  *   does: a server typically announces things the moment it is told the client is ready (its
