@@ -1143,6 +1143,7 @@ llm = {}
 ---@field usage llm.Usage Token usage.
 ---@field model? string The model that answered.
 ---@field id? string The response id.
+---@field context_management? table Anthropic: what context editing did (`applied_edits`), as the server reported it; a beat keeps it in its `llm_response` event.
 
 ---What a failed model request raises; `tostring(e)` is its message (`llm: anthropic HTTP 529 ...`).
 ---@class llm.Error
@@ -1231,7 +1232,7 @@ mcp = {}
 ---@field transport? "http"|"sse" Default `http` (Streamable HTTP).
 ---@field headers? table<string, string> Sent with every request.
 
----Starts a server over stdio, in a process group of the run with the host's credential variables removed, and connects to it.
+---Starts a server over stdio, in a process group of the run with the host's credential variables removed, and connects to it. A line on its stdout that is not JSON-RPC (a banner, a stray print) is skipped: the first is logged at warn level (and quoted in a failed connect's error), later ones at debug level.
 ---
 ---Errors: Raises a table (`mcp.Failure` fields plus `message`, `server`, `method`) when the connect fails, unless `opts.required = false`.
 ---
@@ -1514,7 +1515,7 @@ function mcp.on_prompts_list_changed(server_name, handler) end
 ---@param handler? fun(params: table, server_name: string): table The callback (a Lua function; closures work).
 function mcp.set_sampling_handler(server_name, handler) end
 
----Answers form-mode `elicitation/create` with `{ action = "accept", content = {...} }` or `{ action = "decline" | "cancel" }`; the requested schema arrives as JSON text. URL mode is declined without reaching it, as is everything when no handler is set. Stored per server name, so it may be set before `connect`; `nil` removes it.
+---Answers form-mode `elicitation/create` with `{ action = "accept", content = {...} }` or `{ action = "decline" | "cancel" }`; the requested schema arrives as JSON text. A field an accepted `content` leaves out gets the schema's `default`, when it has one (SEP-1034). URL mode is declined without reaching it, as is everything when no handler is set. Stored per server name, so it may be set before `connect`; `nil` removes it.
 ---
 ---```lua
 ---mcp.set_elicitation_handler("echo", function(_, message, schema_json)

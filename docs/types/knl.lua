@@ -58,7 +58,7 @@ knl.VERSION = nil
 ---@field owner? string Its owner.
 ---@field budget? knl.Budget Its budget.
 ---@field spent number What the beats have been charged.
----@field beats integer Beats run.
+---@field beats integer Beats taken, refused ones included (the last beat number).
 ---@field closed boolean Whether it is closed.
 ---@field parent? knl.Session The parent session.
 ---@field children knl.Session[] Child sessions.
@@ -287,7 +287,7 @@ function knl.fold_event(msgs, kind, data) end
 ---@return table[] # Rows: `beat, started, ended, calls, tool_calls, input_tokens, output_tokens, outcome`.
 function knl.views.beats(s) end
 
----Each tool call with its result (nil while pending). One SELECT through `s:query`; a view of your own is a function of the same form.
+---Each tool call with its result (nil while pending): the first `tool_result` after it with the same id in the same beat, so ids a server reuses across turns pair right. One SELECT through `s:query`; a view of your own is a function of the same form.
 ---
 ---```lua
 ---local pairs_ = knl.views.tool_pairs(result.session)
@@ -337,7 +337,7 @@ function knl.views.sessions(s, opts) end
 ---@return integer position # Its position in the log.
 function knl.record.llm_request(s, req, beat, profile) end
 
----Records `llm_response` (the normalised response, `total_tokens` filled in).
+---Records `llm_response` (the normalised response, `total_tokens` filled in, the server's `context_management` report kept when it sent one).
 ---
 ---```lua
 ---local _, usage = knl.record.llm_response(s, resp, 1, 830)

@@ -559,7 +559,9 @@ function record.llm_request(s, req, beat, profile)
   return append(s, "llm_request", request_data(req, profile), nil, beat)
 end
 
--- The data of an `llm_response` event, and its usage with total_tokens filled in.
+-- The data of an `llm_response` event, and its usage with total_tokens filled in. What the server
+-- reports it did to the conversation (Anthropic's `context_management`, e.g. the tool uses context
+-- editing cleared) is kept as it came: it is in no message, and the log is the only place it lives.
 local function response_data(resp, elapsed_ms)
   local u = resp.usage or {}
   local usage = {
@@ -570,7 +572,7 @@ local function response_data(resp, elapsed_ms)
   usage.total_tokens = u.total_tokens or (usage.input_tokens + usage.output_tokens)
   usage.cost_usd = u.cost_usd -- what llm_proto priced the call at, when the model has a price
   return { content = resp.content, stop_reason = resp.stop_reason, model = resp.model, usage = usage,
-    elapsed_ms = elapsed_ms }, usage
+    elapsed_ms = elapsed_ms, context_management = resp.context_management }, usage
 end
 
 --- `llm_response`: the normalised response, with total_tokens filled in. Returns seq, usage.
@@ -680,7 +682,8 @@ local BLOCK_OK = {
   end,
 }
 local function plain_response(resp)
-  if type(resp) ~= "table" or not (opt_type(resp.stop_reason, "string") and opt_type(resp.model, "string")) then
+  if type(resp) ~= "table" or not (opt_type(resp.stop_reason, "string") and opt_type(resp.model, "string")
+      and opt_type(resp.context_management, "table")) then
     return false
   end
   local u = resp.usage
@@ -742,7 +745,10 @@ function knl.beat(s, device, opts)
   if on_response ~= nil and type(on_response) ~= "function" then
     error("knl.beat: argument 3 (opts) field 'on_response' must be a function, got " .. type(on_response), 2)
   end
+  -- Every beat has its own number, a refused one too: two refusals in a row are two beats, each
+  -- with its own `beat_refused` (and its own row in views.beats).
   local beat = s.beats + 1
+  s.beats = beat
   local budget = s.budget
   if budget and s.spent >= budget.amount then
     local reason = sformat("budget exhausted: spent %s of %s %s", tostring(s.spent), tostring(budget.amount), budget.tag)
@@ -750,7 +756,6 @@ function knl.beat(s, device, opts)
       true)
     return Outcome.refused({ beat = beat, reason = reason })
   end
-  s.beats = beat
 
   local messages = s:messages()
   if dev.fold then
@@ -907,14 +912,21 @@ function views.beats(s)
 end
 
 --- Each tool call with its result (nil while pending): seq, beat, id, name, input, content, is_error, ms.
+-- A call's result is the first `tool_result` after it with the same id in the same beat: servers
+-- that number their tool-use ids per response (`call_0`, `call_1`, ...) reuse them across turns,
+-- so an id alone would pair a call with every later turn's result too. One row per call.
 function views.tool_pairs(s)
   local rows = s:query([[
     SELECT c.seq AS seq, CAST(json_extract(c.meta, '$.beat') AS INTEGER) AS beat,
       json_extract(c.data, '$.id') AS id, json_extract(c.data, '$.name') AS name,
       json_extract(c.data, '$.input') AS input, json_extract(r.data, '$.content') AS content,
       json_extract(r.data, '$.is_error') AS is_error, r.epoch_ms - c.epoch_ms AS ms
-    FROM events c LEFT JOIN events r
-      ON r.stream = c.stream AND r.kind = 'tool_result' AND json_extract(r.data, '$.id') = json_extract(c.data, '$.id')
+    FROM events c LEFT JOIN events r ON r.stream = c.stream AND r.seq = (
+      SELECT x.seq FROM events x
+      WHERE x.stream = c.stream AND x.seq > c.seq AND x.kind = 'tool_result'
+        AND json_extract(x.meta, '$.beat') IS json_extract(c.meta, '$.beat')
+        AND json_extract(x.data, '$.id') = json_extract(c.data, '$.id')
+      ORDER BY x.seq LIMIT 1)
     WHERE c.stream = ? AND c.kind = 'tool_call' ORDER BY c.seq]], { s.id })
   for _, r in ipairs(rows) do
     if type(r.input) == "string" then r.input = std.json.decode(r.input) end

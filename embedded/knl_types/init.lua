@@ -34,6 +34,8 @@ M.Response = T.named("Response", T.shape({
   stop_reason = T.string:optional(),
   usage = M.Usage:optional(),
   model = T.string:optional(),
+  context_management = T.table:optional()
+    :describe("what the server reports it did to the context (Anthropic context editing); kept in llm_response"),
 }))
 
 M.Message = T.named("Message", T.shape({

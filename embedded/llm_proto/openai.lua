@@ -17,10 +17,14 @@
 -- Refused: tools plus reasoning on gpt-5.6 and later. Dropped with a warning: `temperature` on
 -- reasoning models, `top_k` on api.openai.com, the Anthropic-only `cache_control`,
 -- `context_management`, `context_management_config`.
+-- Back (`O.normalize`): the reasoning becomes ONE thinking block first, whether it came in
+-- `reasoning_content` / `reasoning`, as `<think>` tags in the text, or both (the same thought
+-- twice is kept once); then the text, then the tool calls.
 local P = require("llm_proto")
 local O = {}
 
 local type, ipairs, pairs, error, sformat, concat = type, ipairs, pairs, error, string.format, table.concat
+local one_thinking
 
 -- Raw `arguments` text of tool_use blocks this module normalised, so the next request sends the
 -- model's own text back instead of re-encoding (weak keys: the blocks own the lifetime).
@@ -251,6 +255,18 @@ end
 local STOP = { stop = "end_turn", tool_calls = "tool_use", function_call = "tool_use",
   length = "max_tokens", content_filter = "refusal" }
 
+-- The one thinking text of a response that may carry it twice: in `reasoning_content` (or
+-- `reasoning`) and as `<think>` tags in the text, as some servers send it. The same thought in
+-- both (or one holding the other) is kept once, the longer; two different ones are joined.
+function one_thinking(field, tagged)
+  if tagged == nil then return field end
+  if field == nil then return tagged end
+  local f, t = field:match("^%s*(.-)%s*$"), tagged:match("^%s*(.-)%s*$")
+  if t == "" or f:find(t, 1, true) then return field end
+  if t:find(f, 1, true) then return tagged end
+  return field .. "\n\n" .. tagged
+end
+
 --- Normalises a chat-completions response body.
 function O.normalize(body, warn)
   if type(body) ~= "table" then error("llm_proto.openai: response is not an object", 0) end
@@ -264,9 +280,7 @@ function O.normalize(body, warn)
   if type(msg) ~= "table" then error("llm_proto.openai: response choices[1] has no message", 0) end
   local content = P.array()
   local reasoning = msg.reasoning_content or msg.reasoning
-  if type(reasoning) == "string" and reasoning ~= "" then
-    content[#content + 1] = { type = "thinking", thinking = reasoning }
-  end
+  if type(reasoning) ~= "string" or reasoning == "" then reasoning = nil end
   local text = msg.content
   if type(text) == "table" then
     local parts = {}
@@ -275,11 +289,14 @@ function O.normalize(body, warn)
     end
     text = concat(parts)
   end
+  local rest
   if type(text) == "string" and text ~= "" then
-    local thinking, rest = P.split_think(text)
-    if thinking then content[#content + 1] = { type = "thinking", thinking = thinking } end
-    if rest ~= "" then content[#content + 1] = { type = "text", text = rest } end
+    local tagged
+    tagged, rest = P.split_think(text)
+    reasoning = one_thinking(reasoning, tagged)
   end
+  if reasoning then content[#content + 1] = { type = "thinking", thinking = reasoning } end
+  if rest and rest ~= "" then content[#content + 1] = { type = "text", text = rest } end
   local has_tools = false
   for _, tc in ipairs(msg.tool_calls or {}) do
     local fn = tc["function"] or {}
@@ -333,6 +350,7 @@ function O._test_helpers()
     convert_one = convert_one,
     convert_messages = convert_messages,
     convert_tools = convert_tools,
+    one_thinking = one_thinking,
   }
 end
 

@@ -2,7 +2,7 @@
  * `agent-block mcp`: serve the registered blocks to an MCP client as the `run_block` tool.
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
- * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`), loading `<project>/.env`
+ * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`, `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`), loading `<project>/.env`
  * (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
@@ -15,7 +15,7 @@
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
 import { parseFlags } from "./args.ts";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
 import { Logger, writeStderr } from "../obs/log.ts";
@@ -34,6 +34,7 @@ export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blo
 Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
                   [--run-timeout SECS] [--progress-secs SECS] [--session-idle-secs SECS]
+                  [--serve-url http://127.0.0.1:7788]
 
 Serves one tool, run_block {block, prompt?, context?}, where block is one of the blocks in
 <project>/.agent-block/blocks/, <project>/blocks/, $AGENT_BLOCK_HOME/blocks/ and every
@@ -52,6 +53,8 @@ Options:
                            (default 1800); when all 64 are taken, a new client evicts the
                            session idle longest
       --run-timeout SECS   stop a run after SECS seconds (default 600)
+      --serve-url URL      add the job tools (jobs_list, runs_list, run_get, job_run, run_stop)
+                           calling the agent-block serve at URL with $AGENT_BLOCK_HOME/serve.token
       --progress-secs SECS while a run goes on, send a progress notification every SECS
                            seconds to calls that asked for progress (default 10; 0: never)
   -h, --help               print this help
@@ -72,6 +75,8 @@ export interface McpSettings {
   progressSecs: number;
   /** `--session-idle-secs`, when given. */
   sessionIdleSecs?: number;
+  /** `--serve-url`: the job manager whose job tools are added. */
+  serveUrl?: string;
 }
 
 /** Parses the flags of `agent-block mcp`. */
@@ -84,6 +89,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "run-timeout": { type: "string" },
     "progress-secs": { type: "string" },
     "session-idle-secs": { type: "string" },
+    "serve-url": { type: "string" },
     help: { type: "boolean", short: "h" },
   }, { command: "mcp" });
   const v = parsed.values as {
@@ -94,6 +100,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "run-timeout"?: string;
     "progress-secs"?: string;
     "session-idle-secs"?: string;
+    "serve-url"?: string;
     help?: boolean;
   };
   if (v.help) return "help";
@@ -141,7 +148,22 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     runTimeoutSecs,
     progressSecs,
     sessionIdleSecs,
+    serveUrl: serveUrlOf(v["serve-url"]),
   };
+}
+
+function serveUrlOf(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UsageError(`mcp: --serve-url must be an http URL such as http://127.0.0.1:7788, got '${raw}'`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new UsageError(`mcp: --serve-url must be an http(s) URL, got '${raw}'`);
+  }
+  return raw;
 }
 
 /** Runs `agent-block mcp`; returns the exit code. */
@@ -199,6 +221,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     runner,
     env: edge.env,
     runs,
+    jobs: s.serveUrl !== undefined
+      ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
+      : undefined,
   };
   // Clients that cache the tool list hear when blocks come and go.
   const watcher = new RegistryWatcher(() => currentBlocks(opts), log);

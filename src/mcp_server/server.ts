@@ -13,6 +13,8 @@
  *   shutdown, an `os.exit` are `isError` results carrying the text; a deferred run says so, and
  *   is not an error (nothing broke). A call that carries a `progressToken` gets a progress
  *   notification (seconds elapsed) every `progressIntervalMs`;
+ * - with `jobs` (`--serve-url`), the five job tools of `job_tools.ts` beside `run_block`, each a
+ *   call to the job manager's HTTP API;
  * - resources `agent-block://guide` (the authoring contract, `guide.md`), `agent-block://blocks`
  *   (the registry as JSON: name, tier, path, description) and `agent-block://blocks/<name>` (one
  *   block's source), plus the template for the last.
@@ -38,6 +40,7 @@ import type { Outcome } from "../outcome.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import { VERSION } from "../version.ts";
 import guide from "./guide.md" with { type: "text" };
+import { callJobTool, isJobTool, JOB_TOOLS, type JobApi } from "./job_tools.ts";
 
 /** Everything the server needs, fixed for its lifetime. */
 export interface BlockServerOptions {
@@ -61,6 +64,8 @@ export interface BlockServerOptions {
   env: Readonly<Record<string, string>>;
   /** `tools/call` handlings in flight (the server waits for them when it stops). */
   runs?: Set<Promise<unknown>>;
+  /** The job manager (`--serve-url`): adds the job tools (`job_tools.ts`); absent, they do not exist. */
+  jobs?: JobApi;
 }
 
 /** The authoring guide served as `agent-block://guide`. */
@@ -296,8 +301,13 @@ export function createBlockServer(opts: BlockServerOptions): Server {
         "Read agent-block://guide for how to write one and agent-block://blocks for what is registered.",
     },
   );
-  server.setRequestHandler("tools/list", () => ({ tools: [runBlockTool(currentBlocks(opts))] }));
+  server.setRequestHandler("tools/list", () => ({
+    tools: [runBlockTool(currentBlocks(opts)), ...(opts.jobs ? JOB_TOOLS : [])],
+  }));
   server.setRequestHandler("tools/call", async (req, ctx) => {
+    if (opts.jobs && isJobTool(req.params.name)) {
+      return await callJobTool(opts.jobs, req.params.name, req.params.arguments ?? {}, ctx.mcpReq.signal);
+    }
     if (req.params.name !== "run_block") {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,

@@ -4,7 +4,8 @@
  *
  * Owns the child's command line and its files. The child is this same program
  * (`src/proc/self.ts`) started as
- * `-s <script> -p <project> --config <tmp>/run.json --outcome <tmp>/outcome.json`, where the
+ * `-s <script> -p <project> --config <tmp>/run.json --outcome <tmp>/outcome.json` (and
+ * `--result FILE` when the caller's `ChildRunExtras` asks for it), where the
  * config file carries `prompt`, `context` and `labels` — what ONE run is never goes through the
  * environment, and the caller's text not through argv either (no length limit, nothing shown in
  * `ps`). The child starts through `ProcessGroups.spawn`, so it leads a process group of its own,
@@ -55,6 +56,12 @@ export interface ChildRunnerOptions {
   stopReason?: string;
 }
 
+/** What one child run adds to its request (the child runner's own knobs). */
+export interface ChildRunExtras {
+  /** `--result FILE` for the child (absolute): the returned value is written there too. */
+  resultPath?: string;
+}
+
 /** A child run's report: the outcome, and the end of what the child wrote to stderr. */
 export interface ChildRunReport extends RunReport {
   /** The last lines of the child's stderr ("" when it wrote nothing or never started). */
@@ -81,7 +88,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
   constructor(private readonly options: ChildRunnerOptions) {}
 
   /** Runs `request` in a child process to its outcome. */
-  async run(request: RunRequest, hooks?: RunHooks): Promise<ChildRunReport> {
+  async run(request: RunRequest, hooks?: RunHooks, extras: ChildRunExtras = {}): Promise<ChildRunReport> {
     const none = (outcome: Outcome): ChildRunReport => ({ outcome, stderrTail: "" });
     if (request.signal?.aborted) return none({ status: "cancelled", reason: "cancelled" });
     if (this.options.stopping?.aborted) return none({ status: "cancelled", reason: this.#stopReason });
@@ -102,7 +109,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       return none(failed(`cannot create the run's temporary directory: ${(e as Error).message}`));
     }
     try {
-      return await this.#runIn(dir, cwd, request.script.path, request, hooks);
+      return await this.#runIn(dir, cwd, request.script.path, request, hooks, extras);
     } catch (e) {
       return none(failed(`internal failure running the block in a child: ${(e as Error)?.message ?? e}`));
     } finally {
@@ -120,6 +127,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     script: string,
     request: RunRequest,
     hooks: RunHooks | undefined,
+    extras: ChildRunExtras,
   ): Promise<ChildRunReport> {
     const outcomePath = join(dir, "outcome.json");
     const configPath = join(dir, "run.json");
@@ -138,6 +146,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
         configPath,
         "--outcome",
         outcomePath,
+        ...(extras.resultPath !== undefined ? ["--result", extras.resultPath] : []),
       ],
       this.options.launch ?? selfLaunch(),
     );
@@ -161,7 +170,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       };
     }
     const p = proc;
-    hooks?.onStart?.({ pid: p.pid });
+    hooks?.onStart?.({ pid: p.pid, tag: p.tag });
 
     let endedBy: EndedBy | undefined;
     const end = (why: EndedBy) => {

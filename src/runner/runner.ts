@@ -59,8 +59,11 @@ export interface RunReport {
 
 /** Calls a runner makes while a run goes on. */
 export interface RunHooks {
-  /** The run has started (`pid`: its process, when it has one of its own). */
-  onStart?: (info: { pid?: number }) => void;
+  /**
+   * The run has started (`pid`: its process, when it has one of its own; `tag`: the process tag
+   * its tree carries, `src/proc/tags.ts`, so an owner can find and end it after a restart).
+   */
+  onStart?: (info: { pid?: number; tag?: string }) => void;
 }
 
 /** Runs blocks. `R` is the report, `RunReport` plus whatever the implementation adds. */

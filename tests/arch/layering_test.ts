@@ -17,8 +17,9 @@
  * imports it; the runtime `src/runtime` never reaches the CLI, the MCP server or
  * the SDK; the embedding SDK `src/sdk` (a consumer of the runtime, as the MCP server is) is
  * imported only by the edges above it (`mod.ts`, `src/cli/**`) and never reaches the CLI or the MCP
- * server; the CLI `src/cli` is imported by `cli.ts` and by itself only; the two package entries
- * `mod.ts` and `unstable_engine.ts` import nothing of each other.
+ * server; the CLI `src/cli` is imported by `cli.ts` and by itself only; the job manager `src/serve`
+ * (a consumer of the runner) is imported only by the CLI and never reaches the MCP server or the
+ * SDK; the two package entries `mod.ts` and `unstable_engine.ts` import nothing of each other.
  */
 import assert from "node:assert/strict";
 import { relative } from "node:path";
@@ -108,6 +109,17 @@ const RULES: Rule[] = [
       "it stays off the run path",
     from: not(any(under("src/cli"), under("src/docs"))),
     forbids: under("src/docs"),
+  },
+  {
+    rule: "src/serve/** (the job manager, a consumer of the runner like the MCP server) is imported only " +
+      "by src/cli/** and src/serve/** itself, and never imports src/cli/**, src/mcp_server/** or src/sdk/**",
+    from: not(any(under("src/cli"), under("src/serve"))),
+    forbids: under("src/serve"),
+  },
+  {
+    rule: "src/serve/** never imports src/mcp_server/** or src/sdk/**",
+    from: under("src/serve"),
+    forbids: any(under("src/mcp_server"), under("src/sdk")),
   },
   {
     rule: "nothing imports src/cli/** except cli.ts and src/cli/** itself (mod.ts may not)",

@@ -252,6 +252,28 @@ describe("normalize", function()
     expect(r.stop_reason).to.equal("tool_use")
     expect(one({ content = "x" }, "length").stop_reason).to.equal("max_tokens")
   end)
+  it("makes one thinking block of a response carrying both reasoning_content and <think> tags", function()
+    local function blocks(message)
+      return P.normalize("openai", { model = "m", choices = { { message = message, finish_reason = "stop" } } }).content
+    end
+    -- the same thought twice (servers that echo it into the text): kept once
+    expect(blocks({ reasoning_content = "plan it", content = "<think>\nplan it\n</think>\n\nthe answer" }))
+      .to.equal({ { type = "thinking", thinking = "plan it" }, { type = "text", text = "the answer" } })
+    -- one holding the other: the longer
+    expect(blocks({ reasoning = "plan", content = "<think>plan it well</think>done" }))
+      .to.equal({ { type = "thinking", thinking = "plan it well" }, { type = "text", text = "done" } })
+    expect(blocks({ reasoning_content = "plan it well", content = "<think>it well</think>done" })[1].thinking)
+      .to.equal("plan it well")
+    -- two different thoughts: one block holding both, in order
+    expect(blocks({ reasoning_content = "first", content = "<think>second</think>done" }))
+      .to.equal({ { type = "thinking", thinking = "first\n\nsecond" }, { type = "text", text = "done" } })
+    -- empty tags next to a real reasoning_content add nothing
+    expect(blocks({ reasoning_content = "why", content = "<think></think>answer" }))
+      .to.equal({ { type = "thinking", thinking = "why" }, { type = "text", text = "answer" } })
+    local h = require("llm_proto.openai")._test_helpers()
+    expect(h.one_thinking(nil, "t")).to.equal("t")
+    expect(h.one_thinking("f", nil)).to.equal("f")
+  end)
   it("carries redacted thinking as a thinking block and sends it back redacted", function()
     local r = P.normalize("anthropic", { content = { { type = "redacted_thinking", data = "opaque" },
       { type = "text", text = "ok" } }, usage = {} })

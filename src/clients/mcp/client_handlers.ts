@@ -10,7 +10,9 @@
  * - sampling: `handler(params, server_name)` → `{ model, stop_reason, role, content }`;
  *   `content` is a string (one text block) or a content table. No handler → method not found.
  * - elicitation (form mode only): `fn(server_name, message, schema_json)` →
- *   `{ action = "accept", content = {...} }` or `{ action = "decline" | "cancel" }`.
+ *   `{ action = "accept", content = {...} }` or `{ action = "decline" | "cancel" }`; a field an
+ *   accepted `content` leaves out gets the schema's `default` (SEP-1034: the connection declares
+ *   `elicitation.form.applyDefaults`, and the SDK fills them in after this answer, in both eras).
  *   URL-mode requests are declined without reaching the handler; no handler → decline.
  * - roots: `fn(server_name)` → `{ { uri = ..., name = ... }, ... }`. No handler → method not found.
  * A handler that raises, or returns the wrong shape, is logged at warn and answered with an

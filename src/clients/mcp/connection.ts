@@ -4,8 +4,9 @@
  * Owns:
  * - the handshake with era negotiation (`auto` by default: 2026-07-28 servers get the modern
  *   era, 2025-era servers fall back to `initialize`; `legacy` or a pinned version on request);
- * - the client capabilities (sampling, form elicitation, roots with listChanged), declared for
- *   every server so the handlers can be set at any time;
+ * - the client capabilities (sampling, form elicitation with schema defaults applied to what an
+ *   accepting handler leaves out, roots with listChanged), declared for every server so the
+ *   handlers can be set at any time;
  * - every request, with the connection's timeout (a timed-out request is cancelled on the
  *   server; time spent in our own handlers answering the server does not count, see
  *   `deadline.ts`) and the caller's abort signal, and failures as `McpError`s naming the server,
@@ -73,9 +74,11 @@ const STDIO_PROBE_MS = 5000;
 
 const CAPABILITIES: ClientCapabilities = {
   sampling: {},
+  // Form mode with `applyDefaults` (SEP-1034): a field the handler's accepted `content` leaves out
+  // gets the schema's `default`, filled in by the SDK after the handler returns, in both eras.
   // URL mode is declared so such requests reach us and are declined explicitly (never shown to
   // the handler), rather than failing as a capability error on the server side.
-  elicitation: { form: {}, url: {} },
+  elicitation: { form: { applyDefaults: true }, url: {} },
   roots: { listChanged: true },
 };
 
@@ -154,8 +157,8 @@ export class McpConnection {
       const err = conn.#wrap(e, "initialize", "");
       conn.#closed = true;
       await transport.close().catch(() => undefined);
-      throw probeClosed && kind === "stdio" && !err.wire && err.code !== "timeout" &&
-          !/non-protocol/.test(err.message)
+      throw probeClosed && transport instanceof ProcessStdioTransport && !transport.violated && !err.wire &&
+          err.code !== "timeout"
         ? new McpError(err.message, err.server, err.method, "probe_closed", err.cause)
         : err;
     }
@@ -251,7 +254,7 @@ export class McpConnection {
   #timeoutError(method: string, what: string, cause?: unknown): McpError {
     const cancel = method === "initialize" ? "" : " (cancellation sent)";
     const stdio = this.transport instanceof ProcessStdioTransport ? this.transport : undefined;
-    const tail = stdio && method === "initialize" ? stdio.stderrSuffix() : "";
+    const tail = stdio && method === "initialize" ? stdio.handshakeNotes() : "";
     const subject = method === "initialize"
       ? `initialize '${this.name}'`
       : `${method}${what} on server '${this.name}'`;
@@ -413,7 +416,7 @@ export class McpConnection {
     const subject = method === "initialize"
       ? `initialize '${this.name}'`
       : `${method}${what} on server '${this.name}'`;
-    const tail = stdio && method === "initialize" ? stdio.stderrSuffix() : "";
+    const tail = stdio && method === "initialize" ? stdio.handshakeNotes() : "";
     if (isTimeout(e)) return this.#timeoutError(method, what, e);
     const failure = this.#stdioFailure();
     if (failure) return new McpError(`${subject} failed: ${failure}`, this.name, method, "closed", e);

@@ -14,7 +14,16 @@
  *   failed at once with an error answer made up here (`LOST_ANSWER` in its `data`, which the
  *   connection reports as code `closed`), instead of waiting for the request's timeout: the SDK
  *   only reports such a stream to `onerror`. Over stdio a dead server already fails its requests
- *   when the pipe closes.
+ *   when the pipe closes;
+ * - over Streamable HTTP, the server's event stream (the GET a 2025-era server sends unsolicited
+ *   messages on) is opened BEFORE `notifications/initialized` is posted, not after it as the SDK
+ *   does: a server typically announces things the moment it is told the client is ready (its
+ *   `tools/list_changed` after registering tools that depend on our capabilities, a `roots/list`)
+ *   and drops what it has no stream for, so opened afterwards the stream missed them. The open
+ *   waits for the stream's response headers (the server has the stream then), at most
+ *   `EVENT_STREAM_WAIT_MS`; the GET the SDK then starts on its own would be a second stream (a
+ *   2025 server refuses it, 409) and is answered here with a made-up 405, which the SDK takes as
+ *   "no event stream" and leaves be. A server without one (405, or an error) is as before.
  *
  * How the two meet: each POST of a request carries an internal header naming its JSON-RPC id,
  * which the fetch wrapper takes off before sending, so a body cut for its size is traced to its
@@ -22,6 +31,7 @@
  * own inbound tap (answers remove them) and from outgoing cancellations.
  */
 import {
+  isInitializedNotification,
   type JSONRPCMessage,
   SSEClientTransport,
   StreamableHTTPClientTransport,
@@ -48,10 +58,15 @@ const REQUEST_TAG = "x-agent-block-request";
 
 type Id = string | number;
 
+/** Longest `notifications/initialized` waits for the event stream to be open (see the header). */
+const EVENT_STREAM_WAIT_MS = 5000;
+
 /** Streamable HTTP that fails a request as soon as its stream ends without the answer. */
 class WatchedStreamableHttp extends StreamableHTTPClientTransport {
   readonly #awaiting = new Set<Id>();
   readonly #cuts = new Map<string, MessageTooLarge>();
+  /** The SDK's own event-stream GET is due and a duplicate (the stream was opened ahead of it). */
+  #duplicateGetDue = false;
 
   constructor(url: URL, fetchFn: typeof fetch) {
     super(url, { fetch: fetchFn });
@@ -66,7 +81,44 @@ class WatchedStreamableHttp extends StreamableHTTPClientTransport {
     this.#cuts.set(tag, e);
   }
 
-  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  /**
+   * True, once, for the GET the SDK starts after `notifications/initialized` when the event
+   * stream is already open (`headers` without `Last-Event-ID`: a reconnect carries one).
+   */
+  takeDuplicateGet(headers: Headers): boolean {
+    if (!this.#duplicateGetDue || headers.has("last-event-id")) return false;
+    this.#duplicateGetDue = false;
+    return true;
+  }
+
+  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isInitializedNotification(message)) {
+      await this.#openEventStream();
+      this.#duplicateGetDue = true;
+      return super.send(message, options).catch((e) => {
+        this.#duplicateGetDue = false;
+        throw e;
+      });
+    }
+    return this.#send(message, options);
+  }
+
+  /**
+   * Opens the server's event stream, as the SDK would after `notifications/initialized`:
+   * `resumeStream` with no event id starts a fresh GET (the SDK adds `Last-Event-ID` only for a
+   * non-empty id). Resolves once the server answered it, or after `EVENT_STREAM_WAIT_MS` (the GET
+   * goes on); a failure has gone to `onerror`, and the connection goes on without a stream.
+   */
+  async #openEventStream(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.resumeStream("").catch(() => undefined),
+      new Promise<void>((r) => (timer = setTimeout(r, EVENT_STREAM_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  #send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if ("method" in message && message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: Id } | undefined)?.requestId;
       if (id !== undefined) this.#awaiting.delete(id);
@@ -116,6 +168,10 @@ export function httpTransport(
   const built: { watched?: WatchedStreamableHttp } = {};
   const send = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const h = new Headers(init?.headers);
+    if (init?.method === "GET" && built.watched?.takeDuplicateGet(h)) {
+      // The event stream is already open (see the header): "no stream here" keeps the SDK from a second.
+      return new Response(null, { status: 405, statusText: "Method Not Allowed" });
+    }
     const tag = h.get(REQUEST_TAG);
     h.delete(REQUEST_TAG);
     for (const [k, v] of Object.entries(headers)) h.set(k, v);

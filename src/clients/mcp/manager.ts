@@ -108,6 +108,17 @@ export class McpManager {
         },
         this.opts.spawner,
         (line) => log.debug(`mcp server '${name}' stderr: ${line}`),
+        // Noise on stdout is worth one warning per connection, not one per line.
+        ({ quoted, count }) =>
+          count === 1
+            ? log.warn(
+              `mcp: server '${name}' wrote a line on stdout that is not JSON-RPC, skipped (stdout is ` +
+                `reserved for JSON-RPC; log to stderr instead; further such lines are logged at debug ` +
+                `level): ${quoted}`,
+            )
+            : log.debug(
+              `mcp: server '${name}' wrote a non-JSON-RPC line on stdout (#${count}), skipped: ${quoted}`,
+            ),
       );
     try {
       return await this.#open(name, transport(), "stdio", opts);

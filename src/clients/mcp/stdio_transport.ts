@@ -9,9 +9,12 @@
  * linear in the size of a message, one message at most `maxMessageBytes`: a longer one ends the
  * connection as soon as it gets there, `util/lines.ts`); a bounded tail
  * of the child's stderr (shown in connection errors; each line is also handed to the manager,
- * which logs it at debug level); detecting a
- * child that writes something other than JSON-RPC on stdout; and a description of how the child
- * failed, for error messages.
+ * which logs it at debug level); stdout lines that are not JSON-RPC (a start-up banner, a stray
+ * `print`), which are skipped: each is handed to the manager (which warns about the first and logs
+ * the rest at debug level), the first is quoted in connection errors, and the connection goes on
+ * — a server that writes one line of noise still works, and one that writes nothing else fails
+ * at its timeout with the line quoted; and a description of how the child failed, for error
+ * messages.
  *
  * Why not the SDK's `StdioClientTransport`: it spawns with cross-spawn outside our process
  * groups, strips the environment to six variables, and has no hook for either. The SDK
@@ -19,9 +22,10 @@
  * negotiation treats this one as stdio (a silent probe means a legacy server) and probes on the
  * connection itself.
  *
- * Invariants: `onclose` fires exactly once (child exit, protocol violation or `close()`); after
- * it, `send` rejects with the failure description; a non-protocol stdout line ends the
- * connection (the stream can no longer be trusted) and is quoted in the error.
+ * Invariants: `onclose` fires exactly once (child exit, a message past the size limit, or
+ * `close()`); after it, `send` rejects with the failure description. A non-protocol stdout line
+ * never reaches the SDK and never ends the connection: lines are framed by newlines, so the next
+ * line is read as it would have been without it.
  */
 import { deserializeMessage, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/client";
 import { LineSplitter, LineTooLong } from "../../util/lines.ts";
@@ -69,8 +73,16 @@ const STDERR_TAIL_BYTES = 4096;
 const EOF_GRACE_MS = 500;
 /** Size of the reused stdout read buffer. */
 const READ_CHUNK_BYTES = 64 * 1024;
-/** Longest stdout line quoted in a protocol-violation message. */
+/** Longest stdout line quoted in a message. */
 const QUOTE_CHARS = 200;
+
+/** A stdout line that is not JSON-RPC, as handed to the transport's owner. */
+export interface StrayLine {
+  /** The line, quoted and cut to `QUOTE_CHARS` (a JSON string literal). */
+  quoted: string;
+  /** 1 for the connection's first such line, 2 for the next, ... */
+  count: number;
+}
 
 /** A child-process MCP transport whose process is owned by the run's process groups. */
 export class ProcessStdioTransport implements Transport {
@@ -82,6 +94,9 @@ export class ProcessStdioTransport implements Transport {
   #writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #stderrTail = "";
   #violation: string | undefined;
+  /** The first stdout line that was not JSON-RPC (quoted), and how many there were. */
+  #firstStray: string | undefined;
+  #strays = 0;
   #exit: Deno.CommandStatus | undefined;
   /** The child ended before anyone asked it to (`close()`): its end is the failure to report. */
   #exitUnasked = false;
@@ -93,11 +108,13 @@ export class ProcessStdioTransport implements Transport {
   /**
    * @param onStderrLine receives each line the child writes to stderr (the manager logs them at
    *   debug level, so a server's own diagnostics stay reachable with `AGENT_BLOCK_LOG=debug`)
+   * @param onStrayLine receives each stdout line that is not JSON-RPC, once, as it is skipped
    */
   constructor(
     readonly spec: StdioServerSpec,
     private readonly procs: Spawner,
     private readonly onStderrLine?: (line: string) => void,
+    private readonly onStrayLine?: (stray: StrayLine) => void,
   ) {}
 
   /** Child pid (the SDK's structural stdio check reads `pid` and `stderr`). */
@@ -108,6 +125,11 @@ export class ProcessStdioTransport implements Transport {
   /** The child's stderr is consumed here (see `stderrTail`), so there is no stream to hand out. */
   get stderr(): null {
     return null;
+  }
+
+  /** True once the stream broke a rule that ended the connection (a message past the limit). */
+  get violated(): boolean {
+    return this.#violation !== undefined;
   }
 
   /** The last few KB the child wrote to stderr. */
@@ -185,19 +207,17 @@ export class ProcessStdioTransport implements Transport {
     }
   }
 
-  /** Parses and delivers one line; false once the stream is known to be corrupt. */
+  /** Parses and delivers one line (a line that is not JSON-RPC is skipped); false once closed. */
   #deliver(line: string): boolean {
     if (this.#closed || this.#violation) return false;
     let message: JSONRPCMessage;
     try {
       message = deserializeMessage(line);
     } catch {
-      const quoted = line.length > QUOTE_CHARS ? line.slice(0, QUOTE_CHARS) + "…" : line;
-      this.#fail(
-        `server '${this.spec.name}' wrote non-protocol text on stdout ` +
-          `(stdout is reserved for JSON-RPC; log to stderr instead): ${JSON.stringify(quoted)}`,
-      );
-      return false;
+      const quoted = JSON.stringify(line.length > QUOTE_CHARS ? line.slice(0, QUOTE_CHARS) + "…" : line);
+      this.#firstStray ??= quoted;
+      this.onStrayLine?.({ quoted, count: ++this.#strays });
+      return true;
     }
     try {
       this.onmessage?.(message);
@@ -249,10 +269,10 @@ export class ProcessStdioTransport implements Transport {
   }
 
   /**
-   * Why the connection is unusable, for error messages: the protocol violation, or how the child
-   * ended when it ended by itself (not when `close()` had asked it to first: the SDK closes a
-   * transport whose handshake failed, and the child's own exit is still the reason), plus the
-   * stderr tail. Empty while the child runs normally.
+   * Why the connection is unusable, for error messages: a message past the size limit, or how
+   * the child ended when it ended by itself (not when `close()` had asked it to first: the SDK
+   * closes a transport whose handshake failed, and the child's own exit is still the reason),
+   * plus what was skipped on stdout and the stderr tail. Empty while the child runs normally.
    */
   failure(): string {
     const parts: string[] = [];
@@ -265,15 +285,29 @@ export class ProcessStdioTransport implements Transport {
       );
     }
     if (parts.length === 0) return "";
+    if (this.#firstStray !== undefined) parts.push(this.strayNote());
     const tail = this.#stderrTail.slice(-STDERR_TAIL_BYTES).trim();
     if (tail) parts.push(`stderr tail:\n${tail}`);
     return parts.join("; ");
   }
 
-  /** The stderr tail formatted for a message, or "". */
-  stderrSuffix(): string {
+  /**
+   * What a failed handshake's message adds: the first stdout line that was not JSON-RPC, if any
+   * (a server that printed a banner and then nothing else times out; this says what it printed),
+   * and the stderr tail. "" when there is neither.
+   */
+  handshakeNotes(): string {
+    const stray = this.#firstStray === undefined ? "" : `; ${this.strayNote()}`;
     const tail = this.#stderrTail.slice(-STDERR_TAIL_BYTES).trim();
-    return tail ? `; stderr tail:\n${tail}` : "";
+    return stray + (tail ? `; stderr tail:\n${tail}` : "");
+  }
+
+  /** Says what was skipped on stdout ("" when nothing was). */
+  strayNote(): string {
+    if (this.#firstStray === undefined) return "";
+    const n = this.#strays === 1 ? "a line" : `${this.#strays} lines`;
+    return `server '${this.spec.name}' wrote ${n} on stdout that ${this.#strays === 1 ? "is" : "are"} not ` +
+      `JSON-RPC (skipped; stdout is reserved for JSON-RPC, log to stderr instead), the first: ${this.#firstStray}`;
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

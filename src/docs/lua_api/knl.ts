@@ -116,7 +116,7 @@ export const KNL: Section = {
         { name: "owner", type: "string", optional: true, doc: "Its owner." },
         { name: "budget", type: "knl.Budget", optional: true, doc: "Its budget." },
         { name: "spent", type: "number", doc: "What the beats have been charged." },
-        { name: "beats", type: "integer", doc: "Beats run." },
+        { name: "beats", type: "integer", doc: "Beats taken, refused ones included (the last beat number)." },
         { name: "closed", type: "boolean", doc: "Whether it is closed." },
         { name: "parent", type: "knl.Session", optional: true, doc: "The parent session." },
         { name: "children", type: "knl.Session[]", doc: "Child sessions." },
@@ -429,7 +429,8 @@ export const KNL: Section = {
     ),
     view(
       "tool_pairs",
-      "Each tool call with its result (nil while pending).",
+      "Each tool call with its result (nil while pending): the first `tool_result` after it with the same id " +
+        "in the same beat, so ids a server reuses across turns pair right.",
       "`seq, beat, id, name, input, content, is_error, ms`",
       "local pairs_ = knl.views.tool_pairs(result.session)",
     ),
@@ -474,7 +475,8 @@ export const KNL: Section = {
     {
       kind: "function",
       name: "knl.record.llm_response",
-      doc: "Records `llm_response` (the normalised response, `total_tokens` filled in).",
+      doc: "Records `llm_response` (the normalised response, `total_tokens` filled in, the server's " +
+        "`context_management` report kept when it sent one).",
       params: [S, { name: "resp", type: "llm.Response", doc: "The response." }, BEAT, MS],
       returns: [SEQ[0], { type: "llm.Usage", name: "usage", doc: "The usage as recorded." }],
       example: "local _, usage = knl.record.llm_response(s, resp, 1, 830)",

@@ -203,6 +203,13 @@ export const LLM: Section = {
         { name: "usage", type: "llm.Usage", doc: "Token usage." },
         { name: "model", type: "string", optional: true, doc: "The model that answered." },
         { name: "id", type: "string", optional: true, doc: "The response id." },
+        {
+          name: "context_management",
+          type: "table",
+          optional: true,
+          doc: "Anthropic: what context editing did (`applied_edits`), as the server reported it; " +
+            "a beat keeps it in its `llm_response` event.",
+        },
       ],
     },
     {

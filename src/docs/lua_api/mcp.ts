@@ -141,7 +141,9 @@ export const MCP: Section = {
       kind: "function",
       name: "mcp.connect",
       doc: "Starts a server over stdio, in a process group of the run with the host's credential variables " +
-        "removed, and connects to it.",
+        "removed, and connects to it. A line on its stdout that is not JSON-RPC (a banner, a stray print) " +
+        "is skipped: the first is logged at warn level (and quoted in a failed connect's error), later ones " +
+        "at debug level.",
       params: [
         NAME,
         { name: "command", type: "string", doc: "The program." },
@@ -383,8 +385,9 @@ export const MCP: Section = {
     setter(
       "set_elicitation_handler",
       'Answers form-mode `elicitation/create` with `{ action = "accept", content = {...} }` or ' +
-        '`{ action = "decline" | "cancel" }`; the requested schema arrives as JSON text. URL mode is declined without reaching it, as is everything ' +
-        "when no handler is set.",
+        '`{ action = "decline" | "cancel" }`; the requested schema arrives as JSON text. A field an accepted ' +
+        "`content` leaves out gets the schema's `default`, when it has one (SEP-1034). URL mode is declined " +
+        "without reaching it, as is everything when no handler is set.",
       "fun(server_name: string, message: string, schema_json: string): table",
       'mcp.set_elicitation_handler("echo", function(_, message, schema_json)\n  log.info(message, schema_json)\n  return { action = "accept", content = { name = "Ada" } }\nend)',
     ),

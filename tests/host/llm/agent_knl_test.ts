@@ -18,7 +18,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { agentRunKinds, jsonLines, runCli, runLua, tempProject, testEnv } from "../../helpers.ts";
 import { openExistingStore } from "../../../src/knl/store.ts";
-import { anthropicError, anthropicMessage, MockLlm, openaiCompletion } from "./mock_llm.ts";
+import { anthropicError, anthropicMessage, anthropicStream, MockLlm, openaiCompletion } from "./mock_llm.ts";
 
 const mock = new MockLlm();
 Deno.test.afterAll(async () => await mock.close());
@@ -222,6 +222,50 @@ print(a.session_id, a.content, b.session_id, b.ok, b.error)`;
   assert.deepEqual(b.map((e) => e.kind), agentRunKinds({ turns: ["failed"] }));
   assert.match(String(b[3].data.error), /prompt is too long/);
   assert.equal(b[5].data.status, "error");
+});
+
+Deno.test("context editing: what the server reports it did is kept in llm_response, JSON and streamed", async () => {
+  mock.reset();
+  const report = {
+    applied_edits: [{ type: "clear_tool_uses_20250919", cleared_tool_uses: 3, cleared_input_tokens: 41000 }],
+  };
+  const edited = { ...anthropicMessage([{ type: "text", text: "Trimmed." }]), context_management: report };
+  mock.push(
+    { kind: "json", body: edited },
+    { kind: "sse", events: anthropicStream(edited) },
+    { kind: "json", body: anthropicMessage([{ type: "text", text: "Untouched." }]) },
+  );
+  const dir = await Deno.makeTempDir({ prefix: "ab_agent_cm_" });
+  const src = `
+local agent = require("agent")
+local ids = {}
+for i, stream in ipairs({ false, true, false }) do
+  local r = agent.run({ prompt = "go", model = "claude-haiku-4-5-20251001", max_retries = 0, base_url = BASE_URL,
+    api_key = "sk-ant-test", stream = stream })
+  assert(r.ok, r.error)
+  ids[i] = r.session_id
+end
+print(table.concat(ids, "\t"))`;
+  const r = await runLua(src, { projectRoot: dir, globals: { BASE_URL: mock.url } });
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  // context editing was asked for (the default), so the server's report is what it did
+  assert.ok(mock.requests.every((q) => q.body.context_management !== undefined));
+  const store = openExistingStore(join(dir, ".agent-block", "knl.sqlite"));
+  const responses = r.stdout.trim().split("\t").map((id) =>
+    store.read(id).find((e) => e.kind === "llm_response")!
+  );
+  assert.deepEqual(responses[0].data.context_management, report, "JSON response");
+  assert.deepEqual(responses[1].data.context_management, report, "streamed response");
+  assert.equal(responses[2].data.context_management, undefined, "nothing reported, nothing kept");
+  // and `knl export --as events` carries it
+  const out = await runCli(["knl", "export", "--session", r.stdout.trim().split("\t")[0], "--as", "events"], {
+    cwd: dir,
+  });
+  assert.equal(out.code, 0, out.stderr);
+  const exported = jsonLines(out.stdout).find((e) => e.kind === "llm_response") as {
+    data: Record<string, unknown>;
+  };
+  assert.deepEqual(exported.data.context_management, report);
 });
 
 Deno.test("agent.run over the OpenAI mock: arguments that are not JSON are an is_error tool result", async () => {

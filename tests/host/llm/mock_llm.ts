@@ -208,8 +208,13 @@ function sse(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/** The event stream that delivers `message` (tool input split in two fragments). */
-export function anthropicStream(message: ReturnType<typeof anthropicMessage>): string[] {
+/**
+ * The event stream that delivers `message` (tool input split in two fragments); its
+ * `context_management`, when it has one, comes in `message_delta` as the API sends it.
+ */
+export function anthropicStream(
+  message: ReturnType<typeof anthropicMessage> & { context_management?: unknown },
+): string[] {
   const out: string[] = [];
   out.push(sse("message_start", {
     type: "message_start",
@@ -281,6 +286,7 @@ export function anthropicStream(message: ReturnType<typeof anthropicMessage>): s
     type: "message_delta",
     delta: { stop_reason: message.stop_reason, stop_sequence: null },
     usage: { output_tokens: message.usage.output_tokens },
+    ...(message.context_management === undefined ? {} : { context_management: message.context_management }),
   }));
   out.push(sse("message_stop", { type: "message_stop" }));
   return out;

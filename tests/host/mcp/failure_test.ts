@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import assert from "node:assert/strict";
-import { assertIncludes, resultOf, returnedValue, runCli, runLua, waitFor } from "../../helpers.ts";
+import { assertIncludes, resultOf, returnedValue, runCli, runLua, testEnv, waitFor } from "../../helpers.ts";
 import { DENO, ECHO, FIXTURES, lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
 
 function result(out: { outcome: { status: string } }): string {
@@ -35,17 +35,49 @@ Deno.test("a wrong command raises naming the server and the command; required=fa
   assert.match(out.stderr, /\[warn\]/);
 });
 
-Deno.test("a server printing non-protocol text on stdout gets an error that says so", async () => {
+Deno.test("a server printing only non-protocol text on stdout times out, the error quoting what it printed", async () => {
   const out = await runLua(`
     local ok, err = pcall(mcp.connect, "weather", ${lq(DENO)}, { "run", "-A", ${
     lq(join(FIXTURES, "garbage_server.ts"))
-  } })
+  } }, { timeout = 1 })
     return tostring(err)
   `);
   const err = returnedValue(out);
-  assert.match(err, /initialize 'weather' failed/);
-  assert.match(err, /server 'weather' wrote non-protocol text on stdout/);
+  assert.match(err, /initialize 'weather' timed out after 1 s/);
+  assert.match(err, /server 'weather' wrote a line on stdout that is not JSON-RPC \(skipped;/);
   assert.match(err, /Weather server v1\.2 starting up/);
+});
+
+Deno.test("non-JSON-RPC lines on a stdio server's stdout are skipped, with one warning", async (t) => {
+  for (const era of ["auto", "legacy"]) {
+    await t.step(`era ${era}`, async () => {
+      const out = await runLua(
+        `
+        assert(mcp.connect("weather", ${lq(DENO)}, { "run", "-A", "--quiet", ${
+          lq(join(FIXTURES, "banner_server.ts"))
+        } }, { era = ${lq(era)} }))
+        local a = mcp.call("weather", "noisy", {})
+        local b = mcp.call("weather", "noisy", {})
+        local c = mcp.call("weather", "echo", { msg = "still here" })
+        return std.json.encode({ a = a.content[1].text, b = b.content[1].text, c = c.content[1].text,
+          era = mcp.server_info("weather").server_info.era })
+      `,
+        { env: testEnv({ AGENT_BLOCK_LOG: "debug" }) },
+      );
+      const r = resultOf(out);
+      assert.deepEqual([r.a, r.b, r.c], ["quiet now", "quiet now", "still here"]);
+      assert.deepEqual(r.era, era === "auto" ? "modern" : "legacy");
+      const warns = out.stderr.split("\n").filter((l) => /\[warn\].*not JSON-RPC/.test(l));
+      assert.equal(warns.length, 1, `one warning, for the first line:\n${out.stderr}`);
+      assert.match(warns[0], /server 'weather' wrote a line on stdout that is not JSON-RPC, skipped/);
+      assert.match(warns[0], /Weather server v1\.2 starting up/, "the first line is the banner");
+      // The later ones (2 per `noisy` call) are at debug level, each once.
+      const later = out.stderr.split("\n").filter((l) => /\[debug\].*non-JSON-RPC line on stdout/.test(l));
+      assert.equal(later.length, 4, out.stderr);
+      assert.match(later.join("\n"), /debug: handling noisy/);
+      assert.match(later.join("\n"), /json, but not json-rpc/);
+    });
+  }
 });
 
 Deno.test("a server dying at start-up: exit code and stderr tail in the error", async () => {

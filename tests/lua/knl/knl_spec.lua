@@ -110,6 +110,24 @@ describe("budget", function()
     end)
   end)
 
+  it("numbers every refused beat: two refusals in a row are two beats", function()
+    local port = sp.new({ sp.text("one") })
+    local d = knl.device({ llm = port })
+    knl.session({ owner = "u", budget = { amount = 1, tag = "beats" }, store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "hi" } })
+      expect(knl.beat(s, d).beat).to.equal(1)
+      local a, b = knl.beat(s, d), knl.beat(s, d)
+      expect({ a.kind, a.beat, b.kind, b.beat }).to.equal({ "refused", 2, "refused", 3 })
+      local rows = s:query("SELECT CAST(json_extract(meta, '$.beat') AS INTEGER) AS beat FROM events " ..
+        "WHERE stream = ? AND kind = 'beat_refused' ORDER BY seq", { s.id })
+      expect({ rows[1].beat, rows[2].beat }).to.equal({ 2, 3 })
+      local beats = knl.views.beats(s)
+      expect(#beats).to.equal(3)
+      expect({ beats[2].outcome, beats[3].outcome }).to.equal({ "refused", "refused" })
+      expect(port.calls).to.equal(1)
+    end)
+  end)
+
   it("charges tokens when the budget's tag is tokens, and a device's cost when given", function()
     local port = sp.new({ sp.text("a", 100, 50), sp.text("b") })
     knl.session({ owner = "u", budget = { amount = 120, tag = "tokens" }, store = "mem" }, function(s)
@@ -124,6 +142,46 @@ describe("budget", function()
       knl.beat(s, d)
       expect(s.spent).to.equal(0.15)
       expect(s:remaining()).to.equal(0.85)
+    end)
+  end)
+end)
+
+describe("tool_pairs", function()
+  it("pairs a call with its result in the same beat, so ids reused across turns pair right", function()
+    -- a server numbering its tool-use ids per response: every turn's first call is `call_0`
+    local port = sp.new({
+      sp.tools({ { "call_0", "add", { a = 1, b = 1 } }, { "call_1", "add", { a = 2, b = 2 } } }),
+      sp.tools({ { "call_0", "add", { a = 10, b = 10 } } }),
+      sp.tools({ { "call_0", "boom", {} } }),
+      sp.text("done"),
+    })
+    local d = knl.device({ llm = port, tools = add_tools() })
+    knl.session({ owner = "u", store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "sums" } })
+      for _ = 1, 4 do knl.beat(s, d) end
+      local rows = knl.views.tool_pairs(s)
+      local got = {}
+      for i, r in ipairs(rows) do got[i] = { r.beat, r.id, r.content, r.is_error } end
+      expect(got).to.equal({
+        { 1, "call_0", "2", false }, { 1, "call_1", "4", false }, { 2, "call_0", "20", false },
+        { 3, "call_0", got[4][3], true },
+      })
+      expect(got[4][3]).to.match("tool exploded")
+      expect(rows[1].input).to.equal({ a = 1, b = 1 })
+      expect(rows[3].input).to.equal({ a = 10, b = 10 })
+    end)
+  end)
+
+  it("leaves a call without its result pending (nil), even when a later beat reuses its id", function()
+    knl.session({ owner = "u", store = "mem" }, function(s)
+      knl.record.tool_call(s, { id = "call_0", name = "add", input = {} }, 1)
+      knl.record.tool_call(s, { id = "call_0", name = "add", input = {} }, 2)
+      knl.record.tool_result(s, { id = "call_0", name = "add" }, "late", false, 2, 5)
+      local rows = knl.views.tool_pairs(s)
+      expect(#rows).to.equal(2)
+      expect(rows[1].content).to_not.exist()
+      expect(rows[1].is_error).to_not.exist()
+      expect(rows[2].content).to.equal("late")
     end)
   end)
 end)
@@ -255,6 +313,23 @@ describe("on_response (the caller's look between a response and its tools)", fun
 end)
 
 describe("what a beat hands on", function()
+  it("keeps what the server reports it did to the context (context_management) in llm_response", function()
+    local report = { applied_edits = { { type = "clear_tool_uses_20250919", cleared_tool_uses = 2,
+      cleared_input_tokens = 30000 } } }
+    local resp = sp.text("trimmed")
+    resp.context_management = report
+    knl.session({ owner = "u", store = "mem" }, function(s)
+      s:append({ kind = "msg_user", data = { content = "hi" } })
+      knl.beat(s, knl.device({ llm = sp.new({ resp, sp.text("plain") }) }))
+      knl.beat(s, knl.device({ llm = sp.new({ sp.text("plain") }) }))
+      local rows = s:query("SELECT data FROM events WHERE stream = ? AND kind = 'llm_response' ORDER BY seq", { s.id })
+      expect(rows[1].data.context_management).to.equal(report)
+      expect(rows[2].data.context_management).to_not.exist()
+      local _ = knl.record.llm_response(s, resp, 3, 1)
+      expect(s:view("tail", { n = 1 })[1].data.context_management).to.equal(report)
+    end)
+  end)
+
   it("gives a ToolPort the tool_use id and records the priced cost", function()
     local ids = {}
     local resp = sp.tools({ { "toolu_9", "probe", {} } })
@@ -467,6 +542,7 @@ describe("the fast Response check", function()
       { content = { { type = "thinking", thinking = "hm", signature = "s" } } },
       { content = { { type = "tool_result", tool_use_id = "t", content = "x", is_error = true } } },
       { content = { text }, extra = "fields are allowed" },
+      { content = { text }, context_management = { applied_edits = {} } },
       -- refused
       "not a table", {}, { content = "x" }, { content = { text, nil, text } }, { content = { text, x = 1 } },
       { content = { { type = "text" } } }, { content = { { type = "image" } } }, { content = { 1 } },
@@ -475,17 +551,17 @@ describe("the fast Response check", function()
       { content = { { type = "thinking", thinking = "x", signature = 1 } } },
       { content = {}, stop_reason = 1 }, { content = {}, model = false },
       { content = {}, usage = { input_tokens = 1 } }, { content = {}, usage = { input_tokens = 1, output_tokens = 1,
-        total_tokens = "3" } }, { content = {}, usage = 5 },
+        total_tokens = "3" } }, { content = {}, usage = 5 }, { content = {}, context_management = "cleared" },
     }
     local passed = 0
     for i, r in ipairs(cases) do
       local fast = knl._test_helpers().plain_response(r)
       local full = lcheck(r, types.Response)
-      expect(fast).to.equal(full == true and i <= 6)
-      if i <= 6 then expect(full).to.equal(true) end
+      expect(fast).to.equal(full == true and i <= 7)
+      if i <= 7 then expect(full).to.equal(true) end
       if fast then passed = passed + 1 end
     end
-    expect(passed).to.equal(6)
+    expect(passed).to.equal(7)
   end)
 end)
 

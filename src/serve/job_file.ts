@@ -1,0 +1,187 @@
+/**
+ * Job declarations: which blocks are jobs, and what their `job.toml` says.
+ *
+ * Owns the discovery rule and the file's grammar. A block of the project's registry
+ * (`src/blocks/registry.ts`: `<project>/.agent-block/blocks`, `<project>/blocks`,
+ * `$AGENT_BLOCK_HOME/blocks`, nearer tier winning a name) is a job when a `job.toml` lies beside
+ * it: `<root>/<name>/job.toml` beside `<root>/<name>/init.lua`, or `<root>/<name>.job.toml`
+ * beside `<root>/<name>.lua`. The job's name is the block's. Keys (TOML, parsed by smol-toml):
+ * - `every`: a duration (`30s`, `2m`, `1h`, `1h30m`; units `ms`, `s`, `m`, `h`, `d`, in
+ *   decreasing order, each at most once); absent: the job runs only on request;
+ * - `timeout`: a duration, default `10m`;
+ * - `prompt`, `context`: strings, handed to the run as `_PROMPT` / `_CONTEXT`.
+ *
+ * Invariants: scanning is a pure function of the file system at the time of the call (the
+ * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
+ * that does not parse, has an unknown key or a bad value never throws: it is a `JobFileError`
+ * naming the file, the line (when one can be named) and the rule, and that job is not run.
+ */
+import { basename, dirname, join } from "node:path";
+import { parse, TomlError } from "smol-toml";
+import { blockRoots, scanBlocks } from "../blocks/registry.ts";
+
+/** A job's default wall-clock limit: 10 minutes. */
+export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** One valid declaration. */
+export interface JobDecl {
+  /** The job's (= the block's) name. */
+  name: string;
+  /** The block's script (absolute). */
+  script: string;
+  /** The `job.toml` (absolute). */
+  file: string;
+  /** `every` as written, and in ms; both absent for a job run on request only. */
+  every?: string;
+  everyMs?: number;
+  /** `timeout` as written (default `10m`), and in ms. */
+  timeout: string;
+  timeoutMs: number;
+  prompt?: string;
+  context?: string;
+}
+
+/** A `job.toml` that cannot be used. */
+export interface JobFileError {
+  /** The job (= the block) it belongs to. */
+  name: string;
+  /** The block's script (absolute). */
+  script: string;
+  /** The file (absolute). */
+  file: string;
+  /** 1-based line of the problem, when one can be named. */
+  line?: number;
+  /** What is wrong and the rule. */
+  message: string;
+}
+
+/** What one scan found. */
+export interface JobScan {
+  jobs: JobDecl[];
+  errors: JobFileError[];
+}
+
+const UNITS: [string, number][] = [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1000], [
+  "ms",
+  1,
+]];
+const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/;
+
+/**
+ * `text` (`30s`, `2m`, `1h30m`, `500ms`, `1d`) in ms, or undefined when it is not a duration
+ * above zero.
+ */
+export function parseDuration(text: string): number | undefined {
+  const m = DURATION.exec(text.trim());
+  if (!m || text.trim() === "") return undefined;
+  let ms = 0;
+  for (let i = 0; i < UNITS.length; i++) if (m[i + 1] !== undefined) ms += Number(m[i + 1]) * UNITS[i][1];
+  return ms > 0 && Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+/** The 1-based line where `key` is assigned at the top level of `text`, if it can be found. */
+function lineOfKey(text: string, key: string): number | undefined {
+  const lines = text.split(/\r?\n/);
+  const re = new RegExp(`^\\s*["']?${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']?\\s*[=.]`);
+  const i = lines.findIndex((l) => re.test(l));
+  return i < 0 ? undefined : i + 1;
+}
+
+const KEYS = ["every", "timeout", "prompt", "context"];
+
+/**
+ * Parses one `job.toml` (`text`, read from `file`) of block `name` at `script`.
+ *
+ * @example
+ * ```ts ignore
+ * parseJobFile("drain", "/p/blocks/drain/init.lua", "/p/blocks/drain/job.toml", 'every = "2m"');
+ * // { job: { name: "drain", every: "2m", everyMs: 120000, timeout: "10m", ... } }
+ * ```
+ */
+export function parseJobFile(
+  name: string,
+  script: string,
+  file: string,
+  text: string,
+): { job: JobDecl } | { error: JobFileError } {
+  const error = (message: string, line?: number) => ({ error: { name, script, file, line, message } });
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(text) as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof TomlError) {
+      const first = e.message.split("\n")[0].replace(/^Invalid TOML document:\s*/, "");
+      return error(`not valid TOML: ${first}`, e.line);
+    }
+    return error(`not valid TOML: ${(e as Error).message}`);
+  }
+  for (const key of Object.keys(doc)) {
+    if (!KEYS.includes(key)) {
+      return error(`unknown key '${key}' (a job.toml has ${KEYS.join(", ")})`, lineOfKey(text, key));
+    }
+  }
+  const str = (key: string): string | { bad: ReturnType<typeof error> } | undefined => {
+    const v = doc[key];
+    if (v === undefined || typeof v === "string") return v;
+    return { bad: error(`'${key}' must be a string, got ${JSON.stringify(v)}`, lineOfKey(text, key)) };
+  };
+  const job: JobDecl = { name, script, file, timeout: "10m", timeoutMs: DEFAULT_TIMEOUT_MS };
+  for (const key of ["every", "timeout"] as const) {
+    const v = str(key);
+    if (v === undefined) continue;
+    if (typeof v !== "string") return v.bad;
+    const ms = parseDuration(v);
+    if (ms === undefined) {
+      return error(
+        `'${key}' is not a duration: '${v}' (write e.g. "30s", "2m", "1h", "1h30m")`,
+        lineOfKey(text, key),
+      );
+    }
+    if (key === "every") {
+      job.every = v;
+      job.everyMs = ms;
+    } else {
+      job.timeout = v;
+      job.timeoutMs = ms;
+    }
+  }
+  for (const key of ["prompt", "context"] as const) {
+    const v = str(key);
+    if (v === undefined) continue;
+    if (typeof v !== "string") return v.bad;
+    job[key] = v;
+  }
+  return { job };
+}
+
+/** The `job.toml` beside a block's script: `<dir>/job.toml` for `init.lua`, else `<name>.job.toml`. */
+export function jobFileOf(script: string, name: string): string {
+  return basename(script) === "init.lua" && basename(dirname(script)) === name
+    ? join(dirname(script), "job.toml")
+    : join(dirname(script), `${name}.job.toml`);
+}
+
+/** Every job of `projectRoot` (with `home` = `$AGENT_BLOCK_HOME`), and every unusable job file. */
+export function scanJobs(projectRoot: string, home: string): JobScan {
+  const out: JobScan = { jobs: [], errors: [] };
+  for (const block of scanBlocks(blockRoots(projectRoot, home))) {
+    const file = jobFileOf(block.path, block.name);
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(file);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) continue;
+      out.errors.push({
+        name: block.name,
+        script: block.path,
+        file,
+        message: `cannot read: ${(e as Error).message}`,
+      });
+      continue;
+    }
+    const r = parseJobFile(block.name, block.path, file, text);
+    if ("job" in r) out.jobs.push(r.job);
+    else out.errors.push(r.error);
+  }
+  return out;
+}

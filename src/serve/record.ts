@@ -1,0 +1,165 @@
+/**
+ * The job manager's record: its own log, `~/.agent-block/serve.sqlite`, kept as the kernel keeps
+ * sessions (`src/knl/store.ts`: WAL, `busy_timeout`, append-only `events`).
+ *
+ * Owns the record's events and reading them back:
+ * - each manager start opens a session of its own (a stream `serve-<time>-<random>` whose first
+ *   event is `session_open`, owner `agent-block serve`), so `knl sessions` lists the starts;
+ * - `run_start` (`RunStart`: run id, job, start time, pid and process tag of the run's tree) is
+ *   appended the moment the run's process exists, `run_end` (`RunEnd`: end time, exit code,
+ *   state, result or its pointer, stderr tail) when it has ended — each its own committed
+ *   transaction, so a manager SIGKILLed in the middle of runs loses nothing it had recorded;
+ * - `load()` reads every session's `run_start` / `run_end` back in log order: a restart
+ *   continues the same record. A run with a start and no end was left by a manager that died:
+ *   `closeLost` ends whatever of its tree is still alive (by its tag, and its process group when
+ *   the leader still carries the tag — a reused pid is never signalled) and records it `lost`.
+ *
+ * Invariant: the record is the only state the manager keeps across starts; everything the
+ * scheduler decides from the past (a job's last end) is read from here.
+ */
+import { join } from "node:path";
+import { type EventStore, openStore } from "../knl/store.ts";
+import { processTags } from "../proc/tags.ts";
+import { endMembers, type Tree } from "../proc/tree.ts";
+
+/** How a run stands. `running` until its end is recorded. */
+export type RunState = "running" | "ok" | "deferred" | "failed" | "timed_out" | "stopped" | "lost";
+
+/** The run states in a fixed order (metrics, docs). */
+export const RUN_STATES: readonly RunState[] = [
+  "running",
+  "ok",
+  "deferred",
+  "failed",
+  "timed_out",
+  "stopped",
+  "lost",
+];
+
+/** What `run_start` records. */
+export interface RunStart {
+  run_id: string;
+  job: string;
+  started_ms: number;
+  /** The run's process (the leader of its group), null when it never started one. */
+  pid: number | null;
+  /** The process tag its tree carries (`src/proc/tags.ts`). */
+  tag: string | null;
+  /** True when it was asked for (`POST /jobs/<name>/runs`), false when `every` made it due. */
+  requested: boolean;
+}
+
+/** What `run_end` records. */
+export interface RunEnd {
+  run_id: string;
+  job: string;
+  ended_ms: number;
+  /** The exit code the outcome stands for (`exitCodeOf`), null for `lost`. */
+  exit_code: number | null;
+  state: Exclude<RunState, "running">;
+  /** The returned value, when it is UTF-8 text of at most `INLINE_RESULT_BYTES`. */
+  result: string | null;
+  /** Size of the returned value in bytes (null: it returned nothing). */
+  result_bytes: number | null;
+  /** The `--result` file, when the run returned a value. */
+  result_file: string | null;
+  /** One line on how it ended besides the state (an error, a defer reason), or null. */
+  message: string | null;
+  /** The end of the run's stderr. */
+  stderr_tail: string;
+}
+
+/** A run as the record knows it: its start, and its end once it has one. */
+export type RunRecord = RunStart & Partial<Omit<RunEnd, "run_id" | "job" | "state">> & { state: RunState };
+
+/** Largest returned value kept inline on the record: 64 KiB. */
+export const INLINE_RESULT_BYTES = 64 * 1024;
+
+/** The record's file under the agent-block home. */
+export function recordPath(home: string): string {
+  return join(home, "serve.sqlite");
+}
+
+/** A manager's handle on its record: one session, appends, reads. */
+export class ServeRecord {
+  readonly store: EventStore;
+  /** This start's session. */
+  readonly session: string;
+
+  /**
+   * Opens (creating) the record at `path` and this start's session.
+   * @param path the SQLite file; @param info what the session's opening says (project, pid)
+   */
+  constructor(readonly path: string, info: Record<string, unknown>) {
+    this.store = openStore(path);
+    const rand = [...crypto.getRandomValues(new Uint8Array(4))].map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    this.session = `serve-${Date.now()}-${rand}`;
+    this.#append("session_open", { owner: "agent-block serve", ...info });
+  }
+
+  #append(kind: string, data: object): void {
+    this.store.append({ stream: this.session, kind, data: JSON.stringify(data), meta: "{}" });
+  }
+
+  /** Records a run's start (committed before this returns). */
+  start(s: RunStart): void {
+    this.#append("run_start", s);
+  }
+
+  /** Records a run's end (committed before this returns). */
+  end(e: RunEnd): void {
+    this.#append("run_end", e);
+  }
+
+  /** Every run of every session, in start order. */
+  load(): RunRecord[] {
+    const rows = this.store.db.prepare(
+      "SELECT kind, data FROM events WHERE kind IN ('run_start', 'run_end') ORDER BY position",
+    ).all() as { kind: string; data: string }[];
+    const runs = new Map<string, RunRecord>();
+    for (const r of rows) {
+      const d = JSON.parse(r.data);
+      if (r.kind === "run_start") runs.set(d.run_id, { ...d, state: "running" });
+      else {
+        const known = runs.get(d.run_id);
+        // An end without a start cannot be written by this module; keep it rather than drop it.
+        runs.set(d.run_id, known ? { ...known, ...d } : { pid: null, tag: null, requested: false, ...d });
+      }
+    }
+    return [...runs.values()];
+  }
+
+  /**
+   * Closes `run` (left `running` by a manager that died) as `lost`: ends what of its tree is
+   * alive (SIGTERM, SIGKILL after `graceMs`), then records the end. Returns the end recorded.
+   */
+  async closeLost(run: RunRecord, graceMs: number): Promise<RunEnd> {
+    if (run.tag) {
+      const tag = run.tag;
+      const leaderOurs = run.pid !== null && processTags(run.pid).includes(tag);
+      const tree: Tree = leaderOurs ? { tag, pgid: run.pid! } : { tag };
+      await endMembers(() => tree, graceMs);
+    }
+    const end: RunEnd = {
+      run_id: run.run_id,
+      job: run.job,
+      ended_ms: Date.now(),
+      exit_code: null,
+      state: "lost",
+      result: null,
+      result_bytes: null,
+      result_file: null,
+      message:
+        "the manager stopped (killed or crashed) while the run was going; it was closed at the next start",
+      stderr_tail: "",
+    };
+    this.end(end);
+    return end;
+  }
+
+  /** Closes the record's connection. */
+  close(): void {
+    this.store.close();
+  }
+}

@@ -1,0 +1,391 @@
+/**
+ * The job manager's scheduler: which runs start when, and the state the API reads.
+ *
+ * Owns the tick. Each `tick()`:
+ * 1. rescans the job files (`job_file.ts`): a file added is a job, a file removed is no job (a
+ *    live run of it goes on to its end), a bad file is a job with an `error` that never runs;
+ * 2. ends the live runs whose stop was asked for (`requestStop`; the run's whole tree is ended
+ *    by the runner, and the run is `stopped`);
+ * 3. finds the due jobs — asked for (`requestRun`), or `every` past the end of the job's
+ *    previous run (a job never run is due when first seen) — skipping jobs with a live run;
+ * 4. starts them in due order (then by name) while fewer than `maxLive` runs are live; the rest
+ *    wait for a later tick (`queueLength`).
+ *
+ * A run is the block in a child agent-block (`src/runner/child.ts`): `-s <block>` in the
+ * project root with `--label job=<name> --label run=<id>` (the runner's config file carries the
+ * labels), `AGENT_BLOCK_RUN_ID=<id>` in its environment, `--result <home>/runs/<job>/<id>.json`,
+ * its `timeout` as the runner's `timeoutMs` (the whole process tree is ended at it). Its start
+ * is recorded when its process exists, its end when it has ended (`record.ts`).
+ *
+ * Invariants: at most one live run per job and at most `maxLive` in all; `every` counts from
+ * the previous run's recorded end (across manager starts: the state is read back from the
+ * record at construction); nothing here throws for anything a run or a job file did — a
+ * record that cannot be written is logged and the run still ends.
+ */
+import { join } from "node:path";
+import { exitCodeOf, type Outcome } from "../outcome.ts";
+import type { ChildRunner } from "../runner/child.ts";
+import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
+import {
+  INLINE_RESULT_BYTES,
+  type RunEnd,
+  type RunRecord,
+  type RunState,
+  type ServeRecord,
+} from "./record.ts";
+
+/** What the scheduler is built with. */
+export interface SchedulerOptions {
+  projectRoot: string;
+  /** `$AGENT_BLOCK_HOME` (results go to `<home>/runs/<job>/`). */
+  home: string;
+  /** The environment every run starts from (the manager's own). */
+  env: Readonly<Record<string, string>>;
+  record: ServeRecord;
+  runner: ChildRunner;
+  maxLive: number;
+  /** Where the manager's log lines go. */
+  log: (line: string) => void;
+  /** Ended runs kept in memory per job for the API (default 1000; older ones stay in the file). */
+  keepPerJob?: number;
+}
+
+/** A job as the API shows it. */
+export interface JobState {
+  name: string;
+  decl?: JobDecl;
+  error?: JobFileError;
+  lastEnd?: RunRecord;
+  live?: RunRecord;
+  /** The run id reserved by a request not started yet. */
+  requested?: string;
+}
+
+/** Counters for `/metrics`. */
+export interface SchedulerMetrics {
+  /** Ended runs by job and state (everything in the record). */
+  byJobState: Map<string, Map<RunState, number>>;
+  /** Durations of ended runs, seconds: cumulative counts per `DURATION_BUCKETS` bound, sum, count. */
+  buckets: number[];
+  durationSum: number;
+  durationCount: number;
+  live: number;
+  queue: number;
+  lastTickMs: number | undefined;
+}
+
+/** Upper bounds (seconds) of the run duration histogram. */
+export const DURATION_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 300, 600, 1800, 3600];
+
+interface Live {
+  run: RunRecord;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+const enc = new TextEncoder();
+
+/** A new run id: base-36 time, then 8 random hex digits (URL-safe, sorts by start time). */
+export function newRunId(now = Date.now()): string {
+  const rand = [...crypto.getRandomValues(new Uint8Array(4))].map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
+  return `${now.toString(36)}-${rand}`;
+}
+
+/** The state an outcome stands for, and its one-line message. */
+export function stateOf(
+  outcome: Outcome,
+): { state: Exclude<RunState, "running" | "lost">; message: string | null } {
+  switch (outcome.status) {
+    case "returned":
+      return { state: "ok", message: null };
+    case "deferred":
+      return { state: "deferred", message: outcome.reason };
+    case "exited":
+      return outcome.code === 0
+        ? { state: "ok", message: null }
+        : outcome.code === 75
+        ? { state: "deferred", message: "os.exit(75)" }
+        : { state: "failed", message: `exited with code ${outcome.code}` };
+    case "raised":
+      return { state: "failed", message: outcome.message };
+    case "cancelled":
+      return { state: "stopped", message: outcome.reason };
+    case "timed_out":
+      return { state: "timed_out", message: `ran past its timeout of ${outcome.seconds} s and was ended` };
+  }
+}
+
+/** Decides and starts the runs of one project's jobs. */
+export class Scheduler {
+  readonly #o: SchedulerOptions;
+  #jobs = new Map<string, JobDecl>();
+  #errors = new Map<string, JobFileError>();
+  #firstSeen = new Map<string, number>();
+  /** Runs by id (the live ones, and the last `keepPerJob` ended ones of each job). */
+  #runs = new Map<string, RunRecord>();
+  #ended = new Map<string, RunRecord[]>();
+  #lastEnd = new Map<string, RunRecord>();
+  #live = new Map<string, Live>();
+  #requested = new Map<string, { id: string; at: number }>();
+  #stops = new Set<string>();
+  #stopped = false;
+  readonly metrics: SchedulerMetrics = {
+    byJobState: new Map(),
+    buckets: DURATION_BUCKETS.map(() => 0),
+    durationSum: 0,
+    durationCount: 0,
+    live: 0,
+    queue: 0,
+    lastTickMs: undefined,
+  };
+
+  /**
+   * A scheduler over `options`, its past read from the record (runs left `running` must have
+   * been closed first: `ServeRecord.closeLost`).
+   */
+  constructor(options: SchedulerOptions, past: RunRecord[]) {
+    this.#o = options;
+    for (const r of past) {
+      if (r.state === "running") continue;
+      this.#keepEnded(r);
+    }
+  }
+
+  #keepEnded(r: RunRecord): void {
+    this.#runs.set(r.run_id, r);
+    const list = this.#ended.get(r.job) ?? [];
+    list.push(r);
+    const keep = this.#o.keepPerJob ?? 1000;
+    while (list.length > keep) this.#runs.delete(list.shift()!.run_id);
+    this.#ended.set(r.job, list);
+    const last = this.#lastEnd.get(r.job);
+    if (!last || (r.ended_ms ?? 0) >= (last.ended_ms ?? 0)) this.#lastEnd.set(r.job, r);
+    const m = this.metrics;
+    const byState = m.byJobState.get(r.job) ?? new Map<RunState, number>();
+    byState.set(r.state, (byState.get(r.state) ?? 0) + 1);
+    m.byJobState.set(r.job, byState);
+    if (r.ended_ms !== undefined) {
+      const secs = Math.max(0, r.ended_ms - r.started_ms) / 1000;
+      DURATION_BUCKETS.forEach((b, i) => {
+        if (secs <= b) m.buckets[i]++;
+      });
+      m.durationSum += secs;
+      m.durationCount++;
+    }
+  }
+
+  /** One tick (see the module doc). */
+  tick(now = Date.now()): void {
+    if (this.#stopped) return;
+    const scan = scanJobs(this.#o.projectRoot, this.#o.home);
+    const names = new Set<string>();
+    for (const j of scan.jobs) names.add(j.name);
+    for (const e of scan.errors) names.add(e.name);
+    for (const e of scan.errors) {
+      const before = this.#errors.get(e.name);
+      if (!before || before.message !== e.message || before.line !== e.line) {
+        this.#o.log(
+          `job ${e.name}: ${e.file}${e.line ? `:${e.line}` : ""}: ${e.message}; the job is skipped`,
+        );
+      }
+    }
+    this.#jobs = new Map(scan.jobs.map((j) => [j.name, j]));
+    this.#errors = new Map(scan.errors.map((e) => [e.name, e]));
+    for (const n of names) if (!this.#firstSeen.has(n)) this.#firstSeen.set(n, now);
+    for (const n of [...this.#firstSeen.keys()]) if (!names.has(n)) this.#firstSeen.delete(n);
+    for (const n of [...this.#requested.keys()]) if (!this.#jobs.has(n)) this.#requested.delete(n);
+
+    for (const id of this.#stops) {
+      for (const l of this.#live.values()) if (l.run.run_id === id) l.controller.abort();
+    }
+    this.#stops.clear();
+
+    const due: { job: JobDecl; at: number }[] = [];
+    for (const job of this.#jobs.values()) {
+      if (this.#live.has(job.name)) continue;
+      const req = this.#requested.get(job.name);
+      if (req) {
+        due.push({ job, at: req.at });
+        continue;
+      }
+      if (job.everyMs === undefined) continue;
+      const last = this.#lastEnd.get(job.name)?.ended_ms;
+      const at = last === undefined ? this.#firstSeen.get(job.name)! : last + job.everyMs;
+      if (at <= now) due.push({ job, at });
+    }
+    due.sort((a, b) => a.at - b.at || (a.job.name < b.job.name ? -1 : 1));
+    let started = 0;
+    for (const d of due) {
+      if (this.#live.size >= this.#o.maxLive) break;
+      this.#start(d.job, now);
+      started++;
+    }
+    this.metrics.queue = due.length - started;
+    this.metrics.live = this.#live.size;
+    this.metrics.lastTickMs = now;
+  }
+
+  #start(job: JobDecl, now: number): void {
+    const req = this.#requested.get(job.name);
+    this.#requested.delete(job.name);
+    const id = req?.id ?? newRunId(now);
+    const run: RunRecord = {
+      run_id: id,
+      job: job.name,
+      started_ms: now,
+      pid: null,
+      tag: null,
+      requested: req !== undefined,
+      state: "running",
+    };
+    const resultFile = join(this.#o.home, "runs", job.name, `${id}.json`);
+    const controller = new AbortController();
+    let recordedStart = false;
+    const recordStart = () => {
+      if (recordedStart) return;
+      recordedStart = true;
+      this.#write(() =>
+        this.#o.record.start({
+          run_id: id,
+          job: job.name,
+          started_ms: run.started_ms,
+          pid: run.pid,
+          tag: run.tag,
+          requested: run.requested,
+        }), `the start of run ${id}`);
+    };
+    this.#runs.set(id, run);
+    const done = (async () => {
+      try {
+        Deno.mkdirSync(join(this.#o.home, "runs", job.name), { recursive: true });
+      } catch (e) {
+        this.#o.log(
+          `run ${id}: cannot create ${join(this.#o.home, "runs", job.name)}: ${(e as Error).message}`,
+        );
+      }
+      const report = await this.#o.runner.run(
+        {
+          script: { path: job.script },
+          name: job.name,
+          projectRoot: this.#o.projectRoot,
+          prompt: job.prompt,
+          context: job.context,
+          labels: { job: job.name, run: id },
+          env: { ...this.#o.env, AGENT_BLOCK_RUN_ID: id },
+          timeoutMs: job.timeoutMs,
+          signal: controller.signal,
+        },
+        {
+          onStart: ({ pid, tag }) => {
+            run.pid = pid ?? null;
+            run.tag = tag ?? null;
+            recordStart();
+          },
+        },
+        { resultPath: resultFile },
+      );
+      recordStart();
+      const { state, message } = stateOf(report.outcome);
+      let result: string | null = null;
+      let resultBytes: number | null = null;
+      let file: string | null = null;
+      if (report.outcome.status === "returned" && report.outcome.value !== undefined) {
+        const v = report.outcome.value;
+        const bytes = typeof v === "string" ? enc.encode(v) : v;
+        resultBytes = bytes.length;
+        file = resultFile;
+        if (bytes.length <= INLINE_RESULT_BYTES) {
+          try {
+            result = typeof v === "string" ? v : new TextDecoder("utf-8", { fatal: true }).decode(v);
+          } catch {
+            result = null; // not text: the file has it
+          }
+        }
+      }
+      const end: RunEnd = {
+        run_id: id,
+        job: job.name,
+        ended_ms: Date.now(),
+        exit_code: exitCodeOf(report.outcome),
+        state,
+        result,
+        result_bytes: resultBytes,
+        result_file: file,
+        message,
+        stderr_tail: report.stderrTail,
+      };
+      this.#write(() => this.#o.record.end(end), `the end of run ${id}`);
+      Object.assign(run, end);
+      this.#live.delete(job.name);
+      this.metrics.live = this.#live.size;
+      this.#keepEnded(run);
+    })();
+    this.#live.set(job.name, { run, controller, done });
+  }
+
+  #write(fn: () => void, what: string): void {
+    try {
+      fn();
+    } catch (e) {
+      this.#o.log(`cannot record ${what} in ${this.#o.record.path}: ${(e as Error).message}`);
+    }
+  }
+
+  /** Asks for a run of `name` at the next tick; the run id it will have. */
+  requestRun(name: string, now = Date.now()): { run_id: string } | "unknown" | "invalid" {
+    if (this.#errors.has(name)) return "invalid";
+    if (!this.#jobs.has(name)) return "unknown";
+    const known = this.#requested.get(name);
+    if (known) return { run_id: known.id };
+    const id = newRunId(now);
+    this.#requested.set(name, { id, at: now });
+    return { run_id: id };
+  }
+
+  /** Asks the next tick to end live run `id`. */
+  requestStop(id: string): "ok" | "unknown" | "not_live" {
+    const run = this.#runs.get(id);
+    if (!run) return "unknown";
+    if (run.state !== "running") return "not_live";
+    this.#stops.add(id);
+    return "ok";
+  }
+
+  /** Every job (valid or not), by name. */
+  jobs(): JobState[] {
+    const names = [...new Set([...this.#jobs.keys(), ...this.#errors.keys()])].sort();
+    return names.map((name) => ({
+      name,
+      decl: this.#jobs.get(name),
+      error: this.#errors.get(name),
+      lastEnd: this.#lastEnd.get(name),
+      live: this.#live.get(name)?.run,
+      requested: this.#requested.get(name)?.id,
+    }));
+  }
+
+  /** True when `name` is a job now or has runs on the record. */
+  knowsJob(name: string): boolean {
+    return this.#jobs.has(name) || this.#errors.has(name) || this.#ended.has(name) || this.#live.has(name);
+  }
+
+  /** Runs, newest first (of `job` only, when given), at most `limit`. */
+  runs(job: string | undefined, limit: number): RunRecord[] {
+    const all = job === undefined
+      ? [...this.#runs.values()]
+      : [...this.#runs.values()].filter((r) => r.job === job);
+    return all.sort((a, b) => b.started_ms - a.started_ms || (a.run_id < b.run_id ? 1 : -1)).slice(0, limit);
+  }
+
+  /** One run, if it is known. */
+  run(id: string): RunRecord | undefined {
+    return this.#runs.get(id);
+  }
+
+  /** Ticks no more and waits for the live runs to end (their owner aborts the runner's `stopping`). */
+  async drain(): Promise<void> {
+    this.#stopped = true;
+    await Promise.all([...this.#live.values()].map((l) => l.done));
+  }
+}

@@ -1,0 +1,59 @@
+/** `job.toml` discovery and parsing (`src/serve/job_file.ts`): durations, both layouts, every bad file named. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parseDuration, parseJobFile, scanJobs } from "../../src/serve/job_file.ts";
+import { tempProject } from "../helpers.ts";
+
+Deno.test("job_file: durations", () => {
+  assert.equal(parseDuration("30s"), 30_000);
+  assert.equal(parseDuration("2m"), 120_000);
+  assert.equal(parseDuration("1h"), 3_600_000);
+  assert.equal(parseDuration("1h30m"), 5_400_000);
+  assert.equal(parseDuration("500ms"), 500);
+  assert.equal(parseDuration("1m30s"), 90_000);
+  for (const bad of ["", "0s", "5", "1x", "m", "30m1h", "1.5h", "-1s", "1h 30m"]) {
+    assert.equal(parseDuration(bad), undefined, bad);
+  }
+});
+
+Deno.test("job_file: keys, defaults and every bad value named with its line", () => {
+  const ok = parseJobFile("d", "/p/d.lua", "/p/d.job.toml", 'every = "2m"\nprompt = "go"\n');
+  assert.ok("job" in ok);
+  assert.equal(ok.job.everyMs, 120_000);
+  assert.equal(ok.job.timeoutMs, 600_000);
+  assert.equal(ok.job.prompt, "go");
+  const cases: [string, number | undefined, RegExp][] = [
+    ['every = "2m"\nevry = "1h"\n', 2, /unknown key 'evry'/],
+    ['timeout = "soon"\n', 1, /'timeout' is not a duration: 'soon'/],
+    ["every = 5\n", 1, /'every' must be a string/],
+    ['prompt = "unterminated\n', 1, /not valid TOML/],
+    ['\n\nevery = = "1s"\n', 3, /not valid TOML/],
+  ];
+  for (const [text, line, message] of cases) {
+    const r = parseJobFile("d", "/p/d.lua", "/p/d.job.toml", text);
+    assert.ok("error" in r, text);
+    assert.equal(r.error.line, line, text);
+    assert.match(r.error.message, message);
+    assert.equal(r.error.file, "/p/d.job.toml");
+  }
+});
+
+Deno.test("job_file: a job.toml beside init.lua or <name>.job.toml beside <name>.lua; other blocks are no jobs", async () => {
+  const root = await tempProject({
+    "blocks/drain/init.lua": "return 1",
+    "blocks/drain/job.toml": 'every = "2m"',
+    "blocks/report.lua": "return 2",
+    "blocks/report.job.toml": 'timeout = "1m"',
+    "blocks/plain.lua": "return 3",
+    ".agent-block/blocks/broken.lua": "return 4",
+    ".agent-block/blocks/broken.job.toml": "every = ",
+  });
+  const scan = scanJobs(root, join(root, "home"));
+  assert.deepEqual(scan.jobs.map((j) => [j.name, j.everyMs, j.timeoutMs]), [
+    ["drain", 120_000, 600_000],
+    ["report", undefined, 60_000],
+  ]);
+  assert.equal(scan.errors.length, 1);
+  assert.equal(scan.errors[0].name, "broken");
+  assert.equal(scan.errors[0].file, join(root, ".agent-block/blocks/broken.job.toml"));
+});
