@@ -3,7 +3,8 @@
  *
  * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, `blocks`, `types`, each loaded on first use; a
  * first argument that is a flag is the run path, and any other word — the run path takes no
- * positional arguments — an unknown command, with a "did you mean" when one is close) and the
+ * positional arguments — an unknown command, with a "did you mean" when one is close; a command
+ * the seed names that is not built yet, `serve`, says so and exits 1) and the
  * last-resort error report: an `AgentBlockError` prints `error: <message>`
  * and exits with its code; a usage error adds a hint and exits 2; an unexpected exception is a
  * bug, printed with its stack, exit 1.
@@ -33,6 +34,16 @@ export const SUBCOMMANDS: Record<string, Subcommand | { load: () => Promise<Subc
   types: { load: async () => (await import("./types_command.ts")).typesCommand },
 };
 
+/**
+ * Commands the seed describes that agent-block does not have yet: asked for, each says so (exit
+ * 1, like any command that could not run) instead of passing for a misspelling.
+ */
+export const NOT_YET: Record<string, string> = {
+  serve: "the job manager (`agent-block serve`: job.toml schedules, runs under ~/.agent-block/runs/) " +
+    "is not available yet; run blocks with agent-block -s FILE / -b NAME from a scheduler, or serve them " +
+    "to MCP clients with agent-block mcp",
+};
+
 /** The error for a first argument that is neither a flag nor a command. */
 function unknownCommand(word: string): UsageError {
   const names = Object.keys(SUBCOMMANDS);
@@ -51,6 +62,9 @@ export async function main(argv: string[]): Promise<number> {
     const first = argv[0];
     const entry = first !== undefined && Object.hasOwn(SUBCOMMANDS, first) ? SUBCOMMANDS[first] : undefined;
     if (!entry) {
+      if (first !== undefined && Object.hasOwn(NOT_YET, first)) {
+        throw new AgentBlockError(`${first}: ${NOT_YET[first]}`);
+      }
       if (first !== undefined && !first.startsWith("-")) throw unknownCommand(first);
       return await runCommand(argv);
     }
