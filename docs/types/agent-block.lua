@@ -204,10 +204,11 @@ function std.env.project_root() end
 ---@class std.path
 std.path = {}
 
----Joins the parts with `/` and normalises the result.
+---Joins the parts with `/` and normalises the result. An absolute part starts the path over: what comes before it is dropped.
 ---
 ---```lua
 ---std.path.join("src", "host", "fs.ts") --> "src/host/fs.ts"
+---std.path.join("a", "/b", "c") --> "/b/c"
 ---```
 ---@param ... string One or more parts.
 ---@return string # The joined path.
@@ -590,6 +591,8 @@ function std.fs.walk(dir) end
 
 ---Paths matching a pattern: `*`, `?` and `[...]` within one segment, `**` as a whole segment for any number of segments. Hidden entries match only when the segment starts with `.`; a leading `./` is dropped from the results.
 ---
+---Errors: Raises `std.fs.glob: invalid pattern '<pattern>': <why>` for a pattern that cannot mean anything: a `[` never closed, a range that runs backwards (`[z-a]`), `**` inside a segment (`a**`).
+---
 ---```lua
 ---local specs = std.fs.glob("tests/**/*_spec.lua")
 ---```
@@ -703,24 +706,24 @@ std.sql = {}
 
 ---What `std.sql.execute` answers.
 ---@class std.sql.ExecResult
----@field affected integer Rows changed.
+---@field affected integer Rows this call changed (0 for DDL or a `SELECT`).
 ---@field last_id integer The rowid of the last insert.
 
----Runs a statement that changes data or schema. Without parameters it may hold several statements (a migration), run in one immediate transaction unless the script manages transactions itself.
+---Runs a statement that changes data or schema. Without parameters it may hold several statements (a migration), run in one immediate transaction unless the script manages transactions itself. `affected` counts the rows this call changed: 0 for a statement that changes none (`CREATE TABLE`, a `SELECT`).
 ---
----Errors: Raises for an SQL error, or for parameters given to several statements.
+---Errors: Raises for an SQL error, for parameters given to several statements, and for a parameter of the statement that gets no value (a trailing nil of a list is no value: pass `std.sql.null`).
 ---
 ---```lua
 ---std.sql.execute("INSERT INTO notes (title) VALUES (?)", { "first" })
 ---```
 ---@param sql string The statement(s).
----@param params? table Positional or named parameters.
+---@param params? table Positional (a list: `?`, `?N`) or named (`{ name = v }` for `:name`, `@name`, `$name`) parameters; `std.sql.null` binds NULL.
 ---@return std.sql.ExecResult # Rows affected and the last rowid.
 function std.sql.execute(sql, params) end
 
 ---Runs one query. SQL NULL comes back as `std.sql.null`, so every column's key is present; BLOBs come back as strings of their bytes.
 ---
----Errors: Raises for an SQL error or several statements.
+---Errors: Raises for an SQL error, several statements, a parameter that gets no value, or two result columns with one name (name them apart with `AS`).
 ---
 ---```lua
 ---for _, r in ipairs(std.sql.query("SELECT id, title FROM notes WHERE id > :min", { min = 3 })) do
@@ -728,7 +731,7 @@ function std.sql.execute(sql, params) end
 ---end
 ---```
 ---@param sql string One statement.
----@param params? table Positional or named parameters.
+---@param params? table Positional or named parameters, as for `execute`.
 ---@return table[] # The rows, keyed by column name.
 function std.sql.query(sql, params) end
 
@@ -774,6 +777,8 @@ std.ts = {}
 ---@field offset? integer Skip this many.
 
 ---Appends a point.
+---
+---Errors: Raises `must be a number or a table` for any other value (nil, a string, a boolean).
 ---
 ---```lua
 ---std.ts.append("latency_ms", 42, { host = "a" })

@@ -8,8 +8,15 @@
  *   3. `$AGENT_BLOCK_HOME/blocks/` (tier `user`),
  *   4. each extra directory (`--block-dir`, tier `extra`; absolute: the caller resolves it).
  * A block is `<name>.lua` or `<name>/init.lua` directly inside a root — nothing deeper, nothing
- * from `lib/`. The nearer tier wins a name clash. A block's description is its leading `--`
- * comment (a first line that is only the file's own path is skipped).
+ * from `lib/`. The nearer tier wins a name clash. A name is the file (or directory) name as it is,
+ * any letters and spaces included (`-b "café au lait"`; compared in Unicode NFC, so a name typed
+ * on one system finds a file named on another); hidden entries (`.name`) are skipped. A name that
+ * cannot be one — it starts with `-` (it would read as a flag), starts or ends with white space
+ * (it could not be told apart), or holds a control character — and a block file that cannot be
+ * read are not registered, and `scanRegistry` lists each with the reason, so an unknown-block
+ * error can say why a file that is there does not count. A block's description is its leading
+ * comment: `--` lines or a `--[[ ]]` long comment, after any blank lines (a first line that is
+ * only the file's own path is skipped).
  *
  * Invariant: the registry is a pure function of the filesystem at the time of the call; callers
  * re-scan per request, so a block dropped into a root is callable at once.
@@ -79,7 +86,7 @@ export interface BlockEntry {
   tier: BlockTier;
   /** Absolute path of the script. */
   path: string;
-  /** The block's leading `--` comment, as one line. */
+  /** The block's leading comment (`--` lines or a `--[[ ]]` comment), as one line. */
   description: string;
 }
 
@@ -108,44 +115,84 @@ export function blockRoots(projectRoot: string, home: string, extraDirs: string[
   ];
 }
 
-const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+/**
+ * Why `name` cannot be a block name, or undefined when it can: the rule of the module doc (a
+ * leading `-`, white space at either end, a control character or a line separator).
+ */
+export function blockNameProblem(name: string): string | undefined {
+  if (name === "") return "the name is empty";
+  if (/[\p{Cc}\u2028\u2029]/u.test(name)) return "the name holds a control character";
+  if (name.startsWith("-")) return "the name starts with '-', so it would read as a flag";
+  if (/^\s|\s$/u.test(name)) return "the name starts or ends with white space";
+  return undefined;
+}
 
-/** The leading `--` comment of a Lua source, as one line of text. */
+/** The leading comment of a Lua source (`--` lines or a `--[[ ]]` comment), as one line of text. */
 export function leadingDescription(source: string): string {
-  const lines = source.split(/\r?\n/);
+  const lines = source.replace(/^\uFEFF/, "").split(/\r?\n/);
   const out: string[] = [];
-  let i = 0;
-  if (lines[0]?.startsWith("#!")) i++;
+  // One line of comment text; false when the description has ended.
+  const take = (text: string): boolean => {
+    if (text === "") return out.length === 0; // blank before the text is skipped, after it ends it
+    if (out.length === 0 && /^[\w./-]+\.lua$/.test(text)) return true; // the file's own path
+    out.push(text);
+    return true;
+  };
+  let i = lines[0]?.startsWith("#") ? 1 : 0; // a shebang (or a lone '#') is not the description
+  while (i < lines.length && lines[i].trim() === "") i++;
   for (; i < lines.length; i++) {
     const l = lines[i].trim();
-    if (!l.startsWith("--")) break;
-    if (l.startsWith("--[[") || l.startsWith("--[=")) break;
-    const text = l.replace(/^-+\s?/, "").trim();
-    if (out.length === 0 && (text === "" || /^[\w./-]+\.lua$/.test(text))) continue;
-    if (text === "" && out.length) break;
-    out.push(text);
+    const long = /^--\[(=*)\[(.*)$/.exec(l);
+    if (long) {
+      const close = `]${long[1]}]`;
+      let rest = long[2];
+      for (;;) {
+        const end = rest.indexOf(close);
+        if (!take((end < 0 ? rest : rest.slice(0, end)).trim()) || end >= 0 || ++i >= lines.length) break;
+        rest = lines[i];
+      }
+      if (out.length) break; // a long comment is a whole description
+      continue;
+    }
+    if (l === "" && out.length === 0) continue;
+    if (!l.startsWith("--") || !take(l.replace(/^-+\s?/, "").trim())) break;
   }
   return out.join(" ");
 }
 
-function readIfFile(path: string): string | undefined {
+function readBlock(path: string): { source: string } | { error: string } | undefined {
   try {
     if (!Deno.statSync(path).isFile) return undefined;
-    return Deno.readTextFileSync(path);
   } catch {
-    return undefined;
+    return undefined; // no such file (a directory without init.lua is no block)
+  }
+  try {
+    return { source: Deno.readTextFileSync(path) };
+  } catch (e) {
+    return { error: `it cannot be read: ${(e as Error).message}` };
   }
 }
 
-/** Blocks found directly in one root (unsorted). */
-function scanRoot(root: BlockRoot): BlockEntry[] {
+/** A file in a block root that is not registered, and why. */
+export interface SkippedBlock {
+  /** The name it would have. */
+  name: string;
+  /** Absolute path of the script. */
+  path: string;
+  /** Why it is not a block. */
+  reason: string;
+}
+
+/** Blocks found directly in one root (unsorted), and the files that are not blocks, with why. */
+function scanRoot(root: BlockRoot): { blocks: BlockEntry[]; skipped: SkippedBlock[] } {
+  const blocks: BlockEntry[] = [];
+  const skipped: SkippedBlock[] = [];
   let entries: Deno.DirEntry[];
   try {
     entries = [...Deno.readDirSync(root.dir)];
   } catch {
-    return [];
+    return { blocks, skipped };
   }
-  const out: BlockEntry[] = [];
   for (const e of entries) {
     if (e.name.startsWith(".")) continue;
     let name: string;
@@ -157,12 +204,25 @@ function scanRoot(root: BlockRoot): BlockEntry[] {
       name = e.name;
       path = join(root.dir, e.name, "init.lua");
     } else continue;
-    if (!NAME.test(name)) continue;
-    const src = readIfFile(path);
-    if (src === undefined) continue;
-    out.push({ name, tier: root.tier, path, description: leadingDescription(src) });
+    const read = readBlock(path);
+    if (read === undefined) continue;
+    if ("error" in read) {
+      skipped.push({ name, path, reason: read.error });
+      continue;
+    }
+    const problem = blockNameProblem(name);
+    if (problem !== undefined) {
+      skipped.push({ name, path, reason: problem });
+      continue;
+    }
+    blocks.push({
+      name: name.normalize("NFC"),
+      tier: root.tier,
+      path,
+      description: leadingDescription(read.source),
+    });
   }
-  return out;
+  return { blocks, skipped };
 }
 
 /**
@@ -192,13 +252,35 @@ function scanRoot(root: BlockRoot): BlockEntry[] {
  * ```
  */
 export function scanBlocks(roots: BlockRoot[]): BlockEntry[] {
+  return scanRegistry(roots).blocks;
+}
+
+/**
+ * `scanBlocks`, plus the files in the roots that look like blocks but are not registered (a name
+ * `blockNameProblem` refuses, a file that cannot be read), each with its reason, in root order.
+ */
+export function scanRegistry(roots: BlockRoot[]): { blocks: BlockEntry[]; skipped: SkippedBlock[] } {
   const byName = new Map<string, BlockEntry>();
+  const skipped: SkippedBlock[] = [];
   for (const root of roots) {
-    for (const b of scanRoot(root).sort((a, b) => a.name < b.name ? -1 : 1)) {
+    const found = scanRoot(root);
+    for (const b of found.blocks.sort((a, b) => a.name < b.name ? -1 : 1)) {
       if (!byName.has(b.name)) byName.set(b.name, b);
     }
+    skipped.push(...found.skipped.sort((a, b) => a.name < b.name ? -1 : 1));
   }
-  return [...byName.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const blocks = [...byName.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return { blocks, skipped };
+}
+
+/**
+ * What an unknown-block error adds about the files that are there but not registered:
+ * `; not registered: <path> (<reason>), ...`, or nothing when there are none.
+ */
+export function notRegisteredNote(skipped: readonly SkippedBlock[]): string {
+  return skipped.length
+    ? `; not registered: ${skipped.map((x) => `${x.path} (${x.reason})`).join(", ")}`
+    : "";
 }
 
 /**
@@ -228,5 +310,6 @@ export function scanBlocks(roots: BlockRoot[]): BlockEntry[] {
  * ```
  */
 export function findBlock(roots: BlockRoot[], name: string): BlockEntry | undefined {
-  return scanBlocks(roots).find((b) => b.name === name);
+  const wanted = name.normalize("NFC");
+  return scanBlocks(roots).find((b) => b.name === wanted);
 }

@@ -4,14 +4,16 @@
  * Owns the listing's output: one row per registered block (`src/blocks/registry.ts`: nearer tier
  * winning, sorted by name) with its name, tier, path (relative to the working directory when
  * below it) and description, or one JSON line each with `--json` (`BlockEntry`, absolute path).
- * An empty registry says which directories were searched. The project's `.env` is loaded first,
+ * An empty registry says which directories were searched; a file that looks like a block but is
+ * not registered (its name cannot be one, it cannot be read) is a warning on stderr naming it and
+ * why. The project's `.env` is loaded first,
  * so `AGENT_BLOCK_HOME` set there moves the user tier as it does for a run.
  */
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { blockRoots, scanBlocks } from "../blocks/registry.ts";
+import { blockRoots, scanRegistry } from "../blocks/registry.ts";
 import { agentBlockHome } from "../home.ts";
 import { displayPath } from "../modules/resolver.ts";
 import { stringifyJson } from "../json/codec.ts";
@@ -56,7 +58,12 @@ export async function blocksCommand(argv: string[]): Promise<number> {
   const root = resolve(edge.cwd, project);
   if (!isDir(root)) throw new AgentBlockError(`project directory ${project} does not exist`);
   const roots = blockRoots(root, agentBlockHome(edge.env, edge.cwd));
-  const blocks = scanBlocks(roots);
+  const { blocks, skipped } = scanRegistry(roots);
+  for (const x of skipped) {
+    writeStderr(
+      enc.encode(`[warn] agent-block: not registered: ${displayPath(x.path, edge.cwd)} (${x.reason})\n`),
+    );
+  }
   if (v.json) {
     if (blocks.length) writeStdout(enc.encode(blocks.map((b) => stringifyJson(b)).join("\n") + "\n"));
   } else if (blocks.length === 0) {

@@ -2,8 +2,10 @@
  * `agent-block mcp`: serve the registered blocks to an MCP client as the `run_block` tool.
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
- * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`, `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`), loading `<project>/.env`
- * (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
+ * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`,
+ * `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`), loading `<project>/.env`
+ * (the host's configuration, e.g. `AGENT_BLOCK_HOME`; a sandbox request there or in the environment
+ * stops the server at start, `src/config/settings.ts`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
  * the runs go through the child runner (`src/runner/child.ts`), one process each.
@@ -18,7 +20,8 @@ import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { Logger, writeStderr } from "../obs/log.ts";
+import { refuseSandbox } from "../config/settings.ts";
+import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
@@ -170,7 +173,7 @@ function serveUrlOf(raw: string | undefined): string | undefined {
 export async function mcpCommand(argv: string[]): Promise<number> {
   const s = parseMcpArgs(argv);
   if (s === "help") {
-    Deno.stdout.writeSync(new TextEncoder().encode(MCP_HELP));
+    writeStdout(new TextEncoder().encode(MCP_HELP));
     return EXIT.OK;
   }
   const addr = s.http !== undefined ? parseListenAddress(s.http) : undefined;
@@ -191,6 +194,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     }
   }
   const edge = edgeEnvironment(projectRoot);
+  refuseSandbox(edge.env, false, "mcp"); // every run it serves would be refused: fail at start
   // The server's own log lines (a child run's failure, a client's request) are scrubbed of the
   // host's credentials like a run's.
   const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });

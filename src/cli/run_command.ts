@@ -5,7 +5,10 @@
  * (through the edge, `environment.ts`) and the `--config` file, then handing them to the pure
  * layering (`src/config/settings.ts`: the file, then the environment for knobs that have a
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
- * `--result` atomically (relative to the process working directory), and turning SIGINT/SIGTERM
+ * `--result` atomically (relative to the process working directory) when the script returned and
+ * removing a file an earlier run left there when it did not (a raise, a defer, an exit, a stop,
+ * a run that never started: the file is the value of THIS run or absent); refusing a sandbox
+ * request (`--sandbox`, `AGENT_BLOCK_SANDBOX`: `src/config/settings.ts`); and turning SIGINT/SIGTERM
  * into a stop that ends the run's process groups (exit 130). The process asks to adopt orphans
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
@@ -19,16 +22,16 @@ import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { didYouMean, parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
-import { type LayeredRunSettings, resolveRunSettings, runFlags } from "../config/settings.ts";
+import { type LayeredRunSettings, refuseSandbox, resolveRunSettings, runFlags } from "../config/settings.ts";
 import { writeAtomic } from "../util/fs.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { blockRoots, findBlock, scanBlocks } from "../blocks/registry.ts";
+import { blockRoots, findBlock, notRegisteredNote, scanRegistry } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
 import { runConfig } from "../sdk/run_block.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { agentBlockHome } from "../home.ts";
-import { writeStderr } from "../obs/log.ts";
+import { writeStderr, writeStdout } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
@@ -48,7 +51,8 @@ Options:
       --prompt TEXT        sets _PROMPT
   -c, --context TEXT       sets _CONTEXT
       --config FILE        JSON file: prompt, context, result, labels, limits, ... (lowest layer)
-      --result FILE        write the value the script returns here (only if it returns)
+      --result FILE        write the value the script returns here (only if it returns;
+                           otherwise a file already there is removed)
       --outcome FILE       write how the run ended here as JSON (whatever the outcome)
       --label K=V          label the run (repeatable)
       --cpu-limit SECS     bound the Lua CPU time        (env AGENT_BLOCK_CPU_LIMIT_SECS)
@@ -58,6 +62,7 @@ Options:
                            (env AGENT_BLOCK_PROGRESS=1)
       --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
                            shape of "knl export --as events" (- for stderr)
+      --sandbox            not available yet: refused, exit 1 (so is AGENT_BLOCK_SANDBOX=1)
   -V, --version            print the versions of agent-block, Deno and Lua
   -h, --help               print this help
 
@@ -75,6 +80,8 @@ export interface RunSettings extends LayeredRunSettings {
   env: Record<string, string>;
   /** The process working directory. */
   cwd: string;
+  /** `--sandbox` was given (refused until there is a sandbox). */
+  sandbox: boolean;
 }
 
 /** Parses run flags and layers them over the config file and the environment (`settings.ts`). */
@@ -94,6 +101,7 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
     "mcp-timeout-secs": { type: "string" },
     progress: { type: "boolean" },
     events: { type: "string" },
+    sandbox: { type: "boolean" },
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },
   });
@@ -109,7 +117,12 @@ export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
   const cfg: RunConfig = flags.config !== undefined
     ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
     : {};
-  return { ...resolveRunSettings(flags, edge.env, cfg), env: edge.env, cwd: edge.cwd };
+  return {
+    ...resolveRunSettings(flags, edge.env, cfg),
+    env: edge.env,
+    cwd: edge.cwd,
+    sandbox: parsed.values.sandbox === true,
+  };
 }
 
 /** Writes the result file atomically; a failure names it. */
@@ -121,12 +134,35 @@ function writeResult(path: string, cwd: string, data: Uint8Array): void {
   }
 }
 
+/**
+ * Removes a result file an earlier run left (this run did not return, so it has no value); a
+ * failure to remove one that is there names it — a stale value must not pass for this run's. A
+ * directory there is no earlier value (no run could have written it) and is left alone.
+ */
+function removeStaleResult(path: string, cwd: string): void {
+  const abs = resolve(cwd, path);
+  try {
+    if (Deno.lstatSync(abs).isDirectory) return;
+    Deno.removeSync(abs);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return;
+    throw new AgentBlockError(
+      `cannot remove the result file ${path} an earlier run left (this run returned no value): ${
+        (e as Error).message
+      }`,
+    );
+  }
+}
+
 const enc = new TextEncoder();
 function say(line: string): void {
   writeStderr(enc.encode(line.endsWith("\n") ? line : line + "\n"));
 }
 
-/** Reports an outcome on stderr (and writes the result file); returns its exit code. */
+/**
+ * Reports an outcome on stderr (and writes the result file, or removes a stale one when the
+ * script did not return); returns its exit code.
+ */
 export function reportOutcome(outcome: Outcome, resultPath: string | undefined, cwd: string): number {
   switch (outcome.status) {
     case "returned": {
@@ -154,6 +190,8 @@ export function reportOutcome(outcome: Outcome, resultPath: string | undefined, 
       if (outcome.traceback) say(outcome.traceback);
       break;
   }
+  // After the report: a file that cannot be removed is a second error, not a substitute for the first.
+  if (outcome.status !== "returned" && resultPath !== undefined) removeStaleResult(resultPath, cwd);
   return exitCodeOf(outcome);
 }
 
@@ -171,32 +209,46 @@ function orphanGraceMs(env: Record<string, string>): number {
   }
 }
 
+/** The script of the block `name`, or the unknown-block error listing what is there. */
+function blockPath(s: RunSettings, name: string): string {
+  const roots = blockRoots(resolve(s.cwd, s.project), agentBlockHome(s.env, s.cwd));
+  const b = findBlock(roots, name);
+  if (b) return b.path;
+  const { blocks, skipped } = scanRegistry(roots);
+  const known = blocks.map((x) => x.name);
+  const near = didYouMean(name, known);
+  throw new AgentBlockError(
+    `unknown block '${name}'${near ? ` (did you mean '${near}'?)` : ""}; ` +
+      `known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
+      `(searched ${roots.map((r) => r.dir).join(", ")})${notRegisteredNote(skipped)}`,
+  );
+}
+
 /** Runs the run command; returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
   const s = parseRunArgs(argv);
   if (s === "help") {
-    Deno.stdout.writeSync(enc.encode(RUN_HELP));
+    writeStdout(enc.encode(RUN_HELP));
     return EXIT.OK;
   }
   if (s === "version") {
-    Deno.stdout.writeSync(enc.encode(versionText()));
+    writeStdout(enc.encode(versionText()));
     return EXIT.OK;
   }
-  let scriptPath = s.script;
-  if (s.block !== undefined) {
-    const roots = blockRoots(resolve(s.cwd, s.project), agentBlockHome(s.env, s.cwd));
-    const b = findBlock(roots, s.block);
-    if (!b) {
-      const known = scanBlocks(roots).map((x) => x.name);
-      const near = didYouMean(s.block, known);
-      throw new AgentBlockError(
-        `unknown block '${s.block}'${near ? ` (did you mean '${near}'?)` : ""}; ` +
-          `known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
-          `(searched ${roots.map((r) => r.dir).join(", ")})`,
-      );
+  let scriptPath: string;
+  try {
+    // Fail closed before anything runs: a requested sandbox is never silently dropped.
+    refuseSandbox(s.env, s.sandbox);
+    scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;
+  } catch (e) {
+    // The run never started: it has no value, so an earlier run's must not stand for it.
+    try {
+      if (s.result !== undefined) removeStaleResult(s.result, s.cwd);
+    } catch (e2) {
+      say(`error: ${(e2 as Error).message}`); // the second error; the first is what ends the run
     }
-    scriptPath = b.path;
+    throw e;
   }
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
@@ -212,7 +264,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
   adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
-    const config = BlockConfig.builder(ScriptSource.path(scriptPath!), s.project)
+    const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
       .env(s.env)
       .cwd(s.cwd)
       .labels(s.labels)

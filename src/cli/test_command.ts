@@ -6,7 +6,7 @@
  * looks like a path (a `/`, or a `.lua` ending) and names nothing is an error naming it, anything
  * else is a filename substring), running each file in a fresh engine of its own (`runSpecFile`),
  * the report on stdout and the summary line `N passed, N failed`. Exit 1 on any failure or when
- * no spec was found.
+ * no spec was found, or when the environment asks for the sandbox (`src/config/settings.ts`).
  *
  * Invariants of one spec file's run:
  * - it is isolated from the user's data: `AGENT_BLOCK_HOME` is a fresh temporary directory and
@@ -26,9 +26,11 @@ import { runBlock } from "../runtime/run.ts";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
+import { refuseSandbox } from "../config/settings.ts";
 import { isDir, isFile } from "../util/fs.ts";
 import { displayPath } from "../modules/resolver.ts";
 import type { Outcome } from "../outcome.ts";
+import { writeStdout } from "../obs/log.ts";
 import { specRunBlockModule } from "./spec_run_block.ts";
 
 /** The outcome of one spec file. */
@@ -195,7 +197,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     help: { type: "boolean", short: "h" },
   }, { allowPositionals: true });
   const enc = new TextEncoder();
-  const print = (s: string) => Deno.stdout.writeSync(enc.encode(s + "\n"));
+  const print = (s: string) => writeStdout(enc.encode(s + "\n"));
   if (parsed.values.help) {
     print(
       "Usage: agent-block test [-p DIR] [PATH|SUBSTRING]...\n" +
@@ -235,6 +237,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     throw new AgentBlockError(`no spec files found under ${where} (looked for *_spec.lua)`);
   }
   const edge = edgeEnvironment(project);
+  refuseSandbox(edge.env, false, "test"); // specs run Lua too: a requested sandbox fails closed
   let passed = 0;
   let failed = 0;
   for (const f of files) {

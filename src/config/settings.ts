@@ -15,6 +15,15 @@
  *   variable). `prompt`, `context`, `result`, `outcome` and `events` have none: they are what ONE
  *   run is, and an inherited variable would hand a child run its parent's prompt and result file
  *   (or have it write into its parent's event stream). Labels merge key by key, a flag's winning.
+ * - `refuseSandbox(env, flag)`: the sandbox switch, until there is a sandbox. The seed's
+ *   `--sandbox` / `AGENT_BLOCK_SANDBOX` installs an OS-level boundary at startup and fails closed:
+ *   a process that asked for the boundary and cannot have it exits with an error rather than run
+ *   unconfined. agent-block has no boundary yet, so every request is one it cannot honour: the
+ *   flag, or the variable set to anything but off, stops the command before any Lua runs
+ *   (`AgentBlockError`, exit 1), never a silent no-op. Off is unset, empty, `0`, `false`, `no` or
+ *   `off` (any case, surrounding spaces ignored: the spellings the seed's `AGENT_BLOCK_SANDBOX_TCP`
+ *   reads as off); any other value asks for the sandbox. (Here rather than in a module of its own:
+ *   the run path loads this module already, and gains no import.)
  * Errors: a bad flag is a `UsageError` (exit 2) naming the flag; a bad variable an
  * `AgentBlockError` naming the variable.
  */
@@ -186,4 +195,30 @@ export function resolveRunSettings(
     progress: flags.progress ?? envSwitch(env, "AGENT_BLOCK_PROGRESS") ?? config.progress ?? false,
     events: flags.events ?? config.events,
   };
+}
+
+const OFF = new Set(["", "0", "false", "no", "off"]);
+
+/** True when `value` (of `AGENT_BLOCK_SANDBOX`) asks for the sandbox. */
+export function sandboxRequested(value: string | undefined): boolean {
+  return value !== undefined && !OFF.has(value.trim().toLowerCase());
+}
+
+/**
+ * Refuses a run that asked for the sandbox: `flag` (`--sandbox` was given) or the environment's
+ * `AGENT_BLOCK_SANDBOX`. `command` names the command in the message (`mcp`, `test`).
+ */
+export function refuseSandbox(env: Readonly<Record<string, string>>, flag = false, command?: string): void {
+  const prefix = command ? `${command}: ` : "";
+  const why = "agent-block has no sandbox yet, and a run that asked for one does not run unconfined";
+  if (flag) {
+    throw new AgentBlockError(`${prefix}--sandbox is not available yet: ${why} (run without --sandbox)`);
+  }
+  const value = Object.hasOwn(env, "AGENT_BLOCK_SANDBOX") ? env.AGENT_BLOCK_SANDBOX : undefined;
+  if (sandboxRequested(value)) {
+    throw new AgentBlockError(
+      `${prefix}AGENT_BLOCK_SANDBOX=${value} asks for the sandbox, which is not available yet: ${why} ` +
+        `(unset it, or set it to 0, in the environment or the project's .env)`,
+    );
+  }
 }

@@ -192,25 +192,47 @@ function walkFiles(dir: string, out: string[], depth: number, fn: string, at: (p
   }
 }
 
-/** `*`, `?`, `[...]` within one segment; `**` as a whole segment matches any number of segments. */
-function segmentRegex(seg: string): RegExp {
+/**
+ * `*`, `?`, `[...]` (`[!...]` negated, `a-z` ranges, a `]` first is a member) within one segment;
+ * `**` as a whole segment matches any number of segments. A pattern that cannot mean anything —
+ * a `[` never closed, a range running backwards, `**` inside a segment — raises
+ * `std.fs.glob: invalid pattern '<pattern>': <why>` rather than silently matching nothing.
+ */
+function segmentRegex(seg: string, pattern: string): RegExp {
+  const invalid = (why: string) => new Error(`std.fs.glob: invalid pattern '${pattern}': ${why}`);
+  if (seg.includes("**")) throw invalid(`'**' must be a whole path segment, got '${seg}'`);
   let re = "";
   for (let i = 0; i < seg.length; i++) {
     const c = seg[i];
     if (c === "*") re += "[^/]*";
     else if (c === "?") re += "[^/]";
     else if (c === "[") {
-      const end = seg.indexOf("]", i + 2);
-      if (end < 0) re += "\\[";
-      else {
-        let body = seg.slice(i + 1, end);
-        if (body.startsWith("!")) body = "^" + body.slice(1);
-        re += `[${body.replace(/\\/g, "\\\\")}]`;
-        i = end;
+      const negated = seg[i + 1] === "!";
+      const first = i + (negated ? 2 : 1); // a ']' right here is a member, not the end
+      const end = seg.indexOf("]", first + 1);
+      if (end < 0) throw invalid(`the '[' of '${seg.slice(i)}' is never closed`);
+      const members = [...seg.slice(first, end)];
+      let body = "";
+      for (let k = 0; k < members.length; k++) {
+        if (members[k + 1] === "-" && k + 2 < members.length) {
+          const [lo, hi] = [members[k], members[k + 2]];
+          if (lo.codePointAt(0)! > hi.codePointAt(0)!) {
+            throw invalid(`the range '${lo}-${hi}' runs backwards`);
+          }
+          body += `${escapeClass(lo)}-${escapeClass(hi)}`;
+          k += 2;
+        } else body += escapeClass(members[k]);
       }
+      re += `[${negated ? "^" : ""}${body}]`;
+      i = end;
     } else re += c.replace(/[.+^${}()|\\\]]/g, "\\$&");
   }
-  return new RegExp(`^${re}$`);
+  return new RegExp(`^${re}$`, "u");
+}
+
+/** One member of a bracket expression, as a regular expression's character class holds it. */
+function escapeClass(ch: string): string {
+  return /[\\\]\[^-]/.test(ch) ? `\\${ch}` : ch;
 }
 
 const WILD = /[*?[]/;
@@ -232,7 +254,7 @@ export function glob(pattern: string, at: (p: string) => string): string[] {
   const rest = segs.slice(k);
   const out = new Set<string>();
   if (rest.length === 0) return [];
-  const matchers = rest.map((s) => (s === "**" ? "**" : WILD.test(s) ? segmentRegex(s) : s));
+  const matchers = rest.map((s) => (s === "**" ? "**" : WILD.test(s) ? segmentRegex(s, pattern) : s));
   const visit = (dir: string, i: number, depth: number): void => {
     if (depth > WALK_MAX_DEPTH) return;
     const m = matchers[i];

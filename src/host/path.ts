@@ -1,7 +1,9 @@
 /**
  * `std.path.*`: POSIX path arithmetic, purely lexical.
  *
- * Owns join/basename/dirname/ext/stem/abs/normalize/is_absolute. None of them touches the
+ * Owns join/basename/dirname/ext/stem/abs/normalize/is_absolute. `join` joins with `/` and
+ * normalises, and an absolute part starts the path over (`join("a", "/b", "c")` is `/b/c`, as the
+ * original's `Path::join`: joining onto an absolute path gives that path). None of them touches the
  * filesystem: `abs` resolves against the run's working directory without following
  * symlinks (use `std.fs.stat` to learn what is there). `ext` answers the extension without its
  * dot (`"gz"` for `a.tar.gz`, `""` when there is none), `basename`/`dirname` follow POSIX
@@ -17,8 +19,13 @@ export function installPath(engine: LuaEngine, run: RunContext): void {
   const def = (name: string, fn: (a: Args) => unknown) => engine.define(`std.path.${name}`, { sync: fn });
   def("join", (a) => {
     if (a.length === 0) a.fail(1, "part", "a string");
-    const parts: string[] = [];
-    for (let i = 1; i <= a.length; i++) parts.push(a.string(i, "part"));
+    let parts: string[] = [];
+    for (let i = 1; i <= a.length; i++) {
+      const part = a.string(i, "part");
+      // An absolute part starts the path over, as the original's path join does.
+      if (posix.isAbsolute(part)) parts = [part];
+      else parts.push(part);
+    }
     return posix.join(...parts);
   });
   def("basename", (a) => posix.basename(a.string(1, "path")));

@@ -364,7 +364,11 @@ export class LuaEngine {
     return this.pushResult(L, result);
   }
 
-  /** Pushes a host function's result; returns the number of Lua values pushed. */
+  /**
+   * Pushes a host function's result; returns the number of Lua values pushed. `undefined` is no
+   * value at all (a function that returns nothing, like Lua's `print`); a function whose answer
+   * may be nil returns `new LuaMulti([undefined])`, one nil, so `tostring(f())` sees a value.
+   */
   pushResult(L: number, result: unknown): number {
     if (result === undefined) return 0;
     if (result instanceof LuaMulti) {

@@ -446,6 +446,7 @@ end
 
 function R.describe_error(e)
   if type(e) == "string" then return e end
+  if e == nil then return "nil" end -- error() / error(nil): Lua's word for it, not JSON's null
   local mt = getmetatable(e)
   if mt == ERROR_MT or e == CANCEL or e == EXIT then return tostring(e) end
   local ok, s = pcall(H.json_encode, e)

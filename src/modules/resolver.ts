@@ -15,7 +15,10 @@
  * - A module name is dot-separated identifiers-ish segments; `..`, slashes and empty segments
  *   are refused, so a name cannot walk out of a tier.
  * - A sealed module (see `embedded.ts`) never resolves to a file unless `AGENT_BLOCK_UNSEAL=1`;
- *   `checkSeals` finds every filesystem copy before the script starts.
+ *   `checkSeals` finds every filesystem copy before the script starts. A copy is a Lua file that
+ *   `require` would load for a name under a sealed root (`knl.lua`, `knl/init.lua`,
+ *   `knl/views.lua`, ...) — a directory with no Lua file in it is not one. With the unseal, each
+ *   sealed module replaced by a file is warned about once per run, naming the file.
  * - A miss reports every place searched, in order.
  */
 import { isAbsolute, join, relative } from "node:path";
@@ -51,6 +54,8 @@ export interface SealViolation {
 }
 
 const NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+/** One dot-free segment of a module name. */
+const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const enc = new TextEncoder();
 
 /** The library tiers for a run, in search order. */
@@ -114,6 +119,18 @@ export class ModuleResolver {
     private readonly cwd: string,
   ) {}
 
+  /** Sealed modules already warned about (`AGENT_BLOCK_UNSEAL=1`): one warning per module a run. */
+  #warnedSealed = new Set<string>();
+
+  /** Warns, once per module, that the sealed `module` is replaced by `file`. */
+  warnUnsealed(module: string, file: string): void {
+    if (this.#warnedSealed.has(module)) return;
+    this.#warnedSealed.add(module);
+    this.warn(
+      `sealed module '${module}' is replaced by ${displayPath(file, this.cwd)} (AGENT_BLOCK_UNSEAL=1)`,
+    );
+  }
+
   /**
    * Resolves `name`. An embedded module comes as its precompiled bytecode when there is bytecode
    * for its current text, unless `textOnly` (the loader's retry when that bytecode does not load).
@@ -139,9 +156,7 @@ export class ModuleResolver {
         const present = isDir(tier.dir);
         for (const candidate of [join(tier.dir, `${rel}.lua`), join(tier.dir, rel, "init.lua")]) {
           if (present && isFile(candidate)) {
-            if (sealed) {
-              this.warn(`sealed module '${name}' is replaced by ${candidate} (AGENT_BLOCK_UNSEAL=1)`);
-            }
+            if (sealed) this.warnUnsealed(name, candidate);
             const shown = displayPath(candidate, this.cwd);
             return {
               found: true,
@@ -164,22 +179,62 @@ export class ModuleResolver {
   }
 
   /**
-   * Every filesystem copy of a sealed module on any tier (`<root>.lua` or a `<root>` entry).
-   * Runs before every script, so it probes only the candidate names (never lists a directory:
-   * the script's directory may hold thousands of files): one `stat` per tier, then, for a tier
-   * that exists, one `lstat` per candidate (a dangling symlink counts as a copy).
+   * Every filesystem copy of a sealed module on any tier, one per module (the file `require`
+   * would load: the nearest tier's, `<name>.lua` before `<name>/init.lua`), in search order.
+   * Runs before every script, so it never lists a tier (the script's directory may hold
+   * thousands of files): one `stat` per tier, then for a tier that exists one `lstat` of
+   * `<root>.lua` per sealed root (a dangling symlink counts: it is a copy that cannot be read)
+   * and, only where a `<root>/` directory exists, a walk of that directory for `.lua` files.
    */
   checkSeals(): SealViolation[] {
-    const found: SealViolation[] = [];
+    const byModule = new Map<string, SealViolation>();
+    const add = (module: string, file: string) => {
+      if (!byModule.has(module)) byModule.set(module, { module, file });
+    };
     for (const tier of this.tiers) {
       if (!isDir(tier.dir)) continue; // nothing on this tier
       for (const root of SEALED_ROOTS) {
-        for (const entry of [`${root}.lua`, root]) {
-          const file = join(tier.dir, entry);
-          if (exists(file)) found.push({ module: root, file });
-        }
+        const single = join(tier.dir, `${root}.lua`);
+        const dir = join(tier.dir, root);
+        const inDir = isDir(dir) ? luaModulesIn(dir, root) : [];
+        // The order `resolve` tries: <root>.lua, then <root>/init.lua (then sub-modules).
+        if (exists(single)) add(root, single);
+        for (const m of inDir) add(m.module, m.file);
       }
     }
-    return found;
+    return [...byModule.values()];
   }
+}
+
+/** Deepest directory level `luaModulesIn` looks at (a sealed root's own tree is shallow). */
+const SEAL_WALK_DEPTH = 16;
+
+/**
+ * The Lua files under `dir` (the directory of module `root`) as the modules `require` would load
+ * them for: `init.lua` is `root` itself, `a/b.lua` and `a/b/init.lua` are `root.a.b`. Files whose
+ * name is not a module name (`a.b.lua`, `my file.lua`) are never loaded and are left out.
+ * Sorted, `init.lua` of a directory first, so the first file of a module is the one that loads.
+ */
+function luaModulesIn(dir: string, root: string, depth = 0): { module: string; file: string }[] {
+  if (depth > SEAL_WALK_DEPTH) return [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dir)];
+  } catch {
+    return []; // unreadable: require cannot load from it either
+  }
+  const out: { module: string; file: string }[] = [];
+  const subdirs: string[] = [];
+  for (const e of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+    if (e.name.endsWith(".lua") && !e.isDirectory) {
+      const stem = e.name.slice(0, -4);
+      if (stem === "init") out.unshift({ module: root, file: join(dir, e.name) });
+      else if (SEGMENT.test(stem)) out.push({ module: `${root}.${stem}`, file: join(dir, e.name) });
+    } else if ((e.isDirectory || e.isSymlink) && SEGMENT.test(e.name)) subdirs.push(e.name);
+  }
+  for (const d of subdirs) {
+    const sub = join(dir, d);
+    if (isDir(sub)) out.push(...luaModulesIn(sub, `${root}.${d}`, depth + 1));
+  }
+  return out;
 }

@@ -10,9 +10,12 @@
  *   what `require("<root>")` resolves in that project while `require("embedded.<root>")` still
  *   reaches the original;
  * - the layer rules: a sealed root is refused (the copy would only fail the next run), a pack
- *   is written with a warning, everything else is written;
+ *   (none is embedded yet; `PACK_ROOTS` names the roots that will be) is written with a warning,
+ *   everything else is written;
  * - never overwriting an existing copy without `force` (by then it is the project's, likely
  *   edited);
+ * - all or nothing over several names: every name is checked (`planVendor`) before any file is
+ *   written (`writeVendored`), so one refused name leaves the project as it was;
  * - the `--list` lines: one per root — name with its sub-modules folded
  *   (`lshape (+t, check, …)`), `lib`, `sealed` or `pack`, and `vendored` when a copy exists.
  *
@@ -106,14 +109,33 @@ export interface VendorReport {
   removed?: string;
 }
 
-/** Writes the embedded module `name`, whole, to `<dir>/<name>/`. */
-export function vendorModule(
-  name: string,
+/** One root checked and ready to write: what `writeVendored` writes. */
+export interface VendorPlan {
+  root: EmbeddedRoot;
+  /** `<dir>/<root>`. */
+  target: string;
+  /** `<dir>/<root>.lua`: removed when present (it would shadow the directory). */
+  single: string;
+  warning?: string;
+}
+
+/**
+ * Checks every name before anything is written, so a refusal (unknown, a sub-module alone,
+ * sealed, an existing copy without `force`) leaves `dir` untouched: `vendor a b` writes both or
+ * neither. The first refusal is thrown; a name given twice is planned once.
+ */
+export function planVendor(
+  names: readonly string[],
   dir: string,
   opts: { force?: boolean; modules?: ReadonlyMap<string, EmbeddedModule> } = {},
-): VendorReport {
-  const modules = opts.modules ?? embeddedModules();
-  const roots = embeddedRoots(modules);
+): VendorPlan[] {
+  const roots = embeddedRoots(opts.modules ?? embeddedModules());
+  const plans: VendorPlan[] = [];
+  for (const name of new Set(names)) plans.push(planOne(name, dir, roots, opts.force === true));
+  return plans;
+}
+
+function planOne(name: string, dir: string, roots: EmbeddedRoot[], force: boolean): VendorPlan {
   const root = rootOf(name);
   const r = roots.find((x) => x.name === root);
   if (!r) {
@@ -136,31 +158,48 @@ export function vendorModule(
   const target = join(dir, root);
   const single = join(dir, `${root}.lua`);
   const existing = [target, single].filter(exists);
-  if (existing.length && !opts.force) {
+  if (existing.length && !force) {
     throw new AgentBlockError(
       `vendor: ${existing[0]} already exists — it is this project's copy now, likely edited; ` +
         `pass --force to overwrite it with the embedded source`,
     );
   }
-  const report: VendorReport = { root, dir: target, written: [] };
+  const plan: VendorPlan = { root: r, target, single };
   if (r.layer === "pack") {
-    report.warning = `'${root}' is a pack: a value you hand to knl.device, not a registry the host reads, ` +
+    plan.warning = `'${root}' is a pack: a value you hand to knl.device, not a registry the host reads, ` +
       `so a whole copy is rarely the change you meant; for a partial change shadow it and delegate ` +
       `through require("embedded.${root}")`;
   }
+  return plan;
+}
+
+/** Writes one planned root, whole, to `<dir>/<root>/`. */
+export function writeVendored(plan: VendorPlan): VendorReport {
+  const r = plan.root;
+  const report: VendorReport = { root: r.name, dir: plan.target, written: [] };
+  if (plan.warning) report.warning = plan.warning;
   try {
-    if (exists(single)) {
-      Deno.removeSync(single);
-      report.removed = single;
+    if (exists(plan.single)) {
+      Deno.removeSync(plan.single);
+      report.removed = plan.single;
     }
     for (const m of [...(r.main ? [r.main] : []), ...r.subs]) {
-      const out = join(target, copyRelPath(root, m));
+      const out = join(plan.target, copyRelPath(r.name, m));
       Deno.mkdirSync(dirname(out), { recursive: true });
       Deno.writeTextFileSync(out, m.source);
       report.written.push(out);
     }
   } catch (e) {
-    throw new AgentBlockError(`vendor: cannot write ${target}: ${(e as Error).message}`);
+    throw new AgentBlockError(`vendor: cannot write ${plan.target}: ${(e as Error).message}`);
   }
   return report;
+}
+
+/** Writes the embedded module `name`, whole, to `<dir>/<name>/` (`planVendor` then `writeVendored`). */
+export function vendorModule(
+  name: string,
+  dir: string,
+  opts: { force?: boolean; modules?: ReadonlyMap<string, EmbeddedModule> } = {},
+): VendorReport {
+  return writeVendored(planVendor([name], dir, opts)[0]);
 }

@@ -6,6 +6,8 @@
  * message passes before it is written (a run's logger scrubs its secrets and URL credentials
  * there: `src/obs/secrets.ts`). stdout belongs to the
  * script's `print` and, in `agent-block mcp`, to the protocol; nothing the runtime logs goes there.
+ * A stdout whose reader has gone is not an error of the run: what is written to it afterwards is
+ * dropped, with one warning (`writeStdout`).
  */
 
 /** Log levels, most verbose first. */
@@ -27,10 +29,29 @@ export function writeStderr(bytes: Uint8Array): void {
   while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
 }
 
-/** Writes every byte to stdout. */
+let stdoutClosed = false;
+
+/**
+ * Writes every byte to stdout. Once the reader has gone (`agent-block … | head`: a broken pipe),
+ * the rest of the process's stdout is discarded — the run goes on to its own end instead of
+ * failing at its next `print` — and stderr says so once.
+ */
 export function writeStdout(bytes: Uint8Array): void {
+  if (stdoutClosed) return;
   let off = 0;
-  while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+  try {
+    while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+    stdoutClosed = true;
+    try {
+      writeStderr(
+        enc.encode(
+          "[warn] agent-block: stdout was closed by its reader; the rest of the output is discarded\n",
+        ),
+      );
+    } catch { /* stderr is gone too: nothing is left to tell */ }
+  }
 }
 
 /** A logger bound to a scope (normally the script name). */

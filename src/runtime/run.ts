@@ -207,14 +207,16 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const violations = resolver.checkSeals();
   if (violations.length && !resolver.unseal) {
     const v = violations[0];
+    const more = violations.slice(1).map((x) => `, '${x.module}' by ${displayPath(x.file, cwd)}`).join("");
     return notStarted(
-      `sealed module '${v.module}' cannot be replaced from the filesystem: found ${v.file} ` +
-        `(read the embedded one with require("embedded.${v.module}"); AGENT_BLOCK_UNSEAL=1 downgrades this to a warning)`,
+      `sealed module '${v.module}' cannot be replaced from the filesystem: ${displayPath(v.file, cwd)} ` +
+        `would replace it${
+          more ? ` (and ${more.slice(2)})` : ""
+        }; remove the file (read the embedded one with ` +
+        `require("embedded.${v.module}"); AGENT_BLOCK_UNSEAL=1 downgrades this to a warning)`,
     );
   }
-  for (const v of violations) {
-    log.warn(`sealed module '${v.module}' is shadowed by ${v.file} (AGENT_BLOCK_UNSEAL=1)`);
-  }
+  for (const v of violations) resolver.warnUnsealed(v.module, v.file);
 
   let engine: LuaEngine | undefined;
   try {

@@ -4,7 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { blockRoots, findBlock, leadingDescription, scanBlocks } from "../../src/blocks/registry.ts";
+import {
+  blockNameProblem,
+  blockRoots,
+  findBlock,
+  leadingDescription,
+  notRegisteredNote,
+  scanBlocks,
+  scanRegistry,
+} from "../../src/blocks/registry.ts";
 
 function write(root: string, files: Record<string, string>) {
   for (const [rel, content] of Object.entries(files)) {
@@ -54,5 +62,59 @@ Deno.test("leadingDescription: the leading -- comment, joined; a path-only first
   assert.equal(leadingDescription("-- blocks/stats.lua\n-- The real description\n"), "The real description");
   assert.equal(leadingDescription("--- Doc style\n--\n-- second paragraph"), "Doc style");
   assert.equal(leadingDescription("local x = 1 -- not leading"), "");
-  assert.equal(leadingDescription("--[[ long comment ]]"), "");
+});
+
+Deno.test("leadingDescription: blank lines before the comment, and --[[ ]] long comments", () => {
+  assert.equal(leadingDescription("\n\n-- After blank lines.\nreturn 1"), "After blank lines.");
+  assert.equal(leadingDescription("\r\n  \r\n-- CRLF and spaces.\r\n"), "CRLF and spaces.");
+  assert.equal(leadingDescription("--[[ One line. ]]\nreturn 1"), "One line.");
+  assert.equal(
+    leadingDescription("--[[\n  Counts files.\n  Returns JSON.\n]]\nreturn 1"),
+    "Counts files. Returns JSON.",
+  );
+  assert.equal(leadingDescription("--[==[ Level two ]] still ]==]\n"), "Level two ]] still");
+  assert.equal(leadingDescription("--[[\n  First paragraph.\n\n  Second.\n]]"), "First paragraph.");
+  assert.equal(leadingDescription("\n--[[ blocks/x.lua\n  The real one. ]]"), "The real one.");
+  assert.equal(
+    leadingDescription("--[[ ]]\n-- After an empty long comment."),
+    "After an empty long comment.",
+  );
+  assert.equal(leadingDescription("--[[ unclosed\nstill comment"), "unclosed still comment");
+  assert.equal(leadingDescription("#\n-- After a lone '#'."), "After a lone '#'.");
+  assert.equal(leadingDescription("\uFEFF-- After a BOM."), "After a BOM.");
+  assert.equal(leadingDescription("\n\nreturn 1"), "");
+});
+
+Deno.test("block names: any letters and spaces register; a name that cannot be one is listed with why", async () => {
+  const root = await Deno.makeTempDir({ prefix: "ab_reg_names_" });
+  write(root, {
+    "blocks/café.lua": "-- Accents.\nreturn 1",
+    "blocks/rapport hebdo.lua": "-- Spaces.\nreturn 1",
+    "blocks/日報/init.lua": "-- A directory block.\nreturn 1",
+    "blocks/-x.lua": "return 1",
+    "blocks/ pad.lua": "return 1",
+    "blocks/tab\there.lua": "return 1",
+    "blocks/.hidden.lua": "return 1",
+  });
+  const roots = blockRoots(root, join(root, "home"));
+  const { blocks, skipped } = scanRegistry(roots);
+  assert.deepEqual(blocks.map((b) => [b.name, b.description]), [
+    ["café", "Accents."],
+    ["rapport hebdo", "Spaces."],
+    ["日報", "A directory block."],
+  ]);
+  assert.deepEqual(skipped.map((x) => [x.name, x.reason]), [
+    [" pad", "the name starts or ends with white space"],
+    ["-x", "the name starts with '-', so it would read as a flag"],
+    ["tab\there", "the name holds a control character"],
+  ]);
+  assert.equal(skipped[0].path, join(root, "blocks", " pad.lua"));
+  // NFC and NFD spellings of one name find the same block.
+  assert.equal(findBlock(roots, "cafe\u0301")?.path, join(root, "blocks", "café.lua"));
+  assert.equal(blockNameProblem("ok name"), undefined);
+  assert.match(
+    notRegisteredNote(skipped),
+    /^; not registered: .* pad\.lua \(the name starts or ends with white space\)/,
+  );
+  assert.equal(notRegisteredNote([]), "");
 });

@@ -22,6 +22,23 @@ Deno.test("parseFlags: long, long=, short, short-attached, repeatable, booleans,
   assert.deepEqual(parseFlags(["-s", "-"], OPTS).values, { script: "-" });
 });
 
+Deno.test("parseFlags: a short flag written with '=' takes what follows the '=', as clap does", () => {
+  assert.deepEqual(parseFlags(["-s=x.lua"], OPTS).values, { script: "x.lua" });
+  assert.deepEqual(parseFlags(["-s=-odd.lua"], OPTS).values, { script: "-odd.lua" }); // still a value
+  assert.deepEqual(parseFlags(["-s="], OPTS).values, { script: "" });
+  assert.deepEqual(parseFlags(["-s=a=b"], OPTS).values, { script: "a=b" }); // only the first '='
+  assert.deepEqual(parseFlags(["-hs=x.lua"], OPTS).values, { help: true, script: "x.lua" }); // in a group
+  // What follows `--` is no flag: it is not rewritten.
+  const r = parseFlags(["-s=x", "--", "-s=y"], OPTS, { allowPositionals: true });
+  assert.deepEqual(r.values, { script: "x" });
+  assert.deepEqual(r.positionals, ["-s=y"]);
+  // A boolean takes no value: `-h=1` is refused naming it, not read as `-h -= -1`.
+  assert.throws(
+    () => parseFlags(["-h=1"], OPTS, { command: "knl" }),
+    (e) => e instanceof UsageError && e.message === "knl: -h (--help) takes no value, got '-h=1'",
+  );
+});
+
 Deno.test("parseFlags: every malformed command line is a UsageError naming the flag", () => {
   const bad: [string[], RegExp][] = [
     [["--nope"], /Unknown option '--nope'/],

@@ -57,6 +57,13 @@ Deno.test("--prompt / -c set _PROMPT and _CONTEXT; absent when not given; _SCRIP
   assert.equal(r.code, 0, r.stderr);
   r = await p.cli(["-s", "scripts/show.lua", "--context", "", "--prompt", "", "--result", "out.txt"]);
   assert.equal(Deno.readTextFileSync(join(p.root, "out.txt")), "||show.lua|false");
+  // Short flags written with '=' read as clap reads them: the value is what follows the '='.
+  r = await p.cli(["-s=scripts/show.lua", "-c=foo", "--prompt=p", "--result", "out.txt"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(Deno.readTextFileSync(join(p.root, "out.txt")), "p|foo|show.lua|false");
+  r = await p.cli(["-s", "scripts/show.lua", "-V=1"]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /^error: -V \(--version\) takes no value, got '-V=1'/);
 });
 
 Deno.test("--result: written only when the script returns; values are tostring'ed; bytes exact", async () => {
@@ -98,9 +105,56 @@ Deno.test("--result: written only when the script returns; values are tostring'e
   assert.equal(Deno.readTextFileSync(out), "42");
   const leftovers = [...Deno.readDirSync(p.root)].filter((e) => e.name.endsWith(".tmp"));
   assert.deepEqual(leftovers, []);
-  // A raise leaves an older result file untouched rather than half-written.
-  assert.equal((await p.cli(["-s", "raise.lua", "--result", out])).code, 1);
-  assert.equal(Deno.readTextFileSync(out), "42");
+});
+
+Deno.test("--result: a run that does not return removes the file an earlier run left", async () => {
+  const p = await project({
+    "num.lua": `return 42`,
+    "raise.lua": `error("nope")`,
+    "defer.lua": `job.defer("no input yet")`,
+    "exit.lua": `os.exit(3)`,
+    "blocks/ok.lua": `return "ok"`,
+    "run.json": `{"result": "from_config.out"}`,
+  });
+  const out = join(p.root, "r.out");
+  const runs: [string[], number][] = [
+    [["-s", "raise.lua"], 1],
+    [["-s", "defer.lua"], 75],
+    [["-s", "exit.lua"], 3],
+    [["-s", "missing.lua"], 1], // never started: no value either
+    [["-b", "nope"], 1], // an unknown block
+  ];
+  for (const [args, code] of runs) {
+    Deno.writeTextFileSync(out, "stale value of an earlier run");
+    const r = await p.cli([...args, "--result", out]);
+    assert.equal(r.code, code, `${args.join(" ")}: ${r.stderr}`);
+    assert.ok(!exists(out), `${args.join(" ")} left the earlier run's result file`);
+  }
+  // The path from --config counts the same; a file that is not there is no error.
+  const fromConfig = join(p.root, "from_config.out");
+  Deno.writeTextFileSync(fromConfig, "stale");
+  assert.equal((await p.cli(["-s", "raise.lua", "--config", "run.json"])).code, 1);
+  assert.ok(!exists(fromConfig));
+  const again = await p.cli(["-s", "raise.lua", "--result", out]);
+  assert.equal(again.code, 1);
+  assert.doesNotMatch(again.stderr, /result file/);
+  // A directory there is no earlier value: left alone (an empty one too).
+  Deno.mkdirSync(join(p.root, "dir.out"));
+  assert.equal((await p.cli(["-s", "raise.lua", "--result", "dir.out"])).code, 1);
+  assert.ok(Deno.statSync(join(p.root, "dir.out")).isDirectory);
+  // A file that cannot be removed is named after the run's own error: a stale value must not pass
+  // for this run's. (Linux's /proc refuses even root.)
+  if (Deno.build.os === "linux") {
+    const stuck = await p.cli(["-s", "raise.lua", "--result", "/proc/version"]);
+    assert.equal(stuck.code, 1);
+    assert.match(
+      stuck.stderr,
+      /^error: raise\.lua:1: nope\n(.|\n)*error: cannot remove the result file \/proc\/version/,
+    );
+  }
+  // And a run that returns still writes it.
+  assert.equal((await p.cli(["-b", "ok", "--result", out])).code, 0);
+  assert.equal(Deno.readTextFileSync(out), "ok");
 });
 
 Deno.test("exit codes: 0 returned, 1 raised, 75 deferred, os.exit(n) after cleanup", async () => {
@@ -256,6 +310,35 @@ Deno.test("--block: three tiers, nearer wins, <name>/init.lua, unknown names lis
   assert.equal(r.code, 1);
   assert.match(r.stderr, /unknown block 'nope'; known blocks: helper_lib, proj_only, shared, user_only/);
   assert.equal((await p.cli(["-b", "deeper"])).code, 1, "only blocks directly inside a root count");
+});
+
+Deno.test("--block: names with any letters and spaces run; one that cannot be a name is listed with why", async () => {
+  const p = await project({
+    "blocks/rapport hebdo.lua": `-- Weekly report.\nreturn "weekly"`,
+    "blocks/café/init.lua": `return "café"`,
+    "blocks/-flag.lua": `return "never"`,
+    "blocks/trailing .lua": `return "never"`,
+  });
+  for (const [name, value] of [["rapport hebdo", "weekly"], ["café", "café"], ["cafe\u0301", "café"]]) {
+    const r = await p.cli(["-b", name, "--result", "r.out"]);
+    assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+    assert.equal(Deno.readTextFileSync(join(p.root, "r.out")), value);
+  }
+  const r = await p.cli(["-b", "trailing"]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /unknown block 'trailing'; known blocks: café, rapport hebdo \(searched [^)]*\); /);
+  assert.match(
+    r.stderr,
+    /not registered: \S*blocks\/-flag\.lua \(the name starts with '-', so it would read as a flag\)/,
+  );
+  assert.match(r.stderr, /blocks\/trailing \.lua \(the name starts or ends with white space\)/);
+  const listing = await p.cli(["blocks"]);
+  assert.equal(listing.code, 0, listing.stderr);
+  assert.match(listing.stdout, /rapport hebdo +project +blocks\/rapport hebdo\.lua +Weekly report\./);
+  assert.match(
+    listing.stderr,
+    /\[warn\] agent-block: not registered: blocks\/-flag\.lua \(the name starts with '-'/,
+  );
 });
 
 Deno.test("--config: valid file, not JSON, wrong type naming the field, unknown field; flags win", async () => {

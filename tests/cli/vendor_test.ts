@@ -1,12 +1,13 @@
 /**
  * `agent-block vendor` as a real subprocess on the embedded library as it is: list, write,
- * refuse to overwrite, `--force`, `--path`, refusals, and what `require` resolves afterwards
- * (the vendored copy, while `require("embedded.<name>")` still reaches the original).
+ * refuse to overwrite, `--force`, `--path` (the project root), refusals (all or nothing over
+ * several names), what `require` resolves afterwards (the vendored copy, while
+ * `require("embedded.<name>")` still reaches the original), and help that names no pack.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli } from "../helpers.ts";
-import { embeddedModules } from "../../src/modules/embedded.ts";
+import { REPO_ROOT, runCli } from "../helpers.ts";
+import { embeddedModules, PACK_ROOTS } from "../../src/modules/embedded.ts";
 
 const LSPEC = embeddedModules().get("lspec")!;
 
@@ -74,14 +75,36 @@ Deno.test("vendor lspec: list, write, refuse, force, and require resolves the co
   assert.equal(Deno.readTextFileSync(copy), LSPEC.source);
 });
 
-Deno.test("vendor: --path writes elsewhere; bad names and command lines are refused", async () => {
+Deno.test("vendor --path DIR: DIR is the project root; bad names and command lines are refused", async () => {
   const project = await Deno.makeTempDir({ prefix: "ab_vendor_cli2_" });
-  const elsewhere = join(project, "vendored_here");
-  const w = await runCli(["vendor", "lspec", "--path", elsewhere], { cwd: project });
+  const elsewhere = join(project, "other_project");
+  Deno.mkdirSync(elsewhere);
+  const w = await runCli(["vendor", "lspec", "--path", "other_project"], { cwd: project });
   assert.equal(w.code, 0, w.stderr);
-  assert.equal(Deno.readTextFileSync(join(elsewhere, "lspec", "init.lua")), LSPEC.source);
+  assert.equal(
+    Deno.readTextFileSync(join(elsewhere, ".agent-block", "lib", "lspec", "init.lua")),
+    LSPEC.source,
+  );
+  assert.match(w.stdout, /vendored lspec into other_project\/\.agent-block\/lib\/lspec\//);
+  assert.deepEqual([...Deno.readDirSync(elsewhere)].map((e) => e.name), [".agent-block"]);
   const l = await runCli(["vendor", "--list", "--path", elsewhere], { cwd: project });
   assert.match(l.stdout, /^lspec\s+lib\s+vendored$/m);
+  // What the copy is for: a run of that project resolves require("lspec") to it.
+  Deno.writeTextFileSync(
+    join(elsewhere, ".agent-block", "lib", "lspec", "init.lua"),
+    "VENDORED_MARK = true\n" + LSPEC.source,
+  );
+  Deno.writeTextFileSync(join(elsewhere, "probe.lua"), PROBE);
+  const run = await runCli(["-s", "probe.lua", "--result", "r.json"], { cwd: elsewhere });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(JSON.parse(Deno.readTextFileSync(join(elsewhere, "r.json"))).marker, true);
+
+  const both = await runCli(["vendor", "lspec", "--path", elsewhere, "-p", project]);
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /--path and -p\/--project both name the project root/);
+  const noDir = await runCli(["vendor", "lspec", "--path", join(project, "nope")]);
+  assert.equal(noDir.code, 1);
+  assert.match(noDir.stderr, /vendor: --path directory .*nope does not exist/);
 
   const sub = await runCli(["vendor", "lspec.sub", "-p", project]);
   assert.equal(sub.code, 1);
@@ -101,5 +124,32 @@ Deno.test("vendor: --path writes elsewhere; bad names and command lines are refu
   const missing = await runCli(["vendor", "lspec", "-p", join(project, "nope")]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /project directory .* does not exist/);
-  assert.deepEqual([...Deno.readDirSync(project)].map((e) => e.name), ["vendored_here"]);
+  assert.deepEqual([...Deno.readDirSync(project)].map((e) => e.name), ["other_project"]);
+});
+
+Deno.test("vendor a b: one refused name and nothing is written; a name given twice is written once", async () => {
+  const project = await Deno.makeTempDir({ prefix: "ab_vendor_cli3_" });
+  for (const names of [["lspec", "knl"], ["lspec", "no_such_module"], ["no_such_module", "lspec"]]) {
+    const r = await runCli(["vendor", ...names, "-p", project]);
+    assert.equal(r.code, 1, names.join(" "));
+    assert.equal(r.stdout, "", `${names.join(" ")}: nothing is reported written`);
+    assert.deepEqual([...Deno.readDirSync(project)], [], `${names.join(" ")} wrote something`);
+  }
+  const twice = await runCli(["vendor", "lspec", "lspec", "-p", project]);
+  assert.equal(twice.code, 0, twice.stderr);
+  assert.equal(twice.stdout.match(/^vendored lspec/gm)?.length, 1);
+});
+
+Deno.test("vendor --help and the README describe only what is embedded: no packs", async () => {
+  const help = await runCli(["vendor", "--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--path DIR +take DIR as the project root/);
+  assert.match(help.stdout, /nothing is written/);
+  const readme = Deno.readTextFileSync(join(REPO_ROOT, "README.md"));
+  for (const [what, text] of [["vendor --help", help.stdout], ["README.md", readme]]) {
+    assert.doesNotMatch(text, /\bpacks?\b|policy`?, `?supervisor/, `${what} describes packs`);
+  }
+  for (const pack of PACK_ROOTS) {
+    assert.ok(!embeddedModules().has(pack), `${pack} is embedded now: document it`);
+  }
 });

@@ -95,6 +95,35 @@ Deno.test("std.fs: glob relative to the working directory drops ./", async () =>
   assert.equal(await lua(d, `return table.concat(std.fs.glob("./*.md"), ",")`), "k.md");
 });
 
+Deno.test("std.fs: glob raises for an invalid pattern; bracket expressions match as documented", async () => {
+  const d = await tempDir();
+  for (const f of ["a.ts", "b.ts", "c.ts", "]x", "-y", "é.ts"]) await Deno.writeTextFile(join(d, f), "");
+  const out = await lua(
+    d,
+    `local function bad(p) local ok, e = pcall(std.fs.glob, p) assert(not ok, p) return e end
+     local function good(p) return table.concat(std.fs.glob(p), ",") end
+     return std.json.encode({
+       bad("[z-a].ts"), bad("sub/[ab"), bad("[]"), bad("a**"), bad("**b/x"), bad("***"),
+       good("[a-b].ts"), good("[!a].ts"), good("[]]x"), good("[-]y"), good("?.ts"), good("[é].ts"),
+     })`,
+  );
+  const invalid = (p: string, why: string) => `std.fs.glob: invalid pattern '${p}': ${why}`;
+  assert.deepEqual(JSON.parse(out), [
+    invalid("[z-a].ts", "the range 'z-a' runs backwards"),
+    invalid("sub/[ab", "the '[' of '[ab' is never closed"),
+    invalid("[]", "the '[' of '[]' is never closed"),
+    invalid("a**", "'**' must be a whole path segment, got 'a**'"),
+    invalid("**b/x", "'**' must be a whole path segment, got '**b'"),
+    invalid("***", "'**' must be a whole path segment, got '***'"),
+    "a.ts,b.ts",
+    "b.ts,c.ts,é.ts",
+    "]x",
+    "-y",
+    "a.ts,b.ts,c.ts,é.ts",
+    "é.ts",
+  ]);
+});
+
 Deno.test("std.fs: relative paths are the run's working directory's, not the process's", async () => {
   const project = await tempDir();
   const cwd = await tempDir();

@@ -1,7 +1,8 @@
 /**
  * std.kv, std.sql, std.ts on real SQLite files: values round-trip exactly, ordering and
  * tie-break guarantees, aggregation and buckets, paging, tag AND-filters, env path overrides,
- * `:memory:`, SQL errors with SQLite's message, positional and named parameters, the tools, and
+ * `:memory:`, SQL errors with SQLite's message, positional and named parameters (a missing one an
+ * error), duplicate result columns refused, `affected` per statement, the tools, and
  * 4 agent-block processes writing 2,000 keys each into one kv file at the same time.
  */
 import assert from "node:assert/strict";
@@ -105,7 +106,7 @@ Deno.test("std.sql: execute/query with positional and named params; NULL, blobs,
     `local r1 = std.sql.execute("create table t (id integer primary key, name text, n real, b blob, flag int)")
      local r2 = std.sql.execute("insert into t (name, n, b, flag) values (?, ?, ?, ?)", { "a", 1.5, "\\0\\255", true })
      local r3 = std.sql.execute("insert into t (name, n, flag) values (:name, @n, $flag)", { name = "b", n = 2, flag = false })
-     local r4 = std.sql.execute("insert into t (name, n) values (?1, ?2)", { [1] = "c" }) -- ?2 left NULL
+     local r4 = std.sql.execute("insert into t (name, n) values (?1, ?2)", { [1] = "c", [2] = std.sql.null })
      local rows = std.sql.query("select * from t order by id")
      local one = std.sql.query("select name from t where n > ? and flag = ?", { 1, 1 })
      local upd = std.sql.execute("update t set flag = 7 where flag is not null")
@@ -146,6 +147,93 @@ Deno.test("std.sql: execute/query with positional and named params; NULL, blobs,
     2, // the script's first insert was rolled back with the failing second one
   ]);
   assert.ok(Deno.statSync(join(home, "sql.sqlite")).isFile);
+});
+
+Deno.test("std.sql: a parameter without a value is an error, never a silent NULL", async () => {
+  const home = await tempDir();
+  const out = await ret(
+    `std.sql.execute("create table t (a, b)")
+     local function err(f, ...) local ok, e = pcall(f, ...) assert(not ok, "no error") return e end
+     return std.json.encode({
+       err(std.sql.execute, "insert into t values (?, ?)", { 1 }),
+       err(std.sql.execute, "insert into t values (?, ?)", { 1, nil }),
+       err(std.sql.execute, "insert into t values (?1, ?2)", { [1] = 1 }),
+       err(std.sql.query, "select :a as a, :b as b", { a = 1 }),
+       err(std.sql.query, "select @b as b", { a = 1, b = nil }),
+       err(std.sql.query, "select ? as a"),
+       err(std.sql.query, "select ? as a", {}),
+       err(std.sql.query, "select :a as a", { 1 }),
+       err(std.sql.query, "select ? as a", { a = 1 }),
+       err(std.sql.execute, "insert into t values (?, 1); insert into t values (2, 2)"),
+       -- what is not a parameter: literals, comments, identifiers with a $ in them
+       std.sql.query("select '?' as q, 1 as a$b -- :nope\\n")[1].q,
+       std.sql.query("select ? as a, ? as b", { 1, std.sql.null })[1].b == std.sql.null,
+       std.sql.query("select $x as x, :y as y, $x as z", { x = 5, y = 6 })[1].z,
+       #std.sql.query("select * from t"),
+     })`,
+    home,
+  );
+  assert.deepEqual(JSON.parse(out), [
+    "std.sql.execute: parameter #2 (?) of the statement has no value (params gives 1 value and it " +
+    "takes value 2; a nil at the end of a list is no value: pass std.sql.null for NULL)",
+    "std.sql.execute: parameter #2 (?) of the statement has no value (params gives 1 value and it " +
+    "takes value 2; a nil at the end of a list is no value: pass std.sql.null for NULL)",
+    "std.sql.execute: parameter ?2 of the statement has no value (params gives 1 value and it " +
+    "takes value 2; a nil at the end of a list is no value: pass std.sql.null for NULL)",
+    "std.sql.query: parameter :b of the statement has no value (params has no field 'b'; pass " +
+    "std.sql.null for NULL)",
+    "std.sql.query: parameter @b of the statement has no value (params has no field 'b'; pass " +
+    "std.sql.null for NULL)",
+    "std.sql.query: parameter #1 (?) of the statement has no value (no params were given; pass " +
+    "std.sql.null for NULL)",
+    "std.sql.query: parameter #1 (?) of the statement has no value (params gives 0 values and it " +
+    "takes value 1; a nil at the end of a list is no value: pass std.sql.null for NULL)",
+    "std.sql.query: parameter :a of the statement has no value (a named parameter, and params is a " +
+    "list; give params as a table of names)",
+    "std.sql.query: parameter #1 (?) of the statement has no value (a positional parameter, and " +
+    "params is a table of names; give params as a list)",
+    "std.sql.execute: parameter #1 (?) has no value: parameters can only be bound to a single statement",
+    "?",
+    true,
+    5,
+    0, // nothing was inserted by the refused statements
+  ]);
+});
+
+Deno.test("std.sql: two result columns with one name are an error; execute's affected is its own", async () => {
+  const home = await tempDir();
+  const out = await ret(
+    `local created = std.sql.execute("create table t (id integer primary key, a)")
+     local ins = std.sql.execute("insert into t (a) values (1), (2), (3)")
+     local ddl = std.sql.execute("create table u (id integer primary key, a)")
+     local sel = std.sql.execute("select * from t")
+     local none = std.sql.execute("update t set a = 0 where a > 100")
+     local upd = std.sql.execute("update t set a = a + 1 where a >= 2")
+     std.sql.execute("insert into u (a) values (9)")
+     local trig = std.sql.execute("create trigger tr after insert on t begin insert into u (a) values (new.a); end")
+     local with_trigger = std.sql.execute("insert into t (a) values (7)") -- its own row, not the trigger's
+     local dup = select(2, pcall(std.sql.query, "select t.id, u.id from t join u on t.a = u.a"))
+     local star = select(2, pcall(std.sql.query, "select * from t join u on t.a = u.a"))
+     local apart = std.sql.query("select t.id as t_id, u.id as u_id from t join u on t.a = u.a order by t.id")
+     return std.json.encode({ created.affected, ins.affected, ddl.affected, sel.affected, none.affected,
+       upd.affected, trig.affected, with_trigger.affected, dup, star, #apart })`,
+    home,
+  );
+  assert.deepEqual(JSON.parse(out), [
+    0,
+    3,
+    0,
+    0,
+    0,
+    2,
+    0,
+    1,
+    "std.sql.query: the result has two columns named 'id', and a row keys its columns by name " +
+    "(name them apart with AS)",
+    "std.sql.query: the result has two columns named 'id', and a row keys its columns by name " +
+    "(name them apart with AS)",
+    1,
+  ]);
 });
 
 Deno.test("std.sql: argument errors", async () => {
@@ -254,6 +342,22 @@ Deno.test("std.ts: argument errors", async () => {
     const [code, msg] of [
       [`std.ts.append(1 == 1, 1)`, "std.ts.append: argument 1 (series) must be a string, got boolean"],
       [`std.ts.append("s", nil)`, "std.ts.append: argument 2 (value) must be a number or a table, got nil"],
+      [
+        `std.ts.append("s", "12")`,
+        "std.ts.append: argument 2 (value) must be a number or a table, got string",
+      ],
+      [
+        `std.ts.append("s", "\\255")`,
+        "std.ts.append: argument 2 (value) must be a number or a table, got string",
+      ],
+      [
+        `std.ts.append("s", true)`,
+        "std.ts.append: argument 2 (value) must be a number or a table, got boolean",
+      ],
+      [
+        `std.ts.append("s", std.json.null)`,
+        "std.ts.append: argument 2 (value) must be a number or a table, got userdata",
+      ],
       [
         `std.ts.append("s", 1, { ["a-b"] = 1 })`,
         "std.ts.append: argument 3 (tags) key 'a-b' must match [A-Za-z0-9_]+",

@@ -291,14 +291,26 @@ Deno.test("a filesystem copy of a sealed module is refused before the script run
   const r = await runCli(["-s", "s.lua"], { cwd: dir });
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /sealed module 'knl' cannot be replaced from the filesystem: found .*lib\/knl/);
+  assert.match(
+    r.stderr,
+    /sealed module 'knl' cannot be replaced from the filesystem: lib\/knl\/init\.lua would/,
+  );
   const shadowT = await project({ ".agent-block/lib/lshape/t.lua": `return {}`, "s.lua": `print("ran")` });
   const r2 = await runCli(["-s", "s.lua"], { cwd: shadowT });
   assert.equal(r2.code, 1);
-  assert.match(r2.stderr, /sealed module 'lshape'/);
+  assert.match(
+    r2.stderr,
+    /sealed module 'lshape\.t' cannot be replaced .*\.agent-block\/lib\/lshape\/t\.lua/,
+  );
   const unsealed = await runCli(["-s", "s.lua"], { cwd: dir, env: { AGENT_BLOCK_UNSEAL: "1" } });
   assert.equal(unsealed.code, 0, unsealed.stderr);
-  assert.match(unsealed.stderr, /sealed module 'knl' is shadowed/);
+  assert.equal(unsealed.stderr.match(/sealed module 'knl' is replaced by lib\/knl\/init\.lua/g)?.length, 1);
+  // A directory with no Lua file in it is no copy.
+  const empty = await project({ "s.lua": `print(type(require("knl").beat))` });
+  Deno.mkdirSync(join(empty, "lib", "knl"), { recursive: true });
+  const r3 = await runCli(["-s", "s.lua"], { cwd: empty });
+  assert.equal(r3.code, 0, r3.stderr);
+  assert.equal(r3.stdout, "function\n");
   // reading the embedded kernel is fine
   const read = await project({ "s.lua": `print(type(require("embedded.knl").beat))` });
   assert.equal((await runCli(["-s", "s.lua"], { cwd: read })).stdout, "function\n");

@@ -174,11 +174,13 @@ Deno.test("require('embedded.<name>') reads the embedded source even when a tier
 });
 
 for (
-  const [label, path] of [
-    ["lib/knl.lua", "lib/knl.lua"],
-    ["script dir knl_types.lua", "scripts/knl_types.lua"],
-    [".agent-block/lib/lshape/init.lua", ".agent-block/lib/lshape/init.lua"],
-    ["home lib knl_adapter.lua", "_home/lib/knl_adapter.lua"],
+  const [label, path, module] of [
+    ["lib/knl.lua", "lib/knl.lua", "knl"],
+    ["script dir knl_types.lua", "scripts/knl_types.lua", "knl_types"],
+    [".agent-block/lib/lshape/init.lua", ".agent-block/lib/lshape/init.lua", "lshape"],
+    ["home lib knl_adapter.lua", "_home/lib/knl_adapter.lua", "knl_adapter"],
+    ["lib/lshape/t.lua, a sub-module", "lib/lshape/t.lua", "lshape.t"],
+    ["lib/knl/extra/init.lua, deeper", "lib/knl/extra/init.lua", "knl.extra"],
   ]
 ) {
   Deno.test(`seal check: a filesystem copy (${label}) fails the run before the script starts`, async () => {
@@ -186,19 +188,60 @@ for (
     const r = await p.run({ unseal: false });
     assert.equal(r.outcome.status, "raised");
     const msg = (r.outcome as { message: string }).message;
-    const module = path.split("/").at(-1) === "init.lua" ? "lshape" : path.split("/").at(-1)!.slice(0, -4);
-    assert.match(msg, new RegExp(`sealed module '${module}'`));
-    assert.ok(msg.includes(join(p.root, path).replace(/\/init\.lua$/, "")), msg);
+    // The module it would replace and the file (relative to the run's directory, the project root).
+    assert.ok(
+      msg.startsWith(
+        `sealed module '${module}' cannot be replaced from the filesystem: ${path} would replace it;`,
+      ),
+      msg,
+    );
+    assert.ok(msg.includes(`require("embedded.${module}")`), msg);
     assert.equal(r.stdout, "", "the script must not start");
   });
 }
 
-Deno.test("seal check: AGENT_BLOCK_UNSEAL turns the failure into a warning", async () => {
+Deno.test("seal check: only Lua files count — an empty or Lua-free lib/knl/ is no copy", async () => {
   const p = await project(
-    { "lib/knl.lua": `return { fake = true }` },
-    `return tostring(require("knl").fake)`,
+    { "lib/knl/README.md": "notes", "lib/lshape/data/x.json": "{}", "lib/knl_types": "a file" },
+    `
+    return type(require("knl").session) .. " " .. type(require("lshape").t)`,
+  );
+  Deno.mkdirSync(join(p.root, ".agent-block", "lib", "knl_adapter"), { recursive: true }); // empty
+  const r = await p.run({ unseal: false });
+  assert.deepEqual(r.outcome, { status: "returned", value: "function table" }, r.stderr);
+  assert.equal(r.stderr, "");
+});
+
+Deno.test("seal check: several copies are all named, the nearest tier's file first", async () => {
+  const p = await project({
+    "lib/knl.lua": "return {}",
+    "lib/knl/init.lua": "return {}",
+    "_home/lib/knl.lua": "return {}",
+    "lib/lshape/t.lua": "return {}",
+  }, `print("script ran")`);
+  const msg = ((await p.run({ unseal: false })).outcome as { message: string }).message;
+  assert.ok(
+    msg.startsWith(
+      "sealed module 'knl' cannot be replaced from the filesystem: lib/knl.lua would replace it " +
+        "(and 'lshape.t' by lib/lshape/t.lua);",
+    ),
+    msg,
+  );
+});
+
+Deno.test("seal check: AGENT_BLOCK_UNSEAL turns the failure into a warning, once per module", async () => {
+  const p = await project(
+    { "lib/knl.lua": `return { fake = true }`, "lib/lshape/t.lua": `return { fake_t = true }` },
+    `local a = require("knl")
+     package.loaded.knl = nil
+     local b = require("knl")
+     return tostring(a.fake and b.fake) .. " " .. tostring(require("lshape.t").fake_t)`,
   );
   const r = await p.run({ unseal: true });
-  assert.deepEqual(r.outcome, { status: "returned", value: "true" });
-  assert.match(r.stderr, /\[warn\].*sealed module 'knl' is shadowed by .*lib\/knl\.lua/);
+  assert.deepEqual(r.outcome, { status: "returned", value: "true true" }, r.stderr);
+  const warnings = r.stderr.split("\n").filter((l) => l.includes("sealed module"));
+  assert.deepEqual(warnings, [
+    "[warn] main.lua: sealed module 'knl' is replaced by lib/knl.lua (AGENT_BLOCK_UNSEAL=1)",
+    "[warn] main.lua: sealed module 'lshape.t' is replaced by lib/lshape/t.lua (AGENT_BLOCK_UNSEAL=1)",
+  ]);
 });

@@ -7,7 +7,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { EmbeddedModule } from "../../src/modules/embedded.ts";
 import { AgentBlockError } from "../../src/errors.ts";
-import { copyRelPath, embeddedRoots, isVendored, listLines, vendorModule } from "../../src/modules/vendor.ts";
+import {
+  copyRelPath,
+  embeddedRoots,
+  isVendored,
+  listLines,
+  planVendor,
+  vendorModule,
+  writeVendored,
+} from "../../src/modules/vendor.ts";
 
 function mod(name: string, path: string): [string, EmbeddedModule] {
   return [name, { name, path, source: `-- ${name}\nreturn { name = "${name}" }\n` }];
@@ -108,6 +116,26 @@ Deno.test("vendor: a sub-module alone, an unknown name and a sealed module are r
     assert.equal(e.exitCode, 1);
   }
   assert.deepEqual([...Deno.readDirSync(dir)], [], "nothing was written");
+});
+
+Deno.test("planVendor: every name is checked before anything is written; a repeated name once", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_vendor_plan_" });
+  Deno.mkdirSync(join(dir, "single"));
+  for (
+    const [names, re] of [
+      [["agent", "knl"], /'knl' is sealed/],
+      [["agent", "llm_proto.openai"], /vendored whole/],
+      [["nope", "agent"], /no embedded module 'nope'/],
+      [["agent", "single"], /single already exists/],
+    ] as const
+  ) {
+    assert.match(thrown(() => planVendor(names, dir, { modules: MODULES })).message, re, names.join(" "));
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["single"], `${names.join(" ")} wrote`);
+  }
+  const plans = planVendor(["agent", "agent", "llm_proto"], dir, { modules: MODULES });
+  assert.deepEqual(plans.map((p) => p.root.name), ["agent", "llm_proto"]);
+  for (const p of plans) writeVendored(p);
+  assert.ok(isVendored(dir, "agent") && isVendored(dir, "llm_proto"));
 });
 
 Deno.test("vendor: a pack is written with a warning", async () => {

@@ -222,10 +222,12 @@ export const STD_PATH: Section = {
     {
       kind: "function",
       name: "std.path.join",
-      doc: "Joins the parts with `/` and normalises the result.",
+      doc: "Joins the parts with `/` and normalises the result. An absolute part starts the path " +
+        "over: what comes before it is dropped.",
       params: [{ name: "...", type: "string", doc: "One or more parts." }],
       returns: [{ type: "string", doc: "The joined path." }],
-      example: 'std.path.join("src", "host", "fs.ts") --> "src/host/fs.ts"',
+      example: 'std.path.join("src", "host", "fs.ts") --> "src/host/fs.ts"\n' +
+        'std.path.join("a", "/b", "c") --> "/b/c"',
     },
     pathFn(
       "basename",

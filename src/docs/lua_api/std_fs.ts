@@ -137,6 +137,8 @@ export const STD_FS: Section = {
         "leading `./` is dropped from the results.",
       params: [{ name: "pattern", type: "string", doc: "The pattern (relative: the working directory)." }],
       returns: [{ type: "string[]", doc: "Sorted matching paths." }],
+      errors: "Raises `std.fs.glob: invalid pattern '<pattern>': <why>` for a pattern that cannot mean " +
+        "anything: a `[` never closed, a range that runs backwards (`[z-a]`), `**` inside a segment (`a**`).",
       example: 'local specs = std.fs.glob("tests/**/*_spec.lua")',
     },
     {

@@ -123,7 +123,7 @@ export const STD_SQL: Section = {
       name: "std.sql.ExecResult",
       doc: "What `std.sql.execute` answers.",
       fields: [
-        { name: "affected", type: "integer", doc: "Rows changed." },
+        { name: "affected", type: "integer", doc: "Rows this call changed (0 for DDL or a `SELECT`)." },
         { name: "last_id", type: "integer", doc: "The rowid of the last insert." },
       ],
     },
@@ -132,13 +132,21 @@ export const STD_SQL: Section = {
       name: "std.sql.execute",
       doc: "Runs a statement that changes data or schema. Without parameters it may hold several " +
         "statements (a migration), run in one immediate transaction unless the script manages " +
-        "transactions itself.",
+        "transactions itself. `affected` counts the rows this call changed: 0 for a statement that " +
+        "changes none (`CREATE TABLE`, a `SELECT`).",
       params: [
         { name: "sql", type: "string", doc: "The statement(s)." },
-        { name: "params", type: "table", optional: true, doc: "Positional or named parameters." },
+        {
+          name: "params",
+          type: "table",
+          optional: true,
+          doc: "Positional (a list: `?`, `?N`) or named (`{ name = v }` for `:name`, `@name`, `$name`) " +
+            "parameters; `std.sql.null` binds NULL.",
+        },
       ],
       returns: [{ type: "std.sql.ExecResult", doc: "Rows affected and the last rowid." }],
-      errors: "Raises for an SQL error, or for parameters given to several statements.",
+      errors: "Raises for an SQL error, for parameters given to several statements, and for a parameter of " +
+        "the statement that gets no value (a trailing nil of a list is no value: pass `std.sql.null`).",
       example: 'std.sql.execute("INSERT INTO notes (title) VALUES (?)", { "first" })',
     },
     {
@@ -148,10 +156,16 @@ export const STD_SQL: Section = {
         "BLOBs come back as strings of their bytes.",
       params: [
         { name: "sql", type: "string", doc: "One statement." },
-        { name: "params", type: "table", optional: true, doc: "Positional or named parameters." },
+        {
+          name: "params",
+          type: "table",
+          optional: true,
+          doc: "Positional or named parameters, as for `execute`.",
+        },
       ],
       returns: [{ type: "table[]", doc: "The rows, keyed by column name." }],
-      errors: "Raises for an SQL error or several statements.",
+      errors: "Raises for an SQL error, several statements, a parameter that gets no value, or two result " +
+        "columns with one name (name them apart with `AS`).",
       example:
         'for _, r in ipairs(std.sql.query("SELECT id, title FROM notes WHERE id > :min", { min = 3 })) do\n' +
         "  print(r.id, r.title)\nend",
@@ -243,6 +257,7 @@ export const STD_TS: Section = {
         },
         { name: "at", type: "integer", optional: true, doc: "Epoch ms (default now)." },
       ],
+      errors: "Raises `must be a number or a table` for any other value (nil, a string, a boolean).",
       example: 'std.ts.append("latency_ms", 42, { host = "a" })',
     },
     {

@@ -3,7 +3,8 @@
  *
  * Owns append/query/last and their guarantees (seed README, "std.ts.*"):
  * - a point is `(series, ts ms, tags JSON object or NULL, value JSON)`; values are numbers or
- *   tables (strings and booleans too), stored as canonical JSON and decoded losslessly;
+ *   tables, stored as canonical JSON and decoded losslessly (a string or a boolean is refused
+ *   with the message nil gets: `must be a number or a table, got string`);
  * - tag keys match `[A-Za-z0-9_]+`, tag values are strings, numbers or booleans; a tag filter is
  *   an AND of `json_extract(tags, '$.k') = v`, bound with v's own type (so numeric tags match
  *   numbers — the original compared everything as text and never matched them);
@@ -106,7 +107,9 @@ export function installTs(engine: LuaEngine, run: RunContext): void {
     sync: (a) => {
       const s = series(a);
       const v = a.at(2);
-      if (v === undefined || v === null || luaTypeName(v) === "function") {
+      // A point is a number or a table (`agg` reads numbers; a table is stored as JSON). A string
+      // or a boolean is refused as nil is, with the same message naming what came.
+      if (num(v) === undefined && (v === null || luaTypeName(v) !== "table")) {
         a.fail(2, "value", "a number or a table");
       }
       const tags = readTags(a, 3, "tags", a.at(3));
