@@ -15,7 +15,12 @@
  *   before the next host call that may act on the world — any asynchronous one not marked
  *   `deferCommit`, any synchronous one not marked `pure` (the kernel commits its deferred events
  *   there);
- * - CPU-time and memory limits.
+ * - CPU-time and memory limits, and the watchdog (src/lua/watchdog.ts) that enforces the CPU limit,
+ *   ends the run's Lua after `os.exit` and returns to the event loop while Lua computes, so that a
+ *   stop (SIGINT/SIGTERM, an embedder's cancel or timeout) is seen even then;
+ * - host values pushed into a Lua heap that has a limit: a value the limit cannot hold fails the
+ *   one host call it answers, with an error naming the limit, and the Lua state stays consistent
+ *   (the push runs under a protected call, so an allocation failure unwinds to it).
  *
  * Invariants:
  * - Exactly one `await` per scheduler suspension; completions that land meanwhile are taken in
@@ -27,12 +32,13 @@
  * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
  */
 import { LuaGlobal } from "wasmoon";
-import { LUA_MASKCOUNT, LUA_OK, LUA_REGISTRYINDEX, LUA_TSTRING, LUA_YIELD, type LuaApi } from "./capi.ts";
+import { LUA_OK, LUA_REGISTRYINDEX, LUA_TSTRING, LUA_YIELD, type LuaApi } from "./capi.ts";
 import { Converter, type ToJsOptions } from "./convert.ts";
 import { Args } from "./args.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { LuaErrorValue, LuaFunctionRef, LuaMulti } from "../json/values.ts";
 import { sharedFactory } from "./wasm.ts";
+import { PREEMPT_MS, RunAborted, Watchdog } from "./watchdog.ts";
 import { precompiled } from "./precompiled.ts";
 import runtimeSource from "./runtime.lua" with { type: "text" };
 
@@ -115,8 +121,13 @@ export class LuaErrorTable extends Error {
   }
 }
 
-/** Raised through Lua by the count hook when the CPU budget is spent. */
-class CpuLimitExceeded extends Error {}
+/** Raised by a host function once the run is exiting: the dispatcher raises `EXIT` in Lua. */
+class RunExiting extends Error {}
+
+/** A JS value emscripten throws for a Lua longjmp (a Lua error unwinding through JS frames). */
+function isLongjmp(e: unknown): boolean {
+  return e === Infinity;
+}
 
 /** Lines of a Lua traceback that belong to the runtime, not to the user's code. */
 const INTERNAL_FRAME = /^\s*(ab:[a-z_]+:|\[C\]: in (function|upvalue) '(xpcall|error)'|\[C\]: in \?$)/;
@@ -142,6 +153,7 @@ interface CallRequest {
 
 const RUNTIME_CHUNK = "=ab:runtime";
 let dispatcherInstalled: number | undefined;
+let hookInstalled: number | undefined;
 const engines = new Map<number, LuaEngine>(); // main lua_State -> engine, for the shared dispatcher
 
 /**
@@ -181,10 +193,13 @@ export class LuaEngine {
    * it is the calling thread — the main thread is then suspended inside `lua_resume`.
    */
   #installL: number | undefined;
-  #cpuUsed = 0;
-  #sliceStart = 0;
   #limits: EngineLimits;
-  #hookPtr = 0;
+  /** The run's watchdog: CPU limit, preemption, exit (src/lua/watchdog.ts). */
+  readonly watchdog: Watchdog;
+  /** Registry ref of `R.EXIT`. */
+  #exitRef: number;
+  /** Ids below this are the runtime's primitives (the only host functions left once exiting). */
+  #primitiveCount = 0;
   /** Called with warnings the runtime raises (unjoined failed tasks, ...). */
   onWarning: (message: string) => void = (m) => console.error(`warn: ${m}`);
 
@@ -222,7 +237,10 @@ export class LuaEngine {
     api.pushref(L, this.#runtimeRef);
     api.getfield(L, -1, "ERROR_MT");
     this.#errorMtRef = api.ref(L);
+    api.getfield(L, -1, "EXIT");
+    this.#exitRef = api.ref(L);
     api.pop(L, 1);
+    this.watchdog = new Watchdog(api, hookInstalled!, limits.cpuSeconds);
     if (limits.memoryBytes) global.setMemoryMax(limits.memoryBytes);
   }
 
@@ -245,6 +263,7 @@ export class LuaEngine {
     if (dispatcherInstalled === undefined) {
       dispatcherInstalled = api.m.addFunction((L: number) => dispatch(api, L), "ii");
     }
+    if (hookInstalled === undefined) hookInstalled = api.m.addFunction((L: number) => onHook(api, L), "vii");
     return new LuaEngine(global, api, limits);
   }
 
@@ -351,6 +370,7 @@ export class LuaEngine {
 
   /** Called by the shared dispatcher for closure `id`. */
   invoke(L: number, id: number): number {
+    if (this.watchdog.exiting && id >= this.#primitiveCount) throw new RunExiting();
     if (this.#effectPending && !this.#fnPure[id]) this.#runEffectHooks();
     const fn = this.#fns[id];
     const name = this.#fnNames[id];
@@ -424,6 +444,42 @@ export class LuaEngine {
         return 1;
       },
     });
+    // The watchdog's side of the runtime (src/lua/watchdog.ts).
+    prim("preempted", {
+      pure: true,
+      raw: (L) => {
+        this.api.pushboolean(L, this.watchdog.preempted);
+        return 1;
+      },
+    });
+    prim("preempt_blocked", {
+      pure: true,
+      raw: (L) => {
+        this.watchdog.blocked(L);
+        return 0;
+      },
+    });
+    prim("preempt_now", {
+      pure: true,
+      raw: () => {
+        this.watchdog.preempted = true;
+        return 0;
+      },
+    });
+    prim("exit_requested", {
+      pure: true,
+      raw: () => {
+        this.watchdog.exiting = true;
+        return 0;
+      },
+    });
+    this.#primitiveCount = this.#fns.length;
+  }
+
+  /** Raises the runtime's `EXIT` sentinel in `L` (does not return: Lua longjmps). */
+  raiseExit(L: number): number {
+    this.api.pushref(L, this.#exitRef);
+    return this.api.error(L);
   }
 
   #start(L: number): number {
@@ -714,11 +770,14 @@ export class LuaEngine {
 
   /**
    * Drives `R.main(chunk)` to completion: the scheduler runs the chunk as the main task.
-   * `stop` ends the drive at the next suspension (for SIGINT/SIGTERM and embedder cancels).
+   * `stop` ends the drive at the next return to the event loop: at the next host wait, or while
+   * Lua computes within `PREEMPT_MS` (src/lua/watchdog.ts) — for SIGINT/SIGTERM and an
+   * embedder's cancel or timeout.
    */
   async runMain(chunkRef: number, stop?: AbortSignal): Promise<DriveResult> {
     const api = this.api;
     const L = this.L;
+    const dog = this.watchdog;
     const T = api.newthread(L);
     const threadRef = api.ref(L);
     api.pushref(T, this.#runtimeRef);
@@ -726,7 +785,7 @@ export class LuaEngine {
     api.rotate(T, -2, 1);
     api.pop(T, 1);
     api.pushref(T, chunkRef);
-    if (this.#limits.cpuSeconds) this.#installCpuHook(T, this.#limits.cpuSeconds * 1000);
+    dog.start(T);
     let nargs = 1;
     this.#driving = true;
     const onStop = () => {
@@ -735,35 +794,46 @@ export class LuaEngine {
     };
     stop?.addEventListener("abort", onStop, { once: true });
     if (stop?.aborted) onStop();
+    const stopped = (): DriveResult => ({ kind: "stopped", reason: this.#stopReason! });
+    // A result reached at the end of a long stretch in Lua: a stop that came meanwhile (its
+    // listener could not run) is what ends the run. A short sleep rather than one zero timeout:
+    // the loop then waits for I/O, where a signal that already arrived is always picked up.
+    const settle = async (result: DriveResult): Promise<DriveResult> => {
+      if (dog.stretchMs() >= PREEMPT_MS) await new Promise((r) => setTimeout(r, SETTLE_MS));
+      return this.#stopReason ? stopped() : result;
+    };
     try {
       while (true) {
-        if (this.#stopReason) return { kind: "stopped", reason: this.#stopReason };
-        this.#sliceStart = performance.now();
+        if (this.#stopReason) return stopped();
         let r: { status: number; nresults: number };
+        dog.sliceBegin();
         try {
           r = api.resume(T, L, nargs);
         } catch (e) {
-          if (e instanceof CpuLimitExceeded) {
-            return { kind: "error", message: e.message, traceback: "", value: e.message };
+          if (e instanceof RunAborted) {
+            return await settle({ kind: "error", message: e.message, traceback: "", value: e.message });
           }
           throw e;
         } finally {
-          this.#cpuUsed += performance.now() - this.#sliceStart;
+          dog.sliceEnd();
         }
         if (r.status === LUA_YIELD) {
           api.pop(T, r.nresults);
           nargs = 0;
-          if (this.#completions.length === 0 && this.#calls.length === 0 && !this.#stopReason) {
+          if (dog.preempted) {
+            await macrotask(); // let signals, timers and cancels run; then Lua goes on
+          } else if (this.#completions.length === 0 && this.#calls.length === 0 && !this.#stopReason) {
             await new Promise<void>((resolve) => (this.#wake = resolve));
           }
+          dog.visitedLoop();
           continue;
         }
         if (r.status !== LUA_OK) {
           const message = String(this.converter.toJs(T, -1) ?? "unknown error");
           const memory = r.status === 4 ? " (memory limit reached)" : "";
-          return { kind: "error", message: message + memory, traceback: "", value: message };
+          return await settle({ kind: "error", message: message + memory, traceback: "", value: message });
         }
-        return this.#readOutcome(T, r.nresults);
+        return await settle(this.#readOutcome(T, r.nresults));
       }
     } finally {
       this.#driving = false;
@@ -798,17 +868,6 @@ export class LuaEngine {
     return { kind: "error", message, traceback: trimTraceback(tb), value };
   }
 
-  #installCpuHook(T: number, limitMs: number): void {
-    this.#hookPtr = this.api.m.addFunction(() => {
-      if (this.#cpuUsed + (performance.now() - this.#sliceStart) > limitMs) {
-        throw new CpuLimitExceeded(
-          `CPU limit exceeded: the script ran Lua code for more than ${limitMs / 1000} s`,
-        );
-      }
-    }, "vii");
-    this.api.sethook(T, this.#hookPtr, LUA_MASKCOUNT, 10_000);
-  }
-
   /** Frees the Lua state. The engine is unusable afterwards. */
   close(): void {
     if (this.#closed) return;
@@ -817,12 +876,23 @@ export class LuaEngine {
     for (const id of [...this.#ops.keys()]) this.#cancelOp(id);
     try {
       this.#global.close();
-    } catch { /* a state killed by the CPU hook may fail to close; it is discarded either way */ }
-    if (this.#hookPtr) this.api.m.removeFunction(this.#hookPtr);
+    } catch { /* a state killed by the watchdog may fail to close; it is discarded either way */ }
   }
 }
 
 const NEVER = new AbortController().signal;
+
+/** How long a run that ends after a long stretch in Lua waits for a stop that came meanwhile, ms. */
+const SETTLE_MS = 5;
+
+/**
+ * One turn of the event loop: signal listeners, due timers and I/O callbacks run. A zero timeout:
+ * a message on a MessageChannel is cheaper, but its delivery did not let timers or signal
+ * listeners run in between (measured: an interval timer starved for seconds).
+ */
+function macrotask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
 
 const SLEEP_OP: Extract<HostFunction, { async: unknown }> = {
   async: (args, cx) => {
@@ -862,7 +932,8 @@ function dispatch(api: LuaApi, L: number): number {
     const id = api.tonumber(L, LUA_REGISTRYINDEX - 1); // a small integer: no bigint needed
     return engine.invoke(L, id);
   } catch (e) {
-    if (e === Infinity) throw e; // a Lua longjmp travelling through: not ours to handle
+    if (isLongjmp(e) || e instanceof RunAborted) throw e; // a Lua error unwinding, the watchdog: not ours
+    if (e instanceof RunExiting && engine) return engine.raiseExit(L);
     if (e instanceof LuaErrorValue || e instanceof LuaErrorTable) {
       errValue = e;
       message = "";
@@ -885,6 +956,12 @@ function dispatch(api: LuaApi, L: number): number {
   api.pushstring(L, message!);
   api.concat(L, 2);
   return api.error(L);
+}
+
+/** The one count hook of every run's threads (src/lua/watchdog.ts). */
+function onHook(api: LuaApi, L: number): void {
+  const engine = engineOf(api, L);
+  engine.watchdog.onHook(L, (T) => engine.raiseExit(T));
 }
 
 function engineOf(api: LuaApi, L: number): LuaEngine {
