@@ -193,6 +193,14 @@ export class LuaApi {
     const len = this.m.HEAPU32[this.#lenPtr >> 2];
     return this.m.HEAPU8.subarray(ptr, ptr + len);
   }
+  /**
+   * Pushes bytes `start`..`start + len` of the string at (absolute) `idx` as a new string, copied
+   * inside the wasm heap (the string at `idx` stays on the stack, so its bytes stay put).
+   */
+  pushsubstring(L: number, idx: number, start: number, len: number): void {
+    const ptr = this.m._lua_tolstring(L, idx, this.#lenPtr);
+    this.m._lua_pushlstring(L, ptr + start, len);
+  }
   /** `lua_next`. */
   next(L: number, idx: number): boolean {
     return this.m._lua_next(L, idx) !== 0;

@@ -41,6 +41,8 @@ import { sharedFactory } from "./wasm.ts";
 import { PREEMPT_MS, RunAborted, Watchdog } from "./watchdog.ts";
 import { precompiled } from "./precompiled.ts";
 import runtimeSource from "./runtime.lua" with { type: "text" };
+import interruptibleSource from "./interruptible.lua" with { type: "text" };
+import { patternInfo, strBatch, strGsub, strSearch } from "./interruptible.ts";
 
 /** Context handed to every host function call. */
 export interface CallContext {
@@ -152,6 +154,7 @@ interface CallRequest {
 }
 
 const RUNTIME_CHUNK = "=ab:runtime";
+const INTERRUPTIBLE_CHUNK = "=ab:interruptible";
 let dispatcherInstalled: number | undefined;
 let hookInstalled: number | undefined;
 const engines = new Map<number, LuaEngine>(); // main lua_State -> engine, for the shared dispatcher
@@ -241,6 +244,7 @@ export class LuaEngine {
     this.#exitRef = api.ref(L);
     api.pop(L, 1);
     this.watchdog = new Watchdog(api, hookInstalled!, limits.cpuSeconds);
+    this.#installInterruptible();
     if (limits.memoryBytes) global.setMemoryMax(limits.memoryBytes);
   }
 
@@ -251,7 +255,8 @@ export class LuaEngine {
 
   /** Creates an engine on the process-wide wasm module. */
   static async create(limits: EngineLimits = {}): Promise<LuaEngine> {
-    precompiled(RUNTIME_CHUNK, runtimeSource); // hashed and decoded while the wasm may still compile
+    precompiled(RUNTIME_CHUNK, runtimeSource); // looked up and decoded while the wasm may still compile
+    precompiled(INTERRUPTIBLE_CHUNK, interruptibleSource);
     const { factory, api } = await sharedFactory();
     // The bare global state, not wasmoon's `LuaEngine`: that one also registers wasmoon's JS
     // type extensions (metatables and wasm table entries for JS functions, promises, errors),
@@ -474,6 +479,28 @@ export class LuaEngine {
       },
     });
     this.#primitiveCount = this.#fns.length;
+  }
+
+  /** String matching and `table.sort` made interruptible (src/lua/interruptible.lua). */
+  #installInterruptible(): void {
+    const prim = (name: string, fn: HostFunction) => {
+      this.#pushCFunction(this.L, name, fn);
+      this.#storeTop("@" + name);
+    };
+    prim("str_info", {
+      pure: true,
+      raw: (L) => {
+        const info = patternInfo(this.api.tobytesView(L, 1), this.api.toboolean(L, 2));
+        this.api.pushboolean(L, info.valid);
+        this.api.pushinteger(L, BigInt(info.captures));
+        this.api.pushinteger(L, BigInt(info.k));
+        return 3;
+      },
+    });
+    prim("str_search", { pure: true, raw: (L) => strSearch(this, L) });
+    prim("str_batch", { pure: true, raw: (L) => strBatch(this, L) });
+    prim("str_gsub", { pure: true, raw: (L) => strGsub(this, L) });
+    this.exec(interruptibleSource, INTERRUPTIBLE_CHUNK);
   }
 
   /** Raises the runtime's `EXIT` sentinel in `L` (does not return: Lua longjmps). */

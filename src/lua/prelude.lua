@@ -30,10 +30,11 @@ local R, H = ...
 local host_call, user_level = R.host_call, R.user_level
 local type, tostring, tonumber, select, error, setmetatable, getmetatable, rawequal =
   type, tostring, tonumber, select, error, setmetatable, getmetatable, rawequal
-local sformat, ssub, sfind, concat, pack, unpack = string.format, string.sub, string.find,
+-- the C matchers (src/lua/interruptible.lua wraps the public ones): the patterns here are ours
+local sformat, ssub, sfind, concat, pack, unpack = string.format, string.sub, R.cstring.find,
   table.concat, table.pack, table.unpack
 local math_type = math.type
-local sgsub = string.gsub
+local sgsub, smatch = R.cstring.gsub, R.cstring.match
 local rawmeta = debug.getmetatable -- captured before `debug` is cut down (see "debug")
 
 -- std --------------------------------------------------------------------------------------------
@@ -149,7 +150,7 @@ local function read_number(f)
   end
   -- make sure the whole numeral is buffered
   while not sfind(f.buf, "[^%w%.%+%-]", f.pos) and fill(f) do end
-  local numeral = string.match(f.buf, "^[%+%-]?[%w%.]*[eEpP]?[%+%-]?[%w%.]*", f.pos) or ""
+  local numeral = smatch(f.buf, "^[%+%-]?[%w%.]*[eEpP]?[%+%-]?[%w%.]*", f.pos) or ""
   f.pos = f.pos + #numeral
   return tonumber(numeral)
 end

@@ -114,8 +114,8 @@ R.user_level = user_level
 
 local function cannot_yield(op)
   return sformat(
-    "host call '%s' made where yielding is impossible (inside a C boundary: a table.sort comparator, "
-      .. "a string.gsub callback, __tostring, __gc, or a function called by the host)", op)
+    "host call '%s' made where yielding is impossible (inside a C boundary: __tostring, an error "
+      .. "handler, a metamethod called by a library function, or a function called by the host)", op)
 end
 
 --- `file:line: ` of stack `level` (as `error(msg, level)` would prefix it), or "".

@@ -13,8 +13,8 @@
  * macrotask before resuming — the stop requested meanwhile ends the drive there.
  *
  * Where Lua cannot yield (inside a C call that called Lua: a `__tostring`, a message handler, a
- * `__index` reached from a library function), the hook counts every instruction until the run
- * reaches a point where it can, and yields there. A stretch without such a point that lasts
+ * `__index` reached from a library function), the hook is called every `SEEK_COUNT` instructions
+ * until the run reaches a point where it can, and yields there. A stretch without such a point that lasts
  * `UNINTERRUPTIBLE_MS` ends the run (`RunAborted`): nothing else could end it.
  *
  * Invariants:
@@ -36,6 +36,8 @@ import { LUA_MASKCOUNT, type LuaApi } from "./capi.ts";
 export const HOOK_COUNT = 10_000;
 /** Lua time after which the run returns to the event loop (at the next point where it can). */
 export const PREEMPT_MS = 100;
+/** Instructions between two hook calls while looking for a point where the run can yield. */
+export const SEEK_COUNT = 100;
 /** Longest stretch without a point where the run can return to the event loop. */
 export const UNINTERRUPTIBLE_MS = 1000;
 
@@ -145,18 +147,18 @@ export class Watchdog {
       return;
     }
     if (stretch > UNINTERRUPTIBLE_MS) throw new RunAborted(uninterruptibleMessage("Lua"));
-    this.#setCount(L, 1); // yield at the first instruction where it can
+    this.#setCount(L, SEEK_COUNT); // yield soon after the first instruction where it can
   }
 
   /**
    * A preemption yield reached runtime code on thread `L` that cannot yield (a coroutine resumed
-   * from inside a C call): the coroutine is resumed at once, and `L` yields at its first
+   * from inside a C call): the coroutine is resumed at once, and `L` yields soon after its first
    * instruction where it can.
    */
   blocked(L: number): void {
     this.preempted = false;
     if (this.stretchMs() > UNINTERRUPTIBLE_MS) throw new RunAborted(uninterruptibleMessage("Lua"));
-    this.#setCount(L, 1);
+    this.#setCount(L, SEEK_COUNT);
   }
 
   #setCount(L: number, count: number): void {
