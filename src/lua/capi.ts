@@ -73,6 +73,8 @@ export const LUA_TYPE_NAMES = [
 ];
 
 const encoder = new TextEncoder();
+/** Largest value pushed through the shared scratch buffer (larger ones get a buffer of their own). */
+const SCRATCH_MAX = 1 << 20;
 
 /**
  * A typed façade over the raw exports. One instance per wasm module (factory); it is shared by
@@ -259,8 +261,22 @@ export class LuaApi {
   pushcclosure(L: number, fn: number, nup: number): void {
     this.m._lua_pushcclosure(L, fn, nup);
   }
-  /** Pushes raw bytes as a Lua string. */
+  /**
+   * Pushes raw bytes as a Lua string. A large value goes through a buffer of its own, freed at
+   * once (also when Lua raises): the shared scratch buffer never grows past `SCRATCH_MAX`.
+   */
   pushbytes(L: number, bytes: Uint8Array): void {
+    if (bytes.length > SCRATCH_MAX) {
+      const ptr = this.m._malloc(bytes.length);
+      if (!ptr) throw new RangeError(`cannot allocate ${bytes.length} bytes in the wasm heap`);
+      try {
+        this.m.HEAPU8.set(bytes, ptr);
+        this.m._lua_pushlstring(L, ptr, bytes.length);
+      } finally {
+        this.m._free(ptr);
+      }
+      return;
+    }
     const ptr = this.#ensureScratch(bytes.length);
     this.m.HEAPU8.set(bytes, ptr);
     this.m._lua_pushlstring(L, ptr, bytes.length);
@@ -269,6 +285,10 @@ export class LuaApi {
   pushstring(L: number, s: string): void {
     if (s.length === 0) {
       this.m._lua_pushlstring(L, 0, 0);
+      return;
+    }
+    if (s.length * 3 > SCRATCH_MAX) {
+      this.pushbytes(L, encoder.encode(s));
       return;
     }
     const ptr = this.#ensureScratch(s.length * 3);

@@ -33,7 +33,7 @@
  */
 import { LuaGlobal } from "wasmoon";
 import { LUA_OK, LUA_REGISTRYINDEX, LUA_TSTRING, LUA_YIELD, type LuaApi } from "./capi.ts";
-import { Converter, type ToJsOptions } from "./convert.ts";
+import { Converter, HeapLimitError, type ToJsOptions } from "./convert.ts";
 import { Args } from "./args.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { LuaErrorValue, LuaFunctionRef, LuaMulti } from "../json/values.ts";
@@ -123,6 +123,32 @@ export class LuaErrorTable extends Error {
   }
 }
 
+/** What `#pushProtected` pushes for a completion: its values table `{ n, true, results... }`. */
+class CompletionValues {
+  constructor(readonly value: unknown) {}
+}
+/** What `#pushProtected` pushes for a failed operation: its Lua error value. */
+class PushedError {
+  constructor(readonly error: unknown) {}
+}
+/** What `#pushProtected` pushes for a callback request: `{ call, args, reply }`. */
+class CallRequestValue {
+  constructor(readonly call: CallRequest) {}
+}
+
+function mib(bytes: number): string {
+  const m = bytes / 1048576;
+  return m >= 10 ? String(Math.round(m)) : m.toFixed(1);
+}
+
+/** ` (N MiB)` for a string or bytes value, else "". */
+function sizeOf(v: unknown): string {
+  const x = v instanceof CompletionValues ? v.value : v;
+  if (typeof x === "string") return ` (${mib(x.length)} MiB)`;
+  if (x instanceof Uint8Array) return ` (${mib(x.length)} MiB)`;
+  return "";
+}
+
 /** Raised by a host function once the run is exiting: the dispatcher raises `EXIT` in Lua. */
 class RunExiting extends Error {}
 
@@ -144,6 +170,8 @@ export function trimTraceback(tb: string): string {
 
 interface Completion {
   id: number;
+  /** The operation's name, for an error about its result. */
+  op: string;
   ok: boolean;
   value: unknown;
 }
@@ -177,6 +205,7 @@ export class LuaEngine {
   #effectHooks: (() => void)[] = [];
   #effectPending = false;
   #ops = new Map<number, AbortController>();
+  #opNames = new Map<number, string>();
   #opSeq = 0;
   #completions: Completion[] = [];
   #calls: CallRequest[] = [];
@@ -222,7 +251,14 @@ export class LuaEngine {
     api.pushstring(L, "json.object");
     api.setfield(L, -2, "__name");
     const objectMt = api.ref(L);
-    this.converter = new Converter(api, arrayMt, objectMt, (L2) => this.#makeRef(L2));
+    const limit = limits.memoryBytes;
+    this.converter = new Converter(
+      api,
+      arrayMt,
+      objectMt,
+      (L2) => this.#makeRef(L2),
+      limit === undefined ? undefined : () => limit - global.getMemoryUsed(),
+    );
     this.arrayMtRef = arrayMt;
     this.objectMtRef = objectMt;
     // The table of host primitives handed to runtime.lua and the prelude.
@@ -386,18 +422,28 @@ export class LuaEngine {
       this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error", floats: fn.floats ?? "plain" }),
     );
     const result = fn.sync(args, { engine: this, signal: NEVER });
-    return this.pushResult(L, result);
+    return this.pushResult(L, result, name);
   }
 
-  /** Pushes a host function's result; returns the number of Lua values pushed. */
-  pushResult(L: number, result: unknown): number {
+  /**
+   * Pushes a host function's result; returns the number of Lua values pushed. Under a memory
+   * limit each value is pushed under protection: one the heap cannot hold raises an error naming
+   * the limit, at the caller's line, and the state stays consistent.
+   */
+  pushResult(L: number, result: unknown, name = "host function"): number {
     if (result === undefined) return 0;
-    if (result instanceof LuaMulti) {
-      for (const v of result.values) this.converter.push(L, v);
-      return result.values.length;
+    const values = result instanceof LuaMulti ? result.values : [result];
+    for (const v of values) {
+      if (this.#limits.memoryBytes === undefined) {
+        this.converter.push(L, v);
+        continue;
+      }
+      const failure = this.#pushProtected(L, v);
+      if (failure !== undefined) {
+        throw new Error(`${name}: its result could not be passed into Lua: ${failure}`);
+      }
     }
-    this.converter.push(L, result);
-    return 1;
+    return values.length;
   }
 
   /** Reads a value from the stack with the engine's converter. */
@@ -478,6 +524,9 @@ export class LuaEngine {
         return 0;
       },
     });
+    // The body of `#pushProtected`'s protected call (kept by ref: pushing it allocates nothing).
+    this.#pushCFunction(this.L, "push", { raw: (L) => this.#pushPending(L), pure: true });
+    this.#pushRef = this.api.ref(this.L);
     this.#primitiveCount = this.#fns.length;
   }
 
@@ -526,6 +575,7 @@ export class LuaEngine {
     // A synchronous throw (argument validation) fails the call at once, at the caller's line.
     const promise = op.async(args, { engine: this, signal: ac.signal });
     this.#ops.set(id, ac);
+    this.#opNames.set(id, name);
     promise.then(
       (value) => this.#complete(id, true, value),
       (err) => this.#complete(id, false, err),
@@ -536,15 +586,18 @@ export class LuaEngine {
 
   #complete(id: number, ok: boolean, value: unknown): void {
     const ac = this.#ops.get(id);
+    const op = this.#opNames.get(id) ?? "host operation";
+    this.#opNames.delete(id);
     if (!ac) return; // cancelled: the scheduler no longer waits for it
     this.#ops.delete(id);
     if (ac.signal.aborted) return;
-    this.#completions.push({ id, ok, value });
+    this.#completions.push({ id, op, ok, value });
     this.#wakeUp();
   }
 
   #cancelOp(id: number): void {
     const ac = this.#ops.get(id);
+    this.#opNames.delete(id);
     if (!ac) return;
     this.#ops.delete(id);
     ac.abort(new DOMException("cancelled", "AbortError"));
@@ -556,7 +609,11 @@ export class LuaEngine {
     w?.();
   }
 
-  /** Pushes the batch of completions and callback requests as one Lua array. */
+  /**
+   * Pushes the batch of completions and callback requests as one Lua array. Each completion's
+   * values are pushed under protection (`#pushProtected`): one that Lua cannot hold becomes that
+   * operation's failure, and the batch goes on.
+   */
   #take(L: number): number {
     const api = this.api;
     const completions = this.#completions;
@@ -570,49 +627,118 @@ export class LuaEngine {
       api.pushinteger(L, BigInt(c.id));
       api.setfield(L, -2, "id");
       // values = { n = k, ok, results... }
-      const vals = c.ok
-        ? (c.value instanceof LuaMulti ? c.value.values : c.value === undefined ? [] : [c.value])
-        : [];
-      api.createtable(L, vals.length + 1, 1);
-      api.pushboolean(L, c.ok);
-      api.rawseti(L, -2, 1);
-      if (c.ok) {
-        vals.forEach((v, k) => {
-          try {
-            this.converter.push(L, v);
-          } catch (e) {
-            api.pushnil(L);
-            this.onWarning(`host result could not be converted: ${errorMessage(e)}`);
-          }
-          api.rawseti(L, -2, k + 2);
-        });
-        api.pushinteger(L, BigInt(vals.length + 1));
+      const failure = c.ok ? this.#pushProtected(L, new CompletionValues(c.value)) : undefined;
+      if (c.ok && failure === undefined) {
+        api.setfield(L, -2, "values");
       } else {
-        this.#pushError(L, c.value);
+        const err = failure === undefined
+          ? c.value
+          : new Error(`${c.op}: its result could not be passed into Lua: ${failure}`);
+        api.createtable(L, 2, 1);
+        api.pushboolean(L, false);
+        api.rawseti(L, -2, 1);
+        const bad = this.#pushProtected(L, new PushedError(err));
+        if (bad !== undefined) api.pushstring(L, `${c.op}: its error could not be passed into Lua: ${bad}`);
         api.rawseti(L, -2, 2);
         api.pushinteger(L, 2n);
+        api.setfield(L, -2, "n");
+        api.setfield(L, -2, "values");
       }
-      api.setfield(L, -2, "n");
-      api.setfield(L, -2, "values");
       api.rawseti(L, -2, ++i);
     }
     for (const c of calls) {
-      api.createtable(L, 0, 3);
-      api.pushref(L, c.fn.ref);
-      api.setfield(L, -2, "call");
-      api.createtable(L, c.args.length, 1);
-      c.args.forEach((v, k) => {
-        this.converter.push(L, v);
-        api.rawseti(L, -2, k + 1);
-      });
-      api.pushinteger(L, BigInt(c.args.length));
-      api.setfield(L, -2, "n");
-      api.setfield(L, -2, "args");
-      api.pushinteger(L, BigInt(c.reply));
-      api.setfield(L, -2, "reply");
+      const failure = this.#pushProtected(L, new CallRequestValue(c));
+      if (failure !== undefined) {
+        this.#replies.get(c.reply)?.reject(
+          new LuaCallbackError(`the arguments could not be passed into Lua: ${failure}`, undefined),
+        );
+        this.#replies.delete(c.reply);
+        continue;
+      }
       api.rawseti(L, -2, ++i);
     }
     return 1;
+  }
+
+  /** The value `#pushProtected` pushes from inside its protected call (see `#pushPending`). */
+  #pending: unknown;
+  /** A JS failure while pushing `#pending` (the push answers nothing then). */
+  #pendingFailure: unknown;
+  /** Registry ref of the C closure that pushes `#pending`. */
+  #pushRef = 0;
+
+  /**
+   * Pushes `v` (converted; `CompletionValues`, `PushedError` and `CallRequestValue` are built into
+   * their tables) inside a protected call, so that a value the Lua heap cannot hold — a memory
+   * limit reached half way, or a value that cannot be converted — leaves the state as it was.
+   * Answers undefined when `v` is on the stack, else why it is not (nothing is pushed then).
+   */
+  #pushProtected(L: number, v: unknown): string | undefined {
+    const api = this.api;
+    this.#pending = v;
+    this.#pendingFailure = undefined;
+    api.pushref(L, this.#pushRef);
+    const status = api.m._lua_pcallk(L, 0, 1, 0, 0, 0);
+    this.#pending = undefined;
+    const failure = this.#pendingFailure;
+    this.#pendingFailure = undefined;
+    if (status === LUA_OK && failure === undefined) return undefined;
+    api.pop(L, 1);
+    if (status === 4 /* LUA_ERRMEM */ || failure instanceof HeapLimitError) {
+      return this.#heapMessage(v, failure);
+    }
+    return failure !== undefined ? errorMessage(failure) : "the Lua heap has no room left";
+  }
+
+  #heapMessage(v: unknown, failure: unknown): string {
+    const limit = this.#limits.memoryBytes;
+    const size = failure instanceof HeapLimitError ? ` (${mib(failure.bytes)} MiB)` : sizeOf(v);
+    if (limit === undefined) return `the value${size} does not fit in the Lua heap`;
+    return `the value${size} does not fit in the Lua heap: the memory limit is ${mib(limit)} MiB`;
+  }
+
+  /** The C closure's body: pushes `#pending`; a JS failure is kept, not raised. */
+  #pushPending(L: number): number {
+    const api = this.api;
+    const v = this.#pending;
+    try {
+      if (v instanceof CompletionValues) {
+        const vals = v.value instanceof LuaMulti ? v.value.values : v.value === undefined ? [] : [v.value];
+        api.createtable(L, vals.length + 1, 1);
+        api.pushboolean(L, true);
+        api.rawseti(L, -2, 1);
+        vals.forEach((x, k) => {
+          this.converter.push(L, x);
+          api.rawseti(L, -2, k + 2);
+        });
+        api.pushinteger(L, BigInt(vals.length + 1));
+        api.setfield(L, -2, "n");
+      } else if (v instanceof PushedError) {
+        this.#pushError(L, v.error);
+      } else if (v instanceof CallRequestValue) {
+        const c = v.call;
+        api.createtable(L, 0, 3);
+        api.pushref(L, c.fn.ref);
+        api.setfield(L, -2, "call");
+        api.createtable(L, c.args.length, 1);
+        c.args.forEach((x, k) => {
+          this.converter.push(L, x);
+          api.rawseti(L, -2, k + 1);
+        });
+        api.pushinteger(L, BigInt(c.args.length));
+        api.setfield(L, -2, "n");
+        api.setfield(L, -2, "args");
+        api.pushinteger(L, BigInt(c.reply));
+        api.setfield(L, -2, "reply");
+      } else {
+        this.converter.push(L, v);
+      }
+      return 1;
+    } catch (e) {
+      if (isLongjmp(e)) throw e; // the heap's limit: Lua unwinds to the protected call
+      this.#pendingFailure = e;
+      return 0;
+    }
   }
 
   /** Pushes the Lua error value for a failed operation. */

@@ -209,3 +209,33 @@ Deno.test("preemption: a coroutine's own plain yields are not mistaken for preem
   );
   assert.equal(out, "nil,nil,nil,end");
 });
+
+Deno.test("attack: unbounded recursion in Lua, through metamethods, and into and out of the host", async () => {
+  const out = returnedValue(
+    await runLua(`
+    local r = {}
+    local function try(name, f)
+      local ok, err = pcall(f)
+      r[#r + 1] = name .. ": " .. (ok and "no error" or (tostring(err):match("stack overflow") and "stack overflow"
+        or tostring(err):match("nested deeper than") and "too deep" or tostring(err)))
+    end
+    try("lua", function() local function f(n) return f(n + 1) + 1 end return f(1) end)
+    try("metamethod", function()
+      local t = setmetatable({}, {}) getmetatable(t).__index = function(t, k) return t[k] end
+      return t.x
+    end)
+    try("to the host", function()
+      local t = {} local c = t
+      for i = 1, 1e5 do c[1] = {} c = c[1] end
+      return std.json.encode(t)
+    end)
+    try("from the host", function() return std.json.decode(("["):rep(1e5) .. ("]"):rep(1e5)) end)
+    return table.concat(r, "; ")
+  `),
+  );
+  assert.match(
+    out,
+    /^lua: stack overflow; metamethod: stack overflow; to the host: too deep; from the host: /,
+  );
+  assert.doesNotMatch(out, /no error/);
+});
