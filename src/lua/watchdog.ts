@@ -72,6 +72,7 @@ export class Watchdog {
   readonly #limitMs: number | undefined;
 
   /**
+   * A watchdog for one engine; `start` puts it to work.
    * @param api the raw API
    * @param hookPtr the shared hook function (it finds this watchdog through the engine)
    * @param cpuSeconds the CPU limit, if any
