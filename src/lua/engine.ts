@@ -27,8 +27,14 @@
  *   one batch.
  * - A JS exception never unwinds through Lua frames from a host function: it is turned into a
  *   Lua error at the caller's line (`where(1)`) — a string, or for a `LuaErrorTable` a table
- *   with the runtime's error metatable (`R.ERROR_MT`), its message prefixed the same way. Only the CPU-limit hook throws through Lua on
- *   purpose, and the engine is discarded afterwards.
+ *   with the runtime's error metatable (`R.ERROR_MT`), its message prefixed the same way. Only
+ *   `RunAborted` (the watchdog: the CPU limit, a stretch that cannot be interrupted) is thrown
+ *   through Lua on purpose, and the engine is discarded afterwards. A Lua error unwinding through
+ *   a host function (emscripten's longjmp, thrown as `Infinity`) is never caught on the way.
+ * - Once the run is exiting (`os.exit`, `job.defer`), no host function but the runtime's
+ *   primitives runs: a call raises `EXIT` again, whatever Lua (a `__close`, a coroutine) makes it.
+ * - String matching and `table.sort` with a comparator are the interruptible ones
+ *   (src/lua/interruptible.lua, loaded right after the runtime; primitives in interruptible.ts).
  * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
  */
 import { LuaGlobal } from "wasmoon";
@@ -952,7 +958,12 @@ export class LuaEngine {
     // listener could not run) is what ends the run. A short sleep rather than one zero timeout:
     // the loop then waits for I/O, where a signal that already arrived is always picked up.
     const settle = async (result: DriveResult): Promise<DriveResult> => {
-      if (dog.stretchMs() >= PREEMPT_MS) await new Promise((r) => setTimeout(r, SETTLE_MS));
+      if (dog.stretchMs() >= PREEMPT_MS) {
+        // a few turns: on a loaded machine the sleep's timer may come before the signal's turn
+        for (let i = 0; i < SETTLE_TURNS && !this.#stopReason; i++) {
+          await new Promise((r) => setTimeout(r, SETTLE_MS));
+        }
+      }
       return this.#stopReason ? stopped() : result;
     };
     try {
@@ -1035,8 +1046,12 @@ export class LuaEngine {
 
 const NEVER = new AbortController().signal;
 
-/** How long a run that ends after a long stretch in Lua waits for a stop that came meanwhile, ms. */
+/**
+ * How a run that ends after a long stretch in Lua waits for a stop that came meanwhile: this many
+ * sleeps of this many ms (the loop waits for I/O in each, where an arrived signal is picked up).
+ */
 const SETTLE_MS = 5;
+const SETTLE_TURNS = 3;
 
 /**
  * One turn of the event loop: signal listeners, due timers and I/O callbacks run. A zero timeout:
