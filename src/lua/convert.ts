@@ -315,7 +315,18 @@ export class Converter {
     if (n === 0) return "{}";
     if (intKeys.length === 0 && !numberAsText) {
       // Lua string keys only (the common case): distinct by construction, so no collision check;
-      // sorted in place with their values (insertion sort: objects here are small).
+      // sorted in place with their values — by insertion when few (objects are mostly small),
+      // else through a sorted index (an object with 100,000 keys must not cost n² steps).
+      if (n > 32) {
+        const order = Array.from({ length: n }, (_, i) => i);
+        order.sort((a, b) => (strKeys[a] < strKeys[b] ? -1 : strKeys[a] > strKeys[b] ? 1 : 0));
+        let out = "{";
+        for (let i = 0; i < n; i++) {
+          if (i) out += ",";
+          out += quotedKey(strKeys[order[i]]) + ":" + strVals[order[i]];
+        }
+        return out + "}";
+      }
       for (let i = 1; i < n; i++) {
         const k = strKeys[i];
         const v = strVals[i];

@@ -239,3 +239,20 @@ Deno.test("attack: unbounded recursion in Lua, through metamethods, and into and
   );
   assert.doesNotMatch(out, /no error/);
 });
+
+Deno.test("attack: std.json.encode of an object with 200,000 keys (the key sort was quadratic)", async () => {
+  const t0 = performance.now();
+  const out = returnedValue(
+    await runLua(`
+    local t = {}
+    for i = 1, 200000 do t["k" .. (i * 7919 % 200003)] = i end
+    local s = std.json.encode(t)
+    local keys = {}
+    for k in s:sub(1, 60):gmatch('"(k%d+)"') do keys[#keys + 1] = k end
+    return #s .. " " .. table.concat(keys, ",")
+  `),
+  );
+  assert.match(out, /^\d+ k1,k10,k100,k1000/);
+  // n log n: well under a second (it took minutes); the bound only keeps a loaded machine from failing it.
+  assert.ok(performance.now() - t0 < 10_000, `took ${Math.round(performance.now() - t0)} ms`);
+});
