@@ -153,14 +153,15 @@ class Searcher {
     this.tick = () => {
       dog.checkCpu(performance.now());
       const stretch = dog.stretchMs();
-      if (stretch > UNINTERRUPTIBLE_MS) {
+      if (stretch < PREEMPT_MS) return;
+      if (dog.overBound(stretch)) {
         throw new PatternError(
           `pattern too expensive: matching ran for more than ${UNINTERRUPTIBLE_MS / 1000} s without ` +
             `a point where the run can be interrupted (repetitions that overlap make the matcher backtrack ` +
             `without end; simplify the pattern)`,
         );
       }
-      if (this.yieldable && stretch >= PREEMPT_MS) this.preemptDue = true;
+      if (this.yieldable) this.preemptDue = true;
     };
   }
   /** The match state for `src` and `pat`, for a call from thread `L`. */

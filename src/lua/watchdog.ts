@@ -28,8 +28,12 @@
  *   on the driver thread).
  * - `RunAborted` is a JS exception thrown through the wasm frames on purpose: Lua cannot catch
  *   it, and the engine is discarded afterwards.
- * - Limits are measured in wall time of the slices spent inside Lua (not in host waits).
+ * - Limits are measured in wall time of the slices spent inside Lua (not in host waits). The
+ *   bound on a stretch that cannot be interrupted also needs the process to have spent that much
+ *   CPU time since the stretch was seen to be long: a process a loaded machine did not schedule
+ *   is not running away.
  */
+import process from "node:process";
 import { LUA_MASKCOUNT, type LuaApi } from "./capi.ts";
 
 /** Lua instructions between two calls of the hook. */
@@ -66,6 +70,8 @@ export class Watchdog {
   cpuUsedMs = 0;
   #sliceStart = 0;
   #loopAt = 0;
+  /** Process CPU time (ms) when the current stretch was first seen to be long. */
+  #cpuAtLong: number | undefined;
   #driver = 0;
   readonly #api: LuaApi;
   readonly #hookPtr: number;
@@ -104,6 +110,21 @@ export class Watchdog {
   visitedLoop(): void {
     this.preempted = false;
     this.#loopAt = performance.now();
+    this.#cpuAtLong = undefined;
+  }
+
+  /**
+   * Whether a stretch of `stretch` ms has gone past `UNINTERRUPTIBLE_MS`: in wall time, and in CPU
+   * time the process spent since the stretch was first seen to be long (see the module doc).
+   * Call it whenever a stretch is at least `PREEMPT_MS` long.
+   */
+  overBound(stretch: number): boolean {
+    if (this.#cpuAtLong === undefined) {
+      this.#cpuAtLong = cpuMs();
+      return false;
+    }
+    if (stretch <= UNINTERRUPTIBLE_MS) return false;
+    return cpuMs() - this.#cpuAtLong > UNINTERRUPTIBLE_MS - PREEMPT_MS;
   }
 
   /** Time since the drive last returned to the event loop, ms. */
@@ -141,13 +162,14 @@ export class Watchdog {
       this.#setCount(L, HOOK_COUNT); // back from a stretch counted instruction by instruction
       return;
     }
+    const over = this.overBound(stretch);
     if (api.isyieldable(L)) {
       this.#setCount(L, HOOK_COUNT);
       this.preempted = true;
       api.m._lua_yieldk(L, 0, 0, 0); // a hook's yield: Lua yields once the hook returns
       return;
     }
-    if (stretch > UNINTERRUPTIBLE_MS) throw new RunAborted(uninterruptibleMessage("Lua"));
+    if (over) throw new RunAborted(uninterruptibleMessage("Lua"));
     this.#setCount(L, SEEK_COUNT); // yield soon after the first instruction where it can
   }
 
@@ -158,7 +180,7 @@ export class Watchdog {
    */
   blocked(L: number): void {
     this.preempted = false;
-    if (this.stretchMs() > UNINTERRUPTIBLE_MS) throw new RunAborted(uninterruptibleMessage("Lua"));
+    if (this.overBound(this.stretchMs())) throw new RunAborted(uninterruptibleMessage("Lua"));
     this.#setCount(L, SEEK_COUNT);
   }
 
@@ -167,4 +189,10 @@ export class Watchdog {
       this.#api.sethook(L, this.#hookPtr, LUA_MASKCOUNT, count);
     }
   }
+}
+
+/** CPU time this process has used, ms. */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
