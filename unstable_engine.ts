@@ -53,6 +53,7 @@ export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
 export { Logger, type LogLevel } from "./src/obs/log.ts";
 export { Secrets, type SecretSource } from "./src/obs/secrets.ts";
 export type { EngineLimits } from "./src/lua/engine.ts";
+export type { Watchdog } from "./src/lua/watchdog.ts";
 export { Args, LuaArgError } from "./src/lua/args.ts";
 export { RunEnv } from "./src/run_env.ts";
 export { type InProcessOptions, InProcessRunner } from "./src/runner/in_process.ts";

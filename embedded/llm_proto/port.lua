@@ -126,15 +126,13 @@ end
 
 -- JSON text of each wire message, by identity: the adapters reuse a message's converted form
 -- while it is unchanged, so a loop encodes each message once instead of on every turn. The text
--- stays on the host side (`T.encode` returns an id, released when the handle is collected) and
+-- stays on the host side (`T.handle` encodes it and answers `{ id }`, released when collected) and
 -- the transport splices it into the body (`raw_messages`). The adapters reuse a tools list's
 -- converted form per list table, so it is encoded once too (`raw_tools`): pass the same table
 -- while the tools are the same, and treat messages and tool lists as values once sent.
 local encoded = setmetatable({}, { __mode = "k" })
-local handle_mt = { __gc = function(h) T.release(h.id) end }
-
 local function encode(v)
-  return setmetatable({ id = T.encode(v) }, handle_mt)
+  return T.handle(v)
 end
 
 local function encode_messages(list)

@@ -73,6 +73,8 @@ export const LUA_TYPE_NAMES = [
 ];
 
 const encoder = new TextEncoder();
+/** Largest value pushed through the shared scratch buffer (larger ones get a buffer of their own). */
+const SCRATCH_MAX = 1 << 20;
 
 /**
  * A typed façade over the raw exports. One instance per wasm module (factory); it is shared by
@@ -193,6 +195,14 @@ export class LuaApi {
     const len = this.m.HEAPU32[this.#lenPtr >> 2];
     return this.m.HEAPU8.subarray(ptr, ptr + len);
   }
+  /**
+   * Pushes bytes `start`..`start + len` of the string at (absolute) `idx` as a new string, copied
+   * inside the wasm heap (the string at `idx` stays on the stack, so its bytes stay put).
+   */
+  pushsubstring(L: number, idx: number, start: number, len: number): void {
+    const ptr = this.m._lua_tolstring(L, idx, this.#lenPtr);
+    this.m._lua_pushlstring(L, ptr + start, len);
+  }
   /** `lua_next`. */
   next(L: number, idx: number): boolean {
     return this.m._lua_next(L, idx) !== 0;
@@ -251,8 +261,22 @@ export class LuaApi {
   pushcclosure(L: number, fn: number, nup: number): void {
     this.m._lua_pushcclosure(L, fn, nup);
   }
-  /** Pushes raw bytes as a Lua string. */
+  /**
+   * Pushes raw bytes as a Lua string. A large value goes through a buffer of its own, freed at
+   * once (also when Lua raises): the shared scratch buffer never grows past `SCRATCH_MAX`.
+   */
   pushbytes(L: number, bytes: Uint8Array): void {
+    if (bytes.length > SCRATCH_MAX) {
+      const ptr = this.m._malloc(bytes.length);
+      if (!ptr) throw new RangeError(`cannot allocate ${bytes.length} bytes in the wasm heap`);
+      try {
+        this.m.HEAPU8.set(bytes, ptr);
+        this.m._lua_pushlstring(L, ptr, bytes.length);
+      } finally {
+        this.m._free(ptr);
+      }
+      return;
+    }
     const ptr = this.#ensureScratch(bytes.length);
     this.m.HEAPU8.set(bytes, ptr);
     this.m._lua_pushlstring(L, ptr, bytes.length);
@@ -261,6 +285,10 @@ export class LuaApi {
   pushstring(L: number, s: string): void {
     if (s.length === 0) {
       this.m._lua_pushlstring(L, 0, 0);
+      return;
+    }
+    if (s.length * 3 > SCRATCH_MAX) {
+      this.pushbytes(L, encoder.encode(s));
       return;
     }
     const ptr = this.#ensureScratch(s.length * 3);

@@ -28,7 +28,10 @@
  * - object → table (own enumerable keys; `undefined` values skipped; `toJSON` honoured).
  * - `LuaFunctionRef` → the referenced function. Anything else is refused.
  *
- * Errors are `ConversionError` with a message that names the offending key path.
+ * Errors are `ConversionError` with a message that names the offending key path. Under a heap
+ * limit, a string or bytes value larger than the room left is refused before anything is
+ * allocated (`HeapLimitError`): pushing a 200 MB string into a 64 MiB heap must not first copy it
+ * into the wasm heap.
  */
 import {
   LUA_TBOOLEAN,
@@ -51,6 +54,21 @@ export class ConversionError extends TypeError {
     this.name = "ConversionError";
   }
 }
+
+/** A value refused before it is pushed: it is larger than what the heap's limit leaves. */
+export class HeapLimitError extends Error {
+  /**
+   * @param bytes the size of the value refused
+   * @param message what happened
+   */
+  constructor(readonly bytes: number, message: string) {
+    super(message);
+    this.name = "HeapLimitError";
+  }
+}
+
+/** Strings and bytes above this size are checked against the room a heap limit leaves. */
+const LARGE_VALUE = 1 << 16;
 
 /** Options for reading a Lua value into JS. */
 export interface ToJsOptions {
@@ -145,6 +163,7 @@ export class Converter {
    * @param arrayMtRef registry ref of `std.json.array_mt`
    * @param objectMtRef registry ref of `std.json.object_mt`
    * @param makeFunctionRef turns the function on top of a stack into a `LuaFunctionRef`
+   * @param headroom bytes the heap's limit leaves, when there is a limit
    */
   constructor(
     private readonly api: LuaApi,
@@ -153,7 +172,17 @@ export class Converter {
     private readonly objectMtRef: number,
     /** Creates a registry reference for the value on top of `L`'s stack (popping it). */
     private readonly makeFunctionRef: (L: number) => LuaFunctionRef,
+    private readonly headroom?: () => number,
   ) {}
+
+  #checkRoom(bytes: number): void {
+    if (bytes > LARGE_VALUE && this.headroom !== undefined && bytes > this.headroom()) {
+      throw new HeapLimitError(
+        bytes,
+        `a value of ${bytes} bytes does not fit in the room the heap's limit leaves`,
+      );
+    }
+  }
 
   /** Reads the Lua value at `idx` of `L`. */
   toJs(L: number, idx: number, opts: ToJsOptions = {}): unknown {
@@ -286,7 +315,18 @@ export class Converter {
     if (n === 0) return "{}";
     if (intKeys.length === 0 && !numberAsText) {
       // Lua string keys only (the common case): distinct by construction, so no collision check;
-      // sorted in place with their values (insertion sort: objects here are small).
+      // sorted in place with their values — by insertion when few (objects are mostly small),
+      // else through a sorted index (an object with 100,000 keys must not cost n² steps).
+      if (n > 32) {
+        const order = Array.from({ length: n }, (_, i) => i);
+        order.sort((a, b) => (strKeys[a] < strKeys[b] ? -1 : strKeys[a] > strKeys[b] ? 1 : 0));
+        let out = "{";
+        for (let i = 0; i < n; i++) {
+          if (i) out += ",";
+          out += quotedKey(strKeys[order[i]]) + ":" + strVals[order[i]];
+        }
+        return out + "}";
+      }
       for (let i = 1; i < n; i++) {
         const k = strKeys[i];
         const v = strVals[i];
@@ -488,6 +528,7 @@ export class Converter {
         else api.pushnumber(L, Number(v));
         return;
       case "string":
+        if (v.length > LARGE_VALUE) this.#checkRoom(v.length); // UTF-8 has at least as many bytes
         api.pushstring(L, v);
         return;
       case "object":
@@ -509,6 +550,7 @@ export class Converter {
       return;
     }
     if (v instanceof Uint8Array) {
+      this.#checkRoom(v.length);
       api.pushbytes(L, v);
       return;
     }

@@ -15,26 +15,40 @@
  *   before the next host call that may act on the world — any asynchronous one not marked
  *   `deferCommit`, any synchronous one not marked `pure` (the kernel commits its deferred events
  *   there);
- * - CPU-time and memory limits.
+ * - CPU-time and memory limits, and the watchdog (src/lua/watchdog.ts) that enforces the CPU limit,
+ *   ends the run's Lua after `os.exit` and returns to the event loop while Lua computes, so that a
+ *   stop (SIGINT/SIGTERM, an embedder's cancel or timeout) is seen even then;
+ * - host values pushed into a Lua heap that has a limit: a value the limit cannot hold fails the
+ *   one host call it answers, with an error naming the limit, and the Lua state stays consistent
+ *   (the push runs under a protected call, so an allocation failure unwinds to it).
  *
  * Invariants:
  * - Exactly one `await` per scheduler suspension; completions that land meanwhile are taken in
  *   one batch.
  * - A JS exception never unwinds through Lua frames from a host function: it is turned into a
  *   Lua error at the caller's line (`where(1)`) — a string, or for a `LuaErrorTable` a table
- *   with the runtime's error metatable (`R.ERROR_MT`), its message prefixed the same way. Only the CPU-limit hook throws through Lua on
- *   purpose, and the engine is discarded afterwards.
+ *   with the runtime's error metatable (`R.ERROR_MT`), its message prefixed the same way. Only
+ *   `RunAborted` (the watchdog: the CPU limit, a stretch that cannot be interrupted) is thrown
+ *   through Lua on purpose, and the engine is discarded afterwards. A Lua error unwinding through
+ *   a host function (emscripten's longjmp, thrown as `Infinity`) is never caught on the way.
+ * - Once the run is exiting (`os.exit`, `job.defer`), no host function but the runtime's
+ *   primitives runs: a call raises `EXIT` again, whatever Lua (a `__close`, a coroutine) makes it.
+ * - String matching and `table.sort` with a comparator are the interruptible ones
+ *   (src/lua/interruptible.lua, loaded right after the runtime; primitives in interruptible.ts).
  * - After `close()` nothing calls into the wasm state again, and pending `callLua` promises reject.
  */
 import { LuaGlobal } from "wasmoon";
-import { LUA_MASKCOUNT, LUA_OK, LUA_REGISTRYINDEX, LUA_TSTRING, LUA_YIELD, type LuaApi } from "./capi.ts";
-import { Converter, type ToJsOptions } from "./convert.ts";
+import { LUA_OK, LUA_REGISTRYINDEX, LUA_TSTRING, LUA_YIELD, type LuaApi } from "./capi.ts";
+import { Converter, HeapLimitError, type ToJsOptions } from "./convert.ts";
 import { Args } from "./args.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { LuaErrorValue, LuaFunctionRef, LuaMulti } from "../json/values.ts";
 import { sharedFactory } from "./wasm.ts";
+import { PREEMPT_MS, RunAborted, Watchdog } from "./watchdog.ts";
 import { precompiled } from "./precompiled.ts";
 import runtimeSource from "./runtime.lua" with { type: "text" };
+import interruptibleSource from "./interruptible.lua" with { type: "text" };
+import { patternInfo, strBatch, strGsub, strSearch } from "./interruptible.ts";
 
 /** Context handed to every host function call. */
 export interface CallContext {
@@ -115,8 +129,39 @@ export class LuaErrorTable extends Error {
   }
 }
 
-/** Raised through Lua by the count hook when the CPU budget is spent. */
-class CpuLimitExceeded extends Error {}
+/** What `#pushProtected` pushes for a completion: its values table `{ n, true, results... }`. */
+class CompletionValues {
+  constructor(readonly value: unknown) {}
+}
+/** What `#pushProtected` pushes for a failed operation: its Lua error value. */
+class PushedError {
+  constructor(readonly error: unknown) {}
+}
+/** What `#pushProtected` pushes for a callback request: `{ call, args, reply }`. */
+class CallRequestValue {
+  constructor(readonly call: CallRequest) {}
+}
+
+function mib(bytes: number): string {
+  const m = bytes / 1048576;
+  return m >= 10 ? String(Math.round(m)) : m.toFixed(1);
+}
+
+/** ` (N MiB)` for a string or bytes value, else "". */
+function sizeOf(v: unknown): string {
+  const x = v instanceof CompletionValues ? v.value : v;
+  if (typeof x === "string") return ` (${mib(x.length)} MiB)`;
+  if (x instanceof Uint8Array) return ` (${mib(x.length)} MiB)`;
+  return "";
+}
+
+/** Raised by a host function once the run is exiting: the dispatcher raises `EXIT` in Lua. */
+class RunExiting extends Error {}
+
+/** A JS value emscripten throws for a Lua longjmp (a Lua error unwinding through JS frames). */
+function isLongjmp(e: unknown): boolean {
+  return e === Infinity;
+}
 
 /** Lines of a Lua traceback that belong to the runtime, not to the user's code. */
 const INTERNAL_FRAME = /^\s*(ab:[a-z_]+:|\[C\]: in (function|upvalue) '(xpcall|error)'|\[C\]: in \?$)/;
@@ -131,6 +176,8 @@ export function trimTraceback(tb: string): string {
 
 interface Completion {
   id: number;
+  /** The operation's name, for an error about its result. */
+  op: string;
   ok: boolean;
   value: unknown;
 }
@@ -141,7 +188,9 @@ interface CallRequest {
 }
 
 const RUNTIME_CHUNK = "=ab:runtime";
+const INTERRUPTIBLE_CHUNK = "=ab:interruptible";
 let dispatcherInstalled: number | undefined;
+let hookInstalled: number | undefined;
 const engines = new Map<number, LuaEngine>(); // main lua_State -> engine, for the shared dispatcher
 
 /**
@@ -162,6 +211,7 @@ export class LuaEngine {
   #effectHooks: (() => void)[] = [];
   #effectPending = false;
   #ops = new Map<number, AbortController>();
+  #opNames = new Map<number, string>();
   #opSeq = 0;
   #completions: Completion[] = [];
   #calls: CallRequest[] = [];
@@ -181,10 +231,13 @@ export class LuaEngine {
    * it is the calling thread — the main thread is then suspended inside `lua_resume`.
    */
   #installL: number | undefined;
-  #cpuUsed = 0;
-  #sliceStart = 0;
   #limits: EngineLimits;
-  #hookPtr = 0;
+  /** The run's watchdog: CPU limit, preemption, exit (src/lua/watchdog.ts). */
+  readonly watchdog: Watchdog;
+  /** Registry ref of `R.EXIT`. */
+  #exitRef: number;
+  /** Ids below this are the runtime's primitives (the only host functions left once exiting). */
+  #primitiveCount = 0;
   /** Called with warnings the runtime raises (unjoined failed tasks, ...). */
   onWarning: (message: string) => void = (m) => console.error(`warn: ${m}`);
 
@@ -204,7 +257,14 @@ export class LuaEngine {
     api.pushstring(L, "json.object");
     api.setfield(L, -2, "__name");
     const objectMt = api.ref(L);
-    this.converter = new Converter(api, arrayMt, objectMt, (L2) => this.#makeRef(L2));
+    const limit = limits.memoryBytes;
+    this.converter = new Converter(
+      api,
+      arrayMt,
+      objectMt,
+      (L2) => this.#makeRef(L2),
+      limit === undefined ? undefined : () => limit - global.getMemoryUsed(),
+    );
     this.arrayMtRef = arrayMt;
     this.objectMtRef = objectMt;
     // The table of host primitives handed to runtime.lua and the prelude.
@@ -222,7 +282,11 @@ export class LuaEngine {
     api.pushref(L, this.#runtimeRef);
     api.getfield(L, -1, "ERROR_MT");
     this.#errorMtRef = api.ref(L);
+    api.getfield(L, -1, "EXIT");
+    this.#exitRef = api.ref(L);
     api.pop(L, 1);
+    this.watchdog = new Watchdog(api, hookInstalled!, limits.cpuSeconds);
+    this.#installInterruptible();
     if (limits.memoryBytes) global.setMemoryMax(limits.memoryBytes);
   }
 
@@ -233,7 +297,8 @@ export class LuaEngine {
 
   /** Creates an engine on the process-wide wasm module. */
   static async create(limits: EngineLimits = {}): Promise<LuaEngine> {
-    precompiled(RUNTIME_CHUNK, runtimeSource); // hashed and decoded while the wasm may still compile
+    precompiled(RUNTIME_CHUNK, runtimeSource); // looked up and decoded while the wasm may still compile
+    precompiled(INTERRUPTIBLE_CHUNK, interruptibleSource);
     const { factory, api } = await sharedFactory();
     // The bare global state, not wasmoon's `LuaEngine`: that one also registers wasmoon's JS
     // type extensions (metatables and wasm table entries for JS functions, promises, errors),
@@ -245,6 +310,7 @@ export class LuaEngine {
     if (dispatcherInstalled === undefined) {
       dispatcherInstalled = api.m.addFunction((L: number) => dispatch(api, L), "ii");
     }
+    if (hookInstalled === undefined) hookInstalled = api.m.addFunction((L: number) => onHook(api, L), "vii");
     return new LuaEngine(global, api, limits);
   }
 
@@ -351,6 +417,7 @@ export class LuaEngine {
 
   /** Called by the shared dispatcher for closure `id`. */
   invoke(L: number, id: number): number {
+    if (this.watchdog.exiting && id >= this.#primitiveCount) throw new RunExiting();
     if (this.#effectPending && !this.#fnPure[id]) this.#runEffectHooks();
     const fn = this.#fns[id];
     const name = this.#fnNames[id];
@@ -361,22 +428,30 @@ export class LuaEngine {
       this.converter.argsToJs(L, 1, { functions: fn.functions ?? "error", floats: fn.floats ?? "plain" }),
     );
     const result = fn.sync(args, { engine: this, signal: NEVER });
-    return this.pushResult(L, result);
+    return this.pushResult(L, result, name);
   }
 
   /**
    * Pushes a host function's result; returns the number of Lua values pushed. `undefined` is no
    * value at all (a function that returns nothing, like Lua's `print`); a function whose answer
    * may be nil returns `new LuaMulti([undefined])`, one nil, so `tostring(f())` sees a value.
+   * Under a memory limit each value is pushed under protection: one the heap cannot hold raises
+   * an error naming the limit, at the caller's line, and the state stays consistent.
    */
-  pushResult(L: number, result: unknown): number {
+  pushResult(L: number, result: unknown, name = "host function"): number {
     if (result === undefined) return 0;
-    if (result instanceof LuaMulti) {
-      for (const v of result.values) this.converter.push(L, v);
-      return result.values.length;
+    const values = result instanceof LuaMulti ? result.values : [result];
+    for (const v of values) {
+      if (this.#limits.memoryBytes === undefined) {
+        this.converter.push(L, v);
+        continue;
+      }
+      const failure = this.#pushProtected(L, v);
+      if (failure !== undefined) {
+        throw new Error(`${name}: its result could not be passed into Lua: ${failure}`);
+      }
     }
-    this.converter.push(L, result);
-    return 1;
+    return values.length;
   }
 
   /** Reads a value from the stack with the engine's converter. */
@@ -428,6 +503,67 @@ export class LuaEngine {
         return 1;
       },
     });
+    // The watchdog's side of the runtime (src/lua/watchdog.ts).
+    prim("preempted", {
+      pure: true,
+      raw: (L) => {
+        this.api.pushboolean(L, this.watchdog.preempted);
+        return 1;
+      },
+    });
+    prim("preempt_blocked", {
+      pure: true,
+      raw: (L) => {
+        this.watchdog.blocked(L);
+        return 0;
+      },
+    });
+    prim("preempt_now", {
+      pure: true,
+      raw: () => {
+        this.watchdog.preempted = true;
+        return 0;
+      },
+    });
+    prim("exit_requested", {
+      pure: true,
+      raw: () => {
+        this.watchdog.exiting = true;
+        return 0;
+      },
+    });
+    // The body of `#pushProtected`'s protected call (kept by ref: pushing it allocates nothing).
+    this.#pushCFunction(this.L, "push", { raw: (L) => this.#pushPending(L), pure: true });
+    this.#pushRef = this.api.ref(this.L);
+    this.#primitiveCount = this.#fns.length;
+  }
+
+  /** String matching and `table.sort` made interruptible (src/lua/interruptible.lua). */
+  #installInterruptible(): void {
+    const prim = (name: string, fn: HostFunction) => {
+      this.#pushCFunction(this.L, name, fn);
+      this.#storeTop("@" + name);
+    };
+    prim("str_info", {
+      pure: true,
+      raw: (L) => {
+        const info = patternInfo(this.api.tobytesView(L, 1), this.api.toboolean(L, 2));
+        this.api.pushboolean(L, info.valid);
+        this.api.pushinteger(L, BigInt(info.captures));
+        this.api.pushinteger(L, BigInt(info.k));
+        return 3;
+      },
+    });
+    prim("str_search", { pure: true, raw: (L) => strSearch(this, L) });
+    prim("str_batch", { pure: true, raw: (L) => strBatch(this, L) });
+    prim("str_gsub", { pure: true, raw: (L) => strGsub(this, L) });
+    this.exec(interruptibleSource, INTERRUPTIBLE_CHUNK);
+  }
+
+  /** Raises the runtime's `EXIT` sentinel in `L` (does not return: Lua longjmps). */
+  raiseExit(L: number): number {
+    this.api.pushref(L, this.#exitRef);
+    return this.api.error(L);
   }
 
   #start(L: number): number {
@@ -447,6 +583,7 @@ export class LuaEngine {
     // A synchronous throw (argument validation) fails the call at once, at the caller's line.
     const promise = op.async(args, { engine: this, signal: ac.signal });
     this.#ops.set(id, ac);
+    this.#opNames.set(id, name);
     promise.then(
       (value) => this.#complete(id, true, value),
       (err) => this.#complete(id, false, err),
@@ -457,15 +594,18 @@ export class LuaEngine {
 
   #complete(id: number, ok: boolean, value: unknown): void {
     const ac = this.#ops.get(id);
+    const op = this.#opNames.get(id) ?? "host operation";
+    this.#opNames.delete(id);
     if (!ac) return; // cancelled: the scheduler no longer waits for it
     this.#ops.delete(id);
     if (ac.signal.aborted) return;
-    this.#completions.push({ id, ok, value });
+    this.#completions.push({ id, op, ok, value });
     this.#wakeUp();
   }
 
   #cancelOp(id: number): void {
     const ac = this.#ops.get(id);
+    this.#opNames.delete(id);
     if (!ac) return;
     this.#ops.delete(id);
     ac.abort(new DOMException("cancelled", "AbortError"));
@@ -477,7 +617,11 @@ export class LuaEngine {
     w?.();
   }
 
-  /** Pushes the batch of completions and callback requests as one Lua array. */
+  /**
+   * Pushes the batch of completions and callback requests as one Lua array. Each completion's
+   * values are pushed under protection (`#pushProtected`): one that Lua cannot hold becomes that
+   * operation's failure, and the batch goes on.
+   */
   #take(L: number): number {
     const api = this.api;
     const completions = this.#completions;
@@ -491,49 +635,118 @@ export class LuaEngine {
       api.pushinteger(L, BigInt(c.id));
       api.setfield(L, -2, "id");
       // values = { n = k, ok, results... }
-      const vals = c.ok
-        ? (c.value instanceof LuaMulti ? c.value.values : c.value === undefined ? [] : [c.value])
-        : [];
-      api.createtable(L, vals.length + 1, 1);
-      api.pushboolean(L, c.ok);
-      api.rawseti(L, -2, 1);
-      if (c.ok) {
-        vals.forEach((v, k) => {
-          try {
-            this.converter.push(L, v);
-          } catch (e) {
-            api.pushnil(L);
-            this.onWarning(`host result could not be converted: ${errorMessage(e)}`);
-          }
-          api.rawseti(L, -2, k + 2);
-        });
-        api.pushinteger(L, BigInt(vals.length + 1));
+      const failure = c.ok ? this.#pushProtected(L, new CompletionValues(c.value)) : undefined;
+      if (c.ok && failure === undefined) {
+        api.setfield(L, -2, "values");
       } else {
-        this.#pushError(L, c.value);
+        const err = failure === undefined
+          ? c.value
+          : new Error(`${c.op}: its result could not be passed into Lua: ${failure}`);
+        api.createtable(L, 2, 1);
+        api.pushboolean(L, false);
+        api.rawseti(L, -2, 1);
+        const bad = this.#pushProtected(L, new PushedError(err));
+        if (bad !== undefined) api.pushstring(L, `${c.op}: its error could not be passed into Lua: ${bad}`);
         api.rawseti(L, -2, 2);
         api.pushinteger(L, 2n);
+        api.setfield(L, -2, "n");
+        api.setfield(L, -2, "values");
       }
-      api.setfield(L, -2, "n");
-      api.setfield(L, -2, "values");
       api.rawseti(L, -2, ++i);
     }
     for (const c of calls) {
-      api.createtable(L, 0, 3);
-      api.pushref(L, c.fn.ref);
-      api.setfield(L, -2, "call");
-      api.createtable(L, c.args.length, 1);
-      c.args.forEach((v, k) => {
-        this.converter.push(L, v);
-        api.rawseti(L, -2, k + 1);
-      });
-      api.pushinteger(L, BigInt(c.args.length));
-      api.setfield(L, -2, "n");
-      api.setfield(L, -2, "args");
-      api.pushinteger(L, BigInt(c.reply));
-      api.setfield(L, -2, "reply");
+      const failure = this.#pushProtected(L, new CallRequestValue(c));
+      if (failure !== undefined) {
+        this.#replies.get(c.reply)?.reject(
+          new LuaCallbackError(`the arguments could not be passed into Lua: ${failure}`, undefined),
+        );
+        this.#replies.delete(c.reply);
+        continue;
+      }
       api.rawseti(L, -2, ++i);
     }
     return 1;
+  }
+
+  /** The value `#pushProtected` pushes from inside its protected call (see `#pushPending`). */
+  #pending: unknown;
+  /** A JS failure while pushing `#pending` (the push answers nothing then). */
+  #pendingFailure: unknown;
+  /** Registry ref of the C closure that pushes `#pending`. */
+  #pushRef = 0;
+
+  /**
+   * Pushes `v` (converted; `CompletionValues`, `PushedError` and `CallRequestValue` are built into
+   * their tables) inside a protected call, so that a value the Lua heap cannot hold — a memory
+   * limit reached half way, or a value that cannot be converted — leaves the state as it was.
+   * Answers undefined when `v` is on the stack, else why it is not (nothing is pushed then).
+   */
+  #pushProtected(L: number, v: unknown): string | undefined {
+    const api = this.api;
+    this.#pending = v;
+    this.#pendingFailure = undefined;
+    api.pushref(L, this.#pushRef);
+    const status = api.m._lua_pcallk(L, 0, 1, 0, 0, 0);
+    this.#pending = undefined;
+    const failure = this.#pendingFailure;
+    this.#pendingFailure = undefined;
+    if (status === LUA_OK && failure === undefined) return undefined;
+    api.pop(L, 1);
+    if (status === 4 /* LUA_ERRMEM */ || failure instanceof HeapLimitError) {
+      return this.#heapMessage(v, failure);
+    }
+    return failure !== undefined ? errorMessage(failure) : "the Lua heap has no room left";
+  }
+
+  #heapMessage(v: unknown, failure: unknown): string {
+    const limit = this.#limits.memoryBytes;
+    const size = failure instanceof HeapLimitError ? ` (${mib(failure.bytes)} MiB)` : sizeOf(v);
+    if (limit === undefined) return `the value${size} does not fit in the Lua heap`;
+    return `the value${size} does not fit in the Lua heap: the memory limit is ${mib(limit)} MiB`;
+  }
+
+  /** The C closure's body: pushes `#pending`; a JS failure is kept, not raised. */
+  #pushPending(L: number): number {
+    const api = this.api;
+    const v = this.#pending;
+    try {
+      if (v instanceof CompletionValues) {
+        const vals = v.value instanceof LuaMulti ? v.value.values : v.value === undefined ? [] : [v.value];
+        api.createtable(L, vals.length + 1, 1);
+        api.pushboolean(L, true);
+        api.rawseti(L, -2, 1);
+        vals.forEach((x, k) => {
+          this.converter.push(L, x);
+          api.rawseti(L, -2, k + 2);
+        });
+        api.pushinteger(L, BigInt(vals.length + 1));
+        api.setfield(L, -2, "n");
+      } else if (v instanceof PushedError) {
+        this.#pushError(L, v.error);
+      } else if (v instanceof CallRequestValue) {
+        const c = v.call;
+        api.createtable(L, 0, 3);
+        api.pushref(L, c.fn.ref);
+        api.setfield(L, -2, "call");
+        api.createtable(L, c.args.length, 1);
+        c.args.forEach((x, k) => {
+          this.converter.push(L, x);
+          api.rawseti(L, -2, k + 1);
+        });
+        api.pushinteger(L, BigInt(c.args.length));
+        api.setfield(L, -2, "n");
+        api.setfield(L, -2, "args");
+        api.pushinteger(L, BigInt(c.reply));
+        api.setfield(L, -2, "reply");
+      } else {
+        this.converter.push(L, v);
+      }
+      return 1;
+    } catch (e) {
+      if (isLongjmp(e)) throw e; // the heap's limit: Lua unwinds to the protected call
+      this.#pendingFailure = e;
+      return 0;
+    }
   }
 
   /** Pushes the Lua error value for a failed operation. */
@@ -718,11 +931,14 @@ export class LuaEngine {
 
   /**
    * Drives `R.main(chunk)` to completion: the scheduler runs the chunk as the main task.
-   * `stop` ends the drive at the next suspension (for SIGINT/SIGTERM and embedder cancels).
+   * `stop` ends the drive at the next return to the event loop: at the next host wait, or while
+   * Lua computes within `PREEMPT_MS` (src/lua/watchdog.ts) — for SIGINT/SIGTERM and an
+   * embedder's cancel or timeout.
    */
   async runMain(chunkRef: number, stop?: AbortSignal): Promise<DriveResult> {
     const api = this.api;
     const L = this.L;
+    const dog = this.watchdog;
     const T = api.newthread(L);
     const threadRef = api.ref(L);
     api.pushref(T, this.#runtimeRef);
@@ -730,7 +946,7 @@ export class LuaEngine {
     api.rotate(T, -2, 1);
     api.pop(T, 1);
     api.pushref(T, chunkRef);
-    if (this.#limits.cpuSeconds) this.#installCpuHook(T, this.#limits.cpuSeconds * 1000);
+    dog.start(T);
     let nargs = 1;
     this.#driving = true;
     const onStop = () => {
@@ -739,35 +955,51 @@ export class LuaEngine {
     };
     stop?.addEventListener("abort", onStop, { once: true });
     if (stop?.aborted) onStop();
+    const stopped = (): DriveResult => ({ kind: "stopped", reason: this.#stopReason! });
+    // A result reached at the end of a long stretch in Lua: a stop that came meanwhile (its
+    // listener could not run) is what ends the run. A short sleep rather than one zero timeout:
+    // the loop then waits for I/O, where a signal that already arrived is always picked up.
+    const settle = async (result: DriveResult): Promise<DriveResult> => {
+      if (dog.stretchMs() >= PREEMPT_MS) {
+        // a few turns: on a loaded machine the sleep's timer may come before the signal's turn
+        for (let i = 0; i < SETTLE_TURNS && !this.#stopReason; i++) {
+          await new Promise((r) => setTimeout(r, SETTLE_MS));
+        }
+      }
+      return this.#stopReason ? stopped() : result;
+    };
     try {
       while (true) {
-        if (this.#stopReason) return { kind: "stopped", reason: this.#stopReason };
-        this.#sliceStart = performance.now();
+        if (this.#stopReason) return stopped();
         let r: { status: number; nresults: number };
+        dog.sliceBegin();
         try {
           r = api.resume(T, L, nargs);
         } catch (e) {
-          if (e instanceof CpuLimitExceeded) {
-            return { kind: "error", message: e.message, traceback: "", value: e.message };
+          if (e instanceof RunAborted) {
+            return await settle({ kind: "error", message: e.message, traceback: "", value: e.message });
           }
           throw e;
         } finally {
-          this.#cpuUsed += performance.now() - this.#sliceStart;
+          dog.sliceEnd();
         }
         if (r.status === LUA_YIELD) {
           api.pop(T, r.nresults);
           nargs = 0;
-          if (this.#completions.length === 0 && this.#calls.length === 0 && !this.#stopReason) {
+          if (dog.preempted) {
+            await macrotask(); // let signals, timers and cancels run; then Lua goes on
+          } else if (this.#completions.length === 0 && this.#calls.length === 0 && !this.#stopReason) {
             await new Promise<void>((resolve) => (this.#wake = resolve));
           }
+          dog.visitedLoop();
           continue;
         }
         if (r.status !== LUA_OK) {
           const message = String(this.converter.toJs(T, -1) ?? "unknown error");
           const memory = r.status === 4 ? " (memory limit reached)" : "";
-          return { kind: "error", message: message + memory, traceback: "", value: message };
+          return await settle({ kind: "error", message: message + memory, traceback: "", value: message });
         }
-        return this.#readOutcome(T, r.nresults);
+        return await settle(this.#readOutcome(T, r.nresults));
       }
     } finally {
       this.#driving = false;
@@ -802,17 +1034,6 @@ export class LuaEngine {
     return { kind: "error", message, traceback: trimTraceback(tb), value };
   }
 
-  #installCpuHook(T: number, limitMs: number): void {
-    this.#hookPtr = this.api.m.addFunction(() => {
-      if (this.#cpuUsed + (performance.now() - this.#sliceStart) > limitMs) {
-        throw new CpuLimitExceeded(
-          `CPU limit exceeded: the script ran Lua code for more than ${limitMs / 1000} s`,
-        );
-      }
-    }, "vii");
-    this.api.sethook(T, this.#hookPtr, LUA_MASKCOUNT, 10_000);
-  }
-
   /** Frees the Lua state. The engine is unusable afterwards. */
   close(): void {
     if (this.#closed) return;
@@ -821,12 +1042,27 @@ export class LuaEngine {
     for (const id of [...this.#ops.keys()]) this.#cancelOp(id);
     try {
       this.#global.close();
-    } catch { /* a state killed by the CPU hook may fail to close; it is discarded either way */ }
-    if (this.#hookPtr) this.api.m.removeFunction(this.#hookPtr);
+    } catch { /* a state killed by the watchdog may fail to close; it is discarded either way */ }
   }
 }
 
 const NEVER = new AbortController().signal;
+
+/**
+ * How a run that ends after a long stretch in Lua waits for a stop that came meanwhile: this many
+ * sleeps of this many ms (the loop waits for I/O in each, where an arrived signal is picked up).
+ */
+const SETTLE_MS = 5;
+const SETTLE_TURNS = 3;
+
+/**
+ * One turn of the event loop: signal listeners, due timers and I/O callbacks run. A zero timeout:
+ * a message on a MessageChannel is cheaper, but its delivery did not let timers or signal
+ * listeners run in between (measured: an interval timer starved for seconds).
+ */
+function macrotask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
 
 const SLEEP_OP: Extract<HostFunction, { async: unknown }> = {
   async: (args, cx) => {
@@ -866,7 +1102,8 @@ function dispatch(api: LuaApi, L: number): number {
     const id = api.tonumber(L, LUA_REGISTRYINDEX - 1); // a small integer: no bigint needed
     return engine.invoke(L, id);
   } catch (e) {
-    if (e === Infinity) throw e; // a Lua longjmp travelling through: not ours to handle
+    if (isLongjmp(e) || e instanceof RunAborted) throw e; // a Lua error unwinding, the watchdog: not ours
+    if (e instanceof RunExiting && engine) return engine.raiseExit(L);
     if (e instanceof LuaErrorValue || e instanceof LuaErrorTable) {
       errValue = e;
       message = "";
@@ -889,6 +1126,12 @@ function dispatch(api: LuaApi, L: number): number {
   api.pushstring(L, message!);
   api.concat(L, 2);
   return api.error(L);
+}
+
+/** The one count hook of every run's threads (src/lua/watchdog.ts). */
+function onHook(api: LuaApi, L: number): void {
+  const engine = engineOf(api, L);
+  engine.watchdog.onHook(L, (T) => engine.raiseExit(T));
 }
 
 function engineOf(api: LuaApi, L: number): LuaEngine {

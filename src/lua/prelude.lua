@@ -3,7 +3,10 @@
 -- Owns the Lua half of: `print`, `io.*` (files, pipes and the standard streams, backed by host
 -- handles), `os.*` (real environment, filesystem and processes; `os.exit` ending the run after
 -- cleanup), `load` restricted to text chunks, `loadfile`/`dofile` on the real filesystem, the
--- yield-safe `require` over the host's module resolver, `std.json` markers and `std.task`.
+-- yield-safe `require` over the host's module resolver, `std.json` markers and `std.task`; and
+-- what a script must not reach: `debug` keeps only `traceback` and `getinfo` (without the `f`
+-- option, which hands out the functions running on a stack — the runtime's own among them);
+-- `string.dump` is gone; finalizers (`__gc`) of a script's objects never run (see "finalizers").
 --
 -- Invariants:
 -- - File objects buffer reads in Lua and ask the host for chunks: a regular file answers
@@ -12,13 +15,27 @@
 --   cannot yield). A module being loaded is marked, so a cyclic require fails with a message
 --   naming the cycle instead of a C stack overflow.
 -- - Nothing here writes to the real stdout except `print`/`io.write` through the host.
+-- - No route loads a binary chunk: `load`, `loadfile`, `dofile` and `require` of a file load
+--   text only ("t"); bytecode is loaded only for an embedded module's precompiled chunk, whose
+--   bytes come from the host's own table (src/modules/resolver.ts), never from a file or a string.
+--   The C `load` is reachable only as an upvalue here, and `debug` has nothing that reads
+--   upvalues, locals, the registry or hooks.
+-- - Lua runs every finalizer with hooks off: neither the CPU limit nor a signal could end a loop
+--   in one. So a script's metatable never marks an object for finalization (`setmetatable`
+--   drops the `__gc` for the call, with one warning per run), and the metatables the host gives
+--   to objects it creates (std.json markers, tasks, error tables) are sealed against a `__gc`.
+--   The host's own finalizers (files, the LLM transport's handles) are fixed code behind
+--   protected metatables.
 local R, H = ...
 local host_call, user_level = R.host_call, R.user_level
 local type, tostring, tonumber, select, error, setmetatable, getmetatable, rawequal =
   type, tostring, tonumber, select, error, setmetatable, getmetatable, rawequal
-local sformat, ssub, sfind, concat, pack, unpack = string.format, string.sub, string.find,
+-- the C matchers (src/lua/interruptible.lua wraps the public ones): the patterns here are ours
+local sformat, ssub, sfind, concat, pack, unpack = string.format, string.sub, R.cstring.find,
   table.concat, table.pack, table.unpack
 local math_type = math.type
+local sgsub, smatch = R.cstring.gsub, R.cstring.match
+local rawmeta = debug.getmetatable -- captured before `debug` is cut down (see "debug")
 
 -- std --------------------------------------------------------------------------------------------
 std = std or {}
@@ -51,6 +68,7 @@ end
 local File = {}
 File.__index = File
 File.__name = "FILE*"
+File.__metatable = "FILE*" -- its __gc is the host's: a script cannot reach it to replace it
 File.__tostring = function(f)
   if f.closed then return "file (closed)" end
   return sformat("file (%s)", f.label)
@@ -62,7 +80,7 @@ local function new_file(h, label, async, writable)
 end
 
 local function check_file(f, fname)
-  if getmetatable(f) ~= File then
+  if rawmeta(f) ~= File then
     error(sformat("bad argument #1 to '%s' (FILE* expected, got %s)", fname, type(f)), 3)
   end
   if f.closed then error("attempt to use a closed file", 3) end
@@ -132,7 +150,7 @@ local function read_number(f)
   end
   -- make sure the whole numeral is buffered
   while not sfind(f.buf, "[^%w%.%+%-]", f.pos) and fill(f) do end
-  local numeral = string.match(f.buf, "^[%+%-]?[%w%.]*[eEpP]?[%+%-]?[%w%.]*", f.pos) or ""
+  local numeral = smatch(f.buf, "^[%+%-]?[%w%.]*[eEpP]?[%+%-]?[%w%.]*", f.pos) or ""
   f.pos = f.pos + #numeral
   return tonumber(numeral)
 end
@@ -267,7 +285,7 @@ function io.close(f)
 end
 
 function io.type(f)
-  if getmetatable(f) ~= File then return nil end
+  if rawmeta(f) ~= File then return nil end
   return f.closed and "closed file" or "file"
 end
 
@@ -340,6 +358,103 @@ end
 -- chunks ---------------------------------------------------------------------------------------
 local raw_load = load
 string.dump = nil
+
+-- debug ----------------------------------------------------------------------------------------
+-- What error reporting and tracebacks need stays: `traceback`, and `getinfo` without `f` (the
+-- function at a stack level: it would hand out the runtime's own functions, the raw coroutine
+-- primitives among them). Everything that reads or writes other functions' upvalues and locals,
+-- the registry, metatables behind `__metatable`, user values or hooks is removed.
+do
+  local dgetinfo, dtraceback = debug.getinfo, debug.traceback
+  local running = coroutine.running
+  for k in pairs(debug) do debug[k] = nil end
+  local VALID = "^[SlunrtLf]*$"
+  debug.traceback = dtraceback
+  function debug.getinfo(...)
+    local n = select("#", ...)
+    local a, b, c = ...
+    local co, f, what, argn = nil, a, b, 1
+    if type(a) == "thread" then co, f, what, argn = a, b, c, 2 end
+    if type(f) ~= "number" and type(f) ~= "function" then
+      error(sformat("bad argument #%d to 'getinfo' (function or level expected)", argn), 2)
+    end
+    if what == nil then
+      what = "lnSrtuL"
+    elseif type(what) ~= "string" then
+      error(sformat("bad argument #%d to 'getinfo' (string expected, got %s)", argn + 1, type(what)), 2)
+    elseif not sfind(what, VALID) then
+      error(sformat("bad argument #%d to 'getinfo' (invalid option)", argn + 1), 2)
+    else
+      what = sgsub(what, "f", "")
+    end
+    if co ~= nil and co ~= running() then return (dgetinfo(co, f, what)) end
+    if type(f) == "number" then f = f + 1 end -- this function's own frame is level 1
+    local info = dgetinfo(f, what)
+    return info
+  end
+end
+
+-- finalizers -----------------------------------------------------------------------------------
+do
+  local raw_rawset, rawget = rawset, rawget
+  local warned = false
+  local function typename(v, present)
+    if not present then return "no value" end
+    return type(v)
+  end
+  --- `setmetatable`, except that a `__gc` of the metatable does not mark `t` for finalization
+  -- (the field is removed for the call and put back: `t` keeps the very metatable).
+  function _G.setmetatable(...)
+    local t, mt = ...
+    if type(t) ~= "table" then
+      error(sformat("bad argument #1 to 'setmetatable' (table expected, got %s)",
+        typename(t, select("#", ...) >= 1)), 2)
+    end
+    if mt ~= nil and type(mt) ~= "table" then
+      error("bad argument #2 to 'setmetatable' (nil or table expected)", 2)
+    end
+    local cur = rawmeta(t)
+    if cur ~= nil and rawget(cur, "__metatable") ~= nil then
+      error("cannot change a protected metatable", 2)
+    end
+    local gc = mt ~= nil and rawget(mt, "__gc") or nil
+    if gc == nil then return setmetatable(t, mt) end
+    if not warned then
+      warned = true
+      H.warn("a metatable with __gc was set: finalizers of a script's objects do not run in agent-block "
+        .. "(Lua runs them with hooks off, where neither --cpu-limit nor a signal could end them)")
+    end
+    raw_rawset(mt, "__gc", nil)
+    setmetatable(t, mt)
+    raw_rawset(mt, "__gc", gc)
+    return t
+  end
+  -- The metatables the host gives to objects it creates: no `__gc` may be added to them.
+  local sealed = setmetatable({}, { __mode = "k" })
+  local NO_GC = "cannot add __gc to a metatable of the runtime (finalizers run where neither the CPU limit nor a signal could end them)"
+  local SEAL = {
+    __newindex = function(mt, k, v)
+      if k == "__gc" then error(NO_GC, 2) end
+      raw_rawset(mt, k, v)
+    end,
+    __metatable = "sealed",
+  }
+  local shared = { H.array_mt, H.object_mt }
+  for _, mt in ipairs(R.SHARED_MTS) do shared[#shared + 1] = mt end
+  for _, mt in ipairs(shared) do
+    sealed[mt] = true
+    setmetatable(mt, SEAL)
+  end
+  function _G.rawset(t, k, v)
+    if k == "__gc" and sealed[t] then error(NO_GC, 2) end
+    if type(t) ~= "table" then
+      error(sformat("bad argument #1 to 'rawset' (table expected, got %s)", type(t)), 2)
+    end
+    return raw_rawset(t, k, v)
+  end
+  -- For the host's own Lua (installed on first use, after this prelude): finalizers it needs.
+  R.setmetatable_gc = setmetatable
+end
 
 function load(chunk, chunkname, _mode, ...)
   if select("#", ...) > 0 then return raw_load(chunk, chunkname, "t", ...) end

@@ -26,7 +26,15 @@
 --   `message`.
 -- - `os.exit` / `job.defer` end the run at once. They raise `EXIT` and set a count hook on the
 --   coroutine that raises it again at every instruction, so a `pcall`/`xpcall` that catches it
---   cannot run on; `coroutine.resume` passes it to the resumer the same way.
+--   cannot run on; `coroutine.resume` passes it to the resumer the same way. The engine is told
+--   (`H.exit_requested`): from then on its watchdog raises `EXIT` at every instruction of any
+--   other coroutine that still runs, and every host function but these primitives raises it too.
+-- - A preemption (the watchdog's yield without values while Lua computes, src/lua/watchdog.ts)
+--   travels up like a host request: every transparent `coroutine.resume` passes it up (the
+--   coroutine is busy meanwhile) and resumes the coroutine once it comes back; the scheduler
+--   suspends towards the host at once. A resumer that cannot yield resumes at once
+--   (`H.preempt_blocked`). `H.preempted()` tells such a yield from a script's own
+--   `coroutine.yield()`.
 --
 -- This chunk is loaded by src/lua/engine.ts with the host primitives table as its argument.
 local H = ...
@@ -45,6 +53,8 @@ local pack, unpack = table.pack, table.unpack
 local type, error, select, setmetatable, getmetatable, tostring =
   type, error, select, setmetatable, getmetatable, tostring
 local sfind, sformat = string.find, string.format
+
+local preempted = H.preempted
 
 local HOST = setmetatable({}, { __name = "HOST_REQUEST" })
 local EXIT = setmetatable({}, {
@@ -104,8 +114,8 @@ R.user_level = user_level
 
 local function cannot_yield(op)
   return sformat(
-    "host call '%s' made where yielding is impossible (inside a C boundary: a table.sort comparator, "
-      .. "a string.gsub callback, __tostring, __gc, or a function called by the host)", op)
+    "host call '%s' made where yielding is impossible (inside a C boundary: __tostring, an error "
+      .. "handler, a metamethod called by a library function, or a function called by the host)", op)
 end
 
 --- `file:line: ` of stack `level` (as `error(msg, level)` would prefix it), or "".
@@ -144,14 +154,26 @@ end
 
 local function forward(co, ok, ...)
   if not ok and exiting then raise_exit() end
-  if ok and (...) == HOST and raw.status(co) == "suspended" then
-    if not raw.isyieldable() then
-      return forward(co, raw.resume(co, false, cannot_yield((select(2, ...)))))
+  if ok and raw.status(co) == "suspended" then
+    if (...) == HOST then
+      if not raw.isyieldable() then
+        return forward(co, raw.resume(co, false, cannot_yield((select(2, ...)))))
+      end
+      busy[co] = true
+      local reply = pack(raw.yield(...))
+      busy[co] = nil
+      return forward(co, raw.resume(co, unpack(reply, 1, reply.n)))
     end
-    busy[co] = true
-    local reply = pack(raw.yield(...))
-    busy[co] = nil
-    return forward(co, raw.resume(co, unpack(reply, 1, reply.n)))
+    if select("#", ...) == 0 and preempted() then
+      if raw.isyieldable() then
+        busy[co] = true
+        raw.yield()
+        busy[co] = nil
+      else
+        H.preempt_blocked()
+      end
+      return forward(co, raw.resume(co))
+    end
   end
   return ok, ...
 end
@@ -213,6 +235,9 @@ local function dequeue()
 end
 
 local ERRREC = { __name = "task error" }
+-- Metatables the runtime gives to objects it creates later, and a script can reach: the prelude
+-- seals them against a `__gc` (see its "finalizers" section).
+R.SHARED_MTS = { Task, ERRREC, ERROR_MT }
 local function on_task_error(e)
   if e == EXIT then return EXIT end
   return setmetatable({ err = e, traceback = traceback(nil, 2) }, ERRREC)
@@ -242,6 +267,8 @@ local function new_task(fn, args, name)
   return t
 end
 
+local preempt_pending = false -- a task was preempted: suspend towards the host before going on
+
 local function step(t, args)
   if t.cancelled and not t.started then
     return finish(t, false, errrec(CANCEL))
@@ -253,7 +280,10 @@ local function step(t, args)
     if r[2] then return finish(t, true, pack(unpack(r, 3, r.n))) end
     return finish(t, false, errrec(r[3]))
   end
-  if r[2] ~= HOST then return enqueue(t, pack()) end -- a plain yield: cooperative
+  if r[2] ~= HOST then -- a plain yield: cooperative, or the watchdog's preemption
+    if r.n == 1 and preempted() then preempt_pending = true end
+    return enqueue(t, pack())
+  end
   local op = r[3]
   if exiting then return enqueue(t, pack(false, EXIT)) end
   if t.cancelled then return enqueue(t, pack(false, CANCEL)) end
@@ -327,6 +357,27 @@ local function cancel_task(t)
   return true
 end
 
+--- The one suspension towards the host: resumed when something completed (or, after a
+-- preemption, once the host's event loop has run); then takes the batch of completions.
+local function host_turn()
+  raw.yield()
+  local batch = H.take()
+  for i = 1, #batch do
+    local c = batch[i]
+    if c.call then
+      spawn_callback(c.call, c.args, c.reply)
+    else
+      local w = waiting[c.id]
+      if w then
+        waiting[c.id] = nil
+        nwaiting = nwaiting - 1
+        w.op = nil
+        enqueue(w, c.values)
+      end
+    end
+  end
+end
+
 --- Runs `fn(...)` as the main task plus everything it spawns. Returns `"ok", results` (packed),
 -- `"error", {err, traceback}`, or `"exit", code, reason`.
 function R.run(fn, ...)
@@ -336,6 +387,10 @@ function R.run(fn, ...)
     while t do
       if not t.finished then step(t, args) end
       if exiting then break end
+      if preempt_pending then
+        preempt_pending = false
+        host_turn()
+      end
       t, args = dequeue()
     end
     if exiting or main.finished then break end
@@ -346,22 +401,7 @@ function R.run(fn, ...)
         break
       end
     else
-      raw.yield() -- the one suspension towards the host: resumed when something completed
-      local batch = H.take()
-      for i = 1, #batch do
-        local c = batch[i]
-        if c.call then
-          spawn_callback(c.call, c.args, c.reply)
-        else
-          local w = waiting[c.id]
-          if w then
-            waiting[c.id] = nil
-            nwaiting = nwaiting - 1
-            w.op = nil
-            enqueue(w, c.values)
-          end
-        end
-      end
+      host_turn()
     end
   end
   for id in pairs(waiting) do H.cancel(id) end
@@ -377,7 +417,10 @@ end
 
 --- Ends the run with `code` at the next scheduling point; `reason` is reported on stderr.
 function R.request_exit(code, reason)
-  if not exiting then exiting = { code = code, reason = reason } end
+  if not exiting then
+    exiting = { code = code, reason = reason }
+    H.exit_requested()
+  end
   raise_exit()
 end
 

@@ -8,8 +8,8 @@
  * Invariants:
  * - The outcome is `runBlock`'s, unchanged, except when the runner's own limit ended the run:
  *   then it is `timed_out`. The limit aborts the run like `signal` does, so it takes effect at
- *   the next point where Lua waits for the host (a loop that never waits is not preempted here;
- *   the CPU limit or the child runner are what end that).
+ *   the next point where Lua waits for the host, or within about 0.1 s of Lua computing (the
+ *   engine's watchdog returns to the event loop; src/lua/watchdog.ts).
  * - `runBlock` reports a failure to start as `failed`; anything it throws (a bug) becomes a
  *   `failed` outcome naming it rather than a rejection.
  */

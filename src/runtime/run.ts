@@ -73,7 +73,10 @@ export interface RunSpec {
   stderr?: (bytes: Uint8Array) => void;
   /** Host modules installed after the standard ones (embedders). */
   modules?: readonly HostModule[];
-  /** Aborting ends the run at the next point where Lua waits for the host. */
+  /**
+   * Aborting ends the run at the next point where Lua waits for the host, or within about 0.1 s
+   * while Lua computes without waiting (src/lua/watchdog.ts).
+   */
   signal?: AbortSignal;
   /** Downgrade the seal check to warnings (default: the run environment's `AGENT_BLOCK_UNSEAL=1`). */
   unseal?: boolean;

@@ -6,6 +6,11 @@
  * hold the token of `~/.agent-block/serve.token` (else 401 `{"error":"unauthorized"}` — no
  * detail), and a body is at most 64 KiB (413). Only then is a route looked at.
  *
+ * The one exception to the token is `GET /` (and `HEAD /`), the dashboard (`dashboard.ts`): a
+ * static page with no data and no secret, which a browser must be able to load without a
+ * header. It still passes the Host/Origin checks (403 otherwise); any other method on `/` is
+ * 405. What the page shows it fetches from the routes below, with the token.
+ *
  * The contract (JSON; times are ms since the epoch; the dashboard and the MCP job verbs use it):
  *
  * - `GET /jobs` → 200 `{"jobs": [Job]}`, by name, where `Job` is
@@ -27,6 +32,7 @@
  * - `DELETE /runs/<id>` → 202 `{"run_id", "stop_requested": true}`: the next tick ends the
  *   run's whole process tree; the run ends `stopped`.
  * - `GET /metrics` → 200 Prometheus text (`metrics.ts`).
+ * - `GET /` → 200 the dashboard page (HTML, no token; see above).
  *
  * Errors are `{"error": <stable code>, "message": <words>}` (401 carries no message):
  * `not_found` (404, no such route), `unknown_job` (404), `unknown_run` (404, including an id
@@ -37,7 +43,8 @@
  * Invariant: a handler never throws to the server; a bug is a 500 `{"error":"internal"}`,
  * logged.
  */
-import { admit, type GuardPolicy } from "../net/guard.ts";
+import { admit, type GuardPolicy, headerRefusal, type Refusal } from "../net/guard.ts";
+import { dashboardResponse } from "./dashboard.ts";
 import { renderMetrics } from "./metrics.ts";
 import type { RunRecord } from "./record.ts";
 import type { JobState, Scheduler } from "./scheduler.ts";
@@ -96,16 +103,24 @@ export function apiHandler(
   policy: GuardPolicy,
   log: (line: string) => void,
 ): (req: Request) => Promise<Response> {
-  return async (req) => {
-    const admitted = await admit(req, { maxBodyBytes: MAX_API_BODY_BYTES, ...policy });
-    if ("refusal" in admitted) {
-      const r = admitted.refusal;
-      if (r.status === 401) {
-        return Response.json({ error: "unauthorized" }, { status: 401, headers: r.headers });
-      }
-      const code = r.status === 403 ? "forbidden" : r.status === 413 ? "payload_too_large" : "bad_request";
-      return err(r.status, code, r.message);
+  const refuse = (r: Refusal): Response => {
+    if (r.status === 401) {
+      return Response.json({ error: "unauthorized" }, { status: 401, headers: r.headers });
     }
+    const code = r.status === 403 ? "forbidden" : r.status === 413 ? "payload_too_large" : "bad_request";
+    return err(r.status, code, r.message);
+  };
+  return async (req) => {
+    if (new URL(req.url).pathname === "/") {
+      const refused = headerRefusal(req, { ...policy, token: undefined, maxBodyBytes: 0 });
+      if (refused) return refuse(refused);
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        return err(405, "method_not_allowed", "/ takes GET");
+      }
+      return dashboardResponse(req.method);
+    }
+    const admitted = await admit(req, { maxBodyBytes: MAX_API_BODY_BYTES, ...policy });
+    if ("refusal" in admitted) return refuse(admitted.refusal);
     try {
       return route(admitted.request, scheduler);
     } catch (e) {

@@ -407,7 +407,7 @@ Deno.test("layering: config file < environment < flag (CPU limit)", async () => 
   assert.match(bad.stderr, /AGENT_BLOCK_CPU_LIMIT_SECS must be a positive number, got 'soon'/);
 });
 
-Deno.test("limits: CPU limit stops a busy loop and a pcall loop; memory limit stops a growing table", async () => {
+Deno.test("attack: a busy loop and a pcall loop against --cpu-limit; a growing table against --memory-limit", async () => {
   const p = await project({
     "spin.lua": `while true do end`,
     "pcall_spin.lua": `while true do pcall(function() while true do end end) end`,

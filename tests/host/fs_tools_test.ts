@@ -245,3 +245,20 @@ async function exists(p: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("attack: fs_search_replace calls with 200,000 hits each ignore the run's stop", async () => {
+  const d = await tempDir();
+  await Deno.writeTextFile(join(d, "big.txt"), "x = 1\n".repeat(200_000));
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort("stopped by the test"), 300);
+  try {
+    const r = await runLua(
+      `std.fs.register_tools({ allowed = { "fs_search_replace" } })
+       while true do pcall(tool.call, "fs_search_replace", { path = "big.txt", search = "x", replace = "y" }) end`,
+      { projectRoot: d, signal: ac.signal },
+    );
+    assert.deepEqual(r.outcome, { status: "cancelled", reason: "stopped by the test" });
+  } finally {
+    clearTimeout(timer);
+  }
+});

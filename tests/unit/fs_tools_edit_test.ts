@@ -124,3 +124,18 @@ Deno.test("searchReplaceEdit: empty, missing and repeated search texts", () => {
     "fs_search_replace: the search text occurs 2 times in f (starting on lines 1, 3); include more surrounding text to make it unique",
   );
 });
+
+Deno.test("attack: fs_search_replace on a search text with 200,000 hits (quadratic line numbering)", () => {
+  const text = "x = 1\n".repeat(200_000);
+  const t0 = performance.now();
+  toolError(
+    () => searchReplaceEdit("fs_search_replace", "f", text, "x", "y"),
+    /^fs_search_replace: the search text occurs 200000 times in f \(starting on lines 1, 2, 3, .*, 20 and 199980 more\); include more/,
+  );
+  // Linear: milliseconds (it took minutes); the bound only keeps a loaded machine from failing it.
+  assert.ok(performance.now() - t0 < 5000, `took ${Math.round(performance.now() - t0)} ms`);
+  // The unique case deep in a large file is linear too.
+  const big = "a\n".repeat(500_000) + "needle\n" + "b\n".repeat(500_000);
+  const e = searchReplaceEdit("fs_search_replace", "f", big, "needle", "pin");
+  assert.deepEqual([e.start, e.end, e.content], [500_001, 500_001, "pin\n"]);
+});

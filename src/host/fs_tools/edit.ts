@@ -11,12 +11,18 @@
  *   lacking) its final newline;
  * - `searchReplaceEdit`: `fs_search_replace`'s rule — a unique verbatim snippet, turned into the
  *   `editLines` call of the lines it spans (zero or several matches is an error saying which).
+ *   Linear in the text and the number of hits, whatever either is: the lines of the hits are
+ *   counted in one pass, and an error lists at most `SHOWN_HITS` of them (a model-made search
+ *   text can occur hundreds of thousands of times).
  * Every failure is a `ToolError` written for the model; `shown` is how messages name the file.
  */
 import { ToolError } from "./tool_error.ts";
 
 /** Most lines `fs_read` answers at once. */
 export const READ_MAX_LINES = 2000;
+
+/** Most hit lines an ambiguous `fs_search_replace` error lists. */
+export const SHOWN_HITS = 20;
 
 /** A text as lines. */
 export interface Lines {
@@ -140,14 +146,28 @@ export function searchReplaceEdit(
   if (search === "") throw new ToolError(`${tool}: input field 'search' must not be empty`);
   const hits: number[] = [];
   for (let i = text.indexOf(search); i >= 0; i = text.indexOf(search, i + search.length)) hits.push(i);
-  const lineOf = (off: number) => text.slice(0, off).split("\n").length;
   if (hits.length === 0) {
     throw new ToolError(`${tool}: the search text was not found in ${shown} (it must match verbatim)`);
   }
+  // Line numbers of (the first) hits, counting newlines once from one hit to the next.
+  const hitLines: number[] = [];
+  let line = 1;
+  let at = 0;
+  for (const h of hits.slice(0, SHOWN_HITS)) {
+    for (let nl = text.indexOf("\n", at); nl >= 0 && nl < h; nl = text.indexOf("\n", nl + 1)) line++;
+    at = h;
+    hitLines.push(line);
+  }
+  const lineOf = (off: number) => {
+    let n = 1;
+    for (let nl = text.indexOf("\n"); nl >= 0 && nl < off; nl = text.indexOf("\n", nl + 1)) n++;
+    return n;
+  };
   if (hits.length > 1) {
+    const more = hits.length > SHOWN_HITS ? ` and ${hits.length - SHOWN_HITS} more` : "";
     throw new ToolError(
       `${tool}: the search text occurs ${hits.length} times in ${shown} ` +
-        `(starting on lines ${hits.map(lineOf).join(", ")}); include more surrounding text to make it unique`,
+        `(starting on lines ${hitLines.join(", ")}${more}); include more surrounding text to make it unique`,
     );
   }
   const m = hits[0];

@@ -3,18 +3,24 @@
 -- Owns `llm.chat(messages, opts)` — a Port opened for the call (`opts.provider`: anthropic
 -- (default) | openai | replay; every Port option and request field is accepted in `opts`),
 -- returning the normalised response — and the internal module `llm_proto.transport` (host
--- functions: `send`, `base_url`, `read_replay`, `env`, `encode`, `release`), preloaded so that a vendored
--- `llm_proto` keeps reaching the host's HTTP layer.
+-- functions: `send`, `base_url`, `read_replay`, `env`, `encode`, `release`; and `handle(v)`: `v`
+-- encoded, as `{ id = n }`, released when the handle is collected), preloaded so that a vendored
+-- `llm_proto` keeps reaching the host's HTTP layer. The handle's finalizer is the host's, behind a
+-- protected metatable: a script's own `__gc` never runs (src/lua/prelude.lua, "finalizers").
 local R, H = ...
 local type, error, sformat = type, error, string.format
+local encode, release = H.llm_encode, H.llm_release
+
+local HANDLE = { __gc = function(h) release(h.id) end, __metatable = false }
 
 local transport = {
   send = H.llm_send,
   base_url = H.llm_base_url,
   read_replay = H.llm_read_replay,
   env = H.llm_env,
-  encode = H.llm_encode,
-  release = H.llm_release,
+  encode = encode,
+  release = release,
+  handle = function(v) return R.setmetatable_gc({ id = encode(v) }, HANDLE) end,
 }
 package.preload["llm_proto.transport"] = function() return transport end
 
