@@ -83,20 +83,24 @@ end
 --- (included) without the runner's; `where` is the innermost of them in `fn`'s own file, else the
 --- innermost of them.
 local function catcher(fn)
-  local home = getinfo(fn, "S").source
+  -- `fn`'s frame is known by where it was defined: the block's `debug.getinfo` hands out no
+  -- functions (no "f" option), so frames are matched by source and first line.
+  local def = getinfo(fn, "S")
+  local home = def.source
+  local function is_fn(info) return info.source == home and info.linedefined == def.linedefined end
   return function(e)
     local frames, where, first = {}, nil, nil
     local level = 2
     while true do
-      local info = getinfo(level, "Slnf")
-      if not info or info.func == xpcall then break end
+      local info = getinfo(level, "Sln")
+      if not info or (info.what == "C" and info.name == "xpcall") then break end
       if info.what ~= "C" and not internal(info.source) then
         local pos = info.currentline > 0 and sformat("%s:%d", info.short_src, info.currentline) or info.short_src
         frames[#frames + 1] = pos .. ": in " .. frame_name(info)
         if not where and info.source == home then where = pos end
         first = first or pos
       end
-      if info.func == fn then break end
+      if is_fn(info) then break end
       level = level + 1
     end
     local rec = { error = error_text(e), where = where or first, frames = frames }
