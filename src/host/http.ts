@@ -28,6 +28,7 @@ import { stringifyJson } from "../json/codec.ts";
 import { type LuaFunctionRef, luaTypeName } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import { LineSplitter, LineTooLong } from "../util/lines.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 const DEFAULT_TIMEOUT_S = 120;
 /** Default `max_body_bytes`: 64 MiB. */
@@ -207,14 +208,7 @@ async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>, max: num
     if (size > max) throw new BodyTooLarge("the body", max);
     parts.push(value);
   }
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return concatBytes(parts, size);
 }
 
 /** The message of a fetch failure with its cause ("fetch failed" alone says nothing). */

@@ -140,26 +140,8 @@ export interface BlockConfigFields {
   observers?: readonly RunObserver[];
 }
 
-/**
- * Globals the runtime defines, which `extraGlobals` may not replace: Lua's own, agent-block's
- * faces, the run's inputs and the SDK's. Names starting with `__` are reserved too (internal
- * tables). A test holds this list equal to what a fresh run defines.
- *
- * @example Pick names that are free
- * ```ts
- * import { BlockConfig, BlockError, RESERVED_GLOBALS, ScriptSource } from "@agent-block/agent-block";
- * import assert from "node:assert/strict";
- *
- * assert.ok(RESERVED_GLOBALS.has("std") && RESERVED_GLOBALS.has("_PROMPT"));
- * assert.ok(!RESERVED_GLOBALS.has("_TASK_METADATA"));
- * const script = ScriptSource.inline("return 1", "g.lua");
- * const builder = BlockConfig.builder(script, ".").extraGlobals({ std: 1 });
- * assert.throws(() => builder.build(), (e) => e instanceof BlockError && e.code === "config");
- * assert.throws(() => builder.build(), /'std' is defined by the runtime and cannot be replaced/);
- * ```
- */
-export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
-  // Lua 5.4
+/** The globals of stock Lua 5.4 (the standard libraries and base functions). */
+export const LUA_GLOBALS: readonly string[] = [
   "_G",
   "_VERSION",
   "assert",
@@ -195,22 +177,30 @@ export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
   "utf8",
   "warn",
   "xpcall",
-  // agent-block
-  "std",
-  "sh",
-  "tool",
-  "mcp",
-  "llm",
-  "bus",
-  "job",
-  "http",
-  "log",
-  "knl",
-  "mesh",
-  "_PROMPT",
-  "_CONTEXT",
-  "_SCRIPT_NAME",
-  "_DEFAULT_AGENT",
+]; // deno-fmt-ignore
+
+/**
+ * Globals the runtime defines, which `extraGlobals` may not replace: Lua's own, agent-block's
+ * faces, the run's inputs and the SDK's. Names starting with `__` are reserved too (internal
+ * tables). A test holds this list equal to what a fresh run defines.
+ *
+ * @example Pick names that are free
+ * ```ts
+ * import { BlockConfig, BlockError, RESERVED_GLOBALS, ScriptSource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * assert.ok(RESERVED_GLOBALS.has("std") && RESERVED_GLOBALS.has("_PROMPT"));
+ * assert.ok(!RESERVED_GLOBALS.has("_TASK_METADATA"));
+ * const script = ScriptSource.inline("return 1", "g.lua");
+ * const builder = BlockConfig.builder(script, ".").extraGlobals({ std: 1 });
+ * assert.throws(() => builder.build(), (e) => e instanceof BlockError && e.code === "config");
+ * assert.throws(() => builder.build(), /'std' is defined by the runtime and cannot be replaced/);
+ * ```
+ */
+export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
+  ...LUA_GLOBALS,
+  "std", "sh", "tool", "mcp", "llm", "bus", "job", "http", "log", "knl", "mesh",
+  "_PROMPT", "_CONTEXT", "_SCRIPT_NAME", "_DEFAULT_AGENT",
 ]); // deno-fmt-ignore
 
 const LUA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

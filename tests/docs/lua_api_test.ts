@@ -11,46 +11,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LUA_API } from "../../src/docs/lua_api/mod.ts";
 import { allEntries, anchor } from "../../src/docs/names.ts";
+import { LUA_GLOBALS } from "../../src/sdk/config.ts";
 import { REPO_ROOT, resultOf, runCli, runLua, tempProject, testEnv } from "../helpers.ts";
 
 /** Lua 5.4's own globals: not agent-block's to document. */
-const STOCK = [
-  "_G",
-  "_VERSION",
-  "assert",
-  "collectgarbage",
-  "coroutine",
-  "debug",
-  "dofile",
-  "error",
-  "getmetatable",
-  "io",
-  "ipairs",
-  "load",
-  "loadfile",
-  "math",
-  "next",
-  "os",
-  "package",
-  "pairs",
-  "pcall",
-  "print",
-  "rawequal",
-  "rawget",
-  "rawlen",
-  "rawset",
-  "require",
-  "select",
-  "setmetatable",
-  "string",
-  "table",
-  "tonumber",
-  "tostring",
-  "type",
-  "utf8",
-  "warn",
-  "xpcall",
-]; // deno-fmt-ignore
+const STOCK = LUA_GLOBALS;
 
 /** Lua that lists `function <path>`, `value <path>` and `table <path>` for what it can reach. */
 const WALKER = `

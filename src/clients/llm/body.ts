@@ -14,6 +14,7 @@
  * Invariant: a body within the limit is read as `Response.text()` would read it (UTF-8, a BOM
  * dropped); one that declares its length the fast way (`text()` itself).
  */
+import { concatBytes } from "../../util/bytes.ts";
 
 /** Default `max_response_bytes`: 64 MiB, beyond any answer a model gives (a 128k-token stream is ~30 MB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -64,7 +65,7 @@ export async function readBody(res: Response, max: number): Promise<string> {
   } finally {
     reader.releaseLock();
   }
-  return new TextDecoder().decode(join(parts, size));
+  return new TextDecoder().decode(concatBytes(parts, size));
 }
 
 /** At most `max` bytes of the start of `res`'s body as text; the rest is not read. */
@@ -85,16 +86,5 @@ export async function readHead(res: Response, max: number): Promise<string> {
   } finally {
     reader.releaseLock();
   }
-  return new TextDecoder().decode(join(parts, size));
-}
-
-function join(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return new TextDecoder().decode(concatBytes(parts, size));
 }
