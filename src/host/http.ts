@@ -28,7 +28,7 @@ import { stringifyJson } from "../json/codec.ts";
 import { type LuaFunctionRef, luaTypeName } from "../json/values.ts";
 import type { RunContext } from "./context.ts";
 import { LineSplitter, LineTooLong } from "../util/lines.ts";
-import { concatBytes } from "../util/bytes.ts";
+import { readAtMost } from "../util/bytes.ts";
 
 const DEFAULT_TIMEOUT_S = 120;
 /** Default `max_body_bytes`: 64 MiB. */
@@ -199,16 +199,9 @@ function readSpec(a: Args): RequestSpec {
 
 /** The whole body, refused (`BodyTooLarge`, the rest unread) as soon as it passes `max` bytes. */
 async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>, max: number): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  while (true) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > max) throw new BodyTooLarge("the body", max);
-    parts.push(value);
-  }
-  return concatBytes(parts, size);
+  const body = await readAtMost(reader, max);
+  if (body === undefined) throw new BodyTooLarge("the body", max);
+  return body;
 }
 
 /** The message of a fetch failure with its cause ("fetch failed" alone says nothing). */

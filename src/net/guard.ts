@@ -23,6 +23,7 @@
  * Origin are checked before the token, so a forged Host learns nothing about the token. A
  * request that is admitted keeps its signal, method, URL and headers.
  */
+import { readAtMost } from "../util/bytes.ts";
 
 /** Body limit when a policy names none: 4 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -156,32 +157,17 @@ export async function admit(
     return { refusal: { status: 400, message: `Bad Request: a ${req.method} request carries no body` } };
   }
   const max = policy.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const reader = req.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
+  let body: Uint8Array | undefined;
   try {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > max) {
-        await reader.cancel().catch(() => undefined);
-        return { refusal: tooLarge(max) };
-      }
-      parts.push(value);
-    }
+    body = await readAtMost(req.body.getReader(), max);
   } catch (e) {
     return {
       refusal: { status: 400, message: `Bad Request: the body could not be read: ${(e as Error).message}` },
     };
   }
-  const body = new Uint8Array(size);
-  let o = 0;
-  for (const p of parts) {
-    body.set(p, o);
-    o += p.length;
-  }
-  return { request: new Request(req, { body }) };
+  if (body === undefined) return { refusal: tooLarge(max) };
+  // stream chunks (and so their join) are backed by a plain ArrayBuffer
+  return { request: new Request(req, { body: body as Uint8Array<ArrayBuffer> }) };
 }
 
 /** A JSON response for `refusal` (`{"error": message}`); callers with a protocol word their own. */

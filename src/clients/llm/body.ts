@@ -14,7 +14,7 @@
  * Invariant: a body within the limit is read as `Response.text()` would read it (UTF-8, a BOM
  * dropped); one that declares its length the fast way (`text()` itself).
  */
-import { concatBytes } from "../../util/bytes.ts";
+import { concatBytes, readAtMost } from "../../util/bytes.ts";
 
 /** Default `max_response_bytes`: 64 MiB, beyond any answer a model gives (a 128k-token stream is ~30 MB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -48,24 +48,15 @@ export async function readBody(res: Response, max: number): Promise<string> {
     return await res.text();
   }
   if (!res.body) return "";
-  const parts: Uint8Array[] = [];
-  let size = 0;
   const reader = res.body.getReader();
+  let bytes: Uint8Array | undefined;
   try {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > max) {
-        await reader.cancel().catch(() => undefined);
-        throw new ResponseTooLarge(max);
-      }
-      parts.push(value);
-    }
+    bytes = await readAtMost(reader, max);
   } finally {
     reader.releaseLock();
   }
-  return new TextDecoder().decode(concatBytes(parts, size));
+  if (bytes === undefined) throw new ResponseTooLarge(max);
+  return new TextDecoder().decode(bytes);
 }
 
 /** At most `max` bytes of the start of `res`'s body as text; the rest is not read. */
