@@ -79,3 +79,11 @@ export function wholeMilliseconds(
   }
   return n;
 }
+
+/**
+ * The run's `AGENT_BLOCK_TASK_GRACE_MS`: how long its children get between SIGTERM and SIGKILL,
+ * default 1000 ms. Throws as `wholeMilliseconds` does.
+ */
+export function taskGraceMs(env: { get(name: string): string | undefined }): number {
+  return wholeMilliseconds(env, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
+}

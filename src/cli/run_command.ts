@@ -35,7 +35,7 @@ import { writeStderr, writeStdout } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
-import { wholeMilliseconds } from "../run_env.ts";
+import { taskGraceMs } from "../run_env.ts";
 import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
@@ -203,7 +203,7 @@ export function versionText(): string {
 /** The grace before SIGKILL for processes the run left behind (`AGENT_BLOCK_TASK_GRACE_MS`). */
 function orphanGraceMs(env: Record<string, string>): number {
   try {
-    return wholeMilliseconds({ get: (k) => env[k] }, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
+    return taskGraceMs({ get: (k) => env[k] });
   } catch {
     return 1000; // the run itself reported the bad value
   }

@@ -31,7 +31,7 @@ import { ProcessGroups } from "../proc/group.ts";
 import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
 import { agentBlockHome } from "../home.ts";
 import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
-import { RunEnv, wholeMilliseconds } from "../run_env.ts";
+import { RunEnv, taskGraceMs } from "../run_env.ts";
 import { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 
@@ -173,7 +173,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   let outcome: Outcome | undefined;
   let graceMs: number;
   try {
-    graceMs = spec.graceMs ?? wholeMilliseconds(env, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
+    graceMs = spec.graceMs ?? taskGraceMs(env);
   } catch (e) {
     return notStarted((e as Error).message);
   }
