@@ -358,3 +358,25 @@ function fileExists(path: string): boolean {
     return false;
   }
 }
+
+/** What the file-tool tests register: every tool, fs_write and the undoing ones included. */
+const ALL_FS_TOOLS = `{ allowed = { "fs_write", "fs_rollback", "fs_search_replace" } }`;
+
+/**
+ * Runs `body` in project `dir` with the file tools registered by `std.fs.register_tools(opts)`
+ * (the Lua table text; default every tool) and a local `call(name, input)` that answers a tool's
+ * result or `"ERR <message>"`; returns the string `body` returns.
+ */
+export async function runFsTools(dir: string, body: string, opts = ALL_FS_TOOLS): Promise<string> {
+  const r = await runLua(
+    `local names = std.fs.register_tools(${opts})
+     local function call(name, input)
+       local ok, v = pcall(tool.call, name, input)
+       return ok and v or ("ERR " .. tostring(v))
+     end
+     ${body}`,
+    { projectRoot: dir },
+  );
+  if (r.outcome.status !== "returned") throw new Error(JSON.stringify(r.outcome));
+  return r.outcome.value as string;
+}

@@ -8,22 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runLua, tempDir } from "../helpers.ts";
+import { runFsTools, runLua, tempDir } from "../helpers.ts";
 import { FileTooLarge, fileTooLarge, readBounded } from "../../src/host/fs_tools/bounded_read.ts";
 
-async function tools(dir: string, body: string, opts = "") {
-  const r = await runLua(
-    `std.fs.register_tools({ allowed = { "fs_write", "fs_rollback", "fs_search_replace" } ${opts} })
-     local function call(name, input)
-       local ok, v = pcall(tool.call, name, input)
-       return ok and v or ("ERR " .. tostring(v))
-     end
-     ${body}`,
-    { projectRoot: dir },
-  );
-  if (r.outcome.status !== "returned") throw new Error(JSON.stringify(r.outcome));
-  return r.outcome.value as string;
-}
+/** Runs `body` with every file tool registered; `extra` adds fields to their opts. */
+const tools = (dir: string, body: string, extra = "") =>
+  runFsTools(dir, body, `{ allowed = { "fs_write", "fs_rollback", "fs_search_replace" } ${extra} }`);
 
 Deno.test("attack: fs_read, fs_edit, fs_search_replace and fs_write on a 1.1 GB file are refused, naming size and limit", async () => {
   const d = await tempDir();

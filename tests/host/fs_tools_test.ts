@@ -7,26 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runLua, tempDir } from "../helpers.ts";
+import { runFsTools, runLua, tempDir } from "../helpers.ts";
 
-/** Runs `body` with the tools registered (all of them) in project `dir`; returns its string. */
-async function tools(
-  dir: string,
-  body: string,
-  opts = `{ allowed = { "fs_write", "fs_rollback", "fs_search_replace" } }`,
-) {
-  const r = await runLua(
-    `local names = std.fs.register_tools(${opts})
-     local function call(name, input)
-       local ok, v = pcall(tool.call, name, input)
-       return ok and v or ("ERR " .. tostring(v))
-     end
-     ${body}`,
-    { projectRoot: dir },
-  );
-  if (r.outcome.status !== "returned") throw new Error(JSON.stringify(r.outcome));
-  return r.outcome.value as string;
-}
+/** Runs `body` with the tools registered (all of them by default) in project `dir`. */
+const tools = runFsTools;
 
 Deno.test("fs tools: defaults are fs_read and fs_edit; allowed opts in the others; tool_specs carry handlers", async () => {
   const d = await tempDir();
