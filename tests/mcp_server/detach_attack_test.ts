@@ -6,8 +6,6 @@
  * server. The blocks are written into the test's copy of the fixture project.
  */
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import {
   assert,
   assertEquals,
@@ -17,8 +15,6 @@ import {
   freshProject,
   readPid,
   resultText,
-  serverCommand,
-  serverEnv,
   waitForFile,
 } from "./mcp_helpers.ts";
 import { DAEMON_PID_FILES, lacksProcessTools, processAlive, waitFor, writeDaemonScript } from "../helpers.ts";
@@ -107,23 +103,20 @@ Deno.test({
   ...opts,
   fn: async () => {
     const p = await project();
-    const [command, ...args] = serverCommand(["-p", p.root]);
-    const transport = new StdioClientTransport({ command, args, env: serverEnv(p.home), stderr: "ignore" });
-    const client = new Client({ name: "agent-block-test", version: "0" });
-    await client.connect(transport);
+    const s = await connectStdio(p.root, p.home);
     try {
-      const pending = client.callTool(
+      const pending = s.client.callTool(
         { name: "run_block", arguments: { block: "daemons", prompt: p.scratch } },
         { timeout: 300_000 },
       );
       const pids = await daemons(p.scratch);
-      const serverPid = transport.pid!;
+      const serverPid = s.pid;
       Deno.kill(serverPid, "SIGTERM");
       const r = await pending;
       assertEquals(resultText(r), "block 'daemons' was stopped: the server is shutting down");
       await allGone([...pids, serverPid], "the daemons and the server to end");
     } finally {
-      await client.close().catch(() => undefined);
+      await s.close().catch(() => undefined);
     }
   },
 });

@@ -58,6 +58,8 @@ export function serverEnv(home: string): Record<string, string> {
 /** A connected v2 SDK client over stdio and everything the server wrote to stderr. */
 export interface StdioSession {
   client: Client;
+  /** The server process's pid (to signal it). */
+  pid: number;
   stderr: () => string;
   close: () => Promise<void>;
 }
@@ -82,7 +84,7 @@ export async function connectStdio(
     },
   );
   await client.connect(transport);
-  return { client, stderr: () => err, close: () => client.close() };
+  return { client, pid: transport.pid!, stderr: () => err, close: () => client.close() };
 }
 
 /** True while `pid` names a live (non-zombie) process. */

@@ -98,19 +98,16 @@ Deno.test({
   ...opts,
   fn: async () => {
     const p = await freshProject();
-    const [command, ...args] = serverCommand(["-p", p.root]);
-    const transport = new StdioClientTransport({ command, args, env: serverEnv(p.home), stderr: "ignore" });
-    const client = new Client({ name: "agent-block-test", version: "0" });
-    await client.connect(transport);
+    const s = await connectStdio(p.root, p.home);
     try {
-      const pending = client.callTool(
+      const pending = s.client.callTool(
         { name: "run_block", arguments: { block: "busy", prompt: p.scratch } },
         { timeout: 300_000 },
       );
       const pidFile = join(p.scratch, "sleeper.pid");
       await waitForFile(pidFile, "the busy block to start its sleeper");
       const sleeper = readPid(pidFile);
-      const serverPid = transport.pid!;
+      const serverPid = s.pid;
       Deno.kill(serverPid, "SIGTERM");
       const r = await pending;
       assertEquals(r.isError, true);
@@ -120,7 +117,7 @@ Deno.test({
         timeoutMs: 30_000,
       });
     } finally {
-      await client.close().catch(() => undefined);
+      await s.close().catch(() => undefined);
     }
   },
 });
