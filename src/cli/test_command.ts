@@ -32,6 +32,8 @@ import { displayPath } from "../modules/resolver.ts";
 import type { Outcome } from "../outcome.ts";
 import { writeStdout } from "../obs/log.ts";
 import { specRunBlockModule } from "./spec_run_block.ts";
+import { STORE_PATH_VARS } from "../host/stores/sqlite.ts";
+import { KNL_PATH_VAR } from "../knl/paths.ts";
 
 /** The outcome of one spec file. */
 export interface SpecFileResult {
@@ -80,10 +82,10 @@ export function specDirectives(source: string): string[] {
 
 /** The store variables a spec's isolated run sets, and their file names in its home. */
 const ISOLATED_STORES: [string, string][] = [
-  ["AGENT_BLOCK_KV_PATH", "kv.sqlite"],
-  ["AGENT_BLOCK_SQL_PATH", "sql.sqlite"],
-  ["AGENT_BLOCK_TS_PATH", "ts.sqlite"],
-  ["AGENT_BLOCK_KNL_PATH", "knl.sqlite"],
+  [STORE_PATH_VARS.kv, "kv.sqlite"],
+  [STORE_PATH_VARS.sql, "sql.sqlite"],
+  [STORE_PATH_VARS.ts, "ts.sqlite"],
+  [KNL_PATH_VAR, "knl.sqlite"],
 ];
 
 /** Why a run that should have returned the report did not. */

@@ -10,9 +10,12 @@ import { isAbsolute, join, resolve } from "node:path";
 /** The literal that names an in-memory database. */
 export const MEMORY = ":memory:";
 
+/** The variable that moves the kernel database (`:memory:` included). */
+export const KNL_PATH_VAR = "AGENT_BLOCK_KNL_PATH";
+
 /** The project's kernel database, honouring `AGENT_BLOCK_KNL_PATH`. */
 export function defaultStorePath(projectRoot: string, env: (k: string) => string | undefined): string {
-  const override = env("AGENT_BLOCK_KNL_PATH");
+  const override = env(KNL_PATH_VAR);
   if (override !== undefined && override.trim() !== "") {
     return override === MEMORY ? MEMORY : resolve(projectRoot, override);
   }

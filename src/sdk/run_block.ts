@@ -21,7 +21,7 @@ import { resolve } from "node:path";
 import { runBlock as runSpec, type RunSpec } from "../runtime/run.ts";
 import { exitCodeOf, notStarted, type Outcome } from "../outcome.ts";
 import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
-import type { BlockConfig } from "./config.ts";
+import type { BlockConfig, StorePaths } from "./config.ts";
 import { type BlockError, blockErrorOf } from "./errors.ts";
 import { hostToolsModule, type ToolInfo } from "./host_tools.ts";
 import type { TextSource } from "./sources.ts";
@@ -29,6 +29,8 @@ import { WallClock } from "../runner/wall_clock.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
 import { fanOut } from "../obs/run_events.ts";
 import { writeStderr } from "../obs/log.ts";
+import { STORE_PATH_VARS } from "../host/stores/sqlite.ts";
+import { KNL_PATH_VAR } from "../knl/paths.ts";
 
 /**
  * The event kind that stages a named artifact instead of being a result. Every artifact lands in
@@ -131,12 +133,8 @@ export interface RunDefaults {
   cwd(): string;
 }
 
-const STORE_VARS = {
-  kv: "AGENT_BLOCK_KV_PATH",
-  sql: "AGENT_BLOCK_SQL_PATH",
-  ts: "AGENT_BLOCK_TS_PATH",
-  kernel: "AGENT_BLOCK_KNL_PATH",
-} as const;
+/** The run-environment variable behind each of `StorePaths`' fields. */
+const STORE_VARS: Readonly<Record<keyof StorePaths, string>> = { ...STORE_PATH_VARS, kernel: KNL_PATH_VAR };
 
 async function readText(
   field: string,
@@ -184,7 +182,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
   const env: Record<string, string> = { ...(config.env ?? defaults.env()) };
   const cwd = config.cwd ?? defaults.cwd();
   for (const [k, v] of Object.entries(config.stores)) {
-    if (v !== undefined) env[STORE_VARS[k as keyof typeof STORE_VARS]] = v;
+    if (v !== undefined) env[STORE_VARS[k as keyof StorePaths]] = v;
   }
   let prompt: string | undefined, context: string | undefined;
   try {

@@ -25,7 +25,8 @@ import { wholeMilliseconds } from "../../run_env.ts";
 /** The three stores. */
 export type StoreKind = "kv" | "sql" | "ts";
 
-const ENV_VAR: Record<StoreKind, string> = {
+/** The variable naming each store's file (`:memory:` for a private one). */
+export const STORE_PATH_VARS: Readonly<Record<StoreKind, string>> = {
   kv: "AGENT_BLOCK_KV_PATH",
   sql: "AGENT_BLOCK_SQL_PATH",
   ts: "AGENT_BLOCK_TS_PATH",
@@ -43,7 +44,7 @@ export interface StoreRun {
 
 /** The file (or `:memory:`) store `kind` uses for `run`. */
 export function storePath(kind: StoreKind, run: StoreRun): string {
-  const v = envValue(run.env, ENV_VAR[kind]);
+  const v = envValue(run.env, STORE_PATH_VARS[kind]);
   if (!v || !v.trim()) return join(run.home, `${kind}.sqlite`);
   return v === ":memory:" ? v : run.resolve(v);
 }
