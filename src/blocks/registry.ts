@@ -284,6 +284,24 @@ export function notRegisteredNote(skipped: readonly SkippedBlock[]): string {
 }
 
 /**
+ * The message of an unknown-block error: the name, `near` as a "did you mean" when given, the
+ * blocks there are, the directories searched (then `hint`, when given) and what is there but not
+ * registered.
+ */
+export function unknownBlockText(
+  name: string,
+  roots: BlockRoot[],
+  opts: { near?: string; hint?: string } = {},
+): string {
+  const { blocks, skipped } = scanRegistry(roots);
+  const known = blocks.map((x) => x.name);
+  return `unknown block '${name}'${opts.near ? ` (did you mean '${opts.near}'?)` : ""}; ` +
+    `known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
+    `(searched ${roots.map((r) => r.dir).join(", ")}${opts.hint ? `; ${opts.hint}` : ""})` +
+    notRegisteredNote(skipped);
+}
+
+/**
  * The block called `name`, or undefined.
  *
  * @example Run a block by name, as `agent-block -b` does

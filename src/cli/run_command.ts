@@ -25,7 +25,7 @@ import { readRunConfig, type RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, refuseSandbox, resolveRunSettings, runFlags } from "../config/settings.ts";
 import { writeAtomic } from "../util/fs.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { blockRoots, findBlock, notRegisteredNote, scanRegistry } from "../blocks/registry.ts";
+import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
 import { runConfig } from "../sdk/run_block.ts";
@@ -214,14 +214,8 @@ function blockPath(s: RunSettings, name: string): string {
   const roots = blockRoots(resolve(s.cwd, s.project), agentBlockHome(s.env, s.cwd));
   const b = findBlock(roots, name);
   if (b) return b.path;
-  const { blocks, skipped } = scanRegistry(roots);
-  const known = blocks.map((x) => x.name);
-  const near = didYouMean(name, known);
-  throw new AgentBlockError(
-    `unknown block '${name}'${near ? ` (did you mean '${near}'?)` : ""}; ` +
-      `known blocks: ${known.length ? known.join(", ") : "(none)"} ` +
-      `(searched ${roots.map((r) => r.dir).join(", ")})${notRegisteredNote(skipped)}`,
-  );
+  const near = didYouMean(name, scanRegistry(roots).blocks.map((x) => x.name));
+  throw new AgentBlockError(unknownBlockText(name, roots, { near }));
 }
 
 /** Runs the run command; returns the exit code. */

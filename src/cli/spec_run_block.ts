@@ -30,7 +30,7 @@ import { BlockConfig } from "../sdk/config.ts";
 import { runConfig } from "../sdk/run_block.ts";
 import { ScriptSource } from "../sdk/sources.ts";
 import { outcomeToObject } from "../runner/outcome_json.ts";
-import { blockRoots, findBlock, notRegisteredNote, scanRegistry } from "../blocks/registry.ts";
+import { blockRoots, findBlock, unknownBlockText } from "../blocks/registry.ts";
 import { isFile } from "../util/fs.ts";
 
 const FN = "lspec.run_block";
@@ -61,14 +61,7 @@ export function specRunBlockModule(scratch: string): HostModule {
           const roots = blockRoots(run.projectRoot, run.home);
           const b = findBlock(roots, path);
           if (!b) {
-            const { blocks, skipped } = scanRegistry(roots);
-            const names = blocks.map((x) => x.name);
-            throw new Error(
-              `${FN}: unknown block '${path}'; known blocks: ${names.length ? names.join(", ") : "(none)"} ` +
-                `(searched ${roots.map((r) => r.dir).join(", ")}; a path must end in .lua)${
-                  notRegisteredNote(skipped)
-                }`,
-            );
+            throw new Error(`${FN}: ${unknownBlockText(path, roots, { hint: "a path must end in .lua" })}`);
           }
           script = b.path;
         }
