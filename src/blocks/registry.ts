@@ -13,8 +13,9 @@
  * on one system finds a file named on another); hidden entries (`.name`) are skipped. A name that
  * cannot be one — it starts with `-` (it would read as a flag), starts or ends with white space
  * (it could not be told apart), or holds a control character — and a block file that cannot be
- * read are not registered, and `scanRegistry` lists each with the reason, so an unknown-block
- * error can say why a file that is there does not count. A block's description is its leading
+ * read are not registered, and `scanRegistry` lists each with the reason, so the unknown-block
+ * error (`unknownBlockText`, the one wording of `-b` and `lspec.run_block`) can say why a file that
+ * is there does not count. A block's description is its leading
  * comment: `--` lines or a `--[[ ]]` long comment, after any blank lines (a first line that is
  * only the file's own path is skipped).
  *
