@@ -7,8 +7,10 @@
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
  * `--result` atomically (relative to the process working directory) when the script returned and
  * removing a file an earlier run left there when it did not (a raise, a defer, an exit, a stop,
- * a run that never started: the file is the value of THIS run or absent); refusing a sandbox
- * request (`--sandbox`, `AGENT_BLOCK_SANDBOX`: `src/config/settings.ts`); and turning SIGINT/SIGTERM
+ * a run that never started: the file is the value of THIS run or absent); handing a sandboxed run
+ * (`--sandbox`, `AGENT_BLOCK_SANDBOX`) to the launcher before anything runs (`src/sandbox/`,
+ * loaded only then: it re-executes the process confined, `--sandbox-stage=runtime`, or fails
+ * closed with exit 1); and turning SIGINT/SIGTERM
  * into a stop that ends the run's process groups (exit 130). The process asks to adopt orphans
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
@@ -22,7 +24,12 @@ import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { didYouMean, parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
-import { type LayeredRunSettings, refuseSandbox, resolveRunSettings, runFlags } from "../config/settings.ts";
+import {
+  type LayeredRunSettings,
+  resolveRunSettings,
+  runFlags,
+  sandboxRequested,
+} from "../config/settings.ts";
 import { writeAtomic } from "../util/fs.ts";
 import { edgeEnvironment } from "./environment.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
@@ -62,7 +69,8 @@ Options:
                            (env AGENT_BLOCK_PROGRESS=1)
       --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
                            shape of "knl export --as events" (- for stderr)
-      --sandbox            not available yet: refused, exit 1 (so is AGENT_BLOCK_SANDBOX=1)
+      --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
+                           README; also AGENT_BLOCK_SANDBOX=1)
   -V, --version            print the versions of agent-block, Deno and Lua
   -h, --help               print this help
 
@@ -80,7 +88,7 @@ export interface RunSettings extends LayeredRunSettings {
   env: Record<string, string>;
   /** The process working directory. */
   cwd: string;
-  /** `--sandbox` was given (refused until there is a sandbox). */
+  /** `--sandbox` was given. */
   sandbox: boolean;
 }
 
@@ -218,8 +226,28 @@ function blockPath(s: RunSettings, name: string): string {
   throw new AgentBlockError(unknownBlockText(name, roots, { near }));
 }
 
-/** Runs the run command; returns the exit code. */
-export async function runCommand(argv: string[]): Promise<number> {
+/** Where a run stands in the sandbox launch (`src/sandbox/stage.ts`): unset outside it. */
+export type RunStage = "runtime" | "userns";
+
+/** Hands the run to the sandbox launcher (which re-executes it confined); returns only by throwing. */
+async function launchSandboxed(argv: string[], s: RunSettings, stage: RunStage | undefined): Promise<never> {
+  const { launchSandboxed } = await import("../sandbox/launcher.ts");
+  return launchSandboxed({
+    argv,
+    env: s.env,
+    processEnv: Deno.env.toObject(),
+    cwd: s.cwd,
+    project: s.project,
+    inUserNs: stage === "userns",
+    say,
+  });
+}
+
+/**
+ * Runs the run command; returns the exit code.
+ * @param stage set when this process is a stage of the sandbox launch (`--sandbox-stage=…`)
+ */
+export async function runCommand(argv: string[], stage?: RunStage): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
   const s = parseRunArgs(argv);
   if (s === "help") {
@@ -232,8 +260,12 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   let scriptPath: string;
   try {
-    // Fail closed before anything runs: a requested sandbox is never silently dropped.
-    refuseSandbox(s.env, s.sandbox);
+    // Before anything runs: a requested sandbox is applied, or the run fails closed.
+    if (
+      stage !== "runtime" && (s.sandbox || stage === "userns" || sandboxRequested(s.env.AGENT_BLOCK_SANDBOX))
+    ) {
+      await launchSandboxed(argv, s, stage);
+    }
     scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;
   } catch (e) {
     // The run never started: it has no value, so an earlier run's must not stand for it.
@@ -256,7 +288,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   ]];
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
-  adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
+  // A confined runtime has no FFI: its launcher made it the subreaper before the exec.
+  adoptOrphans((m) => say(`[warn] agent-block: ${m}`), stage !== undefined);
   try {
     const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
       .env(s.env)
