@@ -59,7 +59,7 @@ export interface ArchInfo {
   x32Bit?: number;
 }
 
-const LANDLOCK_NR = { create_ruleset: 444, add_rule: 445, restrict_self: 446 } as const;
+const LANDLOCK_NR = { create_ruleset: 444n, add_rule: 445n, restrict_self: 446n } as const;
 /** landlock_* syscall numbers (the same on x86_64 and aarch64, from the unified table). */
 export const LANDLOCK = LANDLOCK_NR;
 
