@@ -56,6 +56,8 @@ export interface LaunchRequest {
 }
 
 const PR_SET_CHILD_SUBREAPER = 36;
+const PR_CAP_AMBIENT = 47;
+const PR_CAP_AMBIENT_CLEAR_ALL = 4n;
 
 /** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
 export function launchSandboxed(req: LaunchRequest): never {
@@ -98,6 +100,10 @@ export function launchSandboxed(req: LaunchRequest): never {
     }
   } else if (!policy.gitDirs.length && !policy.gitRw) git = "none";
   c.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n); // best effort: the runtime copes without it
+  // The user-namespace hop kept its capabilities for the mounts: the runtime gets none of them.
+  if (req.inUserNs && c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0n, 0n, 0n) !== 0) {
+    throw new AgentBlockError(`--sandbox: clearing the user namespace's capabilities failed: ${lastError(c).text}`);
+  }
   applyLandlock(c, plan, policy.writable);
   if (arch) installSeccomp(c, arch);
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);

@@ -13,8 +13,10 @@
  * - with `CAP_SYS_ADMIN` (root), `unshare(CLONE_NEWNS)` on the launcher's main thread (a
  *   multi-threaded process may unshare its mount namespace; the exec'd runtime inherits it);
  * - otherwise through a user namespace, which a multi-threaded process cannot enter: the
- *   launcher re-executes itself through util-linux `unshare --user --map-current-user --mount`
- *   (`userNamespaceHop`, probed once), and the second launcher does the mounts;
+ *   launcher re-executes itself through util-linux `unshare --user --map-current-user
+ *   --keep-caps --mount` (`userNamespaceHop`, probed once; `--keep-caps` because an `execve` as a
+ *   non-root user would drop the namespace's capabilities), and the second launcher does the
+ *   mounts, then clears the kept (ambient) capabilities before it starts the runtime;
  * - neither (no privilege, user namespaces disabled, no `unshare`): `protectGitDirs` says why, and
  *   the launcher warns once and says so in its start-up line.
  * The read-only flag is set with `mount_setattr(MOUNT_ATTR_RDONLY)`, which changes that flag
@@ -102,6 +104,7 @@ export function userNamespaceHop(): { prefix: [string, ...string[]] } | { why: s
     path,
     "--user",
     "--map-current-user",
+    "--keep-caps",
     "--mount",
     "--propagation",
     "private",
