@@ -59,8 +59,8 @@ const PR_SET_CHILD_SUBREAPER = 36;
 const PR_CAP_AMBIENT = 47;
 const PR_CAP_AMBIENT_CLEAR_ALL = 4n;
 
-/** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
-export function launchSandboxed(req: LaunchRequest): never {
+/** libc for the launcher, or the start-up error of a platform that cannot have the sandbox. */
+function kernel(): Sys {
   if (Deno.build.os !== "linux") {
     throw new AgentBlockError(
       `--sandbox is Linux only (Landlock and seccomp); this is ${Deno.build.os}, and a requested ` +
@@ -71,6 +71,26 @@ export function launchSandboxed(req: LaunchRequest): never {
   if (typeof c === "string") {
     throw new AgentBlockError(`--sandbox: cannot reach the kernel's interfaces: ${c}`);
   }
+  return c;
+}
+
+/**
+ * Checks that runs of `project` could be sandboxed here, without confining this process (a
+ * server that hands `--sandbox` to every run fails at its start, not at each run). Returns the
+ * Landlock ABI; throws the error a run would fail with.
+ */
+export function sandboxPreflight(
+  env: Readonly<Record<string, string>>,
+  project: string,
+  cwd: string,
+): number {
+  const c = kernel();
+  return kernelPlan(c, resolvePolicy(sandboxRequest(env, resolve(cwd, project), cwd))).abi;
+}
+
+/** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
+export function launchSandboxed(req: LaunchRequest): never {
+  const c = kernel();
   const home = resolve(req.cwd, agentBlockHome(req.env, req.cwd));
   try {
     Deno.mkdirSync(home, { recursive: true }); // the runtime would create it; a rule needs it now
@@ -102,7 +122,9 @@ export function launchSandboxed(req: LaunchRequest): never {
   c.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n); // best effort: the runtime copes without it
   // The user-namespace hop kept its capabilities for the mounts: the runtime gets none of them.
   if (req.inUserNs && c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0n, 0n, 0n) !== 0) {
-    throw new AgentBlockError(`--sandbox: clearing the user namespace's capabilities failed: ${lastError(c).text}`);
+    throw new AgentBlockError(
+      `--sandbox: clearing the user namespace's capabilities failed: ${lastError(c).text}`,
+    );
   }
   applyLandlock(c, plan, policy.writable);
   if (arch) installSeccomp(c, arch);
