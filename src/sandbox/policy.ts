@@ -193,7 +193,13 @@ export function gitDirsOf(project: string, fs: PolicyFs = DENO_FS): string[] {
     }
   }
   if (!info.isFile) return [];
-  const m = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readTextFile(dotGit));
+  let text: string;
+  try {
+    text = fs.readTextFile(dotGit);
+  } catch {
+    return []; // unreadable: git cannot use it either
+  }
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
   if (!m) return [];
   const out: string[] = [];
   try {

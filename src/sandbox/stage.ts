@@ -9,7 +9,9 @@
  *
  * Invariant: a process that says it is the confined runtime must be confined. `enterRuntime`
  * checks what `/proc/self/status` shows of the boundary (`NoNewPrivs: 1`, and `Seccomp: 2` where
- * the filter is installed), so the flag typed by hand does not run a block unconfined.
+ * the filter is installed), so the flag typed by hand does not run a block unconfined. (A process
+ * under some other seccomp sandbox with no-new-privs passes the check; the flag is still no way
+ * out for a block, whose children inherit its boundary whatever they are started with.)
  */
 import { AgentBlockError } from "../errors.ts";
 import { archInfo } from "./sys.ts";
