@@ -22,16 +22,10 @@
  */
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
-import { didYouMean, parseFlags } from "./args.ts";
-import { readRunConfig, type RunConfig } from "../config/run_config.ts";
-import {
-  type LayeredRunSettings,
-  resolveRunSettings,
-  runFlags,
-  sandboxRequested,
-} from "../config/settings.ts";
+import { didYouMean } from "./args.ts";
 import { writeAtomic } from "../util/fs.ts";
-import { edgeEnvironment } from "./environment.ts";
+import { parseRunArgs, type RunSettings } from "./run_args.ts";
+import { launchRun, type RunStage, sandboxWanted } from "./sandbox_launch.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
@@ -82,56 +76,7 @@ Examples:
   agent-block -s my_agent.lua --prompt "Summarise the README" --label job=nightly
 `;
 
-/** Fully layered settings of one run, with the environment and working directory it gets. */
-export interface RunSettings extends LayeredRunSettings {
-  /** The run's environment: the process's with the project's `.env` layered in. */
-  env: Record<string, string>;
-  /** The process working directory. */
-  cwd: string;
-  /** `--sandbox` was given. */
-  sandbox: boolean;
-}
-
-/** Parses run flags and layers them over the config file and the environment (`settings.ts`). */
-export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
-  const parsed = parseFlags(argv, {
-    script: { type: "string", short: "s" },
-    block: { type: "string", short: "b" },
-    project: { type: "string", short: "p" },
-    prompt: { type: "string" },
-    context: { type: "string", short: "c" },
-    config: { type: "string" },
-    result: { type: "string" },
-    outcome: { type: "string" },
-    label: { type: "string", multiple: true },
-    "cpu-limit": { type: "string" },
-    "memory-limit": { type: "string" },
-    "mcp-timeout-secs": { type: "string" },
-    progress: { type: "boolean" },
-    events: { type: "string" },
-    sandbox: { type: "boolean" },
-    version: { type: "boolean", short: "V" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (parsed.values.help) return "help";
-  if (parsed.values.version) return "version";
-  const flags = runFlags(parsed.values);
-  const project = flags.project ?? ".";
-  // .env is the host half's config: layered in before the environment layer is read.
-  const edge = edgeEnvironment(project);
-  for (const w of edge.warnings) {
-    writeStderr(new TextEncoder().encode(`[warn] agent-block: ${w}\n`));
-  }
-  const cfg: RunConfig = flags.config !== undefined
-    ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
-    : {};
-  return {
-    ...resolveRunSettings(flags, edge.env, cfg),
-    env: edge.env,
-    cwd: edge.cwd,
-    sandbox: parsed.values.sandbox === true,
-  };
-}
+export { parseRunArgs, type RunSettings };
 
 /** Writes the result file atomically; a failure names it. */
 function writeResult(path: string, cwd: string, data: Uint8Array): void {
@@ -226,23 +171,6 @@ function blockPath(s: RunSettings, name: string): string {
   throw new AgentBlockError(unknownBlockText(name, roots, { near }));
 }
 
-/** Where a run stands in the sandbox launch (`src/sandbox/stage.ts`): unset outside it. */
-export type RunStage = "runtime" | "userns";
-
-/** Hands the run to the sandbox launcher (which re-executes it confined); returns only by throwing. */
-async function launchSandboxed(argv: string[], s: RunSettings, stage: RunStage | undefined): Promise<never> {
-  const { launchSandboxed } = await import("../sandbox/launcher.ts");
-  return launchSandboxed({
-    argv,
-    env: s.env,
-    processEnv: Deno.env.toObject(),
-    cwd: s.cwd,
-    project: s.project,
-    inUserNs: stage === "userns",
-    say,
-  });
-}
-
 /**
  * Runs the run command; returns the exit code.
  * @param stage set when this process is a stage of the sandbox launch (`--sandbox-stage=…`)
@@ -261,11 +189,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   let scriptPath: string;
   try {
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
-    if (
-      stage !== "runtime" && (s.sandbox || stage === "userns" || sandboxRequested(s.env.AGENT_BLOCK_SANDBOX))
-    ) {
-      await launchSandboxed(argv, s, stage);
-    }
+    if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
     scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;
   } catch (e) {
     // The run never started: it has no value, so an earlier run's must not stand for it.
