@@ -9,26 +9,10 @@
 import { join } from "node:path";
 import { landlockAbi } from "../src/sandbox/landlock.ts";
 import { sys } from "../src/sandbox/sys.ts";
+import { median, timeRun } from "./startup_bench.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const TARGET = 1.3;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-async function timeRun(args: string[], cwd: string, env: Record<string, string>): Promise<number> {
-  const t0 = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), { args, cwd, env, stdout: "piped", stderr: "piped" })
-    .output();
-  const ms = performance.now() - t0;
-  if (out.code !== 0) {
-    throw new Error(`deno ${args.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return ms;
-}
 
 export default async function sandboxBench(): Promise<void> {
   const c = Deno.build.os === "linux" ? sys() : "not Linux";
