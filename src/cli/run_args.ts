@@ -22,11 +22,19 @@ export interface RunSettings extends LayeredRunSettings {
   cwd: string;
   /** `--sandbox` was given. */
   sandbox: boolean;
+  /** The project's `.env` file's warnings. */
+  warnings: string[];
+}
+
+/** Writes `.env` warnings to stderr. */
+export function sayWarnings(warnings: readonly string[]): void {
+  for (const w of warnings) writeStderr(new TextEncoder().encode(`[warn] agent-block: ${w}\n`));
 }
 
 /**
  * Parses run flags and layers them over the config file and the environment (`settings.ts`).
- * @param quiet leave the `.env` file's warnings unsaid (the early launch: the run says them)
+ * @param quiet leave the `.env` file's warnings unsaid (they are in the answer's `warnings`): a
+ *   process that may re-execute itself as the sandbox's runtime says them once, in one of the two
  */
 export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help" | "version" {
   const parsed = parseFlags(argv, {
@@ -54,9 +62,7 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
   const project = flags.project ?? ".";
   // .env is the host half's config: layered in before the environment layer is read.
   const edge = edgeEnvironment(project);
-  for (const w of quiet ? [] : edge.warnings) {
-    writeStderr(new TextEncoder().encode(`[warn] agent-block: ${w}\n`));
-  }
+  if (!quiet) sayWarnings(edge.warnings);
   const cfg: RunConfig = flags.config !== undefined
     ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
     : {};
@@ -65,5 +71,6 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     env: edge.env,
     cwd: edge.cwd,
     sandbox: parsed.values.sandbox === true,
+    warnings: edge.warnings,
   };
 }

@@ -11,10 +11,11 @@
  *   and the Lua engine are loaded, so the launcher's own start stays small (the sandbox
  *   benchmark's ratio). It never reports anything: whatever does not launch (help, a bad flag,
  *   a sandbox that is not asked for, a launch that fails) falls through to the ordinary path,
- *   which decides again and reports — so the early path cannot run anything unconfined.
+ *   which decides again and reports — so the early path cannot run anything unconfined. The
+ *   `.env` warnings are said by the process that launches, and not again by the stages after it.
  */
 import { edgeProcessEnv } from "./environment.ts";
-import { parseRunArgs, type RunSettings } from "./run_args.ts";
+import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { writeStderr } from "../obs/log.ts";
 
@@ -51,5 +52,6 @@ export async function launchEarly(argv: string[]): Promise<void> {
     return; // the ordinary path reports it
   }
   if (typeof s === "string" || !sandboxWanted(s)) return;
+  sayWarnings(s.warnings); // the confined runtime parses its command line quietly
   await launchRun(argv, s).catch(() => undefined); // the ordinary path launches again, or reports why not
 }

@@ -130,10 +130,14 @@ Deno.test({
     const off = await runCli(["-s", "s.lua"], { cwd: root, env: { ...env, AGENT_BLOCK_SANDBOX: "0" } });
     assert.equal(off.code, 0, off.stderr);
     assert.doesNotMatch(off.stderr, /sandbox on/);
-    Deno.writeTextFileSync(join(root, ".env"), "AGENT_BLOCK_SANDBOX=1\n");
+    Deno.writeTextFileSync(join(root, ".env"), "not a line\nAGENT_BLOCK_SANDBOX=1\n");
     const fromDotenv = await runCli(["-s", "s.lua"], { cwd: root, env });
     assert.equal(fromDotenv.code, 0, fromDotenv.stderr);
     assert.match(fromDotenv.stderr, /agent-block: sandbox on /);
+    // the .env file's warning is said once, by the launching process, not again by the runtime
+    assert.equal(fromDotenv.stderr.match(/\.env:1: malformed line/g)?.length, 1, fromDotenv.stderr);
+    const flagged = await runCli(["--sandbox", "-s", "s.lua"], { cwd: root, env });
+    assert.equal(flagged.stderr.match(/\.env:1: malformed line/g)?.length, 1, flagged.stderr);
     assert.equal(Deno.readTextFileSync(join(root, "ran.txt")), "ran");
   },
 });
