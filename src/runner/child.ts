@@ -116,7 +116,8 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     const cwd = request.cwd ?? request.projectRoot;
     let dir: string;
     try {
-      dir = await Deno.makeTempDir({ prefix: "ab_run_" });
+      // A sandboxed child may write only /tmp of the temporary places (whatever TMPDIR says).
+      dir = await Deno.makeTempDir({ prefix: "ab_run_", ...(sandboxed ? { dir: "/tmp" } : {}) });
     } catch (e) {
       return none(failed(`cannot create the run's temporary directory: ${(e as Error).message}`));
     }
