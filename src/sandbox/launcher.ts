@@ -110,7 +110,7 @@ export function launchSandboxed(req: LaunchRequest): never {
   if (!arch) warnings.push(`io_uring is not denied on ${Deno.build.arch} (seccomp filter skipped)`);
   let git = policy.gitRw ? "writable (AGENT_BLOCK_SANDBOX_GIT_RW=1)" : "read-only";
   if (policy.gitDirs.length && !policy.gitRw) {
-    const prot = protectGitDirs(c, policy.gitDirs, req.inUserNs);
+    const prot = protectGitDirs(c, policy.gitDirs, req.inUserNs, policy.testUserNs);
     if (prot.status === "hop") {
       execve(c, [...prot.prefix, ...selfArgs(req, "userns")], req.processEnv);
     }

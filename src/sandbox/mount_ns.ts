@@ -22,6 +22,7 @@
  * The read-only flag is set with `mount_setattr(MOUNT_ATTR_RDONLY)`, which changes that flag
  * alone (a remount would have to restate the flags a user namespace locks).
  */
+import { AgentBlockError } from "../errors.ts";
 import { cstring, lastError, type Sys } from "./sys.ts";
 
 const CLONE_NEWNS = 0x00020000;
@@ -45,9 +46,24 @@ export type GitProtection =
 /**
  * Makes `dirs` read-only for this process and what it becomes.
  * @param inUserNs this launcher was started by the `unshare` hop (its namespaces are new already)
+ * @param viaUserNs take the user-namespace hop even with privilege (the test seam
+ *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`, so the unprivileged path is tested as root); without a
+ *   hop to take that is an error, never a weaker run
  */
-export function protectGitDirs(c: Sys, dirs: readonly string[], inUserNs: boolean): GitProtection {
+export function protectGitDirs(
+  c: Sys,
+  dirs: readonly string[],
+  inUserNs: boolean,
+  viaUserNs = false,
+): GitProtection {
   if (dirs.length === 0) return { status: "read-only" };
+  if (!inUserNs && viaUserNs) {
+    const hop = userNamespaceHop();
+    if ("prefix" in hop) return { status: "hop", prefix: hop.prefix };
+    throw new AgentBlockError(
+      `--sandbox: AGENT_BLOCK_SANDBOX_TEST_USERNS=1 asks for the user namespace, but ${hop.why}`,
+    );
+  }
   if (!inUserNs) {
     if (c.unshare(CLONE_NEWNS) !== 0) {
       const first = lastError(c).text;

@@ -15,7 +15,9 @@
  *   `AGENT_BLOCK_SANDBOX_GIT_RW=1`;
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
  *   is N. It is honoured only where it makes start-up fail (`landlock.ts`), so a hostile `.env`
- *   cannot use it to weaken a run.
+ *   cannot use it to weaken a run; and `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the
+ *   unprivileged path to the read-only `.git` (a user namespace) even as root, an error where it
+ *   cannot be taken (`mount_ns.ts`).
  *
  * `sandboxRequest` is pure (no file touched); `resolvePolicy` resolves the paths through the
  * file-system view it is given (`realPath`, `lstat`, `readTextFile`), so tests can hand in their
@@ -48,6 +50,8 @@ export interface SandboxRequest {
   gitRw: boolean;
   /** The test seam's pretended Landlock ABI, when set. */
   testAbi?: number;
+  /** The test seam `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: the read-only `.git` through a user namespace. */
+  testUserNs: boolean;
 }
 
 /** A writable path, resolved. */
@@ -72,6 +76,7 @@ export interface SandboxPolicy {
   gitDirs: string[];
   gitRw: boolean;
   testAbi?: number;
+  testUserNs: boolean;
 }
 
 const OFF = new Set(["0", "false", "no", "off"]);
@@ -118,6 +123,7 @@ export function sandboxRequest(env: EnvView, project: string, cwd: string): Sand
     tcp: switchValue(env, "AGENT_BLOCK_SANDBOX_TCP", true),
     gitRw: switchValue(env, "AGENT_BLOCK_SANDBOX_GIT_RW", false),
     testAbi,
+    testUserNs: switchValue(env, "AGENT_BLOCK_SANDBOX_TEST_USERNS", false),
   };
 }
 
@@ -172,6 +178,7 @@ export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): 
     gitDirs: request.gitRw ? [] : gitDirsOf(project.path, fs),
     gitRw: request.gitRw,
     testAbi: request.testAbi,
+    testUserNs: request.testUserNs,
   };
 }
 
