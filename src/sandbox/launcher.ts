@@ -12,15 +12,15 @@
  * 4. installs the Landlock ruleset and the seccomp filter (`seccomp.ts`, all threads);
  * 5. prints one start-up line on stderr (what is enforced, and what is not);
  * 6. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
- *    binary) with `--sandbox-stage=runtime` first. Same pid, so
- *    process groups, tags and the parent-death signal are unchanged; every thread and child of
- *    the new image is inside the boundary, which no later code can lift.
+ *    binary) with `--sandbox-stage=runtime` first. Same pid, so process groups, tags and the
+ *    parent-death signal are unchanged; every thread and child of the new image is inside the
+ *    boundary, which no later code can lift.
  *
  * The layers and what each catches: Landlock — writes outside the list and (when denied) TCP,
  * by any process; seccomp — io_uring; the mount — writes into `.git`. Deno's permissions are not
  * a layer here: Deno 2.9 asks for `--allow-all` to read any `/proc` path, and the runtime reads
  * `/proc` for its process tree, its tags and the file tools' descriptor checks, so any narrower
- * grant (even without FFI alone) breaks them. `stage.ts` is the runtime's side.
+ * grant (even one that drops only FFI) breaks them. `stage.ts` is the runtime's side.
  *
  * Errors are `AgentBlockError` (exit 1) naming what failed; nothing is half-applied and then run.
  */
