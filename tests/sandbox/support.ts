@@ -33,6 +33,17 @@ export function outsideDir(): string {
 }
 
 /**
+ * Why the read-only `.git` could not be had by a run whose stderr is `stderr`, when that is
+ * allowed to happen: only without privilege (the user-namespace path can be closed to a user,
+ * e.g. by AppArmor's unprivileged user namespace restriction); the launcher then says so in its
+ * start-up line and a warning. As root the in-process mount namespace must work: undefined.
+ */
+export function gitProtectionMissing(stderr: string): string | undefined {
+  if (Deno.uid() === 0 || !/\.git WRITABLE/.test(stderr)) return undefined;
+  return /\.git stays writable: (.*)/.exec(stderr)?.[1] ?? "the start-up line says .git WRITABLE";
+}
+
+/**
  * The environment of a sandboxed test run: its own agent-block home, in the project (the user's
  * `HOME` stays, for Deno's caches, and is outside the grants).
  */
