@@ -17,7 +17,7 @@
 # matches its .sha256 file and the unpacked binary has run `--version`; the binary is then moved
 # into place in one rename, so a re-install replaces it whole and a failed one leaves what was
 # there. Downloads are HTTPS, except from this machine (127.0.0.1, localhost, [::1]). POSIX sh,
-# checked with shellcheck (tests/dist/installer_test.ts); Windows has install.ps1.
+# checked with shellcheck (tests/release/installer_test.ts); Windows has install.ps1.
 set -eu
 
 # The release workflow writes its own repository here when it publishes this file.

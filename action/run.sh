@@ -21,7 +21,7 @@
 # anything else fails it with an error annotation carrying the error's message, and the step's
 # exit code is agent-block's.
 #
-# POSIX sh plus jq (on every GitHub-hosted runner), checked with shellcheck; tests/dist/action_test.ts
+# POSIX sh plus jq (on every GitHub-hosted runner), checked with shellcheck; tests/release/action_test.ts
 # runs both phases against a fake release server with a fake GITHUB_OUTPUT.
 set -eu
 

@@ -9,7 +9,7 @@
 # trip against examples/echo_mcp_server.ts (run by $DENO, default `deno`); `knl export` of the
 # replay run of blocks/hello_agent.lua; `--sandbox` on Linux (SMOKE_NO_SANDBOX=1 skips it); a bad
 # flag exits 2.
-# POSIX sh, checked with shellcheck (tests/dist/installer_test.ts).
+# POSIX sh, checked with shellcheck (tests/release/installer_test.ts).
 set -eu
 
 bin=${1:?usage: tools/smoke_test.sh BIN [VERSION]}
