@@ -75,7 +75,10 @@ return "hello, " .. _PROMPT .. " from " .. std.env.project_root()`,
     }
     const version = await run("agent-block", ["--version"], { cwd: project, env });
     assert.equal(version.code, 0, version.stderr);
-    assert.match(version.stdout, /^agent-block \d+\.\d+\.\d+\ncommit none \(not a release build\)\nDeno 2\.\d+\.\d+\nLua 5\.4\n$/);
+    assert.match(
+      version.stdout,
+      /^agent-block \d+\.\d+\.\d+\ncommit none \(not a release build\)\nDeno 2\.\d+\.\d+\nLua 5\.4\n$/,
+    );
   },
 });
 
