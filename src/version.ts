@@ -10,17 +10,6 @@
  * binary as part of its module graph: no environment variable, no file read at run time, and no
  * build output in git.
  *
- * @example Stamp a run with the runtime's version
- * ```ts
- * import { BlockConfig, ScriptSource, VERSION } from "@agent-block/agent-block";
- * import assert from "node:assert/strict";
- *
- * assert.match(VERSION, /^\d+\.\d+\.\d+/);
- * const config = BlockConfig.builder(ScriptSource.inline("return 1", "one.lua"), ".")
- *   .label("agent_block_version", VERSION)
- *   .build();
- * assert.equal(config.labels.agent_block_version, VERSION);
- * ```
  * @module
  */
 import stampJson from "./build_stamp.json" with { type: "json" };
@@ -39,7 +28,21 @@ export const BUILD_STAMP: BuildStamp = stampJson as BuildStamp;
 /** The version of the source (deno.json's `version`; tests/unit/package_test.ts holds them equal). */
 export const BASE_VERSION = "0.1.0";
 
-/** The version of agent-block: a release's from its tag, else the source's. */
+/**
+ * The version of agent-block: a release's from its tag, else the source's.
+ *
+ * @example Stamp a run with the runtime's version
+ * ```ts
+ * import { BlockConfig, ScriptSource, VERSION } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * assert.match(VERSION, /^\d+\.\d+\.\d+/);
+ * const config = BlockConfig.builder(ScriptSource.inline("return 1", "one.lua"), ".")
+ *   .label("agent_block_version", VERSION)
+ *   .build();
+ * assert.equal(config.labels.agent_block_version, VERSION);
+ * ```
+ */
 export const VERSION: string = BUILD_STAMP.version ?? BASE_VERSION;
 
 /** The commit a release binary was built from, or undefined when running from a checkout. */

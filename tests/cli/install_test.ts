@@ -40,7 +40,10 @@ Deno.test({
     const bin = join(root, "bin");
     const launcher = join(bin, "agent-block");
     assertIncludes(inst.stdout, `installed ${launcher}`);
-    assert.match(inst.stdout, /^agent-block \d+\.\d+\.\d+\nDeno \d+\.\d+\.\d+\nLua 5\.4$/m);
+    assert.match(
+      inst.stdout,
+      /^agent-block \d+\.\d+\.\d+\ncommit none \(not a release build\)\nDeno \d+\.\d+\.\d+\nLua 5\.4$/m,
+    );
     assert.equal(Deno.readTextFileSync(launcher), launcherText(Deno.execPath(), REPO_ROOT));
 
     const project = await tempProject({
