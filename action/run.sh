@@ -148,7 +148,9 @@ phase_run() {
   false | '') ;;
   *) die "sandbox must be true or false, got '$INPUT_SANDBOX'" ;;
   esac
-  work=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/agent-block-action.XXXXXX")
+  tmp_root=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
+  if [ "$windows" = 1 ]; then tmp_root=$(cygpath -m "$tmp_root"); fi
+  work=$(mktemp -d "$tmp_root/agent-block-action.XXXXXX")
   run_label="gha-${GITHUB_RUN_ID:-local}-${GITHUB_RUN_ATTEMPT:-1}-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
   set -- "$@" --label "action_run=$run_label" --result "$work/result" --outcome "$work/outcome.json"
   # One extra argument per line of INPUT_ARGS, taken as is.

@@ -257,3 +257,37 @@ if (!denort) {
       "(it is downloaded from Deno's servers, unreachable here).",
   );
 }
+
+Deno.test("compile: deno task compile refuses a bad command line (exit 2) before touching the stamp", async () => {
+  const sha = "0123456789abcdef0123456789abcdef01234567";
+  const cases: [string[], RegExp][] = [
+    [
+      ["--target", "riscv64-unknown-linux-gnu"],
+      /error: unknown target 'riscv64-unknown-linux-gnu' \(one of: x86_64-unknown-linux-gnu, /,
+    ],
+    [["--release-version", "1.2.3"], /error: --release-version and --commit go together/],
+    [
+      ["--release-version", "v1.2.3", "--commit", sha],
+      /error: --release-version must be a version like 1\.2\.3/,
+    ],
+    [["--bogus"], /error: Unknown option '--bogus'/],
+  ];
+  for (const [args, want] of cases) {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        join(REPO_ROOT, "tools", "compile.ts"),
+        ...args,
+      ],
+      env: testEnv(),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(new TextDecoder().decode(r.stderr), want);
+  }
+  assert.equal(Deno.readTextFileSync(STAMP_FILE), UNSTAMPED);
+});

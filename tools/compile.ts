@@ -19,7 +19,8 @@
  *
  * Release stamp: `--release-version X --commit SHA` (both or neither; X a semver without the
  * tag's `v`, SHA a full 40-hex commit) writes `src/build_stamp.json` for the duration of the
- * compile and restores the unstamped file afterwards, also when the compile fails; see
+ * compile and restores the unstamped file afterwards, also when the compile fails or is
+ * interrupted (SIGINT/SIGTERM); see
  * `src/version.ts` for why a stamp file rather than an environment variable.
  */
 import { join, resolve } from "node:path";
@@ -44,17 +45,22 @@ export const STAMP_FILE = join(REPO, "src", "build_stamp.json");
 /** The text of the stamp as git holds it. */
 export const UNSTAMPED = '{ "version": null, "commit": null }\n';
 
+/** A bad command line (exit 2); any other failure exits 1. */
+export class CompileUsageError extends Error {}
+
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const COMMIT = /^[0-9a-f]{40}$/;
 
 /** The stamp's text for a release, after checking both values; throws naming the bad one. */
 export function stampText(version: string, commit: string): string {
   if (!SEMVER.test(version)) {
-    throw new Error(
+    throw new CompileUsageError(
       `--release-version must be a version like 1.2.3 (the tag without its v), got '${version}'`,
     );
   }
-  if (!COMMIT.test(commit)) throw new Error(`--commit must be a full 40-hex commit hash, got '${commit}'`);
+  if (!COMMIT.test(commit)) {
+    throw new CompileUsageError(`--commit must be a full 40-hex commit hash, got '${commit}'`);
+  }
   return JSON.stringify({ version, commit }) + "\n";
 }
 
@@ -98,18 +104,24 @@ async function compileOne(target: Target, out: string): Promise<string> {
 
 /** Runs the tool; answers the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      target: { type: "string", multiple: true },
-      all: { type: "boolean" },
-      out: { type: "string" },
-      "release-version": { type: "string" },
-      commit: { type: "string" },
-      package: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        target: { type: "string", multiple: true },
+        all: { type: "boolean" },
+        out: { type: "string" },
+        "release-version": { type: "string" },
+        commit: { type: "string" },
+        package: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    throw new CompileUsageError((e as Error).message);
+  }
+  const values = parsed.values;
   if (values.help) {
     console.log(
       "usage: deno task compile [--target T]... [--all] [--out DIR] [--release-version X --commit SHA] [--package]",
@@ -118,16 +130,23 @@ export async function main(argv: string[]): Promise<number> {
   }
   const targets = values.all ? [...TARGETS] : values.target ?? [Deno.build.target];
   for (const t of targets) {
-    if (!isTarget(t)) throw new Error(`unknown target '${t}' (one of: ${TARGETS.join(", ")})`);
+    if (!isTarget(t)) throw new CompileUsageError(`unknown target '${t}' (one of: ${TARGETS.join(", ")})`);
   }
   const version = values["release-version"];
   const commit = values.commit;
   if ((version === undefined) !== (commit === undefined)) {
-    throw new Error("--release-version and --commit go together (a release names both)");
+    throw new CompileUsageError("--release-version and --commit go together (a release names both)");
   }
   const stamp = version !== undefined ? stampText(version, commit!) : undefined;
   const out = resolve(values.out ?? join(REPO, "dist"));
   const original = Deno.readTextFileSync(STAMP_FILE);
+  // An interrupted compile puts the unstamped file back too (a signal skips `finally`).
+  const restore = () => {
+    Deno.writeTextFileSync(STAMP_FILE, original);
+    Deno.exit(130);
+  };
+  const signals: Deno.Signal[] = stamp && Deno.build.os !== "windows" ? ["SIGINT", "SIGTERM"] : [];
+  for (const sig of signals) Deno.addSignalListener(sig, restore);
   if (stamp) Deno.writeTextFileSync(STAMP_FILE, stamp);
   try {
     for (const t of targets as Target[]) {
@@ -137,6 +156,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } finally {
     if (stamp) Deno.writeTextFileSync(STAMP_FILE, original);
+    for (const sig of signals) Deno.removeSignalListener(sig, restore);
   }
   if (values.package) console.error(`wrote ${join(out, "checksums.txt")}:\n${writeChecksums(out)}`);
   return 0;
@@ -147,6 +167,6 @@ if (import.meta.main) {
     Deno.exit(await main(Deno.args));
   } catch (e) {
     console.error(`error: ${(e as Error).message}`);
-    Deno.exit(2);
+    Deno.exit(e instanceof CompileUsageError ? 2 : 1);
   }
 }
