@@ -33,7 +33,7 @@ import { runConfig } from "../sdk/run_block.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { agentBlockHome } from "../home.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
-import { VERSION } from "../version.ts";
+import { COMMIT, VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
 import { taskGraceMs } from "../run_env.ts";
@@ -65,7 +65,7 @@ Options:
                            shape of "knl export --as events" (- for stderr)
       --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
                            README; also AGENT_BLOCK_SANDBOX=1)
-  -V, --version            print the versions of agent-block, Deno and Lua
+  -V, --version            print agent-block's version and commit, Deno's and Lua's
   -h, --help               print this help
 
 Exit codes: 0 ran and returned; 75 job.defer(); 1 raised or never ran; 2 bad command line;
@@ -148,9 +148,13 @@ export function reportOutcome(outcome: Outcome, resultPath: string | undefined, 
   return exitCodeOf(outcome);
 }
 
-/** What `--version` prints: agent-block's version, then Deno's and Lua's (no engine is started). */
+/**
+ * What `--version` prints: agent-block's version, the commit a release was built from (`none`
+ * from a checkout), then Deno's and Lua's versions (no engine is started).
+ */
 export function versionText(): string {
-  return `agent-block ${VERSION}\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`;
+  const commit = COMMIT ?? "none (not a release build)";
+  return `agent-block ${VERSION}\ncommit ${commit}\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`;
 }
 
 /** The grace before SIGKILL for processes the run left behind (`AGENT_BLOCK_TASK_GRACE_MS`). */

@@ -40,7 +40,10 @@ Deno.test({
     const bin = join(root, "bin");
     const launcher = join(bin, "agent-block");
     assertIncludes(inst.stdout, `installed ${launcher}`);
-    assert.match(inst.stdout, /^agent-block \d+\.\d+\.\d+\nDeno \d+\.\d+\.\d+\nLua 5\.4$/m);
+    assert.match(
+      inst.stdout,
+      /^agent-block \d+\.\d+\.\d+\ncommit none \(not a release build\)\nDeno \d+\.\d+\.\d+\nLua 5\.4$/m,
+    );
     assert.equal(Deno.readTextFileSync(launcher), launcherText(Deno.execPath(), REPO_ROOT));
 
     const project = await tempProject({
@@ -75,7 +78,10 @@ return "hello, " .. _PROMPT .. " from " .. std.env.project_root()`,
     }
     const version = await run("agent-block", ["--version"], { cwd: project, env });
     assert.equal(version.code, 0, version.stderr);
-    assert.match(version.stdout, /^agent-block \d+\.\d+\.\d+\nDeno 2\.\d+\.\d+\nLua 5\.4\n$/);
+    assert.match(
+      version.stdout,
+      /^agent-block \d+\.\d+\.\d+\ncommit none \(not a release build\)\nDeno 2\.\d+\.\d+\nLua 5\.4\n$/,
+    );
   },
 });
 

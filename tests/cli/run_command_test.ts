@@ -255,11 +255,14 @@ Deno.test("command-line errors exit 2: unknown flag, missing value, nothing to r
   }
 });
 
-Deno.test("--version names agent-block, Deno and Lua (the Lua of a real engine); --help", async () => {
+Deno.test("--version names agent-block, its commit, Deno and Lua (the Lua of a real engine); --help", async () => {
   const p = await project();
   let r = await p.cli(["--version"]);
   assert.equal(r.code, 0);
-  assert.equal(r.stdout, `agent-block ${VERSION}\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`);
+  assert.equal(
+    r.stdout,
+    `agent-block ${VERSION}\ncommit none (not a release build)\nDeno ${Deno.version.deno}\n${LUA_VERSION}\n`,
+  );
   assert.equal(await evalLua("return _VERSION"), LUA_VERSION);
   r = await p.cli(["-V"]);
   assert.match(r.stdout, /^agent-block /);

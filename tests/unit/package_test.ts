@@ -1,10 +1,10 @@
 /**
- * The package manifest (`deno.json`) agrees with the code: its `version` is `VERSION`
- * (src/version.ts, what `--version` prints), so the two cannot diverge unnoticed, and its
+ * The package manifest (`deno.json`) agrees with the code: its `version` is `BASE_VERSION`
+ * (src/version.ts, what `--version` prints from a checkout), so the two cannot diverge unnoticed, and its
  * export map names the entries the README documents.
  */
 import assert from "node:assert/strict";
-import { VERSION } from "../../src/version.ts";
+import { BASE_VERSION } from "../../src/version.ts";
 
 const manifest = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url))) as {
   name: string;
@@ -12,8 +12,8 @@ const manifest = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", i
   exports: Record<string, string>;
 };
 
-Deno.test("package: deno.json's version is src/version.ts's VERSION", () => {
-  assert.equal(manifest.version, VERSION);
+Deno.test("package: deno.json's version is src/version.ts's BASE_VERSION", () => {
+  assert.equal(manifest.version, BASE_VERSION);
 });
 
 Deno.test("package: the export map has the stable, cli and unstable-engine entries", () => {
