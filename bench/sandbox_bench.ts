@@ -5,6 +5,15 @@
  * starts as an unconfined run would. Target: at most 1.3 × the unconfined run. Prints medians
  * (and minimums) of `BENCH_ITERATIONS` (default 25) runs per variant and the ratio; skipped
  * with the reason where the sandbox cannot be had (not Linux, no Landlock).
+ *
+ * Where the extra start goes (December 2026, shared 2-core machine, unconfined run ~95-100 ms;
+ * ratio 1.29-1.37 from run to run): the launcher's process is ~13 ms of Deno's own start (an
+ * empty `deno run`), ~12 ms of modules up to the launcher — ~7 ms of it Deno's Node-compat start
+ * for `node:path`/`node:url`/`node:util`, which the flag parsing and path handling need — and
+ * ~3.5 ms in the launcher (libc's FFI binding ~1.7, policy ~0.7, the mount namespace, Landlock
+ * and seccomp ~1 together). The confined runtime then starts as an unconfined run does. Kept
+ * down by cli.ts handing a sandboxed run to the launcher before wasmoon or the runtime is loaded
+ * (with the static wasm import, wasmoon's evaluation added ~30 ms: ratio ~1.5).
  */
 import { join } from "node:path";
 import { landlockAbi } from "../src/sandbox/landlock.ts";
