@@ -19,7 +19,6 @@ const SYMBOLS = {
   unshare: { parameters: ["i32"], result: "i32" },
   mount: { parameters: ["buffer", "buffer", "buffer", "u64", "pointer"], result: "i32" },
   execve: { parameters: ["buffer", "buffer", "buffer"], result: "i32" },
-  geteuid: { parameters: [], result: "u32" },
   strerror: { parameters: ["i32"], result: "pointer" },
   __errno_location: { parameters: [], result: "pointer" },
 } as const;
