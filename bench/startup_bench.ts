@@ -80,13 +80,15 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const TARGET_HELLO = 1.2;
 const TARGET_AGENT = 1.4;
 
-function median(xs: number[]): number {
+/** The median of `xs`. */
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-async function timeRun(args: string[], cwd: string, env: Record<string, string>): Promise<number> {
+/** Wall time of one `deno ARGS` in `cwd` with `env` (ms); throws when it does not exit 0. */
+export async function timeRun(args: string[], cwd: string, env: Record<string, string>): Promise<number> {
   const t0 = performance.now();
   const out = await new Deno.Command(Deno.execPath(), { args, cwd, env, stdout: "piped", stderr: "piped" })
     .output();

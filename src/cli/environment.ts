@@ -3,7 +3,8 @@
  * working directory.
  *
  * Owns `edgeCwd()` (the process working directory: every relative path of the command line is
- * taken from it, explicitly) and `edgeEnvironment(project)`: the process environment with `<project>/.env` layered in by
+ * taken from it, explicitly), `edgeProcessEnv()` (the process environment as it is: what the
+ * sandbox launcher re-executes the process with) and `edgeEnvironment(project)`: the process environment with `<project>/.env` layered in by
  * the seed's rule (a variable already set wins), plus the `.env` file's warnings, and the process
  * working directory. The record is what the CLI hands a run as `RunSpec.env` (and `cwd`); nothing
  * is written back into the process, so the CLI and an embedder running the same block resolve the
@@ -25,6 +26,11 @@ export interface EdgeEnvironment {
 /** The process working directory (absolute). */
 export function edgeCwd(): string {
   return Deno.cwd();
+}
+
+/** The process environment, as it is (what a re-executed process is started with). */
+export function edgeProcessEnv(): Record<string, string> {
+  return Deno.env.toObject();
 }
 
 /** The environment a run of `project` (relative to the process cwd) gets from this process. */

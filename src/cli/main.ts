@@ -50,6 +50,13 @@ export async function main(argv: string[]): Promise<number> {
   const enc = new TextEncoder();
   try {
     const first = argv[0];
+    // A stage of the sandbox launch (the launcher's own re-execution; src/sandbox/stage.ts).
+    if (first?.startsWith("--sandbox-stage=")) {
+      const { enterRuntime, parseStage } = await import("../sandbox/stage.ts");
+      const stage = parseStage(first);
+      if (stage === "runtime") enterRuntime();
+      return await runCommand(argv.slice(1), stage);
+    }
     const entry = first !== undefined && Object.hasOwn(SUBCOMMANDS, first) ? SUBCOMMANDS[first] : undefined;
     if (!entry) {
       if (first !== undefined && !first.startsWith("-")) throw unknownCommand(first);

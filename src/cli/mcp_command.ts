@@ -3,9 +3,10 @@
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
  * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`,
- * `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`), loading `<project>/.env`
- * (the host's configuration, e.g. `AGENT_BLOCK_HOME`; a sandbox request there or in the environment
- * stops the server at start, `src/config/settings.ts`), and the server's lifetime: it serves until the client closes stdin
+ * `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`; `--sandbox`: every run is
+ * started with `--sandbox`, as it is when `AGENT_BLOCK_SANDBOX` asks, and the kernel is checked
+ * at start so that a server whose runs would all fail closed does not start), loading
+ * `<project>/.env` (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
  * the runs go through the child runner (`src/runner/child.ts`), one process each.
@@ -20,7 +21,7 @@ import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { refuseSandbox } from "../config/settings.ts";
+import { sandboxRequested } from "../config/settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
@@ -37,7 +38,7 @@ export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blo
 Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
                   [--run-timeout SECS] [--progress-secs SECS] [--session-idle-secs SECS]
-                  [--serve-url http://127.0.0.1:7788]
+                  [--serve-url http://127.0.0.1:7788] [--sandbox]
 
 Serves one tool, run_block {block, prompt?, context?}, where block is one of the blocks in
 <project>/.agent-block/blocks/, <project>/blocks/, $AGENT_BLOCK_HOME/blocks/ and every
@@ -60,6 +61,7 @@ Options:
                            calling the agent-block serve at URL with $AGENT_BLOCK_HOME/serve.token
       --progress-secs SECS while a run goes on, send a progress notification every SECS
                            seconds to calls that asked for progress (default 10; 0: never)
+      --sandbox            run every block under --sandbox (Linux; also AGENT_BLOCK_SANDBOX=1)
   -h, --help               print this help
 
 stdout carries the protocol only; logs and anything a block prints go to stderr.
@@ -80,6 +82,8 @@ export interface McpSettings {
   sessionIdleSecs?: number;
   /** `--serve-url`: the job manager whose job tools are added. */
   serveUrl?: string;
+  /** `--sandbox`: every run is sandboxed. */
+  sandbox: boolean;
 }
 
 /** Parses the flags of `agent-block mcp`. */
@@ -93,6 +97,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "progress-secs": { type: "string" },
     "session-idle-secs": { type: "string" },
     "serve-url": { type: "string" },
+    sandbox: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   }, { command: "mcp" });
   const v = parsed.values as {
@@ -104,6 +109,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "progress-secs"?: string;
     "session-idle-secs"?: string;
     "serve-url"?: string;
+    sandbox?: boolean;
     help?: boolean;
   };
   if (v.help) return "help";
@@ -152,6 +158,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     progressSecs,
     sessionIdleSecs,
     serveUrl: serveUrlOf(v["serve-url"]),
+    sandbox: v.sandbox === true,
   };
 }
 
@@ -194,7 +201,16 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     }
   }
   const edge = edgeEnvironment(projectRoot);
-  refuseSandbox(edge.env, false, "mcp"); // every run it serves would be refused: fail at start
+  const sandbox = s.sandbox || sandboxRequested(edge.env.AGENT_BLOCK_SANDBOX);
+  if (sandbox) {
+    // Every run would fail closed where the sandbox cannot be had: fail at start instead.
+    const { sandboxPreflight } = await import("../sandbox/launcher.ts");
+    try {
+      sandboxPreflight(edge.env, projectRoot, edge.cwd);
+    } catch (e) {
+      throw new AgentBlockError(`mcp: ${(e as Error).message}`);
+    }
+  }
   // The server's own log lines (a child run's failure, a client's request) are scrubbed of the
   // host's credentials like a run's.
   const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
@@ -214,6 +230,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     stderr: writeStderr,
     stopping: stop.signal,
     stopReason: "the server is shutting down",
+    sandbox,
   });
   const opts: BlockServerOptions = {
     projectRoot,
@@ -251,7 +268,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
       writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));
       log.info(
-        `serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}`,
+        `serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}` +
+          (sandbox ? " (sandboxed runs)" : ""),
       );
       // The runs end first (aborting `stop` ends them): a request waiting for its run would
       // otherwise hold the shutdown.
@@ -266,7 +284,11 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       );
       await serving.finished;
     } else {
-      log.info(`serving ${names.length} block(s) from ${projectRoot} over stdio`);
+      log.info(
+        `serving ${names.length} block(s) from ${projectRoot} over stdio${
+          sandbox ? " (sandboxed runs)" : ""
+        }`,
+      );
       await serveStdioUntilClosed(() => watcher.track(factory()), {
         log,
         stop: stop.signal,

@@ -7,8 +7,10 @@
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
  * `--result` atomically (relative to the process working directory) when the script returned and
  * removing a file an earlier run left there when it did not (a raise, a defer, an exit, a stop,
- * a run that never started: the file is the value of THIS run or absent); refusing a sandbox
- * request (`--sandbox`, `AGENT_BLOCK_SANDBOX`: `src/config/settings.ts`); and turning SIGINT/SIGTERM
+ * a run that never started: the file is the value of THIS run or absent); handing a sandboxed run
+ * (`--sandbox`, `AGENT_BLOCK_SANDBOX`) to the launcher before anything runs (`src/sandbox/`,
+ * loaded only then: it re-executes the process confined, `--sandbox-stage=runtime`, or fails
+ * closed with exit 1); and turning SIGINT/SIGTERM
  * into a stop that ends the run's process groups (exit 130). The process asks to adopt orphans
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
@@ -20,11 +22,10 @@
  */
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
-import { didYouMean, parseFlags } from "./args.ts";
-import { readRunConfig, type RunConfig } from "../config/run_config.ts";
-import { type LayeredRunSettings, refuseSandbox, resolveRunSettings, runFlags } from "../config/settings.ts";
+import { didYouMean } from "./args.ts";
 import { writeAtomic } from "../util/fs.ts";
-import { edgeEnvironment } from "./environment.ts";
+import { parseRunArgs, type RunSettings } from "./run_args.ts";
+import { launchRun, type RunStage, sandboxWanted } from "./sandbox_launch.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
@@ -62,7 +63,8 @@ Options:
                            (env AGENT_BLOCK_PROGRESS=1)
       --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
                            shape of "knl export --as events" (- for stderr)
-      --sandbox            not available yet: refused, exit 1 (so is AGENT_BLOCK_SANDBOX=1)
+      --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
+                           README; also AGENT_BLOCK_SANDBOX=1)
   -V, --version            print agent-block's version and commit, Deno's and Lua's
   -h, --help               print this help
 
@@ -74,56 +76,7 @@ Examples:
   agent-block -s my_agent.lua --prompt "Summarise the README" --label job=nightly
 `;
 
-/** Fully layered settings of one run, with the environment and working directory it gets. */
-export interface RunSettings extends LayeredRunSettings {
-  /** The run's environment: the process's with the project's `.env` layered in. */
-  env: Record<string, string>;
-  /** The process working directory. */
-  cwd: string;
-  /** `--sandbox` was given (refused until there is a sandbox). */
-  sandbox: boolean;
-}
-
-/** Parses run flags and layers them over the config file and the environment (`settings.ts`). */
-export function parseRunArgs(argv: string[]): RunSettings | "help" | "version" {
-  const parsed = parseFlags(argv, {
-    script: { type: "string", short: "s" },
-    block: { type: "string", short: "b" },
-    project: { type: "string", short: "p" },
-    prompt: { type: "string" },
-    context: { type: "string", short: "c" },
-    config: { type: "string" },
-    result: { type: "string" },
-    outcome: { type: "string" },
-    label: { type: "string", multiple: true },
-    "cpu-limit": { type: "string" },
-    "memory-limit": { type: "string" },
-    "mcp-timeout-secs": { type: "string" },
-    progress: { type: "boolean" },
-    events: { type: "string" },
-    sandbox: { type: "boolean" },
-    version: { type: "boolean", short: "V" },
-    help: { type: "boolean", short: "h" },
-  });
-  if (parsed.values.help) return "help";
-  if (parsed.values.version) return "version";
-  const flags = runFlags(parsed.values);
-  const project = flags.project ?? ".";
-  // .env is the host half's config: layered in before the environment layer is read.
-  const edge = edgeEnvironment(project);
-  for (const w of edge.warnings) {
-    writeStderr(new TextEncoder().encode(`[warn] agent-block: ${w}\n`));
-  }
-  const cfg: RunConfig = flags.config !== undefined
-    ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
-    : {};
-  return {
-    ...resolveRunSettings(flags, edge.env, cfg),
-    env: edge.env,
-    cwd: edge.cwd,
-    sandbox: parsed.values.sandbox === true,
-  };
-}
+export { parseRunArgs, type RunSettings };
 
 /** Writes the result file atomically; a failure names it. */
 function writeResult(path: string, cwd: string, data: Uint8Array): void {
@@ -222,10 +175,13 @@ function blockPath(s: RunSettings, name: string): string {
   throw new AgentBlockError(unknownBlockText(name, roots, { near }));
 }
 
-/** Runs the run command; returns the exit code. */
-export async function runCommand(argv: string[]): Promise<number> {
+/**
+ * Runs the run command; returns the exit code.
+ * @param stage set when this process is a stage of the sandbox launch (`--sandbox-stage=…`)
+ */
+export async function runCommand(argv: string[], stage?: RunStage): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
-  const s = parseRunArgs(argv);
+  const s = parseRunArgs(argv, stage !== undefined); // a stage after the launch: its launcher said the warnings
   if (s === "help") {
     writeStdout(enc.encode(RUN_HELP));
     return EXIT.OK;
@@ -236,8 +192,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   let scriptPath: string;
   try {
-    // Fail closed before anything runs: a requested sandbox is never silently dropped.
-    refuseSandbox(s.env, s.sandbox);
+    // Before anything runs: a requested sandbox is applied, or the run fails closed.
+    if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
     scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;
   } catch (e) {
     // The run never started: it has no value, so an earlier run's must not stand for it.
@@ -260,7 +216,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   ]];
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
-  adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
+  // A confined runtime has no FFI: its launcher made it the subreaper before the exec.
+  adoptOrphans((m) => say(`[warn] agent-block: ${m}`), stage !== undefined);
   try {
     const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
       .env(s.env)

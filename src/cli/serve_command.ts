@@ -37,7 +37,8 @@ Usage:
 
 A block with a job.toml beside it (blocks/<name>/job.toml, or blocks/<name>.job.toml beside
 <name>.lua) is a job: every = "2m" (since the previous run ended; omitted: on request only),
-timeout = "10m", prompt, context. Each run is agent-block -s <block> in a process of its own.
+timeout = "10m", prompt, context, sandbox = true (the run gets --sandbox). Each run is
+agent-block -s <block> in a process of its own.
 The record is ~/.agent-block/serve.sqlite; the API (GET /jobs, GET /runs, GET /runs/<id>,
 POST /jobs/<name>/runs, DELETE /runs/<id>, GET /metrics) wants the bearer token of
 ~/.agent-block/serve.token (minted on first start); GET / is a dashboard page that asks for it.

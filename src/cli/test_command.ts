@@ -6,7 +6,8 @@
  * looks like a path (a `/`, or a `.lua` ending) and names nothing is an error naming it, anything
  * else is a filename substring), running each file in a fresh engine of its own (`runSpecFile`),
  * the report on stdout and the summary line `N passed, N failed`. Exit 1 on any failure or when
- * no spec was found, or when the environment asks for the sandbox (`src/config/settings.ts`).
+ * no spec was found, or when the environment asks for the sandbox, which specs do not run
+ * under (`src/config/settings.ts`).
  *
  * Invariants of one spec file's run:
  * - it is isolated from the user's data: `AGENT_BLOCK_HOME` is a fresh temporary directory and
@@ -239,7 +240,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     throw new AgentBlockError(`no spec files found under ${where} (looked for *_spec.lua)`);
   }
   const edge = edgeEnvironment(project);
-  refuseSandbox(edge.env, false, "test"); // specs run Lua too: a requested sandbox fails closed
+  refuseSandbox(edge.env, "test"); // specs run Lua too, unconfined: a requested sandbox fails closed
   let passed = 0;
   let failed = 0;
   for (const f of files) {

@@ -15,15 +15,13 @@
  *   variable). `prompt`, `context`, `result`, `outcome` and `events` have none: they are what ONE
  *   run is, and an inherited variable would hand a child run its parent's prompt and result file
  *   (or have it write into its parent's event stream). Labels merge key by key, a flag's winning.
- * - `refuseSandbox(env, flag)`: the sandbox switch, until there is a sandbox. The seed's
- *   `--sandbox` / `AGENT_BLOCK_SANDBOX` installs an OS-level boundary at startup and fails closed:
- *   a process that asked for the boundary and cannot have it exits with an error rather than run
- *   unconfined. agent-block has no boundary yet, so every request is one it cannot honour: the
- *   flag, or the variable set to anything but off, stops the command before any Lua runs
- *   (`AgentBlockError`, exit 1), never a silent no-op. Off is unset, empty, `0`, `false`, `no` or
- *   `off` (any case, surrounding spaces ignored: the spellings the seed's `AGENT_BLOCK_SANDBOX_TCP`
- *   reads as off); any other value asks for the sandbox. (Here rather than in a module of its own:
- *   the run path loads this module already, and gains no import.)
+ * - `sandboxRequested(value)`: whether `AGENT_BLOCK_SANDBOX` asks for the sandbox — off is
+ *   unset, empty, `0`, `false`, `no` or `off` (any case, surrounding spaces ignored: the spellings
+ *   the seed's `AGENT_BLOCK_SANDBOX_TCP` reads as off), anything else asks. The run command hands
+ *   such a run to the sandbox launcher (`src/sandbox/`); `refuseSandbox` stops a command that
+ *   does not run under it (`agent-block test`) rather than run it unconfined (`AgentBlockError`,
+ *   exit 1). (Here rather than in `src/sandbox/`: the run path loads this module already, and
+ *   the sandbox's modules are loaded only when a sandbox is asked for.)
  * Errors: a bad flag is a `UsageError` (exit 2) naming the flag; a bad variable an
  * `AgentBlockError` naming the variable.
  */
@@ -205,20 +203,16 @@ export function sandboxRequested(value: string | undefined): boolean {
 }
 
 /**
- * Refuses a run that asked for the sandbox: `flag` (`--sandbox` was given) or the environment's
- * `AGENT_BLOCK_SANDBOX`. `command` names the command in the message (`mcp`, `test`).
+ * Refuses to run `command` (which does not run under the sandbox) when the environment's
+ * `AGENT_BLOCK_SANDBOX` asks for the sandbox: a requested sandbox is never silently dropped.
  */
-export function refuseSandbox(env: Readonly<Record<string, string>>, flag = false, command?: string): void {
-  const prefix = command ? `${command}: ` : "";
-  const why = "agent-block has no sandbox yet, and a run that asked for one does not run unconfined";
-  if (flag) {
-    throw new AgentBlockError(`${prefix}--sandbox is not available yet: ${why} (run without --sandbox)`);
-  }
+export function refuseSandbox(env: Readonly<Record<string, string>>, command: string): void {
   const value = Object.hasOwn(env, "AGENT_BLOCK_SANDBOX") ? env.AGENT_BLOCK_SANDBOX : undefined;
   if (sandboxRequested(value)) {
     throw new AgentBlockError(
-      `${prefix}AGENT_BLOCK_SANDBOX=${value} asks for the sandbox, which is not available yet: ${why} ` +
-        `(unset it, or set it to 0, in the environment or the project's .env)`,
+      `${command}: AGENT_BLOCK_SANDBOX=${value} asks for the sandbox, and agent-block ${command} does not run ` +
+        `under it: it stops rather than run unconfined (unset it, or set it to 0, in the environment or ` +
+        `the project's .env)`,
     );
   }
 }

@@ -158,6 +158,9 @@ export function toolResultOf(name: string, outcome: Outcome, ending: CallEnding 
   }
 }
 
+/** The `_meta` key of a `run_block` result saying whether the run was sandboxed. */
+export const SANDBOXED_META = "agent-block/sandboxed";
+
 /** One word for the log line of a finished call. */
 export function outcomeWord(outcome: Outcome, ending: CallEnding = {}): string {
   // a run ended from outside but not by the client's cancel: the server stopped it (shutdown)
@@ -275,7 +278,7 @@ export async function callRunBlock(
       onProgress(secs, `block '${block.name}' has been running for ${secs} s`);
     }, opts.progressIntervalMs);
   }
-  let report: RunReport & { stderrTail?: string };
+  let report: RunReport & { stderrTail?: string; sandboxed?: boolean };
   try {
     report = await running;
   } finally {
@@ -285,9 +288,12 @@ export async function callRunBlock(
   opts.log.info(
     `run_block #${n} '${block.name}': ${outcomeWord(report.outcome, ending)} in ${
       Math.round(performance.now() - started)
-    } ms`,
+    } ms${report.sandboxed ? " (sandboxed)" : ""}`,
   );
-  return toolResultOf(block.name, report.outcome, ending);
+  const result = toolResultOf(block.name, report.outcome, ending);
+  // The call's record of its run: whether it ran under the sandbox (a runner that knows says).
+  if (report.sandboxed !== undefined) result._meta = { ...result._meta, [SANDBOXED_META]: report.sandboxed };
+  return result;
 }
 
 /** A fresh server instance with the agent-block surface (the factory both serving entries use). */

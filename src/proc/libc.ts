@@ -1,11 +1,14 @@
 /**
- * The two libc calls Deno has no API for: `prctl(PR_SET_CHILD_SUBREAPER)` and a non-blocking
- * `waitpid` of one pid. The one module that uses Deno FFI.
+ * libc through Deno FFI: the calls Deno has no API for. The one module that opens a native
+ * library.
  *
  * Owns opening libc (`Deno.dlopen`, Linux only, lazily on first use) and saying why it could not:
  * not Linux, no FFI permission (`--allow-ffi`; `deno run -A` and a binary compiled with `-A` have
- * it), or no glibc/musl library under the usual names. Every caller falls back to what works
- * without it; nothing here throws.
+ * it; a sandboxed runtime does not, `src/sandbox/deno_flags.ts`), or no glibc/musl library under
+ * the usual names. `openLibc(symbols)` is the shared opener (the sandbox launcher binds its own
+ * symbol set through it); this module's own calls are `prctl(PR_SET_CHILD_SUBREAPER)` and a
+ * non-blocking `waitpid` of one pid. Every caller falls back to what works without it; nothing
+ * here throws.
  *
  * Invariant: `waitpidNoHang` is only ever called (by `reaper.ts`) for a pid that Deno did not
  * spawn — reaping one of Deno's own children would steal its exit status.
@@ -15,6 +18,28 @@ const PR_SET_CHILD_SUBREAPER = 36;
 const WNOHANG = 1;
 /** Where libc lives: glibc by soname, then musl's loader (which is its libc). */
 const LIBC_NAMES = ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1", "libc.so"];
+
+/**
+ * libc opened with `symbols`, or why it cannot be (a string). Each call opens it anew: callers
+ * keep what they got.
+ */
+export function openLibc<S extends Deno.ForeignLibraryInterface>(
+  symbols: S,
+): Deno.DynamicLibrary<S>["symbols"] | string {
+  if (Deno.build.os !== "linux") return `not Linux (${Deno.build.os})`;
+  let why = "";
+  for (const name of LIBC_NAMES) {
+    try {
+      return Deno.dlopen(name, symbols).symbols;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+        return `no FFI permission (${(e as Error).message})`;
+      }
+      why ||= (e as Error).message;
+    }
+  }
+  return `cannot open libc (${why})`;
+}
 
 const SYMBOLS = {
   prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
@@ -27,20 +52,7 @@ let opened: Libc | string | undefined;
 
 /** libc's symbols, or why they are unavailable. */
 function libc(): Libc | string {
-  if (opened !== undefined) return opened;
-  if (Deno.build.os !== "linux") return opened = `not Linux (${Deno.build.os})`;
-  let why = "";
-  for (const name of LIBC_NAMES) {
-    try {
-      return opened = Deno.dlopen(name, SYMBOLS).symbols;
-    } catch (e) {
-      if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
-        return opened = `no FFI permission (${(e as Error).message})`;
-      }
-      why ||= (e as Error).message;
-    }
-  }
-  return opened = `cannot open libc (${why})`;
+  return opened ??= openLibc(SYMBOLS);
 }
 
 /**

@@ -5,7 +5,10 @@
  * Owns the child's command line and its files. The child is this same program
  * (`src/proc/self.ts`) started as
  * `-s <script> -p <project> --config <tmp>/run.json --outcome <tmp>/outcome.json` (and
- * `--result FILE` when the caller's `ChildRunExtras` asks for it), where the
+ * `--result FILE` when the caller's `ChildRunExtras` asks for it, and `--sandbox` when the
+ * runner, the run's extras or the request's environment (`AGENT_BLOCK_SANDBOX`) asks for the
+ * sandbox: the report's `sandboxed` says so, and is true — a child given `--sandbox` runs
+ * confined or not at all, `src/sandbox/`), where the
  * config file carries `prompt`, `context` and `labels` — what ONE run is never goes through the
  * environment, and the caller's text not through argv either (no length limit, nothing shown in
  * `ps`). The child starts through `ProcessGroups.spawn`, so it leads a process group of its own,
@@ -39,6 +42,7 @@ import { endTree } from "../proc/tree.ts";
 import { forwardLines, type Kept, tailLines } from "./forward.ts";
 import { OutcomeFileError, readOutcomeFile } from "./outcome_json.ts";
 import { type BlockRunner, type RunHooks, runName, type RunReport, type RunRequest } from "./runner.ts";
+import { sandboxRequested } from "../config/settings.ts";
 
 /** What a child runner fixes for all its runs. */
 export interface ChildRunnerOptions {
@@ -54,18 +58,24 @@ export interface ChildRunnerOptions {
   stopping?: AbortSignal;
   /** The `stopped` reason for a run ended by `stopping` (default "the runner is shutting down"). */
   stopReason?: string;
+  /** Every run gets `--sandbox` (`agent-block mcp --sandbox`). */
+  sandbox?: boolean;
 }
 
 /** What one child run adds to its request (the child runner's own knobs). */
 export interface ChildRunExtras {
   /** `--result FILE` for the child (absolute): the returned value is written there too. */
   resultPath?: string;
+  /** This run gets `--sandbox` (a serve job's `sandbox = true`). */
+  sandbox?: boolean;
 }
 
 /** A child run's report: the outcome, and the end of what the child wrote to stderr. */
 export interface ChildRunReport extends RunReport {
   /** The last lines of the child's stderr ("" when it wrote nothing or never started). */
   stderrTail: string;
+  /** The child was started with `--sandbox` (it ran confined, or failed before running). */
+  sandboxed: boolean;
 }
 
 /** How long the output may keep flowing after the run's process exited, ms. */
@@ -89,7 +99,9 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
 
   /** Runs `request` in a child process to its outcome. */
   async run(request: RunRequest, hooks?: RunHooks, extras: ChildRunExtras = {}): Promise<ChildRunReport> {
-    const none = (outcome: Outcome): ChildRunReport => ({ outcome, stderrTail: "" });
+    const sandboxed = this.options.sandbox === true || extras.sandbox === true ||
+      sandboxRequested(request.env.AGENT_BLOCK_SANDBOX);
+    const none = (outcome: Outcome): ChildRunReport => ({ outcome, stderrTail: "", sandboxed });
     if (request.signal?.aborted) return none({ status: "cancelled", reason: "cancelled" });
     if (this.options.stopping?.aborted) return none({ status: "cancelled", reason: this.#stopReason });
     if (!("path" in request.script)) {
@@ -104,12 +116,16 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     const cwd = request.cwd ?? request.projectRoot;
     let dir: string;
     try {
-      dir = await Deno.makeTempDir({ prefix: "ab_run_" });
+      // A sandboxed child may write only /tmp of the temporary places (whatever TMPDIR says).
+      dir = await Deno.makeTempDir({ prefix: "ab_run_", ...(sandboxed ? { dir: "/tmp" } : {}) });
     } catch (e) {
       return none(failed(`cannot create the run's temporary directory: ${(e as Error).message}`));
     }
     try {
-      return await this.#runIn(dir, cwd, request.script.path, request, hooks, extras);
+      return {
+        ...await this.#runIn(dir, cwd, request.script.path, request, hooks, extras, sandboxed),
+        sandboxed,
+      };
     } catch (e) {
       return none(failed(`internal failure running the block in a child: ${(e as Error)?.message ?? e}`));
     } finally {
@@ -128,7 +144,8 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     request: RunRequest,
     hooks: RunHooks | undefined,
     extras: ChildRunExtras,
-  ): Promise<ChildRunReport> {
+    sandboxed: boolean,
+  ): Promise<RunReport & { stderrTail: string }> {
     const outcomePath = join(dir, "outcome.json");
     const configPath = join(dir, "run.json");
     const config: Record<string, unknown> = {};
@@ -147,6 +164,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
         "--outcome",
         outcomePath,
         ...(extras.resultPath !== undefined ? ["--result", extras.resultPath] : []),
+        ...(sandboxed ? ["--sandbox"] : []),
       ],
       this.options.launch ?? selfLaunch(),
     );

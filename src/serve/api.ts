@@ -15,12 +15,12 @@
  *
  * - `GET /jobs` → 200 `{"jobs": [Job]}`, by name, where `Job` is
  *   `{name, file, every: string|null, every_ms: number|null, timeout, timeout_ms,
- *   prompt: string|null, context: string|null, error: {file, line: number|null, message}|null,
+ *   prompt: string|null, context: string|null, sandbox: boolean, error: {file, line: number|null, message}|null,
  *   last_end: {run_id, state, ended_ms}|null, live_run: {run_id, started_ms}|null,
  *   requested_run: string|null}` — a job whose file is bad has `error` set and the declaration
  *   fields null.
  * - `GET /runs?job=<name>&limit=<n>` → 200 `{"runs": [Run]}`, newest first; `limit` 1..1000,
- *   default 50; `Run` is `{run_id, job, state, requested, started_ms, ended_ms, duration_ms,
+ *   default 50; `Run` is `{run_id, job, state, requested, sandboxed, started_ms, ended_ms, duration_ms,
  *   exit_code, result, result_bytes, result_file, message, pid}` (null where not known yet);
  *   `state` is one of `running ok deferred failed timed_out stopped lost`; `result` is the
  *   returned value when it is text of at most 64 KiB, else null with `result_file` pointing at
@@ -59,6 +59,7 @@ export function runView(r: RunRecord, detail = false): Record<string, unknown> {
     job: r.job,
     state: r.state,
     requested: r.requested,
+    sandboxed: r.sandboxed,
     started_ms: r.started_ms,
     ended_ms: r.ended_ms ?? null,
     duration_ms: r.ended_ms !== undefined ? r.ended_ms - r.started_ms : null,
@@ -85,6 +86,7 @@ export function jobView(j: JobState): Record<string, unknown> {
     timeout_ms: d?.timeoutMs ?? null,
     prompt: d?.prompt ?? null,
     context: d?.context ?? null,
+    sandbox: d?.sandbox === true,
     error: j.error ? { file: j.error.file, line: j.error.line ?? null, message: j.error.message } : null,
     last_end: j.lastEnd
       ? { run_id: j.lastEnd.run_id, state: j.lastEnd.state, ended_ms: j.lastEnd.ended_ms ?? null }

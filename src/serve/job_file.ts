@@ -9,7 +9,8 @@
  * - `every`: a duration (`30s`, `2m`, `1h`, `1h30m`; units `ms`, `s`, `m`, `h`, `d`, in
  *   decreasing order, each at most once); absent: the job runs only on request;
  * - `timeout`: a duration, default `10m`;
- * - `prompt`, `context`: strings, handed to the run as `_PROMPT` / `_CONTEXT`.
+ * - `prompt`, `context`: strings, handed to the run as `_PROMPT` / `_CONTEXT`;
+ * - `sandbox`: a boolean, default false; true runs the job under `--sandbox`.
  *
  * Invariants: scanning is a pure function of the file system at the time of the call (the
  * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
@@ -39,6 +40,8 @@ export interface JobDecl {
   timeoutMs: number;
   prompt?: string;
   context?: string;
+  /** `sandbox = true`: the job's runs get `--sandbox`. */
+  sandbox?: true;
 }
 
 /** A `job.toml` that cannot be used. */
@@ -87,7 +90,7 @@ function lineOfKey(text: string, key: string): number | undefined {
   return i < 0 ? undefined : i + 1;
 }
 
-const KEYS = ["every", "timeout", "prompt", "context"];
+const KEYS = ["every", "timeout", "prompt", "context", "sandbox"];
 
 /**
  * Parses one `job.toml` (`text`, read from `file`) of block `name` at `script`.
@@ -150,6 +153,15 @@ export function parseJobFile(
     if (v === undefined) continue;
     if (typeof v !== "string") return v.bad;
     job[key] = v;
+  }
+  if (doc.sandbox !== undefined) {
+    if (typeof doc.sandbox !== "boolean") {
+      return error(
+        `'sandbox' must be true or false, got ${JSON.stringify(doc.sandbox)}`,
+        lineOfKey(text, "sandbox"),
+      );
+    }
+    if (doc.sandbox) job.sandbox = true;
   }
   return { job };
 }

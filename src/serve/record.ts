@@ -5,7 +5,8 @@
  * Owns the record's events and reading them back:
  * - each manager start opens a session of its own (a stream `serve-<time>-<random>` whose first
  *   event is `session_open`, owner `agent-block serve`), so `knl sessions` lists the starts;
- * - `run_start` (`RunStart`: run id, job, start time, pid and process tag of the run's tree) is
+ * - `run_start` (`RunStart`: run id, job, start time, pid and process tag of the run's tree,
+ *   whether it runs under `--sandbox`) is
  *   appended the moment the run's process exists, `run_end` (`RunEnd`: end time, exit code,
  *   state, result or its pointer, stderr tail) when it has ended — each its own committed
  *   transaction, so a manager SIGKILLed in the middle of runs loses nothing it had recorded;
@@ -47,6 +48,11 @@ export interface RunStart {
   tag: string | null;
   /** True when it was asked for (`POST /jobs/<name>/runs`), false when `every` made it due. */
   requested: boolean;
+  /**
+   * True when it runs under `--sandbox` (the job's `sandbox = true`, or `AGENT_BLOCK_SANDBOX`);
+   * a record written before the field existed reads back false.
+   */
+  sandboxed: boolean;
 }
 
 /** What `run_end` records. */
@@ -120,11 +126,14 @@ export class ServeRecord {
     const runs = new Map<string, RunRecord>();
     for (const r of rows) {
       const d = JSON.parse(r.data);
-      if (r.kind === "run_start") runs.set(d.run_id, { ...d, state: "running" });
+      if (r.kind === "run_start") runs.set(d.run_id, { sandboxed: false, ...d, state: "running" });
       else {
         const known = runs.get(d.run_id);
         // An end without a start cannot be written by this module; keep it rather than drop it.
-        runs.set(d.run_id, known ? { ...known, ...d } : { pid: null, tag: null, requested: false, ...d });
+        runs.set(
+          d.run_id,
+          known ? { ...known, ...d } : { pid: null, tag: null, requested: false, sandboxed: false, ...d },
+        );
       }
     }
     return [...runs.values()];

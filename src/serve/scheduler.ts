@@ -25,6 +25,7 @@
 import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { ChildRunner } from "../runner/child.ts";
+import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
 import {
   INLINE_RESULT_BYTES,
@@ -237,6 +238,7 @@ export class Scheduler {
       pid: null,
       tag: null,
       requested: req !== undefined,
+      sandboxed: job.sandbox === true || sandboxRequested(this.#o.env.AGENT_BLOCK_SANDBOX),
       state: "running",
     };
     const resultFile = join(this.#o.home, "runs", job.name, `${id}.json`);
@@ -253,6 +255,7 @@ export class Scheduler {
           pid: run.pid,
           tag: run.tag,
           requested: run.requested,
+          sandboxed: run.sandboxed,
         }), `the start of run ${id}`);
     };
     this.#runs.set(id, run);
@@ -283,7 +286,7 @@ export class Scheduler {
             recordStart();
           },
         },
-        { resultPath: resultFile },
+        { resultPath: resultFile, sandbox: run.sandboxed },
       );
       recordStart();
       const { state, message } = stateOf(report.outcome);

@@ -19,7 +19,8 @@
  * imported only by the edges above it (`mod.ts`, `src/cli/**`) and never reaches the CLI or the MCP
  * server; the CLI `src/cli` is imported by `cli.ts` and by itself only; the job manager `src/serve`
  * (a consumer of the runner) is imported only by the CLI and never reaches the MCP server or the
- * SDK; the two package entries `mod.ts` and `unstable_engine.ts` import nothing of each other.
+ * SDK; the sandbox launcher `src/sandbox` sits on `src/proc` alone and only the CLI imports it;
+ * the two package entries `mod.ts` and `unstable_engine.ts` import nothing of each other.
  */
 import assert from "node:assert/strict";
 import { relative } from "node:path";
@@ -120,6 +121,17 @@ const RULES: Rule[] = [
     rule: "src/serve/** never imports src/mcp_server/** or src/sdk/**",
     from: under("src/serve"),
     forbids: any(under("src/mcp_server"), under("src/sdk")),
+  },
+  {
+    rule: "src/sandbox/** (the sandbox launcher) imports only src/proc/**, src/errors.ts, src/home.ts and " +
+      "itself: it runs before any runtime exists",
+    from: under("src/sandbox"),
+    forbids: not(any(under("src/sandbox"), under("src/proc"), is("src/errors.ts"), is("src/home.ts"))),
+  },
+  {
+    rule: "src/sandbox/** is imported only by src/cli/** and itself, so it stays off the run path",
+    from: not(any(under("src/cli"), under("src/sandbox"))),
+    forbids: under("src/sandbox"),
   },
   {
     rule: "nothing imports src/cli/** except cli.ts and src/cli/** itself (mod.ts may not)",

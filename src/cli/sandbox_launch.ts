@@ -1,0 +1,57 @@
+/**
+ * The run path's way into the sandbox: deciding that a run asked for it, and handing it to the
+ * launcher (`src/sandbox/launcher.ts`, loaded only then), which re-executes the process confined.
+ *
+ * Two entries:
+ * - `launchRun`, from the run command: a run that asked (`--sandbox`, or `AGENT_BLOCK_SANDBOX`
+ *   from the environment or the project's `.env`) is launched or fails closed with the
+ *   launcher's `AgentBlockError`, before any Lua runs;
+ * - `launchEarly`, from `cli.ts` when the command line names `--sandbox` or the process
+ *   environment sets `AGENT_BLOCK_SANDBOX`: the same decision taken before the runtime's modules
+ *   and the Lua engine are loaded, so the launcher's own start stays small (the sandbox
+ *   benchmark's ratio). It never reports anything: whatever does not launch (help, a bad flag,
+ *   a sandbox that is not asked for, a launch that fails) falls through to the ordinary path,
+ *   which decides again and reports — so the early path cannot run anything unconfined. The
+ *   `.env` warnings are said by the process that launches, and not again by the stages after it.
+ */
+import { edgeProcessEnv } from "./environment.ts";
+import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
+import { sandboxRequested } from "../config/settings.ts";
+import { writeStderr } from "../obs/log.ts";
+
+/** Where a run stands in the sandbox launch (`src/sandbox/stage.ts`): unset outside it. */
+export type RunStage = "runtime" | "userns";
+
+/** True when the run asked for the sandbox. */
+export function sandboxWanted(s: RunSettings): boolean {
+  return s.sandbox || sandboxRequested(s.env.AGENT_BLOCK_SANDBOX);
+}
+
+const enc = new TextEncoder();
+
+/** Hands the run to the launcher; returns only by throwing (`AgentBlockError`: fail closed). */
+export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage): Promise<never> {
+  const { launchSandboxed } = await import("../sandbox/launcher.ts");
+  return launchSandboxed({
+    argv,
+    env: s.env,
+    processEnv: edgeProcessEnv(),
+    cwd: s.cwd,
+    project: s.project,
+    inUserNs: stage === "userns",
+    say: (line) => writeStderr(enc.encode(line + "\n")),
+  });
+}
+
+/** The early launch: re-executes a sandboxed run confined, or returns for the ordinary path. */
+export async function launchEarly(argv: string[]): Promise<void> {
+  let s: RunSettings | "help" | "version";
+  try {
+    s = parseRunArgs(argv, true);
+  } catch {
+    return; // the ordinary path reports it
+  }
+  if (typeof s === "string" || !sandboxWanted(s)) return;
+  sayWarnings(s.warnings); // the confined runtime parses its command line quietly
+  await launchRun(argv, s).catch(() => undefined); // the ordinary path launches again, or reports why not
+}

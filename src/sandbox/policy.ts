@@ -1,0 +1,225 @@
+/**
+ * The sandbox's policy: what a sandboxed run may write and whether it may use TCP, from the
+ * run's own environment (`EnvView`: a `RunEnv` or the record the CLI edge resolved, never the
+ * process environment), its project root and its agent-block home.
+ *
+ * Owns the rules of the seed's "Sandbox mode (Linux)" and of the issue's `.git` rule:
+ * - writable: the project root, `AGENT_BLOCK_HOME` (default `$HOME/.agent-block`), `/tmp`,
+ *   `/dev/null`, `/dev/urandom`, `/dev/tty`, and each `:`-separated entry of
+ *   `AGENT_BLOCK_SANDBOX_FS_RW`; an entry that does not exist is skipped (and listed as skipped);
+ *   the project root must resolve, or the run does not start (it is the primary write grant);
+ * - TCP: allowed unless `AGENT_BLOCK_SANDBOX_TCP` is `0`, `false`, `no` or `off` (any case);
+ *   `1`, `true`, `yes`, `on` or empty allow it; anything else is an error naming the variable;
+ * - read-only inside the writable project: its `.git` directory, or the `gitdir:` target of a
+ *   `.git` file (and that target's `commondir`, where a worktree's hooks live), unless
+ *   `AGENT_BLOCK_SANDBOX_GIT_RW=1`;
+ * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
+ *   is N. It is honoured only where it makes start-up fail (`landlock.ts`), so a hostile `.env`
+ *   cannot use it to weaken a run; and `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the
+ *   unprivileged path to the read-only `.git` (a user namespace) even as root, an error where it
+ *   cannot be taken (`mount_ns.ts`).
+ *
+ * `sandboxRequest` is pure (no file touched); `resolvePolicy` resolves the paths through the
+ * file-system view it is given (`realPath`, `lstat`, `readTextFile`), so tests can hand in their
+ * own. Paths are resolved (symlinks followed) because Landlock grants the object, not the name.
+ */
+import { isAbsolute, join, resolve } from "node:path";
+import { AgentBlockError } from "../errors.ts";
+import { agentBlockHome, envValue, type EnvView } from "../home.ts";
+
+/** The fixed device files a sandboxed run may write. */
+export const DEVICE_FILES = ["/dev/null", "/dev/urandom", "/dev/tty"] as const;
+
+/** Why a path is writable (shown in the start-up line and in errors). */
+export type GrantSource = "project" | "home" | "tmp" | "device" | "AGENT_BLOCK_SANDBOX_FS_RW";
+
+/** One writable path as asked for, before resolution. */
+export interface WriteGrant {
+  path: string;
+  source: GrantSource;
+}
+
+/** What the run's environment asks of the sandbox (nothing resolved yet). */
+export interface SandboxRequest {
+  /** The project root (absolute). */
+  project: string;
+  grants: WriteGrant[];
+  /** TCP bind and connect allowed. */
+  tcp: boolean;
+  /** `AGENT_BLOCK_SANDBOX_GIT_RW=1`: `.git` stays writable. */
+  gitRw: boolean;
+  /** The test seam's pretended Landlock ABI, when set. */
+  testAbi?: number;
+  /** The test seam `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: the read-only `.git` through a user namespace. */
+  testUserNs: boolean;
+}
+
+/** A writable path, resolved. */
+export interface WritableRoot {
+  /** The resolved path (what Landlock's rule opens). */
+  path: string;
+  /** As asked for, when it differs from `path`. */
+  asked?: string;
+  source: GrantSource;
+  /** A directory (its whole tree is writable) or a single file. */
+  dir: boolean;
+}
+
+/** The resolved policy a launcher applies. */
+export interface SandboxPolicy {
+  project: string;
+  writable: WritableRoot[];
+  /** `AGENT_BLOCK_SANDBOX_FS_RW` entries that do not exist (skipped, as the seed says). */
+  skipped: string[];
+  tcp: boolean;
+  /** Version-control directories to keep read-only (empty with the opt-out or without `.git`). */
+  gitDirs: string[];
+  gitRw: boolean;
+  testAbi?: number;
+  testUserNs: boolean;
+}
+
+const OFF = new Set(["0", "false", "no", "off"]);
+const ON = new Set(["", "1", "true", "yes", "on"]);
+
+function switchValue(env: EnvView, name: string, fallback: boolean): boolean {
+  const raw = envValue(env, name);
+  if (raw === undefined) return fallback;
+  const v = raw.trim().toLowerCase();
+  if (v === "") return fallback;
+  if (ON.has(v)) return true;
+  if (OFF.has(v)) return false;
+  throw new AgentBlockError(`${name} must be 1, true, yes, on or 0, false, no, off; got '${raw}'`);
+}
+
+/**
+ * What `env` asks of the sandbox of a run of `project` (absolute).
+ * @param cwd the working directory relative paths of the environment are taken from
+ */
+export function sandboxRequest(env: EnvView, project: string, cwd: string): SandboxRequest {
+  const grants: WriteGrant[] = [
+    { path: project, source: "project" },
+    { path: resolve(cwd, agentBlockHome(env, cwd)), source: "home" },
+    { path: "/tmp", source: "tmp" },
+    ...DEVICE_FILES.map((path) => ({ path, source: "device" as const })),
+  ];
+  for (const entry of (envValue(env, "AGENT_BLOCK_SANDBOX_FS_RW") ?? "").split(":")) {
+    if (entry.trim() === "") continue;
+    grants.push({ path: resolve(cwd, entry), source: "AGENT_BLOCK_SANDBOX_FS_RW" });
+  }
+  const rawAbi = envValue(env, "AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI");
+  let testAbi: number | undefined;
+  if (rawAbi !== undefined && rawAbi.trim() !== "") {
+    testAbi = Number(rawAbi);
+    if (!Number.isInteger(testAbi) || testAbi < 0) {
+      throw new AgentBlockError(
+        `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI must be a non-negative integer, got '${rawAbi}'`,
+      );
+    }
+  }
+  return {
+    project,
+    grants,
+    tcp: switchValue(env, "AGENT_BLOCK_SANDBOX_TCP", true),
+    gitRw: switchValue(env, "AGENT_BLOCK_SANDBOX_GIT_RW", false),
+    testAbi,
+    testUserNs: switchValue(env, "AGENT_BLOCK_SANDBOX_TEST_USERNS", false),
+  };
+}
+
+/** The file-system view `resolvePolicy` reads through. */
+export interface PolicyFs {
+  realPath(path: string): string;
+  lstat(path: string): { isFile: boolean; isDirectory: boolean; isSymlink: boolean };
+  readTextFile(path: string): string;
+}
+
+/** The process's file system. */
+export const DENO_FS: PolicyFs = {
+  realPath: (p) => Deno.realPathSync(p),
+  lstat: (p) => Deno.lstatSync(p),
+  readTextFile: (p) => Deno.readTextFileSync(p),
+};
+
+/** `request` resolved: every grant that exists, the `.git` directories to protect. */
+export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): SandboxPolicy {
+  const writable: WritableRoot[] = [];
+  const skipped: string[] = [];
+  const seen = new Set<string>();
+  for (const g of request.grants) {
+    let path: string;
+    let dir: boolean;
+    try {
+      path = fs.realPath(g.path);
+      dir = fs.lstat(path).isDirectory;
+    } catch (e) {
+      if (g.source === "project") {
+        throw new AgentBlockError(
+          `--sandbox: the project root ${g.path} cannot be resolved (${(e as Error).message}); ` +
+            `it is the sandbox's primary write grant, so the run does not start`,
+        );
+      }
+      if (g.source === "AGENT_BLOCK_SANDBOX_FS_RW") skipped.push(g.path);
+      continue; // a missing home, /tmp or device grants nothing: there is nothing to write to
+    }
+    if (seen.has(path)) continue;
+    seen.add(path);
+    writable.push({ path, source: g.source, dir, ...(path !== g.path ? { asked: g.path } : {}) });
+  }
+  const project = writable.find((w) => w.source === "project")!;
+  if (!project.dir) {
+    throw new AgentBlockError(`--sandbox: the project root ${request.project} is not a directory`);
+  }
+  return {
+    project: project.path,
+    writable,
+    skipped,
+    tcp: request.tcp,
+    gitDirs: request.gitRw ? [] : gitDirsOf(project.path, fs),
+    gitRw: request.gitRw,
+    testAbi: request.testAbi,
+    testUserNs: request.testUserNs,
+  };
+}
+
+/** The `.git` directory of `project`, or the `gitdir:` target of a `.git` file and its common dir. */
+export function gitDirsOf(project: string, fs: PolicyFs = DENO_FS): string[] {
+  const dotGit = join(project, ".git");
+  let info;
+  try {
+    info = fs.lstat(dotGit);
+  } catch {
+    return [];
+  }
+  if (info.isDirectory) return [fs.realPath(dotGit)];
+  if (info.isSymlink) {
+    try {
+      return fs.lstat(fs.realPath(dotGit)).isDirectory ? [fs.realPath(dotGit)] : [];
+    } catch {
+      return [];
+    }
+  }
+  if (!info.isFile) return [];
+  let text: string;
+  try {
+    text = fs.readTextFile(dotGit);
+  } catch {
+    return []; // unreadable: git cannot use it either
+  }
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
+  if (!m) return [];
+  const out: string[] = [];
+  try {
+    const gitdir = fs.realPath(isAbsolute(m[1]) ? m[1] : resolve(project, m[1]));
+    out.push(gitdir);
+    try {
+      const common = fs.readTextFile(join(gitdir, "commondir")).trim();
+      if (common) out.push(fs.realPath(isAbsolute(common) ? common : resolve(gitdir, common)));
+    } catch {
+      // no commondir: not a linked worktree
+    }
+  } catch {
+    // a gitdir that does not exist protects nothing
+  }
+  return [...new Set(out)];
+}

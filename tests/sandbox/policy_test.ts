@@ -1,0 +1,207 @@
+/**
+ * The sandbox's pure parts: the policy from a run's environment (`policy.ts`), the Landlock plan
+ * per ABI with its fail-closed cases (`landlock.ts`), the seccomp program (run through a small
+ * BPF interpreter here, so a wrong jump fails), the runtime stage's confinement check
+ * (`stage.ts`), and the start-up line.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { tempDir } from "../helpers.ts";
+import { gitDirsOf, type PolicyFs, resolvePolicy, sandboxRequest } from "../../src/sandbox/policy.ts";
+import { NET_ABI, planLandlock } from "../../src/sandbox/landlock.ts";
+import { IO_URING_NRS, seccompProgram } from "../../src/sandbox/seccomp.ts";
+import { archInfo } from "../../src/sandbox/sys.ts";
+import { enterRuntime, parseStage } from "../../src/sandbox/stage.ts";
+import { startupLine } from "../../src/sandbox/launcher.ts";
+import { AgentBlockError } from "../../src/errors.ts";
+import { sandboxRequested } from "../../src/config/settings.ts";
+
+Deno.test("sandboxRequested: off when unset, empty, 0, false, no, off (any case); on otherwise", () => {
+  for (const off of [undefined, "", " ", "0", "false", "FALSE", "no", "Off", " off "]) {
+    assert.equal(sandboxRequested(off), false, String(off));
+  }
+  for (const on of ["1", "true", "yes", "on", "landlock", "2"]) assert.equal(sandboxRequested(on), true, on);
+});
+
+Deno.test("sandboxRequest: the seed's grants, FS_RW entries, TCP and the .git opt-out from the run's env", () => {
+  const r = sandboxRequest(
+    { HOME: "/home/u", AGENT_BLOCK_SANDBOX_FS_RW: "/opt/cache::rel/dir", AGENT_BLOCK_SANDBOX_TCP: "Off" },
+    "/p",
+    "/cwd",
+  );
+  assert.deepEqual(r.grants.map((g) => `${g.source}=${g.path}`), [
+    "project=/p",
+    "home=/home/u/.agent-block",
+    "tmp=/tmp",
+    "device=/dev/null",
+    "device=/dev/urandom",
+    "device=/dev/tty",
+    "AGENT_BLOCK_SANDBOX_FS_RW=/opt/cache",
+    "AGENT_BLOCK_SANDBOX_FS_RW=/cwd/rel/dir",
+  ]);
+  assert.equal(r.tcp, false);
+  assert.equal(r.gitRw, false);
+  assert.equal(sandboxRequest({ AGENT_BLOCK_HOME: "/h" }, "/p", "/").grants[1].path, "/h");
+  for (const on of [undefined, "", "1", "true", "yes", "ON"]) {
+    assert.equal(
+      sandboxRequest(on === undefined ? {} : { AGENT_BLOCK_SANDBOX_TCP: on }, "/p", "/").tcp,
+      true,
+    );
+  }
+  assert.equal(sandboxRequest({ AGENT_BLOCK_SANDBOX_GIT_RW: "1" }, "/p", "/").gitRw, true);
+  assert.throws(
+    () => sandboxRequest({ AGENT_BLOCK_SANDBOX_TCP: "maybe" }, "/p", "/"),
+    /AGENT_BLOCK_SANDBOX_TCP must be 1, true, yes, on or 0, false, no, off; got 'maybe'/,
+  );
+  assert.throws(
+    () => sandboxRequest({ AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI: "x" }, "/p", "/"),
+    /AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI must be a non-negative integer/,
+  );
+});
+
+Deno.test("resolvePolicy: missing FS_RW entries are skipped by name, an unresolvable project stops start-up", () => {
+  const dirs = new Set(["/p", "/real/home", "/tmp", "/extra"]);
+  const links: Record<string, string> = { "/home/u/.agent-block": "/real/home" };
+  const fs: PolicyFs = {
+    realPath: (p) => {
+      const r = links[p] ?? p;
+      if (!dirs.has(r) && !r.startsWith("/dev/")) throw new Deno.errors.NotFound(`no ${p}`);
+      return r;
+    },
+    lstat: (p) => {
+      if (!dirs.has(p) && !p.startsWith("/dev/")) throw new Deno.errors.NotFound(`no ${p}`);
+      return { isFile: !dirs.has(p), isDirectory: dirs.has(p), isSymlink: false };
+    },
+    readTextFile: () => {
+      throw new Deno.errors.NotFound("none");
+    },
+  };
+  const env = { HOME: "/home/u", AGENT_BLOCK_SANDBOX_FS_RW: "/extra:/gone" };
+  const p = resolvePolicy(sandboxRequest(env, "/p", "/"), fs);
+  assert.deepEqual(p.writable.map((w) => [w.path, w.dir, w.asked ?? null]), [
+    ["/p", true, null],
+    ["/real/home", true, "/home/u/.agent-block"],
+    ["/tmp", true, null],
+    ["/dev/null", false, null],
+    ["/dev/urandom", false, null],
+    ["/dev/tty", false, null],
+    ["/extra", true, null],
+  ]);
+  assert.deepEqual(p.skipped, ["/gone"]);
+  assert.throws(
+    () => resolvePolicy(sandboxRequest(env, "/nowhere", "/"), fs),
+    (e) => e instanceof AgentBlockError && /project root \/nowhere cannot be resolved/.test(e.message),
+  );
+});
+
+Deno.test("gitDirsOf: a .git directory, a gitdir: file and its commondir (a linked worktree)", async () => {
+  const root = await tempDir();
+  const plain = join(root, "plain");
+  Deno.mkdirSync(join(plain, ".git"), { recursive: true });
+  assert.deepEqual(gitDirsOf(plain), [join(plain, ".git")]);
+  const main = join(root, "main");
+  const wtGit = join(main, ".git", "worktrees", "wt");
+  Deno.mkdirSync(wtGit, { recursive: true });
+  Deno.writeTextFileSync(join(wtGit, "commondir"), "../..\n");
+  const wt = join(root, "wt");
+  Deno.mkdirSync(wt);
+  Deno.writeTextFileSync(join(wt, ".git"), `gitdir: ${wtGit}\n`);
+  assert.deepEqual(gitDirsOf(wt), [wtGit, join(main, ".git")]);
+  Deno.writeTextFileSync(join(wt, ".git"), "gitdir: ../main/.git/worktrees/wt\n"); // relative
+  assert.deepEqual(gitDirsOf(wt), [wtGit, join(main, ".git")]);
+  assert.deepEqual(gitDirsOf(join(root, "plain", ".git")), []); // no .git inside
+});
+
+Deno.test("planLandlock: fail closed without Landlock or without network rules for a TCP denial", () => {
+  const none = planLandlock(0, true);
+  assert.ok(none instanceof AgentBlockError);
+  assert.match(none.message, /enforces no Landlock.*does not run unconfined/);
+  const seam = planLandlock(0, true, true);
+  assert.ok(seam instanceof AgentBlockError);
+  assert.match(seam.message, /pretended by AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=0/);
+  const tcp = planLandlock(NET_ABI - 1, false);
+  assert.ok(tcp instanceof AgentBlockError);
+  assert.match(tcp.message, /AGENT_BLOCK_SANDBOX_TCP denies TCP.*ABI 3.*Linux 6\.7/);
+  // ABI 3, TCP allowed: runs, naming what it drops
+  const old = planLandlock(3, true);
+  assert.ok(!(old instanceof AgentBlockError));
+  assert.deepEqual(old.dropped, ["IOCTL_DEV (device ioctls), Linux 6.10"]);
+  assert.equal(old.handledNet, 0n);
+  const first = planLandlock(1, true);
+  assert.ok(!(first instanceof AgentBlockError));
+  assert.equal(first.dropped.length, 3);
+  assert.match(first.dropped.join("; "), /REFER.*TRUNCATE.*IOCTL_DEV/);
+  const now = planLandlock(7, false);
+  assert.ok(!(now instanceof AgentBlockError));
+  assert.deepEqual(now.dropped, []);
+  assert.equal(now.handledNet, 3n);
+  assert.equal(now.handledFs & 0b1101n, 0n, "execute, read file and read dir are never handled");
+});
+
+/** Runs a classic-BPF seccomp program on (nr, arch); answers its return value. */
+function runBpf(prog: Uint8Array, nr: number, arch: number): number {
+  const v = new DataView(prog.buffer);
+  let acc = 0;
+  for (let pc = 0; pc < prog.length / 8;) {
+    const code = v.getUint16(pc * 8, true);
+    const jt = v.getUint8(pc * 8 + 2);
+    const jf = v.getUint8(pc * 8 + 3);
+    const k = v.getUint32(pc * 8 + 4, true);
+    if (code === 0x20) acc = k === 0 ? nr : k === 4 ? arch : NaN;
+    else if (code === 0x15) {
+      pc += 1 + (acc === k ? jt : jf);
+      continue;
+    } else if (code === 0x45) {
+      pc += 1 + ((acc & k) !== 0 ? jt : jf);
+      continue;
+    } else if (code === 0x06) return k;
+    else throw new Error(`unexpected instruction ${code} at ${pc}`);
+    pc++;
+  }
+  throw new Error("fell off the end of the program");
+}
+
+Deno.test("seccompProgram: io_uring answers EPERM, x32 numbers too, everything else is allowed", () => {
+  const EPERM = 0x00050001;
+  const ALLOW = 0x7fff0000;
+  for (const arch of ["x86_64", "aarch64"]) {
+    const info = archInfo(arch)!;
+    const prog = seccompProgram(info);
+    for (const nr of IO_URING_NRS) {
+      assert.equal(runBpf(prog, nr, info.auditArch), EPERM, `${arch} ${nr}`);
+      assert.equal(runBpf(prog, nr, 0x40000003), EPERM, `${arch} compat ${nr}`);
+    }
+    for (const nr of [0, 1, 59, 424, 428, 444]) {
+      assert.equal(runBpf(prog, nr, info.auditArch), ALLOW, `${arch} ${nr}`);
+    }
+    if (info.x32Bit !== undefined) {
+      assert.equal(runBpf(prog, info.x32Bit | 1, info.auditArch), EPERM, "x32 write");
+      assert.equal(runBpf(prog, info.x32Bit | 425, info.auditArch), EPERM, "x32 io_uring_setup");
+    }
+  }
+  assert.equal(archInfo("riscv64"), undefined);
+});
+
+Deno.test("enterRuntime: the hidden stage flag runs only in a confined process", () => {
+  const confined = "Name:\tdeno\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+  enterRuntime(confined);
+  assert.throws(
+    () => enterRuntime("Name:\tdeno\nNoNewPrivs:\t0\nSeccomp:\t0\n"),
+    /--sandbox-stage=runtime is agent-block's own flag .* not confined: use --sandbox/,
+  );
+  assert.equal(parseStage("--sandbox-stage=runtime"), "runtime");
+  assert.equal(parseStage("--sandbox-stage=userns"), "userns");
+  assert.throws(() => parseStage("--sandbox-stage=other"), /unknown sandbox stage/);
+});
+
+Deno.test("startupLine: what is enforced, and a .git that stays writable says so", () => {
+  const plan = planLandlock(7, true);
+  assert.ok(!(plan instanceof AgentBlockError));
+  const policy = resolvePolicy(sandboxRequest({ HOME: "/" }, "/tmp", "/"));
+  const line = startupLine(policy, plan, true, "WRITABLE (no mount namespace)");
+  assert.match(
+    line,
+    /^agent-block: sandbox on \(Landlock ABI 7, seccomp\): writes only to \/tmp, .*\/dev\/null/,
+  );
+  assert.match(line, /TCP allowed; io_uring denied; \.git WRITABLE \(no mount namespace\)$/);
+});

@@ -1,0 +1,82 @@
+/**
+ * What the sandbox tests share: whether this machine can run them (Linux with Landlock, a
+ * directory outside `/tmp` to aim the escapes at), and a sandboxed run of a Lua script whose
+ * value is JSON.
+ */
+import { join } from "node:path";
+import { REPO_ROOT, runCli, testEnv } from "../helpers.ts";
+import { landlockAbi } from "../../src/sandbox/landlock.ts";
+import { sys } from "../../src/sandbox/sys.ts";
+
+/** The kernel's Landlock ABI here (0: none, or not Linux). */
+export const ABI = (() => {
+  if (Deno.build.os !== "linux") return 0;
+  const c = sys();
+  return typeof c === "string" ? 0 : landlockAbi(c);
+})();
+
+/** Why the sandbox tests cannot run here, or undefined when they can. */
+export const SKIP: string | undefined = Deno.build.os !== "linux"
+  ? `the sandbox is Linux only (this is ${Deno.build.os})`
+  : ABI === 0
+  ? "this kernel has no Landlock"
+  : REPO_ROOT.startsWith("/tmp/")
+  ? `the checkout ${REPO_ROOT} is under /tmp, which a sandboxed run may write: no place outside to aim at`
+  : undefined;
+
+/**
+ * A fresh directory outside every default grant of a sandboxed run (not under `/tmp`, the test
+ * projects' home): under the repository, which the tests may write. The caller removes it.
+ */
+export function outsideDir(): string {
+  return Deno.makeTempDirSync({ dir: REPO_ROOT, prefix: ".sandbox_outside_" });
+}
+
+/**
+ * Why the read-only `.git` could not be had by a run whose stderr is `stderr`, when that is
+ * allowed to happen: only without privilege (the user-namespace path can be closed to a user,
+ * e.g. by AppArmor's unprivileged user namespace restriction); the launcher then says so in its
+ * start-up line and a warning. As root the in-process mount namespace must work: undefined.
+ */
+export function gitProtectionMissing(stderr: string): string | undefined {
+  if (Deno.uid() === 0 || !/\.git WRITABLE/.test(stderr)) return undefined;
+  return /\.git stays writable: (.*)/.exec(stderr)?.[1] ?? "the start-up line says .git WRITABLE";
+}
+
+/**
+ * The environment of a sandboxed test run: its own agent-block home, in the project (the user's
+ * `HOME` stays, for Deno's caches, and is outside the grants).
+ */
+export function sandboxEnv(project: string, extra: Record<string, string> = {}): Record<string, string> {
+  return testEnv({ AGENT_BLOCK_HOME: join(project, "home"), ...extra });
+}
+
+/** Runs `script` (a file in `project`) under `--sandbox`; its returned value is parsed as JSON. */
+export async function sandboxedRun(
+  project: string,
+  script: string,
+  opts: { env?: Record<string, string>; prompt?: string; args?: string[] } = {},
+): Promise<{ code: number; stderr: string; value: Record<string, string> }> {
+  const result = join(project, "result.json");
+  const r = await runCli(
+    [
+      "--sandbox",
+      "-s",
+      script,
+      "-p",
+      project,
+      "--result",
+      result,
+      ...(opts.prompt !== undefined ? ["--prompt", opts.prompt] : []),
+      ...(opts.args ?? []),
+    ],
+    { cwd: project, env: opts.env ?? sandboxEnv(project) },
+  );
+  let value: Record<string, string> = {};
+  try {
+    value = JSON.parse(Deno.readTextFileSync(result));
+  } catch {
+    // no value: the caller checks the code and stderr
+  }
+  return { code: r.code, stderr: r.stderr, value };
+}
