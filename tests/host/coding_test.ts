@@ -93,8 +93,14 @@ Deno.test("coding.run fixes a failing Lua spec in two iterations (mock Anthropic
   assert.equal(out.r.last_verify.code, 0);
   assert.equal(Deno.readTextFileSync(join(dir, "src/calc.lua")), BUGGY.replace("a - b", "a + b"));
   // verify before the first iteration and after each, all in the log
-  assert.deepEqual(out.verifies.map((v: Line) => [v.iteration, v.code === 0]), [[0, false], [1, false], [2, true]]);
-  assert.deepEqual(out.edits.map((e: Line) => [e.path, e.iteration]), [["src/calc.lua", 1], ["src/calc.lua", 2]]);
+  assert.deepEqual(out.verifies.map((v: Line) => [v.iteration, v.code === 0]), [[0, false], [1, false], [
+    2,
+    true,
+  ]]);
+  assert.deepEqual(out.edits.map((e: Line) => [e.path, e.iteration]), [["src/calc.lua", 1], [
+    "src/calc.lua",
+    2,
+  ]]);
   assert.equal(out.decisions.length, 3, "fs_read and both edits were decided");
   assert.ok(out.decisions.every((d: Line) => d.verdict === "allow" && typeof d.beat === "number"));
   assert.equal(mock.requests.length, 5);
@@ -110,7 +116,10 @@ Deno.test("coding.run over replay: edits, verify runs and policy decisions in th
     "script.jsonl": replayFile([
       { content: [use("fs_search_replace", { path: "src/calc.lua", search: "a - b", replace: "a * b" })] },
       { content: "tried" },
-      { expect: { last_message_contains: "rolled back" }, content: [use("fs_read", { path: "src/calc.lua" })] },
+      {
+        expect: { last_message_contains: "rolled back" },
+        content: [use("fs_read", { path: "src/calc.lua" })],
+      },
       {
         expect: { last_message_contains: "return a - b" },
         content: [use("fs_search_replace", { path: "src/calc.lua", search: "a - b", replace: "a + b" })],
@@ -160,13 +169,21 @@ Deno.test("coding.run exceeds its budget: stop_reason = budget, the charges in t
   const dir = await tempProject({
     "src/calc.lua": BUGGY,
     "script.jsonl": replayFile([
-      { content: [use("fs_read", { path: "src/calc.lua" })], usage: { input_tokens: 600, output_tokens: 10 } },
-      { content: [use("fs_read", { path: "src/calc.lua" })], usage: { input_tokens: 600, output_tokens: 10 } },
+      {
+        content: [use("fs_read", { path: "src/calc.lua" })],
+        usage: { input_tokens: 600, output_tokens: 10 },
+      },
+      {
+        content: [use("fs_read", { path: "src/calc.lua" })],
+        usage: { input_tokens: 600, output_tokens: 10 },
+      },
       { content: "never asked", usage: { input_tokens: 600, output_tokens: 10 } },
     ]),
   });
-  const src = runAndReport(`{ prompt = "fix add", verify = "false", provider = "replay", replay = "script.jsonl",
-    store = "mem", budget = policy.budget.tokens(1000) }`).replace(
+  const src = runAndReport(
+    `{ prompt = "fix add", verify = "false", provider = "replay", replay = "script.jsonl",
+    store = "mem", budget = policy.budget.tokens(1000) }`,
+  ).replace(
     "return std.json.encode({",
     "local ledger = require('knl').views.ledger(s)\nreturn std.json.encode({ ledger = ledger,",
   );
@@ -197,7 +214,11 @@ Deno.test("coding.run: an edit outside `files` is denied and the denial is in th
   );
   // no edit happened, and the failure is the one it started from
   assert.equal(out.r.stop_reason, "stagnated", JSON.stringify(out.r));
-  assert.equal(Deno.readTextFileSync(join(dir, "secret.lua")), "return 1\n", "the denied edit did not happen");
+  assert.equal(
+    Deno.readTextFileSync(join(dir, "secret.lua")),
+    "return 1\n",
+    "the denied edit did not happen",
+  );
   assert.equal(out.decisions.length, 1);
   assert.equal(out.decisions[0].tool, "fs_search_replace");
   assert.equal(out.decisions[0].verdict, "deny");
