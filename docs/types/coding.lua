@@ -37,7 +37,7 @@ local coding = {}
 ---@field ok boolean True when verify passed.
 ---@field iterations integer Iterations run (0: it passed before any).
 ---@field modified_files string[] Files edited (and not rolled back), sorted.
----@field last_verify? { code: integer?, stdout_tail: string, stderr_tail: string } The last verify run.
+---@field last_verify? { code: integer?, stdout_tail: string, stderr_tail: string, timed_out: boolean? } The last verify run.
 ---@field stop_reason "passed"|"stagnated"|"budget"|"max_iterations"|"stopped"|"error" Why it ended; `stagnated`: the same failure twice with no edit.
 ---@field usage llm.Usage Summed over the run.
 ---@field session_id? string The kernel session.

@@ -64,7 +64,7 @@ knl.VERSION = nil
 ---@field children knl.Session[] Child sessions.
 knl.Session = {}
 
----Appends an event and commits it (with anything deferred before it); with `opts.defer` it waits for the next commit instead and nothing is returned.
+---Appends an event and commits it (with anything deferred before it); with `opts.defer` it waits for the next commit instead and nothing is returned. `opts.beat` files it under that beat (`meta.beat`, as the kernel files a beat's own events): a pack recording a decision during a beat passes `s.beats`.
 ---
 ---Errors: Raises for a closed session or a reserved kind.
 ---
@@ -72,7 +72,7 @@ knl.Session = {}
 ---s:append({ kind = "msg_user", data = { content = "hello" } })
 ---```
 ---@param ev knl.EventIn `{ kind, data?, meta? }`.
----@param opts? { defer: boolean? } `defer`.
+---@param opts? { defer: boolean?, beat: integer? } `defer`, `beat`.
 ---@return integer seq # The event's sequence number in the session.
 ---@return integer position # Its position in the log.
 function knl.Session:append(ev, opts) end

@@ -29,9 +29,10 @@
 --
 -- Records: besides the kernel's own (`llm_*`, `tool_call` / `tool_result`, `budget_charge`) and
 -- the policy pack's `policy_decision` for every file-tool call, each edit is a `coding_edit`
--- { iteration, tool, path }, each verify run a `coding_verify` { iteration, command, code,
--- passed, stdout_tail, stderr_tail, elapsed_ms, timed_out }, each undo a `coding_rollback`
--- { iteration, path }, and the end a `coding_result`.
+-- { iteration, tool, path } (under its beat), each verify run a `coding_verify` { iteration,
+-- code, stdout_tail, stderr_tail, elapsed_ms (a command's), timed_out (when it did) } after a
+-- `coding_start` { command, files, max_iterations, rollback }, each undo a `coding_rollback`
+-- { iteration, path, ok, error }, and the end a `coding_result`.
 --
 -- Invariants: never throws (bad options, model and tool failures come back as a result); a
 -- cancel or the run's end passes through after closing the session; nothing is edited outside
@@ -145,7 +146,7 @@ local function tail(s, n)
 end
 
 local function run_verify(o)
-  local t0 = std.time.millis()
+  local t0
   local r
   if type(o.verify) == "function" then
     local ok, v = pcall(o.verify)
@@ -158,6 +159,7 @@ local function run_verify(o)
       r = { code = v.code, stdout = v.stdout or "", stderr = v.stderr or "" }
     end
   else
+    t0 = std.time.millis()
     local x = sh.exec(o.verify, { timeout = o.verify_timeout or 120 })
     r = { code = x.code, stdout = x.stdout or "", stderr = x.stderr or "", timed_out = x.timed_out }
     if not x.ok and x.error then r.stderr = r.stderr .. (r.stderr ~= "" and "\n" or "") .. x.error end
@@ -165,19 +167,20 @@ local function run_verify(o)
       r.stderr = r.stderr .. sformat("\n[verify timed out after %gs]", o.verify_timeout or 120)
     end
   end
-  r.elapsed_ms = std.time.millis() - t0
+  if t0 then r.elapsed_ms = std.time.millis() - t0 end -- a command's time (a Lua function's is its own)
   r.passed = r.code == 0
   return r
 end
 
 local function verify_view(v, n)
-  return { code = v.code, stdout_tail = tail(v.stdout, n), stderr_tail = tail(v.stderr, n) }
+  return { code = v.code, stdout_tail = tail(v.stdout, n), stderr_tail = tail(v.stderr, n), timed_out = v.timed_out }
 end
 
+-- `v` a verify result (its view, with the tails, when `n` is nil).
 local function failure_text(v, n)
-  local lv = verify_view(v, n)
+  local lv = n and verify_view(v, n) or v
   return sformat("exit code: %s%s\n--- stdout (tail) ---\n%s\n--- stderr (tail) ---\n%s",
-    tostring(v.code), v.timed_out and " (timed out)" or "", lv.stdout_tail, lv.stderr_tail)
+    tostring(lv.code), lv.timed_out and " (timed out)" or "", lv.stdout_tail, lv.stderr_tail)
 end
 
 -- the run ------------------------------------------------------------------------------------------
@@ -249,8 +252,7 @@ function M.run(opts)
           local rel = policy.rel_path(input.path) or tostring(input.path)
           edits[#edits + 1] = rel
           st.modified[rel] = (st.modified[rel] or 0) + 1
-          s:append({ kind = "coding_edit", data = { iteration = st.iterations, tool = name, path = rel },
-            meta = { beat = s.beats } }, DEFER)
+          s:append({ kind = "coding_edit", data = { iteration = st.iterations, tool = name, path = rel } }, { defer = true, beat = s.beats })
           return res
         end
       end
@@ -264,7 +266,7 @@ function M.run(opts)
         if in_files(input.path) then return true end
         return false, sformat("%s is not among the files this run may edit", tostring(input.path))
       end
-      for _, name in ipairs(EDIT_ORDER) do pieces[#pieces + 1] = policy.args(name, pred) end
+      pieces[1] = policy.args(EDIT_ORDER, pred)
     end
     local extra = opts.tool_policy
     if type(extra) == "function" then extra = { extra } end
@@ -279,7 +281,8 @@ function M.run(opts)
       system = opts.system,
       cost = cost,
     })
-    local watch = supervisor.watch(opts.stop, { budget = budget })
+    -- the predicates' watch, only when there are predicates (it keys every tool call)
+    local watch = opts.stop and #opts.stop > 0 and supervisor.watch(opts.stop, { budget = budget }) or nil
     local beat_opts = { max_tokens = opts.max_tokens }
     local max_iter = opts.max_iterations or 5
     local max_beats = opts.max_beats or 20
@@ -287,32 +290,36 @@ function M.run(opts)
     local function verify(iteration)
       local v = run_verify(opts)
       st.last_verify = verify_view(v, tail_n)
-      s:append({ kind = "coding_verify", data = { iteration = iteration,
-        command = type(opts.verify) == "string" and opts.verify or "(function)", code = v.code, passed = v.passed,
+      -- what the model is shown; the command is in `coding_start`, `timed_out` only when it did
+      s:append({ kind = "coding_verify", data = { iteration = iteration, code = v.code,
         stdout_tail = st.last_verify.stdout_tail, stderr_tail = st.last_verify.stderr_tail, elapsed_ms = v.elapsed_ms,
-        timed_out = v.timed_out == true } }, DEFER)
+        timed_out = v.timed_out or nil } }, DEFER)
       return v
     end
-    local function signature(v) return tostring(v.code) .. "\0" .. tail(v.stdout, tail_n) .. "\0" .. tail(v.stderr, tail_n) end
+    -- what makes two failures the same: the code and the tails the model is shown
+    local function signature() local lv = st.last_verify; return tostring(lv.code) .. "\0" .. lv.stdout_tail .. "\0" .. lv.stderr_tail end
 
+    s:append({ kind = "coding_start", data = { command = type(opts.verify) == "string" and opts.verify or "(function)",
+      files = opts.files and std.json.array(type(opts.files) == "table" and { table.unpack(opts.files) } or { opts.files })
+        or nil, max_iterations = max_iter, rollback = opts.rollback == true } }, DEFER)
     local files_text = opts.files and concat(type(opts.files) == "table" and opts.files or { opts.files }, ", ") or nil
     local v = opts.verify_first ~= false and verify(0) or nil
     if v and v.passed then return true, "passed" end
-    local previous = v and signature(v) or nil
+    local previous = v and signature() or nil
     local message = first_message(opts, v, files_text)
 
     for it = 1, max_iter do
       st.iterations = it
       edits = {}
       s:append({ kind = "msg_user", data = { content = message } }, DEFER)
-      watch:reset()
+      if watch then watch:reset() end
       for _ = 1, max_beats do
         local out = knl.beat(s, device, beat_opts)
         if out.out then proto.add_usage(usage, out.out.usage) end
         if out.kind == "refused" then return false, "budget", "coding.run: " .. tostring(out.reason) end
         if out.kind == "error" then return false, "error", "coding.run: " .. tostring(out.error) end
         if out.kind == "stopped" then return false, "stopped", "coding.run: " .. tostring(out.reason) end
-        local why = watch:observe(out, s)
+        local why = watch and watch:observe(out, s)
         if why then return false, "stopped", "coding.run: " .. why end
         if budget and s.spent >= budget.amount then
           return false, "budget", sformat("coding.run: budget exhausted: spent %g of %g %s", s.spent, budget.amount,
@@ -331,7 +338,7 @@ function M.run(opts)
             error = not okr and tostring(err) or nil } }, DEFER)
         end
       end
-      local sig = signature(v)
+      local sig = signature()
       if #edits == 0 and sig == previous then
         return false, "stagnated", sformat("coding.run: the same failure twice with no edit (iteration %d)", it)
       end
@@ -347,7 +354,7 @@ function M.run(opts)
         end
       end
       message = "The verify command still fails" .. (opts.rollback and #edits > 0 and
-        " (this iteration's edits were rolled back)" or "") .. ":\n" .. failure_text(v, tail_n)
+        " (this iteration's edits were rolled back)" or "") .. ":\n" .. failure_text(st.last_verify)
     end
     return false, "max_iterations", sformat("coding.run: max_iterations (%d) reached", max_iter)
   end)

@@ -284,7 +284,8 @@ local function append_many(s, list, beat, defer)
 end
 
 --- Appends `{ kind, data?, meta? }`; returns seq, position. With `opts.defer`, the event is
--- committed with the next commit (see the header) and nothing is returned.
+-- committed with the next commit (see the header) and nothing is returned; `opts.beat` files it
+-- under that beat (`meta.beat`, as the kernel files its own), cheaper than a `meta` table.
 function Session:append(ev, opts)
   check_session(self, "s:append")
   if type(ev) ~= "table" then argerr("s:append", 1, "event", "a table", ev) end
@@ -303,7 +304,13 @@ function Session:append(ev, opts)
   if opts ~= nil and type(opts) ~= "table" then argerr("s:append", 2, "opts", "a table or nil", opts) end
   if self.closed then error(sformat("s:append: session %s is closed", self.id), 2) end
   local defer = opts ~= nil and opts.defer == true
-  local seq, position = host(2, sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta, nil, defer)
+  local beat = opts ~= nil and opts.beat or nil
+  if beat ~= nil and math.type(beat) ~= "integer" then
+    error("s:append: argument 2 (opts) field 'beat' must be an integer, got " .. type(beat), 2)
+  end
+  -- `host` without its table.pack: the append answers exactly two values (a loop appends per turn)
+  local ok, seq, position = pcall(sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta, beat, defer)
+  if not ok then error(strip_pos(seq), 2) end
   fold_event(self._msgs, ev.kind, ev.data or {})
   return seq, position
 end

@@ -9,7 +9,7 @@
 --   tool_policy  `policy.tool_policy(pieces, opts?)` — one function for `device.tool_policy` from
 --                pieces tried in order; the first that denies (or stops) decides, else the call
 --                runs. Pieces: `policy.allow(names)`, `policy.deny(names)`, `policy.args(tool,
---                pred, ...)` with predicates `policy.under(root, field?)` (a path field resolves
+--                pred, ...)` (one tool, a list, or "*") with predicates `policy.under(root, field?)` (a path field resolves
 --                inside root) and `policy.matches(pattern, field?)` (a string field matches a
 --                Lua pattern), and `policy.approve(rules)`: headless approval — per tool (or
 --                "*") "allow", "deny" or a Lua function answering for the absent human. Every
@@ -146,18 +146,25 @@ function M.matches(pattern, field)
   end
 end
 
---- A piece: calls to `tool` (a name, or "*" for every tool) must satisfy each predicate
--- `pred(input, call) -> ok, why`.
+--- A piece: calls to `tool` (a name, a list of names, or "*" for every tool) must satisfy each
+-- predicate `pred(input, call) -> ok, why`.
 function M.args(tool_name, ...)
-  if type(tool_name) ~= "string" then argerr("policy.args", 1, "tool", "a tool name or \"*\"", tool_name) end
+  local set, shown
+  if tool_name == "*" then
+    shown = "*"
+  elseif type(tool_name) == "string" or type(tool_name) == "table" then
+    set, shown = name_set("policy.args", tool_name)
+  else
+    argerr("policy.args", 1, "tool", "a tool name, a list of them or \"*\"", tool_name)
+  end
   local preds = { ... }
   for i = 1, select("#", ...) do
     if type(preds[i]) ~= "function" then
       error(sformat("policy.args: argument %d (predicate) must be a function, got %s", i + 1, type(preds[i])), 2)
     end
   end
-  return piece("args(" .. tool_name .. ")", function(call)
-    if tool_name ~= "*" and call.name ~= tool_name then return nil end
+  return piece("args(" .. shown .. ")", function(call)
+    if set and not set[call.name] then return nil end
     for _, p in ipairs(preds) do
       local ok, why = p(call.input or {}, call)
       if not ok then return false, why or "an argument check failed" end
@@ -197,7 +204,7 @@ end
 
 local function record_decision(s, call, verdict, rule, reason)
   s:append({ kind = "policy_decision", data = { tool = call.name, id = call.id, verdict = verdict, rule = rule,
-    reason = reason }, meta = { beat = s.beats } }, DEFER)
+    reason = reason } }, { defer = true, beat = s.beats })
 end
 
 --- One `device.tool_policy` function from pieces tried in order. `opts.default` is "allow"
@@ -217,20 +224,31 @@ function M.tool_policy(pieces, opts)
     error("policy.tool_policy: opts.default must be \"allow\" or \"deny\", got " .. tostring(opts.default), 2)
   end
   local record = opts.record ~= false
-  return function(call, s)
-    local verdict, rule, reason = "allow", "default", nil
-    for _, p in ipairs(list) do
-      local ok, v, why = pcall(p.f, call, s)
-      if not ok then
-        if std.task.is_fatal(v) then error(v, 0) end
-        verdict, rule, reason = "deny", p.rule, p.rule .. " raised: " .. describe(v)
-        break
-      end
-      if v == false then verdict, rule, reason = "deny", p.rule, why; break end
-      if v == "stop" then verdict, rule, reason = "stop", p.rule, why; break end
-      if v == true then verdict, rule = "allow", p.rule; break end
+  local n = #list
+  -- The pieces in one protected call (a piece that raises denies, naming its rule): `at` says
+  -- which piece was running.
+  local at = 0
+  local function decide(call, s)
+    for i = 1, n do
+      at = i
+      local v, why = list[i].f(call, s)
+      if v == false then return "deny", list[i].rule, why end
+      if v == "stop" then return "stop", list[i].rule, why end
+      if v == true then return "allow", list[i].rule end
     end
-    if rule == "default" and deny_default then verdict, reason = "deny", "no rule allows it" end
+    return nil
+  end
+  return function(call, s)
+    at = 0
+    local ok, verdict, rule, reason = pcall(decide, call, s)
+    if not ok then
+      if std.task.is_fatal(verdict) then error(verdict, 0) end
+      local p = list[at]
+      verdict, rule, reason = "deny", p.rule, p.rule .. " raised: " .. describe(verdict)
+    elseif verdict == nil then
+      rule = "default"
+      if deny_default then verdict, reason = "deny", "no rule allows it" else verdict = "allow" end
+    end
     if record and s then record_decision(s, call, verdict, rule, reason) end
     if verdict == "allow" then return true end
     if verdict == "stop" then return "stop", reason end
@@ -429,8 +447,7 @@ function fold.summarise(opts)
       summary = { role = "user", content = { { type = "text", text = "[Summary of the earlier conversation]\n" .. text } } }
       summaries[cut] = summary
       if s then
-        s:append({ kind = "fold_summary", data = { summarised = from - 1, text = text, usage = resp.usage },
-          meta = { beat = s.beats } }, DEFER)
+        s:append({ kind = "fold_summary", data = { summarised = from - 1, text = text, usage = resp.usage } }, { defer = true, beat = s.beats })
       end
     end
     -- task, summary (two user messages merge into one turn), then the kept turns

@@ -580,7 +580,7 @@ export const CODING: Section = {
         { name: "modified_files", type: "string[]", doc: "Files edited (and not rolled back), sorted." },
         {
           name: "last_verify",
-          type: "{ code: integer?, stdout_tail: string, stderr_tail: string }",
+          type: "{ code: integer?, stdout_tail: string, stderr_tail: string, timed_out: boolean? }",
           optional: true,
           doc: "The last verify run.",
         },
