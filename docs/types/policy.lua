@@ -62,6 +62,15 @@ function policy.deny(names) end
 ---@return policy.Predicate # An argument predicate (for `policy.args`).
 function policy.under(root, field) end
 
+---A predicate: the input's path field neither is nor passes through a symbolic link below the project root, so a lexical check (`policy.under`, a glob) holds for the file the path really names.
+---
+---```lua
+---local p = policy.args("fs_edit", policy.under("src"), policy.no_symlinks())
+---```
+---@param field? string The input field (default `"path"`).
+---@return policy.Predicate # An argument predicate (for `policy.args`).
+function policy.no_symlinks(field) end
+
 ---A predicate: the input's string field matches a Lua pattern.
 ---
 ---```lua
@@ -77,7 +86,7 @@ function policy.matches(pattern, field) end
 ---```lua
 ---local p = policy.args("fs_edit", policy.under("src"))
 ---```
----@param tool string A tool name, or `"*"` for every tool.
+---@param tool string|string[] A tool name, a list of them, or `"*"` for every tool.
 ---@param ... policy.Predicate The predicates.
 ---@return policy.Piece # A tool-policy piece (for `policy.tool_policy`).
 function policy.args(tool, ...) end

@@ -266,7 +266,8 @@ function M.run(opts)
         if in_files(input.path) then return true end
         return false, sformat("%s is not among the files this run may edit", tostring(input.path))
       end
-      pieces[1] = policy.args(EDIT_ORDER, pred)
+      -- the globs are lexical: a symlink on the way would name a file they do not
+      pieces[1] = policy.args(EDIT_ORDER, pred, policy.no_symlinks())
     end
     local extra = opts.tool_policy
     if type(extra) == "function" then extra = { extra } end

@@ -9,12 +9,14 @@
 --   tool_policy  `policy.tool_policy(pieces, opts?)` — one function for `device.tool_policy` from
 --                pieces tried in order; the first that denies (or stops) decides, else the call
 --                runs. Pieces: `policy.allow(names)`, `policy.deny(names)`, `policy.args(tool,
---                pred, ...)` (one tool, a list, or "*") with predicates `policy.under(root, field?)` (a path field resolves
---                inside root) and `policy.matches(pattern, field?)` (a string field matches a
---                Lua pattern), and `policy.approve(rules)`: headless approval — per tool (or
---                "*") "allow", "deny" or a Lua function answering for the absent human. Every
---                decision, allowed ones too, is a `policy_decision` event { tool, id, verdict,
---                rule, reason } in the session log under the beat's number.
+--                pred, ...)` (one tool, a list, or "*") with the predicates `policy.under(root,
+--                field?)` (a path field inside root, lexically), `policy.no_symlinks(field?)` (no
+--                symlink on the way, so the lexical check holds for the real file) and
+--                `policy.matches(pattern, field?)` (a string field matches a Lua pattern), and
+--                `policy.approve(rules)`: headless approval — per tool (or "*") "allow", "deny"
+--                or a Lua function answering for the absent human. Every decision, allowed ones
+--                too, is a `policy_decision` event { tool, id, verdict, rule, reason } in the
+--                session log under the beat's number.
 --   fold         `policy.fold.last_turns(n)` (the first message, the task, plus the last n
 --                assistant turns), `policy.fold.clear_tool_results({ budget, keep })` (past a
 --                token estimate, older tool results become a placeholder), `policy.fold.summarise
@@ -132,6 +134,29 @@ function M.under(root, field)
     local rel = rel_path(p)
     if rel and (base == "." or rel == base or rel:sub(1, #base + 1) == base .. "/") then return true end
     return false, sformat("field '%s' (%s) is not under %s", field, tostring(p), root)
+  end
+end
+
+--- A predicate: the input's path `field` (default "path") neither is nor passes through a
+-- symbolic link below the project root — so a lexical check (`under`, a glob) also holds for
+-- the file the path really names.
+function M.no_symlinks(field)
+  field = field or "path"
+  return function(input)
+    local p = type(input) == "table" and input[field] or nil
+    local rel = rel_path(p)
+    if not rel then return false, sformat("field '%s' (%s) is outside the project root", field, tostring(p)) end
+    if rel == "." then return true end
+    local at = std.env.project_root()
+    for part in rel:gmatch("[^/]+") do
+      at = at .. "/" .. part
+      local ok, st = pcall(std.fs.stat, at)
+      if not ok or type(st) ~= "table" then break end -- the rest does not exist yet
+      if st.is_symlink then
+        return false, sformat("field '%s' (%s) goes through a symbolic link (%s)", field, p, rel_path(at) or at)
+      end
+    end
+    return true
   end
 end
 

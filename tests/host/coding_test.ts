@@ -15,7 +15,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, resultOf, runLua, tempProject } from "../helpers.ts";
+import { CLI, REPO_ROOT, resultOf, runCli, runLua, tempProject, testEnv } from "../helpers.ts";
 import { anthropicMessage, MockLlm } from "./llm/mock_llm.ts";
 
 const mock = new MockLlm();
@@ -308,4 +308,65 @@ return std.json.encode(out)`;
   assert.deepEqual(out.spent, { tokens: 140 });
   assert.equal(out.kids, 2, "both children are sessions under the parent");
   assert.equal(out.parent_beats, 0, "the parent's own log holds none of the children's beats");
+});
+
+Deno.test("attack: coding.run's files allow-list holds against .., absolute paths and a symlink inside an allowed directory", async () => {
+  const dir = await tempProject({ "src/calc.lua": BUGGY, "secret.lua": "return 1\n" });
+  Deno.symlinkSync(join(dir, "secret.lua"), join(dir, "src", "link.lua"));
+  Deno.symlinkSync(dir, join(dir, "src", "up"));
+  const tries = [
+    { path: "src/../secret.lua" },
+    { path: join(dir, "secret.lua") },
+    { path: "src/link.lua" },
+    { path: "src/up/secret.lua" },
+    { path: "/etc/passwd" },
+  ];
+  const lines: Line[] = tries.map((t) => ({
+    content: [use("fs_search_replace", { ...t, search: "1", replace: "2" })],
+  }));
+  lines.push({ content: "gave up" });
+  Deno.writeTextFileSync(join(dir, "script.jsonl"), replayFile(lines));
+  const out = resultOf(
+    await runLua(
+      runAndReport(`{ prompt = "fix add", verify = "false", files = { "src/**" }, provider = "replay",
+        replay = "script.jsonl", store = "mem", max_iterations = 1, max_beats = 10 }`),
+      { projectRoot: dir },
+    ),
+  );
+  assert.equal(Deno.readTextFileSync(join(dir, "secret.lua")), "return 1\n", "the secret was not edited");
+  assert.equal(out.decisions.length, tries.length, JSON.stringify(out.decisions));
+  assert.ok(out.decisions.every((d: Line) => d.verdict === "deny"), JSON.stringify(out.decisions));
+  assert.match(out.decisions[2].reason, /symbolic link/);
+  assert.deepEqual(out.edits, []);
+  assert.deepEqual(out.r.modified_files, []);
+});
+
+Deno.test("examples/coding_loop.lua: the prompt is the task, -c the verify (and options) — through the CLI", async () => {
+  const dir = await tempProject({
+    "src/calc.lua": BUGGY,
+    "script.jsonl": replayFile([
+      {
+        expect: { last_message_contains: "It fails now" },
+        content: [use("fs_search_replace", { path: "src/calc.lua", search: "a - b", replace: "a + b" })],
+      },
+      { content: "fixed" },
+    ]),
+  });
+  const ctx = JSON.stringify({
+    verify: "grep -q 'a + b' src/calc.lua",
+    files: ["src/*.lua"],
+    provider: "replay",
+    replay: join(dir, "script.jsonl"),
+  });
+  const example = join(REPO_ROOT, "examples", "coding_loop.lua");
+  const r = await runCli(["-s", example, "-p", dir, "--prompt", "fix add", "-c", ctx], { env: testEnv() });
+  assert.equal(r.code, 0, r.stderr);
+  const result = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+  assert.equal(result.stop_reason, "passed");
+  assert.equal(result.iterations, 1);
+  assert.deepEqual(result.modified_files, ["src/calc.lua"]);
+  // without a verify the block says how to give one, exit 2
+  const bad = await runCli(["-s", example, "-p", dir, "--prompt", "fix add"], { env: testEnv() });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /pass the verify command as the context/);
 });

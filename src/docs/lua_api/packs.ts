@@ -85,6 +85,14 @@ export const POLICY: Section = {
       "Raises when `root` is outside the project root.",
     ),
     fn(
+      "policy.no_symlinks",
+      "A predicate: the input's path field neither is nor passes through a symbolic link below the project " +
+        "root, so a lexical check (`policy.under`, a glob) holds for the file the path really names.",
+      [{ name: "field", type: "string", optional: true, doc: 'The input field (default `"path"`).' }],
+      [PRED],
+      'local p = policy.args("fs_edit", policy.under("src"), policy.no_symlinks())',
+    ),
+    fn(
       "policy.matches",
       "A predicate: the input's string field matches a Lua pattern.",
       [
@@ -98,7 +106,11 @@ export const POLICY: Section = {
       "policy.args",
       "A piece: calls to `tool` must satisfy every predicate; other tools get no opinion.",
       [
-        { name: "tool", type: "string", doc: 'A tool name, or `"*"` for every tool.' },
+        {
+          name: "tool",
+          type: "string|string[]",
+          doc: 'A tool name, a list of them, or `"*"` for every tool.',
+        },
         { name: "...", type: "policy.Predicate", doc: "The predicates." },
       ],
       [PIECE],
