@@ -101,13 +101,17 @@ local function check_opts(o)
   if type(o.verify) ~= "string" and type(o.verify) ~= "function" then
     return "coding.run: opts.verify is required: a shell command or a function answering { code, stdout, stderr }"
   end
-  if type(o.verify) == "string" and o.verify:match("^%s*$") then return "coding.run: opts.verify is an empty command" end
+  if type(o.verify) == "string" and o.verify:match("^%s*$") then
+    return "coding.run: opts.verify is an empty command"
+  end
   if o.files ~= nil and type(o.files) ~= "table" and type(o.files) ~= "string" then
     return "coding.run: opts.files must be a list of paths or globs, got " .. type(o.files)
   end
   if type(o.files) == "table" then
     for i, f in ipairs(o.files) do
-      if type(f) ~= "string" or f == "" then return sformat("coding.run: opts.files[%d] must be a non-empty string", i) end
+      if type(f) ~= "string" or f == "" then
+        return sformat("coding.run: opts.files[%d] must be a non-empty string", i)
+      end
     end
   end
   for _, k in ipairs({ "max_iterations", "max_beats", "verify_timeout", "tail_chars" }) do
@@ -192,7 +196,9 @@ local function open_port(o)
   if o.llm then return o.llm end
   local provider = o.provider or "anthropic"
   local P = require("llm_proto.port")[provider]
-  if not P then error(sformat("coding.run: opts.provider must be anthropic, openai or replay, got %q", tostring(provider)), 0) end
+  if not P then
+    error(sformat("coding.run: opts.provider must be anthropic, openai or replay, got %q", tostring(provider)), 0)
+  end
   local popts = {}
   for _, k in ipairs(PORT_OPTS) do popts[k] = o[k] end
   return P:open(popts)
@@ -222,7 +228,9 @@ function M.run(opts)
       stop_reason = stop_reason, usage = usage, session_id = s and s.id or nil, error = err }
     return setmetatable(r, result_mt)
   end
-  if type(opts) ~= "table" then return result(false, "error", "coding.run: argument 1 (opts) must be a table, got " .. type(opts)) end
+  if type(opts) ~= "table" then
+    return result(false, "error", "coding.run: argument 1 (opts) must be a table, got " .. type(opts))
+  end
   local bad = check_opts(opts)
   if bad then return result(false, "error", bad) end
   local tail_n = opts.tail_chars or 2000
@@ -252,7 +260,8 @@ function M.run(opts)
           local rel = policy.rel_path(input.path) or tostring(input.path)
           edits[#edits + 1] = rel
           st.modified[rel] = (st.modified[rel] or 0) + 1
-          s:append({ kind = "coding_edit", data = { iteration = st.iterations, tool = name, path = rel } }, { defer = true, beat = s.beats })
+          s:append({ kind = "coding_edit", data = { iteration = st.iterations, tool = name, path = rel } },
+            { defer = true, beat = s.beats })
           return res
         end
       end
@@ -298,11 +307,15 @@ function M.run(opts)
       return v
     end
     -- what makes two failures the same: the code and the tails the model is shown
-    local function signature() local lv = st.last_verify; return tostring(lv.code) .. "\0" .. lv.stdout_tail .. "\0" .. lv.stderr_tail end
+    local function signature()
+      local lv = st.last_verify
+      return tostring(lv.code) .. "\0" .. lv.stdout_tail .. "\0" .. lv.stderr_tail
+    end
 
     s:append({ kind = "coding_start", data = { command = type(opts.verify) == "string" and opts.verify or "(function)",
-      files = opts.files and std.json.array(type(opts.files) == "table" and { table.unpack(opts.files) } or { opts.files })
-        or nil, max_iterations = max_iter, rollback = opts.rollback == true } }, DEFER)
+      files = opts.files and
+        std.json.array(type(opts.files) == "table" and { table.unpack(opts.files) } or { opts.files }) or nil,
+      max_iterations = max_iter, rollback = opts.rollback == true } }, DEFER)
     local files_text = opts.files and concat(type(opts.files) == "table" and opts.files or { opts.files }, ", ") or nil
     local v = opts.verify_first ~= false and verify(0) or nil
     if v and v.passed then return true, "passed" end

@@ -57,7 +57,6 @@ local sformat, concat, floor = string.format, table.concat, math.floor
 
 local M = {}
 
-local DEFER = { defer = true }
 
 local function describe(e)
   if type(e) == "table" and type(e.message) == "string" then return e.message end
@@ -469,16 +468,19 @@ function fold.summarise(opts)
       local parts = {}
       for _, b in ipairs(resp.content or {}) do if b.type == "text" then parts[#parts + 1] = b.text end end
       local text = concat(parts, "\n")
-      summary = { role = "user", content = { { type = "text", text = "[Summary of the earlier conversation]\n" .. text } } }
+      summary = { role = "user",
+        content = { { type = "text", text = "[Summary of the earlier conversation]\n" .. text } } }
       summaries[cut] = summary
       if s then
-        s:append({ kind = "fold_summary", data = { summarised = from - 1, text = text, usage = resp.usage } }, { defer = true, beat = s.beats })
+        s:append({ kind = "fold_summary", data = { summarised = from - 1, text = text, usage = resp.usage } },
+          { defer = true, beat = s.beats })
       end
     end
     -- task, summary (two user messages merge into one turn), then the kept turns
     local first = messages[1]
     local merged = { role = "user", content = {} }
-    for _, b in ipairs(type(first.content) == "table" and first.content or { { type = "text", text = first.content } }) do
+    local first_blocks = type(first.content) == "table" and first.content or { { type = "text", text = first.content } }
+    for _, b in ipairs(first_blocks) do
       merged.content[#merged.content + 1] = b
     end
     for _, b in ipairs(summary.content) do merged.content[#merged.content + 1] = b end
@@ -675,13 +677,17 @@ M.budget = budget
 
 --- A session budget in USD (charged by `policy.cost.usd`).
 function budget.usd(amount)
-  if type(amount) ~= "number" or amount <= 0 then argerr("policy.budget.usd", 1, "amount", "a positive number", amount) end
+  if type(amount) ~= "number" or amount <= 0 then
+    argerr("policy.budget.usd", 1, "amount", "a positive number", amount)
+  end
   return { amount = amount, tag = "usd" }
 end
 
 --- A session budget in tokens (charged by `policy.cost.tokens`, or the kernel's default).
 function budget.tokens(amount)
-  if type(amount) ~= "number" or amount <= 0 then argerr("policy.budget.tokens", 1, "amount", "a positive number", amount) end
+  if type(amount) ~= "number" or amount <= 0 then
+    argerr("policy.budget.tokens", 1, "amount", "a positive number", amount)
+  end
   return { amount = amount, tag = "tokens" }
 end
 

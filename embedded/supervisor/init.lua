@@ -41,8 +41,8 @@
 -- Invariants: a child runs in its own session, so its log, budget and views are its own and a
 -- parent's fold never sees a child's turns; predicates see only the state, never the session's
 -- internals; nothing here writes outside the kernel's log.
-local type, ipairs, pairs, tostring, error, pcall, setmetatable, sformat =
-  type, ipairs, pairs, tostring, error, pcall, setmetatable, string.format
+local type, ipairs, tostring, error, pcall, setmetatable, sformat =
+  type, ipairs, tostring, error, pcall, setmetatable, string.format
 
 local M = {}
 local stop = {}
@@ -81,17 +81,22 @@ end
 
 --- Stops once `f` (0 < f <= 1) of the grant is spent.
 function stop.budget_fraction(f)
-  if type(f) ~= "number" or f <= 0 or f > 1 then argerr("supervisor.stop.budget_fraction", 1, "f", "a number in (0, 1]", f) end
+  if type(f) ~= "number" or f <= 0 or f > 1 then
+    argerr("supervisor.stop.budget_fraction", 1, "f", "a number in (0, 1]", f)
+  end
   return function(st)
     if st.budget and st.spent >= f * st.budget.amount then
-      return sformat("%g%% of the budget spent (%g of %g %s)", f * 100, st.spent, st.budget.amount, st.budget.tag or "beats")
+      return sformat("%g%% of the budget spent (%g of %g %s)", f * 100, st.spent, st.budget.amount,
+        st.budget.tag or "beats")
     end
   end
 end
 
 --- Stops once `seconds` have passed since the watch began.
 function stop.wall_clock(seconds)
-  if type(seconds) ~= "number" or seconds <= 0 then argerr("supervisor.stop.wall_clock", 1, "seconds", "a positive number", seconds) end
+  if type(seconds) ~= "number" or seconds <= 0 then
+    argerr("supervisor.stop.wall_clock", 1, "seconds", "a positive number", seconds)
+  end
   return function(st)
     if now_ms() - st.started_ms >= seconds * 1000 then return sformat("wall-clock limit of %gs reached", seconds) end
   end
@@ -129,7 +134,9 @@ end
 
 --- A watcher over a loop's beats (see the header).
 function M.watch(preds, opts)
-  if preds ~= nil and type(preds) ~= "table" then argerr("supervisor.watch", 1, "preds", "a list of predicates", preds) end
+  if preds ~= nil and type(preds) ~= "table" then
+    argerr("supervisor.watch", 1, "preds", "a list of predicates", preds)
+  end
   opts = opts or {}
   for i, p in ipairs(preds or {}) do
     if type(p) ~= "function" then
@@ -140,7 +147,8 @@ function M.watch(preds, opts)
     error("supervisor.watch: opts.progress must be a function, got " .. type(opts.progress), 2)
   end
   local w = setmetatable({ preds = preds or {}, progress = opts.progress or default_progress,
-    state = { budget = opts.budget, spent_before = opts.spent or 0, spent = opts.spent or 0, started_ms = now_ms() } }, Watch)
+    state = { budget = opts.budget, spent_before = opts.spent or 0, spent = opts.spent or 0, started_ms = now_ms() },
+  }, Watch)
   w:reset()
   return w
 end
@@ -238,7 +246,7 @@ end
 local RESTARTABLE = { stalled = true }
 
 -- One attempt in a child session: returns status, reason, last text.
-local function attempt(knl, c, spec, device, w, n, note)
+local function attempt(knl, c, spec, device, w, note)
   local text = spec.prompt
   if note then text = text .. "\n\n" .. note end
   c:append({ kind = "msg_user", data = { content = text } }, DEFER)
@@ -282,7 +290,7 @@ function M.child(s, spec)
     if type(device) == "function" then device = device(n) end
     local ok, status, reason, content, rep = pcall(s.spawn, s, { owner = spec.name, budget = grant,
       labels = { child = spec.name, attempt = n } }, function(c)
-      local st, why, text = attempt(knl, c, spec, device, w, n, note)
+      local st, why, text = attempt(knl, c, spec, device, w, note)
       c:append({ kind = "supervisor_child", data = { status = st, reason = why, attempt = n } }, DEFER)
       return st, why, text, M.report(c)
     end)

@@ -1,5 +1,6 @@
 -- Specs of coding.run's small pieces: globs, options, the failure text. The loops themselves run
--- against scripted models in tests/host/coding_test.ts. Run alone: agent-block test embedded/coding/spec/coding_spec.lua
+-- against scripted models in tests/host/coding_test.ts.
+-- Run alone: agent-block test embedded/coding/spec/coding_spec.lua
 local coding = require("coding")
 local h = coding._test_helpers()
 

@@ -6,7 +6,9 @@ local knl = require("knl")
 local function call(name, input, id) return { id = id or ("c_" .. name), name = name, input = input or {} } end
 local function user(text) return { role = "user", content = text } end
 local function asst(text) return { role = "assistant", content = { { type = "text", text = text } } } end
-local function results(text) return { role = "user", content = { { type = "tool_result", tool_use_id = "t", content = text } } } end
+local function results(text)
+  return { role = "user", content = { { type = "tool_result", tool_use_id = "t", content = text } } }
+end
 
 describe("policy tool pieces", function()
   it("allow and deny lists", function()
@@ -39,7 +41,8 @@ describe("policy tool pieces", function()
 
   it("approval rules answer headlessly: allow, deny, a function", function()
     local seen
-    local ap = policy.approve({ fs_write = "deny", fs_read = "allow", ["*"] = function(c) seen = c.name; return false, "nobody said yes" end })
+    local ap = policy.approve({ fs_write = "deny", fs_read = "allow",
+      ["*"] = function(c) seen = c.name; return false, "nobody said yes" end })
     expect(ap(call("fs_read"))).to.equal(true)
     expect(ap(call("fs_write"))).to.equal(false)
     local v, why = ap(call("sh"))
