@@ -13,14 +13,15 @@
  *   `policy_decision` event, the `coding_verify` event, the next iteration's message, the stop
  *   predicates' watch and the stagnation check.
  * Both record into an in-memory kernel log (`store = "mem"`). Rounds are interleaved after
- * warm-up rounds, each run after a full garbage collection, and the figure is the median of
- * (run time / TURNS). Target: coding ≤ 1.2 × agent.
+ * warm-up rounds, each run after a full garbage collection; each run's figure is its time / TURNS,
+ * and the ratio is the median over rounds of coding / agent (the two runs of a round share the
+ * machine's load of that moment), with the ratio of the best runs beside it. Target: coding ≤ 1.2 × agent.
  */
 import { runBlock } from "../src/runtime/run.ts";
 import type { LuaEngine } from "../src/lua/engine.ts";
 
 const TURNS = 30;
-const ROUNDS = 15;
+const ROUNDS = 21;
 const WARMUP = 3;
 
 function median(xs: number[]): number {
@@ -102,11 +103,18 @@ export default async function codingBench(): Promise<void> {
   }
   const agent = median(times.agent);
   const coding = median(times.coding);
+  // Each round's two runs are next to each other, so their ratio shares that moment's load: the
+  // median of those paired ratios is steadier than a ratio of medians on a busy machine.
+  const paired = median(times.coding.map((c, i) => c / times.agent[i]));
+  const best = Math.min(...times.coding) / Math.min(...times.agent);
   console.log(
     `coding_bench: ${TURNS} model calls each with one fs_read, instant Lua Port, in-memory log ` +
-      `(median of ${ROUNDS} interleaved rounds)`,
+      `(${ROUNDS} interleaved rounds)`,
   );
-  console.log(`  agent.run turn        ${agent.toFixed(3)} ms`);
-  console.log(`  coding.run iteration  ${coding.toFixed(3)} ms  (verify excluded: a Lua function)`);
-  console.log(`  ratio                 ${(coding / agent).toFixed(2)} ×  (target ≤ 1.2 ×)`);
+  console.log(`  agent.run turn        ${agent.toFixed(3)} ms  (median)`);
+  console.log(`  coding.run iteration  ${coding.toFixed(3)} ms  (median; verify excluded: a Lua function)`);
+  console.log(
+    `  ratio                 ${paired.toFixed(2)} ×  median of paired rounds (best against best ` +
+      `${best.toFixed(2)} ×; target ≤ 1.2 ×: ${paired <= 1.2 ? "met" : "missed"})`,
+  );
 }
