@@ -219,7 +219,7 @@ function knl.session(opts, fn) end
 ---@class knl.DeviceSpec
 ---@field llm table A Port: `port:chat(request)` answering an `llm.Response`.
 ---@field tools? table A ToolPort (`knl_adapter.tools`) or a list of flat specs with handlers.
----@field tool_policy? table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?) `{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`.
+---@field tool_policy? table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?, table?) `{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`, a reason, and optionally a record of its decision, which the beat files as a `policy_decision` event with the call (`policy.tool_policy` answers one).
 ---@field fold? fun(messages: llm.Message[], s: knl.Session): llm.Message[] Rewrites the conversation before each request.
 ---@field filters? (fun(req: table, s: knl.Session): (table|false|nil, string?))[] Each may replace the request, or stop the beat (false, reason).
 ---@field system? string The system prompt.

@@ -16,7 +16,8 @@
 --                `policy.approve(rules)`: headless approval — per tool (or "*") "allow", "deny"
 --                or a Lua function answering for the absent human. Every decision, allowed ones
 --                too, is a `policy_decision` event { tool, id, verdict, rule, reason } in the
---                session log under the beat's number.
+--                session log under the beat's number: the policy answers it as a third value
+--                and the beat files it with the call, in the same batch as its `tool_call`.
 --   fold         `policy.fold.last_turns(n)` (the first message, the task, plus the last n
 --                assistant turns), `policy.fold.clear_tool_results({ budget, keep })` (past a
 --                token estimate, older tool results become a placeholder), `policy.fold.summarise
@@ -46,8 +47,8 @@
 -- tree sit around the loop that beats it. To change a piece, shadow this module and delegate to
 -- `require("embedded.policy")`; vendoring the whole pack is rarely the change meant.
 --
--- Invariants: pure except for the `policy_decision` / `fold_summary` appends (deferred: they
--- commit with the beat's next commit) and the summarising Port's call; token counts are
+-- Invariants: pure except for the `fold_summary` append (deferred: it commits with the beat's
+-- next commit) and the summarising Port's call (decisions are filed by the beat); token counts are
 -- estimates (4 characters a token), kept per message table so a long conversation is not
 -- re-measured every beat; a filter that changes nothing returns nothing, so the request stays
 -- the kernel's own.
@@ -226,13 +227,14 @@ function M.approve(rules)
   end)
 end
 
-local function record_decision(s, call, verdict, rule, reason)
-  s:append({ kind = "policy_decision", data = { tool = call.name, id = call.id, verdict = verdict, rule = rule,
-    reason = reason } }, { defer = true, beat = s.beats })
+local function decision(call, verdict, rule, reason)
+  return { tool = call.name, id = call.id, verdict = verdict, rule = rule, reason = reason }
 end
 
 --- One `device.tool_policy` function from pieces tried in order. `opts.default` is "allow"
--- (default) or "deny" for a call no piece answered; `opts.record = false` skips the log.
+-- (default) or "deny" for a call no piece answered. Answers the verdict, its reason, and the
+-- decision's record `{ tool, id, verdict, rule, reason }` — which a beat files as a
+-- `policy_decision` event with the call; `opts.record = false` leaves the record out.
 function M.tool_policy(pieces, opts)
   if type(pieces) ~= "table" then argerr("policy.tool_policy", 1, "pieces", "a list of pieces", pieces) end
   opts = opts or {}
@@ -273,10 +275,11 @@ function M.tool_policy(pieces, opts)
       rule = "default"
       if deny_default then verdict, reason = "deny", "no rule allows it" else verdict = "allow" end
     end
-    if record and s then record_decision(s, call, verdict, rule, reason) end
-    if verdict == "allow" then return true end
-    if verdict == "stop" then return "stop", reason end
-    return false, reason
+    -- the record is the third value: the beat files it with the call (see knl's tool_policy)
+    local rec = record and decision(call, verdict, rule, reason) or nil
+    if verdict == "allow" then return true, nil, rec end
+    if verdict == "stop" then return "stop", reason, rec end
+    return false, reason, rec
   end
 end
 

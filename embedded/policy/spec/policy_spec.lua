@@ -52,26 +52,52 @@ describe("policy tool pieces", function()
     expect(function() policy.approve({ x = "maybe" }) end).to.fail.with("must be \"allow\", \"deny\" or a function")
   end)
 
-  it("tool_policy: the first piece that decides wins, and every decision is in the log", function()
+  it("tool_policy: the first piece that decides wins, and a beat files every decision with its call", function()
     local tp = policy.tool_policy({ policy.deny({ "sh" }), policy.approve({ fs_read = "allow" }),
       policy.args("fs_edit", policy.under("src")) }, { default = "deny" })
+    local v, why, rec = tp(call("fs_edit", { path = "lib/x.lua" }))
+    expect(v).to.equal(false)
+    expect(why).to.match("not under src")
+    expect(rec.rule).to.equal("args(fs_edit)")
+    local uses = {}
+    for i, c in ipairs({ call("fs_read"), call("sh"), call("fs_edit", { path = "lib/x.lua" }),
+      call("fs_edit", { path = "src/x.lua" }) }) do
+      uses[i] = { type = "tool_use", id = "u" .. i, name = c.name, input = c.input }
+    end
+    local n = 0
+    local port = { chat = function()
+      n = n + 1
+      if n == 1 then return { content = uses } end
+      return { content = { { type = "text", text = "ok" } } }
+    end }
+    local ran = {}
+    local function tool(name)
+      return { name = name, description = name, handler = function() ran[#ran + 1] = name; return "done" end }
+    end
+    local dev = knl.device({ llm = port, tools = { tool("fs_read"), tool("sh"), tool("fs_edit") }, tool_policy = tp })
     knl.session({ store = "mem" }, function(s)
-      expect(tp(call("fs_read"), s)).to.equal(true)
-      expect(tp(call("sh"), s)).to.equal(false)
-      local v, why = tp(call("fs_edit", { path = "lib/x.lua" }), s)
-      expect(v).to.equal(false)
-      expect(why).to.match("not under src")
-      v, why = tp(call("fs_edit", { path = "src/x.lua" }), s)
-      expect(v).to.equal(false)
-      expect(why).to.equal("no rule allows it")
-      local rows = s:query("SELECT json_extract(data, '$.verdict') AS v, json_extract(data, '$.rule') AS rule " ..
-        "FROM events WHERE stream = ? AND kind = 'policy_decision' ORDER BY seq", { s.id })
-      expect(#rows).to.equal(4)
-      expect(rows[1].v).to.equal("allow")
-      expect(rows[1].rule).to.equal("approve")
-      expect(rows[2].rule).to.equal("deny(sh)")
-      expect(rows[3].rule).to.equal("args(fs_edit)")
-      expect(rows[4].rule).to.equal("default")
+      s:append({ kind = "msg_user", data = { content = "go" } })
+      knl.beat(s, dev)
+      expect(#ran).to.equal(1)
+      expect(ran[1]).to.equal("fs_read")
+      local rows = s:query("SELECT kind, json_extract(data, '$.verdict') AS v, json_extract(data, '$.rule') AS rule, " ..
+        "json_extract(data, '$.reason') AS reason, json_extract(meta, '$.beat') AS beat " ..
+        "FROM events WHERE stream = ? AND kind IN ('tool_call', 'policy_decision', 'tool_result') ORDER BY seq", { s.id })
+      local decisions, kinds = {}, {}
+      for _, r in ipairs(rows) do
+        kinds[#kinds + 1] = r.kind
+        if r.kind == "policy_decision" then decisions[#decisions + 1] = r end
+      end
+      -- each decision sits between its call and its result
+      expect(table.concat(kinds, " ", 1, 3)).to.equal("tool_call policy_decision tool_result")
+      expect(#decisions).to.equal(4)
+      expect(decisions[1].v).to.equal("allow")
+      expect(decisions[1].rule).to.equal("approve")
+      expect(decisions[1].beat).to.equal(1)
+      expect(decisions[2].rule).to.equal("deny(sh)")
+      expect(decisions[3].rule).to.equal("args(fs_edit)")
+      expect(decisions[4].rule).to.equal("default")
+      expect(decisions[4].reason).to.equal("no rule allows it")
     end)
   end)
 

@@ -315,9 +315,12 @@ export const KNL: Section = {
         },
         {
           name: "tool_policy",
-          type: 'table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?)',
+          type: 'table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?, table?)',
           optional: true,
-          doc: '`{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`.',
+          doc:
+            '`{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`, ' +
+            "a reason, and optionally a record of its decision, which the beat files as a `policy_decision` " +
+            "event with the call (`policy.tool_policy` answers one).",
         },
         {
           name: "fold",
