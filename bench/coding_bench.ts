@@ -16,6 +16,14 @@
  * warm-up rounds, each run after a full garbage collection; each run's figure is its time / TURNS,
  * and the ratio is the median over rounds of coding / agent (the two runs of a round share the
  * machine's load of that moment), with the ratio of the best runs beside it. Target: coding ≤ 1.2 × agent.
+ *
+ * Where the difference goes (December 2026, shared 2-core machine: agent turn ~0.2 ms, coding
+ * iteration ~0.26 ms, paired ratio 1.22-1.28, best against best ~1.3): the three records an
+ * iteration writes and an agent turn does not — the `policy_decision` of the call (filed in the
+ * beat's batch), the `coding_verify` and the next iteration's `msg_user` (each a host call) — of
+ * which converting their fields to JSON on the host side is most; the Lua around them (the
+ * policy's pieces, the verify's view and the feedback text) is a few microseconds. Measured with
+ * TURNS = 20 the ratio comes out lower (1.1-1.2), the runs' fixed costs weighing more.
  */
 import { runBlock } from "../src/runtime/run.ts";
 import type { LuaEngine } from "../src/lua/engine.ts";
