@@ -64,7 +64,7 @@ knl.VERSION = nil
 ---@field children knl.Session[] Child sessions.
 knl.Session = {}
 
----Appends an event and commits it (with anything deferred before it); with `opts.defer` it waits for the next commit instead and nothing is returned.
+---Appends an event and commits it (with anything deferred before it); with `opts.defer` it waits for the next commit instead and nothing is returned. `opts.beat` files it under that beat (`meta.beat`, as the kernel files a beat's own events): a pack recording a decision during a beat passes `s.beats`.
 ---
 ---Errors: Raises for a closed session or a reserved kind.
 ---
@@ -72,7 +72,7 @@ knl.Session = {}
 ---s:append({ kind = "msg_user", data = { content = "hello" } })
 ---```
 ---@param ev knl.EventIn `{ kind, data?, meta? }`.
----@param opts? { defer: boolean? } `defer`.
+---@param opts? { defer: boolean?, beat: integer? } `defer`, `beat`.
 ---@return integer seq # The event's sequence number in the session.
 ---@return integer position # Its position in the log.
 function knl.Session:append(ev, opts) end
@@ -219,7 +219,7 @@ function knl.session(opts, fn) end
 ---@class knl.DeviceSpec
 ---@field llm table A Port: `port:chat(request)` answering an `llm.Response`.
 ---@field tools? table A ToolPort (`knl_adapter.tools`) or a list of flat specs with handlers.
----@field tool_policy? table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?) `{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`.
+---@field tool_policy? table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?, table?) `{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`, a reason, and optionally a record of its decision, which the beat files as a `policy_decision` event with the call (`policy.tool_policy` answers one).
 ---@field fold? fun(messages: llm.Message[], s: knl.Session): llm.Message[] Rewrites the conversation before each request.
 ---@field filters? (fun(req: table, s: knl.Session): (table|false|nil, string?))[] Each may replace the request, or stop the beat (false, reason).
 ---@field system? string The system prompt.

@@ -24,7 +24,9 @@
 --   knl.api()              the published surface: table schema, kinds, views.
 --
 -- Records: every model call appends `llm_request` then `llm_response` or `llm_call_failed`; every
--- tool call a `tool_call` / `tool_result` pair (a denied or skipped tool too, with is_error); each
+-- tool call a `tool_call` / `tool_result` pair (a denied or skipped tool too, with is_error), and
+-- between them a `policy_decision` when a tool_policy function answers a record of its decision
+-- (a third value, a table: `policy.tool_policy` does); each
 -- charge a `budget_charge`; a refusal `beat_refused`; a stop `beat_stopped`. Each carries
 -- `meta.beat`. `knl.record.*` writes the same shapes for a loop that calls a Port itself.
 --
@@ -284,7 +286,8 @@ local function append_many(s, list, beat, defer)
 end
 
 --- Appends `{ kind, data?, meta? }`; returns seq, position. With `opts.defer`, the event is
--- committed with the next commit (see the header) and nothing is returned.
+-- committed with the next commit (see the header) and nothing is returned; `opts.beat` files it
+-- under that beat (`meta.beat`, as the kernel files its own), cheaper than a `meta` table.
 function Session:append(ev, opts)
   check_session(self, "s:append")
   if type(ev) ~= "table" then argerr("s:append", 1, "event", "a table", ev) end
@@ -303,7 +306,13 @@ function Session:append(ev, opts)
   if opts ~= nil and type(opts) ~= "table" then argerr("s:append", 2, "opts", "a table or nil", opts) end
   if self.closed then error(sformat("s:append: session %s is closed", self.id), 2) end
   local defer = opts ~= nil and opts.defer == true
-  local seq, position = host(2, sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta, nil, defer)
+  local beat = opts ~= nil and opts.beat or nil
+  if beat ~= nil and math.type(beat) ~= "integer" then
+    error("s:append: argument 2 (opts) field 'beat' must be an integer, got " .. type(beat), 2)
+  end
+  -- `host` without its table.pack: the append answers exactly two values (a loop appends per turn)
+  local ok, seq, position = pcall(sys_append, self.store.h, self.id, ev.kind, ev.data, ev.meta, beat, defer)
+  if not ok then error(strip_pos(seq), 2) end
   fold_event(self._msgs, ev.kind, ev.data or {})
   return seq, position
 end
@@ -602,14 +611,17 @@ local function call_failed(s, err, beat, elapsed_ms)
   append(s, "llm_call_failed", { error = describe_error(err), elapsed_ms = elapsed_ms }, nil, beat, true)
 end
 
+-- A function policy may answer a third value, a table: the record of its decision, which the beat
+-- files as a `policy_decision` event with the call (in the beat's batch, before the tool runs).
 local function policy_verdict(policy, call, s)
   if policy == nil then return true end
   if type(policy) == "function" then
-    local ok, verdict, why = pcall(policy, call, s)
+    local ok, verdict, why, rec = pcall(policy, call, s)
     if not ok then return false, "tool_policy raised: " .. describe_error(verdict) end
-    if verdict == nil or verdict == true then return true end
-    if verdict == "stop" then return "stop", why or "stopped by the tool policy" end
-    return false, why or "denied by the tool policy"
+    if type(rec) ~= "table" then rec = nil end
+    if verdict == nil or verdict == true then return true, nil, rec end
+    if verdict == "stop" then return "stop", why or "stopped by the tool policy", rec end
+    return false, why or "denied by the tool policy", rec
   end
   local function has(list)
     for _, n in ipairs(list or {}) do if n == call.name then return true end end
@@ -855,7 +867,8 @@ function knl.beat(s, device, opts)
         content, is_error = "not run: " .. stopped, true
       else
         if type(policy) == "function" then flush() end
-        local verdict, reason = policy_verdict(policy, call, s)
+        local verdict, reason, rec = policy_verdict(policy, call, s)
+        if rec then batch[#batch + 1] = { kind = "policy_decision", data = rec } end
         if verdict == "stop" then
           stopped, stopped_where = reason, "tool_policy"
           content, is_error = "not run: " .. reason, true
@@ -1000,7 +1013,7 @@ function knl.api()
     table = "events",
     schema = sys.schema(),
     kinds = { "session_open", "session_close", "msg_user", "msg_assistant", "llm_request", "llm_response",
-      "llm_call_failed", "tool_call", "tool_result", "budget_charge", "beat_refused", "beat_stopped" },
+      "llm_call_failed", "tool_call", "tool_result", "policy_decision", "budget_charge", "beat_refused", "beat_stopped" },
     builtin_views = { "events", "tail" },
     views = { "beats", "tool_pairs", "ledger", "usage", "sessions" },
     outcomes = Outcome.KINDS,

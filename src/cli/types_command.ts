@@ -31,7 +31,8 @@ Usage:
 
 Writes into the project DIR (default .):
   ${TYPES_DIR}/*.lua  LuaCATS annotations (---@meta) of every agent-block global and of
-                            require("agent") / require("knl"), for lua-language-server
+                            require("agent"), knl, policy, supervisor and coding, for
+                            lua-language-server
   .luarc.json               lua-language-server: Lua 5.4, workspace.library = ${TYPES_DIR},
                             the project's lib/ tiers on runtime.path, agent-block's globals
   .luacheckrc               luacheck: Lua 5.4 plus agent-block's globals (read-only, with their

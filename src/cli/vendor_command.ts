@@ -35,12 +35,14 @@ Options:
   -p, --project DIR   project root (default .)
       --path DIR      take DIR as the project root instead: writes DIR/.agent-block/lib/NAME/
       --force         overwrite a copy that is already there
-      --list          one line per embedded module: name (+sub-modules), lib, sealed,
-                      vendored when this project has a copy
+      --list          one line per embedded module: name (+sub-modules), lib, sealed or
+                      pack, vendored when this project has a copy
   -h, --help          print this help
 
 Sealed modules (knl, knl_adapter, knl_types, lshape) are refused: read them with
-require("embedded.NAME").
+require("embedded.NAME"). Packs (policy, supervisor) are written with a warning: a pack is a
+value handed to knl.device, so a partial change is better made by shadowing the module and
+delegating to require("embedded.NAME").
 
 Example:
   agent-block vendor agent && $EDITOR .agent-block/lib/agent/init.lua

@@ -87,6 +87,7 @@ export const KERNEL_KINDS = [
   "llm_call_failed",
   "tool_call",
   "tool_result",
+  "policy_decision",
   "budget_charge",
   "beat_refused",
   "beat_stopped",

@@ -27,7 +27,15 @@ Deno.test("types writes the reference's annotation files, .luarc.json and .luach
   const r = await runCli(["types"], { cwd: dir, env: testEnv() });
   assert.equal(r.code, 0, r.stderr);
   const metas = [...Deno.readDirSync(join(REPO_ROOT, "docs", "types"))].map((e) => e.name).sort();
-  assert.deepEqual(metas, ["agent-block.lua", "agent.lua", "knl.lua", "lspec.lua"]);
+  assert.deepEqual(metas, [
+    "agent-block.lua",
+    "agent.lua",
+    "coding.lua",
+    "knl.lua",
+    "lspec.lua",
+    "policy.lua",
+    "supervisor.lua",
+  ]);
   for (const m of metas) {
     assert.equal(
       read(dir, `${TYPES}/${m}`),

@@ -2,7 +2,8 @@
  * `agent-block vendor` as a real subprocess on the embedded library as it is: list, write,
  * refuse to overwrite, `--force`, `--path` (the project root), refusals (all or nothing over
  * several names), what `require` resolves afterwards (the vendored copy, while
- * `require("embedded.<name>")` still reaches the original), and help that names no pack.
+ * `require("embedded.<name>")` still reaches the original), and a pack written with a warning and
+ * shadowed by a copy that delegates to `embedded.policy`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -140,16 +141,47 @@ Deno.test("vendor a b: one refused name and nothing is written; a name given twi
   assert.equal(twice.stdout.match(/^vendored lspec/gm)?.length, 1);
 });
 
-Deno.test("vendor --help and the README describe only what is embedded: no packs", async () => {
+Deno.test("vendor --help and the README name the packs, and vendor policy writes it with a warning", async () => {
   const help = await runCli(["vendor", "--help"]);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--path DIR +take DIR as the project root/);
   assert.match(help.stdout, /nothing is written/);
   const readme = Deno.readTextFileSync(join(REPO_ROOT, "README.md"));
   for (const [what, text] of [["vendor --help", help.stdout], ["README.md", readme]]) {
-    assert.doesNotMatch(text, /\bpacks?\b|policy`?, `?supervisor/, `${what} describes packs`);
+    assert.match(
+      text,
+      /Packs \(`?policy`?,\s+`?supervisor`?\) are written with a warning/,
+      `${what} describes the packs`,
+    );
   }
   for (const pack of PACK_ROOTS) {
-    assert.ok(!embeddedModules().has(pack), `${pack} is embedded now: document it`);
+    assert.ok(embeddedModules().has(pack), `${pack} is not embedded`);
   }
+  const project = await Deno.makeTempDir({ prefix: "ab_vendor_pack_cli_" });
+  const r = await runCli(["vendor", "policy", "-p", project]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^vendored policy/m);
+  assert.match(r.stderr, /'policy' is a pack/);
+  const copy = join(project, ".agent-block", "lib", "policy", "init.lua");
+  assert.equal(Deno.readTextFileSync(copy), embeddedModules().get("policy")!.source);
+  // a shadowing copy that delegates: require("policy") is the project's, embedded.policy the base
+  Deno.writeTextFileSync(
+    copy,
+    'local base = require("embedded.policy")\nlocal M = setmetatable({ SHADOW = true }, { __index = base })\nreturn M\n',
+  );
+  Deno.writeTextFileSync(
+    join(project, "probe.lua"),
+    'local p, b = require("policy"), require("embedded.policy")\n' +
+      "print(std.json.encode({ shadow = p.SHADOW == true, distinct = p ~= b, delegates = p.allow == b.allow,\n" +
+      '  sup = require("embedded.supervisor") ~= nil, coding = type(require("coding").run) == "function" }))\n',
+  );
+  const probe = await runCli(["-s", join(project, "probe.lua"), "-p", project]);
+  assert.equal(probe.code, 0, probe.stderr);
+  assert.deepEqual(JSON.parse(probe.stdout.trim()), {
+    shadow: true,
+    distinct: true,
+    delegates: true,
+    sup: true,
+    coding: true,
+  });
 });

@@ -1,8 +1,8 @@
 /**
  * The Lua API reference (`src/docs/lua_api/`) against the real runtime: a block walks everything
  * a script can reach — the globals beyond stock Lua 5.4, the tables under them (the lazily
- * installed ones installed by the walk's own `pairs`), `require("agent")`, `require("knl")`, and
- * the methods of task handles, kernel sessions and stores — and a spec file run by the real
+ * installed ones installed by the walk's own `pairs`), `require("agent")`, `require("knl")`, the packs
+ * (`policy`, `supervisor`) and `coding`, and the methods of task handles, kernel sessions and stores — and a spec file run by the real
  * `agent-block test` walks the globals a spec adds. Every function and value found must have an
  * entry, and every entry must name something found. Also held: each entry's types name classes
  * and aliases that exist, each example is valid Lua, and anchors are unique.
@@ -52,6 +52,7 @@ local classes = {
   ["std.Task"] = getmetatable(std.task.spawn(function() end)),
   ["knl.Session"] = knl.Session,
   ["knl.Store"] = getmetatable(knl.open({ store = "mem" })),
+  ["supervisor.Watch"] = getmetatable(require("supervisor").watch()),
 }
 for _, c in pairs(classes) do skip[c] = true end
 for k, v in pairs(_G) do
@@ -61,6 +62,7 @@ for k, v in pairs(_G) do
 end
 add("table agent"); walk("agent.", require("agent"))
 add("table knl"); walk("knl.", knl)
+for _, m in ipairs({ "policy", "supervisor", "coding" }) do add("table " .. m); walk(m .. ".", require(m)) end
 for name, c in pairs(classes) do
   for k, v in pairs(c) do
     if type(k) == "string" and k:sub(1, 1) ~= "_" and type(v) == "function" then add("function " .. name .. ":" .. k) end

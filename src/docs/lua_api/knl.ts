@@ -126,10 +126,17 @@ export const KNL: Section = {
       kind: "function",
       name: "knl.Session:append",
       doc: "Appends an event and commits it (with anything deferred before it); with `opts.defer` it waits " +
-        "for the next commit instead and nothing is returned.",
+        "for the next commit instead and nothing is returned. `opts.beat` files it under that beat " +
+        "(`meta.beat`, as the kernel files a beat's own events): a pack recording a decision during a beat " +
+        "passes `s.beats`.",
       params: [
         { name: "ev", type: "knl.EventIn", doc: "`{ kind, data?, meta? }`." },
-        { name: "opts", type: "{ defer: boolean? }", optional: true, doc: "`defer`." },
+        {
+          name: "opts",
+          type: "{ defer: boolean?, beat: integer? }",
+          optional: true,
+          doc: "`defer`, `beat`.",
+        },
       ],
       returns: SEQ,
       errors: "Raises for a closed session or a reserved kind.",
@@ -308,9 +315,12 @@ export const KNL: Section = {
         },
         {
           name: "tool_policy",
-          type: 'table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?)',
+          type: 'table|fun(call: table, s: knl.Session): (boolean|"stop"|nil, string?, table?)',
           optional: true,
-          doc: '`{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`.',
+          doc:
+            '`{ allow = {...}, deny = {...} }`, or a function answering true, false (denied) or `"stop"`, ' +
+            "a reason, and optionally a record of its decision, which the beat files as a `policy_decision` " +
+            "event with the call (`policy.tool_policy` answers one).",
         },
         {
           name: "fold",

@@ -6,9 +6,9 @@
  * Invariant, held by `tests/docs/lua_api_test.ts` against a real run: every function and value a
  * script can reach through the agent-block globals (`std.*`, `sh`, `tool`, `mcp`, `llm`, `bus`,
  * `job`, `http`, `log`, the run's `_PROMPT`/`_CONTEXT`/`_SCRIPT_NAME`), through
- * `require("agent")` and `require("knl")`, the methods of task handles, kernel sessions and
- * stores, and the globals of a spec file has an entry here, and no entry names anything that
- * does not exist. A change of the Lua surface therefore fails the suite until this file says it.
+ * `require("agent")`, `require("knl")`, the packs `policy` and `supervisor` and the consumer
+ * `coding`, the methods of task handles, kernel sessions, stores and supervisor watches, and the
+ * globals of a spec file has an entry here, and no entry names anything that does not exist. A change of the Lua surface therefore fails the suite until this file says it.
  *
  * Not on the CLI's start-up path: only the `types` subcommand (loaded on first use), the
  * generator and the tests import it.
@@ -26,6 +26,7 @@ import { MCP } from "./mcp.ts";
 import { AGENT } from "./agent.ts";
 import { KNL } from "./knl.ts";
 import { LSPEC } from "./lspec.ts";
+import { CODING, POLICY, SUPERVISOR } from "./packs.ts";
 
 export type * from "./types.ts";
 
@@ -52,5 +53,8 @@ export const LUA_API: readonly Section[] = [
   MCP,
   AGENT,
   KNL,
+  POLICY,
+  SUPERVISOR,
+  CODING,
   LSPEC,
 ];

@@ -1,0 +1,53 @@
+-- Specs of coding.run's small pieces: globs, options, the failure text. The loops themselves run
+-- against scripted models in tests/host/coding_test.ts.
+-- Run alone: agent-block test embedded/coding/spec/coding_spec.lua
+local coding = require("coding")
+local h = coding._test_helpers()
+
+describe("coding helpers", function()
+  it("globs: * within a segment, ** across them", function()
+    local m = h.file_matcher({ "src/*.lua", "spec/**/*_spec.lua", "README.md" })
+    expect(m("src/a.lua")).to.equal(true)
+    expect(m("./src/a.lua")).to.equal(true)
+    expect(m("src/x/a.lua")).to.equal(false)
+    expect(m("spec/a_spec.lua")).to.equal(true)
+    expect(m("spec/deep/er/a_spec.lua")).to.equal(true)
+    expect(m("README.md")).to.equal(true)
+    expect(m("READMExmd")).to.equal(false)
+    expect(m("../src/a.lua")).to.equal(false)
+    expect(h.file_matcher(nil)).to.equal(nil)
+  end)
+
+  it("checks its options", function()
+    expect(h.check_opts({})).to.match("opts.prompt is required")
+    expect(h.check_opts({ prompt = "p" })).to.match("opts.verify is required")
+    expect(h.check_opts({ prompt = "p", verify = "  " })).to.match("empty command")
+    expect(h.check_opts({ prompt = "p", verify = "true", files = { 3 } })).to.match("files%[1%]")
+    expect(h.check_opts({ prompt = "p", verify = "true", budget = { amount = -1 } })).to.match("opts.budget")
+    expect(h.check_opts({ prompt = "p", verify = "true", max_iterations = 0 })).to.match("max_iterations")
+    expect(h.check_opts({ prompt = "p", verify = function() end })).to.equal(nil)
+    local r = coding.run({ prompt = "p" })
+    expect(r.ok).to.equal(false)
+    expect(r.stop_reason).to.equal("error")
+    expect(r.session_id).to.equal(nil)
+  end)
+
+  it("a passing project costs no model call; a verify function is a verify", function()
+    local r = coding.run({ prompt = "p", verify = function() return { code = 0, stdout = "ALL PASS" } end,
+      llm = { chat = function() error("not called") end }, store = "mem" })
+    expect(r.ok).to.equal(true)
+    expect(r.stop_reason).to.equal("passed")
+    expect(r.iterations).to.equal(0)
+    expect(r.last_verify.stdout_tail).to.equal("ALL PASS")
+    expect(r.session:query("SELECT COUNT(*) AS n FROM events WHERE stream = ? AND kind = 'coding_verify'",
+      { r.session_id })[1].n).to.equal(1)
+  end)
+
+  it("the failure text carries code and tails", function()
+    local t = h.failure_text({ code = 2, stdout = string.rep("o", 50) .. "END", stderr = "bad" }, 10)
+    expect(t).to.match("exit code: 2")
+    expect(t).to.match("oooooooEND")
+    expect(t).to_not.match(string.rep("o", 11))
+    expect(t).to.match("bad")
+  end)
+end)
