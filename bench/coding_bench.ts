@@ -18,12 +18,22 @@
  * machine's load of that moment), with the ratio of the best runs beside it. Target: coding ≤ 1.2 × agent.
  *
  * Where the difference goes (December 2026, shared 2-core machine: agent turn ~0.2 ms, coding
- * iteration ~0.26 ms, paired ratio 1.22-1.28, best against best ~1.3): the three records an
- * iteration writes and an agent turn does not — the `policy_decision` of the call (filed in the
- * beat's batch), the `coding_verify` and the next iteration's `msg_user` (each a host call) — of
- * which converting their fields to JSON on the host side is most; the Lua around them (the
- * policy's pieces, the verify's view and the feedback text) is a few microseconds. Measured with
- * TURNS = 20 the ratio comes out lower (1.1-1.2), the runs' fixed costs weighing more.
+ * iteration ~0.22-0.28 ms, paired ratio 1.22-1.31 from run to run): the three records an
+ * iteration writes and an agent turn does not — the `policy_decision` of the call (handed over
+ * on its own: the beat hands the response and the call over before the policy runs, the
+ * decision before the tool), the `coding_verify` and the next iteration's `msg_user` (one host
+ * call each). Over 30 iterations the loop writes 214 rows in 32 commits, `agent.run` 126 rows in
+ * 31 turns (one commit per model call either way, at the tool), from 6 host calls into the log
+ * per iteration against 3. The cost is in the rows more than in the calls: one more empty event
+ * per iteration costs ~6-10 µs (paired, in one process), one more trivial host call ~2 µs, and a
+ * row's host side is its share of the SQLite commit (~30%), the conversion of its fields (~20%)
+ * and the garbage both make (~18%). Handing `coding_verify` and `msg_user` to the host with the
+ * next `llm_request` in one call (6 calls to 4) measured -2.5 µs per iteration in process but no
+ * gain here (4 interleaved runs each: 1.26-1.30 before, 1.26-1.37 after), so it was not kept; the
+ * Lua around the records (the policy's pieces, the verify's view, the feedback text) is a few
+ * microseconds. Measured with TURNS = 20 the ratio comes out lower (1.1-1.2), the runs' fixed
+ * costs weighing more. The agent side's figure carries its final answer (TURNS + 1 model calls
+ * over TURNS), the coding side's none: if anything, that favours the loop.
  */
 import { runBlock } from "../src/runtime/run.ts";
 import type { LuaEngine } from "../src/lua/engine.ts";
