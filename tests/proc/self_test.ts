@@ -26,6 +26,9 @@ Deno.test("self: from source, deno runs cli.ts with the repository's config", ()
   // No deno.json beside cli.ts: no --config.
   const bare = selfLaunch("/usr/bin/deno", "file:///nowhere/src/proc/self.ts");
   assert.deepEqual(bare.prefix, ["/usr/bin/deno", "run", "-A", "--quiet", "/nowhere/cli.ts"]);
+  // The module's URL is percent-encoded; the command names the path it stands for.
+  const spaced = selfLaunch("/usr/bin/deno", "file:///no%20where/%C3%A9t%C3%A9%23/src/proc/self.ts");
+  assert.deepEqual(spaced.prefix, ["/usr/bin/deno", "run", "-A", "--quiet", "/no where/été#/cli.ts"]);
 });
 
 Deno.test("self: a compiled binary runs itself", () => {
