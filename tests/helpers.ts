@@ -286,6 +286,20 @@ export function tsFiles(dir: string): string[] {
   return out.sort();
 }
 
+/** `deno info --json <root>` (a path or URL, run in the repository), parsed; throws when it fails. */
+export async function denoInfo<T>(root: string): Promise<T> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", root],
+    cwd: REPO_ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`deno info --json ${root} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return JSON.parse(new TextDecoder().decode(out.stdout)) as T;
+}
+
 /** Parses JSON Lines output (blank lines skipped). */
 // deno-lint-ignore no-explicit-any
 export function jsonLines(text: string): any[] {

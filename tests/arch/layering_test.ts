@@ -25,7 +25,7 @@
 import assert from "node:assert/strict";
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { REPO_ROOT, tsFiles } from "../helpers.ts";
+import { denoInfo, REPO_ROOT, tsFiles } from "../helpers.ts";
 
 /** One edge of the graph: `from` imports `to` (both repository-relative, `/`-separated). */
 interface Edge {
@@ -169,16 +169,7 @@ function ours(specifier: string | undefined): string | undefined {
 
 /** The module graph of `root` (repository-relative) by `deno info --json`. */
 async function info(root: string): Promise<InfoModule[]> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", root],
-    cwd: REPO_ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (r.code !== 0) {
-    throw new Error(`deno info --json ${root} exited ${r.code}: ${new TextDecoder().decode(r.stderr)}`);
-  }
-  return (JSON.parse(new TextDecoder().decode(r.stdout)) as { modules: InfoModule[] }).modules;
+  return (await denoInfo<{ modules: InfoModule[] }>(root)).modules;
 }
 
 /** The modules seen and the edges between our files, over cli.ts, mod.ts and every src/**\/*.ts. */

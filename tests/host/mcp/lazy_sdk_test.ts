@@ -17,7 +17,7 @@
  *   "no server named", argument errors still raise, handlers can be set and cleared.
  */
 import assert from "node:assert/strict";
-import { CLI, REPO_ROOT, runLua } from "../../helpers.ts";
+import { CLI, denoInfo, REPO_ROOT, runLua } from "../../helpers.ts";
 
 interface InfoDep {
   specifier: string;
@@ -38,17 +38,6 @@ interface Info {
 
 /** Packages a run that does not use them must not load. */
 const SDK_PACKAGE = /^(@modelcontextprotocol\/|zod@|@anthropic-ai\/|openai@|ai@|@ai-sdk\/)/;
-
-async function denoInfo(): Promise<Info> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", CLI],
-    cwd: REPO_ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert(out.success, `deno info failed: ${new TextDecoder().decode(out.stderr)}`);
-  return JSON.parse(new TextDecoder().decode(out.stdout));
-}
 
 /** cli.ts loads `src/cli/main.ts` dynamically on purpose (after starting the wasm compile). */
 const CLI_SPEC = new URL(`file://${CLI}`).href;
@@ -96,7 +85,7 @@ function sdkModules(info: Info, seen: Map<string, string | undefined>): string[]
 }
 
 Deno.test("the run path's static module graph loads no SDK (MCP, zod, LLM SDKs)", async () => {
-  const info = await denoInfo();
+  const info = await denoInfo<Info>(CLI);
   const statics = reach(info, false);
   assert(
     [...statics.keys()].some((s) => s.endsWith("/src/host/mcp.ts")),
