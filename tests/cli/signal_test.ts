@@ -57,9 +57,11 @@ for (const [what, script] of Object.entries(SPINS)) {
       const r = await signalled(script, sig);
       assert.equal(r.code, 130, r.stderr);
       assert.match(r.stderr, new RegExp(`stopped: received ${sig}`));
-      // The watchdog returns to the event loop every 0.1 s of Lua (1 s where Lua cannot yield);
-      // the bound here only keeps a loaded machine from failing the test.
-      assert.ok(r.ms < 8000, `exit took ${Math.round(r.ms)} ms after the signal`);
+      // The watchdog returns to the event loop every 0.1 s of Lua (1 s where Lua cannot yield).
+      // What is tested is that the spin ends at all (unwatched, it never would); the bound only
+      // tells "ended" from "never", so it is far above what a loaded 2-core machine takes (8 s
+      // was once exceeded by 9 ms with the suite and five builds running).
+      assert.ok(r.ms < 45_000, `exit took ${Math.round(r.ms)} ms after the signal`);
     });
   }
 }
@@ -103,7 +105,7 @@ async function signalled(
     ]);
     const ms = performance.now() - t0;
     await waitFor(() => !groupAlive(pid), {
-      timeoutMs: 5000,
+      timeoutMs: 20_000,
       what: `process group ${pid} to end with agent-block`,
     });
     return { code: status.code, stderr, ms };
@@ -145,10 +147,10 @@ for (const [what, script] of Object.entries(SCRIPTS)) {
     ]);
     assert.equal(status.code, 130, stderr);
     assert.match(stderr, /stopped: received SIGTERM/);
-    await waitFor(() => !alive(pid), { timeoutMs: 5000, what: `child ${pid} to end with agent-block` });
+    await waitFor(() => !alive(pid), { timeoutMs: 20_000, what: `child ${pid} to end with agent-block` });
     // The child led its own group (setsid); nothing of that group may remain.
     await waitFor(() => !groupAlive(pid), {
-      timeoutMs: 5000,
+      timeoutMs: 20_000,
       what: `process group ${pid} to end with agent-block`,
     });
   });
