@@ -16,7 +16,7 @@
  * what the relay's serde derive refuses (a missing or duplicated field, an unknown `msg_type`,
  * a malformed id or timestamp) and ignores unknown members, which the signature never covers.
  */
-import { MeshIdentity, verifySignature } from "./identity.ts";
+import { type MeshIdentity, verifySignature } from "./identity.ts";
 import { parseSerde, printSerde, type SerdeNode, serdeStringify, SerdeSyntaxError } from "./serde_json.ts";
 import { MeshError } from "./transport.ts";
 

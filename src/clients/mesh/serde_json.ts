@@ -185,6 +185,7 @@ export type SerdeNode =
   );
 
 const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+// deno-lint-ignore no-control-regex -- a JSON string's plain run stops at control characters
 const PLAIN_RUN = /[^"\\\u0000-\u001f]*/y;
 
 /**
