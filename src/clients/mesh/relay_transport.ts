@@ -66,7 +66,10 @@ export interface RelayTuning {
   probeRetryMs?: number;
 }
 
-/** The loopback reply's error and a handler-less agent's answer. */
+/** Handshakes in progress with other agents beyond which a new peer's message 1 is dropped. */
+const MAX_HANDSHAKES = 1_024;
+
+/** A handler-less agent's answer. */
 const NO_HANDLER = "no mesh handler is set on this agent";
 
 const encoder = new TextEncoder();
@@ -474,6 +477,9 @@ class RelayTransport implements MeshTransport {
         if (state?.phase === "initiating" && this.agentId < peer) {
           return this.#drop("a crossing handshake (ours goes ahead)", peer);
         }
+        if (!state && this.#handshakes() >= MAX_HANDSHAKES) {
+          return this.#drop(`a handshake beyond ${MAX_HANDSHAKES} in progress`, peer);
+        }
         const hs = new NoiseHandshake(false, { staticKey: this.#static });
         hs.readMessage(bytes);
         const awaitId = send(env.id, hs.writeMessage());
@@ -495,6 +501,12 @@ class RelayTransport implements MeshTransport {
       this.#peers.delete(peer);
       this.#drop(`a failed handshake: ${messageOf(e)}`, peer);
     }
+  }
+
+  #handshakes(): number {
+    let n = 0;
+    for (const s of this.#peers.values()) if (s.phase !== "established") n++;
+    return n;
   }
 
   /** The payload's JSON text and byte size, decrypted with the peer's session if need be. */

@@ -334,15 +334,19 @@ Deno.test("mesh relay: a handler may itself make a request (no deadlock)", async
   });
 });
 
-Deno.test("mesh relay: a late reply is dropped, never answered, and the next request starts afresh", async () => {
+Deno.test("mesh relay: a timed-out request is cancelled, its late reply dropped and never answered", async () => {
   await withRelay(async (relay) => {
     const a = await peer(relay);
     const b = await peer(relay);
-    const release = Promise.withResolvers<void>();
     let calls = 0;
+    let cancelled = false;
     b.t.setHandler(async (i) => {
       calls++;
-      if (i.payload === "slow") await release.promise;
+      if (i.payload === "slow") {
+        // Waits for the caller's cancel, then answers anyway: a late reply.
+        await new Promise((r) => i.signal.addEventListener("abort", r, { once: true }));
+        cancelled = true;
+      }
       return i.payload;
     });
     a.t.setHandler(() => {
@@ -353,13 +357,56 @@ Deno.test("mesh relay: a late reply is dropped, never answered, and the next req
       a.t.request(b.t.agentId, "slow", { timeoutMs: 500 }),
       isMesh("timeout", /its reply/),
     );
-    await waitFor(() => calls === 2, { what: "the slow request reaching b" });
-    release.resolve();
     await waitFor(() => a.drops().some((d) => /response nobody waits for/.test(d)), {
       what: "the late reply dropped",
     });
+    assert.ok(cancelled, "the cancel reached the handler's signal");
+    // a forgot its session on the timeout: the next request shakes hands afresh and works.
     assert.deepEqual((await a.t.request(b.t.agentId, "fast")).value, "fast");
     assert.equal(calls, 3);
+  });
+});
+
+Deno.test("mesh relay: handlers run concurrently, and crossing handshakes settle on one session", async () => {
+  await withRelay(async (relay) => {
+    const a = await peer(relay);
+    const b = await peer(relay);
+    // Each handler waits until two are running: serial handlers would never finish.
+    let running = 0;
+    const both = Promise.withResolvers<void>();
+    const barrier: MeshHandler = async (i) => {
+      if (++running === 2) both.resolve();
+      await both.promise;
+      return i.payload;
+    };
+    a.t.setHandler(barrier);
+    b.t.setHandler(barrier);
+    // Both start a handshake with the other at the same moment.
+    const [x, y] = await Promise.all([a.t.request(b.t.agentId, "to b"), b.t.request(a.t.agentId, "to a")]);
+    assert.equal(x.value, "to b");
+    assert.equal(y.value, "to a");
+    const drops = a.drops().concat(b.drops());
+    assert.equal(drops.length, 1, drops.join("; "));
+    assert.match(drops[0], /crossing handshake \(ours goes ahead\)/, "the smaller AgentId's handshake won");
+  });
+});
+
+Deno.test("mesh relay: a peer that restarted (same key, no session) is reached again after one timeout", async () => {
+  await withRelay(async (relay) => {
+    const a = await peer(relay);
+    const bKey = MeshIdentity.random();
+    const b1 = await peer(relay, {}, bKey);
+    b1.t.setHandler(() => Promise.resolve("first life"));
+    assert.equal((await a.t.request(bKey.agentId, 1)).value, "first life");
+    await b1.t.close();
+    const b2 = await peer(relay, {}, bKey);
+    b2.t.setHandler(() => Promise.resolve("second life"));
+    // a still holds the old session: b2 cannot read the request and drops it.
+    await assert.rejects(a.t.request(bKey.agentId, 2, { timeoutMs: 500 }), isMesh("timeout"));
+    await waitFor(() => b2.drops().some((d) => /without a session/.test(d)), {
+      what: "b2 dropping the stale request",
+    });
+    assert.equal((await a.t.request(bKey.agentId, 3)).value, "second life");
   });
 });
 
