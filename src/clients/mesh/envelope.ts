@@ -16,7 +16,8 @@
  * what the relay's serde derive refuses (a missing or duplicated field, an unknown `msg_type`,
  * a malformed id or timestamp) and ignores unknown members, which the signature never covers.
  */
-import { type MeshIdentity, verifySignature } from "./identity.ts";
+import { agentIdKey, type MeshIdentity, verifySignature } from "./identity.ts";
+import { decodeBase64Url } from "./base64url.ts";
 import { parseSerde, printSerde, type SerdeNode, serdeStringify, SerdeSyntaxError } from "./serde_json.ts";
 import { MeshError } from "./transport.ts";
 
@@ -106,6 +107,34 @@ export function encodeEnvelope(e: MeshEnvelope): string {
 /** True when the envelope's signature is its `from`'s signature of its signed text. */
 export function verifyEnvelope(e: MeshEnvelope): boolean {
   return verifySignature(e.from, encoder.encode(signedText(e)), e.signature);
+}
+
+/** WebCrypto verification keys of recently seen senders (bounded; oldest evicted first). */
+const verifyKeys = new Map<string, Promise<CryptoKey>>();
+const VERIFY_KEYS_KEPT = 256;
+
+/**
+ * `verifyEnvelope` through the platform's native Ed25519 (about 15 times faster than the
+ * JavaScript one, which matters on a read loop that checks every frame). Same answer for every
+ * honestly made signature; a malformed AgentId or signature is simply not valid.
+ */
+export async function verifyEnvelopeAsync(e: MeshEnvelope): Promise<boolean> {
+  let sig: Uint8Array<ArrayBuffer>;
+  let key = verifyKeys.get(e.from);
+  try {
+    sig = decodeBase64Url(e.signature) as Uint8Array<ArrayBuffer>;
+    if (sig.length !== 64) return false;
+    if (!key) {
+      const raw = agentIdKey(e.from) as Uint8Array<ArrayBuffer>;
+      key = crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+      if (verifyKeys.size >= VERIFY_KEYS_KEPT) verifyKeys.delete(verifyKeys.keys().next().value!);
+      verifyKeys.set(e.from, key);
+    }
+    return await crypto.subtle.verify("Ed25519", await key, sig, encoder.encode(signedText(e)));
+  } catch {
+    verifyKeys.delete(e.from);
+    return false;
+  }
 }
 
 /** How `parseEnvelope` takes the payload's text. */

@@ -34,7 +34,7 @@ import {
   type EnvelopeDraft,
   type MeshEnvelope,
   parseEnvelope,
-  verifyEnvelope,
+  verifyEnvelopeAsync,
 } from "./envelope.ts";
 import type { MeshIdentity } from "./identity.ts";
 import { MAX_PLAINTEXT, NoiseHandshake, type NoiseSession } from "./noise.ts";
@@ -204,6 +204,7 @@ class RelayTransport implements MeshTransport {
   #isUp = false;
   #token: { value: string; issuedAt: number } | undefined;
   #probes = new Map<string, Deferred<void>>();
+  #reading: Promise<void> = Promise.resolve();
   readonly #peers = new Map<string, PeerState>();
   readonly #pending = new Map<string, Pending>();
   readonly #inflight = new Map<string, AbortController>();
@@ -321,12 +322,12 @@ class RelayTransport implements MeshTransport {
       this.#token = { value: result!.session_token, issuedAt: Date.now() };
       // Logged in: from here frames go to the read loop; the probe confirms registration.
       const probe = this.#probe(ws, signal);
-      ws.onmessage = (ev) => this.#onFrame(ws, ev.data);
+      ws.onmessage = (ev) => this.#read(ws, ev.data);
       ws.onclose = (ev) => {
         if (loggedIn) this.#onDisconnect(ws, `the relay closed the connection (code ${ev.code})`);
         else frames.close("");
       };
-      for (const data of frames.rest()) this.#onFrame(ws, data);
+      for (const data of frames.rest()) this.#read(ws, data);
       await race(Promise.race([probe, frames.next(signal).then(() => {}, () => {})]), signal);
       if (ws.readyState !== WebSocket.OPEN) {
         throw new MeshError(
@@ -416,7 +417,14 @@ class RelayTransport implements MeshTransport {
 
   // ---- the read loop ----
 
-  #onFrame(ws: WebSocket, data: unknown): void {
+  /** Queues a frame: frames are handled one after the other, in arrival order. */
+  #read(ws: WebSocket, data: unknown): void {
+    this.#reading = this.#reading.then(() => this.#onFrame(ws, data)).catch((e) =>
+      this.#drop(`a frame that failed to process: ${messageOf(e)}`)
+    );
+  }
+
+  async #onFrame(ws: WebSocket, data: unknown): Promise<void> {
     if (this.#closed) return;
     if (typeof data !== "string") return this.#drop("a binary frame");
     if (data.length > this.#t.maxFrameChars) {
@@ -429,7 +437,10 @@ class RelayTransport implements MeshTransport {
       return this.#drop(messageOf(e));
     }
     if (env.to !== this.agentId) return this.#drop(`an envelope addressed to ${env.to}`, env.from);
-    if (!verifyEnvelope(env)) return this.#drop("an envelope whose signature does not verify", env.from);
+    if (!(await verifyEnvelopeAsync(env))) {
+      return this.#drop("an envelope whose signature does not verify", env.from);
+    }
+    if (this.#closed) return;
     switch (env.msgType) {
       case "control":
         if (env.from === this.agentId && this.#probes.has(env.id)) return this.#probes.get(env.id)!.resolve();

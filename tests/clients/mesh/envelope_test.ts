@@ -9,6 +9,7 @@ import {
   parseEnvelope,
   signedText,
   verifyEnvelope,
+  verifyEnvelopeAsync,
 } from "../../../src/clients/mesh/envelope.ts";
 import { serdeStringify } from "../../../src/clients/mesh/serde_json.ts";
 import { MeshError } from "../../../src/clients/mesh/transport.ts";
@@ -70,9 +71,10 @@ Deno.test("mesh envelope: golden encrypted reply (in_reply_to and encrypted on t
   assert.ok(verifyEnvelope(back));
 });
 
-Deno.test("attack: mesh envelope signatures bind every signed field and the exact payload text", () => {
+Deno.test("attack: mesh envelope signatures bind every signed field and the exact payload text", async () => {
   const e = parseEnvelope(REQUEST_FRAME);
   assert.ok(verifyEnvelope(e));
+  assert.ok(await verifyEnvelopeAsync(e));
   const variants = [
     { ...e, from: BID }, // spoofed sender
     { ...e, to: AID },
@@ -84,7 +86,12 @@ Deno.test("attack: mesh envelope signatures bind every signed field and the exac
     { ...e, payloadText: '{"text":"hi","capability":"echo","n":2.0,"small":1e-6}' }, // unsorted
     { ...e, signature: e.signature.slice(0, -1) + "B" },
   ];
-  for (const v of variants) assert.equal(verifyEnvelope(v), false, JSON.stringify(v).slice(0, 120));
+  variants.push({ ...e, from: "not-an-agent-id" }, { ...e, signature: "AAAA" }, { ...e, signature: "!" });
+  for (const v of variants) {
+    assert.equal(verifyEnvelope(v), false, JSON.stringify(v).slice(0, 120));
+    assert.equal(await verifyEnvelopeAsync(v), false, `native: ${JSON.stringify(v).slice(0, 120)}`);
+  }
+  assert.ok(await verifyEnvelopeAsync(e), "a failure does not poison the key cache");
   // The raw mode keeps the frame's text; re-print mode is what the relay checks.
   const unsorted = REQUEST_FRAME.replace(
     '{"capability":"echo","n":2.0,"small":1e-6,"text":"hi"}',
