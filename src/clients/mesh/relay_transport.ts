@@ -9,10 +9,12 @@
  * Invariants (besides the ones `transport.ts` states for every transport):
  * - Every inbound frame is parsed, its `to` checked and its signature verified against its
  *   `from` before anything acts on it; a frame that fails, an over-long frame, a reply nobody
- *   waits for (late or unknown), and an encrypted message without a session are dropped and
- *   reported through `onState` as `dropped`, never answered.
- * - Frames are handled one at a time in arrival order (Noise counters depend on it); handlers
- *   run outside that loop, so a handler may make requests of its own.
+ *   waits for (late or unknown), an encrypted message without a session and a new peer's
+ *   handshake beyond `MAX_HANDSHAKES` in progress are dropped and reported through `onState`
+ *   as `dropped`, never answered.
+ * - Frames are handled one at a time in arrival order (Noise counters depend on it; signatures
+ *   are checked with the platform's native Ed25519); handlers run outside that loop, so a
+ *   handler may make requests of its own. A reply goes out on the socket its request came by.
  * - A handshake message 1 carries no `in_reply_to` and message 3 always does, so a peer that
  *   restarts mid-handshake starts over instead of wedging the session (the Rust SDK's bug).
  *   When both sides start at once, the smaller AgentId's handshake wins.
@@ -448,7 +450,7 @@ class RelayTransport implements MeshTransport {
       case "handshake":
         return this.#onHandshake(ws, env);
       case "request":
-        return this.#onRequest(env);
+        return this.#onRequest(ws, env);
       case "response":
       case "error":
         return this.#onReply(env);
@@ -559,7 +561,7 @@ class RelayTransport implements MeshTransport {
     }
   }
 
-  #onRequest(env: MeshEnvelope): void {
+  #onRequest(ws: WebSocket, env: MeshEnvelope): void {
     const opened = this.#open(env);
     if (!opened) return;
     let payload: unknown;
@@ -574,7 +576,7 @@ class RelayTransport implements MeshTransport {
     const inbound = { from: env.from, id: env.id, payload, bytes: opened.bytes, signal: ac.signal };
     void this.#answer(inbound).then((value) => {
       this.#inflight.delete(key);
-      this.#reply(env, value);
+      this.#reply(ws, env, value);
     });
   }
 
@@ -589,9 +591,9 @@ class RelayTransport implements MeshTransport {
     }
   }
 
-  #reply(request: MeshEnvelope, value: unknown): void {
-    const ws = this.#ws;
-    if (this.#closed || !ws || !this.#isUp) {
+  /** Answers on the socket the request came by (a reply cannot outlive its connection's sessions). */
+  #reply(ws: WebSocket, request: MeshEnvelope, value: unknown): void {
+    if (this.#closed || ws.readyState !== WebSocket.OPEN) {
       return this.#drop("a reply after the connection was lost", request.from);
     }
     let text: string;
