@@ -103,6 +103,12 @@ Deno.test("mesh relay: a handler's error comes back as { error = ... }; no handl
     b.t.setHandler(() => Promise.resolve(NaN));
     const r2 = await a.t.request(b.t.agentId, 1);
     assert.match((r2.value as { error: string }).error, /the reply has no JSON form: cannot send NaN/);
+    b.t.setHandler(() => Promise.resolve("y".repeat(70_000)));
+    const r3 = await a.t.request(b.t.agentId, 1);
+    assert.match(
+      (r3.value as { error: string }).error,
+      /the reply of 70002 bytes exceeds the 65519-byte limit/,
+    );
   });
 });
 
@@ -307,10 +313,13 @@ Deno.test("mesh relay: both agents reconnect (full login) after the relay restar
     assert.deepEqual((await a.t.request(b.t.agentId, 1)).value, { from: a.t.agentId, got: 1 });
     await relay.close();
     await waitFor(() => a.events.some((e) => e.state === "disconnected"), { what: "a noticing the loss" });
+    // A request made while the relay is away waits for the connection (within its own timeout).
+    const waiting = a.t.request(b.t.agentId, 2, { timeoutMs: 30_000 });
     relay = await startRelay({ port });
     await waitFor(() => relay.metrics().connectedAgents === 2, { what: "both agents back" });
     assert.equal(relay.metrics().resumes, 0, "the new relay knows no tokens: full logins");
-    assert.deepEqual((await a.t.request(b.t.agentId, 2)).value, { from: a.t.agentId, got: 2 });
+    assert.deepEqual((await waiting).value, { from: a.t.agentId, got: 2 });
+    assert.deepEqual((await a.t.request(b.t.agentId, 3)).value, { from: a.t.agentId, got: 3 });
   } finally {
     for (const t of open.splice(0)) await t.close();
     await relay.close();
@@ -474,6 +483,36 @@ Deno.test("mesh relay: the gate refusing an agent is an auth error; bad logins g
     assert.deepEqual(JSON.parse(await reply), { success: false, error: "invalid or expired session token" });
     await closed;
   }, { gate: (agentId) => agentId.startsWith("never") });
+});
+
+Deno.test("mesh relay: connecting to nothing, or to a non-ws URL, fails with kind connect", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close(); // nothing listens there now
+  await assert.rejects(
+    connectRelay(new URL(`ws://127.0.0.1:${port}/ws`), MeshIdentity.random()),
+    isMesh("connect", /127\.0\.0\.1/),
+  );
+  await assert.rejects(
+    connectRelay(new URL("http://127.0.0.1/ws"), MeshIdentity.random()),
+    isMesh("connect", /must start with ws:\/\/ or wss:\/\//),
+  );
+  // A server that accepts the socket but never answers the login: the connect deadline.
+  const silent = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onmessage = () => {};
+    return response;
+  });
+  try {
+    await assert.rejects(
+      connectRelay(new URL(`ws://127.0.0.1:${silent.addr.port}/ws`), MeshIdentity.random(), {
+        connectTimeoutMs: 300,
+      }),
+      isMesh("connect", /could not log in to the mesh relay .* within 300 ms/),
+    );
+  } finally {
+    await silent.shutdown();
+  }
 });
 
 Deno.test("mesh relay: close rejects pending requests with kind closed; /health and /metrics answer", async () => {
