@@ -212,6 +212,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
         return;
       }
       if (typeof data !== "string") {
+        m.authFailures++;
         phase = "done";
         return socket.close();
       }
@@ -231,6 +232,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
           return void succeed(true);
         }
         if (typeof frame.agent_id !== "string") {
+          m.authFailures++; // neither a resume nor a hello: dropped without an answer
           phase = "done";
           return socket.close();
         }
