@@ -72,6 +72,8 @@ export const SEEN_MAX = 200_000;
 /** Default timeouts, as the original: a send waits 10 s for its ack, a request 30 s. */
 export const SEND_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
+/** How long a closing transport waits for handlers' answers, then for the server's flush, ms. */
+const CLOSE_GRACE_MS = 2_000;
 /** Room left in a message for the envelope's headers (the signature header and NATS framing). */
 const HEADER_ROOM = 256;
 
@@ -256,6 +258,8 @@ class NatsTransport implements MeshTransport {
   #closing: Promise<void> | undefined;
   /** Aborted on close: pending calls reject with `closed`, handler signals abort. */
   #life = new AbortController();
+  /** Inbound messages being handled (their answers are sent before the connection closes). */
+  #inflight = new Set<Promise<void>>();
 
   constructor(
     nc: NatsConnection,
@@ -456,8 +460,14 @@ class NatsTransport implements MeshTransport {
     this.#onState?.({ state: "dropped", reason, from });
   }
 
-  async #inbound(msg: Msg): Promise<void> {
+  #inbound(msg: Msg): void {
     if (this.#closed) return;
+    const p = this.#handle(msg);
+    this.#inflight.add(p);
+    p.finally(() => this.#inflight.delete(p));
+  }
+
+  async #handle(msg: Msg): Promise<void> {
     const m = await this.#verify(msg, this.agentId);
     if (typeof m === "string") {
       const from = peekFrom(msg);
@@ -485,7 +495,7 @@ class NatsTransport implements MeshTransport {
     } catch (e) {
       value = { error: (e as Error)?.message ?? String(e) };
     }
-    if (m.type === "send" || this.#closed) return;
+    if (m.type === "send" || this.#nc.isClosed()) return;
     await this.#answer(msg, m, "reply", value).catch((e) =>
       this.#drop(`could not answer ${m.from}: ${(e as Error).message}`, m.from)
     );
@@ -512,9 +522,21 @@ class NatsTransport implements MeshTransport {
     if (this.#closing) return this.#closing;
     this.#closed = true;
     this.#life.abort();
-    this.#closing = this.#nc.close().catch(() => {});
+    this.#closing = (async () => {
+      // answers of handlers that finish now still go out (a block that answers and then ends)
+      await bounded(Promise.allSettled([...this.#inflight]), CLOSE_GRACE_MS);
+      await bounded(this.#nc.flush().catch(() => {}), CLOSE_GRACE_MS);
+      await this.#nc.close().catch(() => {});
+    })();
     return this.#closing;
   }
+}
+
+/** Waits for `p`, at most `ms`. */
+async function bounded(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
 }
 
 /** The `from` a refused message claims, for the report (never trusted). */
