@@ -22,6 +22,26 @@ export class MeshKeyError extends TypeError {
   }
 }
 
+/** The DER prefix of a PKCS#8 Ed25519 private key (RFC 8410); the 32-byte seed follows. */
+const PKCS8_ED25519_PREFIX = [
+  0x30,
+  0x2e,
+  0x02,
+  0x01,
+  0x00,
+  0x30,
+  0x05,
+  0x06,
+  0x03,
+  0x2b,
+  0x65,
+  0x70,
+  0x04,
+  0x22,
+  0x04,
+  0x20,
+];
+
 /** The length of an AgentId: 32 bytes in unpadded base64url. */
 export const AGENT_ID_LENGTH = 43;
 
@@ -74,6 +94,24 @@ export class MeshIdentity {
   /** Signs `message` and returns the signature in unpadded base64url (86 characters). */
   signText(message: Uint8Array): string {
     return encodeBase64Url(this.sign(message));
+  }
+
+  #cryptoKey: Promise<CryptoKey> | undefined;
+
+  /**
+   * The same key as a non-extractable WebCrypto signing key (made once). Deno's native Ed25519
+   * signs the very bytes `sign` does (RFC 8032 is deterministic) about three times faster, which
+   * a transport signing every message wants; the seed still never leaves this object.
+   */
+  cryptoKey(): Promise<CryptoKey> {
+    this.#cryptoKey ??= crypto.subtle.importKey(
+      "pkcs8",
+      new Uint8Array([...PKCS8_ED25519_PREFIX, ...this.#seed]),
+      { name: "Ed25519" },
+      false,
+      ["sign"],
+    );
+    return this.#cryptoKey;
   }
 
   /** Keeps the seed out of logs and inspection. */
