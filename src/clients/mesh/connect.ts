@@ -13,7 +13,7 @@
  * (deno.json `compile.include` lists them for `deno compile`).
  */
 import type { MeshIdentity } from "./identity.ts";
-import { type MeshConnectOptions, MeshError, type MeshTransport } from "./transport.ts";
+import type { MeshConnectOptions, MeshTransport } from "./transport.ts";
 
 /** A `--relay` value, understood. */
 export type MeshUrl =
@@ -93,9 +93,6 @@ export async function connectMesh(
     const { connectNats } = await import("./nats_transport.ts");
     return await connectNats(target.urls, identity, options);
   }
-  throw new MeshError(
-    "connect",
-    `connect to ${target.url} failed: the agent-mesh relay transport (ws:// and wss://) is not in ` +
-      `this build; use a nats:// URL`,
-  );
+  const { connectRelay } = await import("./relay_transport.ts");
+  return await connectRelay(new URL(target.url), identity, options);
 }
