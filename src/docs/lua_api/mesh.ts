@@ -13,7 +13,7 @@ export const MESH: Section = {
     "server or cluster (`nats://host:4222[,...]`) or an agent-mesh relay (`ws(s)://host:port/ws`). Every " +
     "message is signed; what arrives with a `from` that did not sign it is dropped. A payload table (or " +
     "nil) gets `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's correlation " +
-    "variables unless it has one. Failures are error tables `{ message, source = \"mesh\", kind, peer }` " +
+    'variables unless it has one. Failures are error tables `{ message, source = "mesh", kind, peer }` ' +
     "with `kind` one of `timeout`, `unreachable`, `closed`, `connect`, `auth`, `remote`, `too_large`, " +
     "`payload`, `protocol` or `not_connected`. Another agent's request arrives as the bus event " +
     '`{ kind = "mesh", id, payload, meta = { from } }`; the handler\'s return value is the reply.',
@@ -33,7 +33,12 @@ export const MESH: Section = {
         "acknowledged it; its handler's answer is not awaited). Waits at most 10 s.",
       params: [
         { name: "agent_id", type: "string", doc: "The target's AgentId." },
-        { name: "payload", type: "any", optional: true, doc: "A JSON value (tables, strings, numbers, ...)." },
+        {
+          name: "payload",
+          type: "any",
+          optional: true,
+          doc: "A JSON value (tables, strings, numbers, ...).",
+        },
       ],
       errors: "Raises an error table on failure (`kind`: `unreachable`, `timeout`, `too_large`, ...). " +
         NOT_CONNECTED,
@@ -43,11 +48,16 @@ export const MESH: Section = {
       kind: "function",
       name: "mesh.request",
       doc: "Asks another agent and returns its reply (JSON `null` is `std.json.null`). A peer whose " +
-        "handler raised answers `{ error = \"...\" }`, which is returned, not raised.",
+        'handler raised answers `{ error = "..." }`, which is returned, not raised.',
       params: [
         { name: "agent_id", type: "string", doc: "The target's AgentId." },
         { name: "payload", type: "any", optional: true, doc: "A JSON value." },
-        { name: "timeout", type: "number", optional: true, doc: "Seconds to wait for the reply (default 30)." },
+        {
+          name: "timeout",
+          type: "number",
+          optional: true,
+          doc: "Seconds to wait for the reply (default 30).",
+        },
       ],
       returns: [{ type: "any", doc: "The reply payload." }],
       errors: "Raises an error table when no reply comes (`timeout`), nobody listens at `agent_id` " +
