@@ -6,6 +6,7 @@ import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { LuaFloat } from "../../src/json/values.ts";
 import { resultOf, runLua, testEnv } from "../helpers.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
+import type { RunEvent } from "../../src/obs/run_events.ts";
 
 const missing = natsMissing();
 const ignore = missing !== undefined;
@@ -121,6 +122,126 @@ Deno.test(
       assert.equal(got.r5, "bye");
       assert.deepEqual(resultOf(await server), [1, 2, 3, 4, 5]);
       assert.equal((await helper).outcome.status, "returned");
+    } finally {
+      await srv.stop();
+    }
+  },
+);
+
+Deno.test({
+  name: "mesh face: the kernel records mesh traffic in the open session, payloads only when asked",
+  ignore,
+}, async () => {
+  const srv = await startNats();
+  const abort = new AbortController();
+  const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+  const b = MeshIdentity.fromSeedHex(KEY_B).agentId;
+  const rows: { kind: string; data: Record<string, unknown> }[] = [];
+  const serverRows: typeof rows = [];
+  const observer = (into: typeof rows) => (e: RunEvent) => {
+    if (e.type === "events") {
+      for (const r of e.rows) into.push({ kind: r.kind, data: r.data as Record<string, unknown> });
+    }
+  };
+  let server: ReturnType<typeof runLua> | undefined;
+  try {
+    server = runLua(
+      `require("knl").session({ owner = "srv", store = "mem" }, function()
+        mesh.on(function(ev) if ev.payload.stop then bus.stop() end return { ok = true } end)
+        bus.serve()
+      end)`,
+      { mesh: { relay: srv.url, secretKey: KEY_A }, signal: abort.signal, observe: observer(serverRows) },
+    );
+    const client = await runLua(
+      `local A = "${a}"
+      mesh.request(A, { before = "no session: not recorded" }, 10) -- waits for the server below
+      require("knl").session({ owner = "cli", store = "mem" }, function()
+        mesh.request(A, { q = "secret payload" })
+        mesh.send(A, { n = 1 })
+        pcall(mesh.request, "${MeshIdentity.random().agentId}", {})
+        mesh.request(A, { stop = true })
+      end)`.replace(
+        'mesh.request(A, { before = "no session: not recorded" }, 10)',
+        `for _ = 1, 200 do
+          local ok, e = pcall(mesh.request, A, { before = "no session" }, 10)
+          if ok then break end
+          std.task.sleep(0.05)
+        end`,
+      ),
+      { mesh: { relay: srv.url, secretKey: KEY_B }, observe: observer(rows) },
+    );
+    assert.equal(client.outcome.status, "returned", client.stderr);
+    await server;
+    const kinds = rows.map((r) => r.kind).filter((k) => k.startsWith("mesh_"));
+    assert.deepEqual(kinds, [
+      "mesh_request",
+      "mesh_reply",
+      "mesh_send",
+      "mesh_request",
+      "mesh_reply",
+      "mesh_request",
+      "mesh_reply",
+    ]);
+    const reply = rows.find((r) => r.kind === "mesh_reply")!.data;
+    assert.equal(reply.peer, a);
+    assert.equal(reply.transport, "nats");
+    assert.equal(reply.ok, true);
+    assert.ok((reply.bytes as number) > 0 && (reply.sent_bytes as number) > 0);
+    assert.ok(!JSON.stringify(rows).includes("secret payload"), "no payloads by default");
+    const failed = rows.filter((r) => r.kind === "mesh_reply")[1].data;
+    assert.equal(failed.ok, false);
+    assert.match(String(failed.error), /no agent is listening/);
+    const received = serverRows.filter((r) => r.kind === "mesh_received");
+    // the one before the client's session, the request, the send and the stop
+    assert.equal(received.length, 4, "the server's session saw each of its messages");
+    assert.equal(received[0].data.peer, b);
+    assert.ok(!("payload" in received[0].data));
+  } finally {
+    abort.abort("the test ended");
+    await Promise.allSettled([server]);
+    await srv.stop();
+  }
+});
+
+Deno.test(
+  { name: "mesh face: AGENT_BLOCK_MESH_RECORD_PAYLOADS=1 puts payloads in the records", ignore },
+  async () => {
+    const srv = await startNats();
+    const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+    const rows: { kind: string; data: Record<string, unknown> }[] = [];
+    try {
+      const server = runLua(
+        `mesh.on(function(ev) bus.stop() return { got = ev.payload.q } end) bus.serve()`,
+        {
+          mesh: { relay: srv.url, secretKey: KEY_A },
+        },
+      );
+      const client = await runLua(
+        `require("knl").session({ owner = "cli", store = "mem" }, function()
+        for _ = 1, 200 do
+          local ok, r = pcall(mesh.request, "${a}", { q = "shown" }, 10)
+          if ok then return end
+          std.task.sleep(0.05)
+        end
+      end)`,
+        {
+          mesh: { relay: srv.url, secretKey: KEY_B },
+          env: testEnv({ AGENT_BLOCK_MESH_RECORD_PAYLOADS: "1" }),
+          observe: (e) => {
+            if (e.type === "events") {
+              for (const r of e.rows) rows.push({ kind: r.kind, data: r.data as Record<string, unknown> });
+            }
+          },
+        },
+      );
+      assert.equal(client.outcome.status, "returned", client.stderr);
+      await server;
+      const req = rows.find((r) =>
+        r.kind === "mesh_request" && (r.data.payload as { q?: string })?.q === "shown"
+      );
+      assert.ok(req, JSON.stringify(rows));
+      const rep = rows.filter((r) => r.kind === "mesh_reply").at(-1)!;
+      assert.deepEqual(rep.data.payload, { got: "shown" });
     } finally {
       await srv.stop();
     }

@@ -1,0 +1,189 @@
+/**
+ * Mesh round trips: `mesh.request` between two agent-block processes against a raw request loop
+ * of the same client library, in the same run, per transport.
+ *
+ * NATS: a real `nats-server` on 127.0.0.1 (Debian's; skipped with a reason when absent). The
+ * mesh side is two CLI processes: a responder (`mesh.on` returning the payload, `bus.serve`) and
+ * a requester timing `N` sequential `mesh.request` calls in Lua after a warm-up. The raw side is
+ * a responder process echoing on a subject with `@nats-io/transport-node` and this process
+ * timing `N` sequential `nc.request` calls with the same payload. Rounds alternate (raw, mesh,
+ * raw, ...) so a change of machine load hits both; the medians are compared.
+ * Prints round trips per second for each and the ratio mesh / raw (target ≥ 0.7×).
+ *
+ * What the mesh adds per round trip: signing and verifying both messages (Ed25519 through
+ * Deno's WebCrypto), the JSON envelope, the Lua ↔ host round trip of `mesh.request`, and on the
+ * responder the bus: the event is queued, dispatched to the Lua handler as a task, and its
+ * return value converted back.
+ *
+ * The agent-mesh relay (`ws://`) gets its case in `CASES` below, beside NATS, with the raw
+ * WebSocket loop as its baseline.
+ *
+ * Run: `deno task bench mesh`.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { connect } from "@nats-io/transport-node";
+import { natsMissing, startNats } from "../tests/mesh/nats_server.ts";
+
+const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
+const CLI = join(ROOT, "cli.ts");
+const N = 2000;
+const WARMUP = 200;
+const ROUNDS = 3;
+const PAYLOAD = { q: "ping", n: 42, tags: ["a", "b"] };
+const KEY_RESPONDER = "5".repeat(64);
+const KEY_REQUESTER = "6".repeat(64);
+
+/** One transport's measurement: prints its own lines. */
+interface BenchCase {
+  name: string;
+  /** Why it cannot run here, or undefined. */
+  missing(): string | undefined;
+  run(): Promise<void>;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function block(args: string[], env: Record<string, string> = {}) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, ...args],
+    env: { NO_COLOR: "1", AGENT_BLOCK_LOG: "warn", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+const RESPONDER = `mesh.on(function(ev) return ev.payload end) bus.serve()`;
+const REQUESTER = `
+local peer = _PROMPT
+local p = std.json.decode(_CONTEXT)
+for _ = 1, 600 do -- the responder may still be starting
+  local ok, e = pcall(mesh.request, peer, p, 5)
+  if ok then break end
+  std.time.sleep(0.05)
+end
+for _ = 1, ${WARMUP} do mesh.request(peer, p) end
+local t0 = std.time.now()
+for _ = 1, ${N} do mesh.request(peer, p) end
+print(${N} / (std.time.now() - t0))`;
+
+const RAW_RESPONDER = `
+import { connect } from "@nats-io/transport-node";
+const nc = await connect({ servers: Deno.args[0] });
+nc.subscribe("bench.echo", { callback: (_e, m) => m.respond(m.data) });
+await nc.flush();
+console.log("ready");
+await nc.closed();`;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const NATS: BenchCase = {
+  name: "nats",
+  missing: natsMissing,
+  async run() {
+    const srv = await startNats();
+    const dir = await Deno.makeTempDir({ prefix: "ab_mesh_bench_" });
+    const write = (name: string, text: string) => Deno.writeTextFileSync(join(dir, name), text);
+    write("responder.lua", RESPONDER);
+    write("requester.lua", REQUESTER);
+    write("raw_responder.ts", RAW_RESPONDER);
+    const responderId =
+      (await import("../src/clients/mesh/identity.ts")).MeshIdentity.fromSeedHex(KEY_RESPONDER)
+        .agentId;
+    const host = srv.url.replace("nats://", "");
+    const responder = block([
+      "-s",
+      join(dir, "responder.lua"),
+      "--relay",
+      srv.url,
+      "--secret-key",
+      KEY_RESPONDER,
+    ])
+      .spawn();
+    const raw = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--quiet",
+        "--config",
+        join(ROOT, "deno.json"),
+        join(dir, "raw_responder.ts"),
+        host,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const nc = await connect({ servers: host });
+    try {
+      const rawReady = raw.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      while (!((await rawReady.read()).value ?? "").includes("ready")) { /* wait */ }
+      const body = enc.encode(JSON.stringify(PAYLOAD));
+      const rawRound = async () => {
+        for (let i = 0; i < WARMUP; i++) await nc.request("bench.echo", body, { timeout: 5000 });
+        const t0 = performance.now();
+        for (let i = 0; i < N; i++) await nc.request("bench.echo", body, { timeout: 5000 });
+        return N / ((performance.now() - t0) / 1000);
+      };
+      const meshRound = async () => {
+        const out = await block(
+          [
+            "-s",
+            join(dir, "requester.lua"),
+            "--relay",
+            srv.url,
+            "--secret-key",
+            KEY_REQUESTER,
+            "--prompt",
+            responderId,
+            "-c",
+            JSON.stringify(PAYLOAD),
+          ],
+        ).output();
+        if (!out.success) throw new Error(`the requester failed: ${dec.decode(out.stderr)}`);
+        return Number(dec.decode(out.stdout).trim());
+      };
+      const rawRps: number[] = [], meshRps: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        rawRps.push(await rawRound());
+        meshRps.push(await meshRound());
+      }
+      const rawM = median(rawRps), meshM = median(meshRps);
+      const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(", ");
+      console.log(`nats raw nc.request:          ${rawM.toFixed(0)} round trips/s (rounds: ${fmt(rawRps)})`);
+      console.log(
+        `nats mesh.request (2 blocks): ${meshM.toFixed(0)} round trips/s (rounds: ${fmt(meshRps)})`,
+      );
+      console.log(`nats ratio mesh / raw: ${(meshM / rawM).toFixed(2)}x (target >= 0.7x)`);
+    } finally {
+      await nc.close();
+      try {
+        responder.kill("SIGTERM");
+      } catch { /* exited */ }
+      try {
+        raw.kill("SIGTERM");
+      } catch { /* exited */ }
+      await Promise.allSettled([responder.output(), raw.status]);
+      await srv.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+};
+
+/** The transports measured; the agent-mesh relay's case (`ws://`, against a raw WebSocket loop) goes here too. */
+const CASES: BenchCase[] = [NATS];
+
+export default async function meshBench(): Promise<void> {
+  for (const c of CASES) {
+    const why = c.missing();
+    if (why) {
+      console.log(`${c.name}: skipped (${why})`);
+      continue;
+    }
+    await c.run();
+  }
+}
+
+if (import.meta.main) await meshBench();
