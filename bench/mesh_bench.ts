@@ -15,8 +15,12 @@
  * responder the bus: the event is queued, dispatched to the Lua handler as a task, and its
  * return value converted back.
  *
- * The agent-mesh relay (`ws://`) gets its case in `CASES` below, beside NATS, with the raw
- * WebSocket loop as its baseline.
+ * Relay (`ws://`): the TypeScript test relay (examples/mesh_relay.ts) in this process, its rate
+ * limit lifted (50/s would be the whole measurement). The mesh side is the same two CLI blocks;
+ * the raw side is a WebSocket request loop between two Deno processes through a bare forwarder
+ * in this process (the same topology: requester → relay → responder and back), same payload,
+ * rounds alternating likewise. Printed with its ratio; no target: on top of what the NATS path
+ * adds, the relay verifies every envelope too and the payload is Noise-encrypted both ways.
  *
  * Run: `deno task bench mesh`.
  */
@@ -24,6 +28,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect } from "@nats-io/transport-node";
 import { natsMissing, startNats } from "../tests/mesh/nats_server.ts";
+import { startRelay } from "../examples/mesh_relay.ts";
 
 const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
 const CLI = join(ROOT, "cli.ts");
@@ -172,8 +177,121 @@ const NATS: BenchCase = {
   },
 };
 
-/** The transports measured; the agent-mesh relay's case (`ws://`, against a raw WebSocket loop) goes here too. */
-const CASES: BenchCase[] = [NATS];
+/** A WebSocket request loop between two Deno processes through a forwarder in this process. */
+const RAW_WS_ECHO = `
+const ws = new WebSocket(Deno.args[0]);
+ws.onmessage = (e) => { if (e.data !== "go") ws.send(e.data); };`;
+const RAW_WS_LOOP = `
+const ws = new WebSocket(Deno.args[0]);
+let wake = () => {};
+ws.onmessage = () => wake();
+await new Promise((r) => (wake = r)); // "go": both ends are connected
+const frame = JSON.stringify(${JSON.stringify(PAYLOAD)});
+const once = () => new Promise((r) => { wake = r; ws.send(frame); });
+for (let i = 0; i < ${WARMUP}; i++) await once();
+const t0 = performance.now();
+for (let i = 0; i < ${N}; i++) await once();
+console.log(${N} / ((performance.now() - t0) / 1000));
+ws.close();`;
+
+async function rawWebSocketRound(dir: string): Promise<number> {
+  const sockets: WebSocket[] = [];
+  const forwarder = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onopen = () => {
+      sockets.push(socket);
+      if (sockets.length === 2) { for (const s of sockets) s.send("go"); }
+    };
+    socket.onmessage = (e) => sockets.find((s) => s !== socket)?.send(e.data);
+    return response;
+  });
+  const url = `ws://127.0.0.1:${forwarder.addr.port}/`;
+  const script = (name: string) => ["run", "-A", "--quiet", join(dir, name), url];
+  const echo = new Deno.Command(Deno.execPath(), {
+    args: script("ws_echo.ts"),
+    stdin: "null",
+    stdout: "null",
+  })
+    .spawn();
+  try {
+    const out = await new Deno.Command(Deno.execPath(), { args: script("ws_loop.ts"), stdin: "null" })
+      .output();
+    if (!out.success) throw new Error(`the raw WebSocket loop failed: ${dec.decode(out.stderr)}`);
+    return Number(dec.decode(out.stdout).trim());
+  } finally {
+    try {
+      echo.kill("SIGTERM");
+    } catch { /* exited */ }
+    await echo.status;
+    for (const s of sockets) s.close();
+    await forwarder.shutdown();
+  }
+}
+
+const RELAY: BenchCase = {
+  name: "relay",
+  missing: () => undefined,
+  async run() {
+    const relay = await startRelay({ rateLimit: 1e9, rateBurst: 1e9 });
+    const dir = await Deno.makeTempDir({ prefix: "ab_mesh_bench_" });
+    const write = (name: string, text: string) => Deno.writeTextFileSync(join(dir, name), text);
+    write("responder.lua", RESPONDER);
+    write("requester.lua", REQUESTER);
+    write("ws_echo.ts", RAW_WS_ECHO);
+    write("ws_loop.ts", RAW_WS_LOOP);
+    const { MeshIdentity } = await import("../src/clients/mesh/identity.ts");
+    const responderId = MeshIdentity.fromSeedHex(KEY_RESPONDER).agentId;
+    const responder = block([
+      "-s",
+      join(dir, "responder.lua"),
+      "--relay",
+      relay.url,
+      "--secret-key",
+      KEY_RESPONDER,
+    ])
+      .spawn();
+    try {
+      const meshRound = async () => {
+        const out = await block([
+          "-s",
+          join(dir, "requester.lua"),
+          "--relay",
+          relay.url,
+          "--secret-key",
+          KEY_REQUESTER,
+          "--prompt",
+          responderId,
+          "-c",
+          JSON.stringify(PAYLOAD),
+        ]).output();
+        if (!out.success) throw new Error(`the requester failed: ${dec.decode(out.stderr)}`);
+        return Number(dec.decode(out.stdout).trim());
+      };
+      const rawRps: number[] = [], meshRps: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        rawRps.push(await rawWebSocketRound(dir));
+        meshRps.push(await meshRound());
+      }
+      const rawM = median(rawRps), meshM = median(meshRps);
+      const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(", ");
+      console.log(`relay raw WebSocket loop:      ${rawM.toFixed(0)} round trips/s (rounds: ${fmt(rawRps)})`);
+      console.log(
+        `relay mesh.request (2 blocks): ${meshM.toFixed(0)} round trips/s (rounds: ${fmt(meshRps)})`,
+      );
+      console.log(`relay ratio mesh / raw: ${(meshM / rawM).toFixed(2)}x (no target)`);
+    } finally {
+      try {
+        responder.kill("SIGTERM");
+      } catch { /* exited */ }
+      await responder.output();
+      await relay.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+};
+
+/** The transports measured. */
+const CASES: BenchCase[] = [NATS, RELAY];
 
 export default async function meshBench(): Promise<void> {
   for (const c of CASES) {

@@ -163,7 +163,7 @@ Deno.test("mesh relay cli: a relay that is not there, or whose gate refuses the 
   assert.equal(down.code, 1, down.stderr);
   assert.match(
     down.stderr,
-    new RegExp(`error: mesh: cannot reach the mesh relay ws://127\\.0\\.0\\.1:${freePort}/ws`),
+    new RegExp(`error: mesh: connect to ws://127\\.0\\.0\\.1:${freePort}/ws failed: cannot reach the relay`),
   );
   const relay = await startRelay({ gate: (id) => id !== ID(KEY_A) });
   try {
@@ -175,7 +175,7 @@ Deno.test("mesh relay cli: a relay that is not there, or whose gate refuses the 
     assert.equal(denied.code, 1, denied.stderr);
     assert.match(
       denied.stderr,
-      /error: mesh: the mesh relay .* closed the connection right after login: its gate does not admit/,
+      /error: mesh: connect to .* failed: the relay closed the connection right after login: its gate does not admit/,
     );
     const admitted = await runCli(["-s", "m.lua", "--relay", relay.url, "--secret-key", KEY_B], {
       cwd: dir,

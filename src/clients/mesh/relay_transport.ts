@@ -24,6 +24,8 @@
  *   once the relay has registered the socket, so a close before it returns means the relay's gate
  *   refused this agent (kind `auth`), and a relay that drops our envelopes (a signature it does
  *   not accept) fails the connect instead of silently swallowing every later message.
+ * - Frames are signed and sent through one queue, in the order they were made; `close()` lets
+ *   what is queued (a handler's reply that just finished) leave before the socket closes.
  * - On a lost connection, requests in flight fail (kind `connect`), sessions are cleared, and
  *   the transport reconnects with capped, jittered backoff until closed: with the session token
  *   while it is fresh, else with a full login.
@@ -31,7 +33,7 @@
 import { parseJson } from "../../json/codec.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import {
-  buildEnvelope,
+  buildEnvelopeAsync,
   encodeEnvelope,
   type EnvelopeDraft,
   type MeshEnvelope,
@@ -207,6 +209,7 @@ class RelayTransport implements MeshTransport {
   #token: { value: string; issuedAt: number } | undefined;
   #probes = new Map<string, Deferred<void>>();
   #reading: Promise<void> = Promise.resolve();
+  #sending: Promise<void> = Promise.resolve();
   readonly #peers = new Map<string, PeerState>();
   readonly #pending = new Map<string, Pending>();
   readonly #inflight = new Map<string, AbortController>();
@@ -232,12 +235,14 @@ class RelayTransport implements MeshTransport {
     return this.#closing.signal.aborted;
   }
 
+  /** The first connection; its failure names the URL (`connect to URL failed: ...`). */
   async start(): Promise<void> {
     try {
       await this.#connectOnce();
     } catch (e) {
       await this.close();
-      throw e;
+      if (!(e instanceof MeshError) || e.kind === "closed") throw e;
+      throw new MeshError(e.kind, `connect to ${this.#url.href} failed: ${e.message}`);
     }
   }
 
@@ -245,13 +250,12 @@ class RelayTransport implements MeshTransport {
 
   /** One connection attempt: open, log in (resume if possible), confirm with the probe. */
   async #connectOnce(): Promise<void> {
-    const url = this.#url.href;
     const dl = deadline(
       this.#t.connectTimeoutMs,
       () =>
         new MeshError(
           "connect",
-          `could not log in to the mesh relay ${url} within ${this.#t.connectTimeoutMs} ms`,
+          `no login within ${this.#t.connectTimeoutMs} ms`,
         ),
       this.#closing.signal,
       this.#opts.signal,
@@ -283,19 +287,19 @@ class RelayTransport implements MeshTransport {
     try {
       ws = new WebSocket(url);
     } catch (e) {
-      throw new MeshError("connect", `cannot connect to the mesh relay ${url}: ${messageOf(e)}`);
+      throw new MeshError("connect", `cannot connect: ${messageOf(e)}`);
     }
     const opened = deferred<void>();
     ws.onopen = () => opened.resolve();
     ws.onmessage = (ev) => frames.push(ev.data);
     ws.onerror = (ev) => {
-      const why = `cannot reach the mesh relay ${url}: ${(ev as ErrorEvent).message ?? "connection error"}`;
+      const why = `cannot reach the relay: ${(ev as ErrorEvent).message ?? "connection error"}`;
       opened.reject(new MeshError("connect", why));
       frames.close(why);
     };
     let loggedIn = false;
     ws.onclose = (ev) => {
-      const why = `the mesh relay ${url} closed the connection during login (code ${ev.code})`;
+      const why = `the relay closed the connection during login (code ${ev.code})`;
       opened.reject(new MeshError("connect", why));
       frames.close(why);
     };
@@ -310,7 +314,7 @@ class RelayTransport implements MeshTransport {
         const challenge = await frames.next(signal);
         if (typeof challenge.nonce !== "string") {
           if (challenge.success === false) result = challenge;
-          else throw new MeshError("protocol", `the mesh relay ${url} sent no login nonce`);
+          else throw new MeshError("protocol", "the relay sent no login nonce");
         } else {
           const signature = this.#id.signText(encoder.encode(challenge.nonce));
           ws.send(JSON.stringify({ agent_id: this.agentId, signature }));
@@ -319,7 +323,7 @@ class RelayTransport implements MeshTransport {
       }
       if (result!.success !== true || typeof result!.session_token !== "string") {
         const why = typeof result!.error === "string" ? result!.error : "no reason given";
-        throw new MeshError("auth", `the mesh relay ${url} refused the login of ${this.agentId}: ${why}`);
+        throw new MeshError("auth", `the relay refused the login of ${this.agentId}: ${why}`);
       }
       this.#token = { value: result!.session_token, issuedAt: Date.now() };
       // Logged in: from here frames go to the read loop; the probe confirms registration.
@@ -334,7 +338,7 @@ class RelayTransport implements MeshTransport {
       if (ws.readyState !== WebSocket.OPEN) {
         throw new MeshError(
           "auth",
-          `the mesh relay ${url} closed the connection right after login: its gate does not admit ${this.agentId}`,
+          `the relay closed the connection right after login: its gate does not admit ${this.agentId}`,
         );
       }
       loggedIn = true;
@@ -357,9 +361,7 @@ class RelayTransport implements MeshTransport {
   async #probe(ws: WebSocket, signal: AbortSignal): Promise<void> {
     while (!signal.aborted && ws.readyState === WebSocket.OPEN) {
       const back = deferred<void>();
-      const e = this.#envelope({ to: this.agentId, msgType: "control", payloadText: "null" });
-      this.#probes.set(e.id, back);
-      ws.send(encodeEnvelope(e));
+      this.#probes.set(this.#send(ws, { to: this.agentId, msgType: "control", payloadText: "null" }), back);
       const retry = new AbortController();
       const timer = setTimeout(() => retry.abort(), this.#t.probeRetryMs);
       try {
@@ -409,8 +411,20 @@ class RelayTransport implements MeshTransport {
     return this.#isUp && this.#ws ? Promise.resolve(this.#ws) : race(this.#up.promise, signal);
   }
 
-  #envelope(draft: EnvelopeDraft): MeshEnvelope {
-    return buildEnvelope(this.#id, draft);
+  /**
+   * Signs and sends an envelope, returning its id at once. Sends are queued: frames leave in the
+   * order of these calls (a Noise counter is spent when the payload is sealed, before this call,
+   * so the order must hold), each signed by the platform's native Ed25519.
+   */
+  #send(ws: WebSocket, draft: EnvelopeDraft): string {
+    const withId = { ...draft, id: draft.id ?? crypto.randomUUID() };
+    this.#sending = this.#sending
+      .then(() => buildEnvelopeAsync(this.#id, withId))
+      .then((env) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(encodeEnvelope(env));
+      })
+      .catch((e) => this.#drop(`an envelope this agent could not send: ${messageOf(e)}`));
+    return withId.id;
   }
 
   #drop(reason: string, from?: string): void {
@@ -474,16 +488,8 @@ class RelayTransport implements MeshTransport {
       return this.#drop("a handshake whose payload is not base64url", peer);
     }
     const state = this.#peers.get(peer);
-    const send = (inReplyTo: string, msg: Uint8Array) => {
-      const out = this.#envelope({
-        to: peer,
-        msgType: "handshake",
-        inReplyTo,
-        payloadText: `"${encodeBase64Url(msg)}"`,
-      });
-      ws.send(encodeEnvelope(out));
-      return out.id;
-    };
+    const send = (inReplyTo: string, msg: Uint8Array) =>
+      this.#send(ws, { to: peer, msgType: "handshake", inReplyTo, payloadText: `"${encodeBase64Url(msg)}"` });
     try {
       if (env.inReplyTo === undefined) {
         // Message 1: the peer starts (or restarts) a handshake; we respond.
@@ -617,14 +623,13 @@ class RelayTransport implements MeshTransport {
       }
       payloadText = `"${encodeBase64Url(state.session.seal(plain))}"`;
     }
-    const env = this.#envelope({
+    this.#send(ws, {
       to: request.from,
       msgType: "response",
       inReplyTo: request.id,
       payloadText,
       encrypted: request.encrypted,
     });
-    ws.send(encodeEnvelope(env));
   }
 
   // ---- the API ----
@@ -656,7 +661,7 @@ class RelayTransport implements MeshTransport {
       options.signal,
       this.#closing.signal,
     );
-    let sent: MeshEnvelope | undefined;
+    let sent: string | undefined;
     let peerState: PeerState | undefined;
     try {
       const ws = await this.#whenUp(dl.signal);
@@ -665,22 +670,22 @@ class RelayTransport implements MeshTransport {
       peerState = this.#peers.get(to);
       stage = "its reply";
       const reply = deferred<{ value: unknown; bytes: number }>();
-      sent = this.#envelope({
+      sent = crypto.randomUUID();
+      this.#pending.set(sent, { to, reply });
+      this.#send(ws, {
+        id: sent,
         to,
         msgType: "request",
         payloadText: `"${encodeBase64Url(session.seal(plain))}"`,
         encrypted: true,
       });
-      this.#pending.set(sent.id, { to, reply });
-      ws.send(encodeEnvelope(sent));
       const r = await race(reply.promise, dl.signal);
       return { value: r.value, sentBytes: plain.length, receivedBytes: r.bytes };
     } catch (e) {
       if (dl.timedOut()) {
         // The peer may have restarted and lost its session: start afresh next time.
         if (sent && this.#isUp && this.#ws) {
-          const cancel = this.#envelope({ to, msgType: "cancel", inReplyTo: sent.id, payloadText: "null" });
-          this.#ws.send(encodeEnvelope(cancel));
+          this.#send(this.#ws, { to, msgType: "cancel", inReplyTo: sent, payloadText: "null" });
         }
         const now = this.#peers.get(to);
         if (now && (now === peerState || now.phase !== "established")) this.#peers.delete(to);
@@ -691,7 +696,7 @@ class RelayTransport implements MeshTransport {
       throw e;
     } finally {
       dl.clear();
-      if (sent) this.#pending.delete(sent.id);
+      if (sent) this.#pending.delete(sent);
     }
   }
 
@@ -701,14 +706,13 @@ class RelayTransport implements MeshTransport {
     if (state?.phase === "established") return Promise.resolve(state.session);
     if (!state) {
       const hs = new NoiseHandshake(true, { staticKey: this.#static });
-      const first = this.#envelope({
+      const first = this.#send(ws, {
         to: peer,
         msgType: "handshake",
         payloadText: `"${encodeBase64Url(hs.writeMessage())}"`,
       });
-      state = { phase: "initiating", hs, awaitId: first.id, ready: deferred() };
+      state = { phase: "initiating", hs, awaitId: first, ready: deferred() };
       this.#peers.set(peer, state);
-      ws.send(encodeEnvelope(first));
     }
     return race(state.ready.promise, signal);
   }
@@ -744,10 +748,12 @@ class RelayTransport implements MeshTransport {
     this.#ws = undefined;
     this.#isUp = false;
     if (ws && ws.readyState !== WebSocket.CLOSED) {
+      // Frames already queued (a handler's reply that just finished) leave before the close.
       const done = deferred<void>();
+      const timer = setTimeout(() => done.resolve(), 2_000);
+      await Promise.race([this.#sending, done.promise]);
       ws.onclose = () => done.resolve();
       ws.close(1000);
-      const timer = setTimeout(() => done.resolve(), 2_000);
       await done.promise;
       clearTimeout(timer);
     }

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { MeshIdentity } from "../../../src/clients/mesh/identity.ts";
 import {
   buildEnvelope,
+  buildEnvelopeAsync,
   encodeEnvelope,
   parseEnvelope,
   signedText,
@@ -36,7 +37,7 @@ const REPLY_FRAME = `{"id":"6c67a1d0-5b7e-4c1a-9f3e-2d4b8a6c0fb1","from":"${BID}
   `"msg_type":"response","in_reply_to":"2f0c122f-8913-43b8-9d9c-37a0d9d903c2","payload":"c2VhbGVk",` +
   `"encrypted":true,"signature":"${REPLY_SIG}","timestamp":1796053647900}`;
 
-Deno.test("mesh envelope: golden signed text, signature and frame of a plaintext request", () => {
+Deno.test("mesh envelope: golden signed text, signature and frame of a plaintext request", async () => {
   assert.equal(A.agentId, AID);
   assert.equal(B.agentId, BID);
   const payload = { text: "hi", capability: "echo", n: new LuaFloat(2), small: 0.000001 };
@@ -51,6 +52,8 @@ Deno.test("mesh envelope: golden signed text, signature and frame of a plaintext
   assert.equal(e.signature, REQUEST_SIG);
   assert.equal(encodeEnvelope(e), REQUEST_FRAME);
   assert.ok(verifyEnvelope(parseEnvelope(REQUEST_FRAME)));
+  const native = await buildEnvelopeAsync(A, { ...e, payloadText: e.payloadText });
+  assert.equal(native.signature, REQUEST_SIG, "the native signer gives the same signature");
 });
 
 Deno.test("mesh envelope: golden encrypted reply (in_reply_to and encrypted on the wire)", () => {

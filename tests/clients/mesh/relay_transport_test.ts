@@ -440,7 +440,7 @@ Deno.test("mesh relay: the gate refusing an agent is an auth error; bad logins g
   await withRelay(async (relay) => {
     await assert.rejects(
       connectRelay(new URL(relay.url), MeshIdentity.random()),
-      isMesh("auth", /closed the connection right after login: its gate does not admit/),
+      isMesh("auth", /failed: the relay closed the connection right after login: its gate does not admit/),
     );
     const id = MeshIdentity.random();
     const attempt = async (response: (nonce: string) => unknown) => {
@@ -491,7 +491,7 @@ Deno.test("mesh relay: connecting to nothing, or to a non-ws URL, fails with kin
   listener.close(); // nothing listens there now
   await assert.rejects(
     connectRelay(new URL(`ws://127.0.0.1:${port}/ws`), MeshIdentity.random()),
-    isMesh("connect", /127\.0\.0\.1/),
+    isMesh("connect", /^connect to ws:\/\/127\.0\.0\.1:\d+\/ws failed: cannot reach the relay/),
   );
   await assert.rejects(
     connectRelay(new URL("http://127.0.0.1/ws"), MeshIdentity.random()),
@@ -508,7 +508,7 @@ Deno.test("mesh relay: connecting to nothing, or to a non-ws URL, fails with kin
       connectRelay(new URL(`ws://127.0.0.1:${silent.addr.port}/ws`), MeshIdentity.random(), {
         connectTimeoutMs: 300,
       }),
-      isMesh("connect", /could not log in to the mesh relay .* within 300 ms/),
+      isMesh("connect", /^connect to ws:\/\/127\.0\.0\.1:\d+\/ws failed: no login within 300 ms$/),
     );
   } finally {
     await silent.shutdown();
