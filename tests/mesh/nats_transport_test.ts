@@ -79,8 +79,9 @@ Deno.test(
       release = undefined!;
       const pending = a.request(b.agentId, {}, { timeoutMs: 20_000 });
       await waitFor(() => release !== undefined, { what: "the request to arrive" });
+      const closed = meshError(() => pending); // awaited before the close rejects it
       await a.close();
-      const e4 = await meshError(() => pending);
+      const e4 = await closed;
       assert.deepEqual(e4.kind, "closed");
       release();
       const e5 = await meshError(() => a.request(b.agentId, {}));
