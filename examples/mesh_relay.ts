@@ -25,7 +25,7 @@
 import { agentIdKey } from "../src/clients/mesh/identity.ts";
 import { decodeBase64Url, encodeBase64Url } from "../src/clients/mesh/base64url.ts";
 import { verifySignature } from "../src/clients/mesh/identity.ts";
-import { encodeEnvelope, parseEnvelope, verifyEnvelopeAsync } from "../src/clients/mesh/envelope.ts";
+import { encodeEnvelope, parseEnvelope, verifyEnvelope } from "../src/clients/mesh/envelope.ts";
 
 /** How a relay behaves; the defaults are the Rust relay's. */
 export interface RelayOptions {
@@ -154,7 +154,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     m.buffered++;
   };
 
-  const onEnvelope = async (agentId: string, data: string) => {
+  const onEnvelope = (agentId: string, data: string) => {
     let env;
     try {
       env = parseEnvelope(data, "reprint", "uuid-crate");
@@ -166,7 +166,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
       m.rejected++;
       return log(`from mismatch: authenticated ${agentId}, envelope says ${env.from}`);
     }
-    if (!(await verifyEnvelopeAsync(env))) {
+    if (!verifyEnvelope(env)) {
       m.rejected++;
       return log(`signature verification failed for envelope ${env.id} from ${agentId}`);
     }
@@ -182,7 +182,6 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     let phase: "first" | "challenge" | "ready" | "done" = "first";
     let agentId = "";
     let nonce = "";
-    let reading = Promise.resolve(); // one frame after the other, in order
     const fail = (error: string) => {
       m.authFailures++;
       log(`auth failed for ${agentId || "?"}: ${error}`);
@@ -208,7 +207,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     socket.onmessage = (ev) => {
       const data = ev.data;
       if (phase === "ready") {
-        if (typeof data === "string") reading = reading.then(() => onEnvelope(agentId, data));
+        if (typeof data === "string") onEnvelope(agentId, data);
         return;
       }
       if (typeof data !== "string") {

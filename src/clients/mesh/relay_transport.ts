@@ -13,8 +13,9 @@
  *   handshake beyond `MAX_HANDSHAKES` in progress are dropped and reported through `onState`
  *   as `dropped`, never answered.
  * - Frames are handled one at a time in arrival order (Noise counters depend on it; signatures
- *   are checked with the platform's native Ed25519); handlers run outside that loop, so a
- *   handler may make requests of its own. A reply goes out on the socket its request came by.
+ *   are made and checked with the platform's native Ed25519, synchronously); handlers run
+ *   outside that loop, so a handler may make requests of its own. A reply goes out on the socket
+ *   its request came by.
  * - A handshake message 1 carries no `in_reply_to` and message 3 always does, so a peer that
  *   restarts mid-handshake starts over instead of wedging the session (the Rust SDK's bug).
  *   When both sides start at once, the smaller AgentId's handshake wins.
@@ -24,8 +25,8 @@
  *   once the relay has registered the socket, so a close before it returns means the relay's gate
  *   refused this agent (kind `auth`), and a relay that drops our envelopes (a signature it does
  *   not accept) fails the connect instead of silently swallowing every later message.
- * - Frames are signed and sent through one queue, in the order they were made; `close()` lets
- *   what is queued (a handler's reply that just finished) leave before the socket closes.
+ * - A frame is signed and sent in the same step as its payload is sealed, so frames leave in
+ *   Noise counter order, and a reply that is ready when `close()` starts is already out.
  * - On a lost connection, requests in flight fail (kind `connect`), sessions are cleared, and
  *   the transport reconnects with capped, jittered backoff until closed: with the session token
  *   while it is fresh, else with a full login.
@@ -33,12 +34,12 @@
 import { parseJson } from "../../json/codec.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import {
-  buildEnvelopeAsync,
+  buildEnvelope,
   encodeEnvelope,
   type EnvelopeDraft,
   type MeshEnvelope,
   parseEnvelope,
-  verifyEnvelopeAsync,
+  verifyEnvelope,
 } from "./envelope.ts";
 import type { MeshIdentity } from "./identity.ts";
 import { MAX_PLAINTEXT, NoiseHandshake, type NoiseSession } from "./noise.ts";
@@ -208,8 +209,6 @@ class RelayTransport implements MeshTransport {
   #isUp = false;
   #token: { value: string; issuedAt: number } | undefined;
   #probes = new Map<string, Deferred<void>>();
-  #reading: Promise<void> = Promise.resolve();
-  #sending: Promise<void> = Promise.resolve();
   readonly #peers = new Map<string, PeerState>();
   readonly #pending = new Map<string, Pending>();
   readonly #inflight = new Map<string, AbortController>();
@@ -412,19 +411,13 @@ class RelayTransport implements MeshTransport {
   }
 
   /**
-   * Signs and sends an envelope, returning its id at once. Sends are queued: frames leave in the
-   * order of these calls (a Noise counter is spent when the payload is sealed, before this call,
-   * so the order must hold), each signed by the platform's native Ed25519.
+   * Signs and sends an envelope at once (so frames leave in the order their payloads were sealed,
+   * which the peer's Noise counter needs); returns its id.
    */
   #send(ws: WebSocket, draft: EnvelopeDraft): string {
-    const withId = { ...draft, id: draft.id ?? crypto.randomUUID() };
-    this.#sending = this.#sending
-      .then(() => buildEnvelopeAsync(this.#id, withId))
-      .then((env) => {
-        if (ws.readyState === WebSocket.OPEN) ws.send(encodeEnvelope(env));
-      })
-      .catch((e) => this.#drop(`an envelope this agent could not send: ${messageOf(e)}`));
-    return withId.id;
+    const env = buildEnvelope(this.#id, draft);
+    if (ws.readyState === WebSocket.OPEN) ws.send(encodeEnvelope(env));
+    return env.id;
   }
 
   #drop(reason: string, from?: string): void {
@@ -433,14 +426,16 @@ class RelayTransport implements MeshTransport {
 
   // ---- the read loop ----
 
-  /** Queues a frame: frames are handled one after the other, in arrival order. */
+  /** Handles one frame, synchronously: frames are handled in arrival order. */
   #read(ws: WebSocket, data: unknown): void {
-    this.#reading = this.#reading.then(() => this.#onFrame(ws, data)).catch((e) =>
-      this.#drop(`a frame that failed to process: ${messageOf(e)}`)
-    );
+    try {
+      this.#onFrame(ws, data);
+    } catch (e) {
+      this.#drop(`a frame that failed to process: ${messageOf(e)}`);
+    }
   }
 
-  async #onFrame(ws: WebSocket, data: unknown): Promise<void> {
+  #onFrame(ws: WebSocket, data: unknown): void {
     if (this.#closed) return;
     if (typeof data !== "string") return this.#drop("a binary frame");
     if (data.length > this.#t.maxFrameChars) {
@@ -453,10 +448,7 @@ class RelayTransport implements MeshTransport {
       return this.#drop(messageOf(e));
     }
     if (env.to !== this.agentId) return this.#drop(`an envelope addressed to ${env.to}`, env.from);
-    if (!(await verifyEnvelopeAsync(env))) {
-      return this.#drop("an envelope whose signature does not verify", env.from);
-    }
-    if (this.#closed) return;
+    if (!verifyEnvelope(env)) return this.#drop("an envelope whose signature does not verify", env.from);
     switch (env.msgType) {
       case "control":
         if (env.from === this.agentId && this.#probes.has(env.id)) return this.#probes.get(env.id)!.resolve();
@@ -748,12 +740,10 @@ class RelayTransport implements MeshTransport {
     this.#ws = undefined;
     this.#isUp = false;
     if (ws && ws.readyState !== WebSocket.CLOSED) {
-      // Frames already queued (a handler's reply that just finished) leave before the close.
       const done = deferred<void>();
-      const timer = setTimeout(() => done.resolve(), 2_000);
-      await Promise.race([this.#sending, done.promise]);
       ws.onclose = () => done.resolve();
       ws.close(1000);
+      const timer = setTimeout(() => done.resolve(), 2_000);
       await done.promise;
       clearTimeout(timer);
     }
