@@ -89,29 +89,66 @@ await nc.closed();`;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** A temporary directory holding the bench scripts, and the responder's AgentId. */
+async function benchDir(extra: Record<string, string>): Promise<{ dir: string; responderId: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "ab_mesh_bench_" });
+  const files = { "responder.lua": RESPONDER, "requester.lua": REQUESTER, ...extra };
+  for (const [name, text] of Object.entries(files)) Deno.writeTextFileSync(join(dir, name), text);
+  const { MeshIdentity } = await import("../src/clients/mesh/identity.ts");
+  return { dir, responderId: MeshIdentity.fromSeedHex(KEY_RESPONDER).agentId };
+}
+
+/** The responder block on `relay` (a `--relay` URL). */
+function spawnResponder(dir: string, relay: string): Deno.ChildProcess {
+  return block(["-s", join(dir, "responder.lua"), "--relay", relay, "--secret-key", KEY_RESPONDER]).spawn();
+}
+
+/** One round of the requester block: its round trips per second. */
+async function meshRound(dir: string, relay: string, responderId: string): Promise<number> {
+  const out = await block([
+    "-s",
+    join(dir, "requester.lua"),
+    "--relay",
+    relay,
+    "--secret-key",
+    KEY_REQUESTER,
+    "--prompt",
+    responderId,
+    "-c",
+    JSON.stringify(PAYLOAD),
+  ]).output();
+  if (!out.success) throw new Error(`the requester failed: ${dec.decode(out.stderr)}`);
+  return Number(dec.decode(out.stdout).trim());
+}
+
+/** Alternating rounds (raw, mesh, raw, ...); prints the medians and the ratio. */
+async function compare(
+  name: string,
+  rawLabel: string,
+  target: string,
+  rawRound: () => Promise<number>,
+  mesh: () => Promise<number>,
+): Promise<void> {
+  const rawRps: number[] = [], meshRps: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    rawRps.push(await rawRound());
+    meshRps.push(await mesh());
+  }
+  const rawM = median(rawRps), meshM = median(meshRps);
+  const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(", ");
+  console.log(`${name} ${rawLabel}: ${rawM.toFixed(0)} round trips/s (rounds: ${fmt(rawRps)})`);
+  console.log(`${name} mesh.request (2 blocks): ${meshM.toFixed(0)} round trips/s (rounds: ${fmt(meshRps)})`);
+  console.log(`${name} ratio mesh / raw: ${(meshM / rawM).toFixed(2)}x (${target})`);
+}
+
 const NATS: BenchCase = {
   name: "nats",
   missing: natsMissing,
   async run() {
     const srv = await startNats();
-    const dir = await Deno.makeTempDir({ prefix: "ab_mesh_bench_" });
-    const write = (name: string, text: string) => Deno.writeTextFileSync(join(dir, name), text);
-    write("responder.lua", RESPONDER);
-    write("requester.lua", REQUESTER);
-    write("raw_responder.ts", RAW_RESPONDER);
-    const responderId =
-      (await import("../src/clients/mesh/identity.ts")).MeshIdentity.fromSeedHex(KEY_RESPONDER)
-        .agentId;
+    const { dir, responderId } = await benchDir({ "raw_responder.ts": RAW_RESPONDER });
     const host = srv.url.replace("nats://", "");
-    const responder = block([
-      "-s",
-      join(dir, "responder.lua"),
-      "--relay",
-      srv.url,
-      "--secret-key",
-      KEY_RESPONDER,
-    ])
-      .spawn();
+    const responder = spawnResponder(dir, srv.url);
     const raw = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -137,36 +174,13 @@ const NATS: BenchCase = {
         for (let i = 0; i < N; i++) await nc.request("bench.echo", body, { timeout: 5000 });
         return N / ((performance.now() - t0) / 1000);
       };
-      const meshRound = async () => {
-        const out = await block(
-          [
-            "-s",
-            join(dir, "requester.lua"),
-            "--relay",
-            srv.url,
-            "--secret-key",
-            KEY_REQUESTER,
-            "--prompt",
-            responderId,
-            "-c",
-            JSON.stringify(PAYLOAD),
-          ],
-        ).output();
-        if (!out.success) throw new Error(`the requester failed: ${dec.decode(out.stderr)}`);
-        return Number(dec.decode(out.stdout).trim());
-      };
-      const rawRps: number[] = [], meshRps: number[] = [];
-      for (let r = 0; r < ROUNDS; r++) {
-        rawRps.push(await rawRound());
-        meshRps.push(await meshRound());
-      }
-      const rawM = median(rawRps), meshM = median(meshRps);
-      const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(", ");
-      console.log(`nats raw nc.request:          ${rawM.toFixed(0)} round trips/s (rounds: ${fmt(rawRps)})`);
-      console.log(
-        `nats mesh.request (2 blocks): ${meshM.toFixed(0)} round trips/s (rounds: ${fmt(meshRps)})`,
+      await compare(
+        "nats",
+        "raw nc.request",
+        "target >= 0.7x",
+        rawRound,
+        () => meshRound(dir, srv.url, responderId),
       );
-      console.log(`nats ratio mesh / raw: ${(meshM / rawM).toFixed(2)}x (target >= 0.7x)`);
     } finally {
       await nc.close();
       try {
@@ -238,52 +252,16 @@ const RELAY: BenchCase = {
   missing: () => undefined,
   async run() {
     const relay = await startRelay({ rateLimit: 1e9, rateBurst: 1e9 });
-    const dir = await Deno.makeTempDir({ prefix: "ab_mesh_bench_" });
-    const write = (name: string, text: string) => Deno.writeTextFileSync(join(dir, name), text);
-    write("responder.lua", RESPONDER);
-    write("requester.lua", REQUESTER);
-    write("ws_echo.ts", RAW_WS_ECHO);
-    write("ws_loop.ts", RAW_WS_LOOP);
-    const { MeshIdentity } = await import("../src/clients/mesh/identity.ts");
-    const responderId = MeshIdentity.fromSeedHex(KEY_RESPONDER).agentId;
-    const responder = block([
-      "-s",
-      join(dir, "responder.lua"),
-      "--relay",
-      relay.url,
-      "--secret-key",
-      KEY_RESPONDER,
-    ])
-      .spawn();
+    const { dir, responderId } = await benchDir({ "ws_echo.ts": RAW_WS_ECHO, "ws_loop.ts": RAW_WS_LOOP });
+    const responder = spawnResponder(dir, relay.url);
     try {
-      const meshRound = async () => {
-        const out = await block([
-          "-s",
-          join(dir, "requester.lua"),
-          "--relay",
-          relay.url,
-          "--secret-key",
-          KEY_REQUESTER,
-          "--prompt",
-          responderId,
-          "-c",
-          JSON.stringify(PAYLOAD),
-        ]).output();
-        if (!out.success) throw new Error(`the requester failed: ${dec.decode(out.stderr)}`);
-        return Number(dec.decode(out.stdout).trim());
-      };
-      const rawRps: number[] = [], meshRps: number[] = [];
-      for (let r = 0; r < ROUNDS; r++) {
-        rawRps.push(await rawWebSocketRound(dir));
-        meshRps.push(await meshRound());
-      }
-      const rawM = median(rawRps), meshM = median(meshRps);
-      const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(", ");
-      console.log(`relay raw WebSocket loop:      ${rawM.toFixed(0)} round trips/s (rounds: ${fmt(rawRps)})`);
-      console.log(
-        `relay mesh.request (2 blocks): ${meshM.toFixed(0)} round trips/s (rounds: ${fmt(meshRps)})`,
+      await compare(
+        "relay",
+        "raw WebSocket loop",
+        "no target",
+        () => rawWebSocketRound(dir),
+        () => meshRound(dir, relay.url, responderId),
       );
-      console.log(`relay ratio mesh / raw: ${(meshM / rawM).toFixed(2)}x (no target)`);
     } finally {
       try {
         responder.kill("SIGTERM");

@@ -3,7 +3,16 @@
 // edge's errors (not connected, bad key, bad URL, unreachable server).
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, REPO_ROOT, runCli, tempProject, testEnv, waitFor } from "../helpers.ts";
+import {
+  finishBlock as finish,
+  pathExists as exists,
+  REPO_ROOT,
+  runCli,
+  spawnBlock,
+  tempProject,
+  testEnv,
+  waitFor,
+} from "../helpers.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
 
@@ -63,29 +72,6 @@ out.me = mesh.agent_id()
 print(std.json.encode(out))
 `;
 
-function spawnBlock(dir: string, script: string, args: string[], env: Record<string, string> = {}) {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", CLI, "-s", script, ...args],
-    cwd: dir,
-    env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-cli", ...env }),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
-async function finish(child: Deno.ChildProcess, what: string) {
-  const r = await child.output();
-  const out = {
-    code: r.code,
-    stdout: new TextDecoder().decode(r.stdout),
-    stderr: new TextDecoder().decode(r.stderr),
-  };
-  assert.equal(out.code, 0, `${what} exited ${out.code}:\n${out.stderr}`);
-  return out;
-}
-
 Deno.test(
   {
     name:
@@ -104,11 +90,27 @@ Deno.test(
       }
     };
     const procs = [
-      spawnBlock(dir, "server.lua", ["--relay", srv.url, "--secret-key", KEY_A, "--prompt", b]),
-      spawnBlock(dir, "helper.lua", ["--relay", srv.url, "--secret-key", KEY_C]),
-      spawnBlock(dir, "client.lua", ["--relay", srv.url, "--prompt", `${a} ${c}`], {
-        AGENT_BLOCK_MESH_SECRET_KEY: KEY_B,
-      }),
+      spawnBlock(
+        dir,
+        "server.lua",
+        ["--relay", srv.url, "--secret-key", KEY_A, "--prompt", b],
+        testEnv({ AGENT_BLOCK_TRACE_ID: "trace-cli" }),
+      ),
+      spawnBlock(
+        dir,
+        "helper.lua",
+        ["--relay", srv.url, "--secret-key", KEY_C],
+        testEnv({ AGENT_BLOCK_TRACE_ID: "trace-cli" }),
+      ),
+      spawnBlock(
+        dir,
+        "client.lua",
+        ["--relay", srv.url, "--prompt", `${a} ${c}`],
+        testEnv({
+          AGENT_BLOCK_TRACE_ID: "trace-cli",
+          AGENT_BLOCK_MESH_SECRET_KEY: KEY_B,
+        }),
+      ),
     ];
     try {
       await waitFor(() => exists(join(dir, "phase1")), {
@@ -155,15 +157,6 @@ Deno.test(
     }
   },
 );
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("mesh cli: without --relay every mesh function raises the not-connected error (exit 1)", async () => {
   const dir = await tempProject({ "m.lua": 'mesh.send("x", {})' });

@@ -4,7 +4,16 @@
 // is not there.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, runCli, tempProject, testEnv, waitFor } from "../helpers.ts";
+import {
+  finishBlock as finish,
+  pathExists as exists,
+  runCli,
+  spawnBlock,
+  stopBlocks,
+  tempProject,
+  testEnv,
+  waitFor,
+} from "../helpers.ts";
 import { startRelay } from "../../examples/mesh_relay.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 
@@ -12,6 +21,7 @@ const KEY_A = "a".repeat(64);
 const KEY_B = "b".repeat(64);
 const KEY_C = "c".repeat(64);
 const ID = (k: string) => MeshIdentity.fromSeedHex(k).agentId;
+const TRACE = "trace-relay";
 
 // A: answers, asks C from inside a handler, stops when told.
 const SERVER = `
@@ -60,49 +70,33 @@ out.me = mesh.agent_id()
 print(std.json.encode(out))
 `;
 
-function spawnBlock(dir: string, script: string, args: string[], env: Record<string, string> = {}) {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", CLI, "-s", script, ...args],
-    cwd: dir,
-    env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-relay", ...env }),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
-async function finish(child: Deno.ChildProcess, what: string) {
-  const r = await child.output();
-  const out = {
-    code: r.code,
-    stdout: new TextDecoder().decode(r.stdout),
-    stderr: new TextDecoder().decode(r.stderr),
-  };
-  assert.equal(out.code, 0, `${what} exited ${out.code}:\n${out.stderr}`);
-  return out;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 Deno.test("mesh relay cli: three blocks request, send and nest over the relay, and survive its restart", async () => {
   let relay = await startRelay();
   const port = relay.port;
   const dir = await tempProject({ "server.lua": SERVER, "helper.lua": HELPER, "client.lua": CLIENT });
   const [a, b, c] = [ID(KEY_A), ID(KEY_B), ID(KEY_C)];
   const procs = [
-    spawnBlock(dir, "server.lua", ["--relay", relay.url, "--secret-key", KEY_A]),
-    spawnBlock(dir, "helper.lua", ["--relay", relay.url, "--secret-key", KEY_C]),
-    spawnBlock(dir, "client.lua", ["--relay", relay.url, "--prompt", `${a} ${c}`], {
-      AGENT_BLOCK_MESH_SECRET_KEY: KEY_B,
-    }),
+    spawnBlock(
+      dir,
+      "server.lua",
+      ["--relay", relay.url, "--secret-key", KEY_A],
+      testEnv({ AGENT_BLOCK_TRACE_ID: TRACE }),
+    ),
+    spawnBlock(
+      dir,
+      "helper.lua",
+      ["--relay", relay.url, "--secret-key", KEY_C],
+      testEnv({ AGENT_BLOCK_TRACE_ID: TRACE }),
+    ),
+    spawnBlock(
+      dir,
+      "client.lua",
+      ["--relay", relay.url, "--prompt", `${a} ${c}`],
+      testEnv({
+        AGENT_BLOCK_TRACE_ID: TRACE,
+        AGENT_BLOCK_MESH_SECRET_KEY: KEY_B,
+      }),
+    ),
   ];
   try {
     await waitFor(() => exists(join(dir, "phase1")), { what: "the client's first phase", timeoutMs: 60_000 });
@@ -133,12 +127,7 @@ Deno.test("mesh relay cli: three blocks request, send and nest over the relay, a
     assert.match(server.stderr + helper.stderr + client.stderr, /mesh: lost .*reconnecting/);
     assert.doesNotMatch(server.stderr + client.stderr + helper.stderr, /AgentId changes every run/);
   } finally {
-    for (const p of procs) {
-      try {
-        p.kill("SIGKILL");
-      } catch { /* exited */ }
-    }
-    await Promise.allSettled(procs.map((p) => p.status));
+    await stopBlocks(procs);
     await relay.close();
   }
 });
