@@ -49,6 +49,15 @@ export {
 export type { Tree } from "./src/proc/tree.ts";
 export { runBlock as runSpec, type RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
+export type { MeshSpec } from "./src/host/mesh_open.ts";
+export type {
+  MeshCallOptions,
+  MeshErrorKind,
+  MeshHandler,
+  MeshInbound,
+  MeshReply,
+  MeshTransport,
+} from "./src/clients/mesh/transport.ts";
 export { lazily, type LazyTriggers } from "./src/host/lazy.ts";
 export { Logger, type LogLevel } from "./src/obs/log.ts";
 export { Secrets, type SecretSource } from "./src/obs/secrets.ts";

@@ -394,3 +394,57 @@ export async function runFsTools(dir: string, body: string, opts = ALL_FS_TOOLS)
   if (r.outcome.status !== "returned") throw new Error(JSON.stringify(r.outcome));
   return r.outcome.value as string;
 }
+
+/**
+ * Starts `agent-block -s script ...args` in `dir` as a long-running subprocess (stdout and stderr
+ * piped, the environment exactly `env`, e.g. `testEnv({...})`). Pair with `finishBlock` or
+ * `stopBlocks`.
+ */
+export function spawnBlock(
+  dir: string,
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, "-s", script, ...args],
+    cwd: dir,
+    env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/** Waits for a spawned block to exit and returns its output; fails the test unless it exited 0. */
+export async function finishBlock(child: Deno.ChildProcess, what: string): Promise<CliRun> {
+  const r = await child.output();
+  const out = {
+    code: r.code,
+    stdout: new TextDecoder().decode(r.stdout),
+    stderr: new TextDecoder().decode(r.stderr),
+  };
+  if (out.code !== 0) throw new Error(`${what} exited ${out.code}:\n${out.stderr}`);
+  return out;
+}
+
+/** Kills whatever of `procs` still runs and waits for all of them. */
+export async function stopBlocks(procs: Deno.ChildProcess[]): Promise<void> {
+  for (const p of procs) {
+    try {
+      p.kill("SIGKILL");
+    } catch { /* exited */ }
+  }
+  await Promise.allSettled(procs.map((p) => p.status));
+}
+
+/** True when `path` exists. */
+export function pathExists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1542,3 +1542,57 @@ function mcp.set_elicitation_handler(server_name, handler) end
 ---@param server_name string The server name.
 ---@param handler? fun(server_name: string): { uri: string, name: string? }[] The callback (a Lua function; closures work).
 function mcp.set_roots_handler(server_name, handler) end
+
+-- mesh --------------------------------------------------------------------------------------------
+
+---Messages between agents, addressed by AgentId (the 43-character base64url public key of the run's `--secret-key`). The run joins the mesh before the script starts when `--relay` names a NATS server or cluster (`nats://host:4222[,...]`) or an agent-mesh relay (`ws(s)://host:port/ws`). Every message is signed; what arrives with a `from` that did not sign it is dropped. A payload table (or nil) gets `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's correlation variables unless it has one. Failures are error tables `{ message, source = "mesh", kind, peer }` with `kind` one of `timeout`, `unreachable`, `closed`, `connect`, `auth`, `remote`, `too_large`, `payload`, `protocol` or `not_connected`. Another agent's request arrives as the bus event `{ kind = "mesh", id, payload, meta = { from } }`; the handler's return value is the reply.
+---@class mesh
+mesh = {}
+
+---This agent's AgentId, the address other agents send to.
+---
+---Errors: Without `--relay` it raises `mesh.<name>: mesh not connected (no --relay specified)`.
+---
+---```lua
+---log.info("reach me at " .. mesh.agent_id())
+---```
+---@return string # 43 characters of base64url.
+function mesh.agent_id() end
+
+---Delivers `payload` to another agent and returns once it arrived (over NATS: the receiver acknowledged it; its handler's answer is not awaited). Waits at most 10 s.
+---
+---Errors: Raises an error table on failure (`kind`: `unreachable`, `timeout`, `too_large`, ...). Without `--relay` it raises `mesh.<name>: mesh not connected (no --relay specified)`.
+---
+---```lua
+---mesh.send(peer, { event = "done", items = 3 })
+---```
+---@param agent_id string The target's AgentId.
+---@param payload? any A JSON value (tables, strings, numbers, ...).
+function mesh.send(agent_id, payload) end
+
+---Asks another agent and returns its reply (JSON `null` is `std.json.null`). A peer whose handler raised answers `{ error = "..." }`, which is returned, not raised.
+---
+---Errors: Raises an error table when no reply comes (`timeout`), nobody listens at `agent_id` (`unreachable`), or the payload cannot travel (`too_large`, `payload`). Without `--relay` it raises `mesh.<name>: mesh not connected (no --relay specified)`.
+---
+---```lua
+---local r = mesh.request(peer, { q = "status" }, 5)
+---if r.error then log.warn(r.error) end
+---```
+---@param agent_id string The target's AgentId.
+---@param payload? any A JSON value.
+---@param timeout? number Seconds to wait for the reply (default 30).
+---@return any # The reply payload.
+function mesh.request(agent_id, payload, timeout) end
+
+---Handles requests from other agents: the same as `bus.on("mesh", fn)`. The handler gets `{ kind, id, payload, meta = { from } }` while the script runs `bus.serve()`; what it returns is the reply, what it raises is answered as `{ error = message }`. It may itself call `mesh.request`.
+---
+---Errors: Without `--relay` it raises `mesh.<name>: mesh not connected (no --relay specified)`.
+---
+---```lua
+---mesh.on(function(ev)
+---  return { echo = ev.payload, from = ev.meta.from }
+---end)
+---bus.serve()
+---```
+---@param fn fun(event: bus.Event): any The handler.
+function mesh.on(fn) end

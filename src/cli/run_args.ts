@@ -52,6 +52,8 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     "mcp-timeout-secs": { type: "string" },
     progress: { type: "boolean" },
     events: { type: "string" },
+    relay: { type: "string" },
+    "secret-key": { type: "string" },
     sandbox: { type: "boolean" },
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },

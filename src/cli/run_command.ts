@@ -63,6 +63,10 @@ Options:
                            (env AGENT_BLOCK_PROGRESS=1)
       --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
                            shape of "knl export --as events" (- for stderr)
+      --relay URL          join the mesh: nats://host:4222[,nats://...] (a NATS server or
+                           cluster) or ws(s)://host:port/ws (an agent-mesh relay)
+      --secret-key HEX     mesh identity, 64 hex characters (env AGENT_BLOCK_MESH_SECRET_KEY,
+                           also from .env; default: a random key, new every run)
       --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
                            README; also AGENT_BLOCK_SANDBOX=1)
   -V, --version            print agent-block's version and commit, Deno's and Lua's
@@ -226,6 +230,8 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
       .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
       .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)
       .signal(stop.signal);
+    if (s.relay !== undefined) config.relay(s.relay);
+    if (s.secretKey !== undefined) config.secretKey(s.secretKey);
     if (s.prompt !== undefined) config.prompt(s.prompt);
     if (s.context !== undefined) config.context(s.context);
     for (const o of watch?.observers ?? []) config.observe(o);

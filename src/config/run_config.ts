@@ -6,11 +6,15 @@
  * - `labels` — object of string values;
  * - `cpu_limit_secs`, `memory_limit_mb` — positive numbers;
  * - `mcp_timeout_secs` — a positive integer;
- * - `progress` — a boolean (`--progress`); `events` — a non-empty string, a file or `-` (`--events`).
+ * - `progress` — a boolean (`--progress`); `events` — a non-empty string, a file or `-` (`--events`);
+ * - `relay` — a mesh URL (`--relay`: `nats://...` or `ws(s)://...`). The secret key has no field
+ *   on purpose: a config file is easily committed; it comes from `--secret-key` or the
+ *   environment (`AGENT_BLOCK_MESH_SECRET_KEY`, also from the project's `.env`).
  * Unknown fields are refused (a typo must not silently change nothing). Every error names the
  * file and the field.
  */
 import { AgentBlockError } from "../errors.ts";
+import { checkRelay } from "./settings.ts";
 
 /** A parsed `--config` file. */
 export interface RunConfig {
@@ -24,6 +28,7 @@ export interface RunConfig {
   mcp_timeout_secs?: number;
   progress?: boolean;
   events?: string;
+  relay?: string;
 }
 
 const KNOWN = new Set([
@@ -37,6 +42,7 @@ const KNOWN = new Set([
   "mcp_timeout_secs",
   "progress",
   "events",
+  "relay",
 ]);
 
 function typeName(v: unknown): string {
@@ -92,6 +98,13 @@ export function validateRunConfig(data: unknown, file: string): RunConfig {
       );
     }
     out.events = obj.events;
+  }
+  if (obj.relay !== undefined) {
+    if (typeof obj.relay !== "string") {
+      throw new AgentBlockError(`${file}: field 'relay' must be a string, got ${typeName(obj.relay)}`);
+    }
+    checkRelay(obj.relay, `${file}: field 'relay'`, (m) => new AgentBlockError(m));
+    out.relay = obj.relay;
   }
   for (const k of ["cpu_limit_secs", "memory_limit_mb", "mcp_timeout_secs"] as const) {
     const v = obj[k];

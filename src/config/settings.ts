@@ -27,6 +27,7 @@
  */
 import { AgentBlockError, UsageError } from "../errors.ts";
 import type { RunConfig } from "./run_config.ts";
+import { MeshUrlError, parseMeshUrl, secretKeyProblem } from "../clients/mesh/connect.ts";
 
 /** Parsed flag values, as `parseFlags` answers them. */
 export type FlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;
@@ -51,6 +52,10 @@ export interface RunFlags {
   progress?: true;
   /** `--events FILE` (`-`: stderr). */
   events?: string;
+  /** `--relay URL`: the mesh to join. */
+  relay?: string;
+  /** `--secret-key HEX`: the mesh identity. */
+  secretKey?: string;
 }
 
 /** The layered settings of one run (what to run and with what limits). */
@@ -73,6 +78,10 @@ export interface LayeredRunSettings {
   progress: boolean;
   /** Stream the run's kernel events as JSON Lines to this file (`-`: stderr). */
   events?: string;
+  /** The mesh to join (`--relay`, the config's `relay`). */
+  relay?: string;
+  /** The mesh identity (`--secret-key`; else the run's `AGENT_BLOCK_MESH_SECRET_KEY`). */
+  secretKey?: string;
 }
 
 /**
@@ -152,9 +161,18 @@ export function runFlags(values: FlagValues): RunFlags {
   if (events !== undefined && events.trim() === "") {
     throw new UsageError("--events must be a file path, or - for stderr; got ''");
   }
+  const relay = str(values, "relay");
+  if (relay !== undefined) checkRelay(relay, "--relay", (m) => new UsageError(m));
+  const secretKey = str(values, "secret-key");
+  if (secretKey !== undefined) {
+    const why = secretKeyProblem(secretKey);
+    if (why !== undefined) throw new UsageError(`--secret-key: ${why}`);
+  }
   return {
     script,
     block,
+    relay,
+    secretKey,
     project: str(values, "project"),
     prompt: str(values, "prompt"),
     context: str(values, "context"),
@@ -192,7 +210,19 @@ export function resolveRunSettings(
       config.mcp_timeout_secs ?? 30,
     progress: flags.progress ?? envSwitch(env, "AGENT_BLOCK_PROGRESS") ?? config.progress ?? false,
     events: flags.events ?? config.events,
+    relay: flags.relay ?? config.relay,
+    secretKey: flags.secretKey,
   };
+}
+
+/** Refuses a mesh URL `parseMeshUrl` does not take, with `error` (a usage error for a flag). */
+export function checkRelay(url: string, source: string, error: (message: string) => Error): void {
+  try {
+    parseMeshUrl(url, source);
+  } catch (e) {
+    if (e instanceof MeshUrlError) throw error(e.message);
+    throw e;
+  }
 }
 
 const OFF = new Set(["", "0", "false", "no", "off"]);

@@ -14,6 +14,8 @@ import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
 import type { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
+import type { MeshTransport } from "../clients/mesh/transport.ts";
+import type { BusHost } from "./bus.ts";
 
 /** The run a host module is installed for. */
 export interface RunContext {
@@ -60,6 +62,17 @@ export interface RunContext {
    * the MCP host its connects and calls. `undefined` when nothing watches: then do nothing extra.
    */
   observe: RunObserver | undefined;
+  /**
+   * The run's mesh connection (`--relay`), opened before the script runs, and the bus its inbound
+   * requests are emitted into (kind `mesh`); `undefined` without `--relay`.
+   */
+  mesh: { transport: MeshTransport; bus: BusHost } | undefined;
+  /**
+   * Records host traffic (mesh messages) as an event of the run's innermost open kernel session;
+   * set by the kernel's host module once installed (`knl.ts`), a no-op while no session is open.
+   * `undefined` when the run never touched the kernel: nothing is recorded then.
+   */
+  recordTraffic?: (kind: string, data: Record<string, unknown>) => void;
   /** Records that the run opened the kernel session `id` (the SDK reports them). */
   sessionOpened(id: string): void;
   /**

@@ -37,6 +37,9 @@
  * - The busy timeout (`AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`) is the run's for its own commits and
  *   reads; a file's connection opens with the first opener's (see `store.ts`).
  * - `meta` and `data` are JSON objects; integral floats keep their floatness.
+ * - Host traffic the run reports (`run.recordTraffic`: `mesh_send`, `mesh_request`, `mesh_reply`,
+ *   `mesh_received`) is appended, deferred, to the session this run opened last and still has
+ *   open; with no session open it is not recorded.
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import type { RunContext } from "./context.ts";
@@ -409,6 +412,16 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     for (const w of handles) warned(w, () => w.close());
     memory?.store.close(); // the run's private log ends with it; file connections stay the process's
   });
+
+  // Host traffic (mesh messages: `src/host/mesh.ts`) goes to the innermost session this run has
+  // open, deferred like a beat's events (committed before the run next acts on the world).
+  run.recordTraffic = (kind, data) => {
+    let last: { store: EventWriter; id: string } | undefined;
+    for (const s of open.values()) last = s;
+    if (!last || last.store.closed) return;
+    last.store.defer({ stream: last.id, kind, data: clean(stringifyJson(data)), meta: "{}" });
+    engine.effectPending();
+  };
 
   engine.exec(setupSource, "=ab:knl");
 }

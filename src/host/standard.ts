@@ -29,6 +29,7 @@ import { installSh } from "./sh.ts";
 import { installStores } from "./stores/index.ts";
 import { type BusHost, busModule, installBus } from "./bus.ts";
 import { installHttp } from "./http.ts";
+import { installMesh } from "./mesh.ts";
 
 const LAZY_BUS = lazily({ tables: ["bus"] }, installBus);
 
@@ -52,6 +53,7 @@ export const STANDARD_MODULES: readonly HostModule[] = [
   LAZY_BUS,
   lazily({ tables: ["http"] }, installHttp),
   lazily({ tables: ["mcp"] }, installMcp),
+  lazily({ tables: ["mesh"] }, installMesh),
 ];
 
 /**

@@ -34,6 +34,7 @@ import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv, taskGraceMs } from "../run_env.ts";
 import { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
+import type { MeshSpec } from "../host/mesh_open.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
@@ -98,6 +99,13 @@ export interface RunSpec {
   llmFetch?: typeof fetch;
   /** Told the id of every kernel session the run opens (`knl.session`, `agent.run`). */
   onSessionOpen?: (id: string) => void;
+  /**
+   * Joins the mesh before the script runs (`--relay`, `--secret-key`: `src/host/mesh_open.ts`);
+   * absent: `mesh.*` raises "mesh not connected". A mesh that will not connect, or a bad key, is
+   * a run that never started (exit 1). Inbound requests go to `bus` (or a fresh bus), installed
+   * before the script runs.
+   */
+  mesh?: MeshSpec;
   /**
    * Watches the run (`src/obs/run_events.ts`): kernel commits, MCP connects and calls. It must not
    * throw — pass `fanOut(...)`'s guarded function. The `end` event is the caller's to send.
@@ -197,6 +205,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     mcpTimeoutMs: spec.mcpTimeoutMs ?? 30_000,
     llmFetch: spec.llmFetch,
     observe: spec.observe,
+    mesh: undefined,
     sessionOpened: spec.onSessionOpen ?? (() => {}),
     onCleanup: (fn) => cleanups.push(fn),
   };
@@ -223,10 +232,23 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
 
   let engine: LuaEngine | undefined;
   try {
+    if (spec.mesh) {
+      // loaded only for a run with --relay: the transports cost nothing otherwise
+      const { openMesh, MeshStartError } = await import("../host/mesh_open.ts");
+      try {
+        run.mesh = await openMesh(spec.mesh, run, spec.bus, spec.signal);
+      } catch (e) {
+        if (e instanceof MeshStartError) return outcome = notStarted(secrets.scrub(e.message));
+        throw e;
+      }
+    }
     engine = await LuaEngine.create(spec.limits ?? {});
     engine.onWarning = (m) => log.warn(m);
     installCore(engine, run, resolver);
-    for (const install of standardModules(spec.bus, spec.busEager ?? false)) install(engine, run);
+    const bus = run.mesh?.bus ?? spec.bus;
+    for (const install of standardModules(bus, (spec.busEager ?? false) || run.mesh !== undefined)) {
+      install(engine, run);
+    }
     for (const install of spec.modules ?? []) install(engine, run);
     engine.exec(prelude, "=ab:prelude");
     engine.setGlobal("_SCRIPT_NAME", script.name);

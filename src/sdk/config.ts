@@ -20,6 +20,7 @@ import type { JsonValue } from "../json/codec.ts";
 import type { BusHandler, BusHost } from "../host/bus.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import { BlockError } from "./errors.ts";
+import { MeshUrlError, parseMeshUrl, secretKeyProblem } from "../clients/mesh/connect.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
 import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
 
@@ -122,6 +123,16 @@ export interface BlockConfigFields {
   timeoutMs?: number;
   /** Timeout of every MCP request, ms (default 30 000). */
   mcpRpcTimeoutMs?: number;
+  /**
+   * Joins the mesh before the script runs (`--relay`): `nats://host:port[,...]` or
+   * `ws(s)://host:port/ws`; without it `mesh.*` raises "mesh not connected".
+   */
+  relay?: string;
+  /**
+   * The mesh identity (`--secret-key`): 64 hex characters, an Ed25519 seed. Default: the run's
+   * `AGENT_BLOCK_MESH_SECRET_KEY`, else a random key (the AgentId then changes every run).
+   */
+  secretKey?: string;
   /** TypeScript functions registered as Lua tools. */
   hostTools?: readonly HostTool[];
   /** Paths of the kv, sql, ts and kernel stores. */
@@ -219,6 +230,25 @@ function positive(field: string, v: number | undefined): number | undefined {
     fail(`${field} must be a positive number, got ${show(v)}`);
   }
   return v;
+}
+
+function checkRelay(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  if (typeof url !== "string") fail(`relay must be a string, got ${show(url)}`);
+  try {
+    parseMeshUrl(url, "relay");
+  } catch (e) {
+    if (e instanceof MeshUrlError) fail(e.message);
+    throw e;
+  }
+  return url;
+}
+
+function checkSecretKey(hex: string | undefined): string | undefined {
+  if (hex === undefined) return undefined;
+  const why = secretKeyProblem(hex);
+  if (why !== undefined) fail(`secretKey: ${why}`);
+  return hex;
 }
 
 function stringRecord(field: string, r: Readonly<Record<string, string>> | undefined) {
@@ -347,6 +377,10 @@ export class BlockConfig {
   readonly timeoutMs?: number;
   /** MCP request timeout, ms. */
   readonly mcpRpcTimeoutMs: number;
+  /** The mesh to join (`--relay`). */
+  readonly relay?: string;
+  /** The mesh identity's seed, hex (`--secret-key`). */
+  readonly secretKey?: string;
   /** Host tools. */
   readonly hostTools: readonly HostTool[];
   /** Store paths. */
@@ -413,6 +447,8 @@ export class BlockConfig {
     this.signal = f.signal;
     this.timeoutMs = positive("timeoutMs", f.timeoutMs);
     this.mcpRpcTimeoutMs = positive("mcpRpcTimeoutMs", f.mcpRpcTimeoutMs) ?? 30_000;
+    this.relay = checkRelay(f.relay);
+    this.secretKey = checkSecretKey(f.secretKey);
     this.hostTools = checkHostTools(f.hostTools ?? []);
     this.stores = checkStores(f.stores);
     this.fetch = f.fetch;
@@ -565,6 +601,16 @@ export class BlockConfigBuilder {
   /** Timeout of every MCP request, ms. */
   mcpRpcTimeoutMs(ms: number): this {
     this.#f.mcpRpcTimeoutMs = ms;
+    return this;
+  }
+  /** Joins the mesh at `url` before the script runs (`nats://...` or `ws(s)://.../ws`). */
+  relay(url: string): this {
+    this.#f.relay = url;
+    return this;
+  }
+  /** The mesh identity: 64 hex characters (an Ed25519 seed). */
+  secretKey(hex: string): this {
+    this.#f.secretKey = hex;
     return this;
   }
   /** Adds a host tool. */

@@ -248,6 +248,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
       busEager: config.bus !== undefined || config.autoServeBus,
       signal: clock.signal,
       mcpTimeoutMs: config.mcpRpcTimeoutMs,
+      mesh: config.relay !== undefined ? { relay: config.relay, secretKey: config.secretKey } : undefined,
       llmFetch: config.fetch,
       onSessionOpen: (id) => sessions.push(id),
       observe,

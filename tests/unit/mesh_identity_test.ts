@@ -1,6 +1,12 @@
 // The mesh identity against RFC 8032 §7.1 test 1 and the strict AgentId/base64url rules.
 import assert from "node:assert/strict";
-import { agentIdKey, MeshIdentity, MeshKeyError, verifySignature } from "../../src/clients/mesh/identity.ts";
+import {
+  agentIdKey,
+  MeshIdentity,
+  MeshKeyError,
+  NativeVerifier,
+  verifySignature,
+} from "../../src/clients/mesh/identity.ts";
 import { decodeBase64Url, encodeBase64Url, encodeHex } from "../../src/clients/mesh/base64url.ts";
 
 const RFC8032_TEST1_SEED = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
@@ -58,4 +64,23 @@ Deno.test("mesh identity: base64url is strict (no padding, no trailing bits, url
     /expected 43 characters, got 44/,
   );
   assert.throws(() => agentIdKey("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURp"), /trailing bits/);
+});
+
+Deno.test("mesh identity: the native signer and verifier give the same answers as the pure-JS ones", () => {
+  const id = MeshIdentity.fromSeedHex(RFC8032_TEST1_SEED);
+  assert.equal(encodeHex(id.signNative(new Uint8Array())), RFC8032_TEST1_SIG);
+  const v = new NativeVerifier();
+  for (const text of ["", "hello", "x".repeat(5000)]) {
+    const msg = new TextEncoder().encode(text);
+    const sig = id.signNative(msg);
+    assert.deepEqual(sig, id.sign(msg));
+    assert.equal(v.verify(id.agentId, msg, sig), true);
+    assert.equal(v.verify(id.agentId, msg, encodeBase64Url(sig)), true);
+    const bad = sig.slice();
+    bad[0] ^= 1;
+    assert.equal(v.verify(id.agentId, msg, bad), false);
+    assert.equal(v.verify(MeshIdentity.random().agentId, msg, sig), false);
+  }
+  assert.equal(v.verify("not an id", new Uint8Array(), new Uint8Array(64)), false);
+  assert.equal(v.verify(id.agentId, new Uint8Array(), "AA="), false);
 });

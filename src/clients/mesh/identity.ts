@@ -12,6 +12,14 @@
  * leaves this object: it is not enumerable and not printed.
  */
 import { ed25519 } from "@noble/curves/ed25519.js";
+import { Buffer } from "node:buffer";
+import {
+  createPrivateKey,
+  createPublicKey,
+  type KeyObject,
+  sign as nodeSign,
+  verify as nodeVerify,
+} from "node:crypto";
 import { decodeBase64Url, decodeHex, encodeBase64Url } from "./base64url.ts";
 
 /** Why a secret key or AgentId was refused. */
@@ -21,6 +29,29 @@ export class MeshKeyError extends TypeError {
     this.name = "MeshKeyError";
   }
 }
+
+/** The DER prefix of a PKCS#8 Ed25519 private key (RFC 8410); the 32-byte seed follows. */
+const PKCS8_ED25519_PREFIX = [
+  0x30,
+  0x2e,
+  0x02,
+  0x01,
+  0x00,
+  0x30,
+  0x05,
+  0x06,
+  0x03,
+  0x2b,
+  0x65,
+  0x70,
+  0x04,
+  0x22,
+  0x04,
+  0x20,
+];
+
+/** The DER prefix of an SPKI Ed25519 public key (RFC 8410); the 32-byte key follows. */
+const SPKI_ED25519_PREFIX = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
 
 /** The length of an AgentId: 32 bytes in unpadded base64url. */
 export const AGENT_ID_LENGTH = 43;
@@ -76,6 +107,23 @@ export class MeshIdentity {
     return encodeBase64Url(this.sign(message));
   }
 
+  #native: KeyObject | undefined;
+
+  /**
+   * Signs `message` through Deno's native Ed25519 (`node:crypto`): the same 64 bytes as `sign`
+   * (RFC 8032 is deterministic; a test holds them equal), synchronous, and about fifteen times
+   * faster than the pure-JS signer, which a transport signing every message wants. The key object
+   * is made once; the seed still never leaves this object.
+   */
+  signNative(message: Uint8Array): Uint8Array {
+    this.#native ??= createPrivateKey({
+      key: Buffer.from([...PKCS8_ED25519_PREFIX, ...this.#seed]),
+      format: "der",
+      type: "pkcs8",
+    });
+    return new Uint8Array(nodeSign(null, message, this.#native));
+  }
+
   /** Keeps the seed out of logs and inspection. */
   toJSON(): { agentId: string } {
     return { agentId: this.agentId };
@@ -113,5 +161,38 @@ export function verifySignature(
     return ed25519.verify(sig, message, agentIdKey(agentId), { zip215: false });
   } catch {
     return false;
+  }
+}
+
+/**
+ * Verifies signatures of many AgentIds through Deno's native Ed25519 (`node:crypto`, synchronous,
+ * about fifteen times faster than `verifySignature`), keeping each peer's key object (at most
+ * `max`, the oldest evicted first). The same answers as `verifySignature` for well-formed input;
+ * a malformed AgentId or signature is simply not valid (false), never an exception.
+ */
+export class NativeVerifier {
+  #keys = new Map<string, KeyObject>();
+
+  constructor(readonly max = 1024) {}
+
+  /** True when `signature` is `agentId`'s signature of `message`. */
+  verify(agentId: string, message: Uint8Array, signature: Uint8Array | string): boolean {
+    try {
+      const sig = typeof signature === "string" ? decodeBase64Url(signature) : signature;
+      if (sig.length !== 64) return false;
+      let key = this.#keys.get(agentId);
+      if (!key) {
+        key = createPublicKey({
+          key: Buffer.from([...SPKI_ED25519_PREFIX, ...agentIdKey(agentId)]),
+          format: "der",
+          type: "spki",
+        });
+        if (this.#keys.size >= this.max) this.#keys.delete(this.#keys.keys().next().value!);
+        this.#keys.set(agentId, key);
+      }
+      return nodeVerify(null, message, key, sig);
+    } catch {
+      return false;
+    }
   }
 }

@@ -27,6 +27,7 @@ export type MeshErrorKind =
   | "connect" // could not reach or log in to the relay / server
   | "auth" // the relay / server refused this identity or credentials
   | "remote" // the peer answered with an error envelope
+  | "unreachable" // nobody listens at the target (NATS: no responders)
   | "too_large" // the payload exceeds the transport's per-message limit
   | "payload" // the payload has no JSON form (a function, NaN, a non-UTF-8 string)
   | "protocol"; // the peer or relay broke the protocol (bad frame, failed decryption)
@@ -97,7 +98,8 @@ export interface MeshTransport {
   readonly kind: "relay" | "nats";
   /**
    * Delivers `payload` to `to`. The relay has no one-way message, so there this is a request
-   * whose reply is awaited and thrown away; NATS publishes and resolves once the server has it.
+   * whose reply is awaited and thrown away; NATS publishes it as a request the receiver acks as
+   * soon as the message verified (before its handler runs), so an absent peer fails the send.
    * @returns the bytes sent
    * @throws MeshError
    */

@@ -4,7 +4,7 @@
  * generated from (`src/docs/render_*.ts`, `tools/gen_lua_api.ts`, `agent-block types`).
  *
  * Invariant, held by `tests/docs/lua_api_test.ts` against a real run: every function and value a
- * script can reach through the agent-block globals (`std.*`, `sh`, `tool`, `mcp`, `llm`, `bus`,
+ * script can reach through the agent-block globals (`std.*`, `sh`, `tool`, `mcp`, `mesh`, `llm`, `bus`,
  * `job`, `http`, `log`, the run's `_PROMPT`/`_CONTEXT`/`_SCRIPT_NAME`), through
  * `require("agent")`, `require("knl")`, the packs `policy` and `supervisor` and the consumer
  * `coding`, the methods of task handles, kernel sessions, stores and supervisor watches, and the
@@ -23,6 +23,7 @@ import { HTTP, SH } from "./sh_http.ts";
 import { BUS, TOOL } from "./tool_bus.ts";
 import { LLM } from "./llm.ts";
 import { MCP } from "./mcp.ts";
+import { MESH } from "./mesh.ts";
 import { AGENT } from "./agent.ts";
 import { KNL } from "./knl.ts";
 import { LSPEC } from "./lspec.ts";
@@ -51,6 +52,7 @@ export const LUA_API: readonly Section[] = [
   LOG,
   LLM,
   MCP,
+  MESH,
   AGENT,
   KNL,
   POLICY,

@@ -1,0 +1,98 @@
+/**
+ * Opening a mesh connection: picks the transport by the URL's scheme and loads it on demand.
+ *
+ * Owns the `--relay` URL rules: `nats://host[:port]` (several, comma-separated, form one NATS
+ * cluster; credentials as `nats://token@host` or `nats://user:pass@host`, or through
+ * `MeshConnectOptions`) selects `nats_transport.ts`; `ws://` / `wss://` selects the agent-mesh
+ * relay (`relay_transport.ts`). Anything else is refused with a message naming the flag and the
+ * value (`parseMeshUrl`, which the CLI also calls so a bad flag is a usage error before anything
+ * starts).
+ *
+ * Why lazily: a run without `--relay` must not pay for the NATS client or the relay's crypto, so
+ * this module imports only the contract; each transport is imported when a run connects
+ * (deno.json `compile.include` lists them for `deno compile`).
+ */
+import type { MeshIdentity } from "./identity.ts";
+import type { MeshConnectOptions, MeshTransport } from "./transport.ts";
+
+/** A `--relay` value, understood. */
+export type MeshUrl =
+  | { kind: "nats"; urls: string[] }
+  | { kind: "relay"; url: string };
+
+/** Why a `--relay` value was refused (a usage error at the edge). */
+export class MeshUrlError extends TypeError {
+  constructor(message: string) {
+    super(message);
+    this.name = "MeshUrlError";
+  }
+}
+
+/**
+ * Reads a `--relay` value.
+ * @param flag how errors name where the value came from (`--relay`)
+ * @throws MeshUrlError naming `flag` and the value (credentials removed)
+ */
+export function parseMeshUrl(value: string, flag = "--relay"): MeshUrl {
+  const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const shown = (raw: string) => raw.replace(/\/\/[^/@]*@/, "//");
+  const bad = (why: string) =>
+    new MeshUrlError(
+      `${flag}: ${why}, got '${shown(value)}' (expected nats://host:port[,nats://host:port...], ` +
+        `ws://host:port/ws or wss://host/ws)`,
+    );
+  if (parts.length === 0) throw bad("empty");
+  const urls = parts.map((p) => {
+    try {
+      return new URL(p);
+    } catch {
+      throw bad(`'${shown(p)}' is not a URL`);
+    }
+  });
+  const schemes = new Set(urls.map((u) => u.protocol));
+  if (schemes.size === 1 && schemes.has("nats:")) {
+    for (const u of urls) {
+      if (u.hostname === "") throw bad("a nats URL needs a host");
+      if (u.pathname !== "" && u.pathname !== "/") throw bad("a nats URL has no path");
+    }
+    return { kind: "nats", urls: parts };
+  }
+  if (urls.length === 1 && (schemes.has("ws:") || schemes.has("wss:"))) {
+    if (urls[0].hostname === "") throw bad("a relay URL needs a host");
+    return { kind: "relay", url: parts[0] };
+  }
+  if (urls.length > 1) throw bad("only nats:// URLs can be listed (a cluster)");
+  throw bad(`unknown scheme '${urls[0].protocol}'`);
+}
+
+/**
+ * Why `hex` is not a secret key (64 hex characters, surrounding whitespace ignored), or
+ * `undefined` when it is one. The same rule as `MeshIdentity.fromSeedHex`, without loading the
+ * signature code (the edge checks flags before anything starts). Never quotes the key.
+ */
+export function secretKeyProblem(hex: string): string | undefined {
+  const text = hex.trim();
+  if (text.length !== 64) return `expected 64 hex characters (an Ed25519 seed), got ${text.length}`;
+  if (!/^[0-9a-fA-F]{64}$/.test(text)) {
+    return "expected 64 hex characters (an Ed25519 seed), found a non-hex character";
+  }
+  return undefined;
+}
+
+/**
+ * Connects `identity` to the mesh at `url` (a `--relay` value).
+ * @throws MeshUrlError for a value `parseMeshUrl` refuses; MeshError when connecting fails
+ */
+export async function connectMesh(
+  url: string,
+  identity: MeshIdentity,
+  options: MeshConnectOptions = {},
+): Promise<MeshTransport> {
+  const target = parseMeshUrl(url);
+  if (target.kind === "nats") {
+    const { connectNats } = await import("./nats_transport.ts");
+    return await connectNats(target.urls, identity, options);
+  }
+  const { connectRelay } = await import("./relay_transport.ts");
+  return await connectRelay(new URL(target.url), identity, options);
+}

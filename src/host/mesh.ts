@@ -1,0 +1,225 @@
+/**
+ * `mesh.*`: the Lua face of the mesh (seed README, "mesh.*"): agents talking to agents.
+ *
+ * Owns argument checking, the correlation ids stamped on outgoing payloads, the wording of
+ * errors (`mesh.request: ...`), the inbound path from the transport to the bus, and what the run
+ * records of the traffic. The wire is the Lua-free transport of `src/clients/mesh/` (NATS or the
+ * agent-mesh relay), opened before the script runs (`mesh_open.ts`) and handed over through the
+ * run (`RunContext.mesh`).
+ *
+ * Surface:
+ * - `mesh.agent_id()` — this agent's AgentId;
+ * - `mesh.send(id, payload)` — delivers, returns nothing, raises on failure (default wait 10 s);
+ * - `mesh.request(id, payload [, timeout_secs])` — returns the reply (default wait 30 s; JSON
+ *   `null` is `std.json.null`); a peer's handler that raised answers `{ error = "..." }`;
+ * - `mesh.on(fn)` — exactly `bus.on("mesh", fn)`.
+ * Without `--relay` each of the four raises `mesh.<name>: mesh not connected (no --relay
+ * specified)`. Every failure is an error table `{ message, source = "mesh", kind, peer }` (`kind`
+ * one of the transport's `MeshErrorKind`s, or `not_connected`); `tostring(e)` is the message.
+ *
+ * Inbound: a request or send another agent made becomes the bus event
+ * `{ kind = "mesh", id = <message id>, payload, meta = { from = <verified AgentId> } }`, which
+ * waits for `bus.serve` like every event (unless the host serves the bus in the background); the
+ * handler's first return value is the reply (nil: JSON null), a handler that raises answers
+ * `{ error = <message> }`, and a request nobody handles answers `{ error = "bus: no handler for
+ * kind 'mesh' ..." }`. The transport calls the handler off its read loop, so a handler may
+ * itself call `mesh.request` (the original deadlocked there).
+ *
+ * Correlation (`__ab_obs`): a payload that is a table with string keys, or nil, gets
+ * `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's `AGENT_BLOCK_TRACE_ID`,
+ * `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID` (else the mesh AgentId) and
+ * `AGENT_BLOCK_AGENT_NAME`, each only when non-empty, unless it already has one; arrays, strings
+ * and numbers travel untouched. The receiver does not strip it. Each send and request also
+ * writes an `ab.obs` line (`event=mesh_send|mesh_request component=mesh target=<id>`) at debug.
+ *
+ * Records: with a kernel session open (`run.recordTraffic`), `mesh_send` (a send finished),
+ * `mesh_request` (a request went out), `mesh_reply` (its reply came, or it failed) and
+ * `mesh_received` (another agent's message arrived) are appended to the innermost one, with
+ * the peer, the transport, byte sizes and (for finished calls) `ms`, `ok` and `error` — never the
+ * payload, unless the run sets `AGENT_BLOCK_MESH_RECORD_PAYLOADS=1`.
+ */
+import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.ts";
+import { type Args, LuaArgError } from "../lua/args.ts";
+import { obsLine } from "../obs/ab_obs.ts";
+import { busCore } from "./bus.ts";
+import type { RunContext } from "./context.ts";
+import { MeshError } from "../clients/mesh/transport.ts";
+
+/** The four functions of the face. */
+export const MESH_FUNCTIONS = ["send", "request", "on", "agent_id"] as const;
+
+/** The run's variable that puts payloads into the kernel's mesh records. */
+export const RECORD_PAYLOADS_VAR = "AGENT_BLOCK_MESH_RECORD_PAYLOADS";
+
+/** The error every function raises in a run without `--relay`. */
+export function notConnected(name: string): LuaErrorTable {
+  return new LuaErrorTable(`mesh.${name}: mesh not connected (no --relay specified)`, {
+    source: "mesh",
+    kind: "not_connected",
+  });
+}
+
+/** What `__ab_obs` is made of: a run's environment. */
+export interface ObsSource {
+  get(name: string): string | undefined;
+}
+
+/** The `__ab_obs` object for a run whose mesh AgentId is `agentId` (members only when non-empty). */
+export function obsContext(env: ObsSource, agentId: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const put = (k: string, v: string | undefined) => {
+    if (v !== undefined && v !== "") out[k] = v;
+  };
+  put("trace_id", env.get("AGENT_BLOCK_TRACE_ID"));
+  put("run_id", env.get("AGENT_BLOCK_RUN_ID"));
+  put("agent_id", env.get("AGENT_BLOCK_AGENT_ID") || agentId);
+  put("agent_name", env.get("AGENT_BLOCK_AGENT_NAME"));
+  return out;
+}
+
+/**
+ * `payload` (a converter value) with `__ab_obs` set to `obs`: nil becomes an object holding only
+ * it; an object gets it unless it has one already (the caller's wins); anything else (an array, a
+ * string, a number, a boolean) is returned unchanged. The input is never modified.
+ */
+export function withObs(payload: unknown, obs: Record<string, string>): unknown {
+  if (payload === undefined || payload === null) return { __ab_obs: obs };
+  if (typeof payload !== "object" || Array.isArray(payload) || payload instanceof Uint8Array) return payload;
+  const proto = Object.getPrototypeOf(payload);
+  if (proto !== Object.prototype && proto !== null) return payload; // LuaFloat, a function ref
+  if (Object.hasOwn(payload, "__ab_obs")) return payload;
+  return { ...(payload as Record<string, unknown>), __ab_obs: obs };
+}
+
+/** A transport failure as the error table Lua receives. */
+function meshErrorTable(fn: string, peer: string, e: unknown, scrub: (s: string) => string): Error {
+  if (e instanceof LuaArgError || (e as Error)?.name === "AbortError") return e as Error;
+  const kind = e instanceof MeshError ? e.kind : "protocol";
+  const fields: Record<string, unknown> = { source: "mesh", kind, peer };
+  if (e instanceof MeshError && e.remote !== undefined) fields.remote = e.remote;
+  return new LuaErrorTable(scrub(`mesh.${fn}: ${(e as Error)?.message ?? e}`), fields);
+}
+
+/** Host module for `mesh.*`. */
+export function installMesh(engine: LuaEngine, run: RunContext): void {
+  const mesh = run.mesh;
+  if (!mesh) {
+    for (const name of MESH_FUNCTIONS) {
+      engine.define(`mesh.${name}`, {
+        sync: () => {
+          throw notConnected(name);
+        },
+      });
+    }
+    return;
+  }
+  const { transport, bus } = mesh;
+  const withPayloads = run.env.get(RECORD_PAYLOADS_VAR) === "1";
+  const record = (kind: string, data: Record<string, unknown>, payload?: unknown) => {
+    const rec = run.recordTraffic;
+    if (!rec) return;
+    if (withPayloads && payload !== undefined) data.payload = payload;
+    rec(kind, { ...data, transport: transport.kind });
+  };
+  const obs = (event: string, target: string) => {
+    if (run.log.enabled("debug")) {
+      const ids = obsContext(run.env, transport.agentId);
+      run.log.debug(obsLine(event, "mesh", { target }, {
+        trace_id: ids.trace_id ?? "",
+        run_id: ids.run_id ?? "",
+        agent_id: ids.agent_id ?? "",
+        agent_name: ids.agent_name ?? "",
+      }));
+    }
+  };
+  const peerArg = (a: Args): string => {
+    const id = a.string(1, "agent_id");
+    if (id === "") a.fail(1, "agent_id", "an AgentId", "an empty string");
+    return id;
+  };
+  const scrub = (s: string) => run.secrets.scrub(s);
+
+  engine.define("mesh.agent_id", { sync: () => transport.agentId });
+
+  engine.define("mesh.send", {
+    floats: "tagged",
+    async: async (a, cx) => {
+      const peer = peerArg(a);
+      const payload = withObs(a.at(2), obsContext(run.env, transport.agentId));
+      obs("mesh_send", peer);
+      const t0 = performance.now();
+      try {
+        const r = await transport.send(peer, payload, { signal: cx.signal });
+        record("mesh_send", { peer, bytes: r.sentBytes, ms: ms(t0), ok: true }, payload);
+      } catch (e) {
+        const err = meshErrorTable("send", peer, e, scrub);
+        record("mesh_send", { peer, ms: ms(t0), ok: false, error: err.message }, payload);
+        throw err;
+      }
+    },
+  });
+
+  engine.define("mesh.request", {
+    floats: "tagged",
+    async: async (a, cx) => {
+      const peer = peerArg(a);
+      const timeout = a.optNumber(3, "timeout");
+      if (timeout !== undefined && !(timeout > 0)) a.fail(3, "timeout", "a positive number of seconds");
+      const payload = withObs(a.at(2), obsContext(run.env, transport.agentId));
+      obs("mesh_request", peer);
+      record("mesh_request", { peer }, payload);
+      const t0 = performance.now();
+      try {
+        const r = await transport.request(peer, payload, {
+          signal: cx.signal,
+          timeoutMs: timeout !== undefined ? timeout * 1000 : undefined,
+        });
+        record("mesh_reply", {
+          peer,
+          sent_bytes: r.sentBytes,
+          bytes: r.receivedBytes,
+          ms: ms(t0),
+          ok: true,
+        }, r.value);
+        return r.value === undefined ? null : r.value;
+      } catch (e) {
+        const err = meshErrorTable("request", peer, e, scrub);
+        record("mesh_reply", { peer, ms: ms(t0), ok: false, error: err.message });
+        throw err;
+      }
+    },
+  });
+
+  const core = busCore(bus);
+  engine.define("mesh.on", {
+    functions: "ref",
+    sync: (a) => {
+      core.setLua("mesh", a.func(1, "fn"));
+    },
+  });
+
+  transport.setHandler(async (m) => {
+    record("mesh_received", { peer: m.from, bytes: m.bytes, id: m.id }, m.payload);
+    try {
+      return await bus.emit("mesh", m.payload, { id: m.id, meta: { from: m.from } });
+    } catch (e) {
+      // the reply says what went wrong in words: an error table raised by the handler reads as
+      // its message, as `tostring(e)` would
+      throw new Error(scrub(handlerErrorText(e)));
+    }
+  });
+  run.onCleanup(() => transport.setHandler(undefined));
+}
+
+/** The text of a handler's failure: an error table's `message`, else the error's own text. */
+export function handlerErrorText(e: unknown): string {
+  if (e instanceof LuaCallbackError) {
+    const v = e.value as { message?: unknown } | undefined;
+    if (typeof v === "object" && v !== null && typeof v.message === "string") return v.message;
+  }
+  return (e as Error)?.message ?? String(e);
+}
+
+function ms(t0: number): number {
+  return Math.round((performance.now() - t0) * 10) / 10;
+}

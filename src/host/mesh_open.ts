@@ -1,0 +1,125 @@
+/**
+ * Opening a run's mesh connection (`--relay`) before its script runs.
+ *
+ * Owns where the identity and credentials come from — all from the run, none from the process:
+ * the secret key from `MeshSpec.secretKey` (`--secret-key`) or the run's
+ * `AGENT_BLOCK_MESH_SECRET_KEY` (the CLI's run environment has the project's `.env` layered in),
+ * else a random key with a warning that the AgentId changes every run; NATS credentials from
+ * `AGENT_BLOCK_NATS_CREDS` (a `.creds` file, resolved against the run's working directory and
+ * read now) or `AGENT_BLOCK_NATS_TOKEN` (or `nats://token@host` in the URL). The key and the
+ * token join the run's secrets, so no log line, record or outcome shows them.
+ *
+ * Why a module of its own: `src/runtime/run.ts` imports it (and through it the transports) only
+ * when a run has `--relay`, so a run without one pays nothing at start-up.
+ *
+ * Invariant: any failure here is a `MeshStartError` whose message names the flag, variable, file
+ * or URL involved; the run then never starts (exit 1).
+ */
+import { resolve } from "node:path";
+import { MeshIdentity, MeshKeyError } from "../clients/mesh/identity.ts";
+import { connectMesh, MeshUrlError } from "../clients/mesh/connect.ts";
+import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
+import { BusHost } from "./bus.ts";
+import type { RunContext } from "./context.ts";
+
+/** What a run needs to join the mesh. */
+export interface MeshSpec {
+  /** `--relay`: `nats://host:port[,...]`, `ws://host:port/ws` or `wss://...`. */
+  relay: string;
+  /** `--secret-key`: 64 hex characters (an Ed25519 seed); else the run's variable, else random. */
+  secretKey?: string;
+}
+
+/** The run's environment variable holding the secret key. */
+export const SECRET_KEY_VAR = "AGENT_BLOCK_MESH_SECRET_KEY";
+/** The run's environment variable naming a NATS `.creds` file. */
+export const NATS_CREDS_VAR = "AGENT_BLOCK_NATS_CREDS";
+/** The run's environment variable holding a NATS token. */
+export const NATS_TOKEN_VAR = "AGENT_BLOCK_NATS_TOKEN";
+
+/** The mesh could not be joined: the run does not start. */
+export class MeshStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MeshStartError";
+  }
+}
+
+/** A URL list without credentials, for messages. */
+export function shownUrl(url: string): string {
+  return url.replace(/\/\/[^/@,]*@/g, "//");
+}
+
+/** The identity `spec` and the run's environment give. */
+function identityOf(spec: MeshSpec, run: RunContext): MeshIdentity {
+  const fromFlag = spec.secretKey !== undefined && spec.secretKey.trim() !== "";
+  const key = fromFlag ? spec.secretKey! : run.env.get(SECRET_KEY_VAR);
+  if (key === undefined || key.trim() === "") return MeshIdentity.random();
+  run.secrets.add(key);
+  try {
+    return MeshIdentity.fromSeedHex(key, fromFlag ? "--secret-key" : SECRET_KEY_VAR);
+  } catch (e) {
+    if (e instanceof MeshKeyError) throw new MeshStartError(`mesh: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * Connects the run to the mesh and registers the close with its cleanup.
+ * @param bus the run's bus (the embedder's), where inbound requests go; a fresh one when absent
+ * @throws MeshStartError
+ */
+export async function openMesh(
+  spec: MeshSpec,
+  run: RunContext,
+  bus: BusHost | undefined,
+  signal: AbortSignal | undefined,
+): Promise<{ transport: MeshTransport; bus: BusHost }> {
+  const identity = identityOf(spec, run);
+  run.secrets.addUrl(spec.relay);
+  let natsCreds: string | undefined;
+  const credsPath = run.env.get(NATS_CREDS_VAR);
+  if (credsPath !== undefined && credsPath !== "") {
+    try {
+      natsCreds = await Deno.readTextFile(resolve(run.cwd, credsPath));
+    } catch (e) {
+      const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+      throw new MeshStartError(`mesh: ${NATS_CREDS_VAR}: cannot read ${credsPath}: ${why}`);
+    }
+  }
+  const natsToken = run.env.get(NATS_TOKEN_VAR) || undefined;
+  run.secrets.add(natsToken);
+  const shown = shownUrl(spec.relay);
+  let transport: MeshTransport;
+  try {
+    transport = await connectMesh(spec.relay, identity, {
+      signal,
+      connectTimeoutMs: 10_000,
+      natsCreds,
+      natsToken,
+      onState: (e) => {
+        if (e.state === "connected") {
+          if (e.resumed) run.log.info(`mesh: reconnected to ${shownUrl(e.url)}`);
+        } else if (e.state === "disconnected") {
+          run.log.warn(`mesh: lost ${shownUrl(e.url)} (${e.reason}); reconnecting`);
+        } else {
+          run.log.warn(
+            `mesh: dropped a message${e.from ? ` claiming to be from ${e.from}` : ""}: ${e.reason}`,
+          );
+        }
+      },
+    });
+  } catch (e) {
+    if (e instanceof MeshUrlError || e instanceof MeshError) throw new MeshStartError(`mesh: ${e.message}`);
+    throw e;
+  }
+  run.onCleanup(() => transport.close());
+  run.log.info(`mesh: connected to ${shown} (${transport.kind}) as ${identity.agentId}`);
+  if (identity.ephemeral) {
+    run.log.warn(
+      `mesh: no secret key (--secret-key or ${SECRET_KEY_VAR}): using a random one, so the AgentId ` +
+        `changes every run (this run: ${identity.agentId})`,
+    );
+  }
+  return { transport, bus: bus ?? new BusHost() };
+}

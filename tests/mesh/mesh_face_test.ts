@@ -1,0 +1,249 @@
+// The Lua face of the mesh: the not-connected errors, `__ab_obs` injection, and in-process runs
+// talking through a real nats-server (request/reply, a handler error, send, a nested request).
+import assert from "node:assert/strict";
+import { notConnected, obsContext, withObs } from "../../src/host/mesh.ts";
+import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
+import { LuaFloat } from "../../src/json/values.ts";
+import { resultOf, runLua, testEnv } from "../helpers.ts";
+import { natsMissing, startNats } from "./nats_server.ts";
+import type { RunEvent } from "../../src/obs/run_events.ts";
+
+const missing = natsMissing();
+const ignore = missing !== undefined;
+if (ignore) console.warn(`skipping the in-process NATS mesh tests: ${missing}`);
+
+export const KEY_A = "a".repeat(64);
+export const KEY_B = "b".repeat(64);
+export const KEY_C = "c".repeat(64);
+
+Deno.test("mesh face: every function raises 'mesh not connected' without --relay", async () => {
+  const r = await runLua(`
+    local out = {}
+    for _, name in ipairs({ "send", "request", "on", "agent_id" }) do
+      local ok, e = pcall(mesh[name], "x", {})
+      out[#out + 1] = { ok = ok, msg = tostring(e), kind = e.kind, source = e.source }
+    end
+    return std.json.encode(out)`);
+  const got = resultOf(r);
+  for (const [i, name] of ["send", "request", "on", "agent_id"].entries()) {
+    assert.equal(got[i].ok, false);
+    assert.match(got[i].msg, new RegExp(`mesh\\.${name}: mesh not connected \\(no --relay specified\\)$`));
+    assert.equal(got[i].kind, "not_connected");
+    assert.equal(got[i].source, "mesh");
+  }
+  assert.equal(notConnected("send").message, "mesh.send: mesh not connected (no --relay specified)");
+});
+
+Deno.test("mesh face: __ab_obs goes on objects and nil only, never over the caller's own", () => {
+  const env = new Map([["AGENT_BLOCK_TRACE_ID", "t-1"], ["AGENT_BLOCK_RUN_ID", ""], [
+    "AGENT_BLOCK_AGENT_NAME",
+    "scout",
+  ]]);
+  const obs = obsContext({ get: (k) => env.get(k) }, "ME");
+  assert.deepEqual(obs, { trace_id: "t-1", agent_id: "ME", agent_name: "scout" }); // empty run_id left out
+  env.set("AGENT_BLOCK_AGENT_ID", "agent-7");
+  assert.equal(obsContext({ get: (k) => env.get(k) }, "ME").agent_id, "agent-7");
+  assert.deepEqual(withObs(undefined, obs), { __ab_obs: obs });
+  assert.deepEqual(withObs(null, obs), { __ab_obs: obs });
+  const input = { q: 1 };
+  assert.deepEqual(withObs(input, obs), { q: 1, __ab_obs: obs });
+  assert.deepEqual(input, { q: 1 }, "the input is not changed");
+  const own = { __ab_obs: { trace_id: "mine" } };
+  assert.equal(withObs(own, obs), own);
+  for (const v of [[1, 2], "text", 3, true, new LuaFloat(2)]) assert.equal(withObs(v, obs), v);
+});
+
+/** A serving block: answers requests until one says stop; nested asks a third agent first. */
+const SERVER = `
+  local seen = {}
+  mesh.on(function(ev)
+    seen[#seen + 1] = ev.payload.n
+    if ev.payload.boom then error("boom requested") end
+    if ev.payload.stop then bus.stop() return "bye" end
+    if ev.payload.nested then
+      local inner = mesh.request(ev.payload.nested, { q = "inner" })
+      return { inner = inner, from = ev.meta.from }
+    end
+    return { echo = ev.payload.q, from = ev.meta.from, obs = ev.payload.__ab_obs, me = mesh.agent_id() }
+  end)
+  bus.serve()
+  return std.json.encode(seen)`;
+
+Deno.test(
+  { name: "mesh face: two in-process runs request, reply, send and nest over NATS", ignore },
+  async () => {
+    const srv = await startNats();
+    const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+    const b = MeshIdentity.fromSeedHex(KEY_B).agentId;
+    const c = MeshIdentity.fromSeedHex(KEY_C).agentId;
+    try {
+      const mesh = (key: string) => ({ relay: srv.url, secretKey: key });
+      const server = runLua(SERVER, { mesh: mesh(KEY_A) });
+      const helper = runLua(
+        `mesh.on(function(ev) bus.stop() return "inner answer to " .. ev.meta.from end) bus.serve()`,
+        { mesh: mesh(KEY_C) },
+      );
+      const client = await runLua(
+        `
+      local A, C = ...
+      local function ask(p)
+        for _ = 1, 200 do -- the server may not be subscribed yet
+          local ok, r = pcall(mesh.request, A, p, 5)
+          if ok then return r end
+          if r.kind ~= "unreachable" then error(r) end
+          std.task.sleep(0.05)
+        end
+      end
+      local r1 = ask({ q = "hi", n = 1 })
+      local r2 = ask({ boom = true, n = 2 })
+      mesh.send(A, { n = 3 })
+      local ok, e = pcall(mesh.request, "${MeshIdentity.random().agentId}", {})
+      local r4 = ask({ nested = C, n = 4 })
+      local r5 = ask({ stop = true, n = 5 })
+      return std.json.encode({ r1 = r1, r2 = r2, e = { kind = e.kind, peer = e.peer, msg = tostring(e) },
+        r4 = r4, r5 = r5, me = mesh.agent_id() })`.replace("local A, C = ...", `local A, C = "${a}", "${c}"`),
+        { mesh: mesh(KEY_B), env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-9" }) },
+      );
+      if (client.outcome.status !== "returned") {
+        for (const r of [await server, await helper]) console.error(r.outcome, r.stderr);
+      }
+      const got = resultOf(client);
+      assert.equal(got.me, b);
+      assert.deepEqual(got.r1, {
+        echo: "hi",
+        from: b,
+        me: a,
+        obs: { trace_id: "trace-9", agent_id: b },
+      });
+      assert.match(got.r2.error, /boom requested/);
+      assert.equal(got.e.kind, "unreachable");
+      assert.match(got.e.msg, /^test\.lua:\d+: mesh\.request: request to .* no agent is listening/);
+      assert.deepEqual(got.r4, { inner: `inner answer to ${a}`, from: b });
+      assert.equal(got.r5, "bye");
+      assert.deepEqual(resultOf(await server), [1, 2, 3, 4, 5]);
+      assert.equal((await helper).outcome.status, "returned");
+    } finally {
+      await srv.stop();
+    }
+  },
+);
+
+Deno.test({
+  name: "mesh face: the kernel records mesh traffic in the open session, payloads only when asked",
+  ignore,
+}, async () => {
+  const srv = await startNats();
+  const abort = new AbortController();
+  const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+  const b = MeshIdentity.fromSeedHex(KEY_B).agentId;
+  const rows: { kind: string; data: Record<string, unknown> }[] = [];
+  const serverRows: typeof rows = [];
+  const observer = (into: typeof rows) => (e: RunEvent) => {
+    if (e.type === "events") {
+      for (const r of e.rows) into.push({ kind: r.kind, data: r.data as Record<string, unknown> });
+    }
+  };
+  let server: ReturnType<typeof runLua> | undefined;
+  try {
+    server = runLua(
+      `require("knl").session({ owner = "srv", store = "mem" }, function()
+        mesh.on(function(ev) if ev.payload.stop then bus.stop() end return { ok = true } end)
+        bus.serve()
+      end)`,
+      { mesh: { relay: srv.url, secretKey: KEY_A }, signal: abort.signal, observe: observer(serverRows) },
+    );
+    const client = await runLua(
+      `local A = "${a}"
+      mesh.request(A, { before = "no session: not recorded" }, 10) -- waits for the server below
+      require("knl").session({ owner = "cli", store = "mem" }, function()
+        mesh.request(A, { q = "secret payload" })
+        mesh.send(A, { n = 1 })
+        pcall(mesh.request, "${MeshIdentity.random().agentId}", {})
+        mesh.request(A, { stop = true })
+      end)`.replace(
+        'mesh.request(A, { before = "no session: not recorded" }, 10)',
+        `for _ = 1, 200 do
+          local ok, e = pcall(mesh.request, A, { before = "no session" }, 10)
+          if ok then break end
+          std.task.sleep(0.05)
+        end`,
+      ),
+      { mesh: { relay: srv.url, secretKey: KEY_B }, observe: observer(rows) },
+    );
+    assert.equal(client.outcome.status, "returned", client.stderr);
+    await server;
+    const kinds = rows.map((r) => r.kind).filter((k) => k.startsWith("mesh_"));
+    assert.deepEqual(kinds, [
+      "mesh_request",
+      "mesh_reply",
+      "mesh_send",
+      "mesh_request",
+      "mesh_reply",
+      "mesh_request",
+      "mesh_reply",
+    ]);
+    const reply = rows.find((r) => r.kind === "mesh_reply")!.data;
+    assert.equal(reply.peer, a);
+    assert.equal(reply.transport, "nats");
+    assert.equal(reply.ok, true);
+    assert.ok((reply.bytes as number) > 0 && (reply.sent_bytes as number) > 0);
+    assert.ok(!JSON.stringify(rows).includes("secret payload"), "no payloads by default");
+    const failed = rows.filter((r) => r.kind === "mesh_reply")[1].data;
+    assert.equal(failed.ok, false);
+    assert.match(String(failed.error), /no agent is listening/);
+    const received = serverRows.filter((r) => r.kind === "mesh_received");
+    // the one before the client's session, the request, the send and the stop
+    assert.equal(received.length, 4, "the server's session saw each of its messages");
+    assert.equal(received[0].data.peer, b);
+    assert.ok(!("payload" in received[0].data));
+  } finally {
+    abort.abort("the test ended");
+    await Promise.allSettled([server]);
+    await srv.stop();
+  }
+});
+
+Deno.test(
+  { name: "mesh face: AGENT_BLOCK_MESH_RECORD_PAYLOADS=1 puts payloads in the records", ignore },
+  async () => {
+    const srv = await startNats();
+    const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+    const rows: { kind: string; data: Record<string, unknown> }[] = [];
+    try {
+      const server = runLua(
+        `mesh.on(function(ev) bus.stop() return { got = ev.payload.q } end) bus.serve()`,
+        {
+          mesh: { relay: srv.url, secretKey: KEY_A },
+        },
+      );
+      const client = await runLua(
+        `require("knl").session({ owner = "cli", store = "mem" }, function()
+        for _ = 1, 200 do
+          local ok, r = pcall(mesh.request, "${a}", { q = "shown" }, 10)
+          if ok then return end
+          std.task.sleep(0.05)
+        end
+      end)`,
+        {
+          mesh: { relay: srv.url, secretKey: KEY_B },
+          env: testEnv({ AGENT_BLOCK_MESH_RECORD_PAYLOADS: "1" }),
+          observe: (e) => {
+            if (e.type === "events") {
+              for (const r of e.rows) rows.push({ kind: r.kind, data: r.data as Record<string, unknown> });
+            }
+          },
+        },
+      );
+      assert.equal(client.outcome.status, "returned", client.stderr);
+      await server;
+      const req = rows.find((r) =>
+        r.kind === "mesh_request" && (r.data.payload as { q?: string })?.q === "shown"
+      );
+      assert.ok(req, JSON.stringify(rows));
+      const rep = rows.filter((r) => r.kind === "mesh_reply").at(-1)!;
+      assert.deepEqual(rep.data.payload, { got: "shown" });
+    } finally {
+      await srv.stop();
+    }
+  },
+);

@@ -1,0 +1,108 @@
+/**
+ * A real `nats-server` (Debian's package) for the mesh tests, on 127.0.0.1 and a free port.
+ *
+ * Owns starting one (`startNats`), learning its port from its log, restarting it on the same
+ * port (`restart`: the clients' reconnect test) and stopping it. It stops by itself too: the
+ * server runs under a small shell that ends it when its stdin closes, and stdin is a pipe from
+ * the test process — if the test process dies, the server follows.
+ */
+import { join } from "node:path";
+import { tempDir } from "../helpers.ts";
+
+/** Why the NATS tests are skipped, or `undefined` when `nats-server` is on PATH. */
+export function natsMissing(): string | undefined {
+  try {
+    const r = new Deno.Command("nats-server", { args: ["--version"], stdout: "null", stderr: "null" })
+      .outputSync();
+    return r.success ? undefined : "nats-server --version failed";
+  } catch {
+    return "nats-server is not installed (Debian package nats-server; .ci/run installs it)";
+  }
+}
+
+/** One running server. */
+export interface NatsServer {
+  /** `nats://127.0.0.1:<port>`. */
+  url: string;
+  port: number;
+  /** Stops the server and starts it again on the same port (its state is lost). */
+  restart(): Promise<void>;
+  /** Stops it (idempotent). */
+  stop(): Promise<void>;
+}
+
+interface Running {
+  child: Deno.ChildProcess;
+  stdin: WritableStreamDefaultWriter<Uint8Array>;
+}
+
+/**
+ * Starts `nats-server` on 127.0.0.1. `config` is extra server configuration text (for example
+ * `max_payload: 4096`, or an `authorization` block).
+ */
+export async function startNats(config = ""): Promise<NatsServer> {
+  const dir = await tempDir("ab_nats_");
+  const conf = join(dir, "nats.conf");
+  await Deno.writeTextFile(conf, config);
+  let port = -1;
+  let running: Running | undefined;
+
+  const start = async (): Promise<void> => {
+    const args = ["-c", conf, "-a", "127.0.0.1", "-p", String(port)];
+    const child = new Deno.Command("sh", {
+      // the server ends when the test process's pipe to this shell closes
+      args: ["-c", 'nats-server "$@" & pid=$!; cat >/dev/null; kill $pid; wait $pid', "sh", ...args],
+      stdin: "piped",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stdin = child.stdin.getWriter();
+    const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+    let log = "";
+    const deadline = Date.now() + 20_000;
+    while (true) {
+      const m = /Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log);
+      if (m) {
+        port = Number(m[1]);
+        break;
+      }
+      if (/Fatal|Error/.test(log) || Date.now() > deadline) {
+        await stdin.close().catch(() => {});
+        throw new Error(`nats-server did not start:\n${log}`);
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`nats-server exited at start:\n${log}`);
+      log += value;
+    }
+    // keep draining its log so the server never blocks on a full pipe
+    (async () => {
+      try {
+        while (!(await reader.read()).done) { /* drain */ }
+      } catch { /* ended */ }
+    })();
+    running = { child, stdin };
+  };
+
+  const stop = async (): Promise<void> => {
+    const r = running;
+    running = undefined;
+    if (!r) return;
+    await r.stdin.close().catch(() => {});
+    await r.child.status;
+  };
+
+  await start();
+  return {
+    get url() {
+      return `nats://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
+    restart: async () => {
+      await stop();
+      await start();
+    },
+    stop,
+  };
+}
