@@ -41,9 +41,9 @@
 import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.ts";
 import { type Args, LuaArgError } from "../lua/args.ts";
 import { obsLine } from "../obs/ab_obs.ts";
-import { busCore } from "./bus.ts";
+import { busCore, type BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
-import { MeshError } from "../clients/mesh/transport.ts";
+import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
 
 /** The four functions of the face. */
 export const MESH_FUNCTIONS = ["send", "request", "on", "agent_id"] as const;
@@ -114,13 +114,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
     return;
   }
   const { transport, bus } = mesh;
-  const withPayloads = run.env.get(RECORD_PAYLOADS_VAR) === "1";
-  const record = (kind: string, data: Record<string, unknown>, payload?: unknown) => {
-    const rec = run.recordTraffic;
-    if (!rec) return;
-    if (withPayloads && payload !== undefined) data.payload = payload;
-    rec(kind, { ...data, transport: transport.kind });
-  };
+  const record = recorder(run, transport);
   const obs = (event: string, target: string) => {
     if (run.log.enabled("debug")) {
       const ids = obsContext(run.env, transport.agentId);
@@ -197,7 +191,28 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
       core.setLua("mesh", a.func(1, "fn"));
     },
   });
+}
 
+/** Records one kind of mesh traffic in the run's open kernel session (see the module doc). */
+type Recorder = (kind: string, data: Record<string, unknown>, payload?: unknown) => void;
+
+function recorder(run: RunContext, transport: MeshTransport): Recorder {
+  const withPayloads = run.env.get(RECORD_PAYLOADS_VAR) === "1";
+  return (kind, data, payload) => {
+    const rec = run.recordTraffic;
+    if (!rec) return;
+    if (withPayloads && payload !== undefined) data.payload = payload;
+    rec(kind, { ...data, transport: transport.kind });
+  };
+}
+
+/**
+ * Routes the transport's inbound requests into the run's bus as `mesh` events (see the module
+ * doc), from the moment the run has joined the mesh: a script that only calls
+ * `bus.on("mesh", fn)` is served too, without touching `mesh`.
+ */
+export function routeInbound(run: RunContext, transport: MeshTransport, bus: BusHost): void {
+  const record = recorder(run, transport);
   transport.setHandler(async (m) => {
     record("mesh_received", { peer: m.from, bytes: m.bytes, id: m.id }, m.payload);
     try {
@@ -205,7 +220,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
     } catch (e) {
       // the reply says what went wrong in words: an error table raised by the handler reads as
       // its message, as `tostring(e)` would
-      throw new Error(scrub(handlerErrorText(e)));
+      throw new Error(run.secrets.scrub(handlerErrorText(e)));
     }
   });
   run.onCleanup(() => transport.setHandler(undefined));

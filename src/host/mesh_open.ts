@@ -21,6 +21,7 @@ import { connectMesh, MeshUrlError } from "../clients/mesh/connect.ts";
 import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
 import { BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
+import { routeInbound } from "./mesh.ts";
 
 /** What a run needs to join the mesh. */
 export interface MeshSpec {
@@ -121,5 +122,7 @@ export async function openMesh(
         `changes every run (this run: ${identity.agentId})`,
     );
   }
-  return { transport, bus: bus ?? new BusHost() };
+  const runBus = bus ?? new BusHost();
+  routeInbound(run, transport, runBus);
+  return { transport, bus: runBus };
 }

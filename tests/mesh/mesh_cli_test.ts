@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
-  finishBlock as finish,
   pathExists as exists,
   REPO_ROOT,
   runCli,
@@ -49,14 +48,17 @@ bus.serve()
 
 const CLIENT = `
 local A, C = _PROMPT:match("(%S+) (%S+)")
+-- retries while nobody listens at the target yet (starting, reconnecting), for 90 s
 local function ask(p, why, to)
-  for _ = 1, 600 do
-    local ok, r = pcall(mesh.request, to or A, p, 5)
+  local deadline = std.time.now() + 90
+  while true do
+    local ok, r = pcall(mesh.request, to or A, p, 30)
     if ok then return r end
-    if r.kind ~= "unreachable" and r.kind ~= "timeout" and r.kind ~= "connect" then error(r) end
-    std.task.sleep(0.05)
+    if (r.kind ~= "unreachable" and r.kind ~= "connect") or std.time.now() > deadline then
+      error("no answer (" .. why .. "): " .. tostring(r), 0)
+    end
+    std.time.sleep(0.05)
   end
-  error("no answer: " .. why)
 end
 local out = {}
 out.r1 = ask({ q = "hi" }, "hi")
@@ -71,6 +73,8 @@ out.r4 = ask({ stop = true }, "stop A")
 out.me = mesh.agent_id()
 print(std.json.encode(out))
 `;
+
+const NAMES = ["server", "helper", "client"];
 
 Deno.test(
   {
@@ -131,11 +135,16 @@ Deno.test(
       );
       await srv.restart();
       await Deno.writeTextFile(join(dir, "restarted"), "");
-      const [server, helper, client] = await Promise.all([
-        finish(procs[0], "the server"),
-        finish(procs[1], "the helper"),
-        finish(procs[2], "the client"),
-      ]);
+      // the client ends first (it stops the others); if it fails, the others are ended too
+      const clientOut = await procs[2].output();
+      if (clientOut.code !== 0) stop();
+      const outs = [await procs[0].output(), await procs[1].output(), clientOut];
+      const text = (b: Uint8Array) => new TextDecoder().decode(b);
+      const all = outs.map((o, j) => `--- ${NAMES[j]} (exit ${o.code}):\n${text(o.stderr)}`).join("\n");
+      const [server, helper, client] = outs.map((r, i) => {
+        assert.equal(r.code, 0, `the ${NAMES[i]} failed:\n${all}`);
+        return { stdout: text(r.stdout), stderr: text(r.stderr) };
+      });
       const got = JSON.parse(client.stdout);
       assert.equal(got.me, b);
       assert.deepEqual(got.r1, { echo: "hi", from: b, trace: "trace-cli" });
@@ -153,6 +162,7 @@ Deno.test(
     } finally {
       stop();
       await Promise.allSettled(procs.map((p) => p.status));
+      await Promise.allSettled(procs.map((p) => p.output())); // closes their pipes
       await srv.stop();
     }
   },

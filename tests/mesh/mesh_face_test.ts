@@ -53,6 +53,19 @@ Deno.test("mesh face: __ab_obs goes on objects and nil only, never over the call
   for (const v of [[1, 2], "text", 3, true, new LuaFloat(2)]) assert.equal(withObs(v, obs), v);
 });
 
+/** Lua: `ask(to, payload [, timeout])`, retrying while nobody listens at `to` yet (for 90 s). */
+const ASK = `
+local function ask(to, p, t)
+  local deadline = std.time.now() + 90
+  while true do
+    local ok, r = pcall(mesh.request, to, p, t or 30)
+    if ok then return r end
+    if r.kind ~= "unreachable" or std.time.now() > deadline then error(r, 0) end
+    std.time.sleep(0.05)
+  end
+end
+`;
+
 /** A serving block: answers requests until one says stop; nested asks a third agent first. */
 const SERVER = `
   local seen = {}
@@ -80,26 +93,25 @@ Deno.test(
       const mesh = (key: string) => ({ relay: srv.url, secretKey: key });
       const server = runLua(SERVER, { mesh: mesh(KEY_A) });
       const helper = runLua(
-        `mesh.on(function(ev) bus.stop() return "inner answer to " .. ev.meta.from end) bus.serve()`,
+        `mesh.on(function(ev)
+        if ev.payload.ping then return "pong" end
+        bus.stop()
+        return "inner answer to " .. ev.meta.from
+      end)
+      bus.serve()`,
         { mesh: mesh(KEY_C) },
       );
       const client = await runLua(
         `
       local A, C = ...
-      local function ask(p)
-        for _ = 1, 200 do -- the server may not be subscribed yet
-          local ok, r = pcall(mesh.request, A, p, 5)
-          if ok then return r end
-          if r.kind ~= "unreachable" then error(r) end
-          std.task.sleep(0.05)
-        end
-      end
-      local r1 = ask({ q = "hi", n = 1 })
-      local r2 = ask({ boom = true, n = 2 })
+      ${ASK}
+      local r1 = ask(A, { q = "hi", n = 1 })
+      local r2 = ask(A, { boom = true, n = 2 })
       mesh.send(A, { n = 3 })
       local ok, e = pcall(mesh.request, "${MeshIdentity.random().agentId}", {})
-      local r4 = ask({ nested = C, n = 4 })
-      local r5 = ask({ stop = true, n = 5 })
+      ask(C, { ping = true }) -- the helper is up (it answers anything)
+      local r4 = ask(A, { nested = C, n = 4 })
+      local r5 = ask(A, { stop = true, n = 5 })
       return std.json.encode({ r1 = r1, r2 = r2, e = { kind = e.kind, peer = e.peer, msg = tostring(e) },
         r4 = r4, r5 = r5, me = mesh.agent_id() })`.replace("local A, C = ...", `local A, C = "${a}", "${c}"`),
         { mesh: mesh(KEY_B), env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-9" }) },
@@ -154,20 +166,14 @@ Deno.test({
     );
     const client = await runLua(
       `local A = "${a}"
-      mesh.request(A, { before = "no session: not recorded" }, 10) -- waits for the server below
+      ${ASK}
+      ask(A, { before = "no session: not recorded" }) -- waits for the server to be up
       require("knl").session({ owner = "cli", store = "mem" }, function()
         mesh.request(A, { q = "secret payload" })
         mesh.send(A, { n = 1 })
         pcall(mesh.request, "${MeshIdentity.random().agentId}", {})
         mesh.request(A, { stop = true })
-      end)`.replace(
-        'mesh.request(A, { before = "no session: not recorded" }, 10)',
-        `for _ = 1, 200 do
-          local ok, e = pcall(mesh.request, A, { before = "no session" }, 10)
-          if ok then break end
-          std.task.sleep(0.05)
-        end`,
-      ),
+      end)`,
       { mesh: { relay: srv.url, secretKey: KEY_B }, observe: observer(rows) },
     );
     assert.equal(client.outcome.status, "returned", client.stderr);
@@ -209,21 +215,19 @@ Deno.test(
     const srv = await startNats();
     const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
     const rows: { kind: string; data: Record<string, unknown> }[] = [];
+    const abort = new AbortController();
+    let server: ReturnType<typeof runLua> | undefined;
     try {
-      const server = runLua(
-        `mesh.on(function(ev) bus.stop() return { got = ev.payload.q } end) bus.serve()`,
-        {
-          mesh: { relay: srv.url, secretKey: KEY_A },
-        },
+      // bus.on("mesh", ...) alone is served: the run routes inbound requests from the start
+      server = runLua(
+        `bus.on("mesh", function(ev) bus.stop() return { got = ev.payload.q } end) bus.serve()`,
+        { mesh: { relay: srv.url, secretKey: KEY_A }, signal: abort.signal },
       );
       const client = await runLua(
-        `require("knl").session({ owner = "cli", store = "mem" }, function()
-        for _ = 1, 200 do
-          local ok, r = pcall(mesh.request, "${a}", { q = "shown" }, 10)
-          if ok then return end
-          std.task.sleep(0.05)
-        end
-      end)`,
+        `${ASK}
+        require("knl").session({ owner = "cli", store = "mem" }, function()
+          ask("${a}", { q = "shown" })
+        end)`,
         {
           mesh: { relay: srv.url, secretKey: KEY_B },
           env: testEnv({ AGENT_BLOCK_MESH_RECORD_PAYLOADS: "1" }),
@@ -235,7 +239,7 @@ Deno.test(
         },
       );
       assert.equal(client.outcome.status, "returned", client.stderr);
-      await server;
+      assert.equal((await server).outcome.status, "returned");
       const req = rows.find((r) =>
         r.kind === "mesh_request" && (r.data.payload as { q?: string })?.q === "shown"
       );
@@ -243,6 +247,8 @@ Deno.test(
       const rep = rows.filter((r) => r.kind === "mesh_reply").at(-1)!;
       assert.deepEqual(rep.data.payload, { got: "shown" });
     } finally {
+      abort.abort("the test ended");
+      await Promise.allSettled([server]);
       await srv.stop();
     }
   },

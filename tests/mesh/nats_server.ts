@@ -33,6 +33,8 @@ export interface NatsServer {
 
 interface Running {
   child: Deno.ChildProcess;
+  /** The server's own pid (from its log). */
+  pid: number;
   stdin: WritableStreamDefaultWriter<Uint8Array>;
 }
 
@@ -51,7 +53,7 @@ export async function startNats(config = ""): Promise<NatsServer> {
     const args = ["-c", conf, "-a", "127.0.0.1", "-p", String(port)];
     const child = new Deno.Command("sh", {
       // the server ends when the test process's pipe to this shell closes
-      args: ["-c", 'nats-server "$@" & pid=$!; cat >/dev/null; kill $pid; wait $pid', "sh", ...args],
+      args: ["-c", 'nats-server "$@" & pid=$!; cat >/dev/null; kill -KILL $pid; wait $pid', "sh", ...args],
       stdin: "piped",
       stdout: "null",
       stderr: "piped",
@@ -80,7 +82,7 @@ export async function startNats(config = ""): Promise<NatsServer> {
         while (!(await reader.read()).done) { /* drain */ }
       } catch { /* ended */ }
     })();
-    running = { child, stdin };
+    running = { child, stdin, pid: Number(/^\[(\d+)\]/m.exec(log)?.[1] ?? 0) };
   };
 
   const stop = async (): Promise<void> => {
@@ -88,7 +90,23 @@ export async function startNats(config = ""): Promise<NatsServer> {
     running = undefined;
     if (!r) return;
     await r.stdin.close().catch(() => {});
-    await r.child.status;
+    // the shell ends the server when its stdin closes; should it not within 5 s, both are killed
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const exited = await Promise.race([
+      r.child.status.then(() => true),
+      new Promise<boolean>((res) => (timer = setTimeout(() => res(false), 5000))),
+    ]);
+    clearTimeout(timer);
+    if (!exited) {
+      const kills = [() => r.child.kill("SIGKILL")];
+      if (r.pid > 0) kills.unshift(() => Deno.kill(r.pid, "SIGKILL")); // never 0: that is our group
+      for (const kill of kills) {
+        try {
+          kill();
+        } catch { /* already gone */ }
+      }
+      await r.child.status;
+    }
   };
 
   await start();

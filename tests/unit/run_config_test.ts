@@ -37,7 +37,20 @@ Deno.test("run config: not an object", () => {
 Deno.test("run config: an unknown field is refused, naming it", () => {
   fails(
     { promt: "typo" },
-    `${F}: unknown field 'promt' (known: prompt, context, result, outcome, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs, progress, events)`,
+    `${F}: unknown field 'promt' (known: prompt, context, result, outcome, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs, progress, events, relay)`,
+  );
+});
+
+Deno.test("run config: relay is a mesh URL", () => {
+  assert.equal(
+    validateRunConfig({ relay: "nats://h:4222,nats://g:4222" }, F).relay,
+    "nats://h:4222,nats://g:4222",
+  );
+  fails({ relay: 1 }, `${F}: field 'relay' must be a string, got number`);
+  fails(
+    { relay: "ftp://x" },
+    `${F}: field 'relay': unknown scheme 'ftp:', got 'ftp://x' (expected nats://host:port[,nats://host:port...], ` +
+      `ws://host:port/ws or wss://host/ws)`,
   );
 });
 

@@ -26,6 +26,8 @@ Deno.test("settings: defaults with no config, no environment, no flags", () => {
     mcpTimeoutSecs: 30,
     progress: false,
     events: undefined,
+    relay: undefined,
+    secretKey: undefined,
   });
 });
 
@@ -147,10 +149,14 @@ Deno.test("runFlags: values from parsed flags; numbers validated naming the flag
       "mcp-timeout-secs": "7",
       progress: true,
       events: "ev.jsonl",
+      relay: "nats://127.0.0.1:4222",
+      "secret-key": "ab".repeat(32),
     }),
     {
       script: "s.lua",
       block: undefined,
+      relay: "nats://127.0.0.1:4222",
+      secretKey: "ab".repeat(32),
       project: "p",
       prompt: "hi",
       context: "ctx",
@@ -164,6 +170,17 @@ Deno.test("runFlags: values from parsed flags; numbers validated naming the flag
       progress: true,
       events: "ev.jsonl",
     },
+  );
+  throwsWith(
+    () => runFlags({ script: "s", relay: "nats://a:1,ws://b/ws" }),
+    UsageError,
+    "--relay: only nats:// URLs can be listed (a cluster), got 'nats://a:1,ws://b/ws' (expected " +
+      "nats://host:port[,nats://host:port...], ws://host:port/ws or wss://host/ws)",
+  );
+  throwsWith(
+    () => runFlags({ script: "s", "secret-key": "g".repeat(64) }),
+    UsageError,
+    "--secret-key: expected 64 hex characters (an Ed25519 seed), found a non-hex character",
   );
   throwsWith(
     () => runFlags({ script: "s", "cpu-limit": "0" }),

@@ -33,8 +33,10 @@
  * - A payload whose message would exceed the server's `max_payload` fails as `too_large` before
  *   anything is sent; a target nobody subscribes to fails at once as `unreachable`.
  * - The client reconnects for as long as the transport is open (no attempt limit, 0.5 s apart
- *   plus jitter); subscriptions are restored by it, and publishes made meanwhile are buffered and
- *   sent on reconnect, so a request made while the server is away waits within its own timeout.
+ *   plus jitter) and restores the subscription. A call made while the server is away waits for
+ *   the connection within its own timeout (a request written into a dying connection would be
+ *   lost), and for `RESETTLE_MS` after a reconnect "no responders" is taken for a peer that has
+ *   not resubscribed yet: the same message is sent again (nobody saw it) within the timeout.
  *
  * Signatures use Deno's native Ed25519 through `node:crypto` (synchronous): signing and verifying
  * both messages of a round trip costs about 0.1 ms, against about 0.55 ms through WebCrypto (each
@@ -74,6 +76,8 @@ export const SEEN_MAX = 200_000;
 /** Default timeouts, as the original: a send waits 10 s for its ack, a request 30 s. */
 export const SEND_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
+/** How long after a reconnect "no responders" may mean a peer that has not resubscribed yet, ms. */
+const RESETTLE_MS = 3_000;
 /** How long a closing transport waits for handlers' answers, then for the server's flush, ms. */
 const CLOSE_GRACE_MS = 2_000;
 /** Room left in a message for the envelope's headers (the signature header and NATS framing). */
@@ -241,6 +245,10 @@ class NatsTransport implements MeshTransport {
   #closing: Promise<void> | undefined;
   /** Aborted on close: pending calls reject with `closed`, handler signals abort. */
   #life = new AbortController();
+  /** While the connection is away: resolved when it is back. */
+  #offline: { promise: Promise<void>; back: () => void } | undefined;
+  /** When the connection last came back (ms since the epoch; 0: never lost). */
+  #reconnectedAt = 0;
   /** Inbound messages being handled (their answers are sent before the connection closes). */
   #inflight = new Set<Promise<void>>();
 
@@ -268,8 +276,15 @@ class NatsTransport implements MeshTransport {
     try {
       for await (const s of this.#nc.status()) {
         if (s.type === "disconnect") {
+          if (!this.#offline) {
+            let back!: () => void;
+            this.#offline = { promise: new Promise<void>((r) => (back = r)), back };
+          }
           this.#onState?.({ state: "disconnected", url: this.#url, reason: `lost ${s.server}` });
         } else if (s.type === "reconnect") {
+          this.#reconnectedAt = Date.now();
+          this.#offline?.back();
+          this.#offline = undefined;
           this.#onState?.({ state: "connected", url: this.#url, resumed: true });
         }
       }
@@ -350,10 +365,7 @@ class NatsTransport implements MeshTransport {
     stopped.catch(() => {}); // when the request settles first, nobody awaits this one
     let msg: Msg;
     try {
-      msg = await Promise.race([
-        this.#nc.request(subjectOf(to), data, { timeout: timeoutMs, headers: hdrs }),
-        stopped,
-      ]);
+      msg = await Promise.race([this.#deliver(to, data, hdrs, timeoutMs), stopped]);
     } catch (e) {
       throw this.#requestError(what, to, timeoutMs, e);
     } finally {
@@ -375,10 +387,36 @@ class NatsTransport implements MeshTransport {
     return { value: answer.payload, sentBytes, receivedBytes: answer.bytes };
   }
 
+  /**
+   * The NATS request of one call. While the connection is away it first waits for it (a request
+   * written into a dying connection is lost); right after it came back, a peer that has not
+   * resubscribed yet answers "no responders", so then the same message is sent again (no peer
+   * saw it) until `RESETTLE_MS` after the reconnect — all within the call's timeout.
+   */
+  async #deliver(to: string, data: Uint8Array, hdrs: MsgHdrs, timeoutMs: number): Promise<Msg> {
+    const deadline = Date.now() + timeoutMs;
+    const timedOut = () => new TimeoutLike();
+    while (true) {
+      if (this.#offline) {
+        const left = deadline - Date.now();
+        if (left <= 0 || !(await waitFor(this.#offline.promise, left))) throw timedOut();
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw timedOut();
+      try {
+        return await this.#nc.request(subjectOf(to), data, { timeout: left, headers: hdrs });
+      } catch (e) {
+        const settling = Date.now() - this.#reconnectedAt < RESETTLE_MS || this.#offline !== undefined;
+        if (!settling || !isNoResponders(e) || Date.now() + 100 >= deadline) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
   #requestError(what: string, to: string, timeoutMs: number, e: unknown): unknown {
     if (e instanceof MeshError || (e as Error)?.name === "AbortError") return e;
     const err = e as Error & { isNoResponders?: () => boolean };
-    if (err?.isNoResponders?.() || err?.cause?.constructor?.name === "NoRespondersError") {
+    if (isNoResponders(err)) {
       return new MeshError(
         "unreachable",
         `${what}: no agent is listening on ${subjectOf(to)} (NATS: no responders)`,
@@ -516,6 +554,28 @@ class NatsTransport implements MeshTransport {
     })();
     return this.#closing;
   }
+}
+
+/** A request that ran out of time while the connection was away (mapped to kind `timeout`). */
+class TimeoutLike extends Error {
+  override name = "TimeoutError";
+}
+
+/** True when the NATS client says nobody subscribes to the subject. */
+function isNoResponders(e: unknown): boolean {
+  const err = e as Error & { isNoResponders?: () => boolean };
+  return err?.isNoResponders?.() === true || (err?.cause as Error)?.constructor?.name === "NoRespondersError";
+}
+
+/** True when `p` settles within `ms`. */
+async function waitFor(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const r = await Promise.race([
+    p.then(() => true),
+    new Promise<boolean>((res) => (timer = setTimeout(() => res(false), ms))),
+  ]);
+  clearTimeout(timer);
+  return r;
 }
 
 /** Waits for `p`, at most `ms`. */
