@@ -397,8 +397,8 @@ export async function runFsTools(dir: string, body: string, opts = ALL_FS_TOOLS)
 
 /**
  * Starts `agent-block -s script ...args` in `dir` as a long-running subprocess (stdout and stderr
- * piped, the environment exactly `env`, e.g. `testEnv({...})`). Pair with `finishBlock` or
- * `stopBlocks`.
+ * piped, the environment exactly `env`, e.g. `testEnv({...})`); `stopBlocks`
+ * ends whatever of them still runs.
  */
 export function spawnBlock(
   dir: string,
@@ -415,18 +415,6 @@ export function spawnBlock(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-}
-
-/** Waits for a spawned block to exit and returns its output; fails the test unless it exited 0. */
-export async function finishBlock(child: Deno.ChildProcess, what: string): Promise<CliRun> {
-  const r = await child.output();
-  const out = {
-    code: r.code,
-    stdout: new TextDecoder().decode(r.stdout),
-    stderr: new TextDecoder().decode(r.stderr),
-  };
-  if (out.code !== 0) throw new Error(`${what} exited ${out.code}:\n${out.stderr}`);
-  return out;
 }
 
 /** Kills whatever of `procs` still runs and waits for all of them. */
