@@ -15,21 +15,27 @@ export const ABI = (() => {
   return typeof c === "string" ? 0 : landlockAbi(c);
 })();
 
+/**
+ * Where the escapes aim: a directory the tests may write that no sandboxed test run is granted —
+ * the checkout, or (when the checkout is under `/tmp`, which every run may write, as in a CI
+ * clone there) the user's home (the runs get their own `AGENT_BLOCK_HOME`: `sandboxEnv`).
+ */
+const OUTSIDE_BASE = [REPO_ROOT, Deno.env.get("HOME")].find((d) =>
+  d && d !== "/tmp" && !d.startsWith("/tmp/")
+);
+
 /** Why the sandbox tests cannot run here, or undefined when they can. */
 export const SKIP: string | undefined = Deno.build.os !== "linux"
   ? `the sandbox is Linux only (this is ${Deno.build.os})`
   : ABI === 0
   ? "this kernel has no Landlock"
-  : REPO_ROOT.startsWith("/tmp/")
-  ? `the checkout ${REPO_ROOT} is under /tmp, which a sandboxed run may write: no place outside to aim at`
+  : OUTSIDE_BASE === undefined
+  ? `the checkout ${REPO_ROOT} and HOME are both under /tmp, which a sandboxed run may write: no place outside to aim at`
   : undefined;
 
-/**
- * A fresh directory outside every default grant of a sandboxed run (not under `/tmp`, the test
- * projects' home): under the repository, which the tests may write. The caller removes it.
- */
+/** A fresh directory outside every default grant of a sandboxed run. The caller removes it. */
 export function outsideDir(): string {
-  return Deno.makeTempDirSync({ dir: REPO_ROOT, prefix: ".sandbox_outside_" });
+  return Deno.makeTempDirSync({ dir: OUTSIDE_BASE, prefix: ".sandbox_outside_" });
 }
 
 /**
