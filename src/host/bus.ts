@@ -100,6 +100,8 @@ export type { BusCore };
 interface Queued {
   event: BusEvent;
   ack?: { resolve: (v: unknown) => void; reject: (e: Error) => void };
+  /** The ack keeps integral floats as `LuaFloat` (an emitter that forwards it as JSON). */
+  lossless?: boolean;
 }
 
 /** The engine side of one run's bus: handler tables, queue, dispatch (see the module doc). */
@@ -124,16 +126,19 @@ class BusCore {
 
   /**
    * Emits an event from TypeScript; resolves with the handler's ack. A Lua handler receives it
-   * while the script runs `bus.serve`.
+   * while the script runs `bus.serve`. `lossless`: a Lua handler's ack keeps its integral
+   * floats tagged (`LuaFloat`), for an emitter that sends it on as JSON (the mesh's replies).
    */
   emit(
     kind: string,
     payload: unknown,
-    opts: { id?: string; meta?: Record<string, unknown> } = {},
+    opts: { id?: string; meta?: Record<string, unknown>; lossless?: boolean } = {},
   ): Promise<unknown> {
     if (this.#ended) return Promise.reject(new Error("bus: the run has ended"));
     const event = { kind, id: opts.id ?? crypto.randomUUID(), payload, meta: opts.meta ?? {} };
-    return new Promise((resolve, reject) => this.#route({ event, ack: { resolve, reject } }));
+    return new Promise((resolve, reject) =>
+      this.#route({ event, ack: { resolve, reject }, lossless: opts.lossless })
+    );
   }
 
   /** Number of events waiting for `bus.serve`. */
@@ -321,7 +326,7 @@ class BusCore {
       return;
     }
     try {
-      const values = await this.#engine!.callLua(lua, [q.event]);
+      const values = await this.#engine!.callLua(lua, [q.event], { floats: q.lossless ? "tagged" : "plain" });
       q.ack?.resolve(values[0]);
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));

@@ -216,7 +216,8 @@ export function routeInbound(run: RunContext, transport: MeshTransport, bus: Bus
   transport.setHandler(async (m) => {
     record("mesh_received", { peer: m.from, bytes: m.bytes, id: m.id }, m.payload);
     try {
-      return await bus.emit("mesh", m.payload, { id: m.id, meta: { from: m.from } });
+      // lossless: a handler's `2.0` goes back as `2.0`
+      return await busCore(bus).emit("mesh", m.payload, { id: m.id, meta: { from: m.from }, lossless: true });
     } catch (e) {
       // the reply says what went wrong in words: an error table raised by the handler reads as
       // its message, as `tostring(e)` would

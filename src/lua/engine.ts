@@ -216,7 +216,10 @@ export class LuaEngine {
   #completions: Completion[] = [];
   #calls: CallRequest[] = [];
   #wake: (() => void) | undefined;
-  #replies = new Map<number, { resolve: (v: unknown[]) => void; reject: (e: unknown) => void }>();
+  #replies = new Map<
+    number,
+    { resolve: (v: unknown[]) => void; reject: (e: unknown) => void; floats?: "plain" | "tagged" }
+  >();
   #replySeq = 0;
   #closed = false;
   #driving = false;
@@ -781,7 +784,7 @@ export class LuaEngine {
     if (!pending) return 0;
     this.#replies.delete(id);
     if (ok) {
-      const values = this.converter.argsToJs(L, 3, { functions: "ref" });
+      const values = this.converter.argsToJs(L, 3, { functions: "ref", floats: pending.floats });
       pending.resolve(values);
     } else {
       const value = this.converter.toJs(L, 3, { functions: "error" });
@@ -795,15 +798,20 @@ export class LuaEngine {
   /**
    * Runs the Lua function `fn` with `args` as a task of this engine's scheduler and resolves
    * with its return values. Rejects with `LuaCallbackError` when it raises, and when the run
-   * ends before it was called.
+   * ends before it was called. `floats: "tagged"` keeps an integral float result a `LuaFloat`
+   * (for a caller that passes the value on as JSON, where `2.0` must stay `2.0`).
    */
-  callLua(fn: LuaFunctionRef, args: unknown[] = []): Promise<unknown[]> {
+  callLua(
+    fn: LuaFunctionRef,
+    args: unknown[] = [],
+    opts: { floats?: "plain" | "tagged" } = {},
+  ): Promise<unknown[]> {
     if (this.#closed || !this.#driving) {
       return Promise.reject(new LuaCallbackError("the Lua run has ended", undefined));
     }
     const reply = ++this.#replySeq;
     return new Promise((resolve, reject) => {
-      this.#replies.set(reply, { resolve, reject });
+      this.#replies.set(reply, { resolve, reject, floats: opts.floats });
       this.#calls.push({ fn, args, reply });
       this.#wakeUp();
     });

@@ -14,7 +14,7 @@ const id = (k: string) => MeshIdentity.fromSeedHex(k).agentId;
 /** Their AgentIds. */
 export const IDS = { server: id(KEYS.server), client: id(KEYS.client), helper: id(KEYS.helper) };
 
-// The server answers, asks the helper from inside a handler, stops when told; every message it
+// The server answers (its reply carries the float it got back: 2.0 both ways), asks the helper from inside a handler, stops when told; every message it
 // sees must come from the client (its _PROMPT): a forged one would fail the run.
 const SERVER = `
 local seen = {}
@@ -24,7 +24,7 @@ mesh.on(function(ev)
   assert(ev.meta.from == _PROMPT, "from " .. tostring(ev.meta.from))
   if p.stop then bus.stop() return "bye" end
   if p.nested then return { inner = mesh.request(p.nested, { q = "inner" }, 20) } end
-  return { echo = p.q, from = ev.meta.from, ntype = p.n and math.type(p.n), trace = p.__ab_obs and p.__ab_obs.trace_id }
+  return { echo = p.q, from = ev.meta.from, ntype = p.n and math.type(p.n), back = p.n, trace = p.__ab_obs and p.__ab_obs.trace_id }
 end)
 bus.serve()
 print(std.json.encode(seen))
@@ -59,6 +59,7 @@ local function ask(p, why, to)
 end
 local out = {}
 out.r1 = ask({ q = "hi", n = 2.0 }, "hi")
+out.back_type = math.type(out.r1.back)
 mesh.send(A, { q = "note" })
 ask({ q = "ping" }, "the helper is up", C)
 out.r2 = ask({ nested = C }, "nested")
@@ -132,7 +133,8 @@ export async function threeBlocks(
     const got = JSON.parse(client.stdout);
     assert.equal(got.me, IDS.client);
     const from = IDS.client;
-    assert.deepEqual(got.r1, { echo: "hi", from, ntype: "float", trace: o.trace }, "2.0 arrived as a float");
+    assert.deepEqual(got.r1, { echo: "hi", from, ntype: "float", back: 2, trace: o.trace });
+    assert.equal(got.back_type, "float", "the reply's 2.0 came back as a float");
     assert.deepEqual(got.r2, { inner: `inner from ${IDS.helper} to ${IDS.server}` });
     assert.deepEqual(got.r3, { echo: "after", from, trace: o.trace });
     assert.equal(got.r4, "bye");
