@@ -153,7 +153,10 @@ Deno.test(
       );
       assert.deepEqual(handled, [{ evil: 1 }]);
       await waitFor(() => drops() >= 6, { what: "the replay reported" });
-      // 7. a forged reply to a's request is refused by a
+      // 7. a forged reply to a's request is refused by a (b's real answer waits until the server
+      // has the forged one, so the forged reply is the one a gets first, whatever the load)
+      let forgedReplySent!: () => void;
+      const forgedReply = new Promise<void>((r) => forgedReplySent = r);
       raw.subscribe(subjectOf(b.agentId), {
         callback: (_e, m) => {
           const reply = new TextEncoder().encode(
@@ -161,10 +164,14 @@ Deno.test(
               `"re":"${JSON.parse(m.string()).id}","ts":${Date.now()},"payload":"forged"}`,
           );
           m.respond(reply, { headers: signed(reply, mallory) });
+          raw.flush().then(forgedReplySent);
         },
       });
       await raw.flush();
-      b.setHandler(() => new Promise((r) => setTimeout(() => r("real"), 300)));
+      b.setHandler(async () => {
+        await forgedReply;
+        return "real";
+      });
       const e = await meshError(() => a.request(b.agentId, {}));
       assert.deepEqual(e.kind, "protocol");
       assert(e.message.includes("failed verification"), e.message);
