@@ -117,7 +117,9 @@ Deno.test("mesh test relay: the default rate limit lets a burst of 100 through, 
       accepted <= 100 + Math.ceil(50 * seconds) + 1,
       `no more than the refill (${accepted} in ${seconds}s)`,
     );
-    assert.ok(m.rateLimited > 0);
+    // the upper bound above is the rule; that some were limited follows from it unless handling
+    // 300 frames took the whole refill of the other 200 (4 s: only a machine stalled that long)
+    if (seconds < 3.5) assert.ok(m.rateLimited > 0, `none limited in ${seconds}s`);
     assert.equal(m.dropped, accepted - 100, "the buffer holds 100 per target");
     sender.ws.close();
   });
