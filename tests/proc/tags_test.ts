@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ProcessGroups } from "../../src/proc/group.ts";
 import { parentDeathWrapper } from "../../src/proc/parent_death.ts";
 import { hasTag, newRegistryId, processTags, tagsValue } from "../../src/proc/tags.ts";
-import { tempDir } from "../helpers.ts";
+import { tempDir, waitFor } from "../helpers.ts";
 
 const linux = Deno.build.os === "linux";
 
@@ -47,6 +47,15 @@ Deno.test({
       stderr: "null",
     });
     try {
+      // read once the child runs its own program: while it is still being exec'd (through
+      // setpriv), /proc/<pid>/environ can show a half-built environment
+      await waitFor(() => {
+        try {
+          return Deno.readTextFileSync(`/proc/${p.pid}/cmdline`).startsWith("/bin/sh\0-c\0read x");
+        } catch {
+          return false;
+        }
+      }, { what: "the child to run /bin/sh", timeoutMs: 20_000 });
       assert.deepEqual(processTags(p.pid), [`${groups.id}.1`]);
       assert.deepEqual(processTags(2 ** 22 + 12345), []);
     } finally {
