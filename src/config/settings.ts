@@ -27,7 +27,8 @@
  */
 import { AgentBlockError, UsageError } from "../errors.ts";
 import type { RunConfig } from "./run_config.ts";
-import { MeshUrlError, parseMeshUrl, secretKeyProblem } from "../clients/mesh/connect.ts";
+import { MeshUrlError, parseMeshUrl } from "../clients/mesh/connect.ts";
+import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 
 /** Parsed flag values, as `parseFlags` answers them. */
 export type FlagValues = Readonly<Record<string, string | boolean | string[] | undefined>>;

@@ -20,7 +20,8 @@ import type { JsonValue } from "../json/codec.ts";
 import type { BusHandler, BusHost } from "../host/bus.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import { BlockError } from "./errors.ts";
-import { MeshUrlError, parseMeshUrl, secretKeyProblem } from "../clients/mesh/connect.ts";
+import { MeshUrlError, parseMeshUrl } from "../clients/mesh/connect.ts";
+import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
 import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
 

@@ -4,7 +4,8 @@
  * Owns the strict decoder the mesh needs: an AgentId or signature that a peer could also have
  * written differently (with `=` padding, with non-zero trailing bits, with `+`/`/`) is refused,
  * so one key has exactly one AgentId and one signature one text. This matches the relay's
- * decoder (`URL_SAFE_NO_PAD`), which rejects the same inputs.
+ * decoder (`URL_SAFE_NO_PAD`), which rejects the same inputs. Also the one statement of the
+ * secret key's text rule (`secretKeyProblem`), which needs the hex codec and no cryptography.
  */
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -74,4 +75,19 @@ export function decodeHex(text: string): Uint8Array {
   const out = new Uint8Array(text.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(text.slice(2 * i, 2 * i + 2), 16);
   return out;
+}
+
+/**
+ * Why `hex` is not a secret key (64 hex characters, surrounding whitespace ignored), or
+ * `undefined` when it is one. `MeshIdentity.fromSeedHex` applies it; here, beside the hex codec
+ * and apart from the signature code, so the edge checks flags before anything is loaded. Never
+ * quotes the key.
+ */
+export function secretKeyProblem(hex: string): string | undefined {
+  const text = hex.trim();
+  if (text.length !== 64) return `expected 64 hex characters (an Ed25519 seed), got ${text.length}`;
+  if (!/^[0-9a-fA-F]{64}$/.test(text)) {
+    return "expected 64 hex characters (an Ed25519 seed), found a non-hex character";
+  }
+  return undefined;
 }

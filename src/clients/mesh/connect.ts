@@ -66,20 +66,6 @@ export function parseMeshUrl(value: string, flag = "--relay"): MeshUrl {
 }
 
 /**
- * Why `hex` is not a secret key (64 hex characters, surrounding whitespace ignored), or
- * `undefined` when it is one. The same rule as `MeshIdentity.fromSeedHex`, without loading the
- * signature code (the edge checks flags before anything starts). Never quotes the key.
- */
-export function secretKeyProblem(hex: string): string | undefined {
-  const text = hex.trim();
-  if (text.length !== 64) return `expected 64 hex characters (an Ed25519 seed), got ${text.length}`;
-  if (!/^[0-9a-fA-F]{64}$/.test(text)) {
-    return "expected 64 hex characters (an Ed25519 seed), found a non-hex character";
-  }
-  return undefined;
-}
-
-/**
  * Connects `identity` to the mesh at `url` (a `--relay` value).
  * @throws MeshUrlError for a value `parseMeshUrl` refuses; MeshError when connecting fails
  */

@@ -20,7 +20,7 @@ import {
   sign as nodeSign,
   verify as nodeVerify,
 } from "node:crypto";
-import { decodeBase64Url, decodeHex, encodeBase64Url } from "./base64url.ts";
+import { decodeBase64Url, decodeHex, encodeBase64Url, secretKeyProblem } from "./base64url.ts";
 
 /** Why a secret key or AgentId was refused. */
 export class MeshKeyError extends TypeError {
@@ -79,17 +79,9 @@ export class MeshIdentity {
    * @throws MeshKeyError stating the rule and the length seen (never the key itself)
    */
   static fromSeedHex(hex: string, source = "secret key"): MeshIdentity {
-    const text = hex.trim();
-    if (text.length !== 64) {
-      throw new MeshKeyError(`${source}: expected 64 hex characters (an Ed25519 seed), got ${text.length}`);
-    }
-    try {
-      return new MeshIdentity(decodeHex(text), false);
-    } catch {
-      throw new MeshKeyError(
-        `${source}: expected 64 hex characters (an Ed25519 seed), found a non-hex character`,
-      );
-    }
+    const why = secretKeyProblem(hex);
+    if (why !== undefined) throw new MeshKeyError(`${source}: ${why}`);
+    return new MeshIdentity(decodeHex(hex.trim()), false);
   }
 
   /** A fresh random identity (for a run without a key). */
