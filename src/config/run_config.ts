@@ -14,7 +14,7 @@
  * file and the field.
  */
 import { AgentBlockError } from "../errors.ts";
-import { checkRelay } from "./settings.ts";
+import { meshUrlProblem } from "../clients/mesh/connect.ts";
 
 /** A parsed `--config` file. */
 export interface RunConfig {
@@ -103,7 +103,8 @@ export function validateRunConfig(data: unknown, file: string): RunConfig {
     if (typeof obj.relay !== "string") {
       throw new AgentBlockError(`${file}: field 'relay' must be a string, got ${typeName(obj.relay)}`);
     }
-    checkRelay(obj.relay, `${file}: field 'relay'`, (m) => new AgentBlockError(m));
+    const why = meshUrlProblem(obj.relay, `${file}: field 'relay'`);
+    if (why !== undefined) throw new AgentBlockError(why);
     out.relay = obj.relay;
   }
   for (const k of ["cpu_limit_secs", "memory_limit_mb", "mcp_timeout_secs"] as const) {

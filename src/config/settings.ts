@@ -27,7 +27,7 @@
  */
 import { AgentBlockError, UsageError } from "../errors.ts";
 import type { RunConfig } from "./run_config.ts";
-import { MeshUrlError, parseMeshUrl } from "../clients/mesh/connect.ts";
+import { meshUrlProblem } from "../clients/mesh/connect.ts";
 import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 
 /** Parsed flag values, as `parseFlags` answers them. */
@@ -163,7 +163,8 @@ export function runFlags(values: FlagValues): RunFlags {
     throw new UsageError("--events must be a file path, or - for stderr; got ''");
   }
   const relay = str(values, "relay");
-  if (relay !== undefined) checkRelay(relay, "--relay", (m) => new UsageError(m));
+  const badRelay = relay !== undefined ? meshUrlProblem(relay, "--relay") : undefined;
+  if (badRelay !== undefined) throw new UsageError(badRelay);
   const secretKey = str(values, "secret-key");
   if (secretKey !== undefined) {
     const why = secretKeyProblem(secretKey);
@@ -214,16 +215,6 @@ export function resolveRunSettings(
     relay: flags.relay ?? config.relay,
     secretKey: flags.secretKey,
   };
-}
-
-/** Refuses a mesh URL `parseMeshUrl` does not take, with `error` (a usage error for a flag). */
-export function checkRelay(url: string, source: string, error: (message: string) => Error): void {
-  try {
-    parseMeshUrl(url, source);
-  } catch (e) {
-    if (e instanceof MeshUrlError) throw error(e.message);
-    throw e;
-  }
 }
 
 const OFF = new Set(["", "0", "false", "no", "off"]);

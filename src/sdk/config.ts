@@ -20,7 +20,7 @@ import type { JsonValue } from "../json/codec.ts";
 import type { BusHandler, BusHost } from "../host/bus.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import { BlockError } from "./errors.ts";
-import { MeshUrlError, parseMeshUrl } from "../clients/mesh/connect.ts";
+import { meshUrlProblem } from "../clients/mesh/connect.ts";
 import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
 import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
@@ -236,12 +236,8 @@ function positive(field: string, v: number | undefined): number | undefined {
 function checkRelay(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
   if (typeof url !== "string") fail(`relay must be a string, got ${show(url)}`);
-  try {
-    parseMeshUrl(url, "relay");
-  } catch (e) {
-    if (e instanceof MeshUrlError) fail(e.message);
-    throw e;
-  }
+  const why = meshUrlProblem(url, "relay");
+  if (why !== undefined) fail(why);
   return url;
 }
 

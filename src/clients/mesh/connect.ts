@@ -5,8 +5,8 @@
  * cluster; credentials as `nats://token@host` or `nats://user:pass@host`, or through
  * `MeshConnectOptions`) selects `nats_transport.ts`; `ws://` / `wss://` selects the agent-mesh
  * relay (`relay_transport.ts`). Anything else is refused with a message naming the flag and the
- * value (`parseMeshUrl`, which the CLI also calls so a bad flag is a usage error before anything
- * starts).
+ * value (`parseMeshUrl`; the edge checks its flags and config with `meshUrlProblem`, so a bad
+ * value is refused before anything starts).
  *
  * Why lazily: a run without `--relay` must not pay for the NATS client or the relay's crypto, so
  * this module imports only the contract; each transport is imported when a run connects
@@ -63,6 +63,20 @@ export function parseMeshUrl(value: string, flag = "--relay"): MeshUrl {
   }
   if (urls.length > 1) throw bad("only nats:// URLs can be listed (a cluster)");
   throw bad(`unknown scheme '${urls[0].protocol}'`);
+}
+
+/**
+ * Why `value` is not a `--relay` value (`parseMeshUrl`'s message), or `undefined` when it is one:
+ * for callers that raise their own kind of error (a usage error for a flag, a config error).
+ */
+export function meshUrlProblem(value: string, flag = "--relay"): string | undefined {
+  try {
+    parseMeshUrl(value, flag);
+    return undefined;
+  } catch (e) {
+    if (e instanceof MeshUrlError) return e.message;
+    throw e;
+  }
 }
 
 /**
