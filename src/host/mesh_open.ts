@@ -17,7 +17,7 @@
  */
 import { resolve } from "node:path";
 import { MeshIdentity, MeshKeyError } from "../clients/mesh/identity.ts";
-import { connectMesh, MeshUrlError } from "../clients/mesh/connect.ts";
+import { connectMesh, MeshUrlError, shownUrl } from "../clients/mesh/connect.ts";
 import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
 import { BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
@@ -44,11 +44,6 @@ export class MeshStartError extends Error {
     super(message);
     this.name = "MeshStartError";
   }
-}
-
-/** A URL list without credentials, for messages. */
-export function shownUrl(url: string): string {
-  return url.replace(/\/\/[^/@,]*@/g, "//");
 }
 
 /** The identity `spec` and the run's environment give. */

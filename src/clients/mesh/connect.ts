@@ -28,6 +28,11 @@ export class MeshUrlError extends TypeError {
   }
 }
 
+/** A `--relay` value (one URL or a list) with every URL's credentials removed, for messages. */
+export function shownUrl(value: string): string {
+  return value.replace(/\/\/[^/@,]*@/g, "//");
+}
+
 /**
  * Reads a `--relay` value.
  * @param flag how errors name where the value came from (`--relay`)
@@ -35,10 +40,9 @@ export class MeshUrlError extends TypeError {
  */
 export function parseMeshUrl(value: string, flag = "--relay"): MeshUrl {
   const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
-  const shown = (raw: string) => raw.replace(/\/\/[^/@]*@/, "//");
   const bad = (why: string) =>
     new MeshUrlError(
-      `${flag}: ${why}, got '${shown(value)}' (expected nats://host:port[,nats://host:port...], ` +
+      `${flag}: ${why}, got '${shownUrl(value)}' (expected nats://host:port[,nats://host:port...], ` +
         `ws://host:port/ws or wss://host/ws)`,
     );
   if (parts.length === 0) throw bad("empty");
@@ -46,7 +50,7 @@ export function parseMeshUrl(value: string, flag = "--relay"): MeshUrl {
     try {
       return new URL(p);
     } catch {
-      throw bad(`'${shown(p)}' is not a URL`);
+      throw bad(`'${shownUrl(p)}' is not a URL`);
     }
   });
   const schemes = new Set(urls.map((u) => u.protocol));
