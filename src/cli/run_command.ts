@@ -220,8 +220,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   ]];
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
-  // A confined runtime has no FFI: its launcher made it the subreaper before the exec.
-  adoptOrphans((m) => say(`[warn] agent-block: ${m}`), stage !== undefined);
+  adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
     const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
       .env(s.env)

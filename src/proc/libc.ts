@@ -4,7 +4,7 @@
  *
  * Owns opening libc (`Deno.dlopen`, Linux only, lazily on first use) and saying why it could not:
  * not Linux, no FFI permission (`--allow-ffi`; `deno run -A` and a binary compiled with `-A` have
- * it; a sandboxed runtime does not, `src/sandbox/deno_flags.ts`), or no glibc/musl library under
+ * it; so does the sandboxed runtime, whose boundary is the kernel's), or no glibc/musl library under
  * the usual names. `openLibc(symbols)` is the shared opener (the sandbox launcher binds its own
  * symbol set through it); this module's own calls are `prctl(PR_SET_CHILD_SUBREAPER)` and a
  * non-blocking `waitpid` of one pid. Every caller falls back to what works without it; nothing

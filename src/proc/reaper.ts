@@ -30,18 +30,12 @@ let requested: ((message: string) => void) | undefined;
 let state: "off" | "on" | "unavailable" = "off";
 const own = new Set<number>();
 
-let preset = false;
-
 /**
  * Asks that this process adopt the orphans of its children from the first spawn on.
  * @param warn where to say, once, that it cannot
- * @param subreaper the process is a subreaper already (the sandbox launcher made it one before
- *   its `execve`; the confined runtime has no FFI to ask): adopted orphans are ended by
- *   `endOrphans`, and one that exits stays a zombie until this process exits (no `waitpid`)
  */
-export function adoptOrphans(warn: (message: string) => void, subreaper = false): void {
+export function adoptOrphans(warn: (message: string) => void): void {
   requested = warn;
-  preset = subreaper;
 }
 
 /** True once this process is a subreaper. */
@@ -53,7 +47,7 @@ export function adopting(): boolean {
 export function beforeSpawn(): void {
   if (state !== "off" || !requested) return;
   // Reaping needs /proc to tell adopted zombies from Deno's own children: no /proc, no adopting.
-  const why = procUnreadable() ?? (preset ? undefined : setChildSubreaper());
+  const why = procUnreadable() ?? setChildSubreaper();
   if (why !== undefined) {
     state = "unavailable";
     requested(

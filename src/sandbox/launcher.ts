@@ -8,10 +8,9 @@
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
  * 2. keeps `.git` read-only in a private mount namespace (`mount_ns.ts`; without privilege it
  *    first re-executes itself through `unshare` into a user namespace, `--sandbox-stage=userns`);
- * 3. becomes a child subreaper (kept across `execve`: the runtime adopts orphans without FFI);
- * 4. installs the Landlock ruleset and the seccomp filter (`seccomp.ts`, all threads);
- * 5. prints one start-up line on stderr (what is enforced, and what is not);
- * 6. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
+ * 3. installs the Landlock ruleset and the seccomp filter (`seccomp.ts`, all threads);
+ * 4. prints one start-up line on stderr (what is enforced, and what is not);
+ * 5. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
  *    binary) with `--sandbox-stage=runtime` first. Same pid, so process groups, tags and the
  *    parent-death signal are unchanged; every thread and child of the new image is inside the
  *    boundary, which no later code can lift.
@@ -55,7 +54,6 @@ export interface LaunchRequest {
   launch?: SelfLaunch;
 }
 
-const PR_SET_CHILD_SUBREAPER = 36;
 const PR_CAP_AMBIENT = 47;
 const PR_CAP_AMBIENT_CLEAR_ALL = 4n;
 
@@ -119,7 +117,6 @@ export function launchSandboxed(req: LaunchRequest): never {
       git = "WRITABLE (no mount namespace)";
     }
   } else if (!policy.gitDirs.length && !policy.gitRw) git = "none";
-  c.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n); // best effort: the runtime copes without it
   // The user-namespace hop kept its capabilities for the mounts: the runtime gets none of them.
   if (req.inUserNs && c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0n, 0n, 0n) !== 0) {
     throw new AgentBlockError(

@@ -4,7 +4,7 @@
  * Owns the symbol set and the small conversions around it: C strings, `errno` after a failed
  * call, and the architecture facts the filters need (syscall numbers of `landlock_*` and
  * `seccomp`, the audit architecture). Only the launcher loads this module (lazily, on
- * `--sandbox`); the sandboxed runtime has no FFI at all.
+ * `--sandbox`); the sandboxed runtime does not load it.
  *
  * `syscall` is declared with all seven arguments: declared with fewer, the later arguments of a
  * call arrive as garbage (`landlock_add_rule`'s `flags` did, and every rule failed `EINVAL`).
