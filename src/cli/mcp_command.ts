@@ -20,7 +20,7 @@
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
-import { edgeEnvironment } from "./environment.ts";
+import { edgeEnvironment, edgeProcessEnv } from "./environment.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
@@ -206,7 +206,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     // Every run would fail closed where the sandbox cannot be had: fail at start instead.
     const { sandboxPreflight } = await import("../sandbox/launcher.ts");
     try {
-      sandboxPreflight(edge.env, projectRoot, edge.cwd);
+      sandboxPreflight(edgeProcessEnv(), projectRoot, edge.cwd); // the policy's source: not .env
     } catch (e) {
       throw new AgentBlockError(`mcp: ${(e as Error).message}`);
     }

@@ -8,7 +8,9 @@
  * `PR_SET_NO_NEW_PRIVS` and `landlock_restrict_self`).
  *
  * What it catches: any write-type operation (create, write, truncate, remove, rename or link
- * across directories, make a device, fifo, socket or symlink, device ioctl) by this thread and
+ * across directories, make a fifo, socket or symlink, device ioctl) outside the writable paths,
+ * and making a block or character device anywhere (those two rights are handled and never
+ * granted: a disk's node made in `/tmp` would be a way to every file system), by this thread and
  * every process it then starts or becomes, whatever the language: Lua through our TypeScript, a
  * shell, a compiled program, an MCP server. Reads and executes are not handled, so they stay
  * unrestricted. It also denies mount and umount to the confined process (Landlock's rule for
@@ -52,6 +54,12 @@ const LATER_RIGHTS = [
   { abi: 3, right: FS.TRUNCATE, name: "TRUNCATE", linux: "6.2" },
   { abi: 5, right: FS.IOCTL_DEV, name: "IOCTL_DEV (device ioctls)", linux: "6.10" },
 ] as const;
+
+/**
+ * Handled (so denied everywhere) but never granted, not even beneath a writable path: a device
+ * node made in `/tmp` for a disk would open every file system to the run.
+ */
+const NEVER_GRANTED = FS.MAKE_CHAR | FS.MAKE_BLOCK;
 
 /** The rights that apply to a single file (a rule on a file may hold no others). */
 const FILE_RIGHTS = FS.WRITE_FILE | FS.TRUNCATE | FS.IOCTL_DEV;
@@ -114,6 +122,11 @@ export function landlockAbi(c: Sys): number {
   return r > 0 ? r : 0;
 }
 
+/** The rights a rule on a writable directory (`dir`) or file grants: never a device node. */
+export function grantedRights(plan: LandlockPlan, dir: boolean): bigint {
+  return (dir ? plan.handledFs : plan.handledFs & FILE_RIGHTS) & ~NEVER_GRANTED;
+}
+
 function address(buf: Uint8Array<ArrayBuffer>): bigint {
   return BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(buf)));
 }
@@ -143,7 +156,7 @@ export function applyLandlock(c: Sys, plan: LandlockPlan, roots: readonly Writab
         // struct landlock_path_beneath_attr, packed: u64 allowed_access, s32 parent_fd.
         const rule = new Uint8Array(12);
         const rv = new DataView(rule.buffer);
-        rv.setBigUint64(0, root.dir ? plan.handledFs : plan.handledFs & FILE_RIGHTS, true);
+        rv.setBigUint64(0, grantedRights(plan, root.dir), true);
         rv.setInt32(8, fd, true);
         const r = Number(
           c.syscall(

@@ -6,31 +6,39 @@
  * stayed unconfined when it was tried in-process). So the launcher, on its main thread:
  * 1. resolves the policy from the run's environment (`policy.ts`) and checks the kernel
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
- * 2. keeps `.git` read-only in a private mount namespace (`mount_ns.ts`; without privilege it
- *    first re-executes itself through `unshare` into a user namespace, `--sandbox-stage=userns`);
- * 3. installs the Landlock ruleset and the seccomp filter (`seccomp.ts`, all threads);
+ * 2. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
+ *    `lib/`, `blocks/` and serve files) read-only in a private mount namespace (`mount_ns.ts`;
+ *    without privilege it first re-executes itself through `unshare` into a user namespace,
+ *    `--sandbox-stage=userns`);
+ * 3. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
+ *    ruleset and the seccomp filter (`seccomp.ts`, all threads);
  * 4. prints one start-up line on stderr (what is enforced, and what is not);
  * 5. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
  *    binary) with `--sandbox-stage=runtime` first. Same pid, so process groups, tags and the
  *    parent-death signal are unchanged; every thread and child of the new image is inside the
  *    boundary, which no later code can lift.
  *
- * The layers and what each catches: Landlock — writes outside the list and (when denied) TCP,
- * by any process; seccomp — io_uring; the mount — writes into `.git`. Deno's permissions are not
+ * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
+ * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
+ * stream protocols that reach TCP peers and raw sockets; the mount — writes into `.git` and
+ * agent-block's configuration; no capabilities — whatever root could do around the others.
+ * The policy comes from the environment of whoever started the run (`processEnv`); the project's
+ * `.env` (`env` minus `processEnv`) may only make it stricter (`policy.ts`). Deno's permissions are not
  * a layer here: Deno 2.9 asks for `--allow-all` to read any `/proc` path, and the runtime reads
  * `/proc` for its process tree, its tags and the file tools' descriptor checks, so any narrower
  * grant (even one that drops only FFI) breaks them. `stage.ts` is the runtime's side.
  *
  * Errors are `AgentBlockError` (exit 1) naming what failed; nothing is half-applied and then run.
  */
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { agentBlockHome } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
 import { installSeccomp } from "./seccomp.ts";
-import { protectGitDirs } from "./mount_ns.ts";
+import { protectPaths } from "./mount_ns.ts";
+import { dropCapabilities } from "./caps.ts";
 import { archInfo, cstring, lastError, type Sys, sys } from "./sys.ts";
 import { STAGE_FLAG } from "./stage.ts";
 
@@ -38,9 +46,12 @@ import { STAGE_FLAG } from "./stage.ts";
 export interface LaunchRequest {
   /** The run's command line as given (no stage flag). */
   argv: string[];
-  /** The run's environment (the process's with the project's `.env`): the policy's source. */
+  /** The run's environment (the process's with the project's `.env`). */
   env: Readonly<Record<string, string>>;
-  /** The process environment, handed unchanged to the runtime (which loads `.env` itself). */
+  /**
+   * The process environment: the policy's source (what `.env` adds may only make it stricter),
+   * handed unchanged to the runtime (which loads `.env` itself).
+   */
   processEnv: Readonly<Record<string, string>>;
   /** The working directory relative paths are taken from. */
   cwd: string;
@@ -53,9 +64,6 @@ export interface LaunchRequest {
   /** How to start this program (default `selfLaunch()`). */
   launch?: SelfLaunch;
 }
-
-const PR_CAP_AMBIENT = 47;
-const PR_CAP_AMBIENT_CLEAR_ALL = 4n;
 
 /** libc for the launcher, or the start-up error of a platform that cannot have the sandbox. */
 function kernel(): Sys {
@@ -78,26 +86,50 @@ function kernel(): Sys {
  * Landlock ABI; throws the error a run would fail with.
  */
 export function sandboxPreflight(
-  env: Readonly<Record<string, string>>,
+  processEnv: Readonly<Record<string, string>>,
   project: string,
   cwd: string,
 ): number {
   const c = kernel();
-  return kernelPlan(c, resolvePolicy(sandboxRequest(env, resolve(cwd, project), cwd))).abi;
+  return kernelPlan(c, resolvePolicy(sandboxRequest(processEnv, resolve(cwd, project), cwd))).abi;
+}
+
+/** The variables `env` holds beyond `processEnv`: what the project's `.env` added. */
+function projectAdded(
+  env: Readonly<Record<string, string>>,
+  processEnv: Readonly<Record<string, string>>,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !Object.hasOwn(processEnv, k)));
 }
 
 /** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
 export function launchSandboxed(req: LaunchRequest): never {
   const c = kernel();
-  const home = resolve(req.cwd, agentBlockHome(req.env, req.cwd));
-  try {
-    Deno.mkdirSync(home, { recursive: true }); // the runtime would create it; a rule needs it now
-  } catch {
-    // not creatable: it grants nothing, and the run reports what it cannot write
+  const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
+  // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
+  // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
+  for (const dir of [home, join(home, "lib"), join(home, "blocks")]) {
+    try {
+      Deno.mkdirSync(dir, { recursive: true });
+    } catch {
+      // not creatable: it grants nothing, and the run reports what it cannot write
+    }
   }
-  const policy = resolvePolicy(sandboxRequest(req.env, resolve(req.cwd, req.project), req.cwd));
+  const policy = resolvePolicy(
+    sandboxRequest(
+      req.processEnv,
+      resolve(req.cwd, req.project),
+      req.cwd,
+      projectAdded(req.env, req.processEnv),
+    ),
+  );
   const plan = kernelPlan(c, policy);
   const warnings: string[] = [];
+  for (const name of policy.ignored) {
+    warnings.push(
+      `${name} in the project's .env is ignored: a confined run may write that file, so it cannot widen the sandbox (set it in the environment)`,
+    );
+  }
   for (const s of policy.skipped) warnings.push(`AGENT_BLOCK_SANDBOX_FS_RW: ${s} does not exist, skipped`);
   if (plan.dropped.length) {
     warnings.push(
@@ -105,28 +137,33 @@ export function launchSandboxed(req: LaunchRequest): never {
     );
   }
   const arch = archInfo();
-  if (!arch) warnings.push(`io_uring is not denied on ${Deno.build.arch} (seccomp filter skipped)`);
-  let git = policy.gitRw ? "writable (AGENT_BLOCK_SANDBOX_GIT_RW=1)" : "read-only";
-  if (policy.gitDirs.length && !policy.gitRw) {
-    const prot = protectGitDirs(c, policy.gitDirs, req.inUserNs, policy.testUserNs);
+  if (!arch) {
+    warnings.push(`io_uring and other sockets are not denied on ${Deno.build.arch} (seccomp filter skipped)`);
+  }
+  let git = policy.gitRw
+    ? "writable (AGENT_BLOCK_SANDBOX_GIT_RW=1)"
+    : policy.gitDirs.length
+    ? "read-only"
+    : "none";
+  let config = "read-only";
+  const paths = [...policy.gitDirs, ...policy.configPaths];
+  if (paths.length) {
+    const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs);
     if (prot.status === "hop") {
       execve(c, [...prot.prefix, ...selfArgs(req, "userns")], req.processEnv);
     }
     if (prot.status === "unavailable") {
-      warnings.push(`.git stays writable: ${prot.why}`);
-      git = "WRITABLE (no mount namespace)";
+      warnings.push(`.git and agent-block's configuration stay writable: ${prot.why}`);
+      if (policy.gitDirs.length) git = "WRITABLE (no mount namespace)";
+      config = "WRITABLE (no mount namespace)";
     }
-  } else if (!policy.gitDirs.length && !policy.gitRw) git = "none";
-  // The user-namespace hop kept its capabilities for the mounts: the runtime gets none of them.
-  if (req.inUserNs && c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0n, 0n, 0n) !== 0) {
-    throw new AgentBlockError(
-      `--sandbox: clearing the user namespace's capabilities failed: ${lastError(c).text}`,
-    );
   }
+  // As root, or with the user namespace's kept capabilities: the runtime gets none of them.
+  dropCapabilities(c);
   applyLandlock(c, plan, policy.writable);
-  if (arch) installSeccomp(c, arch);
+  if (arch) installSeccomp(c, arch, { tcp: policy.tcp });
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
-  req.say(startupLine(policy, plan, arch !== undefined, git));
+  req.say(startupLine(policy, plan, arch !== undefined, git, config));
   execve(c, selfArgs(req, "runtime"), req.processEnv);
 }
 
@@ -154,12 +191,14 @@ export function startupLine(
   plan: LandlockPlan,
   seccomp: boolean,
   git: string,
+  config = "read-only",
 ): string {
   const writes = policy.writable.map((w) => w.path).join(", ");
   return `agent-block: sandbox on (Landlock ABI ${plan.abi}${
     seccomp ? ", seccomp" : ""
   }): writes only to ${writes}; ` +
-    `TCP ${policy.tcp ? "allowed" : "denied"}; io_uring ${seccomp ? "denied" : "NOT denied"}; .git ${git}`;
+    `TCP ${policy.tcp ? "allowed" : "denied"}; io_uring ${seccomp ? "denied" : "NOT denied"}; .git ${git}; ` +
+    `agent-block config ${config}; no capabilities`;
 }
 
 /** Replaces this process with `cmd`; throws when the kernel refuses. */

@@ -1,13 +1,17 @@
 /**
- * The read-only `.git`: a private mount namespace in which each version-control directory of
- * the project is bind-mounted over itself and made read-only.
+ * The read-only paths inside the grants: a private mount namespace in which each of them (the
+ * project's version-control directories, and agent-block's configuration and code: the
+ * project's `.env`, the home's `lib/`, `blocks/` and serve files — `policy.ts` lists them) is
+ * bind-mounted over itself and made read-only.
  *
- * Landlock only grants, so it cannot take `.git` back out of the writable project root; a mount
- * can. What it catches: a block planting a hook (`.git/hooks/*`), rewriting `config` (a
- * `core.fsmonitor` or `core.hooksPath` command) or history — anything that would run later,
- * outside the sandbox, when someone uses the repository. Writes there fail with `EROFS`, for
- * every process of the run. The mount stays: Landlock denies mount and umount to the confined
- * run, and the namespace is the run's own (the host's mounts are untouched, propagation private).
+ * Landlock only grants, so it cannot take a path back out of the writable project root or home;
+ * a mount can. What it catches: a block planting a hook (`.git/hooks/*`), rewriting `config` (a
+ * `core.fsmonitor` or `core.hooksPath` command) or history, rewriting the `.env` that holds the
+ * sandbox switch, or planting a module in the home's `lib/` that every project would load —
+ * anything that would run later, outside the sandbox. Writes there fail with `EROFS`, and
+ * removing or renaming over one of them with `EBUSY` (it is a mount point), for every process of
+ * the run. The mount stays: Landlock denies mount and umount to the confined run, and the
+ * namespace is the run's own (the host's mounts are untouched, propagation private).
  *
  * Owns how the namespace is had:
  * - with `CAP_SYS_ADMIN` (root), `unshare(CLONE_NEWNS)` on the launcher's main thread (a
@@ -16,8 +20,8 @@
  *   launcher re-executes itself through util-linux `unshare --user --map-current-user
  *   --keep-caps --mount` (`userNamespaceHop`, probed once; `--keep-caps` because an `execve` as a
  *   non-root user would drop the namespace's capabilities), and the second launcher does the
- *   mounts, then clears the kept (ambient) capabilities before it starts the runtime;
- * - neither (no privilege, user namespaces disabled, no `unshare`): `protectGitDirs` says why, and
+ *   mounts, then drops every capability (`caps.ts`) before it starts the runtime;
+ * - neither (no privilege, user namespaces disabled, no `unshare`): `protectPaths` says why, and
  *   the launcher warns once and says so in its start-up line.
  * The read-only flag is set with `mount_setattr(MOUNT_ATTR_RDONLY)`, which changes that flag
  * alone (a remount would have to restate the flags a user namespace locks).
@@ -37,20 +41,20 @@ const MOUNT_ATTR_RDONLY = 1n;
 /** Where util-linux `unshare` is looked for (fixed paths: never the run's PATH). */
 const UNSHARE_PATHS = ["/usr/bin/unshare", "/bin/unshare"];
 
-/** The outcome of `protectGitDirs`. */
+/** The outcome of `protectPaths`. */
 export type GitProtection =
   | { status: "read-only" }
   | { status: "hop"; prefix: [string, ...string[]] }
   | { status: "unavailable"; why: string };
 
 /**
- * Makes `dirs` read-only for this process and what it becomes.
+ * Makes `dirs` (directories or files) read-only for this process and what it becomes.
  * @param inUserNs this launcher was started by the `unshare` hop (its namespaces are new already)
  * @param viaUserNs take the user-namespace hop even with privilege (the test seam
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`, so the unprivileged path is tested as root); without a
  *   hop to take that is an error, never a weaker run
  */
-export function protectGitDirs(
+export function protectPaths(
   c: Sys,
   dirs: readonly string[],
   inUserNs: boolean,

@@ -1,23 +1,34 @@
 /**
- * The sandbox's policy: what a sandboxed run may write and whether it may use TCP, from the
- * run's own environment (`EnvView`: a `RunEnv` or the record the CLI edge resolved, never the
- * process environment), its project root and its agent-block home.
+ * The sandbox's policy: what a sandboxed run may write, what stays read-only inside that, and
+ * whether it may use TCP — from the environment of whoever starts the run (`EnvView`: the
+ * process environment the CLI edge hands over, never the project's `.env`), the variables the
+ * project's `.env` adds (which may only make the sandbox stricter), the project root and the
+ * agent-block home.
  *
- * Owns the rules of the seed's "Sandbox mode (Linux)" and of the issue's `.git` rule:
+ * Owns the rules of the seed's "Sandbox mode (Linux)" and of issue 25's invariant — a confined
+ * run can write nothing that is later read as configuration, code or a switch by agent-block or
+ * by git outside the sandbox:
+ * - the settings come from where the run cannot write: `AGENT_BLOCK_SANDBOX_FS_RW`,
+ *   `AGENT_BLOCK_SANDBOX_GIT_RW`, `AGENT_BLOCK_HOME` (and `HOME`, its default's base) and the
+ *   test seams are read from the starter's environment only; the same names in the project's
+ *   `.env` are ignored (and listed, for a warning). `AGENT_BLOCK_SANDBOX_TCP` from `.env` counts
+ *   only when it denies TCP;
  * - writable: the project root, `AGENT_BLOCK_HOME` (default `$HOME/.agent-block`), `/tmp`,
  *   `/dev/null`, `/dev/urandom`, `/dev/tty`, and each `:`-separated entry of
  *   `AGENT_BLOCK_SANDBOX_FS_RW`; an entry that does not exist is skipped (and listed as skipped);
  *   the project root must resolve, or the run does not start (it is the primary write grant);
  * - TCP: allowed unless `AGENT_BLOCK_SANDBOX_TCP` is `0`, `false`, `no` or `off` (any case);
  *   `1`, `true`, `yes`, `on` or empty allow it; anything else is an error naming the variable;
- * - read-only inside the writable project: its `.git` directory, or the `gitdir:` target of a
- *   `.git` file (and that target's `commondir`, where a worktree's hooks live), unless
- *   `AGENT_BLOCK_SANDBOX_GIT_RW=1`;
+ * - read-only inside the grants (`mount_ns.ts` makes them so): the project's `.git` directory, or
+ *   the `gitdir:` target of a `.git` file (and that target's `commondir`, where a worktree's
+ *   hooks live), unless `AGENT_BLOCK_SANDBOX_GIT_RW=1` (`gitDirs`); and agent-block's own
+ *   configuration and code (`configPaths`): the project's `.env`, the home's `lib/` and `blocks/`
+ *   tiers, and `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`),
+ *   each where it exists (the launcher creates `lib/` and `blocks/` first, so they always do);
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
- *   is N. It is honoured only where it makes start-up fail (`landlock.ts`), so a hostile `.env`
- *   cannot use it to weaken a run; and `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the
- *   unprivileged path to the read-only `.git` (a user namespace) even as root, an error where it
- *   cannot be taken (`mount_ns.ts`).
+ *   is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
+ *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the unprivileged path to the read-only paths (a
+ *   user namespace) even as root, an error where it cannot be taken (`mount_ns.ts`).
  *
  * `sandboxRequest` is pure (no file touched); `resolvePolicy` resolves the paths through the
  * file-system view it is given (`realPath`, `lstat`, `readTextFile`), so tests can hand in their
@@ -52,7 +63,30 @@ export interface SandboxRequest {
   testAbi?: number;
   /** The test seam `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: the read-only `.git` through a user namespace. */
   testUserNs: boolean;
+  /** Settings of the project's `.env` that were ignored because they would widen the sandbox. */
+  ignored: string[];
 }
+
+/** Settings only the starter's environment may give: in the project's `.env` they are ignored. */
+export const STARTER_ONLY = [
+  "AGENT_BLOCK_SANDBOX_FS_RW",
+  "AGENT_BLOCK_SANDBOX_GIT_RW",
+  "AGENT_BLOCK_HOME",
+  "HOME",
+  "USERPROFILE",
+  "AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI",
+  "AGENT_BLOCK_SANDBOX_TEST_USERNS",
+] as const;
+
+/** The home's entries a confined run may not write (configuration and code of every project). */
+export const HOME_READ_ONLY = [
+  "lib",
+  "blocks",
+  "serve.token",
+  "serve.sqlite",
+  "serve.sqlite-wal",
+  "serve.sqlite-shm",
+];
 
 /** A writable path, resolved. */
 export interface WritableRoot {
@@ -74,7 +108,11 @@ export interface SandboxPolicy {
   tcp: boolean;
   /** Version-control directories to keep read-only (empty with the opt-out or without `.git`). */
   gitDirs: string[];
+  /** agent-block's configuration and code inside the grants, kept read-only (those that exist). */
+  configPaths: string[];
   gitRw: boolean;
+  /** Settings of the project's `.env` ignored because they would widen the sandbox. */
+  ignored: string[];
   testAbi?: number;
   testUserNs: boolean;
 }
@@ -93,10 +131,19 @@ function switchValue(env: EnvView, name: string, fallback: boolean): boolean {
 }
 
 /**
- * What `env` asks of the sandbox of a run of `project` (absolute).
+ * What the starter's `env` asks of the sandbox of a run of `project` (absolute), made stricter
+ * (never looser) by `fromProject`, the variables the project's `.env` adds.
  * @param cwd the working directory relative paths of the environment are taken from
  */
-export function sandboxRequest(env: EnvView, project: string, cwd: string): SandboxRequest {
+export function sandboxRequest(
+  env: EnvView,
+  project: string,
+  cwd: string,
+  fromProject: Readonly<Record<string, string>> = {},
+): SandboxRequest {
+  const ignored: string[] = STARTER_ONLY.filter((name) =>
+    Object.hasOwn(fromProject, name) && envValue(env, name) === undefined
+  );
   const grants: WriteGrant[] = [
     { path: project, source: "project" },
     { path: resolve(cwd, agentBlockHome(env, cwd)), source: "home" },
@@ -120,10 +167,13 @@ export function sandboxRequest(env: EnvView, project: string, cwd: string): Sand
   return {
     project,
     grants,
-    tcp: switchValue(env, "AGENT_BLOCK_SANDBOX_TCP", true),
+    // the project may deny TCP (stricter), never allow it where the starter denied it
+    tcp: switchValue(env, "AGENT_BLOCK_SANDBOX_TCP", true) &&
+      switchValue(fromProject, "AGENT_BLOCK_SANDBOX_TCP", true),
     gitRw: switchValue(env, "AGENT_BLOCK_SANDBOX_GIT_RW", false),
     testAbi,
     testUserNs: switchValue(env, "AGENT_BLOCK_SANDBOX_TEST_USERNS", false),
+    ignored,
   };
 }
 
@@ -176,10 +226,31 @@ export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): 
     skipped,
     tcp: request.tcp,
     gitDirs: request.gitRw ? [] : gitDirsOf(project.path, fs),
+    configPaths: configPathsOf(project.path, writable.find((w) => w.source === "home")?.path, fs),
     gitRw: request.gitRw,
+    ignored: request.ignored,
     testAbi: request.testAbi,
     testUserNs: request.testUserNs,
   };
+}
+
+/**
+ * agent-block's configuration and code that exist inside the project and the home (resolved):
+ * the project's `.env` and the home's `HOME_READ_ONLY` entries.
+ */
+export function configPathsOf(project: string, home: string | undefined, fs: PolicyFs = DENO_FS): string[] {
+  const out: string[] = [];
+  const candidates = [join(project, ".env"), ...(home ? HOME_READ_ONLY.map((n) => join(home, n)) : [])];
+  for (const c of candidates) {
+    try {
+      const real = fs.realPath(c);
+      const info = fs.lstat(real);
+      if (info.isFile || info.isDirectory) out.push(real);
+    } catch {
+      // absent: nothing to protect (the launcher creates the home's lib/ and blocks/ first)
+    }
+  }
+  return [...new Set(out)];
 }
 
 /** The `.git` directory of `project`, or the `gitdir:` target of a `.git` file and its common dir. */

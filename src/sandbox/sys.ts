@@ -19,6 +19,7 @@ const SYMBOLS = {
   unshare: { parameters: ["i32"], result: "i32" },
   mount: { parameters: ["buffer", "buffer", "buffer", "u64", "pointer"], result: "i32" },
   execve: { parameters: ["buffer", "buffer", "buffer"], result: "i32" },
+  capset: { parameters: ["buffer", "buffer"], result: "i32" },
   strerror: { parameters: ["i32"], result: "pointer" },
   __errno_location: { parameters: [], result: "pointer" },
 } as const;
@@ -56,6 +57,10 @@ export interface ArchInfo {
   seccompNr: number;
   /** x86_64 only: the x32 syscall bit, denied outright. */
   x32Bit?: number;
+  /** `socket`'s number. */
+  socketNr: number;
+  /** The 32-bit compat mode's socket-making syscalls (i386: `socketcall`, `socket`; arm: `socket`). */
+  compatSocketNrs: number[];
 }
 
 const LANDLOCK_NR = { create_ruleset: 444n, add_rule: 445n, restrict_self: 446n } as const;
@@ -64,7 +69,17 @@ export const LANDLOCK = LANDLOCK_NR;
 
 /** The running architecture's facts. */
 export function archInfo(arch: string = Deno.build.arch): ArchInfo | undefined {
-  if (arch === "x86_64") return { auditArch: 0xc000003e, seccompNr: 317, x32Bit: 0x40000000 };
-  if (arch === "aarch64") return { auditArch: 0xc00000b7, seccompNr: 277 };
+  if (arch === "x86_64") {
+    return {
+      auditArch: 0xc000003e,
+      seccompNr: 317,
+      x32Bit: 0x40000000,
+      socketNr: 41,
+      compatSocketNrs: [102, 359],
+    };
+  }
+  if (arch === "aarch64") {
+    return { auditArch: 0xc00000b7, seccompNr: 277, socketNr: 198, compatSocketNrs: [281] };
+  }
   return undefined;
 }
