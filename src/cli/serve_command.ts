@@ -138,7 +138,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
     stopReason: "the manager is stopping",
   });
   const scheduler = new Scheduler(
-    { projectRoot, home, env, record, runner, maxLive: s.maxLive, log: say },
+    {
+      projectRoot,
+      home,
+      env,
+      record,
+      runner,
+      maxLive: s.maxLive,
+      log: say,
+      sandboxedBefore: record.sandboxedBefore(projectRoot),
+    },
     past,
   );
 

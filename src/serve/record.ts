@@ -15,8 +15,11 @@
  *   `closeLost` ends whatever of its tree is still alive (by its tag, and its process group when
  *   the leader still carries the tag — a reused pid is never signalled) and records it `lost`.
  *
+ * - `sandboxedBefore(project)`: whether a manager of that project ever ran a job sandboxed.
+ *
  * Invariant: the record is the only state the manager keeps across starts; everything the
- * scheduler decides from the past (a job's last end) is read from here.
+ * scheduler decides from the past (a job's last end, whether the sandbox is on for good) is read
+ * from here. A confined run cannot write it (`src/sandbox/policy.ts` keeps it read-only).
  */
 import { join } from "node:path";
 import { type EventStore, openStore } from "../knl/store.ts";
@@ -116,6 +119,20 @@ export class ServeRecord {
   /** Records a run's end (committed before this returns). */
   end(e: RunEnd): void {
     this.#append("run_end", e);
+  }
+
+  /**
+   * True when an earlier start of a manager for `project` ran a job under `--sandbox` (the
+   * scheduler keeps the sandbox on from then on: a confined run could have rewritten the
+   * project's job files).
+   */
+  sandboxedBefore(project: string): boolean {
+    const row = this.store.db.prepare(
+      `SELECT 1 FROM events r WHERE r.kind = 'run_start' AND json_extract(r.data, '$.sandboxed') = 1
+         AND r.stream IN (SELECT s.stream FROM events s WHERE s.kind = 'session_open'
+           AND json_extract(s.data, '$.project') = ?) LIMIT 1`,
+    ).get(project);
+    return row !== undefined;
   }
 
   /** Every run of every session, in start order. */

@@ -17,6 +17,12 @@
  * its `timeout` as the runner's `timeoutMs` (the whole process tree is ended at it). Its start
  * is recorded when its process exists, its end when it has ended (`record.ts`).
  *
+ * The sandbox is a ratchet: once the manager has seen a job declared `sandbox = true`, or its
+ * record holds a sandboxed run of this project (an earlier start), or `AGENT_BLOCK_SANDBOX` asks,
+ * every later run of every job is sandboxed for the manager's life. A confined run may write the
+ * project, which holds the job files and the other jobs' code: one that rewrote its own
+ * `job.toml` to `sandbox = false`, or planted a new job, must not be run unconfined after it.
+ *
  * Invariants: at most one live run per job and at most `maxLive` in all; `every` counts from
  * the previous run's recorded end (across manager starts: the state is read back from the
  * record at construction); nothing here throws for anything a run or a job file did — a
@@ -49,6 +55,8 @@ export interface SchedulerOptions {
   log: (line: string) => void;
   /** Ended runs kept in memory per job for the API (default 1000; older ones stay in the file). */
   keepPerJob?: number;
+  /** An earlier start of a manager for this project ran a job sandboxed (`ServeRecord.sandboxedBefore`). */
+  sandboxedBefore?: boolean;
 }
 
 /** A job as the API shows it. */
@@ -131,6 +139,8 @@ export class Scheduler {
   #requested = new Map<string, { id: string; at: number }>();
   #stops = new Set<string>();
   #stopped = false;
+  /** Every run is sandboxed from now on (see the module doc: the ratchet). */
+  #sandboxAll = false;
   readonly metrics: SchedulerMetrics = {
     byJobState: new Map(),
     buckets: DURATION_BUCKETS.map(() => 0),
@@ -147,6 +157,7 @@ export class Scheduler {
    */
   constructor(options: SchedulerOptions, past: RunRecord[]) {
     this.#o = options;
+    this.#sandboxAll = options.sandboxedBefore === true || sandboxRequested(options.env.AGENT_BLOCK_SANDBOX);
     for (const r of past) {
       if (r.state === "running") continue;
       this.#keepEnded(r);
@@ -193,6 +204,14 @@ export class Scheduler {
     }
     this.#jobs = new Map(scan.jobs.map((j) => [j.name, j]));
     this.#errors = new Map(scan.errors.map((e) => [e.name, e]));
+    const sandboxed = scan.jobs.find((j) => j.sandbox === true);
+    if (!this.#sandboxAll && sandboxed) {
+      this.#sandboxAll = true;
+      this.#o.log(
+        `job ${sandboxed.name} is sandboxed: every run of every job is sandboxed from now on ` +
+          `(a confined run may write the project's job files)`,
+      );
+    }
     for (const n of names) if (!this.#firstSeen.has(n)) this.#firstSeen.set(n, now);
     for (const n of [...this.#firstSeen.keys()]) if (!names.has(n)) this.#firstSeen.delete(n);
     for (const n of [...this.#requested.keys()]) if (!this.#jobs.has(n)) this.#requested.delete(n);
@@ -238,7 +257,7 @@ export class Scheduler {
       pid: null,
       tag: null,
       requested: req !== undefined,
-      sandboxed: job.sandbox === true || sandboxRequested(this.#o.env.AGENT_BLOCK_SANDBOX),
+      sandboxed: this.#sandboxAll,
       state: "running",
     };
     const resultFile = join(this.#o.home, "runs", job.name, `${id}.json`);
