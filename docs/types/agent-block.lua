@@ -605,6 +605,7 @@ function std.fs.glob(pattern) end
 ---@field allowed? ("fs_write"|"fs_rollback"|"fs_search_replace")[] Tools offered besides `fs_read` and `fs_edit`.
 ---@field roots? string[] More directories the tools may touch (relative: the project root).
 ---@field max_file_bytes? integer The largest file the tools read or replace (default 16 MiB); a larger one is refused, naming its size and the limit.
+---@field no_symlinks? boolean Refuse a change (edit, replace, write, rollback) whose path goes through any symbolic link, checked as the file is opened, so the file changed is the one the path names (what a caller's allow-list of names needs); reads still follow symlinks inside the roots.
 ---@field group? string `register_tools` only: the tools' group.
 
 ---A model-facing tool: what `tool.register` takes, with its handler.

@@ -248,8 +248,11 @@ function M.run(opts)
     -- tools: the file tools, each edit recorded and counted for this iteration
     local allowed = { "fs_search_replace" }
     if opts.allow_write then allowed[#allowed + 1] = "fs_write" end
-    local specs = std.fs.tool_specs({ allowed = allowed })
-    local rollback_handler = std.fs.tool_specs({ allowed = { "fs_rollback" } })
+    -- no symlink anywhere on the way, checked as each file is opened: the allow-list checks names,
+    -- so the file written must be the one its name says (a directory swapped for a symlink after
+    -- the check would otherwise redirect the edit)
+    local specs = std.fs.tool_specs({ allowed = allowed, no_symlinks = true })
+    local rollback_handler = std.fs.tool_specs({ allowed = { "fs_rollback" }, no_symlinks = true })
     for _, t in ipairs(rollback_handler) do if t.name == "fs_rollback" then rollback_handler = t.handler; break end end
     local edits = {} -- this iteration's successful edits: paths, in order
     for _, t in ipairs(specs) do

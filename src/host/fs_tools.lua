@@ -3,8 +3,9 @@
 -- Owns the tool names, descriptions and input schemas, and which tools a set contains: `fs_read`
 -- and `fs_edit` always; `fs_write`, `fs_rollback` and `fs_search_replace` only when named in
 -- `opts.allowed`. `opts.roots` (extra directories besides the project root), `opts.max_file_bytes`
--- (largest file the tools read, default 16 MiB) and the confinement rules live in fs_tools.ts. `tool_specs(opts)` answers `{ name, description, input_schema,
--- handler }` entries for a caller's own registry; `register_tools(opts)` registers them through
+-- (largest file the tools read, default 16 MiB), `opts.no_symlinks` (no change through a symlink)
+-- and the confinement rules live in fs_tools.ts. `tool_specs(opts)` answers `{ name, description,
+-- input_schema, handler }` entries for a caller's own registry; `register_tools(opts)` registers them through
 -- `tool.register` (with `opts.group` as meta.group) and answers their names. A tool failure raises
 -- its message without a position: it is written for the model.
 local R, H = ...

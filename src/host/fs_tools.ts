@@ -7,7 +7,10 @@
  *   of `opts.roots`, both lexically (`..`) and after resolving symlinks (the deepest existing
  *   ancestor is `realpath`ed; a dangling symlink on the way is refused, since writing through it
  *   would land wherever it points), and the operation on the very file that check approved (a
- *   no-follow walk from the root; no write through a hard link);
+ *   no-follow walk from the root; no write through a hard link); with `opts.no_symlinks` a change
+ *   (edit, replace, write, rollback) through any symbolic link is refused, so the file changed is
+ *   the one its name says (a caller checking names, such as `coding.run`'s allow-list, then
+ *   checks the file written); reads still follow symlinks inside the roots;
  * - `fs_read {path, start_line?, end_line?}`: the text with line numbers (`cat -n` style), at
  *   most `READ_MAX_LINES` at once;
  * - size: every tool reads the whole file (to number lines, check an edit, keep an undo copy), so
@@ -51,6 +54,8 @@ const enc = new TextEncoder();
 
 interface ToolSet {
   roots: string[];
+  /** `opts.no_symlinks`: a change through any symbolic link is refused (the lexical name is the file). */
+  noSymlinks: boolean;
   /** Largest file the tools read (`opts.max_file_bytes`). */
   maxFileBytes: number;
 }
@@ -68,7 +73,7 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
 
   /** Resolves and confines `path`; answers the real absolute path to operate on. */
   const confine = (set: ToolSet, tool: string, path: unknown): string =>
-    confineTo(set.roots, run.projectRoot, tool, path);
+    confineTo(set.roots, run.projectRoot, tool, path, set.noSymlinks && tool !== "fs_read");
 
   const target = (set: ToolSet, tool: string, abs: string) => ({
     roots: set.roots,
@@ -228,7 +233,17 @@ export function installFsTools(engine: LuaEngine, run: RunContext): void {
           }`,
         );
       }
-      sets.push({ roots, maxFileBytes: (max as number | undefined) ?? DEFAULT_MAX_FILE_BYTES });
+      const noSymlinks = opts?.no_symlinks;
+      if (noSymlinks !== undefined && typeof noSymlinks !== "boolean") {
+        throw new LuaArgError(
+          `${a.fn}: argument 1 (opts) field 'no_symlinks' must be a boolean, got ${luaTypeName(noSymlinks)}`,
+        );
+      }
+      sets.push({
+        roots,
+        noSymlinks: noSymlinks === true,
+        maxFileBytes: (max as number | undefined) ?? DEFAULT_MAX_FILE_BYTES,
+      });
       return sets.length;
     },
   });

@@ -8,7 +8,8 @@
  * - a loop fixing a failing Lua spec in two iterations (mock server, real `agent-block test`);
  * - the same over replay, with the edits, verify runs and policy decisions in the log;
  * - a loop that stagnates (`stop_reason = "stagnated"`), one that exceeds its budget;
- * - a tool-policy denial (an edit outside `files`) recorded as a `policy_decision`;
+ * - a tool-policy denial (an edit outside `files`) recorded as a `policy_decision`; an allowed
+ *   directory swapped for a symlink between the allow-list's check and the edit (refused);
  * - `rollback = true` undoing a failed iteration's edit;
  * - a fold that keeps the context under a limit (what each request carried, as the mock saw it);
  * - a supervisor whose child runs out of budget while the parent goes on to the next child.
@@ -337,6 +338,51 @@ Deno.test("attack: coding.run's files allow-list holds against .., absolute path
   assert.equal(out.decisions.length, tries.length, JSON.stringify(out.decisions));
   assert.ok(out.decisions.every((d: Line) => d.verdict === "deny"), JSON.stringify(out.decisions));
   assert.match(out.decisions[2].reason, /symbolic link/);
+  assert.deepEqual(out.edits, []);
+  assert.deepEqual(out.r.modified_files, []);
+});
+
+Deno.test("attack: coding.run's files allow-list holds when an allowed directory becomes a symlink after the check", async () => {
+  const original = "return 'secret'\n";
+  const dir = await tempProject({ "src/calc.lua": BUGGY, "secret/calc.lua": original });
+  Deno.writeTextFileSync(
+    join(dir, "script.jsonl"),
+    replayFile([
+      {
+        content: [
+          use("fs_search_replace", { path: "src/calc.lua", search: "return", replace: "return 0 and" }),
+        ],
+      },
+      { content: "gave up" },
+    ]),
+  );
+  // A piece after the allow-list swaps src for a symlink to secret/ once the allow-list said yes:
+  // the race, made certain. The edit must not land in secret/ (which `files` does not name).
+  const swap = `(function()
+    local done = false
+    return function(call)
+      if call.name == "fs_search_replace" and not done then
+        done = true
+        assert(os.rename("src", "src_moved"))
+        assert(sh.exec("ln -s secret src").code == 0)
+      end
+      return nil
+    end
+  end)()`;
+  const out = resultOf(
+    await runLua(
+      runAndReport(`{ prompt = "fix add", verify = "false", files = { "src/**" }, provider = "replay",
+        replay = "script.jsonl", store = "mem", max_iterations = 1, max_beats = 4, tool_policy = ${swap} }`),
+      { projectRoot: dir },
+    ),
+  );
+  assert.ok(Deno.lstatSync(join(dir, "src")).isSymlink, "the swap happened");
+  assert.equal(
+    Deno.readTextFileSync(join(dir, "secret/calc.lua")),
+    original,
+    "the edit landed outside `files`",
+  );
+  assert.equal(Deno.readTextFileSync(join(dir, "src_moved/calc.lua")), BUGGY);
   assert.deepEqual(out.edits, []);
   assert.deepEqual(out.r.modified_files, []);
 });

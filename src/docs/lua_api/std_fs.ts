@@ -166,6 +166,15 @@ export const STD_FS: Section = {
             "The largest file the tools read or replace (default 16 MiB); a larger one is refused, naming " +
             "its size and the limit.",
         },
+        {
+          name: "no_symlinks",
+          type: "boolean",
+          optional: true,
+          doc:
+            "Refuse a change (edit, replace, write, rollback) whose path goes through any symbolic link, " +
+            "checked as the file is opened, so the file changed is the one the path names (what a caller's " +
+            "allow-list of names needs); reads still follow symlinks inside the roots.",
+        },
         { name: "group", type: "string", optional: true, doc: "`register_tools` only: the tools' group." },
       ],
     },

@@ -7,6 +7,9 @@
  * the deepest existing ancestor is `realpath`ed and the rest kept as written; a dangling symlink
  * on the way is refused, since writing through it would land wherever it points.
  *
+ * With `noSymlinks` (a tool set's `no_symlinks`) a path whose resolution differs from its lexical
+ * form (a symbolic link anywhere on the way) is refused.
+ *
  * Invariant: the answer is an absolute, symlink-free path inside a root, or a `ToolError` naming
  * the path as the model gave it. The answer is a check at one moment: the operation itself goes
  * through `confined_io.ts`, which opens that path without following a symlink anywhere, so a
@@ -29,8 +32,16 @@ export function within(root: string, p: string): boolean {
  * @param projectRoot what a relative path is taken from (absolute)
  * @param tool the tool's name, for messages
  * @param path the model's input field, unchecked
+ * @param noSymlinks refuse a path that goes through any symbolic link (the answer is then the
+ *   lexical path itself, which the no-follow walk of `confined_io.ts` opens or refuses)
  */
-export function confine(roots: readonly string[], projectRoot: string, tool: string, path: unknown): string {
+export function confine(
+  roots: readonly string[],
+  projectRoot: string,
+  tool: string,
+  path: unknown,
+  noSymlinks = false,
+): string {
   if (typeof path !== "string" || path === "") {
     throw new ToolError(`${tool}: input field 'path' must be a non-empty string, got ${luaTypeName(path)}`);
   }
@@ -61,5 +72,10 @@ export function confine(roots: readonly string[], projectRoot: string, tool: str
   }
   const real = rest.length ? join(existing, ...rest) : existing;
   if (!roots.some((r) => within(r, real))) throw outside();
+  if (noSymlinks && real !== abs) {
+    throw new ToolError(
+      `${tool}: path '${path}' goes through a symbolic link, and this tool set refuses them (no_symlinks)`,
+    );
+  }
   return real;
 }
