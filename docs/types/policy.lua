@@ -71,15 +71,25 @@ function policy.under(root, field) end
 ---@return policy.Predicate # An argument predicate (for `policy.args`).
 function policy.no_symlinks(field) end
 
----A predicate: the input's string field matches a Lua pattern.
+---A predicate: the input's string field matches a Lua pattern. Not for shell commands: a pattern cannot tell one command from a list (`^git ` matches `git status; touch x`); use `policy.command`.
 ---
 ---```lua
----local git_only = policy.matches("^git ")
+---local ticket = policy.matches("^[A-Z]+%-%d+$", "ticket")
 ---```
 ---@param pattern string A Lua pattern.
 ---@param field? string The input field (default `"command"`).
 ---@return policy.Predicate # An argument predicate (for `policy.args`).
 function policy.matches(pattern, field) end
+
+---A predicate: the input's field is a shell command of plain words (split and unquoted as the shell would) whose first words are one of `prefixes`. Control and redirection operators, newlines, command and parameter substitutions, unquoted globs, braces and tildes, and comments are refused, so what runs is exactly the program and arguments checked.
+---
+---```lua
+---local git_read = policy.args("sh", policy.command({ "git status", "git diff", "git log" }))
+---```
+---@param prefixes string|(string|string[])[] A prefix (`"git status"`) or a list of them, each a string of words or a list of words.
+---@param opts? { field?: string, operators?: boolean } `field` (default `"command"`); `operators = true` lets `;`, `&`, `|`, `&&` and `||` join commands, each of which must then start with a prefix (redirections and substitutions stay refused).
+---@return policy.Predicate # An argument predicate (for `policy.args`).
+function policy.command(prefixes, opts) end
 
 ---A piece: calls to `tool` must satisfy every predicate; other tools get no opinion.
 ---

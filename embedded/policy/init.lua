@@ -12,7 +12,9 @@
 --                pred, ...)` (one tool, a list, or "*") with the predicates `policy.under(root,
 --                field?)` (a path field inside root, lexically), `policy.no_symlinks(field?)` (no
 --                symlink on the way, so the lexical check holds for the real file) and
---                `policy.matches(pattern, field?)` (a string field matches a Lua pattern), and
+--                `policy.matches(pattern, field?)` (a string field matches a Lua pattern; not for
+--                shell commands) and `policy.command(prefixes, opts?)` (a shell command of plain
+--                words, no operators, substitutions or newlines, starting with a prefix), and
 --                `policy.approve(rules)`: headless approval — per tool (or "*") "allow", "deny"
 --                or a Lua function answering for the absent human. Every decision, allowed ones
 --                too, is a `policy_decision` event { tool, id, verdict, rule, reason } in the
@@ -160,7 +162,9 @@ function M.no_symlinks(field)
   end
 end
 
---- A predicate: the input's string `field` (default "command") matches the Lua pattern.
+--- A predicate: the input's string `field` (default "command") matches the Lua pattern. A pattern
+-- over a shell command cannot tell a command from a list of them (`^git ` matches
+-- `git status; touch x`): for commands use `policy.command`.
 function M.matches(pattern, field)
   if type(pattern) ~= "string" then argerr("policy.matches", 1, "pattern", "a Lua pattern", pattern) end
   field = field or "command"
@@ -168,6 +172,155 @@ function M.matches(pattern, field)
     local v = type(input) == "table" and input[field] or nil
     if type(v) == "string" and v:find(pattern) then return true end
     return false, sformat("field '%s' does not match %s", field, pattern)
+  end
+end
+
+-- Shell words of `text` as a POSIX shell would split them (quotes removed), or nil and why when
+-- the text holds anything but plain words: an unquoted control or redirection operator
+-- (`; & | < > ( )`), a newline, a command or parameter substitution (`` ` ``, `$` outside single
+-- quotes), an unquoted glob, brace or tilde (which a shell would expand into other words), a
+-- comment, an unterminated quote or a trailing backslash. `opts.operators` lets `; & | && ||` through as
+-- separators: the answer is then a list of commands, each a list of words.
+local OPERATOR = { [";"] = true, ["&"] = true, ["|"] = true, ["<"] = true, [">"] = true, ["("] = true,
+  [")"] = true }
+local TWO_CHAR_OPERATOR = { ["&&"] = true, ["||"] = true, [">>"] = true, ["<<"] = true, [";;"] = true,
+  ["|&"] = true, [">&"] = true, ["<&"] = true, ["&>"] = true, [">|"] = true, ["<>"] = true }
+local JOINS = { [";"] = true, ["&"] = true, ["|"] = true, ["&&"] = true, ["||"] = true }
+local GLOB = { ["*"] = true, ["?"] = true, ["["] = true }
+local function shell_commands(text, operators)
+  local cmds, words, word, has = {}, {}, {}, false
+  local function finish_word()
+    if has then words[#words + 1] = concat(word) end
+    word, has = {}, false
+  end
+  local function finish_cmd()
+    finish_word()
+    if #words == 0 then return false end
+    cmds[#cmds + 1] = words
+    words = {}
+    return true
+  end
+  local i, n = 1, #text
+  while i <= n do
+    local c = text:sub(i, i)
+    if c == "'" then
+      local j = text:find("'", i + 1, true)
+      if not j then return nil, "an unterminated single quote" end
+      word[#word + 1] = text:sub(i + 1, j - 1)
+      has = true
+      i = j + 1
+    elseif c == '"' then
+      i = i + 1
+      while true do
+        if i > n then return nil, "an unterminated double quote" end
+        local d = text:sub(i, i)
+        if d == '"' then break end
+        if d == "$" or d == "`" then return nil, "a substitution (" .. d .. ") inside double quotes" end
+        if d == "\\" and i < n and text:sub(i + 1, i + 1):find('[$`"\\\n]') then
+          i = i + 1
+          d = text:sub(i, i)
+        end
+        word[#word + 1] = d
+        i = i + 1
+      end
+      has = true
+      i = i + 1
+    elseif c == "\\" then
+      if i == n then return nil, "a trailing backslash" end
+      local d = text:sub(i + 1, i + 1)
+      if d == "\n" then return nil, "a newline" end
+      word[#word + 1] = d
+      has = true
+      i = i + 2
+    elseif c == "\n" or c == "\r" then
+      return nil, "a newline"
+    elseif c == " " or c == "\t" then
+      finish_word()
+      i = i + 1
+    elseif c == "$" or c == "`" then
+      return nil, "a substitution (" .. c .. ")"
+    elseif OPERATOR[c] then
+      local two = text:sub(i, i + 1)
+      local op = TWO_CHAR_OPERATOR[two] and two or c
+      if not (operators and JOINS[op]) then return nil, sformat("the shell operator '%s'", op) end
+      if not finish_cmd() then return nil, sformat("an empty command before '%s'", op) end
+      i = i + #op
+    elseif GLOB[c] then
+      return nil, sformat("an unquoted glob character '%s' (quote it)", c)
+    elseif c == "~" and not has then
+      return nil, "an unquoted tilde (quote it)"
+    elseif c == "#" and not has then
+      return nil, "a comment (#)"
+    elseif c == "{" or c == "}" then
+      return nil, sformat("an unquoted brace '%s' (quote it)", c)
+    else
+      word[#word + 1] = c
+      has = true
+      i = i + 1
+    end
+  end
+  if not finish_cmd() then
+    if #cmds == 0 then return nil, "no command" end
+    return nil, "an operator with no command after it"
+  end
+  return cmds
+end
+M.shell_commands = shell_commands
+
+--- A predicate: the input's `field` (default "command") is a shell command made only of plain
+-- words (parsed as the shell would, quotes removed) whose first words are one of `prefixes` —
+-- each a string of words (`"git status"`) or a list of them. Refused: control and redirection
+-- operators, newlines, command and parameter substitutions, unquoted globs and tildes, so what
+-- runs is exactly the program and arguments checked. `opts.operators = true` lets `;`, `&`,
+-- `|`, `&&` and `||` join commands, each of which must then start with a prefix (redirections,
+-- subshells and substitutions stay refused).
+function M.command(prefixes, opts)
+  if type(prefixes) == "string" then prefixes = { prefixes } end
+  if type(prefixes) ~= "table" or #prefixes == 0 then
+    argerr("policy.command", 1, "prefixes", "a command prefix or a non-empty list of them", prefixes)
+  end
+  opts = opts or {}
+  if type(opts) ~= "table" then argerr("policy.command", 2, "opts", "a table or nil", opts) end
+  local field = opts.field or "command"
+  local list, shown = {}, {}
+  for i, p in ipairs(prefixes) do
+    local words
+    if type(p) == "string" then
+      words = shell_commands(p)
+      words = words and #words == 1 and words[1] or nil
+    elseif type(p) == "table" then
+      words = p
+    end
+    if not words or #words == 0 then
+      error(sformat("policy.command: argument 1 (prefixes) element %d must be plain words (a string or a list), " ..
+        "got %s", i, type(p) == "string" and sformat("%q", p) or type(p)), 2)
+    end
+    list[i] = words
+    shown[i] = concat(words, " ")
+  end
+  local shown_all = concat(shown, "', '")
+  local function starts(words)
+    for _, pre in ipairs(list) do
+      local ok = #words >= #pre
+      for k = 1, #pre do
+        if not ok then break end
+        ok = words[k] == pre[k]
+      end
+      if ok then return true end
+    end
+    return false
+  end
+  return function(input)
+    local v = type(input) == "table" and input[field] or nil
+    if type(v) ~= "string" then return false, sformat("field '%s' is not a command string", field) end
+    local cmds, why = shell_commands(v, opts.operators == true)
+    if not cmds then return false, sformat("field '%s' holds %s, which this policy refuses", field, why) end
+    for _, words in ipairs(cmds) do
+      if not starts(words) then
+        return false, sformat("field '%s': '%s' does not start with '%s'", field, concat(words, " "), shown_all)
+      end
+    end
+    return true
   end
 end
 

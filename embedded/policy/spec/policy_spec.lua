@@ -39,6 +39,61 @@ describe("policy tool pieces", function()
     expect(function() policy.under("../x") end).to.fail.with("outside the project root")
   end)
 
+  it("command: plain shell words starting with a prefix; operators, substitutions and newlines refused", function()
+    local git = policy.command({ "git status", "git diff", { "npm", "test" } })
+    expect(git({ command = "git status --short" })).to.equal(true)
+    expect(git({ command = "git  diff 'a b.txt'" })).to.equal(true)
+    expect(git({ command = [[git diff "x\"y"]] })).to.equal(true)
+    expect(git({ command = "npm test" })).to.equal(true)
+    expect(git({ command = "git commit -m 'line one\nline two' " })).to.equal(false) -- not a prefix
+    for cmd, why in pairs({
+      ["git status; touch x"] = "operator ';'",
+      ["git status && touch x"] = "operator '&&'",
+      ["git status || touch x"] = "operator '||'",
+      ["git status | sh"] = "operator '|'",
+      ["git status & touch x"] = "operator '&'",
+      ["git status > .git/config"] = "operator '>'",
+      ["git status < x"] = "operator '<'",
+      ["git status\ntouch x"] = "newline",
+      ["git status $(touch x)"] = "substitution",
+      ["git status `touch x`"] = "substitution",
+      ["git status \"$(touch x)\""] = "substitution",
+      ["git status ${IFS}x"] = "substitution",
+      ["git status *"] = "glob",
+      ["git status ~/x"] = "tilde",
+      ["git status {a,b}"] = "brace",
+      ["git status 'unterminated"] = "unterminated single quote",
+      ["git status (x)"] = "operator '('",
+      ["git status # x"] = "comment",
+      ["gitx status"] = "does not start with",
+      ["git statusx"] = "does not start with",
+      ["'git' 'status'; x"] = "operator ';'",
+      [""] = "no command",
+    }) do
+      local v, reason = git({ command = cmd })
+      expect(v).to.equal(false)
+      expect(reason).to.match(why:gsub("%p", "%%%0"))
+    end
+    -- quoting makes an operator a plain word: what runs is git with that argument
+    expect(git({ command = "git diff ';' '$(x)' \\*" })).to.equal(true)
+    local v, why = git({ cmd = "git status" })
+    expect(v).to.equal(false)
+    expect(why).to.match("not a command string")
+    -- operators allowed: every command joined must start with a prefix
+    local joined = policy.command({ "git status", "git diff" }, { operators = true })
+    expect(joined({ command = "git status && git diff | git status" })).to.equal(true)
+    expect(joined({ command = "git status && touch x" })).to.equal(false)
+    expect(joined({ command = "git status > x" })).to.equal(false)
+    expect(joined({ command = "git status;" })).to.equal(false)
+    expect(policy.command("make", { field = "cmd" })({ cmd = "make all" })).to.equal(true)
+    expect(function() policy.command({}) end).to.fail.with("prefixes")
+    expect(function() policy.command({ "git; x" }) end).to.fail.with("plain words")
+    -- as a piece on the sh tool
+    local piece = policy.args("sh", policy.command("git status"))
+    expect(piece(call("sh", { command = "git status" }))).to.equal(nil)
+    expect(piece(call("sh", { command = "git status; touch x" }))).to.equal(false)
+  end)
+
   it("approval rules answer headlessly: allow, deny, a function", function()
     local seen
     local ap = policy.approve({ fs_write = "deny", fs_read = "allow",

@@ -94,13 +94,37 @@ export const POLICY: Section = {
     ),
     fn(
       "policy.matches",
-      "A predicate: the input's string field matches a Lua pattern.",
+      "A predicate: the input's string field matches a Lua pattern. Not for shell commands: a pattern " +
+        "cannot tell one command from a list (`^git ` matches `git status; touch x`); use `policy.command`.",
       [
         { name: "pattern", type: "string", doc: "A Lua pattern." },
         { name: "field", type: "string", optional: true, doc: 'The input field (default `"command"`).' },
       ],
       [PRED],
-      'local git_only = policy.matches("^git ")',
+      'local ticket = policy.matches("^[A-Z]+%-%d+$", "ticket")',
+    ),
+    fn(
+      "policy.command",
+      "A predicate: the input's field is a shell command of plain words (split and unquoted as the shell " +
+        "would) whose first words are one of `prefixes`. Control and redirection operators, newlines, " +
+        "command and parameter substitutions, unquoted globs, braces and tildes, and comments are refused, " +
+        "so what runs is exactly the program and arguments checked.",
+      [
+        {
+          name: "prefixes",
+          type: "string|(string|string[])[]",
+          doc: 'A prefix (`"git status"`) or a list of them, each a string of words or a list of words.',
+        },
+        {
+          name: "opts",
+          type: "{ field?: string, operators?: boolean }",
+          optional: true,
+          doc: '`field` (default `"command"`); `operators = true` lets `;`, `&`, `|`, `&&` and `||` join ' +
+            "commands, each of which must then start with a prefix (redirections and substitutions stay refused).",
+        },
+      ],
+      [PRED],
+      'local git_read = policy.args("sh", policy.command({ "git status", "git diff", "git log" }))',
     ),
     fn(
       "policy.args",
