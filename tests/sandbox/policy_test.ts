@@ -7,8 +7,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
-import { gitDirsOf, type PolicyFs, resolvePolicy, sandboxRequest } from "../../src/sandbox/policy.ts";
-import { NET_ABI, planLandlock } from "../../src/sandbox/landlock.ts";
+import {
+  configPathsOf,
+  gitDirsOf,
+  type PolicyFs,
+  resolvePolicy,
+  sandboxRequest,
+} from "../../src/sandbox/policy.ts";
+import { grantedRights, NET_ABI, planLandlock } from "../../src/sandbox/landlock.ts";
 import { IO_URING_NRS, seccompProgram } from "../../src/sandbox/seccomp.ts";
 import { archInfo } from "../../src/sandbox/sys.ts";
 import { enterRuntime, parseStage } from "../../src/sandbox/stage.ts";
@@ -138,8 +144,8 @@ Deno.test("planLandlock: fail closed without Landlock or without network rules f
   assert.equal(now.handledFs & 0b1101n, 0n, "execute, read file and read dir are never handled");
 });
 
-/** Runs a classic-BPF seccomp program on (nr, arch); answers its return value. */
-function runBpf(prog: Uint8Array, nr: number, arch: number): number {
+/** Runs a classic-BPF seccomp program on (nr, arch, args' low words); answers its return value. */
+function runBpf(prog: Uint8Array, nr: number, arch: number, args: number[] = []): number {
   const v = new DataView(prog.buffer);
   let acc = 0;
   for (let pc = 0; pc < prog.length / 8;) {
@@ -147,7 +153,9 @@ function runBpf(prog: Uint8Array, nr: number, arch: number): number {
     const jt = v.getUint8(pc * 8 + 2);
     const jf = v.getUint8(pc * 8 + 3);
     const k = v.getUint32(pc * 8 + 4, true);
-    if (code === 0x20) acc = k === 0 ? nr : k === 4 ? arch : NaN;
+    if (code === 0x20) {
+      acc = k === 0 ? nr : k === 4 ? arch : k >= 16 && (k - 16) % 8 === 0 ? args[(k - 16) / 8] ?? 0 : NaN;
+    } else if (code === 0x54) acc = acc & k;
     else if (code === 0x15) {
       pc += 1 + (acc === k ? jt : jf);
       continue;
@@ -182,6 +190,70 @@ Deno.test("seccompProgram: io_uring answers EPERM, x32 numbers too, everything e
   assert.equal(archInfo("riscv64"), undefined);
 });
 
+Deno.test("seccompProgram with TCP denied: the sockets around TCP answer EPERM, UDP, Unix and TCP itself do not", () => {
+  const EPERM = 0x00050001;
+  const ALLOW = 0x7fff0000;
+  for (const arch of ["x86_64", "aarch64"]) {
+    const info = archInfo(arch)!;
+    const denied = seccompProgram(info, { tcp: false });
+    const open = seccompProgram(info, { tcp: true });
+    const sock = (prog: Uint8Array, args: readonly number[]) =>
+      runBpf(prog, info.socketNr, info.auditArch, [...args]);
+    const SOCK_CLOEXEC = 0o2000000;
+    for (
+      const [what, args] of [
+        ["MPTCP", [2, 1, 262]],
+        ["MPTCP v6", [10, 1 | SOCK_CLOEXEC, 262]],
+        ["SCTP stream", [2, 1, 132]],
+        ["raw", [2, 3, 6]],
+        ["raw v6", [10, 3, 0]],
+        ["packet", [17, 3, 0]],
+        ["SMC", [43, 1, 0]],
+        ["INET SOCK_PACKET", [2, 10, 0]],
+      ] as const
+    ) {
+      assert.equal(sock(denied, args), EPERM, `${arch} ${what}`);
+      assert.equal(sock(open, args), ALLOW, `${arch} ${what} with TCP allowed`);
+    }
+    for (
+      const [what, args] of [
+        ["TCP", [2, 1, 0]],
+        ["TCP explicit", [10, 1 | SOCK_CLOEXEC, 6]],
+        ["UDP", [2, 2, 0]],
+        ["Unix", [1, 1, 0]],
+        ["netlink", [16, 3, 0]],
+      ] as const
+    ) {
+      assert.equal(sock(denied, args), ALLOW, `${arch} ${what}`);
+    }
+    for (const nr of info.compatSocketNrs) {
+      assert.equal(runBpf(denied, nr, 0x40000003, [1, 1, 0]), EPERM, `${arch} compat socket ${nr}`);
+      assert.equal(
+        runBpf(open, nr, 0x40000003, [2, 1, 262]),
+        ALLOW,
+        `${arch} compat socket ${nr}, TCP allowed`,
+      );
+    }
+    for (const nr of IO_URING_NRS) assert.equal(runBpf(denied, nr, info.auditArch), EPERM);
+  }
+});
+
+Deno.test("grantedRights: no rule grants making a block or character device", () => {
+  const plan = planLandlock(7, true);
+  assert.ok(!(plan instanceof AgentBlockError));
+  const MAKE_CHAR = 1n << 6n;
+  const MAKE_BLOCK = 1n << 11n;
+  assert.equal(
+    plan.handledFs & (MAKE_CHAR | MAKE_BLOCK),
+    MAKE_CHAR | MAKE_BLOCK,
+    "handled: denied everywhere",
+  );
+  for (const dir of [true, false]) {
+    assert.equal(grantedRights(plan, dir) & (MAKE_CHAR | MAKE_BLOCK), 0n);
+  }
+  assert.equal(grantedRights(plan, true) & (1n << 8n), 1n << 8n, "regular files are still made");
+});
+
 Deno.test("enterRuntime: the hidden stage flag runs only in a confined process", () => {
   const confined = "Name:\tdeno\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n";
   enterRuntime(confined);
@@ -203,5 +275,75 @@ Deno.test("startupLine: what is enforced, and a .git that stays writable says so
     line,
     /^agent-block: sandbox on \(Landlock ABI 7, seccomp\): writes only to \/tmp, .*\/dev\/null/,
   );
-  assert.match(line, /TCP allowed; io_uring denied; \.git WRITABLE \(no mount namespace\)$/);
+  assert.match(
+    line,
+    /TCP allowed; io_uring denied; \.git WRITABLE \(no mount namespace\); agent-block config read-only; no capabilities$/,
+  );
+  assert.match(
+    startupLine(policy, plan, true, "read-only", "WRITABLE (no mount namespace)"),
+    /agent-block config WRITABLE \(no mount namespace\)/,
+  );
+});
+
+Deno.test("sandboxRequest: the project's .env may make the sandbox stricter, never looser", () => {
+  const dotenv = {
+    AGENT_BLOCK_SANDBOX_FS_RW: "/etc",
+    AGENT_BLOCK_SANDBOX_GIT_RW: "1",
+    AGENT_BLOCK_HOME: "/",
+    HOME: "/",
+    AGENT_BLOCK_SANDBOX_TEST_USERNS: "1",
+    AGENT_BLOCK_SANDBOX_TCP: "1",
+  };
+  const r = sandboxRequest({ AGENT_BLOCK_HOME: "/h", AGENT_BLOCK_SANDBOX_TCP: "0" }, "/p", "/", dotenv);
+  assert.deepEqual(r.grants.map((g) => g.path), [
+    "/p",
+    "/h",
+    "/tmp",
+    "/dev/null",
+    "/dev/urandom",
+    "/dev/tty",
+  ]);
+  assert.equal(r.gitRw, false);
+  assert.equal(r.testUserNs, false);
+  assert.equal(r.tcp, false, "the starter's TCP denial stands");
+  // what the starter did not set is listed (a warning each); what it set is not (it wins anyway)
+  assert.deepEqual(r.ignored, [
+    "AGENT_BLOCK_SANDBOX_FS_RW",
+    "AGENT_BLOCK_SANDBOX_GIT_RW",
+    "HOME",
+    "AGENT_BLOCK_SANDBOX_TEST_USERNS",
+  ]);
+  // a denial from .env counts
+  assert.equal(sandboxRequest({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "off" }).tcp, false);
+  assert.equal(sandboxRequest({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "on" }).tcp, true);
+  assert.throws(
+    () => sandboxRequest({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "maybe" }),
+    /AGENT_BLOCK_SANDBOX_TCP/,
+  );
+});
+
+Deno.test("configPathsOf: the project's .env and the home's code tiers and serve files, where they exist", async () => {
+  const root = await Deno.makeTempDir({ prefix: "ab_cfg_" });
+  try {
+    const project = join(root, "p");
+    const home = join(root, "h");
+    Deno.mkdirSync(project);
+    Deno.mkdirSync(join(home, "lib"), { recursive: true });
+    Deno.mkdirSync(join(home, "blocks"));
+    assert.deepEqual(configPathsOf(project, home), [join(home, "lib"), join(home, "blocks")]);
+    Deno.writeTextFileSync(join(project, ".env"), "A=1\n");
+    Deno.writeTextFileSync(join(home, "serve.token"), "t\n");
+    Deno.writeTextFileSync(join(home, "serve.sqlite"), "");
+    Deno.writeTextFileSync(join(home, "kv.sqlite"), "");
+    assert.deepEqual(configPathsOf(project, home), [
+      join(project, ".env"),
+      join(home, "lib"),
+      join(home, "blocks"),
+      join(home, "serve.token"),
+      join(home, "serve.sqlite"),
+    ]);
+    assert.deepEqual(configPathsOf(project, undefined), [join(project, ".env")]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
 });

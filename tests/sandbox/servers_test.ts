@@ -41,6 +41,7 @@ Deno.test({
             assert.match(s.stderr(), /sandboxed runs/);
             assert.match(s.stderr(), /\(sandboxed\)/);
             assert.throws(() => Deno.statSync(join(outside, "escaped.txt")), Deno.errors.NotFound);
+            assert.throws(() => Deno.statSync(join(outside, "open.txt")), Deno.errors.NotFound);
           } else {
             assert.equal(resultText(r), "wrote"); // the same block, unconfined: the test can fail
             Deno.removeSync(join(outside, "escaped.txt"));
@@ -83,7 +84,8 @@ Deno.test("sandbox: job.toml's sandbox is a boolean, default off", () => {
 });
 
 Deno.test({
-  name: "sandbox: agent-block serve runs a sandbox = true job confined, and its record says so",
+  name:
+    "sandbox: agent-block serve runs a sandbox = true job confined, its record says so, and every other job runs confined too",
   ...opts,
   fn: async () => {
     const outside = outsideDir();
@@ -100,9 +102,11 @@ Deno.test({
         assert.equal(boxed.state, "ok", JSON.stringify(boxed));
         assert.equal(boxed.sandboxed, true);
         assert.match(boxed.result, /^denied: .*Permission denied/);
+        // the manager keeps the sandbox once seen: a confined run may write the other jobs' files
         const open = await waitForEnd(m, "open");
-        assert.equal(open.sandboxed, false);
-        assert.equal(open.result, "wrote");
+        assert.equal(open.sandboxed, true);
+        assert.match(open.result, /^denied: .*Permission denied/);
+        assert.match(m.stderr(), /job boxed is sandboxed: every run of every job is sandboxed from now on/);
         const jobs = (await m.api("/jobs")).body.jobs;
         assert.deepEqual(jobs.map((j: { name: string; sandbox: boolean }) => [j.name, j.sandbox]), [
           ["boxed", true],
@@ -112,6 +116,7 @@ Deno.test({
         await m.stop();
       }
       assert.throws(() => Deno.statSync(join(outside, "escaped.txt")), Deno.errors.NotFound);
+      assert.throws(() => Deno.statSync(join(outside, "open.txt")), Deno.errors.NotFound);
     } finally {
       Deno.removeSync(outside, { recursive: true });
     }
