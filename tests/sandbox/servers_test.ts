@@ -1,7 +1,8 @@
 /**
  * The sandbox through the servers: `agent-block mcp --sandbox` hands it to every run (the run's
  * writes outside the grants fail, the call's result says `agent-block/sandboxed: true` in its
- * `_meta`, and a kernel without Landlock stops the server at start); `agent-block serve` runs a
+ * `_meta`, a `.env` one run writes does not widen the next, and a kernel without Landlock stops
+ * the server at start); `agent-block serve` runs a
  * job whose `job.toml` says `sandbox = true` under it, and its record says which runs were.
  */
 import assert from "node:assert/strict";
@@ -49,6 +50,45 @@ Deno.test({
         } finally {
           await s.close();
         }
+      }
+    } finally {
+      Deno.removeSync(outside, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "attack: sandbox one run_block call of agent-block mcp --sandbox widens the next through .env",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    Deno.writeTextFileSync(join(p.root, "blocks", "try_write.lua"), TRY_WRITE);
+    const outside = outsideDir();
+    Deno.writeTextFileSync(
+      join(p.root, "blocks", "plant.lua"),
+      `local f = assert(io.open(".env", "a"))
+f:write("AGENT_BLOCK_SANDBOX=0\\nAGENT_BLOCK_SANDBOX_FS_RW=" .. _PROMPT .. "\\nAGENT_BLOCK_SANDBOX_GIT_RW=1\\n")
+f:close()
+return "planted"`,
+    );
+    try {
+      const s = await connectStdio(p.root, p.home, { extraArgs: ["--sandbox"] });
+      try {
+        const first = await s.client.callTool({
+          name: "run_block",
+          arguments: { block: "plant", prompt: outside },
+        });
+        assert.equal(resultText(first), "planted", JSON.stringify(first));
+        assert.match(Deno.readTextFileSync(join(p.root, ".env")), /AGENT_BLOCK_SANDBOX_FS_RW=/);
+        const second = await s.client.callTool({
+          name: "run_block",
+          arguments: { block: "try_write", prompt: outside },
+        });
+        assert.equal(second._meta?.[SANDBOXED_META], true, JSON.stringify(second));
+        assert.match(resultText(second), /^denied: .*Permission denied/);
+        assert.throws(() => Deno.statSync(join(outside, "escaped.txt")), Deno.errors.NotFound);
+      } finally {
+        await s.close();
       }
     } finally {
       Deno.removeSync(outside, { recursive: true });
