@@ -10,7 +10,8 @@
  *   decreasing order, each at most once); absent: the job runs only on request;
  * - `timeout`: a duration, default `10m`;
  * - `prompt`, `context`: strings, handed to the run as `_PROMPT` / `_CONTEXT`;
- * - `sandbox`: a boolean, default false; true runs the job under `--sandbox`.
+ * - `sandbox`: a boolean, default false; true runs the job under `--sandbox` (and, once the
+ *   manager has seen it, every job: `scheduler.ts`'s ratchet).
  *
  * Invariants: scanning is a pure function of the file system at the time of the call (the
  * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
