@@ -5,7 +5,8 @@
  * Two entries:
  * - `launchRun`, from the run command: a run that asked (`--sandbox`, or `AGENT_BLOCK_SANDBOX`
  *   from the environment or the project's `.env`) is launched or fails closed with the
- *   launcher's `AgentBlockError`, before any Lua runs;
+ *   launcher's `AgentBlockError`, before any Lua runs. First it mints `serve`'s token in the home
+ *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only;
  * - `launchEarly`, from `cli.ts` when the command line names `--sandbox` or the process
  *   environment sets `AGENT_BLOCK_SANDBOX`: the same decision taken before the runtime's modules
  *   and the Lua engine are loaded, so the launcher's own start stays small (the sandbox
@@ -14,7 +15,10 @@
  *   which decides again and reports — so the early path cannot run anything unconfined. The
  *   `.env` warnings are said by the process that launches, and not again by the stages after it.
  */
+import { join, resolve } from "node:path";
 import { edgeProcessEnv } from "./environment.ts";
+import { agentBlockHome } from "../home.ts";
+import { mintTokenIfAbsent } from "../serve/token.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { writeStderr } from "../obs/log.ts";
@@ -32,10 +36,20 @@ const enc = new TextEncoder();
 /** Hands the run to the launcher; returns only by throwing (`AgentBlockError`: fail closed). */
 export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage): Promise<never> {
   const { launchSandboxed } = await import("../sandbox/launcher.ts");
+  const processEnv = edgeProcessEnv();
+  if (stage === undefined) {
+    // serve's token exists before the run, so the launcher keeps it read-only: a confined run
+    // cannot plant a token a later manager would serve with (minted as serve mints it)
+    try {
+      mintTokenIfAbsent(join(resolve(s.cwd, agentBlockHome(processEnv, s.cwd)), "serve.token"));
+    } catch {
+      // a home that cannot be written grants nothing: the launcher says what it could not protect
+    }
+  }
   return launchSandboxed({
     argv,
     env: s.env,
-    processEnv: edgeProcessEnv(),
+    processEnv,
     cwd: s.cwd,
     project: s.project,
     inUserNs: stage === "userns",

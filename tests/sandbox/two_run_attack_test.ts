@@ -6,8 +6,9 @@
  *   next `--sandbox` run ignores them (and says so) and still cannot write outside;
  * - the `.env` that holds the sandbox switch (`AGENT_BLOCK_SANDBOX=1`) is rewritten, removed or
  *   replaced; it stays as it was and the next run is confined again;
- * - the home's `lib/` and `blocks/` get a module and a block, and `serve.token` is replaced;
- *   another project's unconfined `require` does not find the module, the token is unchanged;
+ * - the home's `lib/` and `blocks/` get a module and a block, and `serve.token` is replaced (or,
+ *   in a home without one, planted); another project's unconfined `require` does not find the
+ *   module, the token is unchanged (or is one minted before the run, as serve mints it);
  * - a `serve` job with `sandbox = true` rewrites its own `job.toml` and plants a new job; every
  *   later run of the manager, and of the next manager of the project, stays sandboxed.
  * Each is tried on the root path and, for the `.env` and home cases, on the user-namespace path.
@@ -178,6 +179,26 @@ return std.json.encode(out)`,
     },
   });
 }
+
+Deno.test({
+  name: "attack: sandbox a confined run plants serve's token in a home that has none",
+  ignore: SKIP !== undefined,
+  ...opts,
+  fn: async () => {
+    const home = await tempDir("ab_sbx_home_");
+    const project = await tempProject({ "w.lua": WRITES });
+    const token = join(home, "serve.token");
+    const r = await sandboxedRun(project, "w.lua", {
+      env: testEnv({ AGENT_BLOCK_HOME: home }),
+      prompt: JSON.stringify([{ name: "token", path: token, text: "attacker-token\n" }]),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.value.token, /^denied: .*Read-only file system/, r.value.token);
+    // the token the launcher minted, as serve mints it: 64 hex digits, mode 0600
+    assert.match(Deno.readTextFileSync(token), /^[0-9a-f]{64}\n$/);
+    assert.equal(Deno.statSync(token).mode! & 0o777, 0o600);
+  },
+});
 
 Deno.test({
   name: "attack: sandbox a sandboxed serve job rewrites its job.toml and plants an unsandboxed job",
