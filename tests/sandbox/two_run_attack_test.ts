@@ -11,6 +11,8 @@
  *   module, the token is unchanged (or is one minted before the run, as serve mints it);
  * - a `serve` job with `sandbox = true` rewrites its own `job.toml` and plants a new job; every
  *   later run of the manager, and of the next manager of the project, stays sandboxed.
+ * - a hard link made before the run from the project to a file outside: the file tools refuse to
+ *   write through it (what `sh` can do through it is documented, not prevented).
  * Each is tried on the root path and, for the `.env` and home cases, on the user-namespace path.
  */
 import assert from "node:assert/strict";
@@ -179,6 +181,36 @@ return std.json.encode(out)`,
     },
   });
 }
+
+Deno.test({
+  name: "attack: sandbox the file tools write through a hard link made before the run to a file outside",
+  ignore: SKIP !== undefined,
+  ...opts,
+  fn: async () => {
+    const outside = outsideDir();
+    try {
+      const target = join(outside, "target.txt");
+      Deno.writeTextFileSync(target, "original\n");
+      const project = await tempProject({
+        "t.lua": `std.fs.register_tools({ allowed = { "fs_write" } })
+local ok, err = pcall(tool.call, "fs_write", { path = "linked.txt", content = "changed" })
+return std.json.encode({ r = ok and "wrote" or ("refused: " .. tostring(err)) })`,
+      });
+      try {
+        Deno.linkSync(target, join(project, "linked.txt"));
+      } catch (e) {
+        console.warn(`skipped: no hard link from ${project} to ${outside} here (${(e as Error).message})`);
+        return;
+      }
+      const r = await sandboxedRun(project, "t.lua");
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.value.r, /^refused: .*hard links/, r.value.r);
+      assert.equal(Deno.readTextFileSync(target), "original\n");
+    } finally {
+      Deno.removeSync(outside, { recursive: true });
+    }
+  },
+});
 
 Deno.test({
   name: "attack: sandbox a confined run plants serve's token in a home that has none",
