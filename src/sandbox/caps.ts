@@ -9,7 +9,8 @@
  * Owns `dropCapabilities`, called by the launcher after its mounts and before `execve`:
  * 1. every capability is dropped from the bounding set (`PR_CAPBSET_DROP`, 0 to the kernel's
  *    `cap_last_cap`), so no later `execve` can grant one, not even to uid 0 (root's file
- *    capabilities are masked by the bounding set);
+ *    capabilities are masked by the bounding set); an unprivileged user, who may not change it
+ *    and holds no capability, keeps it (no-new-privs already stops every way to gain one);
  * 2. the ambient set is cleared (`PR_CAP_AMBIENT_CLEAR_ALL`);
  * 3. the effective, permitted and inheritable sets are emptied (`capset`), so the launcher itself
  *    holds none when it becomes the runtime (inheritable is what root's `execve` would add back).
@@ -24,6 +25,13 @@ const PR_CAP_AMBIENT = 47;
 const PR_CAP_AMBIENT_CLEAR_ALL = 4n;
 const LINUX_CAPABILITY_VERSION_3 = 0x20080522;
 const EINVAL = 22;
+const EPERM = 1;
+
+/** True when `/proc/self/status` text shows an empty permitted set. */
+export function permittedEmpty(status: string): boolean {
+  const m = /^CapPrm:\s*([0-9a-f]+)/m.exec(status);
+  return m !== null && BigInt("0x" + m[1]) === 0n;
+}
 
 /** The highest capability number this kernel knows (`/proc/sys/kernel/cap_last_cap`, else 63). */
 function lastCap(): number {
@@ -41,12 +49,17 @@ function fail(c: Sys, what: string): never {
 }
 
 /** Drops every capability of this process for good (see the module doc). */
-export function dropCapabilities(c: Sys): void {
+export function dropCapabilities(c: Sys, status = () => Deno.readTextFileSync("/proc/self/status")): void {
   const last = lastCap();
   for (let cap = 0; cap <= last; cap++) {
     if (c.prctl(PR_CAPBSET_DROP, BigInt(cap), 0n, 0n, 0n) === 0) continue;
+    const errno = lastError(c).errno;
     // past the kernel's last capability (a guessed bound): nothing more to drop
-    if (lastError(c).errno === EINVAL && cap > 0) break;
+    if (errno === EINVAL && cap > 0) break;
+    // an unprivileged user cannot change the bounding set (no CAP_SETPCAP); holding no capability,
+    // it has none to keep, and no-new-privs (set before the exec) stops setuid and file
+    // capabilities from granting one
+    if (errno === EPERM && permittedEmpty(status())) break;
     fail(c, `dropping capability ${cap} from the bounding set (prctl PR_CAPBSET_DROP)`);
   }
   if (c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0n, 0n, 0n) !== 0) {

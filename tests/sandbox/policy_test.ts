@@ -15,6 +15,7 @@ import {
   sandboxRequest,
 } from "../../src/sandbox/policy.ts";
 import { grantedRights, NET_ABI, planLandlock } from "../../src/sandbox/landlock.ts";
+import { permittedEmpty } from "../../src/sandbox/caps.ts";
 import { IO_URING_NRS, seccompProgram } from "../../src/sandbox/seccomp.ts";
 import { archInfo } from "../../src/sandbox/sys.ts";
 import { enterRuntime, parseStage } from "../../src/sandbox/stage.ts";
@@ -346,4 +347,11 @@ Deno.test("configPathsOf: the project's .env and the home's code tiers and serve
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
+});
+
+Deno.test("permittedEmpty: an unprivileged process (no permitted capability) may keep its bounding set", () => {
+  assert.equal(permittedEmpty("Name:\tx\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"), true);
+  assert.equal(permittedEmpty("CapPrm:\t000001ffffffffff\n"), false);
+  assert.equal(permittedEmpty("CapPrm:\t0000000000000400\n"), false);
+  assert.equal(permittedEmpty("no such field\n"), false, "unknown is not empty");
 });
