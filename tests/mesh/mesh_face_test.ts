@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { notConnected, obsContext, withObs } from "../../src/host/mesh.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { LuaFloat } from "../../src/json/values.ts";
-import { resultOf, runLua, testEnv } from "../helpers.ts";
+import { resultOf, runLua, settleWithin, testEnv, waitFor } from "../helpers.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
 import type { RunEvent } from "../../src/obs/run_events.ts";
 
@@ -85,13 +85,16 @@ const SERVER = `
 Deno.test(
   { name: "mesh face: two in-process runs request, reply, send and nest over NATS", ignore },
   async () => {
-    const srv = await startNats();
+    await using srv = await startNats();
     const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
     const b = MeshIdentity.fromSeedHex(KEY_B).agentId;
     const c = MeshIdentity.fromSeedHex(KEY_C).agentId;
+    // the serving runs end when the client stops them, or when the test ends (a failure included)
+    const abort = new AbortController();
+    const serving: ReturnType<typeof runLua>[] = [];
     try {
       const mesh = (key: string) => ({ relay: srv.url, secretKey: key });
-      const server = runLua(SERVER, { mesh: mesh(KEY_A) });
+      const server = runLua(SERVER, { mesh: mesh(KEY_A), signal: abort.signal });
       const helper = runLua(
         `mesh.on(function(ev)
         if ev.payload.ping then return "pong" end
@@ -99,8 +102,9 @@ Deno.test(
         return "inner answer to " .. ev.meta.from
       end)
       bus.serve()`,
-        { mesh: mesh(KEY_C) },
+        { mesh: mesh(KEY_C), signal: abort.signal },
       );
+      serving.push(server, helper);
       const client = await runLua(
         `
       local A, C = ...
@@ -117,7 +121,8 @@ Deno.test(
         { mesh: mesh(KEY_B), env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-9" }) },
       );
       if (client.outcome.status !== "returned") {
-        for (const r of [await server, await helper]) console.error(r.outcome, r.stderr);
+        abort.abort("the client failed");
+        for (const r of await settleWithin(serving, "the serving runs")) console.error(r);
       }
       const got = resultOf(client);
       assert.equal(got.me, b);
@@ -132,10 +137,14 @@ Deno.test(
       assert.match(got.e.msg, /^test\.lua:\d+: mesh\.request: request to .* no agent is listening/);
       assert.deepEqual(got.r4, { inner: `inner answer to ${a}`, from: b });
       assert.equal(got.r5, "bye");
+      const [served, helped] = await settleWithin(serving, "the serving runs");
+      assert.equal(served.status, "fulfilled");
+      assert.equal(helped.status, "fulfilled");
       assert.deepEqual(resultOf(await server), [1, 2, 3, 4, 5]);
       assert.equal((await helper).outcome.status, "returned");
     } finally {
-      await srv.stop();
+      abort.abort("the test ended");
+      await settleWithin(serving, "the serving runs");
     }
   },
 );
@@ -144,7 +153,7 @@ Deno.test({
   name: "mesh face: the kernel records mesh traffic in the open session, payloads only when asked",
   ignore,
 }, async () => {
-  const srv = await startNats();
+  await using srv = await startNats();
   const abort = new AbortController();
   const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
   const b = MeshIdentity.fromSeedHex(KEY_B).agentId;
@@ -156,6 +165,7 @@ Deno.test({
     }
   };
   let server: ReturnType<typeof runLua> | undefined;
+  let serverEnded = false;
   try {
     server = runLua(
       `require("knl").session({ owner = "srv", store = "mem" }, function()
@@ -164,6 +174,14 @@ Deno.test({
       end)`,
       { mesh: { relay: srv.url, secretKey: KEY_A }, signal: abort.signal, observe: observer(serverRows) },
     );
+    server.then(() => serverEnded = true, () => serverEnded = true);
+    // The server joins the mesh (and routes what arrives) before its script opens the session,
+    // and a message that arrives with no session open is not recorded: the client starts once
+    // the server's session_open is committed, so all four of its messages land in the session.
+    await waitFor(() => serverEnded || serverRows.some((r) => r.kind === "session_open"), {
+      what: "the server's session to open",
+      timeoutMs: 60_000,
+    });
     const client = await runLua(
       `local A = "${a}"
       ${ASK}
@@ -177,7 +195,8 @@ Deno.test({
       { mesh: { relay: srv.url, secretKey: KEY_B }, observe: observer(rows) },
     );
     assert.equal(client.outcome.status, "returned", client.stderr);
-    await server;
+    const [ended] = await settleWithin([server], "the server run");
+    assert.equal(ended.status, "fulfilled");
     const kinds = rows.map((r) => r.kind).filter((k) => k.startsWith("mesh_"));
     assert.deepEqual(kinds, [
       "mesh_request",
@@ -204,15 +223,14 @@ Deno.test({
     assert.ok(!("payload" in received[0].data));
   } finally {
     abort.abort("the test ended");
-    await Promise.allSettled([server]);
-    await srv.stop();
+    await settleWithin(server ? [server] : [], "the server run");
   }
 });
 
 Deno.test(
   { name: "mesh face: AGENT_BLOCK_MESH_RECORD_PAYLOADS=1 puts payloads in the records", ignore },
   async () => {
-    const srv = await startNats();
+    await using srv = await startNats();
     const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
     const rows: { kind: string; data: Record<string, unknown> }[] = [];
     const abort = new AbortController();
@@ -239,7 +257,8 @@ Deno.test(
         },
       );
       assert.equal(client.outcome.status, "returned", client.stderr);
-      assert.equal((await server).outcome.status, "returned");
+      const [ended] = await settleWithin([server], "the server run");
+      assert.equal(ended.status === "fulfilled" && ended.value.outcome.status, "returned");
       const req = rows.find((r) =>
         r.kind === "mesh_request" && (r.data.payload as { q?: string })?.q === "shown"
       );
@@ -248,8 +267,7 @@ Deno.test(
       assert.deepEqual(rep.data.payload, { got: "shown" });
     } finally {
       abort.abort("the test ended");
-      await Promise.allSettled([server]);
-      await srv.stop();
+      await settleWithin(server ? [server] : [], "the server run");
     }
   },
 );
