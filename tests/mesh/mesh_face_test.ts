@@ -4,7 +4,10 @@ import assert from "node:assert/strict";
 import { notConnected, obsContext, withObs } from "../../src/host/mesh.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { LuaFloat } from "../../src/json/values.ts";
-import { resultOf, runLua, settleWithin, testEnv, waitFor } from "../helpers.ts";
+import { resultOf, runLua, settleWithin, tempDir, testEnv, waitFor } from "../helpers.ts";
+import { connect, type Msg } from "@nats-io/transport-node";
+import { connectMesh } from "../../src/clients/mesh/connect.ts";
+import { subjectOf } from "../../src/clients/mesh/nats_transport.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
 import type { RunEvent } from "../../src/obs/run_events.ts";
 
@@ -268,6 +271,80 @@ Deno.test(
     } finally {
       abort.abort("the test ended");
       await settleWithin(server ? [server] : [], "the server run");
+    }
+  },
+);
+
+Deno.test(
+  {
+    name:
+      "attack: a captured NATS message is refused by the agent's next run (the seen ids live in the project)",
+    ignore,
+  },
+  async () => {
+    await using srv = await startNats();
+    const project = await tempDir("ab_mesh_replay_");
+    const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+    // a party on the NATS server (no key of anyone's) that copies what is sent to `a`
+    const raw = await connect({ servers: srv.url.replace("nats://", "") });
+    const captured: Msg[] = [];
+    const b = await connectMesh(srv.url, MeshIdentity.fromSeedHex(KEY_B));
+    const serveOnce = `
+      local seen = {}
+      mesh.on(function(ev)
+        seen[#seen + 1] = ev.payload.n
+        if ev.payload.stop then bus.stop() end
+        return "ok"
+      end)
+      bus.serve()
+      return std.json.encode(seen)`;
+    /** Asks `a` until a run of it listens (a run starting), then returns the reply. */
+    const ask = async (payload: unknown) => {
+      for (let i = 0;; i++) {
+        try {
+          return (await b.request(a, payload, { timeoutMs: 30_000 })).value;
+        } catch (e) {
+          if ((e as { kind?: string }).kind !== "unreachable" || i > 2000) throw e;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      }
+    };
+    const runs: ReturnType<typeof runLua>[] = [];
+    const abort = new AbortController();
+    try {
+      const mesh = { relay: srv.url, secretKey: KEY_A };
+      runs.push(runLua(serveOnce, { mesh, projectRoot: project, signal: abort.signal }));
+      assert.equal(await ask({ n: 0 }), "ok"); // the run listens
+      const tap = raw.subscribe(subjectOf(a), {
+        callback: (_e, m) => {
+          captured.push(m);
+        },
+      });
+      await raw.flush();
+      assert.equal(await ask({ n: 1, stop: true }), "ok");
+      const [first] = await settleWithin([runs[0]], "the first run");
+      assert.equal(first.status === "fulfilled" && resultOf(first.value).join(), "0,1");
+      await waitFor(() => captured.length === 1, { what: "the message to be captured" });
+      tap.unsubscribe();
+      await raw.flush();
+      const replayed = JSON.parse(new TextDecoder().decode(captured[0].data)).id;
+
+      // the agent's next run, same project: the replay is dropped, a new message is not
+      runs.push(runLua(serveOnce, { mesh, projectRoot: project, signal: abort.signal }));
+      assert.equal(await ask({ n: 2 }), "ok");
+      await assert.rejects(
+        () => raw.request(subjectOf(a), captured[0].data, { headers: captured[0].headers, timeout: 1000 }),
+        "the replay is never answered",
+      );
+      assert.equal(await ask({ n: 3, stop: true }), "ok");
+      const [second] = await settleWithin([runs[1]], "the second run");
+      assert.ok(second.status === "fulfilled");
+      assert.deepEqual(resultOf(second.value), [2, 3], "the replayed message reached no handler");
+      assert.match(second.value.stderr, new RegExp(`dropped a message .*replayed id ${replayed}`));
+    } finally {
+      abort.abort("the test ended");
+      await settleWithin(runs, "the serving runs");
+      await settleWithin([b.close(), raw.close()], "the connections");
     }
   },
 );
