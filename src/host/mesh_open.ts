@@ -9,7 +9,9 @@
  * read now) or `AGENT_BLOCK_NATS_TOKEN` (or `nats://token@host` in the URL). The key and the
  * token join the run's secrets, so no log line, record or outcome shows them. A NATS run's
  * replay memory is the project's `.agent-block/mesh_seen.sqlite` (`seen_ids.ts`), so a
- * captured message is not accepted again by the agent's next run.
+ * captured message is not accepted again by the agent's next run. Dropped-message warnings go
+ * through a `RepeatLimit` (10 lines per 10 s, then a count); the logger escapes the control
+ * characters a forged `from` may carry.
  *
  * Why a module of its own: `src/runtime/run.ts` imports it (and through it the transports) only
  * when a run has `--relay`, so a run without one pays nothing at start-up.
@@ -31,6 +33,7 @@ import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
 import { BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
 import { inboundHandler } from "./mesh.ts";
+import { RepeatLimit } from "../obs/repeat_limit.ts";
 
 /** What a run needs to join the mesh. */
 export interface MeshSpec {
@@ -121,6 +124,9 @@ export async function openMesh(
   run.secrets.add(natsToken);
   const shown = shownUrl(spec.relay);
   const seenIds = seenIdsOf(spec, run);
+  // a flood of forged messages writes a few lines and a count, not a line each
+  const drops = new RepeatLimit((line) => run.log.warn(line), "mesh: dropped messages");
+  run.onCleanup(() => drops.flush());
   const runBus = bus ?? new BusHost();
   let transport: MeshTransport;
   try {
@@ -138,7 +144,7 @@ export async function openMesh(
         } else if (e.state === "disconnected") {
           run.log.warn(`mesh: lost ${shownUrl(e.url)} (${e.reason}); reconnecting`);
         } else {
-          run.log.warn(
+          drops.report(
             `mesh: dropped a message${e.from ? ` claiming to be from ${e.from}` : ""}: ${e.reason}`,
           );
         }

@@ -5,9 +5,9 @@ import { notConnected, obsContext, withObs } from "../../src/host/mesh.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { LuaFloat } from "../../src/json/values.ts";
 import { resultOf, runLua, settleWithin, tempDir, testEnv, waitFor } from "../helpers.ts";
-import { connect, type Msg } from "@nats-io/transport-node";
+import { connect, headers, type Msg } from "@nats-io/transport-node";
 import { connectMesh } from "../../src/clients/mesh/connect.ts";
-import { subjectOf } from "../../src/clients/mesh/nats_transport.ts";
+import { SIGNATURE_HEADER, subjectOf } from "../../src/clients/mesh/nats_transport.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
 import type { RunEvent } from "../../src/obs/run_events.ts";
 
@@ -344,6 +344,66 @@ Deno.test(
     } finally {
       abort.abort("the test ended");
       await settleWithin(runs, "the serving runs");
+      await settleWithin([b.close(), raw.close()], "the connections");
+    }
+  },
+);
+
+Deno.test(
+  {
+    name:
+      "attack: a flood of forged NATS messages writes a few warning lines and a count; a forged from's ESC is escaped",
+    ignore,
+  },
+  async () => {
+    await using srv = await startNats();
+    const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+    const raw = await connect({ servers: srv.url.replace("nats://", "") });
+    const b = await connectMesh(srv.url, MeshIdentity.fromSeedHex(KEY_B));
+    const abort = new AbortController();
+    let server: ReturnType<typeof runLua> | undefined;
+    const FLOOD = 3000;
+    try {
+      server = runLua(
+        `mesh.on(function(ev) if ev.payload.stop then bus.stop() end return "ok" end) bus.serve()`,
+        { mesh: { relay: srv.url, secretKey: KEY_A }, signal: abort.signal },
+      );
+      for (let i = 0;; i++) { // until the run listens
+        try {
+          await b.request(a, { hello: true }, { timeoutMs: 30_000 });
+          break;
+        } catch (e) {
+          if ((e as { kind?: string }).kind !== "unreachable" || i > 2000) throw e;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      }
+      const forged = (i: number) =>
+        new TextEncoder().encode(
+          `{"v":1,"id":"${crypto.randomUUID()}","from":"evil\\u001b[31m${i}","to":"${a}","type":"request",` +
+            `"ts":${Date.now()},"payload":{}}`,
+        );
+      const h = headers();
+      h.set(SIGNATURE_HEADER, "A".repeat(86));
+      for (let i = 0; i < FLOOD; i++) {
+        raw.publish(subjectOf(a), forged(i), { headers: h, reply: "_INBOX.nobody" });
+      }
+      await raw.flush();
+      // the server handles messages in order: once it answers this, it has dropped the whole flood
+      assert.equal((await b.request(a, { stop: true }, { timeoutMs: 60_000 })).value, "ok");
+      const [ended] = await settleWithin([server], "the server run");
+      assert.ok(ended.status === "fulfilled");
+      const stderr = ended.value.stderr;
+      assert.ok(!stderr.includes("\x1b"), "no raw ESC byte in the log");
+      assert.match(stderr, /claiming to be from evil\\x1b\[31m0:/);
+      const lines = stderr.split("\n").filter((l) => l.includes("mesh: dropped"));
+      assert.ok(lines.length <= 20, `a few lines, not one each: ${lines.length}`);
+      const shown = lines.filter((l) => /^\[warn\] test\.lua: mesh: dropped a message/.test(l)).length;
+      const counted = lines.map((l) => Number(/dropped messages: (\d+) more not shown/.exec(l)?.[1] ?? 0))
+        .reduce((x, y) => x + y, 0);
+      assert.equal(shown + counted, FLOOD, "every drop is written or counted:\n" + lines.join("\n"));
+    } finally {
+      abort.abort("the test ended");
+      await settleWithin(server ? [server] : [], "the server run");
       await settleWithin([b.close(), raw.close()], "the connections");
     }
   },
