@@ -2,8 +2,8 @@
  * The one shared test support module: run Lua in-process through the real run path (`runLua`,
  * `evalLua`) or the real CLI as a subprocess (`runCli`); give a run its environment (`testEnv`);
  * make temporary directories and projects (`tempDir`, `tempProject`, `writeTree`); read what a run
- * returned (`returnedValue`, `resultOf`); wait for a condition (`waitFor`); and the expected event
- * kinds of an agent run (`agentRunKinds`).
+ * returned (`returnedValue`, `resultOf`); wait for a condition (`waitFor`) or, boundedly, for
+ * cleanup to end (`settleWithin`); and the expected event kinds of an agent run (`agentRunKinds`).
  *
  * Every test that needs the engine goes through `runLua` (one engine per call, the shared wasm
  * module reused), so the suite pays the wasm start-up once per test file. Nothing here mutates
@@ -227,6 +227,28 @@ export async function waitFor(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.what}`);
     }
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Waits until every one of `pending` has settled (resolved or rejected), or throws
+ * `<what> did not end within N ms` after `timeoutMs` (default 60 s): the bound only tells "ended"
+ * from "never", so cleanup in a `finally` (a run told to stop, a subprocess killed) can never
+ * hang the suite when a test has already failed. Returns the settled results.
+ */
+export async function settleWithin<T>(
+  pending: readonly Promise<T>[],
+  what: string,
+  timeoutMs = 60_000,
+): Promise<PromiseSettledResult<T>[]> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const never = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not end within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([Promise.allSettled(pending), never]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -4,14 +4,19 @@
  *
  * Owns the flags (`-p/--project DIR`, `--bind HOST:PORT` (default `127.0.0.1:7788`; a host that
  * is not loopback is the explicit opt-in, behind the same token), `--tick DURATION` (default
- * `5s`), `--max-live N` (default 4)) and the manager's lifetime: open the record and close the
- * runs a dead manager left (`lost`), mint or read the token, listen, tick until SIGINT/SIGTERM,
- * then end every live run (each `stopped`, its whole process tree ended), close the listener and
- * the record, exit 0. The scheduling, the record and the API live in `src/serve/`.
+ * `5s`), `--max-live N` (default 4)) and the manager's lifetime: mint or read the token, take
+ * the project's lock (one manager per project: a second one exits 1 naming the first's pid),
+ * open the record, listen (a port that cannot be bound exits 1 before any run is touched), then
+ * read the record back and close the runs a dead manager of this project left (`lost`; the API
+ * answers 503 `starting` meanwhile), tick until SIGINT/SIGTERM, then end every live run (each
+ * `stopped`, its whole process tree ended), close the listener, the record and the lock, exit 0.
+ * The scheduling, the record, the lock and the API live in `src/serve/`.
  *
- * This is the manager's edge: the runs start from the process environment as it is — the
- * project's `.env` is NOT layered in here (each run loads it itself, so it never enters the
- * manager's environment) — minus the host's credentials (the process layer's rule).
+ * This is the manager's edge: the runs start from the process environment as it is, the host's
+ * credentials included (a key given to the manager's service unit reaches a scheduled
+ * `agent.run`; each run strips them from its own children, as every run does) — the project's
+ * `.env` is NOT layered in here (each run loads it itself, so it never enters the manager's
+ * environment).
  */
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -25,10 +30,12 @@ import { bindRefusal, isLoopback } from "../net/guard.ts";
 import { allowedHostnames } from "../net/guard.ts";
 import { parseDuration } from "../serve/job_file.ts";
 import { recordPath, ServeRecord } from "../serve/record.ts";
+import { ManagerLock } from "../serve/manager_lock.ts";
 import { Scheduler } from "../serve/scheduler.ts";
 import { apiHandler } from "../serve/api.ts";
 import { loadOrMintToken } from "../serve/token.ts";
 import { VERSION } from "../version.ts";
+import { longTimeout, type LongTimer } from "../util/long_timer.ts";
 
 export const SERVE_HELP = `agent-block ${VERSION} serve — run a project's jobs on their schedule
 
@@ -98,6 +105,14 @@ export function parseServeArgs(argv: string[]): ServeSettings | "help" {
   };
 }
 
+/** What the API answers before the manager has read its record back (a moment at start). */
+function starting(): Response {
+  return Response.json({ error: "starting", message: "the manager is reading its record back" }, {
+    status: 503,
+    headers: { "retry-after": "1" },
+  });
+}
+
 const enc = new TextEncoder();
 const say = (line: string) => writeStderr(enc.encode(`agent-block serve: ${line}\n`));
 
@@ -121,12 +136,20 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const { token, minted } = loadOrMintToken(join(home, "serve.token"));
   if (minted) say(`minted the API token in ${join(home, "serve.token")}`);
 
+  // One manager per project (the lock proves no other one of it is alive); the record is shared
+  // with managers of other projects, whose runs this one never touches.
   const record = new ServeRecord(recordPath(home), { project: projectRoot, pid: Deno.pid });
-  const past = record.load();
-  for (const r of past) {
-    if (r.state !== "running") continue;
-    Object.assign(r, await record.closeLost(r, 1000));
-    say(`run ${r.run_id} of job ${r.job} was left running by a manager that stopped: closed as lost`);
+  let lock: ManagerLock;
+  try {
+    lock = ManagerLock.take(home, {
+      pid: Deno.pid,
+      project: projectRoot,
+      session: record.session,
+      started_ms: Date.now(),
+    });
+  } catch (e) {
+    record.close();
+    throw e;
   }
 
   const procs = new ProcessGroups(1000, env, { warn: (m) => say(`warning: ${m}`) });
@@ -136,7 +159,30 @@ export async function serveCommand(argv: string[]): Promise<number> {
     stderr: writeStderr,
     stopping: stop.signal,
     stopReason: "the manager is stopping",
+    passCredentials: true,
   });
+
+  // Listen first: a manager that cannot bind its port exits before it has touched any run. The
+  // API answers 503 until the record has been read back and the lost runs closed.
+  const policy = { allowedHosts: allowedHostnames(s.hostname), token };
+  let handler: ((req: Request) => Promise<Response>) | undefined;
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve(
+      { hostname: s.hostname, port: s.port, onListen: () => undefined },
+      (req) => handler ? handler(req) : Promise.resolve(starting()),
+    );
+  } catch (e) {
+    lock.release();
+    record.close();
+    throw new AgentBlockError(`serve: cannot listen on ${s.hostname}:${s.port}: ${(e as Error).message}`);
+  }
+  const past = record.load(projectRoot);
+  for (const r of past) {
+    if (r.state !== "running") continue;
+    Object.assign(r, await record.closeLost(r, 1000));
+    say(`run ${r.run_id} of job ${r.job} was left running by a manager that stopped: closed as lost`);
+  }
   const scheduler = new Scheduler(
     {
       projectRoot,
@@ -150,25 +196,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
     },
     past,
   );
-
-  const policy = { allowedHosts: allowedHostnames(s.hostname), token };
-  let server: Deno.HttpServer<Deno.NetAddr>;
-  try {
-    server = Deno.serve(
-      { hostname: s.hostname, port: s.port, onListen: () => undefined },
-      apiHandler(scheduler, policy, say),
-    );
-  } catch (e) {
-    record.close();
-    throw new AgentBlockError(`serve: cannot listen on ${s.hostname}:${s.port}: ${(e as Error).message}`);
-  }
+  handler = apiHandler(scheduler, policy, say);
   const a = server.addr;
   const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
   // The one line a launcher reads to find the manager.
   say(`listening on http://${host}:${a.port}${isLoopback(a.hostname) ? "" : " (not loopback: token only)"}`);
   say(`project ${projectRoot}, tick ${s.tickMs} ms, at most ${s.maxLive} live run(s)`);
 
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: LongTimer | undefined;
   const tick = () => {
     if (stop.signal.aborted) return;
     try {
@@ -176,7 +211,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     } catch (e) {
       say(`tick failed: ${(e as Error)?.stack ?? e}`);
     }
-    timer = setTimeout(tick, s.tickMs);
+    timer = longTimeout(tick, s.tickMs); // a --tick past the host timer's range still waits
   };
   const stopped = new Promise<string>((resolveStop) => {
     const fns = (["SIGINT", "SIGTERM"] as const).map((sig) => {
@@ -191,12 +226,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   tick();
   const why = await stopped;
   say(`received ${why}: ending the live runs`);
-  clearTimeout(timer);
+  timer?.clear();
   stop.abort(`received ${why}`);
   await scheduler.drain();
   await procs.endAll();
   await server.shutdown();
   record.close();
+  lock.release();
   say("stopped");
   return EXIT.OK;
 }

@@ -43,7 +43,7 @@ import { type Args, LuaArgError } from "../lua/args.ts";
 import { obsLine } from "../obs/ab_obs.ts";
 import { busCore, type BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
-import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
+import { MeshError, type MeshHandler, type MeshTransport } from "../clients/mesh/transport.ts";
 
 /** The four functions of the face. */
 export const MESH_FUNCTIONS = ["send", "request", "on", "agent_id"] as const;
@@ -114,7 +114,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
     return;
   }
   const { transport, bus } = mesh;
-  const record = recorder(run, transport);
+  const record = recorder(run, transport.kind);
   const obs = (event: string, target: string) => {
     if (run.log.enabled("debug")) {
       const ids = obsContext(run.env, transport.agentId);
@@ -196,24 +196,27 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
 /** Records one kind of mesh traffic in the run's open kernel session (see the module doc). */
 type Recorder = (kind: string, data: Record<string, unknown>, payload?: unknown) => void;
 
-function recorder(run: RunContext, transport: MeshTransport): Recorder {
+function recorder(run: RunContext, kind: MeshTransport["kind"]): Recorder {
   const withPayloads = run.env.get(RECORD_PAYLOADS_VAR) === "1";
-  return (kind, data, payload) => {
+  return (what, data, payload) => {
     const rec = run.recordTraffic;
     if (!rec) return;
     if (withPayloads && payload !== undefined) data.payload = payload;
-    rec(kind, { ...data, transport: transport.kind });
+    rec(what, { ...data, transport: kind });
   };
 }
 
 /**
- * Routes the transport's inbound requests into the run's bus as `mesh` events (see the module
- * doc), from the moment the run has joined the mesh: a script that only calls
- * `bus.on("mesh", fn)` is served too, without touching `mesh`.
+ * The handler that routes a transport's inbound requests into the run's bus as `mesh` events
+ * (see the module doc). The host hands it to `connectMesh` (`MeshConnectOptions.handler`), so it
+ * is in place from the moment the run listens — a script that only calls `bus.on("mesh", fn)`
+ * is served too, without touching `mesh`, and a request that arrives while the connection is
+ * still settling waits in the bus for the script's handler instead of being answered "no handler".
+ * @param kind the transport's kind (recorded with the traffic)
  */
-export function routeInbound(run: RunContext, transport: MeshTransport, bus: BusHost): void {
-  const record = recorder(run, transport);
-  transport.setHandler(async (m) => {
+export function inboundHandler(run: RunContext, kind: MeshTransport["kind"], bus: BusHost): MeshHandler {
+  const record = recorder(run, kind);
+  return async (m) => {
     record("mesh_received", { peer: m.from, bytes: m.bytes, id: m.id }, m.payload);
     try {
       // lossless: a handler's `2.0` goes back as `2.0`
@@ -223,8 +226,7 @@ export function routeInbound(run: RunContext, transport: MeshTransport, bus: Bus
       // its message, as `tostring(e)` would
       throw new Error(run.secrets.scrub(handlerErrorText(e)));
     }
-  });
-  run.onCleanup(() => transport.setHandler(undefined));
+  };
 }
 
 /** The text of a handler's failure: an error table's `message`, else the error's own text. */

@@ -7,7 +7,11 @@
  * else a random key with a warning that the AgentId changes every run; NATS credentials from
  * `AGENT_BLOCK_NATS_CREDS` (a `.creds` file, resolved against the run's working directory and
  * read now) or `AGENT_BLOCK_NATS_TOKEN` (or `nats://token@host` in the URL). The key and the
- * token join the run's secrets, so no log line, record or outcome shows them.
+ * token join the run's secrets, so no log line, record or outcome shows them. A NATS run's
+ * replay memory is the project's `.agent-block/mesh_seen.sqlite` (`seen_ids.ts`), so a
+ * captured message is not accepted again by the agent's next run. Dropped-message warnings go
+ * through a `RepeatLimit` (10 lines per 10 s, then a count); the logger escapes the control
+ * characters a forged `from` may carry.
  *
  * Why a module of its own: `src/runtime/run.ts` imports it (and through it the transports) only
  * when a run has `--relay`, so a run without one pays nothing at start-up.
@@ -15,13 +19,21 @@
  * Invariant: any failure here is a `MeshStartError` whose message names the flag, variable, file
  * or URL involved; the run then never starts (exit 1).
  */
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { MeshIdentity, MeshKeyError } from "../clients/mesh/identity.ts";
-import { connectMesh, MeshUrlError, shownUrl } from "../clients/mesh/connect.ts";
+import {
+  connectMesh,
+  MeshUrlError,
+  meshUrlProblem,
+  parseMeshUrl,
+  shownUrl,
+} from "../clients/mesh/connect.ts";
+import { FileSeenIds, MemorySeenIds, type SeenIds } from "../clients/mesh/seen_ids.ts";
 import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
 import { BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
-import { routeInbound } from "./mesh.ts";
+import { inboundHandler } from "./mesh.ts";
+import { RepeatLimit } from "../obs/repeat_limit.ts";
 
 /** What a run needs to join the mesh. */
 export interface MeshSpec {
@@ -60,6 +72,31 @@ function identityOf(spec: MeshSpec, run: RunContext): MeshIdentity {
   }
 }
 
+/** The project's file of seen message ids, relative to its root. */
+export const SEEN_IDS_FILE = join(".agent-block", "mesh_seen.sqlite");
+
+/**
+ * The replay window's memory for a NATS run: the project's file, so that a restarted agent still
+ * refuses a captured message; this process's memory (with a warning) when the file cannot be
+ * opened. A relay run needs none (its sessions are encrypted: a captured frame cannot be
+ * played into a new one).
+ */
+function seenIdsOf(spec: MeshSpec, run: RunContext): SeenIds | undefined {
+  if (meshUrlProblem(spec.relay) !== undefined || parseMeshUrl(spec.relay).kind !== "nats") return undefined;
+  const path = join(run.projectRoot, SEEN_IDS_FILE);
+  try {
+    Deno.mkdirSync(dirname(path), { recursive: true });
+    return new FileSeenIds(path);
+  } catch (e) {
+    run.log.warn(
+      `mesh: cannot open ${path} (${
+        (e as Error).message
+      }): replayed messages are refused within this run only`,
+    );
+    return new MemorySeenIds();
+  }
+}
+
 /**
  * Connects the run to the mesh and registers the close with its cleanup.
  * @param bus the run's bus (the embedder's), where inbound requests go; a fresh one when absent
@@ -86,6 +123,11 @@ export async function openMesh(
   const natsToken = run.env.get(NATS_TOKEN_VAR) || undefined;
   run.secrets.add(natsToken);
   const shown = shownUrl(spec.relay);
+  const seenIds = seenIdsOf(spec, run);
+  // a flood of forged messages writes a few lines and a count, not a line each
+  const drops = new RepeatLimit((line) => run.log.warn(line), "mesh: dropped messages");
+  run.onCleanup(() => drops.flush());
+  const runBus = bus ?? new BusHost();
   let transport: MeshTransport;
   try {
     transport = await connectMesh(spec.relay, identity, {
@@ -93,19 +135,23 @@ export async function openMesh(
       connectTimeoutMs: 10_000,
       natsCreds,
       natsToken,
+      seenIds,
+      // in place before the transport listens (see `inboundHandler`)
+      handler: inboundHandler(run, parseMeshUrl(spec.relay).kind === "nats" ? "nats" : "relay", runBus),
       onState: (e) => {
         if (e.state === "connected") {
           if (e.resumed) run.log.info(`mesh: reconnected to ${shownUrl(e.url)}`);
         } else if (e.state === "disconnected") {
           run.log.warn(`mesh: lost ${shownUrl(e.url)} (${e.reason}); reconnecting`);
         } else {
-          run.log.warn(
+          drops.report(
             `mesh: dropped a message${e.from ? ` claiming to be from ${e.from}` : ""}: ${e.reason}`,
           );
         }
       },
     });
   } catch (e) {
+    seenIds?.close();
     if (e instanceof MeshUrlError || e instanceof MeshError) throw new MeshStartError(`mesh: ${e.message}`);
     throw e;
   }
@@ -117,7 +163,6 @@ export async function openMesh(
         `changes every run (this run: ${identity.agentId})`,
     );
   }
-  const runBus = bus ?? new BusHost();
-  routeInbound(run, transport, runBus);
+  run.onCleanup(() => transport.setHandler(undefined));
   return { transport, bus: runBus };
 }

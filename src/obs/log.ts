@@ -1,7 +1,10 @@
 /**
  * The runtime's logger: one line per message on stderr, never stdout.
  *
- * Owns the log line format (`[level] <scope>: message`) and level filtering by
+ * Owns the log line format (`[level] <scope>: message`: a newline continues the line, indented,
+ * and every other control character — ESC, CR, DEL, the C1 range — is written escaped as
+ * `\xNN` / `\uNNNN`, so text from outside (a forged mesh `from`, a server's error) cannot
+ * colour, rewrite or forge a terminal's or a log file's lines) and level filtering by
  * `AGENT_BLOCK_LOG` (`debug`, `info` (default), `warn`, `error`, `off`), and the filter every
  * message passes before it is written (a run's logger scrubs its secrets and URL credentials
  * there: `src/obs/secrets.ts`). stdout belongs to the
@@ -54,6 +57,19 @@ export function writeStdout(bytes: Uint8Array): void {
   }
 }
 
+/**
+ * `text` with every control character but newline and tab escaped (`\x1b`, `\r`, `\x7f`,
+ * `\u0085`...): what a log line may carry of text that came from outside.
+ */
+export function escapeControls(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g, (c) => {
+    if (c === "\r") return "\\r";
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`;
+  });
+}
+
 /** A logger bound to a scope (normally the script name). */
 export class Logger {
   /** Numeric rank below which messages are dropped. */
@@ -100,7 +116,7 @@ export class Logger {
   /** Writes `message` at `level` (newlines continue the line, indented). */
   log(level: LogLevel, message: string): void {
     if (RANK[level] < this.threshold) return;
-    const m = this.filter ? this.filter(message) : message;
+    const m = escapeControls(this.filter ? this.filter(message) : message);
     this.sink(enc.encode(`[${level}] ${this.scope}: ${m.replace(/\n/g, "\n  ")}\n`));
   }
 

@@ -7,7 +7,9 @@
  * variable `api_key_env` names, and credentials in its `base_url`), added when the call is made,
  * and what a block hands to an MCP server on purpose (credential headers and URL parameters of
  * `mcp.connect_http`, `*_KEY`/`*_TOKEN`/`*_SECRET`/`*_PASSWORD` variables of `mcp.connect`'s
- * `opts.env`), added at the connect. It offers `mask` (each value
+ * `opts.env`), added at the connect — each with the forms it takes on the wire (base64,
+ * base64url, percent-encoding; a URL's `user:password` also as the `Basic` credential a client
+ * sends for it), since a server echoes those as readily. It offers `mask` (each value
  * replaced by `[redacted]` wherever it occurs), `maskJson` (the same over a JSON text, which
  * stays valid JSON), `maskValue` (the strings of a JSON-like value) and `scrub` (mask, then
  * `redactUrls`). `redactUrls` takes the userinfo and the values of credential-like query and
@@ -58,27 +60,52 @@ export class Secrets {
     return s;
   }
 
-  /** How many values are masked. */
+  /** The values added (their encoded forms are masked too, and not counted). */
+  #values = new Set<string>();
+
+  /** How many values are masked (not counting their encoded forms). */
   get size(): number {
-    return this.#plain.length;
+    return this.#values.size;
   }
 
-  /** Adds `value` (and its trimmed form) when it is at least `MIN_SECRET_LENGTH` characters. */
+  /**
+   * Adds `value` (and its trimmed form) when it is at least `MIN_SECRET_LENGTH` characters, with
+   * the forms it takes on the wire (`encodedForms`: base64, base64url, percent-encoding), which a
+   * server may echo back as readily as the value.
+   */
   add(value: string | undefined): void {
     if (value === undefined) return;
     for (const v of value === value.trim() ? [value] : [value, value.trim()]) {
-      if (v.length < MIN_SECRET_LENGTH || this.#plain.includes(v)) continue;
-      insertByLength(this.#plain, v);
-      const escaped = JSON.stringify(v).slice(1, -1);
-      if (!this.#json.includes(escaped)) insertByLength(this.#json, escaped);
+      if (v.length < MIN_SECRET_LENGTH || this.#values.has(v)) continue;
+      this.#values.add(v);
+      for (const form of [v, ...encodedForms(v)]) this.#addOne(form);
     }
   }
 
-  /** Adds the credentials a URL carries: its userinfo's password, the values of credential-like parameters. */
+  #addOne(v: string): void {
+    if (v.length < MIN_SECRET_LENGTH || this.#plain.includes(v)) return;
+    insertByLength(this.#plain, v);
+    const escaped = JSON.stringify(v).slice(1, -1);
+    if (!this.#json.includes(escaped)) insertByLength(this.#json, escaped);
+  }
+
+  /**
+   * Adds the credentials a URL carries: its userinfo's password — and the userinfo as the
+   * `Authorization: Basic` credential a client sends for it (base64 of `user:password`) — and the
+   * values of credential-like parameters.
+   */
   addUrl(url: string): void {
     const user = USERINFO.exec(url)?.[0];
-    const colon = user?.indexOf(":", user.indexOf("//") + 2) ?? -1;
-    if (user && colon >= 0) this.add(safeDecode(user.slice(colon + 1, -1)));
+    const start = (user?.indexOf("//") ?? -2) + 2;
+    const colon = user?.indexOf(":", start) ?? -1;
+    if (user && colon >= 0) {
+      const name = user.slice(start, colon);
+      const password = user.slice(colon + 1, -1);
+      this.add(safeDecode(password));
+      for (const pair of new Set([`${safeDecode(name)}:${safeDecode(password)}`, `${name}:${password}`])) {
+        for (const form of encodedForms(pair)) this.#addOne(form);
+      }
+    }
     for (const m of url.matchAll(PARAM)) if (isCredentialParam(m[2])) this.add(safeDecode(m[3]));
   }
 
@@ -134,6 +161,20 @@ export class Secrets {
   scrub(text: string): string {
     return redactUrls(this.mask(text));
   }
+}
+
+/**
+ * The forms `value` takes when a client encodes it: base64 and base64url of its UTF-8 bytes
+ * (unpadded, so a padded echo is masked too — the padding is left), and percent-encoding.
+ */
+export function encodedForms(value: string): string[] {
+  const bytes = new TextEncoder().encode(value);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  const b64 = btoa(bin).replace(/=+$/, "");
+  const forms = new Set([b64, b64.replace(/\+/g, "-").replace(/\//g, "_"), encodeURIComponent(value)]);
+  forms.delete(value);
+  return [...forms];
 }
 
 function insertByLength(list: string[], v: string): void {

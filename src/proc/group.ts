@@ -17,8 +17,10 @@
  * - A child's environment is the RUN's (`env` given at construction: a run's `RunEnv`, read at
  *   each spawn so what `std.env.set` put in its overlay is inherited), passed through `childEnv`
  *   (credentials removed, `AGENT_BLOCK_CHILD_ENV` of the run applied), then `opts.env`, then its
- *   tags (set last: `opts.env` cannot drop them). Nothing here reads the process environment: a
- *   registry built without one starts children with only their tags.
+ *   tags (set last: `opts.env` cannot drop them) — except a child that is agent-block itself
+ *   asked for with `wholeEnv` (a `serve` run): it gets its base environment whole, credentials
+ *   included, and applies this rule to its own children. Nothing here reads the process
+ *   environment: a registry built without one starts children with only their tags.
  * - Nothing here reads the child's output; callers own their pipes (read stdout and stderr
  *   concurrently, or a full pipe stalls the child).
  * - Before each spawn `reaper.ts` is told (a host that asked to adopt orphans becomes a
@@ -51,6 +53,12 @@ export interface SpawnOptions {
    * with an environment of its own); credentials are removed from it all the same.
    */
   baseEnv?: Readonly<Record<string, string>>;
+  /**
+   * The child is agent-block itself and gets its base environment whole — the host's credentials
+   * and `AGENT_BLOCK_CHILD_ENV` included — since it applies the credential rule to its own
+   * children (a `serve` run: "a run inherits the manager's environment"). Default false.
+   */
+  wholeEnv?: boolean;
   /** Standard input (default `null`). */
   stdin?: "piped" | "null" | "inherit";
   /** Standard output (default `piped`). */
@@ -247,7 +255,7 @@ export class ProcessGroups {
   spawn(opts: SpawnOptions): ManagedProcess {
     beforeSpawn();
     const base = opts.baseEnv ? { ...opts.baseEnv } : this.#baseEnv();
-    const env = childEnv(base, opts.env ?? {});
+    const env = opts.wholeEnv ? { ...base, ...opts.env } : childEnv(base, opts.env ?? {});
     const tag = `${this.id}.${++this.#spawned}`;
     env[PROC_TAGS_VAR] = tagsValue(base[PROC_TAGS_VAR], tag);
     const [program, ...args] = withParentDeath(opts.cmd, env, opts.cwd);

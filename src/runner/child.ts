@@ -12,8 +12,8 @@
  * config file carries `prompt`, `context` and `labels` — what ONE run is never goes through the
  * environment, and the caller's text not through argv either (no length limit, nothing shown in
  * `ps`). The child starts through `ProcessGroups.spawn`, so it leads a process group of its own,
- * with the request's environment minus the host's credentials; it loads its project's `.env`
- * itself like any run.
+ * with the request's environment minus the host's credentials (whole, credentials included, when
+ * the owner says `passCredentials`: `serve`); it loads its project's `.env` itself like any run.
  *
  * Invariants:
  * - How the run ended comes from the outcome file (`outcome_json.ts`), never from what the child
@@ -43,6 +43,7 @@ import { forwardLines, type Kept, tailLines } from "./forward.ts";
 import { OutcomeFileError, readOutcomeFile } from "./outcome_json.ts";
 import { type BlockRunner, type RunHooks, runName, type RunReport, type RunRequest } from "./runner.ts";
 import { sandboxRequested } from "../config/settings.ts";
+import { longTimeout } from "../util/long_timer.ts";
 
 /** What a child runner fixes for all its runs. */
 export interface ChildRunnerOptions {
@@ -60,6 +61,12 @@ export interface ChildRunnerOptions {
   stopReason?: string;
   /** Every run gets `--sandbox` (`agent-block mcp --sandbox`). */
   sandbox?: boolean;
+  /**
+   * Every run gets the request's environment whole, the host's credentials included (`serve`:
+   * a run inherits the manager's environment, and strips credentials from its own children as
+   * every run does). Default false: the credentials are removed (`agent-block mcp`).
+   */
+  passCredentials?: boolean;
 }
 
 /** What one child run adds to its request (the child runner's own knobs). */
@@ -174,8 +181,10 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       proc = this.options.procs.spawn({
         cmd,
         cwd,
-        // The request's environment, minus the host's credentials (the process layer's rule).
+        // The request's environment, minus the host's credentials (the process layer's rule)
+        // unless the owner passes them on (the child is agent-block and strips them itself).
         baseEnv: request.env,
+        wholeEnv: this.options.passCredentials === true,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -196,8 +205,9 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       endedBy = why;
       endTree(p, this.options.graceMs ?? 2000).catch(() => undefined);
     };
+    // any length: a `timeout = "30d"` past the host timer's range is a chain of timers
     const timer = request.timeoutMs !== undefined
-      ? setTimeout(() => end("timeout"), request.timeoutMs)
+      ? longTimeout(() => end("timeout"), request.timeoutMs)
       : undefined;
     const onCancel = () => end("cancelled");
     const onStopping = () => end("stopping");
@@ -239,7 +249,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       );
       return { outcome, stderrTail };
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       request.signal?.removeEventListener("abort", onCancel);
       this.options.stopping?.removeEventListener("abort", onStopping);
     }

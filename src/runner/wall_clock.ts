@@ -7,13 +7,14 @@
  * ended. The child runner has its own (it kills a process, see `child.ts`).
  */
 import type { Outcome } from "../outcome.ts";
+import { longTimeout, type LongTimer } from "../util/long_timer.ts";
 
 /** The combined signal of a run and its limit. */
 export class WallClock {
   /** Aborts when the caller's signal aborts or the limit passes. */
   readonly signal: AbortSignal;
   #timedOut = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: LongTimer | undefined;
 
   /**
    * @param timeoutMs the limit (none when undefined)
@@ -22,7 +23,8 @@ export class WallClock {
   constructor(readonly timeoutMs: number | undefined, signal: AbortSignal | undefined) {
     const limit = new AbortController();
     if (timeoutMs !== undefined) {
-      this.#timer = setTimeout(() => {
+      // any length: a limit past the host timer's range is a chain of timers
+      this.#timer = longTimeout(() => {
         this.#timedOut = true;
         limit.abort(`ran past its timeout of ${timeoutMs / 1000} s`);
       }, timeoutMs);
@@ -39,6 +41,6 @@ export class WallClock {
 
   /** Stops the timer (call when the run has ended). */
   clear(): void {
-    clearTimeout(this.#timer);
+    this.#timer?.clear();
   }
 }

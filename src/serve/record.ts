@@ -6,20 +6,27 @@
  * - each manager start opens a session of its own (a stream `serve-<time>-<random>` whose first
  *   event is `session_open`, owner `agent-block serve`), so `knl sessions` lists the starts;
  * - `run_start` (`RunStart`: run id, job, start time, pid and process tag of the run's tree,
- *   whether it runs under `--sandbox`) is
+ *   whether it runs under `--sandbox`, and its owner: the manager's session and pid and the
+ *   project) is
  *   appended the moment the run's process exists, `run_end` (`RunEnd`: end time, exit code,
  *   state, result or its pointer, stderr tail) when it has ended — each its own committed
  *   transaction, so a manager SIGKILLed in the middle of runs loses nothing it had recorded;
- * - `load()` reads every session's `run_start` / `run_end` back in log order: a restart
- *   continues the same record. A run with a start and no end was left by a manager that died:
- *   `closeLost` ends whatever of its tree is still alive (by its tag, and its process group when
- *   the leader still carries the tag — a reused pid is never signalled) and records it `lost`.
+ * - `load(project)` reads the `run_start` / `run_end` of every session back in log order, the
+ *   runs of that project only (a start recorded before the owner fields existed belongs to the
+ *   project its session's `session_open` names): a restart continues the same record, and
+ *   managers of other projects sharing the file (the default home is per user) are left alone.
+ *   A run of this project with a start and no end, owned by another session, was left by a
+ *   manager that died — the caller holds the project's lock (`manager_lock.ts`), so no other
+ *   manager of it is alive: `closeLost` ends whatever of its tree is still alive (by its tag,
+ *   and its process group when the leader still carries the tag — a reused pid is never
+ *   signalled) and records it `lost`.
  *
  * - `sandboxedBefore(project)`: whether a manager of that project ever ran a job sandboxed.
  *
  * Invariant: the record is the only state the manager keeps across starts; everything the
  * scheduler decides from the past (a job's last end, whether the sandbox is on for good) is read
- * from here. A confined run cannot write it (`src/sandbox/policy.ts` keeps it read-only).
+ * from here, for its own project. A confined run cannot write it (`src/sandbox/policy.ts` keeps
+ * it read-only).
  */
 import { join } from "node:path";
 import { type EventStore, openStore } from "../knl/store.ts";
@@ -56,6 +63,12 @@ export interface RunStart {
    * a record written before the field existed reads back false.
    */
   sandboxed: boolean;
+  /** The session of the manager that started it (`ServeRecord.session`). */
+  manager?: string;
+  /** That manager's pid (for people reading the record; never signalled). */
+  manager_pid?: number;
+  /** The project's real path. */
+  project?: string;
 }
 
 /** What `run_end` records. */
@@ -94,6 +107,9 @@ export class ServeRecord {
   readonly store: EventStore;
   /** This start's session. */
   readonly session: string;
+  /** The manager's pid and project, as its session's opening says. */
+  readonly pid: number;
+  readonly project: string | undefined;
 
   /**
    * Opens (creating) the record at `path` and this start's session.
@@ -105,15 +121,17 @@ export class ServeRecord {
       .join("");
     this.session = `serve-${Date.now()}-${rand}`;
     this.#append("session_open", { owner: "agent-block serve", ...info });
+    this.pid = typeof info.pid === "number" ? info.pid : Deno.pid;
+    this.project = typeof info.project === "string" ? info.project : undefined;
   }
 
   #append(kind: string, data: object): void {
     this.store.append({ stream: this.session, kind, data: JSON.stringify(data), meta: "{}" });
   }
 
-  /** Records a run's start (committed before this returns). */
+  /** Records a run's start, stamped with its owner (committed before this returns). */
   start(s: RunStart): void {
-    this.#append("run_start", s);
+    this.#append("run_start", { ...s, manager: this.session, manager_pid: this.pid, project: this.project });
   }
 
   /** Records a run's end (committed before this returns). */
@@ -129,22 +147,32 @@ export class ServeRecord {
   sandboxedBefore(project: string): boolean {
     const row = this.store.db.prepare(
       `SELECT 1 FROM events r WHERE r.kind = 'run_start' AND json_extract(r.data, '$.sandboxed') = 1
-         AND r.stream IN (SELECT s.stream FROM events s WHERE s.kind = 'session_open'
-           AND json_extract(s.data, '$.project') = ?) LIMIT 1`,
+         AND (json_extract(r.data, '$.project') = ?1 OR r.stream IN (SELECT s.stream FROM events s
+           WHERE s.kind = 'session_open' AND json_extract(s.data, '$.project') = ?1)) LIMIT 1`,
     ).get(project);
     return row !== undefined;
   }
 
-  /** Every run of every session, in start order. */
-  load(): RunRecord[] {
+  /** Every run of `project` (a real path), of every session, in start order (see the module doc). */
+  load(project: string): RunRecord[] {
     const rows = this.store.db.prepare(
-      "SELECT kind, data FROM events WHERE kind IN ('run_start', 'run_end') ORDER BY position",
-    ).all() as { kind: string; data: string }[];
+      "SELECT stream, kind, data FROM events WHERE kind IN ('session_open', 'run_start', 'run_end') " +
+        "ORDER BY position",
+    ).all() as { stream: string; kind: string; data: string }[];
     const runs = new Map<string, RunRecord>();
+    const sessionProject = new Map<string, unknown>();
     for (const r of rows) {
       const d = JSON.parse(r.data);
-      if (r.kind === "run_start") runs.set(d.run_id, { sandboxed: false, ...d, state: "running" });
-      else {
+      if (r.kind === "session_open") {
+        sessionProject.set(r.stream, d.project);
+        continue;
+      }
+      if (r.kind === "run_start") {
+        const owner = d.project ?? sessionProject.get(r.stream);
+        if (owner === project) {
+          runs.set(d.run_id, { sandboxed: false, manager: r.stream, ...d, state: "running" });
+        }
+      } else if (runs.has(d.run_id) || sessionProject.get(r.stream) === project) {
         const known = runs.get(d.run_id);
         // An end without a start cannot be written by this module; keep it rather than drop it.
         runs.set(

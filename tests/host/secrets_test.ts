@@ -261,3 +261,40 @@ Deno.test("attack: http.request to a URL with userinfo, a token query and the ke
     assert.ok(!(r.outcome.value as string).includes(leak), `the error shows ${leak}: ${r.outcome.value}`);
   }
 });
+
+Deno.test("attack: a base_url's user:password reaches the server as a Basic header it echoes: masked in that encoded form too", async () => {
+  // a model server that echoes the Authorization header (the Basic form of the URL's userinfo)
+  const basicEcho = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.text();
+    const sent = req.headers.get("authorization") ?? "none";
+    return Response.json(
+      { type: "error", error: { type: "authentication_error", message: `bad credentials: ${sent}` } },
+      { status: 401 },
+    );
+  });
+  try {
+    const user = "model-user";
+    const password = "pa55word-in-the-url";
+    const basic = btoa(`${user}:${password}`);
+    const root = await tempDir();
+    const r = await runLua(
+      `local agent = require("agent")
+       local a = agent.run({ prompt = "hi", model = "claude-haiku-4-5-20251001", max_retries = 0,
+         base_url = URL, api_key = "sk-some-key-0123456789" })
+       error({ message = "failed", first = a.error })`,
+      {
+        projectRoot: root,
+        globals: { URL: `http://${user}:${password}@127.0.0.1:${basicEcho.addr.port}` },
+        env: testEnv({ AGENT_BLOCK_LOG: "debug" }),
+      },
+    );
+    assert.equal(r.outcome.status, "raised");
+    const everything = JSON.stringify(r.outcome) + r.stderr + r.stdout + bytesUnder(join(root, ".agent-block"));
+    assert.ok(everything.includes("bad credentials"), "the echo was there");
+    for (const form of [password, basic, basic.replace(/=+$/, "")]) {
+      assert.ok(!everything.includes(form), `${form} was kept somewhere:\n${everything.slice(0, 2000)}`);
+    }
+  } finally {
+    await basicEcho.shutdown();
+  }
+});

@@ -4,7 +4,10 @@ import assert from "node:assert/strict";
 import { notConnected, obsContext, withObs } from "../../src/host/mesh.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { LuaFloat } from "../../src/json/values.ts";
-import { resultOf, runLua, testEnv } from "../helpers.ts";
+import { resultOf, runLua, settleWithin, tempDir, testEnv, waitFor } from "../helpers.ts";
+import { connect, headers, type Msg } from "@nats-io/transport-node";
+import { connectMesh } from "../../src/clients/mesh/connect.ts";
+import { SIGNATURE_HEADER, subjectOf } from "../../src/clients/mesh/nats_transport.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
 import type { RunEvent } from "../../src/obs/run_events.ts";
 
@@ -85,13 +88,16 @@ const SERVER = `
 Deno.test(
   { name: "mesh face: two in-process runs request, reply, send and nest over NATS", ignore },
   async () => {
-    const srv = await startNats();
+    await using srv = await startNats();
     const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
     const b = MeshIdentity.fromSeedHex(KEY_B).agentId;
     const c = MeshIdentity.fromSeedHex(KEY_C).agentId;
+    // the serving runs end when the client stops them, or when the test ends (a failure included)
+    const abort = new AbortController();
+    const serving: ReturnType<typeof runLua>[] = [];
     try {
       const mesh = (key: string) => ({ relay: srv.url, secretKey: key });
-      const server = runLua(SERVER, { mesh: mesh(KEY_A) });
+      const server = runLua(SERVER, { mesh: mesh(KEY_A), signal: abort.signal });
       const helper = runLua(
         `mesh.on(function(ev)
         if ev.payload.ping then return "pong" end
@@ -99,8 +105,9 @@ Deno.test(
         return "inner answer to " .. ev.meta.from
       end)
       bus.serve()`,
-        { mesh: mesh(KEY_C) },
+        { mesh: mesh(KEY_C), signal: abort.signal },
       );
+      serving.push(server, helper);
       const client = await runLua(
         `
       local A, C = ...
@@ -117,7 +124,8 @@ Deno.test(
         { mesh: mesh(KEY_B), env: testEnv({ AGENT_BLOCK_TRACE_ID: "trace-9" }) },
       );
       if (client.outcome.status !== "returned") {
-        for (const r of [await server, await helper]) console.error(r.outcome, r.stderr);
+        abort.abort("the client failed");
+        for (const r of await settleWithin(serving, "the serving runs")) console.error(r);
       }
       const got = resultOf(client);
       assert.equal(got.me, b);
@@ -132,10 +140,14 @@ Deno.test(
       assert.match(got.e.msg, /^test\.lua:\d+: mesh\.request: request to .* no agent is listening/);
       assert.deepEqual(got.r4, { inner: `inner answer to ${a}`, from: b });
       assert.equal(got.r5, "bye");
+      const [served, helped] = await settleWithin(serving, "the serving runs");
+      assert.equal(served.status, "fulfilled");
+      assert.equal(helped.status, "fulfilled");
       assert.deepEqual(resultOf(await server), [1, 2, 3, 4, 5]);
       assert.equal((await helper).outcome.status, "returned");
     } finally {
-      await srv.stop();
+      abort.abort("the test ended");
+      await settleWithin(serving, "the serving runs");
     }
   },
 );
@@ -144,7 +156,7 @@ Deno.test({
   name: "mesh face: the kernel records mesh traffic in the open session, payloads only when asked",
   ignore,
 }, async () => {
-  const srv = await startNats();
+  await using srv = await startNats();
   const abort = new AbortController();
   const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
   const b = MeshIdentity.fromSeedHex(KEY_B).agentId;
@@ -156,6 +168,7 @@ Deno.test({
     }
   };
   let server: ReturnType<typeof runLua> | undefined;
+  let serverEnded = false;
   try {
     server = runLua(
       `require("knl").session({ owner = "srv", store = "mem" }, function()
@@ -164,6 +177,14 @@ Deno.test({
       end)`,
       { mesh: { relay: srv.url, secretKey: KEY_A }, signal: abort.signal, observe: observer(serverRows) },
     );
+    server.then(() => serverEnded = true, () => serverEnded = true);
+    // The server joins the mesh (and routes what arrives) before its script opens the session,
+    // and a message that arrives with no session open is not recorded: the client starts once
+    // the server's session_open is committed, so all four of its messages land in the session.
+    await waitFor(() => serverEnded || serverRows.some((r) => r.kind === "session_open"), {
+      what: "the server's session to open",
+      timeoutMs: 60_000,
+    });
     const client = await runLua(
       `local A = "${a}"
       ${ASK}
@@ -177,7 +198,8 @@ Deno.test({
       { mesh: { relay: srv.url, secretKey: KEY_B }, observe: observer(rows) },
     );
     assert.equal(client.outcome.status, "returned", client.stderr);
-    await server;
+    const [ended] = await settleWithin([server], "the server run");
+    assert.equal(ended.status, "fulfilled");
     const kinds = rows.map((r) => r.kind).filter((k) => k.startsWith("mesh_"));
     assert.deepEqual(kinds, [
       "mesh_request",
@@ -204,15 +226,14 @@ Deno.test({
     assert.ok(!("payload" in received[0].data));
   } finally {
     abort.abort("the test ended");
-    await Promise.allSettled([server]);
-    await srv.stop();
+    await settleWithin(server ? [server] : [], "the server run");
   }
 });
 
 Deno.test(
   { name: "mesh face: AGENT_BLOCK_MESH_RECORD_PAYLOADS=1 puts payloads in the records", ignore },
   async () => {
-    const srv = await startNats();
+    await using srv = await startNats();
     const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
     const rows: { kind: string; data: Record<string, unknown> }[] = [];
     const abort = new AbortController();
@@ -239,7 +260,8 @@ Deno.test(
         },
       );
       assert.equal(client.outcome.status, "returned", client.stderr);
-      assert.equal((await server).outcome.status, "returned");
+      const [ended] = await settleWithin([server], "the server run");
+      assert.equal(ended.status === "fulfilled" && ended.value.outcome.status, "returned");
       const req = rows.find((r) =>
         r.kind === "mesh_request" && (r.data.payload as { q?: string })?.q === "shown"
       );
@@ -248,8 +270,141 @@ Deno.test(
       assert.deepEqual(rep.data.payload, { got: "shown" });
     } finally {
       abort.abort("the test ended");
-      await Promise.allSettled([server]);
-      await srv.stop();
+      await settleWithin(server ? [server] : [], "the server run");
+    }
+  },
+);
+
+Deno.test(
+  {
+    name:
+      "attack: a captured NATS message is refused by the agent's next run (the seen ids live in the project)",
+    ignore,
+  },
+  async () => {
+    await using srv = await startNats();
+    const project = await tempDir("ab_mesh_replay_");
+    const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+    // a party on the NATS server (no key of anyone's) that copies what is sent to `a`
+    const raw = await connect({ servers: srv.url.replace("nats://", "") });
+    const captured: Msg[] = [];
+    const b = await connectMesh(srv.url, MeshIdentity.fromSeedHex(KEY_B));
+    const serveOnce = `
+      local seen = {}
+      mesh.on(function(ev)
+        seen[#seen + 1] = ev.payload.n
+        if ev.payload.stop then bus.stop() end
+        return "ok"
+      end)
+      bus.serve()
+      return std.json.encode(seen)`;
+    /** Asks `a` until a run of it listens (a run starting), then returns the reply. */
+    const ask = async (payload: unknown) => {
+      for (let i = 0;; i++) {
+        try {
+          return (await b.request(a, payload, { timeoutMs: 30_000 })).value;
+        } catch (e) {
+          if ((e as { kind?: string }).kind !== "unreachable" || i > 2000) throw e;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      }
+    };
+    const runs: ReturnType<typeof runLua>[] = [];
+    const abort = new AbortController();
+    try {
+      const mesh = { relay: srv.url, secretKey: KEY_A };
+      runs.push(runLua(serveOnce, { mesh, projectRoot: project, signal: abort.signal }));
+      assert.equal(await ask({ n: 0 }), "ok"); // the run listens
+      const tap = raw.subscribe(subjectOf(a), {
+        callback: (_e, m) => {
+          captured.push(m);
+        },
+      });
+      await raw.flush();
+      assert.equal(await ask({ n: 1, stop: true }), "ok");
+      const [first] = await settleWithin([runs[0]], "the first run");
+      assert.equal(first.status === "fulfilled" && resultOf(first.value).join(), "0,1");
+      await waitFor(() => captured.length === 1, { what: "the message to be captured" });
+      tap.unsubscribe();
+      await raw.flush();
+      const replayed = JSON.parse(new TextDecoder().decode(captured[0].data)).id;
+
+      // the agent's next run, same project: the replay is dropped, a new message is not
+      runs.push(runLua(serveOnce, { mesh, projectRoot: project, signal: abort.signal }));
+      assert.equal(await ask({ n: 2 }), "ok");
+      await assert.rejects(
+        () => raw.request(subjectOf(a), captured[0].data, { headers: captured[0].headers, timeout: 1000 }),
+        "the replay is never answered",
+      );
+      assert.equal(await ask({ n: 3, stop: true }), "ok");
+      const [second] = await settleWithin([runs[1]], "the second run");
+      assert.ok(second.status === "fulfilled");
+      assert.deepEqual(resultOf(second.value), [2, 3], "the replayed message reached no handler");
+      assert.match(second.value.stderr, new RegExp(`dropped a message .*replayed id ${replayed}`));
+    } finally {
+      abort.abort("the test ended");
+      await settleWithin(runs, "the serving runs");
+      await settleWithin([b.close(), raw.close()], "the connections");
+    }
+  },
+);
+
+Deno.test(
+  {
+    name:
+      "attack: a flood of forged NATS messages writes a few warning lines and a count; a forged from's ESC is escaped",
+    ignore,
+  },
+  async () => {
+    await using srv = await startNats();
+    const a = MeshIdentity.fromSeedHex(KEY_A).agentId;
+    const raw = await connect({ servers: srv.url.replace("nats://", "") });
+    const b = await connectMesh(srv.url, MeshIdentity.fromSeedHex(KEY_B));
+    const abort = new AbortController();
+    let server: ReturnType<typeof runLua> | undefined;
+    const FLOOD = 3000;
+    try {
+      server = runLua(
+        `mesh.on(function(ev) if ev.payload.stop then bus.stop() end return "ok" end) bus.serve()`,
+        { mesh: { relay: srv.url, secretKey: KEY_A }, signal: abort.signal },
+      );
+      for (let i = 0;; i++) { // until the run listens
+        try {
+          await b.request(a, { hello: true }, { timeoutMs: 30_000 });
+          break;
+        } catch (e) {
+          if ((e as { kind?: string }).kind !== "unreachable" || i > 2000) throw e;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      }
+      const forged = (i: number) =>
+        new TextEncoder().encode(
+          `{"v":1,"id":"${crypto.randomUUID()}","from":"evil\\u001b[31m${i}","to":"${a}","type":"request",` +
+            `"ts":${Date.now()},"payload":{}}`,
+        );
+      const h = headers();
+      h.set(SIGNATURE_HEADER, "A".repeat(86));
+      for (let i = 0; i < FLOOD; i++) {
+        raw.publish(subjectOf(a), forged(i), { headers: h, reply: "_INBOX.nobody" });
+      }
+      await raw.flush();
+      // the server handles messages in order: once it answers this, it has dropped the whole flood
+      assert.equal((await b.request(a, { stop: true }, { timeoutMs: 60_000 })).value, "ok");
+      const [ended] = await settleWithin([server], "the server run");
+      assert.ok(ended.status === "fulfilled");
+      const stderr = ended.value.stderr;
+      assert.ok(!stderr.includes("\x1b"), "no raw ESC byte in the log");
+      assert.match(stderr, /claiming to be from evil\\x1b\[31m0:/);
+      const lines = stderr.split("\n").filter((l) => l.includes("mesh: dropped"));
+      assert.ok(lines.length <= 20, `a few lines, not one each: ${lines.length}`);
+      const shown = lines.filter((l) => /^\[warn\] test\.lua: mesh: dropped a message/.test(l)).length;
+      const counted = lines.map((l) => Number(/dropped messages: (\d+) more not shown/.exec(l)?.[1] ?? 0))
+        .reduce((x, y) => x + y, 0);
+      assert.equal(shown + counted, FLOOD, "every drop is written or counted:\n" + lines.join("\n"));
+    } finally {
+      abort.abort("the test ended");
+      await settleWithin(server ? [server] : [], "the server run");
+      await settleWithin([b.close(), raw.close()], "the connections");
     }
   },
 );

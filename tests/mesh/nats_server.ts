@@ -5,6 +5,11 @@
  * port (`restart`: the clients' reconnect test) and stopping it. It stops by itself too: the
  * server runs under a small shell that ends it when its stdin closes, and stdin is a pipe from
  * the test process — if the test process dies, the server follows.
+ *
+ * A test holds it with `await using srv = await startNats()`: the server is stopped when the
+ * test's scope ends, an assertion failure included, and stopping is bounded (the shell and the
+ * server are killed if they have not ended within 5 s), so a failing test never leaves a server
+ * behind or hangs the suite. Starting is bounded too (20 s), however the server behaves.
  */
 import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
@@ -20,8 +25,8 @@ export function natsMissing(): string | undefined {
   }
 }
 
-/** One running server. */
-export interface NatsServer {
+/** One running server; disposing of it stops it. */
+export interface NatsServer extends AsyncDisposable {
   /** `nats://127.0.0.1:<port>`. */
   url: string;
   port: number;
@@ -61,20 +66,27 @@ export async function startNats(config = ""): Promise<NatsServer> {
     const stdin = child.stdin.getWriter();
     const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
     let log = "";
-    const deadline = Date.now() + 20_000;
-    while (true) {
-      const m = /Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log);
-      if (m) {
-        port = Number(m[1]);
-        break;
+    // the read races a deadline, so a server that neither logs nor exits cannot hold the test
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((res) => (timer = setTimeout(() => res("late"), 20_000)));
+    try {
+      while (true) {
+        const m = /Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log);
+        if (m) {
+          port = Number(m[1]);
+          break;
+        }
+        const next = /Fatal|Error/.test(log) ? "late" : await Promise.race([reader.read(), late]);
+        if (next === "late" || next.done) {
+          running = { child, stdin, pid: Number(/^\[(\d+)\]/m.exec(log)?.[1] ?? 0) };
+          await reader.cancel().catch(() => {});
+          await stop();
+          throw new Error(`nats-server did not start:\n${log}`);
+        }
+        log += next.value;
       }
-      if (/Fatal|Error/.test(log) || Date.now() > deadline) {
-        await stdin.close().catch(() => {});
-        throw new Error(`nats-server did not start:\n${log}`);
-      }
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`nats-server exited at start:\n${log}`);
-      log += value;
+    } finally {
+      clearTimeout(timer);
     }
     // keep draining its log so the server never blocks on a full pipe
     (async () => {
@@ -122,5 +134,6 @@ export async function startNats(config = ""): Promise<NatsServer> {
       await start();
     },
     stop,
+    [Symbol.asyncDispose]: stop,
   };
 }

@@ -8,7 +8,7 @@ import { connectMesh } from "../../src/clients/mesh/connect.ts";
 import { MeshError, type MeshStateEvent, type MeshTransport } from "../../src/clients/mesh/transport.ts";
 import { SIGNATURE_HEADER, subjectOf } from "../../src/clients/mesh/nats_transport.ts";
 import { encodeBase64Url } from "../../src/clients/mesh/base64url.ts";
-import { waitFor } from "../helpers.ts";
+import { settleWithin, waitFor } from "../helpers.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
 
 /** The MeshError `fn` rejects with (fails when it resolves or rejects with something else). */
@@ -26,80 +26,88 @@ const missing = natsMissing();
 const ignore = missing !== undefined;
 if (ignore) console.warn(`skipping the NATS transport tests: ${missing}`);
 
-async function pair(url: string, states?: MeshStateEvent[]): Promise<[MeshTransport, MeshTransport]> {
+/**
+ * Two agents on `url`, closed when the holder's scope ends (`await using`), a failed test
+ * included; closing is bounded, so a close that never ends fails the test instead of hanging it.
+ */
+async function pair(
+  url: string,
+  states?: MeshStateEvent[],
+): Promise<{ agents: [MeshTransport, MeshTransport] } & AsyncDisposable> {
   const a = await connectMesh(url, MeshIdentity.random(), { onState: (e) => states?.push(e) });
-  const b = await connectMesh(url, MeshIdentity.random(), { onState: (e) => states?.push(e) });
-  return [a, b];
+  const b = await connectMesh(url, MeshIdentity.random(), { onState: (e) => states?.push(e) }).catch(
+    async (e) => {
+      await a.close();
+      throw e;
+    },
+  );
+  return {
+    agents: [a, b],
+    [Symbol.asyncDispose]: async () => {
+      await settleWithin([a.close(), b.close()], "closing the two agents");
+    },
+  };
 }
 
 Deno.test({ name: "mesh nats: request, reply and send between two verified agents", ignore }, async () => {
-  const srv = await startNats();
-  const [a, b] = await pair(srv.url);
-  try {
-    const seen: { from: string; payload: unknown }[] = [];
-    b.setHandler((m) => {
-      seen.push({ from: m.from, payload: m.payload });
-      if ((m.payload as { boom?: boolean }).boom) return Promise.reject(new Error("handler failed"));
-      return Promise.resolve({ echo: m.payload, by: b.agentId });
-    });
-    const r = await a.request(b.agentId, { q: "hi", n: 3 });
-    assert.deepEqual(r.value, { echo: { q: "hi", n: 3 }, by: b.agentId });
-    assert.deepEqual(r.sentBytes, '{"n":3,"q":"hi"}'.length);
-    assert(r.receivedBytes > r.sentBytes);
-    assert.deepEqual(seen[0].from, a.agentId);
-    // a handler's error is a normal reply
-    assert.deepEqual((await a.request(b.agentId, { boom: true })).value, { error: "handler failed" });
-    const s = await a.send(b.agentId, { note: 1 });
-    assert.deepEqual(s.sentBytes, '{"note":1}'.length);
-    await waitFor(() => seen.length === 3, { what: "the send to reach b's handler" });
-    assert.deepEqual(seen[2], { from: a.agentId, payload: { note: 1 } });
-  } finally {
-    await a.close();
-    await b.close();
-    await srv.stop();
-  }
+  await using srv = await startNats();
+  await using pairOf = await pair(srv.url);
+  const [a, b] = pairOf.agents;
+  const seen: { from: string; payload: unknown }[] = [];
+  b.setHandler((m) => {
+    seen.push({ from: m.from, payload: m.payload });
+    if ((m.payload as { boom?: boolean }).boom) return Promise.reject(new Error("handler failed"));
+    return Promise.resolve({ echo: m.payload, by: b.agentId });
+  });
+  const r = await a.request(b.agentId, { q: "hi", n: 3 });
+  assert.deepEqual(r.value, { echo: { q: "hi", n: 3 }, by: b.agentId });
+  assert.deepEqual(r.sentBytes, '{"n":3,"q":"hi"}'.length);
+  assert(r.receivedBytes > r.sentBytes);
+  assert.deepEqual(seen[0].from, a.agentId);
+  // a handler's error is a normal reply
+  assert.deepEqual((await a.request(b.agentId, { boom: true })).value, { error: "handler failed" });
+  const s = await a.send(b.agentId, { note: 1 });
+  assert.deepEqual(s.sentBytes, '{"note":1}'.length);
+  await waitFor(() => seen.length === 3, { what: "the send to reach b's handler" });
+  assert.deepEqual(seen[2], { from: a.agentId, payload: { note: 1 } });
 });
 
 Deno.test(
   { name: "mesh nats: unreachable target, too large, timeout and close are typed", ignore },
   async () => {
-    const srv = await startNats("max_payload: 4096\n");
-    const [a, b] = await pair(srv.url);
-    try {
-      const nobody = MeshIdentity.random().agentId;
-      const e1 = await meshError(() => a.request(nobody, {}));
-      assert.deepEqual(e1.kind, "unreachable");
-      assert(e1.message.includes(subjectOf(nobody)), e1.message);
-      const e2 = await meshError(() => a.send(b.agentId, { big: "x".repeat(5000) }));
-      assert.deepEqual(e2.kind, "too_large");
-      let release!: () => void;
-      b.setHandler(() => new Promise((r) => (release = () => r("late"))));
-      const e3 = await meshError(() => a.request(b.agentId, {}, { timeoutMs: 300 }));
-      assert.deepEqual(e3.kind, "timeout");
-      release = undefined!;
-      const pending = a.request(b.agentId, {}, { timeoutMs: 20_000 });
-      await waitFor(() => release !== undefined, { what: "the request to arrive" });
-      const closed = meshError(() => pending); // awaited before the close rejects it
-      await a.close();
-      const e4 = await closed;
-      assert.deepEqual(e4.kind, "closed");
-      release();
-      const e5 = await meshError(() => a.request(b.agentId, {}));
-      assert.deepEqual(e5.kind, "closed");
-    } finally {
-      await a.close();
-      await b.close();
-      await srv.stop();
-    }
+    await using srv = await startNats("max_payload: 4096\n");
+    await using pairOf = await pair(srv.url);
+    const [a, b] = pairOf.agents;
+    const nobody = MeshIdentity.random().agentId;
+    const e1 = await meshError(() => a.request(nobody, {}));
+    assert.deepEqual(e1.kind, "unreachable");
+    assert(e1.message.includes(subjectOf(nobody)), e1.message);
+    const e2 = await meshError(() => a.send(b.agentId, { big: "x".repeat(5000) }));
+    assert.deepEqual(e2.kind, "too_large");
+    let release!: () => void;
+    b.setHandler(() => new Promise((r) => (release = () => r("late"))));
+    const e3 = await meshError(() => a.request(b.agentId, {}, { timeoutMs: 300 }));
+    assert.deepEqual(e3.kind, "timeout");
+    release = undefined!;
+    const pending = a.request(b.agentId, {}, { timeoutMs: 20_000 });
+    await waitFor(() => release !== undefined, { what: "the request to arrive" });
+    const closed = meshError(() => pending); // awaited before the close rejects it
+    await a.close();
+    const e4 = await closed;
+    assert.deepEqual(e4.kind, "closed");
+    release();
+    const e5 = await meshError(() => a.request(b.agentId, {}));
+    assert.deepEqual(e5.kind, "closed");
   },
 );
 
 Deno.test(
   { name: "attack: mesh nats forged from, replay and misaddressed messages are dropped", ignore },
   async () => {
-    const srv = await startNats();
+    await using srv = await startNats();
     const states: MeshStateEvent[] = [];
-    const [a, b] = await pair(srv.url, states);
+    await using pairOf = await pair(srv.url, states);
+    const [a, b] = pairOf.agents;
     const raw = await connect({ servers: srv.url.replace("nats://", "") });
     try {
       const handled: unknown[] = [];
@@ -145,7 +153,7 @@ Deno.test(
       const good = body(mallory.agentId, b.agentId);
       const r = await raw.request(subjectOf(b.agentId), good, {
         headers: signed(good, mallory),
-        timeout: 5000,
+        timeout: 30_000,
       });
       assert(r.string().includes('"type":"reply"'), r.string());
       await assert.rejects(() =>
@@ -176,30 +184,22 @@ Deno.test(
       assert.deepEqual(e.kind, "protocol");
       assert(e.message.includes("failed verification"), e.message);
     } finally {
-      await raw.close();
-      await a.close();
-      await b.close();
-      await srv.stop();
+      await settleWithin([raw.close()], "closing the raw connection");
     }
   },
 );
 
 Deno.test({ name: "mesh nats: both agents survive a server restart", ignore }, async () => {
-  const srv = await startNats();
+  await using srv = await startNats();
   const states: MeshStateEvent[] = [];
-  const [a, b] = await pair(srv.url, states);
-  try {
-    b.setHandler((m) => Promise.resolve(m.payload));
-    assert.deepEqual((await a.request(b.agentId, 1)).value, 1);
-    await srv.restart();
-    // asked at once, while both may still be away: the call waits for the connection and for
-    // the peer's subscription, within its timeout
-    assert.deepEqual((await a.request(b.agentId, 2, { timeoutMs: 20_000 })).value, 2);
-    assert(states.some((s) => s.state === "disconnected"));
-    assert(states.some((s) => s.state === "connected" && s.resumed));
-  } finally {
-    await a.close();
-    await b.close();
-    await srv.stop();
-  }
+  await using pairOf = await pair(srv.url, states);
+  const [a, b] = pairOf.agents;
+  b.setHandler((m) => Promise.resolve(m.payload));
+  assert.deepEqual((await a.request(b.agentId, 1)).value, 1);
+  await srv.restart();
+  // asked at once, while both may still be away: the call waits for the connection and for
+  // the peer's subscription, within its timeout
+  assert.deepEqual((await a.request(b.agentId, 2, { timeoutMs: 20_000 })).value, 2);
+  assert(states.some((s) => s.state === "disconnected"));
+  assert(states.some((s) => s.state === "connected" && s.resumed));
 });

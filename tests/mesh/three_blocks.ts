@@ -5,7 +5,15 @@
 // stops both. The common expectations are asserted here; the caller checks its transport's own.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { pathExists, spawnBlock, stopBlocks, tempProject, testEnv, waitFor } from "../helpers.ts";
+import {
+  pathExists,
+  settleWithin,
+  spawnBlock,
+  stopBlocks,
+  tempProject,
+  testEnv,
+  waitFor,
+} from "../helpers.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 
 /** The blocks' keys (fixed, so AgentIds are known before they start). */
@@ -113,6 +121,7 @@ export async function threeBlocks(
       env({ AGENT_BLOCK_MESH_SECRET_KEY: KEYS.client }),
     ),
   ];
+  let outputs: Promise<Deno.CommandOutput>[] | undefined;
   try {
     await waitFor(() => pathExists(join(dir, "phase1")), {
       what: "the client's first phase",
@@ -120,10 +129,22 @@ export async function threeBlocks(
     });
     await o.midway();
     await Deno.writeTextFile(join(dir, "restarted"), "");
-    // the client ends first (it stops the others); if it fails, the others are ended too
-    const clientOut = await procs[2].output();
+    // the client ends first (it stops the others); if it fails, the others are ended too. Each
+    // wait is bounded (generously: it tells "ended" from "never"), so a stuck block fails the
+    // test instead of hanging the suite; the finally kills whatever still runs.
+    outputs = procs.map((p) => p.output());
+    const [clientEnd] = await settleWithin([outputs[2]], "the client block", 240_000);
+    if (clientEnd.status === "rejected") throw clientEnd.reason;
+    const clientOut = clientEnd.value;
     if (clientOut.code !== 0) await stopBlocks(procs.slice(0, 2));
-    const outs = [await procs[0].output(), await procs[1].output(), clientOut];
+    const others = await settleWithin(outputs.slice(0, 2), "the server and helper blocks", 60_000);
+    const outs = [
+      ...others.map((o) => {
+        if (o.status === "rejected") throw o.reason;
+        return o.value;
+      }),
+      clientOut,
+    ];
     const text = (b: Uint8Array) => new TextDecoder().decode(b);
     const all = outs.map((r, i) => `--- ${NAMES[i]} (exit ${r.code}):\n${text(r.stderr)}`).join("\n");
     const [server, helper, client] = outs.map((r, i) => {
@@ -143,6 +164,7 @@ export async function threeBlocks(
     return { server, helper, client };
   } finally {
     await stopBlocks(procs);
-    await Promise.allSettled(procs.map((p) => p.output())); // closes the pipes of a failed start
+    // the pipes close once the killed blocks are gone (read them, if no one has yet)
+    await settleWithin(outputs ?? procs.map((p) => p.output()), "the killed blocks");
   }
 }

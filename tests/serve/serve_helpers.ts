@@ -27,13 +27,14 @@ export interface Manager {
   kill(): Promise<Deno.CommandStatus>;
 }
 
-/** Starts `agent-block serve -p project` with `home` as its `AGENT_BLOCK_HOME`. */
-export async function startManager(
+/** The `agent-block serve` command of the tests: `-p project`, port 0, a 100 ms tick, then `extra`. */
+function managerCommand(
   project: string,
   home: string,
-  extra: string[] = [],
-): Promise<Manager> {
-  const child = new Deno.Command(Deno.execPath(), {
+  extra: string[],
+  env: Record<string, string>,
+): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
@@ -48,12 +49,46 @@ export async function startManager(
       "100ms",
       ...extra,
     ],
-    env: { NO_COLOR: "1", AGENT_BLOCK_HOME: home, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    env: { NO_COLOR: "1", AGENT_BLOCK_HOME: home, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
     clearEnv: true,
     stdin: "null",
     stdout: "null",
     stderr: "piped",
-  }).spawn();
+  });
+}
+
+/** Runs a manager expected to exit by itself (one refused at start); its exit code and stderr. */
+export async function runManagerToExit(
+  project: string,
+  home: string,
+  extra: string[] = [],
+): Promise<{ code: number; stderr: string }> {
+  const child = managerCommand(project, home, extra, {}).spawn();
+  // bounded: a manager that does not refuse would serve forever, and is ended here instead
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+  }, 60_000);
+  try {
+    const out = await child.output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Starts `agent-block serve -p project` with `home` as its `AGENT_BLOCK_HOME` (and `env` added to
+ * its small environment).
+ */
+export async function startManager(
+  project: string,
+  home: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Manager> {
+  const child = managerCommand(project, home, extra, env).spawn();
   let text = "";
   const dec = new TextDecoder();
   const reading = (async () => {

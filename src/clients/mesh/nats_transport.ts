@@ -22,9 +22,10 @@
  * Invariants (beyond those of `transport.ts`):
  * - An inbound message is delivered only when its signature verifies against `from`, `to` is
  *   this agent (a message signed for another agent cannot be replayed here), `ts` lies within
- *   `FRESH_MS` (5 minutes) of this clock, and its `id` was not seen before within that window
- *   (replays are dropped; the seen-id set is pruned by age and bounded by `SEEN_MAX`, past which
- *   the oldest ids are forgotten first). Everything else is dropped, counted and reported as
+ *   `FRESH_MS` (5 minutes) of this clock, and its `id` was not seen before while the message is
+ *   fresh (replays are dropped; the memory is `seen_ids.ts`: the caller's `seenIds` — a run's is
+ *   the project's file, so a restarted agent still refuses a captured message — else this
+ *   process's, bounded by `SEEN_MAX`). Everything else is dropped, counted and reported as
  *   `dropped` — never answered, so a forger learns nothing.
  * - A reply is accepted only when it is signed by the agent asked, addressed to this agent and
  *   refers to the request's id; the first answer on the request's inbox decides (an answer that
@@ -54,6 +55,7 @@ import {
 } from "@nats-io/transport-node";
 import { JsonError, parseJson, stringifyJson } from "../../json/codec.ts";
 import { encodeBase64Url } from "./base64url.ts";
+import { FRESH_MS, MemorySeenIds, SEEN_MAX, type SeenIds } from "./seen_ids.ts";
 import { agentIdKey, type MeshIdentity, NativeVerifier } from "./identity.ts";
 import {
   type MeshCallOptions,
@@ -69,10 +71,7 @@ import {
 export const SUBJECT_PREFIX = "ab.agent.";
 /** The header carrying the sender's signature over the body. */
 export const SIGNATURE_HEADER = "Ab-Sig";
-/** How far a message's `ts` may be from this clock, ms (and how long ids are remembered). */
-export const FRESH_MS = 5 * 60_000;
-/** At most this many seen ids are remembered (the oldest are forgotten first). */
-export const SEEN_MAX = 200_000;
+export { FRESH_MS, SEEN_MAX };
 /** Default timeouts, as the original: a send waits 10 s for its ack, a request 30 s. */
 export const SEND_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -102,27 +101,6 @@ interface Verified {
 /** The subject agent `agentId` listens on. */
 export function subjectOf(agentId: string): string {
   return SUBJECT_PREFIX + agentId;
-}
-
-/** Ids seen within the freshness window, for replay detection. */
-class SeenIds {
-  #seen = new Map<string, number>();
-
-  /** False when `id` was seen already; else remembers it. */
-  add(id: string, now: number): boolean {
-    if (this.#seen.has(id)) return false;
-    this.#seen.set(id, now);
-    if (this.#seen.size > SEEN_MAX || this.#seen.size % 1024 === 0) this.#prune(now);
-    return true;
-  }
-
-  #prune(now: number): void {
-    // insertion order is arrival order: the oldest come first
-    for (const [id, at] of this.#seen) {
-      if (now - at <= FRESH_MS && this.#seen.size <= SEEN_MAX) break;
-      this.#seen.delete(id);
-    }
-  }
 }
 
 /** Builds the body text of a message (the bytes the signature covers). */
@@ -208,7 +186,7 @@ export async function connectNats(
     await nc.close().catch(() => {});
     throw new MeshError("closed", `connect to ${shown} cancelled`);
   }
-  const t = new NatsTransport(nc, identity, shown, options.onState);
+  const t = new NatsTransport(nc, identity, shown, options.onState, options.seenIds, options.handler);
   try {
     await t.ready(); // the server has the subscription: a peer may ask from now on
   } catch (e) {
@@ -240,7 +218,7 @@ class NatsTransport implements MeshTransport {
   #onState: ((e: MeshStateEvent) => void) | undefined;
   #handler: MeshHandler | undefined;
   #keys = new NativeVerifier();
-  #seen = new SeenIds();
+  #seen: SeenIds;
   #closed = false;
   #closing: Promise<void> | undefined;
   /** Aborted on close: pending calls reject with `closed`, handler signals abort. */
@@ -257,7 +235,11 @@ class NatsTransport implements MeshTransport {
     identity: MeshIdentity,
     url: string,
     onState: ((e: MeshStateEvent) => void) | undefined,
+    seen: SeenIds = new MemorySeenIds(),
+    handler?: MeshHandler,
   ) {
+    this.#seen = seen;
+    this.#handler = handler; // before the subscription: nothing arrives handler-less
     this.#nc = nc;
     this.agentId = identity.agentId;
     this.#identity = identity;
@@ -467,7 +449,15 @@ class NatsTransport implements MeshTransport {
     if (Math.abs(now - ts) > FRESH_MS) {
       return `stale (ts ${ts} is more than ${FRESH_MS / 60_000} minutes away)`;
     }
-    if ((type === "request" || type === "send") && !this.#seen.add(id, now)) return `replayed id ${id}`;
+    if (type === "request" || type === "send") {
+      let fresh: boolean;
+      try {
+        fresh = this.#seen.add(id, ts, now);
+      } catch (e) {
+        return `its id could not be checked against the seen ids: ${(e as Error).message}`;
+      }
+      if (!fresh) return `replayed id ${id}`;
+    }
     const at = text.indexOf(`"payload":`);
     // what precedes the payload verified as ASCII (ids, AgentIds, a number): indexes are bytes
     const bytes = at < 0 ? msg.data.length : msg.data.length - at - 11;
@@ -551,6 +541,7 @@ class NatsTransport implements MeshTransport {
       await bounded(Promise.allSettled([...this.#inflight]), CLOSE_GRACE_MS);
       await bounded(this.#nc.flush().catch(() => {}), CLOSE_GRACE_MS);
       await this.#nc.close().catch(() => {});
+      this.#seen.close();
     })();
     return this.#closing;
   }

@@ -218,6 +218,7 @@ class RelayTransport implements MeshTransport {
     this.#id = identity;
     this.agentId = identity.agentId;
     this.#opts = options;
+    this.#handler = options.handler;
     this.#t = {
       sendTimeoutMs: tuning.sendTimeoutMs ?? 10_000,
       requestTimeoutMs: tuning.requestTimeoutMs ?? 30_000,

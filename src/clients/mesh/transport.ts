@@ -19,6 +19,7 @@
  * - The transport reconnects on its own for as long as it is open; requests made while it is
  *   away wait for the connection within their own timeout.
  */
+import type { SeenIds } from "./seen_ids.ts";
 
 /** What went wrong, by kind; `remote` carries the peer's error payload. */
 export type MeshErrorKind =
@@ -127,4 +128,15 @@ export interface MeshConnectOptions {
   natsCreds?: string;
   /** NATS token (also accepted as `nats://token@host`). */
   natsToken?: string;
+  /**
+   * The handler for inbound requests from the moment the transport listens (`setHandler` changes
+   * it later): set here, no request that arrives while `connect` is still settling is answered
+   * "no handler".
+   */
+  handler?: MeshHandler;
+  /**
+   * Where the replay window's ids are remembered (`seen_ids.ts`; default: in this process only).
+   * The transport closes it when it closes.
+   */
+  seenIds?: SeenIds;
 }

@@ -1,0 +1,84 @@
+/**
+ * One manager per project: the lock a running `agent-block serve` holds on its project.
+ *
+ * Owns the lock file `<home>/serve-locks/<sha-256 of the project's real path, 16 hex>.lock`
+ * (mode 0600): an exclusive `flock` taken without waiting and held, with the file open, for the
+ * manager's whole life. The file's text says who holds it (`{pid, project, session,
+ * started_ms}`), for the refusal a second manager prints.
+ *
+ * Why: two managers of one project (a restart that overlaps the old one, two service units)
+ * would both run every interval job, and each would take the other's live runs for the leftovers
+ * of a dead manager. The kernel releases a `flock` when its holder exits however it ends — a
+ * SIGKILL included — so "the lock is mine" proves that no other manager of this project is alive,
+ * which is what closing a run as `lost` needs (no pid is ever trusted: pids are reused).
+ *
+ * Invariants: taking the lock never waits and never steals; a lock that cannot be taken is an
+ * `AgentBlockError` (exit 1) naming the project and the holder's pid; `release()` is idempotent.
+ */
+import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { AgentBlockError } from "../errors.ts";
+
+/** What the lock file says about its holder. */
+export interface LockHolder {
+  pid: number;
+  project: string;
+  session: string;
+  started_ms: number;
+}
+
+/** The lock file of `project` (a real path) under `home`. */
+export function lockPath(home: string, project: string): string {
+  const digest = createHash("sha256").update(project).digest("hex").slice(0, 16);
+  return join(home, "serve-locks", `${digest}.lock`);
+}
+
+/** A held project lock. */
+export class ManagerLock {
+  #file: Deno.FsFile | undefined;
+
+  private constructor(readonly path: string, file: Deno.FsFile) {
+    this.#file = file;
+  }
+
+  /**
+   * Takes the lock of `holder.project` under `home`, or throws naming the manager that holds it.
+   */
+  static take(home: string, holder: LockHolder): ManagerLock {
+    const path = lockPath(home, holder.project);
+    Deno.mkdirSync(join(home, "serve-locks"), { recursive: true, mode: 0o700 });
+    const file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
+    let taken = false;
+    try {
+      taken = file.tryLockSync(true);
+    } catch (e) {
+      file.close();
+      throw new AgentBlockError(`serve: cannot lock ${path}: ${(e as Error).message}`);
+    }
+    if (!taken) {
+      file.close();
+      let who = "another manager";
+      try {
+        const h = JSON.parse(Deno.readTextFileSync(path)) as Partial<LockHolder>;
+        if (typeof h.pid === "number") who = `the manager with pid ${h.pid}`;
+      } catch { /* written by a holder that is still starting: the plain words do */ }
+      throw new AgentBlockError(
+        `serve: ${who} already serves project ${holder.project} (lock ${path}); ` +
+          "one manager per project — stop it first",
+      );
+    }
+    file.truncateSync(0);
+    const text = new TextEncoder().encode(JSON.stringify(holder) + "\n");
+    for (let at = 0; at < text.length;) at += file.writeSync(text.subarray(at));
+    return new ManagerLock(path, file);
+  }
+
+  /** Releases the lock (closing the file releases the `flock`). */
+  release(): void {
+    const f = this.#file;
+    this.#file = undefined;
+    try {
+      f?.close();
+    } catch { /* already closed */ }
+  }
+}
