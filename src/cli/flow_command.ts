@@ -140,9 +140,10 @@ async function compileFile(file: string, v: ParsedValues, edge: Edge): Promise<C
       projectRoot: edge.projectRoot,
       env: edge.env,
       includes,
+      name: file,
     });
   } else {
-    bp = await readBlueprint(path, { includes, projectRoot: edge.projectRoot });
+    bp = await readBlueprint(path, { includes, projectRoot: edge.projectRoot, name: file });
   }
   const compiled = compileFlow(bp, { projectRoot: edge.projectRoot, home: edge.home });
   for (const w of compiled.warnings) say(`[warn] ${w}`);

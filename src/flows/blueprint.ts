@@ -78,6 +78,8 @@ export interface Blueprint {
   default_agent_ctx?: Json;
   /** The file it was read from (absolute), or a name for an in-memory Blueprint. */
   file: string;
+  /** How messages name it (the path as the user gave it; default `file`). */
+  name: string;
   /** The directory its relative paths resolve against. */
   dir: string;
   /** Warnings: engine-only fields that agent-block ignores. */
@@ -154,23 +156,24 @@ function lineCol(text: string, pos: number): string {
   return `:${before.length}:${before[before.length - 1].length + 1}`;
 }
 
-/** Reads, links and checks the Blueprint at `file` (JSON or YAML). */
-export async function readBlueprint(file: string, options: ReadOptions = {}): Promise<Blueprint> {
-  const abs = resolve(file);
+/** Reads, links and checks the Blueprint at `file` (absolute; JSON or YAML; `name` is how messages name it). */
+export async function readBlueprint(file: string, options: ReadOptions & { name?: string } = {}): Promise<Blueprint> {
+  if (!isAbsolute(file)) throw new TypeError(`readBlueprint takes an absolute path, got '${file}'`);
+  const name = options.name ?? file;
   let text: string;
   try {
-    text = await Deno.readTextFile(abs);
+    text = await Deno.readTextFile(file);
   } catch (e) {
     const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-    throw new BlueprintError(`cannot read Blueprint ${file}: ${why}`);
+    throw new BlueprintError(`cannot read Blueprint ${name}: ${why}`);
   }
-  return parseBlueprint(parseBlueprintText(text, file), { ...options, file: abs });
+  return parseBlueprint(parseBlueprintText(text, name), { ...options, file, name });
 }
 
-/** Links and checks a Blueprint document (`file` names it and its directory anchors references). */
-export function parseBlueprint(doc: unknown, options: ReadOptions & { file: string; dir?: string }): Blueprint {
-  const file = options.file;
-  const dir = options.dir ?? dirname(file);
+/** Links and checks a Blueprint document (`file` is where it lives: its directory anchors references; `name` names it in messages). */
+export function parseBlueprint(doc: unknown, options: ReadOptions & { file: string; dir?: string; name?: string }): Blueprint {
+  const file = options.name ?? options.file;
+  const dir = options.dir ?? dirname(options.file);
   const at = (ptr: string, why: string) => new BlueprintError(`${file}: at ${ptr || "/"}: ${why}`);
   if (!isObject(doc)) throw at("", `a Blueprint is an object, got ${typeName(doc)}`);
   const warnings: string[] = [];
@@ -231,7 +234,8 @@ export function parseBlueprint(doc: unknown, options: ReadOptions & { file: stri
     ...(linked.default_agent_kind !== undefined ? { default_agent_kind: linked.default_agent_kind as string } : {}),
     ...(linked.default_init_ctx !== undefined ? { default_init_ctx: linked.default_init_ctx } : {}),
     ...(linked.default_agent_ctx !== undefined ? { default_agent_ctx: linked.default_agent_ctx } : {}),
-    file,
+    file: options.file,
+    name: file,
     dir,
     warnings,
   };

@@ -94,13 +94,13 @@ export function compileFlow(bp: Blueprint, options: CompileOptions): CompiledFlo
   const agents = new Map<string, CompiledAgent>();
   for (const def of bp.agents) {
     if (agents.has(def.name)) {
-      errors.push(`${bp.file}: at ${def.pointer}/name: duplicate agent name '${def.name}'`);
+      errors.push(`${bp.name}: at ${def.pointer}/name: duplicate agent name '${def.name}'`);
       continue;
     }
     try {
       const a = resolveAgent(def, bp, options);
       if (a) agents.set(def.name, a);
-      else warnings.push(`${bp.file}: at ${def.pointer}/kind: unknown kind '${def.kind}'; its steps will fail`);
+      else warnings.push(`${bp.name}: at ${def.pointer}/kind: unknown kind '${def.kind}'; its steps will fail`);
     } catch (e) {
       if (e instanceof BlueprintError) errors.push(e.message);
       else throw e;
@@ -114,7 +114,7 @@ export function compileFlow(bp: Blueprint, options: CompileOptions): CompiledFlo
 }
 
 function resolveAgent(def: AgentDef, bp: Blueprint, o: CompileOptions): CompiledAgent | undefined {
-  const at = (field: string, why: string) => new BlueprintError(`${bp.file}: at ${def.pointer}${field}: ${why}`);
+  const at = (field: string, why: string) => new BlueprintError(`${bp.name}: at ${def.pointer}${field}: ${why}`);
   const spec = def.spec;
   const kind = def.kind ?? bp.default_agent_kind ??
     (spec.block !== undefined || spec.script !== undefined ? "block" : "agent_block");

@@ -35,7 +35,7 @@ const keyOf = (keys: readonly string[]) => JSON.stringify(keys);
 export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): LintResult {
   const errors: string[] = [];
   const warnings: string[] = [];
-  const at = (ptr: string) => `${bp.file}: at ${ptr}`;
+  const at = (ptr: string) => `${bp.name}: at ${ptr}`;
   // Steps whose agent has a verdict contract, by their out path.
   const contracts = new Map<string, { agent: string; channel: "body" | "part"; values: Json[]; read: boolean[]; out: Path }>();
   const partKey = (p: Path) => keyOf([...p.keys, "parts", "verdict"]);
@@ -223,7 +223,7 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
   for (const c of contracts.values()) {
     c.values.forEach((v, i) => {
       if (c.read[i]) return;
-      const msg = `${bp.file}: VerdictValueUnhandled: agent '${c.agent}' declares the verdict ${JSON.stringify(v)}, ` +
+      const msg = `${bp.name}: VerdictValueUnhandled: agent '${c.agent}' declares the verdict ${JSON.stringify(v)}, ` +
         `which no condition reads`;
       (strict ? errors : warnings).push(msg);
     });
