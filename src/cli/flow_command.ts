@@ -15,7 +15,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
-import { didYouMean, parseFlags, type ParsedValues } from "./args.ts";
+import { didYouMean, type ParsedValues, parseFlags } from "./args.ts";
 import { edgeEnvironment } from "./environment.ts";
 import { agentBlockHome } from "../home.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
@@ -23,8 +23,15 @@ import { type EventStore, openStore } from "../knl/store.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { type Blueprint, readBlueprint } from "../flows/blueprint.ts";
 import { readLuaBlueprint } from "../flows/lua_form.ts";
-import { compileFlow, type CompiledFlow } from "../flows/compile.ts";
-import { type FlowEvent, type FlowResult, type FlowRunOptions, rerunFlow, resumeFlow, runFlow } from "../flows/run.ts";
+import { type CompiledFlow, compileFlow } from "../flows/compile.ts";
+import {
+  type FlowEvent,
+  type FlowResult,
+  type FlowRunOptions,
+  rerunFlow,
+  resumeFlow,
+  runFlow,
+} from "../flows/run.ts";
 import { listFlowRuns, UnknownFlowRun } from "../flows/record.ts";
 import { blueprintSchema } from "../flows/schema.ts";
 import { showRun } from "../flows/show.ts";
@@ -106,7 +113,9 @@ function edgeOf(v: ParsedValues): Edge {
     projectRoot,
     env: edge.env,
     home: agentBlockHome(edge.env, edge.cwd),
-    storePath: store !== undefined ? storePathFrom(edge.cwd, store) : defaultStorePath(projectRoot, (k) => edge.env[k]),
+    storePath: store !== undefined
+      ? storePathFrom(edge.cwd, store)
+      : defaultStorePath(projectRoot, (k) => edge.env[k]),
   };
 }
 
@@ -178,7 +187,9 @@ function progressLine(e: FlowEvent): void {
     case "flow.replay_hit":
       return say(`[flow] ${d.ref} #${d.occurrence}: replayed (${d.status})`);
     case "flow.step_completed":
-      return say(`[flow] ${d.ref} #${d.occurrence}: ${d.status} (${d.duration_ms} ms)${d.error ? `: ${d.error}` : ""}`);
+      return say(
+        `[flow] ${d.ref} #${d.occurrence}: ${d.status} (${d.duration_ms} ms)${d.error ? `: ${d.error}` : ""}`,
+      );
     case "flow.run_finished":
       return say(`[flow] run ${e.run}: ${d.status}`);
     case "flow.run_waiting":
@@ -189,7 +200,9 @@ function progressLine(e: FlowEvent): void {
 /** Runs `f` with Ctrl-C / SIGTERM aborting its signal. */
 async function withSignals<T>(f: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const stop = new AbortController();
-  const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((s) => [s, () => stop.abort(`received ${s}`)]);
+  const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((
+    s,
+  ) => [s, () => stop.abort(`received ${s}`)]);
   for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
   try {
     return await f(stop.signal);
@@ -201,7 +214,9 @@ async function withSignals<T>(f: (signal: AbortSignal) => Promise<T>): Promise<T
 function report(result: FlowResult, v: ParsedValues, cwd: string): number {
   switch (result.status) {
     case "completed":
-      if (v.result !== undefined) Deno.writeTextFileSync(resolve(cwd, v.result as string), JSON.stringify(result.ctx, null, 2) + "\n");
+      if (v.result !== undefined) {
+        Deno.writeTextFileSync(resolve(cwd, v.result as string), JSON.stringify(result.ctx, null, 2) + "\n");
+      }
       say(`flow run ${result.runId}: completed`);
       return EXIT.OK;
     case "waiting":
@@ -209,10 +224,18 @@ function report(result: FlowResult, v: ParsedValues, cwd: string): number {
       say(`  answer it with: agent-block flow resume ${result.runId} --answer JSON`);
       return EXIT.DEFERRED;
     case "cancelled":
-      say(`flow run ${result.runId}: ${result.error!.message} (agent-block flow resume ${result.runId} continues it)`);
+      say(
+        `flow run ${result.runId}: ${
+          result.error!.message
+        } (agent-block flow resume ${result.runId} continues it)`,
+      );
       return EXIT.FAILED;
     default:
-      say(`error: flow run ${result.runId} failed${result.error?.failed_step ? ` at step '${result.error.failed_step}'` : ""}: ${result.error!.message}`);
+      say(
+        `error: flow run ${result.runId} failed${
+          result.error?.failed_step ? ` at step '${result.error.failed_step}'` : ""
+        }: ${result.error!.message}`,
+      );
       if (result.error?.failed_step) say(`failed_step: ${result.error.failed_step}`);
       return EXIT.FAILED;
   }
@@ -223,7 +246,10 @@ function openRecordStore(edge: Edge, mustExist: boolean): EventStore {
     try {
       Deno.statSync(edge.storePath);
     } catch {
-      throw new AgentBlockError(`no kernel database at ${edge.storePath}: no flow has run in this project`, 1);
+      throw new AgentBlockError(
+        `no kernel database at ${edge.storePath}: no flow has run in this project`,
+        1,
+      );
     }
   }
   return openStore(edge.storePath);
@@ -238,15 +264,26 @@ export async function flowCommand(argv: string[]): Promise<number> {
   }
   if (!COMMANDS.includes(sub)) {
     const near = didYouMean(sub, COMMANDS);
-    throw new UsageError(`flow: unknown command '${sub}'${near ? ` (did you mean '${near}'?)` : `; the commands are ${COMMANDS.join(", ")}`}`);
+    throw new UsageError(
+      `flow: unknown command '${sub}'${
+        near ? ` (did you mean '${near}'?)` : `; the commands are ${COMMANDS.join(", ")}`
+      }`,
+    );
   }
-  const { values: v, positionals } = parseFlags(rest, OPTIONS, { allowPositionals: true, command: `flow ${sub}` });
+  const { values: v, positionals } = parseFlags(rest, OPTIONS, {
+    allowPositionals: true,
+    command: `flow ${sub}`,
+  });
   if (v.help) {
     writeStderr(enc.encode(HELP + "\n"));
     return EXIT.OK;
   }
   const want = (n: number, what: string) => {
-    if (positionals.length !== n) throw new UsageError(`flow ${sub}: expected ${what}${positionals.length > n ? `, got extra '${positionals[n]}'` : ""}`);
+    if (positionals.length !== n) {
+      throw new UsageError(
+        `flow ${sub}: expected ${what}${positionals.length > n ? `, got extra '${positionals[n]}'` : ""}`,
+      );
+    }
   };
   if (sub === "schema") {
     want(0, "no arguments");
@@ -280,7 +317,9 @@ export async function flowCommand(argv: string[]): Promise<number> {
     case "rerun": {
       want(1, "a run id");
       const runId = positionals[0];
-      if (sub === "rerun" && v.from === undefined) throw new UsageError("flow rerun: --from STEP is required");
+      if (sub === "rerun" && v.from === undefined) {
+        throw new UsageError("flow rerun: --from STEP is required");
+      }
       const answer = v.answer !== undefined ? jsonArg("answer", v.answer as string, edge.cwd) : undefined;
       const store = openRecordStore(edge, true);
       const started = store.read(runId).find((e) => e.kind === "flow.run_started");
@@ -290,7 +329,9 @@ export async function flowCommand(argv: string[]): Promise<number> {
       try {
         const result = await withSignals((signal) => {
           const o = base(compiled, edge, store, signal, w.onEvent);
-          return sub === "resume" ? resumeFlow(runId, { ...o, answer }) : rerunFlow(runId, v.from as string, o);
+          return sub === "resume"
+            ? resumeFlow(runId, { ...o, answer })
+            : rerunFlow(runId, v.from as string, o);
         });
         return report(result, v, edge.cwd);
       } finally {
@@ -315,7 +356,11 @@ export async function flowCommand(argv: string[]): Promise<number> {
         r.flow,
         r.state,
         isoLocal(r.started),
-        r.waiting ? `${r.waiting.step}: ${r.waiting.reason}` : r.failed_step ? `failed at ${r.failed_step}` : "",
+        r.waiting
+          ? `${r.waiting.step}: ${r.waiting.reason}`
+          : r.failed_step
+          ? `failed at ${r.failed_step}`
+          : "",
       ]);
       writeStdout(enc.encode(table(["RUN", "FLOW", "STATE", "STARTED", "NOTE"], rows) + "\n"));
       return EXIT.OK;
@@ -324,7 +369,9 @@ export async function flowCommand(argv: string[]): Promise<number> {
       want(1, "a run id");
       const store = openRecordStore(edge, true);
       const events = store.read(positionals[0]);
-      if (!events.some((e) => e.kind === "flow.run_started")) throw new UnknownFlowRun(positionals[0], edge.storePath);
+      if (!events.some((e) => e.kind === "flow.run_started")) {
+        throw new UnknownFlowRun(positionals[0], edge.storePath);
+      }
       writeStdout(enc.encode(showRun(events) + "\n"));
       return EXIT.OK;
     }

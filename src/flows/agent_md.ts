@@ -44,7 +44,9 @@ export function parseAgentMd(text: string, file: string): AgentMd {
   if (front === null || front === undefined) front = {};
   if (!isObject(front)) throw bad("the front matter must be a mapping of keys");
   const fm = front as Record<string, Json>;
-  if (typeof fm.name !== "string" || fm.name.trim() === "") throw bad("front matter: 'name' is required (a string)");
+  if (typeof fm.name !== "string" || fm.name.trim() === "") {
+    throw bad("front matter: 'name' is required (a string)");
+  }
   const profile: Record<string, Json> = { system_prompt: lines.slice(close + 1).join("\n") };
   const extras: Record<string, Json> = {};
   let lints: AgentMd["lints"];
@@ -73,7 +75,9 @@ export function parseAgentMd(text: string, file: string): AgentMd {
         if (!isObject(v)) throw bad("front matter: 'lints' must map lint names to allow, warn or deny");
         for (const [name, level] of Object.entries(v)) {
           if (level !== "allow" && level !== "warn" && level !== "deny") {
-            throw bad(`front matter: lints.${name} must be allow, warn or deny, got ${JSON.stringify(level)}`);
+            throw bad(
+              `front matter: lints.${name} must be allow, warn or deny, got ${JSON.stringify(level)}`,
+            );
           }
         }
         lints = v as AgentMd["lints"];

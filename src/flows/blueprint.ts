@@ -126,7 +126,12 @@ const AGENT_FIELDS = ["name", "kind", "spec", "profile", "meta", "verdict", "lin
 const ENGINE_AGENT_FIELDS = ["runner", "runner_ref"];
 
 /** The top-level fields agent-block implements, and the engine's it accepts with a warning. */
-export const BLUEPRINT_FIELDS = { top: TOP_FIELDS, engineTop: ENGINE_TOP_FIELDS, agent: AGENT_FIELDS, engineAgent: ENGINE_AGENT_FIELDS };
+export const BLUEPRINT_FIELDS = {
+  top: TOP_FIELDS,
+  engineTop: ENGINE_TOP_FIELDS,
+  agent: AGENT_FIELDS,
+  engineAgent: ENGINE_AGENT_FIELDS,
+};
 
 /** Parses a Blueprint file's text by its extension (`.json`, `.yaml`, `.yml`). */
 export function parseBlueprintText(text: string, file: string): unknown {
@@ -157,7 +162,10 @@ function lineCol(text: string, pos: number): string {
 }
 
 /** Reads, links and checks the Blueprint at `file` (absolute; JSON or YAML; `name` is how messages name it). */
-export async function readBlueprint(file: string, options: ReadOptions & { name?: string } = {}): Promise<Blueprint> {
+export async function readBlueprint(
+  file: string,
+  options: ReadOptions & { name?: string } = {},
+): Promise<Blueprint> {
   if (!isAbsolute(file)) throw new TypeError(`readBlueprint takes an absolute path, got '${file}'`);
   const name = options.name ?? file;
   let text: string;
@@ -171,26 +179,37 @@ export async function readBlueprint(file: string, options: ReadOptions & { name?
 }
 
 /** Links and checks a Blueprint document (`file` is where it lives: its directory anchors references; `name` names it in messages). */
-export function parseBlueprint(doc: unknown, options: ReadOptions & { file: string; dir?: string; name?: string }): Blueprint {
+export function parseBlueprint(
+  doc: unknown,
+  options: ReadOptions & { file: string; dir?: string; name?: string },
+): Blueprint {
   const file = options.name ?? options.file;
   const dir = options.dir ?? dirname(options.file);
   const at = (ptr: string, why: string) => new BlueprintError(`${file}: at ${ptr || "/"}: ${why}`);
   if (!isObject(doc)) throw at("", `a Blueprint is an object, got ${typeName(doc)}`);
   const warnings: string[] = [];
   for (const k of Object.keys(doc)) {
-    if (ENGINE_TOP_FIELDS.includes(k)) warnings.push(`${file}: /${k} is a field of the seed 004 engine; agent-block ignores it`);
-    else if (!TOP_FIELDS.includes(k)) {
+    if (ENGINE_TOP_FIELDS.includes(k)) {
+      warnings.push(`${file}: /${k} is a field of the seed 004 engine; agent-block ignores it`);
+    } else if (!TOP_FIELDS.includes(k)) {
       throw at(`/${k}`, `unknown field '${k}' (expected ${TOP_FIELDS.join(", ")})`);
     }
   }
   const includes = Array.isArray(doc.blueprint_ref_includes)
     ? doc.blueprint_ref_includes.filter((d): d is string => typeof d === "string").map((d) => resolve(dir, d))
     : [];
-  const tiers = [dir, ...includes, ...(options.includes ?? []), ...(options.projectRoot ? [join(options.projectRoot, "lib")] : [])];
+  const tiers = [
+    dir,
+    ...includes,
+    ...(options.includes ?? []),
+    ...(options.projectRoot ? [join(options.projectRoot, "lib")] : []),
+  ];
   const linked = link(doc, "", tiers, file) as Record<string, Json>;
-  if (typeof linked.id !== "string" || linked.id === "") throw at("/id", "expected the Blueprint's id (a string)");
+  if (typeof linked.id !== "string" || linked.id === "") {
+    throw at("/id", "expected the Blueprint's id (a string)");
+  }
   if (linked.schema_version !== undefined && typeof linked.schema_version !== "string") {
-    throw at("/schema_version", "expected a version string like \"0.1.0\"");
+    throw at("/schema_version", 'expected a version string like "0.1.0"');
   }
   if (!Object.hasOwn(linked, "flow")) throw at("/flow", "a Blueprint needs a flow");
   let flow: FlowNode;
@@ -207,15 +226,23 @@ export function parseBlueprint(doc: unknown, options: ReadOptions & { file: stri
     return v;
   };
   const hintsRaw = obj("hints");
-  const hints = { global: isObject(hintsRaw.global) ? hintsRaw.global : {}, per_agent: isObject(hintsRaw.per_agent) ? hintsRaw.per_agent : {} };
+  const hints = {
+    global: isObject(hintsRaw.global) ? hintsRaw.global : {},
+    per_agent: isObject(hintsRaw.per_agent) ? hintsRaw.per_agent : {},
+  };
   const mp = hints.global.max_parallel;
   if (mp !== undefined && (typeof mp !== "number" || !Number.isInteger(mp) || mp < 1)) {
     throw at("/hints/global/max_parallel", `expected a whole number ≥ 1, got ${JSON.stringify(mp)}`);
   }
   const strategyRaw = obj("strategy");
-  const strategy = { strict_refs: strategyRaw.strict_refs !== false, strict_kind: strategyRaw.strict_kind !== false };
+  const strategy = {
+    strict_refs: strategyRaw.strict_refs !== false,
+    strict_kind: strategyRaw.strict_kind !== false,
+  };
   const agentsRaw = linked.agents ?? [];
-  if (!Array.isArray(agentsRaw)) throw at("/agents", `expected an array of agents, got ${typeName(agentsRaw)}`);
+  if (!Array.isArray(agentsRaw)) {
+    throw at("/agents", `expected an array of agents, got ${typeName(agentsRaw)}`);
+  }
   const agents = agentsRaw.map((a, i) => parseAgent(a, `/agents/${i}`, at, warnings, file));
   const metas = linked.metas ?? [];
   if (!Array.isArray(metas)) throw at("/metas", "expected an array");
@@ -231,7 +258,9 @@ export function parseBlueprint(doc: unknown, options: ReadOptions & { file: stri
     hints,
     strategy,
     metadata: obj("metadata"),
-    ...(linked.default_agent_kind !== undefined ? { default_agent_kind: linked.default_agent_kind as string } : {}),
+    ...(linked.default_agent_kind !== undefined
+      ? { default_agent_kind: linked.default_agent_kind as string }
+      : {}),
     ...(linked.default_init_ctx !== undefined ? { default_init_ctx: linked.default_init_ctx } : {}),
     ...(linked.default_agent_ctx !== undefined ? { default_agent_ctx: linked.default_agent_ctx } : {}),
     file: options.file,
@@ -250,13 +279,20 @@ function parseAgent(
 ): AgentDef {
   if (!isObject(a)) throw at(ptr, `an agent is an object, got ${typeName(a)}`);
   for (const k of Object.keys(a)) {
-    if (ENGINE_AGENT_FIELDS.includes(k)) warnings.push(`${file}: ${ptr}/${k} is a field of the seed 004 engine; agent-block ignores it`);
-    else if (!AGENT_FIELDS.includes(k)) throw at(`${ptr}/${k}`, `unknown agent field '${k}' (expected ${AGENT_FIELDS.join(", ")})`);
+    if (ENGINE_AGENT_FIELDS.includes(k)) {
+      warnings.push(`${file}: ${ptr}/${k} is a field of the seed 004 engine; agent-block ignores it`);
+    } else if (!AGENT_FIELDS.includes(k)) {
+      throw at(`${ptr}/${k}`, `unknown agent field '${k}' (expected ${AGENT_FIELDS.join(", ")})`);
+    }
   }
-  if (typeof a.name !== "string" || a.name === "") throw at(`${ptr}/name`, "an agent needs a name (a string)");
+  if (typeof a.name !== "string" || a.name === "") {
+    throw at(`${ptr}/name`, "an agent needs a name (a string)");
+  }
   if (a.kind !== undefined && typeof a.kind !== "string") throw at(`${ptr}/kind`, "expected a kind name");
   for (const k of ["spec", "profile", "meta", "lints"]) {
-    if (a[k] !== undefined && a[k] !== null && !isObject(a[k])) throw at(`${ptr}/${k}`, `expected an object, got ${typeName(a[k])}`);
+    if (a[k] !== undefined && a[k] !== null && !isObject(a[k])) {
+      throw at(`${ptr}/${k}`, `expected an object, got ${typeName(a[k])}`);
+    }
   }
   let verdict: VerdictContract | undefined;
   if (a.verdict !== undefined && a.verdict !== null) {
@@ -264,7 +300,9 @@ function parseAgent(
     if (!isObject(v) || (v.channel !== "body" && v.channel !== "part") || !Array.isArray(v.values)) {
       throw at(`${ptr}/verdict`, `expected {"channel": "body" | "part", "values": [...]}`);
     }
-    for (const k of Object.keys(v)) if (k !== "channel" && k !== "values") throw at(`${ptr}/verdict/${k}`, `unknown field '${k}'`);
+    for (const k of Object.keys(v)) {
+      if (k !== "channel" && k !== "values") throw at(`${ptr}/verdict/${k}`, `unknown field '${k}'`);
+    }
     verdict = { channel: v.channel, values: v.values };
   }
   return {
@@ -281,30 +319,46 @@ function parseAgent(
 
 /** Finds relative `p` in `tiers` (first hit); refuses absolute paths and `..`. */
 function lookup(p: Json, ptr: string, tiers: string[], file: string): string {
-  if (typeof p !== "string" || p === "") throw new BlueprintError(`${file}: at ${ptr}: expected a relative path`);
-  if (isAbsolute(p) || /^[a-zA-Z]:[\\/]/.test(p)) throw new BlueprintError(`${file}: at ${ptr}: '${p}' is absolute; references are relative paths`);
-  if (p.split(/[\\/]/).includes("..")) throw new BlueprintError(`${file}: at ${ptr}: '${p}' holds '..'; references stay below their directory`);
+  if (typeof p !== "string" || p === "") {
+    throw new BlueprintError(`${file}: at ${ptr}: expected a relative path`);
+  }
+  if (isAbsolute(p) || /^[a-zA-Z]:[\\/]/.test(p)) {
+    throw new BlueprintError(`${file}: at ${ptr}: '${p}' is absolute; references are relative paths`);
+  }
+  if (p.split(/[\\/]/).includes("..")) {
+    throw new BlueprintError(`${file}: at ${ptr}: '${p}' holds '..'; references stay below their directory`);
+  }
   for (const t of tiers) {
     const full = join(t, p);
     try {
       if (Deno.statSync(full).isFile) return full;
     } catch { /* next tier */ }
   }
-  throw new BlueprintError(`${file}: at ${ptr}: '${p}' not found; looked in ${tiers.map((t) => join(t, p)).join(", ")}`);
+  throw new BlueprintError(
+    `${file}: at ${ptr}: '${p}' not found; looked in ${tiers.map((t) => join(t, p)).join(", ")}`,
+  );
 }
 
 function link(v: Json, ptr: string, tiers: string[], file: string): Json {
   if (Array.isArray(v)) return v.map((x, i) => link(x, `${ptr}/${i}`, tiers, file));
   if (!isObject(v)) return v;
   if (Object.hasOwn(v, "$file")) {
-    if (Object.keys(v).length !== 1) throw new BlueprintError(`${file}: at ${ptr}: {"$file": ...} takes no other keys`);
+    if (Object.keys(v).length !== 1) {
+      throw new BlueprintError(`${file}: at ${ptr}: {"$file": ...} takes no other keys`);
+    }
     return Deno.readTextFileSync(lookup(v.$file, `${ptr}/$file`, tiers, file));
   }
   if (Object.hasOwn(v, "$agent_md")) {
     const path = lookup(v.$agent_md, `${ptr}/$agent_md`, tiers, file);
     const md = parseAgentMd(Deno.readTextFileSync(path), path);
-    const out: Record<string, Json> = { name: md.name, profile: md.profile, ...(md.lints ? { lints: md.lints } : {}) };
-    for (const [k, x] of Object.entries(v)) if (k !== "$agent_md") out[k] = link(x, `${ptr}/${k}`, tiers, file);
+    const out: Record<string, Json> = {
+      name: md.name,
+      profile: md.profile,
+      ...(md.lints ? { lints: md.lints } : {}),
+    };
+    for (const [k, x] of Object.entries(v)) {
+      if (k !== "$agent_md") out[k] = link(x, `${ptr}/${k}`, tiers, file);
+    }
     return out;
   }
   const out: Record<string, Json> = {};

@@ -100,7 +100,9 @@ export function compileFlow(bp: Blueprint, options: CompileOptions): CompiledFlo
     try {
       const a = resolveAgent(def, bp, options);
       if (a) agents.set(def.name, a);
-      else warnings.push(`${bp.name}: at ${def.pointer}/kind: unknown kind '${def.kind}'; its steps will fail`);
+      else {warnings.push(
+          `${bp.name}: at ${def.pointer}/kind: unknown kind '${def.kind}'; its steps will fail`,
+        );}
     } catch (e) {
       if (e instanceof BlueprintError) errors.push(e.message);
       else throw e;
@@ -110,19 +112,30 @@ export function compileFlow(bp: Blueprint, options: CompileOptions): CompiledFlo
   errors.push(...lint.errors);
   warnings.push(...lint.warnings);
   if (errors.length > 0) throw new BlueprintError(errors.join("\n"));
-  return { blueprint: bp, agents, warnings, maxParallel: (bp.hints.global.max_parallel as number | undefined) ?? 4 };
+  return {
+    blueprint: bp,
+    agents,
+    warnings,
+    maxParallel: (bp.hints.global.max_parallel as number | undefined) ?? 4,
+  };
 }
 
 function resolveAgent(def: AgentDef, bp: Blueprint, o: CompileOptions): CompiledAgent | undefined {
-  const at = (field: string, why: string) => new BlueprintError(`${bp.name}: at ${def.pointer}${field}: ${why}`);
+  const at = (field: string, why: string) =>
+    new BlueprintError(`${bp.name}: at ${def.pointer}${field}: ${why}`);
   const spec = def.spec;
   const kind = def.kind ?? bp.default_agent_kind ??
     (spec.block !== undefined || spec.script !== undefined ? "block" : "agent_block");
   if (ENGINE_KINDS.includes(kind)) {
-    throw at("/kind", `agent kind '${kind}' is not supported by agent-block (use block, agent_block, lua or fn)`);
+    throw at(
+      "/kind",
+      `agent kind '${kind}' is not supported by agent-block (use block, agent_block, lua or fn)`,
+    );
   }
   if (!(KINDS as readonly string[]).includes(kind)) {
-    if (bp.strategy.strict_kind) throw at("/kind", `unknown agent kind '${kind}' (expected ${KINDS.join(", ")})`);
+    if (bp.strategy.strict_kind) {
+      throw at("/kind", `unknown agent kind '${kind}' (expected ${KINDS.join(", ")})`);
+    }
     return undefined;
   }
   const str = (k: string): string | undefined => {
@@ -140,7 +153,10 @@ function resolveAgent(def: AgentDef, bp: Blueprint, o: CompileOptions): Compiled
     try {
       source = Deno.readTextFileSync(path);
     } catch (e) {
-      throw at(field, `cannot read ${rel}: ${e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message}`);
+      throw at(
+        field,
+        `cannot read ${rel}: ${e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message}`,
+      );
     }
     return { type: "script" as const, script: { path } };
   };
@@ -151,26 +167,41 @@ function resolveAgent(def: AgentDef, bp: Blueprint, o: CompileOptions): Compiled
       const script = str("script");
       if (name !== undefined) {
         const found = findBlock(blockRoots(o.projectRoot, o.home), name);
-        if (!found) throw at("/spec/block", `no block named '${name}' is registered (project blocks/, .agent-block/blocks/, ~/.agent-block/blocks/)`);
+        if (!found) {
+          throw at(
+            "/spec/block",
+            `no block named '${name}' is registered (project blocks/, .agent-block/blocks/, ~/.agent-block/blocks/)`,
+          );
+        }
         source = Deno.readTextFileSync(found.path);
         run = { type: "script", script: { path: found.path } };
       } else if (script !== undefined) run = file(script, "/spec/script");
-      else throw at("/spec", `a block agent needs spec.block (a registered block's name) or spec.script (a Lua file)`);
+      else {throw at(
+          "/spec",
+          `a block agent needs spec.block (a registered block's name) or spec.script (a Lua file)`,
+        );}
       break;
     }
     case "agent_block": {
       const path = str("script_path");
-      const tools = Array.isArray(def.profile.tools) ? def.profile.tools.filter((t): t is string => typeof t === "string") : [];
+      const tools = Array.isArray(def.profile.tools)
+        ? def.profile.tools.filter((t): t is string => typeof t === "string")
+        : [];
       if (path !== undefined) {
         if (tools.some((t) => t.startsWith("mcp__"))) {
-          throw at("/profile/tools", "a script-mode agent_block agent cannot be granted mcp__ tools (its script connects its own servers)");
+          throw at(
+            "/profile/tools",
+            "a script-mode agent_block agent cannot be granted mcp__ tools (its script connects its own servers)",
+          );
         }
         run = file(path, "/spec/script_path");
         break;
       }
       const servers = Array.isArray(spec.mcp_servers) ? spec.mcp_servers : [];
       const granted = new Set(tools.filter((t) => t.startsWith("mcp__")).map((t) => t.split("__")[1]));
-      extra.mcp_servers = servers.filter((s) => typeof s === "object" && s !== null && granted.has(String((s as { name?: Json }).name)));
+      extra.mcp_servers = servers.filter((s) =>
+        typeof s === "object" && s !== null && granted.has(String((s as { name?: Json }).name))
+      );
       if (typeof def.profile.model === "string") extra.model = def.profile.model;
       source = PROMPT_MODE;
       run = { type: "script", script: { source: PROMPT_MODE, name: `${def.name}.agent.lua`, dir: bp.dir } };
@@ -185,7 +216,9 @@ function resolveAgent(def: AgentDef, bp: Blueprint, o: CompileOptions): Compiled
     }
     default: {
       const fnId = str("fn_id") ?? def.name;
-      if (o.fns && !o.fns.has(fnId)) throw at("/spec/fn_id", `no function '${fnId}' is registered (runFlow's fns)`);
+      if (o.fns && !o.fns.has(fnId)) {
+        throw at("/spec/fn_id", `no function '${fnId}' is registered (runFlow's fns)`);
+      }
       run = { type: "fn", fnId };
     }
   }
@@ -207,7 +240,8 @@ function resolveAgent(def: AgentDef, bp: Blueprint, o: CompileOptions): Compiled
   } as CompiledAgent;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, Json> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, Json> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The prompt-mode settings of an `agent_block` agent (`_FLOW_AGENT`), when it has any. */
 export function agentSettings(a: CompiledAgent): Record<string, Json> | undefined {

@@ -24,6 +24,7 @@ export type FlowErrorClass =
 /** An error evaluating a flow; a `try` node catches every one. */
 export class FlowError extends Error {
   /**
+   * An evaluation error.
    * @param kind the error's class
    * @param message what went wrong (what `err_at` receives)
    * @param ref for a `DispatcherError`, the step's ref
@@ -36,7 +37,10 @@ export class FlowError extends Error {
 
 /** The flow was stopped from outside (an AbortSignal, Ctrl-C); no `try` catches it. */
 export class FlowCancelled extends Error {
-  /** @param reason why it was stopped */
+  /**
+   * A stopped flow.
+   * @param reason why it was stopped
+   */
   constructor(readonly reason: string) {
     super(`flow cancelled: ${reason}`);
     this.name = "FlowCancelled";
@@ -46,6 +50,7 @@ export class FlowCancelled extends Error {
 /** A step asked the flow to wait for an answer (`spec.on_defer = "wait"`); no `try` catches it. */
 export class FlowWaiting extends Error {
   /**
+   * A flow waiting at a step.
    * @param ref the waiting step's ref
    * @param reason the block's `job.defer` reason
    */
@@ -58,6 +63,7 @@ export class FlowWaiting extends Error {
 /** A Blueprint, agent file or flow that cannot be run (exit 2). */
 export class BlueprintError extends AgentBlockError {
   /**
+   * A Blueprint that cannot be run.
    * @param message where (file, JSON pointer or line) and what was expected
    */
   constructor(message: string) {

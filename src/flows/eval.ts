@@ -67,12 +67,19 @@ export async function evalFlow(node: FlowNode, ctx: Json, options: EvalOptions):
   const box: Box = { ctx: copy(ctx) };
   const signal = options.signal ?? new AbortController().signal;
   const max = options.maxParallel ?? 4;
-  if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxParallel must be a whole number ≥ 1, got ${max}`);
+  if (!Number.isInteger(max) || max < 1) {
+    throw new RangeError(`maxParallel must be a whole number ≥ 1, got ${max}`);
+  }
   await run(node, box, { ...options, maxParallel: max }, signal);
   return box.ctx;
 }
 
-async function run(node: FlowNode, box: Box, o: EvalOptions & { maxParallel: number }, signal: AbortSignal): Promise<void> {
+async function run(
+  node: FlowNode,
+  box: Box,
+  o: EvalOptions & { maxParallel: number },
+  signal: AbortSignal,
+): Promise<void> {
   checkSignal(signal);
   switch (node.kind) {
     case "assign":
@@ -87,7 +94,11 @@ async function run(node: FlowNode, box: Box, o: EvalOptions & { maxParallel: num
         if (e instanceof FlowCancelled || e instanceof FlowWaiting) throw e;
         if (signal.aborted) throw new FlowCancelled(reasonOf(signal));
         if (e instanceof FlowError) throw e;
-        throw new FlowError("DispatcherError", `dispatcher error for ref '${node.ref}': ${(e as Error)?.message ?? e}`, node.ref);
+        throw new FlowError(
+          "DispatcherError",
+          `dispatcher error for ref '${node.ref}': ${(e as Error)?.message ?? e}`,
+          node.ref,
+        );
       }
       checkSignal(signal);
       if ("value" in result) box.ctx = writePath(box.ctx, node.out, copy(result.value));
@@ -99,7 +110,10 @@ async function run(node: FlowNode, box: Box, o: EvalOptions & { maxParallel: num
     case "branch": {
       const c = evalExpr(node.cond, box.ctx, o.externs);
       if (typeof c !== "boolean") {
-        throw new FlowError("NonBoolCond", `branch condition must be a boolean, got ${typeName(c)} (${JSON.stringify(c)})`);
+        throw new FlowError(
+          "NonBoolCond",
+          `branch condition must be a boolean, got ${typeName(c)} (${JSON.stringify(c)})`,
+        );
       }
       await run(c ? node.then : node.else, box, o, signal);
       return;
@@ -141,10 +155,15 @@ async function fanout(
   signal: AbortSignal,
 ): Promise<Json> {
   const items = evalExpr(node.items, parent, o.externs);
-  if (!Array.isArray(items)) throw new FlowError("TypeError", `fanout items must be an array, got ${typeName(items)}`);
+  if (!Array.isArray(items)) {
+    throw new FlowError("TypeError", `fanout items must be an array, got ${typeName(items)}`);
+  }
   if (items.length === 0) {
     if (node.join === "any" || node.join === "race") {
-      throw new FlowError("TypeError", `fanout join '${node.join}' needs at least one item, got an empty array`);
+      throw new FlowError(
+        "TypeError",
+        `fanout join '${node.join}' needs at least one item, got an empty array`,
+      );
     }
     return [];
   }
@@ -194,7 +213,9 @@ async function fanout(
       return done.map((l) => (l as { ctx: Json }).ctx);
     case "all_settled":
       return done.map((l): Json =>
-        l.ok ? { status: "fulfilled", value: l.ctx } : { status: "rejected", reason: (l.error as Error).message }
+        l.ok
+          ? { status: "fulfilled", value: l.ctx }
+          : { status: "rejected", reason: (l.error as Error).message }
       );
     default: {
       // `any` with every lane failed.

@@ -23,7 +23,11 @@ import { isObject, type Json, parsePath, type Path, readPath, typeName } from ".
 export type Expr =
   | { op: "path"; at: Path }
   | { op: "lit"; value: Json }
-  | { op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "add" | "sub" | "mul" | "div" | "mod"; lhs: Expr; rhs: Expr }
+  | {
+    op: "eq" | "ne" | "lt" | "lte" | "gt" | "gte" | "add" | "sub" | "mul" | "div" | "mod";
+    lhs: Expr;
+    rhs: Expr;
+  }
   | { op: "not" | "exists" | "len"; arg: Expr }
   | { op: "and" | "or"; args: Expr[] }
   | { op: "in"; needle: Expr; haystack: Expr }
@@ -86,7 +90,10 @@ export function parseExpr(v: unknown, ptr: string): Expr {
   if (!isObject(v)) throw new IrError(ptr, `expected an expression object {"op": ...}, got ${typeName(v)}`);
   const op = v.op;
   if (typeof op !== "string" || !Object.hasOwn(FIELDS, op)) {
-    throw new IrError(`${ptr}/op`, `unknown expression op ${JSON.stringify(op)} (expected one of ${EXPR_OPS.join(", ")})`);
+    throw new IrError(
+      `${ptr}/op`,
+      `unknown expression op ${JSON.stringify(op)} (expected one of ${EXPR_OPS.join(", ")})`,
+    );
   }
   const fields = FIELDS[op];
   checkFields(v, "op", fields, ptr);
@@ -107,9 +114,15 @@ export function parseExpr(v: unknown, ptr: string): Expr {
     case "or":
       return { op, args: list("args") };
     case "in":
-      return { op, needle: parseExpr(v.needle, `${ptr}/needle`), haystack: parseExpr(v.haystack, `${ptr}/haystack`) };
+      return {
+        op,
+        needle: parseExpr(v.needle, `${ptr}/needle`),
+        haystack: parseExpr(v.haystack, `${ptr}/haystack`),
+      };
     case "call_extern":
-      if (typeof v.ref !== "string") throw new IrError(`${ptr}/ref`, `expected the extern's name as a string`);
+      if (typeof v.ref !== "string") {
+        throw new IrError(`${ptr}/ref`, `expected the extern's name as a string`);
+      }
       return { op, ref: v.ref, args: list("args") };
     default:
       if (UNARY.has(op)) return { op: op as "not", arg: parseExpr(v.arg, `${ptr}/arg`) };
@@ -161,13 +174,20 @@ export function deepEqual(a: Json, b: Json): boolean {
 }
 
 function num(v: Json, op: string, side: string): number {
-  if (typeof v !== "number") throw new FlowError("TypeError", `'${op}' needs numbers; its ${side} is ${typeName(v)}`);
+  if (typeof v !== "number") {
+    throw new FlowError("TypeError", `'${op}' needs numbers; its ${side} is ${typeName(v)}`);
+  }
   return v;
 }
 
 function compare(op: string, a: Json, b: Json): boolean {
-  if (!((typeof a === "number" && typeof b === "number") || (typeof a === "string" && typeof b === "string"))) {
-    throw new FlowError("TypeError", `'${op}' compares two numbers or two strings, got ${typeName(a)} and ${typeName(b)}`);
+  if (
+    !((typeof a === "number" && typeof b === "number") || (typeof a === "string" && typeof b === "string"))
+  ) {
+    throw new FlowError(
+      "TypeError",
+      `'${op}' compares two numbers or two strings, got ${typeName(a)} and ${typeName(b)}`,
+    );
   }
   switch (op) {
     case "lt":
@@ -238,7 +258,9 @@ export function evalExpr(e: Expr, ctx: Json, externs?: Externs): Json {
     case "in": {
       const needle = evalExpr(e.needle, ctx, externs);
       const hay = evalExpr(e.haystack, ctx, externs);
-      if (!Array.isArray(hay)) throw new FlowError("TypeError", `'in' needs an array haystack, got ${typeName(hay)}`);
+      if (!Array.isArray(hay)) {
+        throw new FlowError("TypeError", `'in' needs an array haystack, got ${typeName(hay)}`);
+      }
       return hay.some((x) => deepEqual(needle, x));
     }
     case "call_extern": {

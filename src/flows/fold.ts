@@ -88,7 +88,9 @@ export function foldStep(ref: string, run: StepRun, verdict?: VerdictContract): 
   }
   if (verdict) {
     const problem = verdictProblem(value, verdict, run.artifacts.length > 0);
-    if (problem) return { status: "failed", message: `step '${ref}': verdict contract violation: ${problem}` };
+    if (problem) {
+      return { status: "failed", message: `step '${ref}': verdict contract violation: ${problem}` };
+    }
   }
   return { status: "passed", value };
 }
@@ -99,7 +101,9 @@ function verdictProblem(value: Json, c: VerdictContract, hasParts: boolean): str
     const body = hasParts && isObject(value) ? value.out : value;
     if (!c.values.some((v) => deepEqual(v, body))) {
       const shown = JSON.stringify(body);
-      return `the body channel takes one of ${allowed}; got ${shown.length > 80 ? shown.slice(0, 77) + "..." : shown}`;
+      return `the body channel takes one of ${allowed}; got ${
+        shown.length > 80 ? shown.slice(0, 77) + "..." : shown
+      }`;
     }
     return undefined;
   }

@@ -44,7 +44,9 @@ const JOINS: readonly Join[] = ["all", "any", "race", "all_settled"];
 /** A path given as a path expression (`{"op": "path", "at": "$.x"}`). */
 function pathExpr(v: unknown, ptr: string): Path {
   const e = parseExpr(v, ptr);
-  if (e.op !== "path") throw new IrError(ptr, `expected a path expression {"op": "path", "at": ...}, got op '${e.op}'`);
+  if (e.op !== "path") {
+    throw new IrError(ptr, `expected a path expression {"op": "path", "at": ...}, got op '${e.op}'`);
+  }
   return e.at;
 }
 
@@ -53,16 +55,23 @@ export function parseNode(v: unknown, ptr = ""): FlowNode {
   if (!isObject(v)) throw new IrError(ptr || "/", `expected a flow node {"kind": ...}, got ${typeName(v)}`);
   const kind = v.kind;
   if (typeof kind !== "string" || !Object.hasOwn(NODE_FIELDS, kind)) {
-    throw new IrError(`${ptr}/kind`, `unknown node kind ${JSON.stringify(kind)} (expected one of ${NODE_KINDS.join(", ")})`);
+    throw new IrError(
+      `${ptr}/kind`,
+      `unknown node kind ${JSON.stringify(kind)} (expected one of ${NODE_KINDS.join(", ")})`,
+    );
   }
   checkFields(v, "kind", NODE_FIELDS[kind], ptr);
   for (const f of NODE_FIELDS[kind]) {
-    if (f !== "err_at" && !Object.hasOwn(v, f)) throw new IrError(ptr || "/", `node '${kind}' needs the field '${f}'`);
+    if (f !== "err_at" && !Object.hasOwn(v, f)) {
+      throw new IrError(ptr || "/", `node '${kind}' needs the field '${f}'`);
+    }
   }
   const node = (f: string) => parseNode(v[f], `${ptr}/${f}`);
   switch (kind) {
     case "step":
-      if (typeof v.ref !== "string" || v.ref === "") throw new IrError(`${ptr}/ref`, `expected the agent's name`);
+      if (typeof v.ref !== "string" || v.ref === "") {
+        throw new IrError(`${ptr}/ref`, `expected the agent's name`);
+      }
       return { kind, ref: v.ref, in: parseExpr(v.in, `${ptr}/in`), out: pathExpr(v.out, `${ptr}/out`) };
     case "seq":
       if (!Array.isArray(v.children)) throw new IrError(`${ptr}/children`, `expected an array of nodes`);
@@ -74,11 +83,20 @@ export function parseNode(v: unknown, ptr = ""): FlowNode {
       if (typeof max !== "number" || !Number.isInteger(max) || max < 0 || max > 0xffffffff) {
         throw new IrError(`${ptr}/max`, `expected a whole number from 0 to 4294967295`);
       }
-      return { kind, counter: pathExpr(v.counter, `${ptr}/counter`), cond: parseExpr(v.cond, `${ptr}/cond`), body: node("body"), max };
+      return {
+        kind,
+        counter: pathExpr(v.counter, `${ptr}/counter`),
+        cond: parseExpr(v.cond, `${ptr}/cond`),
+        body: node("body"),
+        max,
+      };
     }
     case "fanout": {
       if (!JOINS.includes(v.join as Join)) {
-        throw new IrError(`${ptr}/join`, `expected one of ${JOINS.join(", ")}, got ${JSON.stringify(v.join)}`);
+        throw new IrError(
+          `${ptr}/join`,
+          `expected one of ${JOINS.join(", ")}, got ${JSON.stringify(v.join)}`,
+        );
       }
       return {
         kind,
@@ -90,12 +108,18 @@ export function parseNode(v: unknown, ptr = ""): FlowNode {
       };
     }
     case "try": {
-      const errAt = v.err_at === undefined || v.err_at === null ? undefined : pathExpr(v.err_at, `${ptr}/err_at`);
+      const errAt = v.err_at === undefined || v.err_at === null
+        ? undefined
+        : pathExpr(v.err_at, `${ptr}/err_at`);
       return { kind, body: node("body"), catch: node("catch"), ...(errAt ? { err_at: errAt } : {}) };
     }
     case "let": {
       if (typeof v.at !== "string") throw new IrError(`${ptr}/at`, `expected a path string like "ctx.x"`);
-      const at = v.at === "ctx" ? "$" : v.at.startsWith("ctx.") || v.at.startsWith("ctx[") ? "$" + v.at.slice(3) : v.at;
+      const at = v.at === "ctx"
+        ? "$"
+        : v.at.startsWith("ctx.") || v.at.startsWith("ctx[")
+        ? "$" + v.at.slice(3)
+        : v.at;
       return { kind: "assign", at: parsePathAt(at, `${ptr}/at`), value: parseExpr(v.value, `${ptr}/value`) };
     }
     default:
@@ -115,11 +139,29 @@ export function nodeToJson(n: FlowNode): Json {
     case "branch":
       return { kind: n.kind, cond: exprToJson(n.cond), then: nodeToJson(n.then), else: nodeToJson(n.else) };
     case "loop":
-      return { kind: n.kind, counter: p(n.counter), cond: exprToJson(n.cond), body: nodeToJson(n.body), max: n.max };
+      return {
+        kind: n.kind,
+        counter: p(n.counter),
+        cond: exprToJson(n.cond),
+        body: nodeToJson(n.body),
+        max: n.max,
+      };
     case "fanout":
-      return { kind: n.kind, items: exprToJson(n.items), bind: p(n.bind), body: nodeToJson(n.body), join: n.join, out: p(n.out) };
+      return {
+        kind: n.kind,
+        items: exprToJson(n.items),
+        bind: p(n.bind),
+        body: nodeToJson(n.body),
+        join: n.join,
+        out: p(n.out),
+      };
     case "try":
-      return { kind: n.kind, body: nodeToJson(n.body), catch: nodeToJson(n.catch), ...(n.err_at ? { err_at: p(n.err_at) } : {}) };
+      return {
+        kind: n.kind,
+        body: nodeToJson(n.body),
+        catch: nodeToJson(n.catch),
+        ...(n.err_at ? { err_at: p(n.err_at) } : {}),
+      };
     case "assign":
       return { kind: n.kind, at: p(n.at), value: exprToJson(n.value) };
   }

@@ -37,7 +37,10 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
   const warnings: string[] = [];
   const at = (ptr: string) => `${bp.name}: at ${ptr}`;
   // Steps whose agent has a verdict contract, by their out path.
-  const contracts = new Map<string, { agent: string; channel: "body" | "part"; values: Json[]; read: boolean[]; out: Path }>();
+  const contracts = new Map<
+    string,
+    { agent: string; channel: "body" | "part"; values: Json[]; read: boolean[]; out: Path }
+  >();
   const partKey = (p: Path) => keyOf([...p.keys, "parts", "verdict"]);
 
   const walkSteps = (n: FlowNode, ptr: string) => {
@@ -45,9 +48,16 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
       case "step": {
         const a = agents.get(n.ref);
         const declared = bp.agents.some((d) => d.name === n.ref);
-        if (!declared && bp.strategy.strict_refs) errors.push(`${at(ptr + "/ref")}: step ref '${n.ref}' names no agent (strict_refs)`);
+        if (!declared && bp.strategy.strict_refs) {
+          errors.push(`${at(ptr + "/ref")}: step ref '${n.ref}' names no agent (strict_refs)`);
+        }
         if (a?.def.verdict) {
-          contracts.set(keyOf(n.out.keys), { agent: n.ref, ...a.def.verdict, read: a.def.verdict.values.map(() => false), out: n.out });
+          contracts.set(keyOf(n.out.keys), {
+            agent: n.ref,
+            ...a.def.verdict,
+            read: a.def.verdict.values.map(() => false),
+            out: n.out,
+          });
         }
         return;
       }
@@ -80,7 +90,9 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
     const i = c.values.findIndex((v) => deepEqual(v, lit));
     if (i < 0) {
       errors.push(
-        `${at(ptr)}: VerdictValueNotInContract: ${JSON.stringify(lit)} is not a verdict of agent '${c.agent}' ` +
+        `${at(ptr)}: VerdictValueNotInContract: ${
+          JSON.stringify(lit)
+        } is not a verdict of agent '${c.agent}' ` +
           `(its values: ${c.values.map((v) => JSON.stringify(v)).join(", ")})`,
       );
     } else c.read[i] = true;
@@ -93,7 +105,9 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
           const c = hit[0]!;
           const want = c.channel === "part" ? `${c.out.text}.parts["verdict"]` : c.out.text;
           errors.push(
-            `${at(ptr)}: VerdictChannelMismatch: '${e.at.text}' reads the ${hit[1]} of agent '${c.agent}', whose verdict ` +
+            `${at(ptr)}: VerdictChannelMismatch: '${e.at.text}' reads the ${
+              hit[1]
+            } of agent '${c.agent}', whose verdict ` +
               `is on the ${c.channel} channel; read ${want}`,
           );
         }
@@ -101,7 +115,9 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
       }
       case "eq":
       case "ne": {
-        for (const [side, other, sp, op] of [[e.lhs, e.rhs, "lhs", "rhs"], [e.rhs, e.lhs, "rhs", "lhs"]] as const) {
+        for (
+          const [side, other, sp, op] of [[e.lhs, e.rhs, "lhs", "rhs"], [e.rhs, e.lhs, "rhs", "lhs"]] as const
+        ) {
           if (side.op === "path" && other.op === "lit") {
             const hit = contractOf(side.at);
             if (hit && hit[0]!.channel === hit[1]) checkLit(hit[0]!, other.value, `${ptr}/${op}`);
@@ -143,7 +159,7 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
   const initial = new Set<string>();
   const seed = (v: Json, keys: string[]) => {
     initial.add(keyOf(keys));
-    if (isObject(v)) for (const [k, x] of Object.entries(v)) seed(x, [...keys, k]);
+    if (isObject(v)) { for (const [k, x] of Object.entries(v)) seed(x, [...keys, k]); }
   };
   if (bp.default_init_ctx !== undefined) seed(bp.default_init_ctx, []);
   const provided = (written: Set<string>, p: Path) => {
@@ -157,7 +173,9 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
     if (e.op === "path") {
       if (!provided(written, e.at)) {
         warnings.push(
-          `${at(ptr)}: the condition reads ${e.at.text}, which nothing before it writes: it raises PathNotFound ` +
+          `${
+            at(ptr)
+          }: the condition reads ${e.at.text}, which nothing before it writes: it raises PathNotFound ` +
             `unless the run's initial context has it (seed it with --init or default_init_ctx, or test it with exists)`,
         );
       }
@@ -168,7 +186,11 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
   const checkPaths = (e: Expr, ptr: string) => {
     if (e.op === "path") {
       if (e.at.keys.some((k) => /^\d+$/.test(k))) {
-        warnings.push(`${at(ptr)}: ${e.at.text} has a numeric key: there is no array indexing (it only reads an object key)`);
+        warnings.push(
+          `${
+            at(ptr)
+          }: ${e.at.text} has a numeric key: there is no array indexing (it only reads an object key)`,
+        );
       }
       return;
     }
@@ -193,9 +215,17 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
         const c = n.cond;
         checkPaths(c, `${ptr}/cond`);
         if (c.op === "lit" && typeof c.value !== "boolean") {
-          warnings.push(`${at(ptr + "/cond")}: a branch condition must be a boolean; this literal is ${JSON.stringify(c.value)} (NonBoolCond)`);
+          warnings.push(
+            `${at(ptr + "/cond")}: a branch condition must be a boolean; this literal is ${
+              JSON.stringify(c.value)
+            } (NonBoolCond)`,
+          );
         } else if (["add", "sub", "mul", "div", "mod", "len"].includes(c.op)) {
-          warnings.push(`${at(ptr + "/cond")}: a branch condition must be a boolean; '${c.op}' gives a number (NonBoolCond)`);
+          warnings.push(
+            `${
+              at(ptr + "/cond")
+            }: a branch condition must be a boolean; '${c.op}' gives a number (NonBoolCond)`,
+          );
         }
         cond(c, w, `${ptr}/cond`);
         return new Set([...walk(n.then, w, `${ptr}/then`), ...walk(n.else, w, `${ptr}/else`)]);
@@ -223,7 +253,8 @@ export function lintFlow(bp: Blueprint, agents: Map<string, CompiledAgent>): Lin
   for (const c of contracts.values()) {
     c.values.forEach((v, i) => {
       if (c.read[i]) return;
-      const msg = `${bp.name}: VerdictValueUnhandled: agent '${c.agent}' declares the verdict ${JSON.stringify(v)}, ` +
+      const msg =
+        `${bp.name}: VerdictValueUnhandled: agent '${c.agent}' declares the verdict ${JSON.stringify(v)}, ` +
         `which no condition reads`;
       (strict ? errors : warnings).push(msg);
     });

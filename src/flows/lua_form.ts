@@ -25,7 +25,10 @@ export interface LuaFormOptions {
 }
 
 /** Evaluates the `.bp.lua` at `file` (absolute) and reads the Blueprint it returns. */
-export async function readLuaBlueprint(file: string, options: LuaFormOptions & { name?: string }): Promise<Blueprint> {
+export async function readLuaBlueprint(
+  file: string,
+  options: LuaFormOptions & { name?: string },
+): Promise<Blueprint> {
   const name = options.name ?? file;
   const run = await stepRunner(options.runner)({
     script: { path: file },
@@ -36,11 +39,25 @@ export async function readLuaBlueprint(file: string, options: LuaFormOptions & {
   });
   const o = run.outcome;
   if (o.status !== "returned") {
-    const why = o.status === "raised" ? o.message : o.status === "deferred" ? `deferred: ${o.reason}` : o.status;
+    const why = o.status === "raised"
+      ? o.message
+      : o.status === "deferred"
+      ? `deferred: ${o.reason}`
+      : o.status;
     throw new BlueprintError(`${name}: the Lua Blueprint did not return: ${why}`);
   }
   if (run.returned?.type !== "table") {
-    throw new BlueprintError(`${name}: a .bp.lua returns the Blueprint table, got ${run.returned?.type === "string" ? "a string" : "nothing"}`);
+    throw new BlueprintError(
+      `${name}: a .bp.lua returns the Blueprint table, got ${
+        run.returned?.type === "string" ? "a string" : "nothing"
+      }`,
+    );
   }
-  return parseBlueprint(run.returned.value, { file, name, dir: dirname(file), includes: options.includes, projectRoot: options.projectRoot });
+  return parseBlueprint(run.returned.value, {
+    file,
+    name,
+    dir: dirname(file),
+    includes: options.includes,
+    projectRoot: options.projectRoot,
+  });
 }

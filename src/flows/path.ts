@@ -91,7 +91,9 @@ export function writePath(ctx: Json, path: Path, value: Json): Json {
     } else {
       throw new FlowError(
         "TypeError",
-        `cannot write ${path.text}: '${path.keys.slice(0, i + 1).join(".")}' is ${typeName(next)}, not an object`,
+        `cannot write ${path.text}: '${path.keys.slice(0, i + 1).join(".")}' is ${
+          typeName(next)
+        }, not an object`,
       );
     }
   }

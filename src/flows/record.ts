@@ -47,7 +47,11 @@ export interface ReplayEntry {
 
 /** No run with that id is in the store. */
 export class UnknownFlowRun extends AgentBlockError {
-  /** @param runId the id asked for; @param store where it was looked for */
+  /**
+   * An unknown run.
+   * @param runId the id asked for
+   * @param store where it was looked for
+   */
   constructor(readonly runId: string, store: string) {
     super(`no flow run '${runId}' in ${store} (agent-block flow runs lists them)`, 1);
     this.name = "UnknownFlowRun";
@@ -55,7 +59,8 @@ export class UnknownFlowRun extends AgentBlockError {
 }
 
 /** The replay key of a dispatch. */
-export const replayKey = (ref: string, inputHash: string, occurrence: number) => `${ref}\u0000${inputHash}\u0000${occurrence}`;
+export const replayKey = (ref: string, inputHash: string, occurrence: number) =>
+  `${ref}\u0000${inputHash}\u0000${occurrence}`;
 
 /** A new run id: time-ordered, with 48 random bits. */
 export function newRunId(): string {
@@ -66,6 +71,7 @@ export function newRunId(): string {
 /** The record of one run. */
 export class FlowRecord {
   /**
+   * The record of run `runId` in `store`.
    * @param store the kernel store
    * @param runId the run (its session id)
    * @param projectRoot where `.agent-block/flows/` is
@@ -90,13 +96,23 @@ export class FlowRecord {
 
   /** Appends a `flow.*` event (`kind` without the prefix). */
   append(kind: string, data: Record<string, Json>): void {
-    this.store.append({ stream: this.runId, kind: `flow.${kind}`, data: JSON.stringify(data), meta: JSON.stringify({ run: this.runId }) });
+    this.store.append({
+      stream: this.runId,
+      kind: `flow.${kind}`,
+      data: JSON.stringify(data),
+      meta: JSON.stringify({ run: this.runId }),
+    });
     this.onAppend?.(`flow.${kind}`, data);
   }
 
   /** Closes the session (`status`: the kernel's close status). */
   close(status: string): void {
-    this.store.append({ stream: this.runId, kind: "session_close", data: JSON.stringify({ status }), meta: "{}" });
+    this.store.append({
+      stream: this.runId,
+      kind: "session_close",
+      data: JSON.stringify({ status }),
+      meta: "{}",
+    });
   }
 
   /** Every event of the run. */
@@ -122,7 +138,10 @@ export class FlowRecord {
     const { path, sha256 } = stored.value_ref;
     const bytes = await Deno.readFile(join(this.projectRoot, path));
     if (sha256Hex(bytes) !== sha256) {
-      throw new AgentBlockError(`flow run ${this.runId}: ${path} does not match its recorded sha256 (changed since it was written)`, 1);
+      throw new AgentBlockError(
+        `flow run ${this.runId}: ${path} does not match its recorded sha256 (changed since it was written)`,
+        1,
+      );
     }
     return JSON.parse(new TextDecoder().decode(bytes)) as Json;
   }
@@ -135,10 +154,16 @@ export function replayTable(events: readonly EventRow[]): Map<string, ReplayEntr
     if (e.kind === "flow.step_completed") {
       const d = e.data as Record<string, Json>;
       if (d.status !== "passed" && d.status !== "skipped" && d.status !== "answered") continue;
-      const stored = (d.value_ref !== undefined ? { value_ref: d.value_ref } : { value: d.value ?? null }) as StoredValue;
+      const stored =
+        (d.value_ref !== undefined ? { value_ref: d.value_ref } : { value: d.value ?? null }) as StoredValue;
       entries.push({
         key: replayKey(String(d.ref), String(d.input_hash), Number(d.occurrence)),
-        entry: { ref: String(d.ref), status: String(d.status), stored, ...(typeof d.reason === "string" ? { reason: d.reason } : {}) },
+        entry: {
+          ref: String(d.ref),
+          status: String(d.status),
+          stored,
+          ...(typeof d.reason === "string" ? { reason: d.reason } : {}),
+        },
       });
     } else if (e.kind === "flow.replay_cut") {
       const i = entries.findIndex((x) => x.entry.ref === e.data.from_step);
@@ -201,7 +226,9 @@ export function summarise(events: readonly EventRow[]): FlowRunSummary {
     state,
     started: started?.epoch_ms ?? 0,
     last: events[events.length - 1]?.epoch_ms ?? 0,
-    ...(state === "waiting" && lastWait ? { waiting: { step: String(lastWait.data.step), reason: String(lastWait.data.reason) } } : {}),
+    ...(state === "waiting" && lastWait
+      ? { waiting: { step: String(lastWait.data.step), reason: String(lastWait.data.reason) } }
+      : {}),
     ...(state === "failed" && failed ? { failed_step: failed } : {}),
   };
 }

@@ -46,7 +46,10 @@ import {
 import { stepRunner } from "./step_runner.ts";
 
 /** A TypeScript function an embedder registers as an agent (`kind: "fn"`). */
-export type FlowFn = (input: Json, info: { stepKey: string; signal: AbortSignal; agentCtx?: Json }) => Json | Promise<Json>;
+export type FlowFn = (
+  input: Json,
+  info: { stepKey: string; signal: AbortSignal; agentCtx?: Json },
+) => Json | Promise<Json>;
 
 /** A `flow.*` event as `onEvent` receives it. */
 export interface FlowEvent {
@@ -104,7 +107,9 @@ export function mergeInitCtx(defaults: Json | undefined, init: Json | undefined)
 }
 
 /** Starts a new run of `options.compiled` on `initCtx`. */
-export async function runFlow(options: FlowRunOptions & { initCtx?: Json; taskMetadata?: Json }): Promise<FlowResult> {
+export async function runFlow(
+  options: FlowRunOptions & { initCtx?: Json; taskMetadata?: Json },
+): Promise<FlowResult> {
   const bp = options.compiled.blueprint;
   const runId = newRunId();
   const record = recordOf(options, runId);
@@ -121,14 +126,20 @@ export async function runFlow(options: FlowRunOptions & { initCtx?: Json; taskMe
 }
 
 /** Continues run `runId` (recorded in `options.store`); `answer` answers a waiting step. */
-export async function resumeFlow(runId: string, options: FlowRunOptions & { answer?: Json }): Promise<FlowResult> {
+export async function resumeFlow(
+  runId: string,
+  options: FlowRunOptions & { answer?: Json },
+): Promise<FlowResult> {
   const record = recordOf(options, runId);
   const events = record.events();
   const started = events.find((e) => e.kind === "flow.run_started");
   if (!started) throw new UnknownFlowRun(runId, options.store.db.location() ?? "the kernel store");
   const state = runState(events);
   if (state === "completed") {
-    throw new AgentBlockError(`flow run ${runId} already completed; 'flow rerun ${runId} --from STEP' runs it again from a step`, 1);
+    throw new AgentBlockError(
+      `flow run ${runId} already completed; 'flow rerun ${runId} --from STEP' runs it again from a step`,
+      1,
+    );
   }
   const wait = [...events].reverse().find((e) => e.kind === "flow.run_waiting");
   if (options.answer !== undefined && state !== "waiting") {
@@ -154,7 +165,13 @@ export async function resumeFlow(runId: string, options: FlowRunOptions & { answ
     });
   }
   record.append("run_resumed", options.answer !== undefined ? { answered: String(wait?.data.step) } : {});
-  return await evaluate(options, record, started.data.init_ctx as Json, started.data.task_metadata as Json | undefined, replayTable(record.events()));
+  return await evaluate(
+    options,
+    record,
+    started.data.init_ctx as Json,
+    started.data.task_metadata as Json | undefined,
+    replayTable(record.events()),
+  );
 }
 
 /** Runs run `runId` again from the first occurrence of step `from`, keeping the steps before it. */
@@ -164,18 +181,34 @@ export async function rerunFlow(runId: string, from: string, options: FlowRunOpt
   const started = events.find((e) => e.kind === "flow.run_started");
   if (!started) throw new UnknownFlowRun(runId, options.store.db.location() ?? "the kernel store");
   const state = runState(events);
-  if (state === "running") throw new AgentBlockError(`flow run ${runId} is still running; rerun takes a finished run`, 1);
+  if (state === "running") {
+    throw new AgentBlockError(`flow run ${runId} is still running; rerun takes a finished run`, 1);
+  }
   const refs = new Set(events.filter((e) => e.kind === "flow.step_completed").map((e) => String(e.data.ref)));
   if (!refs.has(from)) {
-    throw new AgentBlockError(`flow run ${runId} has no step '${from}' (its steps: ${[...refs].join(", ") || "none"})`, 1);
+    throw new AgentBlockError(
+      `flow run ${runId} has no step '${from}' (its steps: ${[...refs].join(", ") || "none"})`,
+      1,
+    );
   }
   record.append("replay_cut", { from_step: from });
   record.append("run_resumed", { rerun_from: from });
-  return await evaluate(options, record, started.data.init_ctx as Json, started.data.task_metadata as Json | undefined, replayTable(record.events()));
+  return await evaluate(
+    options,
+    record,
+    started.data.init_ctx as Json,
+    started.data.task_metadata as Json | undefined,
+    replayTable(record.events()),
+  );
 }
 
 function recordOf(options: FlowRunOptions, runId: string): FlowRecord {
-  return new FlowRecord(options.store, runId, options.projectRoot, options.onEvent ? (kind, data) => options.onEvent!({ run: runId, kind, data }) : undefined);
+  return new FlowRecord(
+    options.store,
+    runId,
+    options.projectRoot,
+    options.onEvent ? (kind, data) => options.onEvent!({ run: runId, kind, data }) : undefined,
+  );
 }
 
 async function evaluate(
@@ -193,7 +226,13 @@ async function evaluate(
 
   const dispatch: Dispatcher = async (ref, input, stepSignal) => {
     const agent = compiled.agents.get(ref);
-    if (!agent) throw new FlowError("DispatcherError", `dispatcher error for ref '${ref}': no agent named '${ref}'`, ref);
+    if (!agent) {
+      throw new FlowError(
+        "DispatcherError",
+        `dispatcher error for ref '${ref}': no agent named '${ref}'`,
+        ref,
+      );
+    }
     const inputHash = jsonHash({ input, agent: agent.digest });
     const n = occurrences.get(ref + "\u0000" + inputHash) ?? 0;
     occurrences.set(ref + "\u0000" + inputHash, n + 1);
@@ -230,8 +269,14 @@ async function evaluate(
       const fn = options.fns?.[agent.run.fnId];
       try {
         if (!fn) throw new Error(`no function '${agent.run.fnId}' is registered`);
-        const value = await fn(input, { stepKey: key, signal: stepSignal, ...(agent.agentCtx !== undefined ? { agentCtx: agent.agentCtx } : {}) });
-        fold = stepSignal.aborted ? { status: "cancelled", reason: reasonOf(stepSignal) } : { status: "passed", value: value ?? null };
+        const value = await fn(input, {
+          stepKey: key,
+          signal: stepSignal,
+          ...(agent.agentCtx !== undefined ? { agentCtx: agent.agentCtx } : {}),
+        });
+        fold = stepSignal.aborted
+          ? { status: "cancelled", reason: reasonOf(stepSignal) }
+          : { status: "passed", value: value ?? null };
       } catch (e) {
         fold = stepSignal.aborted
           ? { status: "cancelled", reason: reasonOf(stepSignal) }
@@ -254,7 +299,11 @@ async function evaluate(
     const done = { ...ids, duration_ms, usage: null, child_labels: labels };
     switch (fold.status) {
       case "passed":
-        record.append("step_completed", { ...done, status: "passed", ...await record.storeValue(key, fold.value) });
+        record.append("step_completed", {
+          ...done,
+          status: "passed",
+          ...await record.storeValue(key, fold.value),
+        });
         return { value: fold.value };
       case "skipped":
         if (agent.onDefer === "wait") {
@@ -280,7 +329,10 @@ async function evaluate(
       maxParallel: compiled.maxParallel,
     });
     const stored = await record.storeValue("final", ctx);
-    record.append("run_finished", { status: "completed", ...("value" in stored ? { ctx } : { ctx_ref: stored.value_ref }) });
+    record.append("run_finished", {
+      status: "completed",
+      ...("value" in stored ? { ctx } : { ctx_ref: stored.value_ref }),
+    });
     record.close("ok");
     return { runId, status: "completed", ctx };
   } catch (e) {

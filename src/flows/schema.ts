@@ -13,7 +13,12 @@ import { EXPR_OPS } from "./expr.ts";
 import type { Json } from "./path.ts";
 
 const path: Json = { type: "string", pattern: "^\\$" };
-const pathExpr: Json = { type: "object", required: ["op", "at"], properties: { op: { const: "path" }, at: path }, additionalProperties: false };
+const pathExpr: Json = {
+  type: "object",
+  required: ["op", "at"],
+  properties: { op: { const: "path" }, at: path },
+  additionalProperties: false,
+};
 const ref = (name: string): Json => ({ $ref: `#/$defs/${name}` });
 
 const EXPR_FIELDS: Record<string, Record<string, Json>> = {
@@ -42,9 +47,23 @@ const NODE: Record<string, [Record<string, Json>, string[]]> = {
   step: [{ ref: { type: "string", minLength: 1 }, in: ref("expr"), out: pathExpr }, ["ref", "in", "out"]],
   seq: [{ children: { type: "array", items: ref("node") } }, ["children"]],
   branch: [{ cond: ref("expr"), then: ref("node"), else: ref("node") }, ["cond", "then", "else"]],
-  loop: [{ counter: pathExpr, cond: ref("expr"), body: ref("node"), max: { type: "integer", minimum: 0, maximum: 4294967295 } }, ["counter", "cond", "body", "max"]],
-  fanout: [{ items: ref("expr"), bind: pathExpr, body: ref("node"), join: { enum: ["all", "any", "race", "all_settled"] }, out: pathExpr }, ["items", "bind", "body", "join", "out"]],
-  try: [{ body: ref("node"), catch: ref("node"), err_at: { anyOf: [pathExpr, { type: "null" }] } }, ["body", "catch"]],
+  loop: [{
+    counter: pathExpr,
+    cond: ref("expr"),
+    body: ref("node"),
+    max: { type: "integer", minimum: 0, maximum: 4294967295 },
+  }, ["counter", "cond", "body", "max"]],
+  fanout: [{
+    items: ref("expr"),
+    bind: pathExpr,
+    body: ref("node"),
+    join: { enum: ["all", "any", "race", "all_settled"] },
+    out: pathExpr,
+  }, ["items", "bind", "body", "join", "out"]],
+  try: [{ body: ref("node"), catch: ref("node"), err_at: { anyOf: [pathExpr, { type: "null" }] } }, [
+    "body",
+    "catch",
+  ]],
   assign: [{ at: pathExpr, value: ref("expr") }, ["at", "value"]],
   let: [{ at: { type: "string", pattern: "^(ctx|\\$)" }, value: ref("expr") }, ["at", "value"]],
 };
@@ -64,13 +83,21 @@ export function blueprintSchema(): Json {
         per_agent: { type: "object" },
       },
     },
-    strategy: { type: "object", properties: { strict_refs: { type: "boolean" }, strict_kind: { type: "boolean" } } },
-    metadata: { type: "object", properties: { strict_verdict_handling: { type: "boolean" }, description: { type: "string" } } },
+    strategy: {
+      type: "object",
+      properties: { strict_refs: { type: "boolean" }, strict_kind: { type: "boolean" } },
+    },
+    metadata: {
+      type: "object",
+      properties: { strict_verdict_handling: { type: "boolean" }, description: { type: "string" } },
+    },
     default_agent_kind: { enum: ["block", "agent_block", "lua", "fn"] },
     default_init_ctx: {},
     default_agent_ctx: {},
   };
-  for (const k of BLUEPRINT_FIELDS.engineTop) top[k] = { description: "a field of the seed 004 engine: accepted, ignored with a warning" };
+  for (const k of BLUEPRINT_FIELDS.engineTop) {
+    top[k] = { description: "a field of the seed 004 engine: accepted, ignored with a warning" };
+  }
   const agent: Record<string, Json> = {
     name: { type: "string", minLength: 1 },
     kind: { enum: ["block", "agent_block", "lua", "fn"] },
@@ -80,10 +107,16 @@ export function blueprintSchema(): Json {
         block: { type: "string", description: "block: a registered block's name" },
         script: { type: "string", description: "block: a Lua file, relative to the Blueprint" },
         script_path: { type: "string", description: "agent_block: script mode" },
-        mcp_servers: { type: "array", description: "agent_block prompt mode: servers, granted by profile.tools mcp__<server>__*" },
+        mcp_servers: {
+          type: "array",
+          description: "agent_block prompt mode: servers, granted by profile.tools mcp__<server>__*",
+        },
         source: { type: "string", description: "lua: inline source" },
         fn_id: { type: "string", description: "fn: the registered function (default: the agent's name)" },
-        on_defer: { enum: ["skip", "wait"], description: "what job.defer means: skip the step, or wait for an answer" },
+        on_defer: {
+          enum: ["skip", "wait"],
+          description: "what job.defer means: skip the step, or wait for an answer",
+        },
       },
     },
     profile: { type: "object" },
@@ -96,7 +129,9 @@ export function blueprintSchema(): Json {
     },
     lints: { type: "object" },
   };
-  for (const k of BLUEPRINT_FIELDS.engineAgent) agent[k] = { description: "a field of the seed 004 engine: accepted, ignored with a warning" };
+  for (const k of BLUEPRINT_FIELDS.engineAgent) {
+    agent[k] = { description: "a field of the seed 004 engine: accepted, ignored with a warning" };
+  }
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: "https://agent-block.dev/schemas/flow-blueprint.json",
@@ -114,12 +149,14 @@ export function blueprintSchema(): Json {
           { type: "object", required: ["$agent_md"], properties: { $agent_md: { type: "string" } } },
         ],
       },
-      ...Object.fromEntries(Object.entries(NODE).map(([k, [props, req]]) => [`node_${k}`, {
-        type: "object",
-        required: ["kind", ...req],
-        properties: { kind: { const: k }, ...props },
-        additionalProperties: false,
-      }])),
+      ...Object.fromEntries(
+        Object.entries(NODE).map(([k, [props, req]]) => [`node_${k}`, {
+          type: "object",
+          required: ["kind", ...req],
+          properties: { kind: { const: k }, ...props },
+          additionalProperties: false,
+        }]),
+      ),
       ...Object.fromEntries(EXPR_OPS.map((op) => [`expr_${op}`, exprSchema(op)])),
     },
   };

@@ -26,7 +26,9 @@ export function showRun(events: readonly EventRow[]): string {
         text = `run started: flow ${d.blueprint_id} (${d.blueprint_file}); init ${short(d.init_ctx)}`;
         break;
       case "flow.run_resumed":
-        text = `run resumed${d.rerun_from ? ` from step ${d.rerun_from}` : d.answered ? ` with an answer for ${d.answered}` : ""}`;
+        text = `run resumed${
+          d.rerun_from ? ` from step ${d.rerun_from}` : d.answered ? ` with an answer for ${d.answered}` : ""
+        }`;
         break;
       case "flow.step_dispatched":
         text = `${step} dispatched (${d.kind}) key ${d.key}`;
@@ -35,7 +37,13 @@ export function showRun(events: readonly EventRow[]): string {
         text = `${step} replayed (${d.status})`;
         break;
       case "flow.step_completed": {
-        const what = d.value_ref ? `value in ${(d.value_ref as { path: string }).path}` : d.error ? short(d.error) : d.reason !== undefined ? short(d.reason) : short(d.value);
+        const what = d.value_ref
+          ? `value in ${(d.value_ref as { path: string }).path}`
+          : d.error
+          ? short(d.error)
+          : d.reason !== undefined
+          ? short(d.reason)
+          : short(d.value);
         text = `${step} ${d.status} in ${d.duration_ms} ms: ${what}`;
         break;
       }
@@ -49,7 +57,9 @@ export function showRun(events: readonly EventRow[]): string {
         text = `waiting at ${d.step}: ${d.reason}`;
         break;
       case "flow.run_finished":
-        text = `run ${d.status}${d.error ? `: ${short((d.error as { message: string }).message, 200)}` : ""}${d.ctx !== undefined ? `; ctx ${short(d.ctx)}` : ""}`;
+        text = `run ${d.status}${d.error ? `: ${short((d.error as { message: string }).message, 200)}` : ""}${
+          d.ctx !== undefined ? `; ctx ${short(d.ctx)}` : ""
+        }`;
         break;
       default:
         continue;

@@ -75,7 +75,9 @@ function luaString(s: string): string {
 /** The wrapper's code before the block's source (one line). */
 function prefix(globals: Record<string, Json>): string {
   return [
-    `do local g = std.json.decode(${luaString(JSON.stringify(globals))}) for k, v in pairs(g) do _G[k] = v end end`,
+    `do local g = std.json.decode(${
+      luaString(JSON.stringify(globals))
+    }) for k, v in pairs(g) do _G[k] = v end end`,
     `return (function(main, ...)`,
     `local arts, last, emit = {}, nil, bus.emit`,
     `bus.emit = function(kind, payload, ...)`,
@@ -105,7 +107,6 @@ function wrapped(source: string, globals: Record<string, Json>): string | undefi
 /** The step runner over `runner`. */
 export function stepRunner(runner: BlockRunner): StepRunner {
   return async (req) => {
-    let script: RunRequest["script"];
     let name: string;
     let dir: string;
     let source: string;
@@ -123,7 +124,9 @@ export function stepRunner(runner: BlockRunner): StepRunner {
       ({ source, name, dir } = req.script);
     }
     const w = wrapped(source, req.globals);
-    script = w === undefined ? ("path" in req.script ? req.script : { source, name, dir }) : { source: w, name, dir };
+    const script: RunRequest["script"] = w === undefined
+      ? ("path" in req.script ? req.script : { source, name, dir })
+      : { source: w, name, dir };
     const { outcome } = await runner.run({
       script,
       name,

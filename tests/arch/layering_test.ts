@@ -134,17 +134,26 @@ const RULES: Rule[] = [
     forbids: under("src/sandbox"),
   },
   {
-    rule: "src/flows/** (flows of blocks, a consumer of the runner) never imports src/runtime/**, src/sdk/**, " +
+    rule:
+      "src/flows/** (flows of blocks, a consumer of the runner) never imports src/runtime/**, src/sdk/**, " +
       "src/cli/**, src/mcp_server/** or src/serve/**, and of src/runner/** only the interface runner/runner.ts",
     from: under("src/flows"),
     forbids: (to) =>
-      any(under("src/runtime"), under("src/sdk"), under("src/cli"), under("src/mcp_server"), under("src/serve"))(to) ||
+      any(
+        under("src/runtime"),
+        under("src/sdk"),
+        under("src/cli"),
+        under("src/mcp_server"),
+        under("src/serve"),
+      )(to) ||
       (under("src/runner")(to) && to !== "src/runner/runner.ts"),
   },
   {
     rule: "src/flows/** is imported only by the edges and consumers above it (mod.ts, src/cli/**, " +
       "src/mcp_server/**, src/serve/**) and itself",
-    from: not(any(is("mod.ts"), under("src/cli"), under("src/mcp_server"), under("src/serve"), under("src/flows"))),
+    from: not(
+      any(is("mod.ts"), under("src/cli"), under("src/mcp_server"), under("src/serve"), under("src/flows")),
+    ),
     forbids: under("src/flows"),
   },
   {

@@ -47,14 +47,23 @@ Deno.test("agent.md: tools as CSV, the body verbatim, extras kept, description t
       extras: { colour: "blue" },
     },
   });
-  assert.deepEqual(parseAgentMd("---\nname: a\ntools: [x, ' y ']\nlints: {v: deny}\n---\n", "a.md").profile.tools, ["x", "y"]);
+  assert.deepEqual(
+    parseAgentMd("---\nname: a\ntools: [x, ' y ']\nlints: {v: deny}\n---\n", "a.md").profile.tools,
+    ["x", "y"],
+  );
 });
 
 Deno.test("agent.md: a missing name, no front matter, a bad lint level are errors naming the file", () => {
-  assert.throws(() => parseAgentMd("---\ndescription: x\n---\nbody", "a.md"), /a\.md: front matter: 'name' is required/);
+  assert.throws(
+    () => parseAgentMd("---\ndescription: x\n---\nbody", "a.md"),
+    /a\.md: front matter: 'name' is required/,
+  );
   assert.throws(() => parseAgentMd("no front matter", "b.md"), /b\.md: line 1: expected '---'/);
   assert.throws(() => parseAgentMd("---\nname: a\n", "c.md"), /c\.md: the front matter is not closed/);
-  assert.throws(() => parseAgentMd("---\nname: a\nlints: {x: loud}\n---\n", "d.md"), /lints\.x must be allow, warn or deny/);
+  assert.throws(
+    () => parseAgentMd("---\nname: a\nlints: {x: loud}\n---\n", "d.md"),
+    /lints\.x must be allow, warn or deny/,
+  );
   assert.throws(() => parseAgentMd("---\nname: [a\n---\n", "e.md"), /e\.md: line \d+:/);
 });
 
@@ -65,7 +74,10 @@ Deno.test("linker: $agent_md with sibling keys merged over the file, $file as te
     "inc/shared.md": "---\nname: shared\n---\nShared.\n",
     "lib/libonly.md": "---\nname: libonly\n---\nFrom lib.\n",
   });
-  const bp = await readBlueprint(join(dir, "flows", "f.json"), { includes: [join(dir, "inc")], projectRoot: dir }).catch(
+  const bp = await readBlueprint(join(dir, "flows", "f.json"), {
+    includes: [join(dir, "inc")],
+    projectRoot: dir,
+  }).catch(
     () => undefined,
   );
   assert.equal(bp, undefined); // the file does not exist yet
@@ -74,14 +86,22 @@ Deno.test("linker: $agent_md with sibling keys merged over the file, $file as te
     JSON.stringify({
       id: "f",
       agents: [
-        { $agent_md: "agents/rev.md", kind: "lua", spec: { source: "return 1" }, verdict: { channel: "body", values: ["A"] } },
+        {
+          $agent_md: "agents/rev.md",
+          kind: "lua",
+          spec: { source: "return 1" },
+          verdict: { channel: "body", values: ["A"] },
+        },
         { $agent_md: "shared.md", kind: "lua", spec: { source: { $file: "prompt.txt" } } },
         { $agent_md: "libonly.md", kind: "lua", spec: { source: "return 2" } },
       ],
       flow: { kind: "seq", children: [] },
     }),
   );
-  const read = await readBlueprint(join(dir, "flows", "f.json"), { includes: [join(dir, "inc")], projectRoot: dir });
+  const read = await readBlueprint(join(dir, "flows", "f.json"), {
+    includes: [join(dir, "inc")],
+    projectRoot: dir,
+  });
   assert.deepEqual(read.agents.map((a) => a.name), ["rev", "shared", "libonly"]);
   assert.deepEqual(read.agents[0].profile, { system_prompt: "System text.\n", model: "from-file" });
   assert.deepEqual(read.agents[0].verdict, { channel: "body", values: ["A"] });
@@ -92,11 +112,13 @@ Deno.test("linker: absolute paths, '..' and a missing file are refused with the 
   const dir = await tempProject({ "x.md": "---\nname: x\n---\n" });
   const doc = (p: string) => ({ id: "f", agents: [{ $agent_md: p }], flow: { kind: "seq", children: [] } });
   const file = join(dir, "sub", "f.json");
-  let e = await errorOf(async () => parseBlueprint(doc("../x.md"), { file }));
+  let e = await errorOf(() => Promise.resolve().then(() => parseBlueprint(doc("../x.md"), { file })));
   assert.match(e.message, /at \/agents\/0\/\$agent_md: '\.\.\/x\.md' holds '\.\.'/);
-  e = await errorOf(async () => parseBlueprint(doc("/etc/passwd"), { file }));
+  e = await errorOf(() => Promise.resolve().then(() => parseBlueprint(doc("/etc/passwd"), { file })));
   assert.match(e.message, /is absolute/);
-  e = await errorOf(async () => parseBlueprint(doc("nope.md"), { file, projectRoot: dir }));
+  e = await errorOf(() =>
+    Promise.resolve().then(() => parseBlueprint(doc("nope.md"), { file, projectRoot: dir }))
+  );
   assert.match(e.message, /'nope\.md' not found; looked in .*sub\/nope\.md, .*lib\/nope\.md/);
 });
 
@@ -110,14 +132,28 @@ Deno.test("compile: a step ref with no agent fails under strict_refs, passes wit
 Deno.test("compile: duplicate agent names and operator/subprocess kinds are errors", async () => {
   const lua = { kind: "lua", spec: { source: "return 1" } };
   let e = await errorOf(() =>
-    compileDoc({ id: "f", agents: [{ name: "a", ...lua }, { name: "a", ...lua }], flow: { kind: "seq", children: [] } })
+    compileDoc({
+      id: "f",
+      agents: [{ name: "a", ...lua }, { name: "a", ...lua }],
+      flow: { kind: "seq", children: [] },
+    })
   );
   assert.match(e.message, /at \/agents\/1\/name: duplicate agent name 'a'/);
-  e = await errorOf(() => compileDoc({ id: "f", agents: [{ name: "op", kind: "operator" }], flow: { kind: "seq", children: [] } }));
+  e = await errorOf(() =>
+    compileDoc({ id: "f", agents: [{ name: "op", kind: "operator" }], flow: { kind: "seq", children: [] } })
+  );
   assert.match(e.message, /agent kind 'operator' is not supported by agent-block/);
-  e = await errorOf(() => compileDoc({ id: "f", agents: [{ name: "s", kind: "subprocess" }], flow: { kind: "seq", children: [] } }));
+  e = await errorOf(() =>
+    compileDoc({ id: "f", agents: [{ name: "s", kind: "subprocess" }], flow: { kind: "seq", children: [] } })
+  );
   assert.match(e.message, /agent kind 'subprocess' is not supported/);
-  e = await errorOf(() => compileDoc({ id: "f", agents: [{ name: "b", kind: "block", spec: { block: "nope" } }], flow: { kind: "seq", children: [] } }));
+  e = await errorOf(() =>
+    compileDoc({
+      id: "f",
+      agents: [{ name: "b", kind: "block", spec: { block: "nope" } }],
+      flow: { kind: "seq", children: [] },
+    })
+  );
   assert.match(e.message, /no block named 'nope' is registered/);
 });
 
@@ -141,24 +177,45 @@ const gate = (verdict: unknown, cond: unknown, metadata: unknown = {}) => ({
   agents: [{ name: "gate", kind: "lua", spec: { source: "return 'PASS'" }, verdict }],
   flow: {
     kind: "seq",
-    children: [step("gate", "$.gate"), { kind: "branch", cond, then: { kind: "seq", children: [] }, else: { kind: "seq", children: [] } }],
+    children: [step("gate", "$.gate"), {
+      kind: "branch",
+      cond,
+      then: { kind: "seq", children: [] },
+      else: { kind: "seq", children: [] },
+    }],
   },
 });
 
 Deno.test("verdict lint: a body contract read through parts is a channel mismatch, and the reverse", async () => {
   let e = await errorOf(() =>
-    compileDoc(gate({ channel: "body", values: ["PASS"] }, { op: "eq", lhs: P('$.gate.parts["verdict"]'), rhs: L("PASS") }))
+    compileDoc(
+      gate({ channel: "body", values: ["PASS"] }, {
+        op: "eq",
+        lhs: P('$.gate.parts["verdict"]'),
+        rhs: L("PASS"),
+      }),
+    )
   );
-  assert.match(e.message, /at \/flow\/children\/1\/cond\/lhs: VerdictChannelMismatch: .* agent 'gate', whose verdict is on the body channel; read \$\.gate/);
-  e = await errorOf(() => compileDoc(gate({ channel: "part", values: ["PASS"] }, { op: "eq", lhs: P("$.gate"), rhs: L("PASS") })));
+  assert.match(
+    e.message,
+    /at \/flow\/children\/1\/cond\/lhs: VerdictChannelMismatch: .* agent 'gate', whose verdict is on the body channel; read \$\.gate/,
+  );
+  e = await errorOf(() =>
+    compileDoc(gate({ channel: "part", values: ["PASS"] }, { op: "eq", lhs: P("$.gate"), rhs: L("PASS") }))
+  );
   assert.match(e.message, /VerdictChannelMismatch: .* read \$\.gate\.parts\["verdict"\]/);
 });
 
 Deno.test("verdict lint: a literal outside the contract is rejected, also inside an in haystack", async () => {
   const body = { channel: "body", values: ["PASS", "BLOCKED"] };
   let e = await errorOf(() => compileDoc(gate(body, { op: "eq", lhs: P("$.gate"), rhs: L("PASSED") })));
-  assert.match(e.message, /at \/flow\/children\/1\/cond\/rhs: VerdictValueNotInContract: "PASSED" is not a verdict of agent 'gate'/);
-  e = await errorOf(() => compileDoc(gate(body, { op: "in", needle: P("$.gate"), haystack: L(["PASS", "NOPE"]) })));
+  assert.match(
+    e.message,
+    /at \/flow\/children\/1\/cond\/rhs: VerdictValueNotInContract: "PASSED" is not a verdict of agent 'gate'/,
+  );
+  e = await errorOf(() =>
+    compileDoc(gate(body, { op: "in", needle: P("$.gate"), haystack: L(["PASS", "NOPE"]) }))
+  );
   assert.match(e.message, /haystack\/value\/1: VerdictValueNotInContract: "NOPE"/);
 });
 
@@ -166,11 +223,15 @@ Deno.test("verdict lint: an unread value is a warning, an error under strict_ver
   const body = { channel: "body", values: ["PASS", "BLOCKED"] };
   const cond = { op: "eq", lhs: P("$.gate"), rhs: L("PASS") };
   const c = await compileDoc(gate(body, cond));
-  assert.ok(c.warnings.some((w) => w.includes(`VerdictValueUnhandled: agent 'gate' declares the verdict "BLOCKED"`)));
+  assert.ok(
+    c.warnings.some((w) => w.includes(`VerdictValueUnhandled: agent 'gate' declares the verdict "BLOCKED"`)),
+  );
   const e = await errorOf(() => compileDoc(gate(body, cond, { strict_verdict_handling: true })));
   assert.match(e.message, /VerdictValueUnhandled/);
   // both read: no warning
-  const both = await compileDoc(gate(body, { op: "in", needle: P("$.gate"), haystack: L(["PASS", "BLOCKED"]) }));
+  const both = await compileDoc(
+    gate(body, { op: "in", needle: P("$.gate"), haystack: L(["PASS", "BLOCKED"]) }),
+  );
   assert.ok(!both.warnings.some((w) => w.includes("VerdictValueUnhandled")));
 });
 
@@ -182,15 +243,34 @@ Deno.test("lints: a loop condition reading what only its body writes, a non-bool
     flow: {
       kind: "seq",
       children: [
-        { kind: "loop", counter: P("$.n"), cond: { op: "ne", lhs: P("$.verdict"), rhs: L("PASS") }, body: step("a", "$.verdict"), max: 3 },
-        { kind: "branch", cond: { op: "len", arg: P("$.verdict") }, then: { kind: "seq", children: [] }, else: { kind: "seq", children: [] } },
+        {
+          kind: "loop",
+          counter: P("$.n"),
+          cond: { op: "ne", lhs: P("$.verdict"), rhs: L("PASS") },
+          body: step("a", "$.verdict"),
+          max: 3,
+        },
+        {
+          kind: "branch",
+          cond: { op: "len", arg: P("$.verdict") },
+          then: { kind: "seq", children: [] },
+          else: { kind: "seq", children: [] },
+        },
         { kind: "assign", at: P("$.x"), value: P("$.r.0") },
-        { kind: "branch", cond: { op: "exists", arg: P("$.never") }, then: { kind: "seq", children: [] }, else: { kind: "seq", children: [] } },
+        {
+          kind: "branch",
+          cond: { op: "exists", arg: P("$.never") },
+          then: { kind: "seq", children: [] },
+          else: { kind: "seq", children: [] },
+        },
       ],
     },
   });
   const w = c.warnings.join("\n");
-  assert.match(w, /at \/flow\/children\/0\/cond\/lhs: the condition reads \$\.verdict, which nothing before it writes/);
+  assert.match(
+    w,
+    /at \/flow\/children\/0\/cond\/lhs: the condition reads \$\.verdict, which nothing before it writes/,
+  );
   assert.match(w, /children\/1\/cond: a branch condition must be a boolean; 'len' gives a number/);
   assert.match(w, /\$\.r\.0 has a numeric key/);
   assert.ok(!w.includes("$.never"), "exists is how a missing path is tested: no warning");
@@ -199,7 +279,13 @@ Deno.test("lints: a loop condition reading what only its body writes, a non-bool
     id: "f",
     default_init_ctx: { verdict: "BLOCKED" },
     agents: [{ name: "a", ...lua }],
-    flow: { kind: "loop", counter: P("$.n"), cond: { op: "ne", lhs: P("$.verdict"), rhs: L("PASS") }, body: step("a", "$.verdict"), max: 3 },
+    flow: {
+      kind: "loop",
+      counter: P("$.n"),
+      cond: { op: "ne", lhs: P("$.verdict"), rhs: L("PASS") },
+      body: step("a", "$.verdict"),
+      max: 3,
+    },
   });
   assert.ok(!seeded.warnings.some((x) => x.includes("nothing before it writes")));
 });
@@ -218,7 +304,11 @@ Deno.test("digest: editing an agent.md body or a block's source changes the agen
   });
   const doc = {
     id: "f",
-    agents: [{ $agent_md: "a.md", kind: "lua", spec: { source: "return _CONTEXT" } }, { name: "b", kind: "block", spec: { block: "b" } }],
+    agents: [{ $agent_md: "a.md", kind: "lua", spec: { source: "return _CONTEXT" } }, {
+      name: "b",
+      kind: "block",
+      spec: { block: "b" },
+    }],
     flow: { kind: "seq", children: [step("a", "$.a"), step("b", "$.b")] },
   };
   const digests = () => {

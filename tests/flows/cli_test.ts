@@ -68,7 +68,10 @@ Deno.test("SIGKILL during the third step: flow resume runs only that step, same 
 
   const runs = await runCli(["flow", "runs", "--json"], { cwd: root });
   assert.equal(runs.code, 0, runs.stderr);
-  assert.deepEqual(runs.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.run, r.state]), [[runId, "running"]]);
+  assert.deepEqual(runs.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.run, r.state]), [[
+    runId,
+    "running",
+  ]]);
 
   await Deno.writeTextFile(join(root, "go"), "");
   const resumed = await runCli(["flow", "resume", runId, "--result", "out.json"], { cwd: root });
@@ -79,7 +82,15 @@ Deno.test("SIGKILL during the third step: flow resume runs only that step, same 
   assert.equal(k1, k2, "_STEP_KEY is equal across the crash and its resume");
   const resumedCtx = JSON.parse(await Deno.readTextFile(join(root, "out.json")));
 
-  const fresh = await runCli(["flow", "run", "flows/abc.bp.json", "--init", '{"s":"s"}', "--result", "fresh.json"], { cwd: root });
+  const fresh = await runCli([
+    "flow",
+    "run",
+    "flows/abc.bp.json",
+    "--init",
+    '{"s":"s"}',
+    "--result",
+    "fresh.json",
+  ], { cwd: root });
   assert.equal(fresh.code, 0, fresh.stderr);
   assert.deepEqual(resumedCtx, JSON.parse(await Deno.readTextFile(join(root, "fresh.json"))));
   assert.deepEqual(resumedCtx, { s: "s", a: "s-a", b: "s-a-b", c: "s-a-b-c" });
@@ -92,14 +103,23 @@ Deno.test("SIGKILL during the third step: flow resume runs only that step, same 
 
 Deno.test("SIGINT cancels the run (exit 1, recorded cancelled); flow resume continues it", async () => {
   const root = await abcProject();
-  const child = spawnFlow(root, ["run", "flows/abc.bp.json", "--init", '{"s":"s"}', "--events", "events.jsonl"]);
+  const child = spawnFlow(root, [
+    "run",
+    "flows/abc.bp.json",
+    "--init",
+    '{"s":"s"}',
+    "--events",
+    "events.jsonl",
+  ]);
   await waitFor(() => calls(root, "c").length === 1, { what: "step c to start" });
   child.kill("SIGINT");
   const out = await child.output();
   const stderr = new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 1, stderr);
   assert.match(stderr, /cancelled: received SIGINT.*flow resume/);
-  const events = (await Deno.readTextFile(join(root, "events.jsonl"))).trim().split("\n").map((l) => JSON.parse(l));
+  const events = (await Deno.readTextFile(join(root, "events.jsonl"))).trim().split("\n").map((l) =>
+    JSON.parse(l)
+  );
   assert.deepEqual(events.slice(-2).map((e) => e.kind), ["flow.cancel_requested", "flow.run_finished"]);
   const runId = events[0].run;
   await Deno.writeTextFile(join(root, "go"), "");
@@ -136,9 +156,14 @@ flow:
   const noAnswer = await runCli(["flow", "resume", runId], { cwd: root });
   assert.equal(noAnswer.code, 1);
   assert.match(noAnswer.stderr, /waiting at step 'approve'.*--answer JSON/);
-  const answered = await runCli(["flow", "resume", runId, "--answer", '{"ok":true}', "--result", "r.json"], { cwd: root });
+  const answered = await runCli(["flow", "resume", runId, "--answer", '{"ok":true}', "--result", "r.json"], {
+    cwd: root,
+  });
   assert.equal(answered.code, 0, answered.stderr);
-  assert.deepEqual(JSON.parse(await Deno.readTextFile(join(root, "r.json"))), { approval: { ok: true }, result: "shipped" });
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(join(root, "r.json"))), {
+    approval: { ok: true },
+    result: "shipped",
+  });
 });
 
 Deno.test("a .bp.lua Blueprint built with require('flow') runs like its JSON form", async () => {
@@ -155,9 +180,18 @@ return {
   }),
 }`,
   });
-  const r = await runCli(["flow", "run", "flows/up.bp.lua", "--init", '{"word":"hi"}', "--result", "r.json"], { cwd: root });
+  const r = await runCli(
+    ["flow", "run", "flows/up.bp.lua", "--init", '{"word":"hi"}', "--result", "r.json"],
+    { cwd: root },
+  );
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(JSON.parse(await Deno.readTextFile(join(root, "r.json"))), { word: "hi", loud: "HI", n: 2, last: 11, ok: true });
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(join(root, "r.json"))), {
+    word: "hi",
+    loud: "HI",
+    n: 2,
+    last: 11,
+    ok: true,
+  });
   const lint = await runCli(["flow", "lint", "flows/up.bp.lua"], { cwd: root });
   assert.equal(lint.code, 0, lint.stderr);
   assert.match(lint.stderr, /flows\/up\.bp\.lua: ok \(1 agent\(s\)/);
@@ -168,13 +202,23 @@ Deno.test("bad input: syntax error, unknown node kind, bad path, missing agent f
     "syntax.json": '{\n  "id": "x",\n  "flow": {"kind": "seq" "children": []}\n}',
     "syntax.yaml": "id: x\nflow:\n  kind: seq\n  children: [\n",
     "kind.json": JSON.stringify({ id: "x", flow: { kind: "seq", children: [{ kind: "parallel" }] } }),
-    "path.json": JSON.stringify({ id: "x", flow: { kind: "assign", at: P("$.r[0]"), value: { op: "lit", value: 1 } } }),
-    "agent.json": JSON.stringify({ id: "x", agents: [{ $agent_md: "agents/missing.md" }], flow: { kind: "seq", children: [] } }),
+    "path.json": JSON.stringify({
+      id: "x",
+      flow: { kind: "assign", at: P("$.r[0]"), value: { op: "lit", value: 1 } },
+    }),
+    "agent.json": JSON.stringify({
+      id: "x",
+      agents: [{ $agent_md: "agents/missing.md" }],
+      flow: { kind: "seq", children: [] },
+    }),
   });
   const cases: [string, RegExp][] = [
     ["syntax.json", /syntax\.json:3:\d+: not valid JSON/],
     ["syntax.yaml", /syntax\.yaml:\d+:\d+: not valid YAML/],
-    ["kind.json", /kind\.json: at \/flow\/children\/0\/kind: unknown node kind "parallel" \(expected one of step, seq/],
+    [
+      "kind.json",
+      /kind\.json: at \/flow\/children\/0\/kind: unknown node kind "parallel" \(expected one of step, seq/,
+    ],
     ["path.json", /path\.json: at \/flow\/at\/at: invalid path '\$\.r\[0\]': a bracket holds a quoted key/],
     ["agent.json", /agent\.json: at \/agents\/0\/\$agent_md: 'agents\/missing\.md' not found; looked in/],
   ];
@@ -188,7 +232,10 @@ Deno.test("bad input: syntax error, unknown node kind, bad path, missing agent f
   const missing = await runCli(["flow", "run", "nope.json"], { cwd: root });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /cannot read Blueprint nope\.json: no such file/);
-  assert.ok(!(await Deno.stat(join(root, ".agent-block")).then(() => true, () => false)), "a refused Blueprint records nothing");
+  assert.ok(
+    !(await Deno.stat(join(root, ".agent-block")).then(() => true, () => false)),
+    "a refused Blueprint records nothing",
+  );
 });
 
 Deno.test("unknown run ids, commands and flags are clear errors", async () => {
@@ -197,10 +244,16 @@ Deno.test("unknown run ids, commands and flags are clear errors", async () => {
   assert.equal(r.code, 1);
   assert.match(r.stderr, /no kernel database at .*no flow has run in this project/);
   await Deno.writeTextFile(join(root, "go"), "");
-  assert.equal((await runCli(["flow", "run", "flows/abc.bp.json", "--init", '{"s":"s"}'], { cwd: root })).code, 0);
+  assert.equal(
+    (await runCli(["flow", "run", "flows/abc.bp.json", "--init", '{"s":"s"}'], { cwd: root })).code,
+    0,
+  );
   r = await runCli(["flow", "resume", "flow-nope"], { cwd: root });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /error: no flow run 'flow-nope' in .*knl\.sqlite \(agent-block flow runs lists them\)/);
+  assert.match(
+    r.stderr,
+    /error: no flow run 'flow-nope' in .*knl\.sqlite \(agent-block flow runs lists them\)/,
+  );
   r = await runCli(["flow", "show", "flow-nope"], { cwd: root });
   assert.equal(r.code, 1);
   r = await runCli(["flow", "rerun", "flow-nope"], { cwd: root });
@@ -219,6 +272,8 @@ Deno.test("flow schema prints a JSON Schema naming every node kind and op", asyn
   assert.equal(r.code, 0, r.stderr);
   const schema = JSON.parse(r.stdout);
   assert.equal(schema.title, "agent-block flow Blueprint");
-  for (const k of ["step", "seq", "branch", "loop", "fanout", "try", "assign", "let"]) assert.ok(schema.$defs[`node_${k}`], k);
+  for (const k of ["step", "seq", "branch", "loop", "fanout", "try", "assign", "let"]) {
+    assert.ok(schema.$defs[`node_${k}`], k);
+  }
   for (const op of ["path", "call_extern", "mod", "in"]) assert.ok(schema.$defs[`expr_${op}`], op);
 });

@@ -54,7 +54,9 @@ Deno.test("a loop's repeated step with equal input records occurrences 0, 1, 2; 
   assert.equal(first.status, "cancelled");
   const rec = f.store().read(first.runId);
   assert.deepEqual(
-    rec.filter((e) => e.kind === "flow.step_completed" && e.data.ref === "same").map((e) => e.data.occurrence),
+    rec.filter((e) => e.kind === "flow.step_completed" && e.data.ref === "same").map((e) =>
+      e.data.occurrence
+    ),
     [0, 1, 2],
   );
   assert.ok(rec.some((e) => e.kind === "flow.cancel_requested" && e.data.reason === "test stop"));
@@ -69,7 +71,9 @@ Deno.test("a loop's repeated step with equal input records occurrences 0, 1, 2; 
   const after = f.store().read(first.runId);
   const resumedAt = after.findIndex((e) => e.kind === "flow.run_resumed");
   assert.deepEqual(
-    after.slice(resumedAt).filter((e) => e.kind === "flow.replay_hit").map((e) => [e.data.ref, e.data.occurrence]),
+    after.slice(resumedAt).filter((e) => e.kind === "flow.replay_hit").map((
+      e,
+    ) => [e.data.ref, e.data.occurrence]),
     [["same", 0], ["same", 1], ["same", 2]],
   );
   // the cancelled step kept its key
@@ -96,18 +100,30 @@ Deno.test("failed steps leave no replay row; rerun --from b keeps a from the rec
   // resume of a failed run: b has no replay row, so it runs again (and fails again)
   const again = await resumeFlow(failed.runId, f.options(compiled));
   assert.equal(again.status, "failed");
-  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [1, 2, 0]);
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    2,
+    0,
+  ]);
 
   await Deno.writeTextFile(join(f.root, "fixed"), "");
   const rerun = await rerunFlow(failed.runId, "b", f.options(compiled));
   assert.equal(rerun.status, "completed", JSON.stringify(rerun.error));
   assert.deepEqual(rerun.ctx, { s: "s", a: "s-a", b: "s-a-b", c: "s-a-b-c" });
-  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [1, 3, 1]);
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    3,
+    1,
+  ]);
 
   // a completed run rerun from b: a replays, b and c run again
   const again2 = await rerunFlow(failed.runId, "b", f.options(compiled));
   assert.equal(again2.status, "completed");
-  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [1, 4, 2]);
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    4,
+    2,
+  ]);
   const cuts = f.store().read(failed.runId).filter((e) => e.kind === "flow.replay_cut");
   assert.deepEqual(cuts.map((e) => e.data.from_step), ["b", "b"]);
 });
@@ -122,7 +138,11 @@ Deno.test("an agent edited between the run and the resume runs again (its digest
   });
   const doc = {
     id: "edit",
-    agents: [blockAgent("a"), { $agent_md: "agents/b.md", kind: "block", spec: { block: "b" } }, blockAgent("c")],
+    agents: [
+      blockAgent("a"),
+      { $agent_md: "agents/b.md", kind: "block", spec: { block: "b" } },
+      blockAgent("c"),
+    ],
     flow: seq(step("a", L("s"), "$.a"), step("b", P("$.a"), "$.b"), step("c", P("$.b"), "$.c")),
   };
   const { runFlow } = await import("../../src/flows/run.ts");
@@ -132,7 +152,11 @@ Deno.test("an agent edited between the run and the resume runs again (its digest
   await Deno.writeTextFile(join(f.root, "fixed"), "");
   const resumed = await resumeFlow(first.runId, f.options(f.compile(doc)));
   assert.equal(resumed.status, "completed", JSON.stringify(resumed.error));
-  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [1, 2, 2]);
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    2,
+    2,
+  ]);
 });
 
 Deno.test("knl export lists the flow events in order; a large value is a pointer file whose sha256 matches and replays", async () => {
@@ -201,7 +225,9 @@ Deno.test("a waiting step: job.defer with on_defer = wait pauses the run; an ans
   assert.equal(resumed.status, "completed", JSON.stringify(resumed.error));
   assert.deepEqual(resumed.ctx, { approval: { approved: true }, result: "shipped" });
   assert.equal(calls(f.root, "approve").length, 1, "the answered step did not run again");
-  const answered = f.store().read(r.runId).find((e) => e.kind === "flow.step_completed" && e.data.status === "answered");
+  const answered = f.store().read(r.runId).find((e) =>
+    e.kind === "flow.step_completed" && e.data.status === "answered"
+  );
   assert.deepEqual(answered?.data.value, { approved: true });
 });
 
@@ -212,15 +238,31 @@ Deno.test("commands that fail change nothing in the record; an unknown run id is
   const r = await runFlow(f.options(compiled));
   assert.equal(r.status, "completed");
   const before = f.store().read(r.runId).length;
-  await assert.rejects(resumeFlow(r.runId, f.options(compiled)), (e) => e instanceof AgentBlockError && /already completed/.test(e.message));
-  await assert.rejects(rerunFlow(r.runId, "nope", f.options(compiled)), /has no step 'nope' \(its steps: a\)/);
+  await assert.rejects(
+    resumeFlow(r.runId, f.options(compiled)),
+    (e) => e instanceof AgentBlockError && /already completed/.test(e.message),
+  );
+  await assert.rejects(
+    rerunFlow(r.runId, "nope", f.options(compiled)),
+    /has no step 'nope' \(its steps: a\)/,
+  );
   assert.equal(f.store().read(r.runId).length, before);
-  const bad = f.compile({ id: "bad", agents: [{ name: "x", kind: "lua", spec: { source: "error('no', 0)" } }], flow: step("x", L(""), "$.x") });
+  const bad = f.compile({
+    id: "bad",
+    agents: [{ name: "x", kind: "lua", spec: { source: "error('no', 0)" } }],
+    flow: step("x", L(""), "$.x"),
+  });
   const failed = await runFlow(f.options(bad));
   const beforeFailed = f.store().read(failed.runId).length;
-  await assert.rejects(resumeFlow(failed.runId, { ...f.options(bad), answer: 1 }), /is failed, not waiting for an answer/);
+  await assert.rejects(
+    resumeFlow(failed.runId, { ...f.options(bad), answer: 1 }),
+    /is failed, not waiting for an answer/,
+  );
   assert.equal(f.store().read(failed.runId).length, beforeFailed);
-  await assert.rejects(resumeFlow("flow-nope", f.options(compiled)), (e) => e instanceof UnknownFlowRun && /no flow run 'flow-nope'/.test(e.message));
+  await assert.rejects(
+    resumeFlow("flow-nope", f.options(compiled)),
+    (e) => e instanceof UnknownFlowRun && /no flow run 'flow-nope'/.test(e.message),
+  );
 });
 
 Deno.test("an AbortSignal stops in-flight fanout steps and records cancelled; a second run of the same key sees the same _STEP_KEY", async () => {
@@ -229,7 +271,14 @@ Deno.test("an AbortSignal stops in-flight fanout steps and records cancelled; a 
     id: "fan",
     hints: { global: { max_parallel: 3 } },
     agents: [blockAgent("lane")],
-    flow: { kind: "fanout", items: L(["a", "b", "c"]), bind: P("$.item"), body: step("lane", P("$.item"), "$.r"), join: "all", out: P("$.lanes") },
+    flow: {
+      kind: "fanout",
+      items: L(["a", "b", "c"]),
+      bind: P("$.item"),
+      body: step("lane", P("$.item"), "$.r"),
+      join: "all",
+      out: P("$.lanes"),
+    },
   });
   const abort = new AbortController();
   const { runFlow } = await import("../../src/flows/run.ts");
@@ -245,5 +294,9 @@ Deno.test("an AbortSignal stops in-flight fanout steps and records cancelled; a 
   assert.equal(resumed.status, "completed");
   const keys = calls(f.root, "lane");
   assert.equal(keys.length, 6);
-  assert.deepEqual(new Set(keys.slice(0, 3)), new Set(keys.slice(3)), "each lane's step key is the same on resume");
+  assert.deepEqual(
+    new Set(keys.slice(0, 3)),
+    new Set(keys.slice(3)),
+    "each lane's step key is the same on resume",
+  );
 });

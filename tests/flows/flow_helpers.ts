@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { tempProject, testEnv } from "../helpers.ts";
 import { parseBlueprint } from "../../src/flows/blueprint.ts";
-import { compileFlow, type CompiledFlow } from "../../src/flows/compile.ts";
+import { type CompiledFlow, compileFlow } from "../../src/flows/compile.ts";
 import { type FlowRunOptions, runFlow } from "../../src/flows/run.ts";
 import { openStore } from "../../src/knl/store.ts";
 import { InProcessRunner } from "../../src/runner/in_process.ts";
@@ -15,7 +15,12 @@ import type { Json } from "../../src/flows/path.ts";
 /** Path and expression builders for flow documents. */
 export const P = (at: string) => ({ op: "path", at });
 export const L = (value: unknown) => ({ op: "lit", value });
-export const step = (ref: string, input: unknown, out: string) => ({ kind: "step", ref, in: input, out: P(out) });
+export const step = (ref: string, input: unknown, out: string) => ({
+  kind: "step",
+  ref,
+  in: input,
+  out: P(out),
+});
 export const seq = (...children: unknown[]) => ({ kind: "seq", children });
 export const assign = (at: string, value: unknown) => ({ kind: "assign", at: P(at), value });
 

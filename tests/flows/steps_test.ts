@@ -37,7 +37,8 @@ Deno.test("fold: JSON object text is data, quoted and bare words stay strings, a
 Deno.test("verdict through the body and through a staged part, routed by branch", async () => {
   const f = await flowProject({
     "blocks/body_gate.lua": `return _PROMPT == "good" and "PASS" or "BLOCKED"`,
-    "blocks/part_gate.lua": `bus.emit("artifact", { name = "verdict", content = _PROMPT == "good" and "PASS" or "BLOCKED" })
+    "blocks/part_gate.lua":
+      `bus.emit("artifact", { name = "verdict", content = _PROMPT == "good" and "PASS" or "BLOCKED" })
 return "A long report about " .. _PROMPT`,
   });
   const doc = {
@@ -51,9 +52,23 @@ return "A long report about " .. _PROMPT`,
       step("part_gate", P("$.input"), "$.g2"),
       {
         kind: "branch",
-        cond: { op: "and", args: [{ op: "eq", lhs: P("$.g1"), rhs: L("PASS") }, { op: "in", needle: P('$.g2.parts["verdict"]'), haystack: L(["PASS"]) }] },
+        cond: {
+          op: "and",
+          args: [{ op: "eq", lhs: P("$.g1"), rhs: L("PASS") }, {
+            op: "in",
+            needle: P('$.g2.parts["verdict"]'),
+            haystack: L(["PASS"]),
+          }],
+        },
         then: assign("$.shipped", L(true)),
-        else: assign("$.halted_at", { op: "or", args: [{ op: "eq", lhs: P("$.g1"), rhs: L("BLOCKED") }, { op: "eq", lhs: P('$.g2.parts["verdict"]'), rhs: L("BLOCKED") }] }),
+        else: assign("$.halted_at", {
+          op: "or",
+          args: [{ op: "eq", lhs: P("$.g1"), rhs: L("BLOCKED") }, {
+            op: "eq",
+            lhs: P('$.g2.parts["verdict"]'),
+            rhs: L("BLOCKED"),
+          }],
+        }),
       },
     ),
   };
@@ -79,7 +94,10 @@ Deno.test("verdict contract: a part contract without a staged verdict fails the 
   });
   assert.equal(r.status, "failed");
   assert.equal(r.error?.failed_step, "forgetful");
-  assert.match(r.error!.message, /verdict contract violation: the part channel needs a staged part 'verdict'/);
+  assert.match(
+    r.error!.message,
+    /verdict contract violation: the part channel needs a staged part 'verdict'/,
+  );
   const body = await f.run({
     id: "contract",
     agents: [blockAgent("forgetful", { verdict: { channel: "body", values: ["PASS"] } })],
@@ -99,7 +117,12 @@ Deno.test("ok = false and a raising block fail their step; an enclosing try catc
     id: "tries",
     agents: ["refuse", "refuse_json", "crash", "after"].map((n) => blockAgent(n)),
     flow: seq(
-      { kind: "try", body: seq(assign("$.x", L(1)), step("refuse", L("that"), "$.r")), catch: assign("$.c1", L(true)), err_at: P("$.e1") },
+      {
+        kind: "try",
+        body: seq(assign("$.x", L(1)), step("refuse", L("that"), "$.r")),
+        catch: assign("$.c1", L(true)),
+        err_at: P("$.e1"),
+      },
       { kind: "try", body: step("refuse_json", L(""), "$.r"), catch: seq(), err_at: P("$.e2") },
       { kind: "try", body: step("crash", L(""), "$.r"), catch: seq(), err_at: P("$.e3") },
       step("after", L(""), "$.after"),
@@ -164,7 +187,11 @@ return {
     flow: seq(step("seer", P("$.job"), "$.seen"), step("plain", L("just text"), "$.plain")),
   });
   const { runFlow } = await import("../../src/flows/run.ts");
-  const r = await runFlow({ ...f.options(compiled), initCtx: { job: { n: 3, tags: ["a", "b"] } }, taskMetadata: { ticket: "T-1" } });
+  const r = await runFlow({
+    ...f.options(compiled),
+    initCtx: { job: { n: 3, tags: ["a", "b"] } },
+    taskMetadata: { ticket: "T-1" },
+  });
   assert.equal(r.status, "completed", JSON.stringify(r.error));
   const seen = (r.ctx as Record<string, Record<string, unknown>>).seen;
   assert.equal(seen.prompt_type, "string");
@@ -202,14 +229,19 @@ Deno.test("lua and fn agents: inline Lua and an embedder's function", async () =
     flow: seq(step("double", P("$.n"), "$.d"), step("inc", P("$.n"), "$.i")),
   });
   const { runFlow } = await import("../../src/flows/run.ts");
-  const r = await runFlow({ ...f.options(compiled), initCtx: { n: 21 }, fns: { inc: (x) => (x as number) + 1 } });
+  const r = await runFlow({
+    ...f.options(compiled),
+    initCtx: { n: 21 },
+    fns: { inc: (x) => (x as number) + 1 },
+  });
   assert.equal(r.status, "completed", JSON.stringify(r.error));
   assert.deepEqual(r.ctx, { n: 21, d: "42", i: 22 });
 });
 
 Deno.test("each step's run is labelled with the flow run and its step key (the link to its own sessions)", async () => {
   const f = await flowProject({
-    "blocks/note.lua": `require("knl").session({ owner = "note" }, function(s) s:append({ kind = "note", data = { p = _PROMPT } }) end)
+    "blocks/note.lua":
+      `require("knl").session({ owner = "note" }, function(s) s:append({ kind = "note", data = { p = _PROMPT } }) end)
 return "noted"`,
   });
   const r = await f.run({ id: "links", agents: [blockAgent("note")], flow: step("note", L("hello"), "$.v") });
