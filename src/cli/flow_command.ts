@@ -67,7 +67,11 @@ Options:
       --json               (runs) JSON Lines instead of the table
   -h, --help               print this help
 
-Exit codes: 0 completed, 1 failed or cancelled, 2 usage or Blueprint errors, 75 waiting.`;
+Exit codes: 0 completed, 1 failed or cancelled, 2 usage or Blueprint errors, 75 waiting.
+
+Example:
+  agent-block flow run flows/review.bp.json --init '{"topic":"release notes"}' --result out.json --progress
+  agent-block flow resume flow-mxaeaikq-e1291714952c   # after Ctrl-C or a crash: finished steps replay`;
 
 const OPTIONS = {
   init: { type: "string" },
