@@ -9,7 +9,8 @@
  * `<project>/.env` (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
- * the runs go through the child runner (`src/runner/child.ts`), one process each.
+ * the runs go through the child runner (`src/runner/child.ts`), one process each; the steps of
+ * `run_flow` go through an in-process runner, so that tool is not offered under `--sandbox`.
  *
  * This is the server's edge: the environment is resolved here once (`edgeEnvironment`: the
  * process's, with the project's `.env` layered in) and handed to every run; each child loses the
@@ -28,6 +29,7 @@ import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
 import { type BlockServerOptions, createBlockServer, currentBlocks } from "../mcp_server/server.ts";
 import { ChildRunner } from "../runner/child.ts";
+import { InProcessRunner } from "../runner/in_process.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
 import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
 import { RegistryWatcher } from "../mcp_server/watch.ts";
@@ -242,6 +244,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     runner,
     env: edge.env,
     runs,
+    // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts),
+    // so run_flow is not offered when every run must be confined (--sandbox).
+    flowRunner: sandbox ? undefined : new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
     jobs: s.serveUrl !== undefined
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
       : undefined,

@@ -15,6 +15,7 @@
  *   notification (seconds elapsed) every `progressIntervalMs`;
  * - with `jobs` (`--serve-url`), the five job tools of `job_tools.ts` beside `run_block`, each a
  *   call to the job manager's HTTP API;
+ * - with `flowRunner`, the `run_flow` tool of `flow_tool.ts` (flows of the project's `flows/`);
  * - resources `agent-block://guide` (the authoring contract, `guide.md`), `agent-block://blocks`
  *   (the registry as JSON: name, tier, path, description) and `agent-block://blocks/<name>` (one
  *   block's source), plus the template for the last.
@@ -41,6 +42,7 @@ import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import { VERSION } from "../version.ts";
 import guide from "./guide.md" with { type: "text" };
 import { callJobTool, isJobTool, JOB_TOOLS, type JobApi } from "./job_tools.ts";
+import { callRunFlow, projectFlows, RUN_FLOW, runFlowTool } from "./flow_tool.ts";
 
 /** Everything the server needs, fixed for its lifetime. */
 export interface BlockServerOptions {
@@ -66,6 +68,8 @@ export interface BlockServerOptions {
   runs?: Set<Promise<unknown>>;
   /** The job manager (`--serve-url`): adds the job tools (`job_tools.ts`); absent, they do not exist. */
   jobs?: JobApi;
+  /** Runs the steps of flows: adds the `run_flow` tool (`flow_tool.ts`); absent, it does not exist. */
+  flowRunner?: BlockRunner;
 }
 
 /** The authoring guide served as `agent-block://guide`. */
@@ -308,11 +312,28 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     },
   );
   server.setRequestHandler("tools/list", () => ({
-    tools: [runBlockTool(currentBlocks(opts)), ...(opts.jobs ? JOB_TOOLS : [])],
+    tools: [
+      runBlockTool(currentBlocks(opts)),
+      ...(opts.flowRunner ? [runFlowTool(projectFlows(opts.projectRoot))] : []),
+      ...(opts.jobs ? JOB_TOOLS : []),
+    ],
   }));
   server.setRequestHandler("tools/call", async (req, ctx) => {
     if (opts.jobs && isJobTool(req.params.name)) {
       return await callJobTool(opts.jobs, req.params.name, req.params.arguments ?? {}, ctx.mcpReq.signal);
+    }
+    if (opts.flowRunner && req.params.name === RUN_FLOW) {
+      const handling = callRunFlow(
+        { projectRoot: opts.projectRoot, env: opts.env, flowRunner: opts.flowRunner },
+        req.params.arguments ?? {},
+        ctx.mcpReq.signal,
+      );
+      opts.runs?.add(handling);
+      try {
+        return await handling;
+      } finally {
+        opts.runs?.delete(handling);
+      }
     }
     if (req.params.name !== "run_block") {
       throw new ProtocolError(

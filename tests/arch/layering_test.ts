@@ -134,6 +134,29 @@ const RULES: Rule[] = [
     forbids: under("src/sandbox"),
   },
   {
+    rule:
+      "src/flows/** (flows of blocks, a consumer of the runner) never imports src/runtime/**, src/sdk/**, " +
+      "src/cli/**, src/mcp_server/** or src/serve/**, and of src/runner/** only the interface runner/runner.ts",
+    from: under("src/flows"),
+    forbids: (to) =>
+      any(
+        under("src/runtime"),
+        under("src/sdk"),
+        under("src/cli"),
+        under("src/mcp_server"),
+        under("src/serve"),
+      )(to) ||
+      (under("src/runner")(to) && to !== "src/runner/runner.ts"),
+  },
+  {
+    rule: "src/flows/** is imported only by the edges and consumers above it (mod.ts, src/cli/**, " +
+      "src/mcp_server/**, src/serve/**) and itself",
+    from: not(
+      any(is("mod.ts"), under("src/cli"), under("src/mcp_server"), under("src/serve"), under("src/flows")),
+    ),
+    forbids: under("src/flows"),
+  },
+  {
     rule: "nothing imports src/cli/** except cli.ts and src/cli/** itself (mod.ts may not)",
     from: not(any(is("cli.ts"), under("src/cli"))),
     forbids: under("src/cli"),
@@ -234,4 +257,18 @@ Deno.test("layering: a broken rule is reported with the rule and each offending 
     "layering rule broken: nothing imports src/cli/** except cli.ts and src/cli/** itself (mod.ts may not)\n" +
       "1 offending import(s):\n  mod.ts -> src/cli/args.ts",
   );
+});
+
+Deno.test("layering: the flows rule refuses a concrete runner and the runtime, and allows the interface", () => {
+  const flows = RULES.find((r) => r.rule.startsWith("src/flows/** (flows of blocks"))!;
+  const edges: Edge[] = [
+    { from: "src/flows/run.ts", to: "src/runner/runner.ts" },
+    { from: "src/flows/run.ts", to: "src/runner/in_process.ts" },
+    { from: "src/flows/run.ts", to: "src/runtime/run.ts" },
+    { from: "src/flows/run.ts", to: "src/knl/store.ts" },
+  ];
+  assert.deepEqual(violations(flows, edges), [
+    "src/flows/run.ts -> src/runner/in_process.ts",
+    "src/flows/run.ts -> src/runtime/run.ts",
+  ]);
 });

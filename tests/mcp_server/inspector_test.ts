@@ -134,7 +134,7 @@ for (const era of ["legacy", "modern"] as const) {
       const tools = ((list.json.result ?? list.json) as {
         tools: { name: string; inputSchema: { properties: { block: { enum: string[] } } } }[];
       }).tools;
-      assertEquals(tools.map((t) => t.name), ["run_block"]);
+      assertEquals(tools.map((t) => t.name), ["run_block", "run_flow"]);
       assert(tools[0].inputSchema.properties.block.enum.includes("echo"));
       assert(tools[0].inputSchema.properties.block.enum.includes("where"));
 

@@ -34,7 +34,7 @@ for (const era of ["legacy", "auto"] as const) {
           era === "auto" ? "2026-07-28" : "2025-11-25",
         );
         const { tools } = await s.client.listTools();
-        assertEquals(tools.map((t) => t.name), ["run_block"]);
+        assertEquals(tools.map((t) => t.name), ["run_block", "run_flow"]);
         assertEquals(await blockEnum(s.client), [
           "busy",
           "defers",

@@ -22,8 +22,16 @@ Deno.test({
     const gone = await connectStdio(p.root, p.home, { extraArgs: ["--serve-url", "http://127.0.0.1:9"] });
     try {
       const names = (await s.client.listTools()).tools.map((t) => t.name).sort();
-      assert.deepEqual(names, ["job_run", "jobs_list", "run_block", "run_get", "run_stop", "runs_list"]);
-      assert.deepEqual((await plain.client.listTools()).tools.map((t) => t.name), ["run_block"]);
+      assert.deepEqual(names, [
+        "job_run",
+        "jobs_list",
+        "run_block",
+        "run_flow",
+        "run_get",
+        "run_stop",
+        "runs_list",
+      ]);
+      assert.deepEqual((await plain.client.listTools()).tools.map((t) => t.name), ["run_block", "run_flow"]);
 
       const jobs = JSON.parse(resultText(await s.client.callTool({ name: "jobs_list", arguments: {} })));
       assert.deepEqual(jobs.jobs.map((j: { name: string }) => j.name), ["nightly"]);

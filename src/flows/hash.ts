@@ -1,0 +1,19 @@
+/**
+ * sha256 for flows: of a canonical JSON value (replay keys, agent digests) and of text.
+ *
+ * Invariant: the same JSON value hashes the same whatever its key order (the canonical codec
+ * sorts keys), so a replay key does not depend on how a context was built.
+ */
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { stringifyJson } from "../json/codec.ts";
+
+/** Hex sha256 of `text` (UTF-8). */
+export function sha256Hex(text: string | Uint8Array): string {
+  return bytesToHex(sha256(typeof text === "string" ? new TextEncoder().encode(text) : text));
+}
+
+/** Hex sha256 of the canonical JSON of `value`. */
+export function jsonHash(value: unknown): string {
+  return sha256Hex(stringifyJson(value));
+}

@@ -1,0 +1,234 @@
+/**
+ * A flow run's durable record: one kernel session per run, append-only, and what resume reads
+ * back from it.
+ *
+ * Owns the session (stream id = the run id, `session_open` labelled `flow=<Blueprint id>`,
+ * `run=<run id>`), the `flow.*` events (`run_started`, `run_resumed`, `step_dispatched`,
+ * `step_completed`, `replay_hit`, `cancel_requested`, `replay_cut`, `run_waiting`,
+ * `run_finished`), large values kept beside the database, and the replay table.
+ *
+ * Invariants:
+ * - Nothing is updated or deleted: a rerun cuts the replay table with a `flow.replay_cut` event.
+ * - The replay table holds the `step_completed` events whose status is `passed`, `skipped` or
+ *   `answered` (never `failed`, `cancelled` or `waiting`), keyed by (ref, input hash, occurrence);
+ *   a cut at step `s` drops the first entry of `s` and every entry recorded after it.
+ * - A value whose JSON is over 64 KiB is written to `.agent-block/flows/<run>/<step key>.json`
+ *   and recorded as `{path, sha256, bytes}`; reading it back checks the hash.
+ * - A run's state is the last of its `run_started`/`run_resumed` (`running`), `run_waiting`
+ *   (`waiting`) and `run_finished` (its status) events.
+ */
+import { dirname, join } from "node:path";
+import type { EventRow, EventStore } from "../knl/store.ts";
+import { readOnlyQuery } from "../knl/query.ts";
+import { AgentBlockError } from "../errors.ts";
+import { sha256Hex } from "./hash.ts";
+import type { Json } from "./path.ts";
+
+/** Values past this many bytes of JSON are kept in a file beside the database. */
+export const INLINE_VALUE_LIMIT = 64 * 1024;
+
+/** The states of a run. */
+export type FlowRunState = "running" | "waiting" | "completed" | "failed" | "cancelled";
+
+/** A recorded step value: inline, or a pointer to its file. */
+export type StoredValue = { value: Json } | { value_ref: { path: string; sha256: string; bytes: number } };
+
+/** One replayable step. */
+export interface ReplayEntry {
+  /** The step's ref. */
+  ref: string;
+  /** `passed`, `skipped` or `answered`. */
+  status: string;
+  /** Its value. */
+  stored: StoredValue;
+  /** The skip reason. */
+  reason?: string;
+}
+
+/** No run with that id is in the store. */
+export class UnknownFlowRun extends AgentBlockError {
+  /**
+   * An unknown run.
+   * @param runId the id asked for
+   * @param store where it was looked for
+   */
+  constructor(readonly runId: string, store: string) {
+    super(`no flow run '${runId}' in ${store} (agent-block flow runs lists them)`, 1);
+    this.name = "UnknownFlowRun";
+  }
+}
+
+/** The replay key of a dispatch. */
+export const replayKey = (ref: string, inputHash: string, occurrence: number) =>
+  `${ref}\u0000${inputHash}\u0000${occurrence}`;
+
+/** A new run id: time-ordered, with 48 random bits. */
+export function newRunId(): string {
+  const rnd = crypto.getRandomValues(new Uint8Array(6));
+  return `flow-${Date.now().toString(36)}-${[...rnd].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The record of one run. */
+export class FlowRecord {
+  /**
+   * The record of run `runId` in `store`.
+   * @param store the kernel store
+   * @param runId the run (its session id)
+   * @param projectRoot where `.agent-block/flows/` is
+   * @param onAppend told of every event appended
+   */
+  constructor(
+    readonly store: EventStore,
+    readonly runId: string,
+    readonly projectRoot: string,
+    private readonly onAppend?: (kind: string, data: Record<string, Json>) => void,
+  ) {}
+
+  /** Opens the run's session (a new run). */
+  open(blueprintId: string, script: string): void {
+    this.store.append({
+      stream: this.runId,
+      kind: "session_open",
+      data: JSON.stringify({ owner: "flow", script }),
+      meta: JSON.stringify({ flow: blueprintId, run: this.runId }),
+    });
+  }
+
+  /** Appends a `flow.*` event (`kind` without the prefix). */
+  append(kind: string, data: Record<string, Json>): void {
+    this.store.append({
+      stream: this.runId,
+      kind: `flow.${kind}`,
+      data: JSON.stringify(data),
+      meta: JSON.stringify({ run: this.runId }),
+    });
+    this.onAppend?.(`flow.${kind}`, data);
+  }
+
+  /** Closes the session (`status`: the kernel's close status). */
+  close(status: string): void {
+    this.store.append({
+      stream: this.runId,
+      kind: "session_close",
+      data: JSON.stringify({ status }),
+      meta: "{}",
+    });
+  }
+
+  /** Every event of the run. */
+  events(): EventRow[] {
+    return this.store.read(this.runId);
+  }
+
+  /** `value` as it is recorded (inline, or written to its file). */
+  async storeValue(stepKey: string, value: Json): Promise<StoredValue> {
+    const text = JSON.stringify(value);
+    const bytes = new TextEncoder().encode(text);
+    if (bytes.length <= INLINE_VALUE_LIMIT) return { value };
+    const rel = join(".agent-block", "flows", this.runId, stepKey.replace(/[^\w.-]+/g, "_") + ".json");
+    const full = join(this.projectRoot, rel);
+    await Deno.mkdir(dirname(full), { recursive: true });
+    await Deno.writeFile(full, bytes);
+    return { value_ref: { path: rel, sha256: sha256Hex(bytes), bytes: bytes.length } };
+  }
+
+  /** The value `stored` holds (its file read back and checked). */
+  async loadValue(stored: StoredValue): Promise<Json> {
+    if ("value" in stored) return stored.value;
+    const { path, sha256 } = stored.value_ref;
+    const bytes = await Deno.readFile(join(this.projectRoot, path));
+    if (sha256Hex(bytes) !== sha256) {
+      throw new AgentBlockError(
+        `flow run ${this.runId}: ${path} does not match its recorded sha256 (changed since it was written)`,
+        1,
+      );
+    }
+    return JSON.parse(new TextDecoder().decode(bytes)) as Json;
+  }
+}
+
+/** The replay table of `events` (the module doc's rules). */
+export function replayTable(events: readonly EventRow[]): Map<string, ReplayEntry> {
+  const entries: { key: string; entry: ReplayEntry }[] = [];
+  for (const e of events) {
+    if (e.kind === "flow.step_completed") {
+      const d = e.data as Record<string, Json>;
+      if (d.status !== "passed" && d.status !== "skipped" && d.status !== "answered") continue;
+      const stored =
+        (d.value_ref !== undefined ? { value_ref: d.value_ref } : { value: d.value ?? null }) as StoredValue;
+      entries.push({
+        key: replayKey(String(d.ref), String(d.input_hash), Number(d.occurrence)),
+        entry: {
+          ref: String(d.ref),
+          status: String(d.status),
+          stored,
+          ...(typeof d.reason === "string" ? { reason: d.reason } : {}),
+        },
+      });
+    } else if (e.kind === "flow.replay_cut") {
+      const i = entries.findIndex((x) => x.entry.ref === e.data.from_step);
+      if (i >= 0) entries.length = i;
+    }
+  }
+  return new Map(entries.map((x) => [x.key, x.entry]));
+}
+
+/** The state of a run from its events. */
+export function runState(events: readonly EventRow[]): FlowRunState {
+  let state: FlowRunState = "running";
+  for (const e of events) {
+    if (e.kind === "flow.run_started" || e.kind === "flow.run_resumed") state = "running";
+    else if (e.kind === "flow.run_waiting") state = "waiting";
+    else if (e.kind === "flow.run_finished") state = e.data.status as FlowRunState;
+  }
+  return state;
+}
+
+/** One run, as `flow runs` lists it. */
+export interface FlowRunSummary {
+  /** The run id. */
+  run: string;
+  /** The Blueprint id. */
+  flow: string;
+  /** Its state. */
+  state: FlowRunState;
+  /** When it started, ms since the epoch. */
+  started: number;
+  /** Its last event, ms since the epoch. */
+  last: number;
+  /** The waiting step, when waiting. */
+  waiting?: { step: string; reason: string };
+  /** The failed step, when failed. */
+  failed_step?: string;
+}
+
+/** Every flow run in `store`, newest first. */
+export function listFlowRuns(store: EventStore): FlowRunSummary[] {
+  const rows = readOnlyQuery(
+    store,
+    `SELECT stream FROM events WHERE kind = 'flow.run_started' ORDER BY position DESC`,
+    [],
+    { raw: true },
+  ) as { stream: string }[];
+  return rows.map((r) => summarise(store.read(String(r.stream))));
+}
+
+/** A run's summary from its events. */
+export function summarise(events: readonly EventRow[]): FlowRunSummary {
+  const started = events.find((e) => e.kind === "flow.run_started");
+  const state = runState(events);
+  const lastWait = [...events].reverse().find((e) => e.kind === "flow.run_waiting");
+  const lastFinish = [...events].reverse().find((e) => e.kind === "flow.run_finished");
+  const failed = (lastFinish?.data.error as { failed_step?: string } | undefined)?.failed_step;
+  return {
+    run: events[0]?.stream ?? "",
+    flow: String(started?.data.blueprint_id ?? ""),
+    state,
+    started: started?.epoch_ms ?? 0,
+    last: events[events.length - 1]?.epoch_ms ?? 0,
+    ...(state === "waiting" && lastWait
+      ? { waiting: { step: String(lastWait.data.step), reason: String(lastWait.data.reason) } }
+      : {}),
+    ...(state === "failed" && failed ? { failed_step: failed } : {}),
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * The one door from flows to a run: a flow step as a `RunRequest` to a `BlockRunner`, and what
+ * comes back (outcome, returned value, staged artifacts, the last event emitted).
+ *
+ * This is the only file of `src/flows` that knows the runner's contract, so when the contract
+ * grows (issue 28: globals and correlation in the request; artifacts, sessions and a JSON Lines
+ * event stream in the report) only this file changes. Until then it gets what today's request
+ * cannot carry by wrapping the block's source, on the chunk's first line so line numbers stay
+ * true: the wrapper sets the step's globals (`_STEP_KEY`, `_TASK_METADATA`, `_AGENT_CTX`, …),
+ * taps `bus.emit` (every event still reaches the block's own bus), and returns one marked JSON
+ * text holding the block's first return value (a table as JSON, so `return { ok = false }`
+ * means what it says), the artifacts and the last non-artifact event. The run still goes
+ * through the runner: the block's chunk name, directory, `require` path, environment, labels
+ * and cancellation are the runner's, unchanged.
+ *
+ * Invariants:
+ * - Every step run gets the labels it is given (the flow's run id and the step key), stamped by
+ *   the runtime on every kernel session the block opens: that is how a step's own session is
+ *   linked under the flow's.
+ * - A block that is Lua bytecode is run unwrapped (no globals, no artifacts).
+ * - Never rejects: the runner's outcome comes back as it is.
+ */
+import { dirname, relative } from "node:path";
+import type { Outcome } from "../outcome.ts";
+import type { BlockRunner, RunRequest } from "../runner/runner.ts";
+import type { Json } from "./path.ts";
+
+/** One step's run. */
+export interface StepRequest {
+  /** The block: a file, or inline source with its name and directory. */
+  script: { path: string } | { source: string; name: string; dir: string };
+  /** The project root. */
+  projectRoot: string;
+  /** The run's environment. */
+  env: Readonly<Record<string, string>>;
+  /** `_PROMPT`. */
+  prompt?: string;
+  /** `_CONTEXT`. */
+  context?: string;
+  /** Labels of the run (and of the sessions it opens). */
+  labels: Record<string, string>;
+  /** Globals set before the block runs (JSON values). */
+  globals: Record<string, Json>;
+  /** Ends the run. */
+  signal?: AbortSignal;
+}
+
+/** What a step's run gave back. */
+export interface StepRun {
+  /** How the run ended. */
+  outcome: Outcome;
+  /** The block's first return value, when it returned: text, a table's JSON value, or nothing. */
+  returned?: { type: "string"; value: string } | { type: "table"; value: Json } | { type: "none" };
+  /** Artifacts staged with `bus.emit("artifact", { name, content })`, in order. */
+  artifacts: { name: string; content: Json }[];
+  /** The last event of another kind the block emitted (`bus.emit(kind, payload)`). */
+  emitted?: { kind: string; payload: Json };
+}
+
+/** Runs flow steps through a `BlockRunner`. */
+export type StepRunner = (request: StepRequest) => Promise<StepRun>;
+
+const MARK = "\u0000agent-block flow step\u0000";
+
+/** `s` as a one-line Lua string literal (every byte outside printable ASCII escaped). */
+function luaString(s: string): string {
+  let out = '"';
+  for (const b of new TextEncoder().encode(s)) {
+    if (b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c) out += String.fromCharCode(b);
+    else out += "\\" + String(b).padStart(3, "0");
+  }
+  return out + '"';
+}
+
+/** The wrapper's code before the block's source (one line). */
+function prefix(globals: Record<string, Json>): string {
+  return [
+    `do local g = std.json.decode(${
+      luaString(JSON.stringify(globals))
+    }) for k, v in pairs(g) do _G[k] = v end end`,
+    `return (function(main, ...)`,
+    `local arts, last, emit = {}, nil, bus.emit`,
+    `bus.emit = function(kind, payload, ...)`,
+    `if kind == "artifact" and type(payload) == "table" and payload.name ~= nil then`,
+    `arts[#arts + 1] = { name = tostring(payload.name), content = payload.content }`,
+    `else last = { kind = tostring(kind), payload = payload } end`,
+    `return emit(kind, payload, ...) end`,
+    `local v = main(...)`,
+    `local out = { artifacts = arts, emitted = last }`,
+    `if v == nil then out.type = "none" elseif type(v) == "table" then out.type = "table" out.value = v`,
+    `else out.type = "string" out.value = type(v) == "string" and v or tostring(v) end`,
+    `local ok, text = pcall(std.json.encode, out)`,
+    `if ok then return ${luaString(MARK)} .. text end`,
+    `return v end)(function(...) `,
+  ].join(" ");
+}
+const SUFFIX = "\nend, ...)\n";
+
+/** The source of `script`, wrapped; undefined for bytecode. */
+function wrapped(source: string, globals: Record<string, Json>): string | undefined {
+  if (source.startsWith("\x1bLua")) return undefined;
+  // A first line starting with '#' (a shebang) becomes a comment after the wrapper.
+  const body = source.startsWith("#") ? "--" + source : source;
+  return prefix(globals) + body + SUFFIX;
+}
+
+/** The step runner over `runner`. */
+export function stepRunner(runner: BlockRunner): StepRunner {
+  return async (req) => {
+    let name: string;
+    let dir: string;
+    let source: string;
+    if ("path" in req.script) {
+      try {
+        source = await Deno.readTextFile(req.script.path);
+      } catch (e) {
+        const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+        return { outcome: notStarted(`cannot read script ${req.script.path}: ${why}`), artifacts: [] };
+      }
+      const rel = relative(req.projectRoot, req.script.path);
+      name = rel.startsWith("..") ? req.script.path : rel;
+      dir = dirname(req.script.path);
+    } else {
+      ({ source, name, dir } = req.script);
+    }
+    const w = wrapped(source, req.globals);
+    const script: RunRequest["script"] = w === undefined
+      ? ("path" in req.script ? req.script : { source, name, dir })
+      : { source: w, name, dir };
+    const { outcome } = await runner.run({
+      script,
+      name,
+      projectRoot: req.projectRoot,
+      env: req.env,
+      prompt: req.prompt,
+      context: req.context,
+      labels: req.labels,
+      signal: req.signal,
+    });
+    if (outcome.status !== "returned") return { outcome, artifacts: [] };
+    const v = outcome.value;
+    if (typeof v === "string" && v.startsWith(MARK)) {
+      const env = JSON.parse(v.slice(MARK.length)) as {
+        type: "string" | "table" | "none";
+        value?: Json;
+        artifacts?: { name: string; content?: Json }[] | Record<string, never>;
+        emitted?: { kind: string; payload?: Json };
+      };
+      const arts = Array.isArray(env.artifacts) ? env.artifacts : [];
+      return {
+        outcome: { status: "returned", value: env.type === "string" ? env.value as string : undefined },
+        returned: env.type === "none"
+          ? { type: "none" }
+          : env.type === "table"
+          ? { type: "table", value: env.value ?? {} }
+          : { type: "string", value: env.value as string },
+        artifacts: arts.map((a) => ({ name: a.name, content: a.content ?? null })),
+        ...(env.emitted ? { emitted: { kind: env.emitted.kind, payload: env.emitted.payload ?? null } } : {}),
+      };
+    }
+    const text = v === undefined ? undefined : typeof v === "string" ? v : new TextDecoder().decode(v);
+    return {
+      outcome,
+      returned: text === undefined ? { type: "none" } : { type: "string", value: text },
+      artifacts: [],
+    };
+  };
+}
+
+function notStarted(message: string): Outcome {
+  return { status: "raised", code: "config", message, traceback: "" };
+}

@@ -1,0 +1,302 @@
+/**
+ * The durable record, resume, rerun and cancellation, in process (acceptance checks 20–24 of the
+ * flow reference, §5.2; the SIGKILL check 19 is in cli_test.ts). Blocks count their own
+ * invocations in files, so "only that step ran again" is proved by the counts, not by timing.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { waitFor } from "../helpers.ts";
+import { blockAgent, flowProject, L, P, seq, step } from "./flow_helpers.ts";
+import { rerunFlow, resumeFlow } from "../../src/flows/run.ts";
+import { exportSession } from "../../src/knl/export.ts";
+import { sha256Hex } from "../../src/flows/hash.ts";
+import { AgentBlockError } from "../../src/errors.ts";
+import { UnknownFlowRun } from "../../src/flows/record.ts";
+
+/** A block that logs `_STEP_KEY` to calls/<name>.log and returns `_PROMPT .. suffix`. */
+const counted = (name: string, body = "") =>
+  `local f = "calls/${name}.log"
+std.fs.write(f, (std.fs.exists(f) and std.fs.read(f) or "") .. _STEP_KEY .. "\\n")
+${body}
+return _PROMPT .. "-${name}"`;
+
+const calls = (root: string, name: string): string[] => {
+  try {
+    return Deno.readTextFileSync(join(root, "calls", `${name}.log`)).trim().split("\n");
+  } catch {
+    return [];
+  }
+};
+
+const waitGo = `while not std.fs.exists("go") do std.task.sleep(0.02) end`;
+const failUnlessFixed = `if not std.fs.exists("fixed") then error("not fixed yet", 0) end`;
+
+Deno.test("a loop's repeated step with equal input records occurrences 0, 1, 2; after a cancel, resume replays each once", async () => {
+  const f = await flowProject({
+    "calls/.keep": "",
+    "blocks/same.lua": counted("same"),
+    "blocks/stop.lua": counted("stop", waitGo),
+  });
+  const compiled = f.compile({
+    id: "loop",
+    agents: [blockAgent("same"), blockAgent("stop")],
+    flow: seq(
+      { kind: "loop", counter: P("$.n"), cond: L(true), body: step("same", L("x"), "$.v"), max: 3 },
+      step("stop", L("y"), "$.stopped"),
+    ),
+  });
+  const abort = new AbortController();
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const running = runFlow({ ...f.options(compiled), signal: abort.signal });
+  await waitFor(() => calls(f.root, "stop").length === 1, { what: "the stop step to start" });
+  abort.abort("test stop");
+  const first = await running;
+  assert.equal(first.status, "cancelled");
+  const rec = f.store().read(first.runId);
+  assert.deepEqual(
+    rec.filter((e) => e.kind === "flow.step_completed" && e.data.ref === "same").map((e) =>
+      e.data.occurrence
+    ),
+    [0, 1, 2],
+  );
+  assert.ok(rec.some((e) => e.kind === "flow.cancel_requested" && e.data.reason === "test stop"));
+  assert.deepEqual(rec.find((e) => e.kind === "flow.run_finished")?.data.status, "cancelled");
+
+  await Deno.writeTextFile(join(f.root, "go"), "");
+  const resumed = await resumeFlow(first.runId, f.options(compiled));
+  assert.equal(resumed.status, "completed", JSON.stringify(resumed.error));
+  assert.deepEqual(resumed.ctx, { n: 3, v: "x-same", stopped: "y-stop" });
+  assert.equal(calls(f.root, "same").length, 3, "no occurrence of 'same' ran again");
+  assert.equal(calls(f.root, "stop").length, 2, "the cancelled step ran again");
+  const after = f.store().read(first.runId);
+  const resumedAt = after.findIndex((e) => e.kind === "flow.run_resumed");
+  assert.deepEqual(
+    after.slice(resumedAt).filter((e) => e.kind === "flow.replay_hit").map((
+      e,
+    ) => [e.data.ref, e.data.occurrence]),
+    [["same", 0], ["same", 1], ["same", 2]],
+  );
+  // the cancelled step kept its key
+  assert.equal(calls(f.root, "stop")[0], calls(f.root, "stop")[1]);
+});
+
+Deno.test("failed steps leave no replay row; rerun --from b keeps a from the record", async () => {
+  const f = await flowProject({
+    "calls/.keep": "",
+    "blocks/a.lua": counted("a"),
+    "blocks/b.lua": counted("b", failUnlessFixed),
+    "blocks/c.lua": counted("c"),
+  });
+  const compiled = f.compile({
+    id: "abc",
+    agents: ["a", "b", "c"].map((n) => blockAgent(n)),
+    flow: seq(step("a", P("$.s"), "$.a"), step("b", P("$.a"), "$.b"), step("c", P("$.b"), "$.c")),
+  });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const failed = await runFlow({ ...f.options(compiled), initCtx: { s: "s" } });
+  assert.equal(failed.status, "failed");
+  assert.equal(failed.error?.failed_step, "b");
+  assert.match(failed.error!.message, /not fixed yet/);
+  // resume of a failed run: b has no replay row, so it runs again (and fails again)
+  const again = await resumeFlow(failed.runId, f.options(compiled));
+  assert.equal(again.status, "failed");
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    2,
+    0,
+  ]);
+
+  await Deno.writeTextFile(join(f.root, "fixed"), "");
+  const rerun = await rerunFlow(failed.runId, "b", f.options(compiled));
+  assert.equal(rerun.status, "completed", JSON.stringify(rerun.error));
+  assert.deepEqual(rerun.ctx, { s: "s", a: "s-a", b: "s-a-b", c: "s-a-b-c" });
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    3,
+    1,
+  ]);
+
+  // a completed run rerun from b: a replays, b and c run again
+  const again2 = await rerunFlow(failed.runId, "b", f.options(compiled));
+  assert.equal(again2.status, "completed");
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    4,
+    2,
+  ]);
+  const cuts = f.store().read(failed.runId).filter((e) => e.kind === "flow.replay_cut");
+  assert.deepEqual(cuts.map((e) => e.data.from_step), ["b", "b"]);
+});
+
+Deno.test("an agent edited between the run and the resume runs again (its digest is in the key)", async () => {
+  const f = await flowProject({
+    "calls/.keep": "",
+    "agents/b.md": "---\nname: b\n---\nFirst instructions.\n",
+    "blocks/a.lua": counted("a"),
+    "blocks/b.lua": counted("b"),
+    "blocks/c.lua": counted("c", failUnlessFixed),
+  });
+  const doc = {
+    id: "edit",
+    agents: [
+      blockAgent("a"),
+      { $agent_md: "agents/b.md", kind: "block", spec: { block: "b" } },
+      blockAgent("c"),
+    ],
+    flow: seq(step("a", L("s"), "$.a"), step("b", P("$.a"), "$.b"), step("c", P("$.b"), "$.c")),
+  };
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const first = await runFlow(f.options(f.compile(doc)));
+  assert.equal(first.status, "failed");
+  await Deno.writeTextFile(join(f.root, "agents/b.md"), "---\nname: b\n---\nSecond instructions.\n");
+  await Deno.writeTextFile(join(f.root, "fixed"), "");
+  const resumed = await resumeFlow(first.runId, f.options(f.compile(doc)));
+  assert.equal(resumed.status, "completed", JSON.stringify(resumed.error));
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    2,
+    2,
+  ]);
+});
+
+Deno.test("knl export lists the flow events in order; a large value is a pointer file whose sha256 matches and replays", async () => {
+  const f = await flowProject({
+    "calls/.keep": "",
+    "blocks/big.lua": `return string.rep("x", 70000)`,
+    "blocks/c.lua": counted("c", failUnlessFixed),
+  });
+  const compiled = f.compile({
+    id: "big",
+    agents: [blockAgent("big"), blockAgent("c")],
+    flow: seq(step("big", L(""), "$.big"), step("c", L("c"), "$.c")),
+  });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const r = await runFlow(f.options(compiled));
+  assert.equal(r.status, "failed");
+  const kinds = exportSession(f.store(), r.runId, "events").map((x) => x.kind);
+  assert.deepEqual(kinds, [
+    "session_open",
+    "flow.run_started",
+    "flow.step_dispatched",
+    "flow.step_completed",
+    "flow.step_dispatched",
+    "flow.step_completed",
+    "flow.run_finished",
+  ]);
+  const done = f.store().read(r.runId).filter((e) => e.kind === "flow.step_completed");
+  for (const d of done) {
+    assert.ok(typeof d.data.duration_ms === "number");
+    assert.ok("usage" in d.data);
+    assert.ok(typeof d.data.status === "string");
+  }
+  const ref = done[0].data.value_ref as { path: string; sha256: string; bytes: number };
+  assert.equal(done[0].data.value, undefined);
+  const bytes = await Deno.readFile(join(f.root, ref.path));
+  assert.equal(sha256Hex(bytes), ref.sha256);
+  assert.equal(ref.bytes, 70002);
+  await Deno.writeTextFile(join(f.root, "fixed"), "");
+  const resumed = await resumeFlow(r.runId, f.options(compiled));
+  assert.equal(resumed.status, "completed");
+  assert.equal((resumed.ctx as { big: string }).big.length, 70000);
+  // a pointer file changed behind the record's back is refused, not replayed
+  await Deno.writeTextFile(join(f.root, ref.path), JSON.stringify("y"));
+  const rerun = await rerunFlow(r.runId, "c", f.options(compiled));
+  assert.equal(rerun.status, "failed");
+  assert.match(rerun.error!.message, /does not match its recorded sha256/);
+});
+
+Deno.test("a waiting step: job.defer with on_defer = wait pauses the run; an answer becomes the step's value", async () => {
+  const f = await flowProject({
+    "calls/.keep": "",
+    "blocks/approve.lua": counted("approve", `job.defer("a human must approve " .. _PROMPT)`),
+    "blocks/ship.lua": `local a = std.json.decode(_PROMPT) return a.approved and "shipped" or "held"`,
+  });
+  const compiled = f.compile({
+    id: "approval",
+    agents: [blockAgent("approve", { spec: { block: "approve", on_defer: "wait" } }), blockAgent("ship")],
+    flow: seq(step("approve", L("release 1.2"), "$.approval"), step("ship", P("$.approval"), "$.result")),
+  });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const r = await runFlow(f.options(compiled));
+  assert.equal(r.status, "waiting");
+  assert.deepEqual(r.waiting, { step: "approve", reason: "a human must approve release 1.2" });
+  await assert.rejects(resumeFlow(r.runId, f.options(compiled)), /waiting at step 'approve'.*--answer/);
+  const resumed = await resumeFlow(r.runId, { ...f.options(compiled), answer: { approved: true } });
+  assert.equal(resumed.status, "completed", JSON.stringify(resumed.error));
+  assert.deepEqual(resumed.ctx, { approval: { approved: true }, result: "shipped" });
+  assert.equal(calls(f.root, "approve").length, 1, "the answered step did not run again");
+  const answered = f.store().read(r.runId).find((e) =>
+    e.kind === "flow.step_completed" && e.data.status === "answered"
+  );
+  assert.deepEqual(answered?.data.value, { approved: true });
+});
+
+Deno.test("commands that fail change nothing in the record; an unknown run id is a clear error", async () => {
+  const f = await flowProject({ "blocks/a.lua": `return "a"` });
+  const compiled = f.compile({ id: "one", agents: [blockAgent("a")], flow: step("a", L(""), "$.a") });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const r = await runFlow(f.options(compiled));
+  assert.equal(r.status, "completed");
+  const before = f.store().read(r.runId).length;
+  await assert.rejects(
+    resumeFlow(r.runId, f.options(compiled)),
+    (e) => e instanceof AgentBlockError && /already completed/.test(e.message),
+  );
+  await assert.rejects(
+    rerunFlow(r.runId, "nope", f.options(compiled)),
+    /has no step 'nope' \(its steps: a\)/,
+  );
+  assert.equal(f.store().read(r.runId).length, before);
+  const bad = f.compile({
+    id: "bad",
+    agents: [{ name: "x", kind: "lua", spec: { source: "error('no', 0)" } }],
+    flow: step("x", L(""), "$.x"),
+  });
+  const failed = await runFlow(f.options(bad));
+  const beforeFailed = f.store().read(failed.runId).length;
+  await assert.rejects(
+    resumeFlow(failed.runId, { ...f.options(bad), answer: 1 }),
+    /is failed, not waiting for an answer/,
+  );
+  assert.equal(f.store().read(failed.runId).length, beforeFailed);
+  await assert.rejects(
+    resumeFlow("flow-nope", f.options(compiled)),
+    (e) => e instanceof UnknownFlowRun && /no flow run 'flow-nope'/.test(e.message),
+  );
+});
+
+Deno.test("an AbortSignal stops in-flight fanout steps and records cancelled; a second run of the same key sees the same _STEP_KEY", async () => {
+  const f = await flowProject({ "calls/.keep": "", "blocks/lane.lua": counted("lane", waitGo) });
+  const compiled = f.compile({
+    id: "fan",
+    hints: { global: { max_parallel: 3 } },
+    agents: [blockAgent("lane")],
+    flow: {
+      kind: "fanout",
+      items: L(["a", "b", "c"]),
+      bind: P("$.item"),
+      body: step("lane", P("$.item"), "$.r"),
+      join: "all",
+      out: P("$.lanes"),
+    },
+  });
+  const abort = new AbortController();
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const running = runFlow({ ...f.options(compiled), signal: abort.signal });
+  await waitFor(() => calls(f.root, "lane").length === 3, { what: "three lanes in flight at once" });
+  abort.abort("enough");
+  const r = await running;
+  assert.equal(r.status, "cancelled");
+  const cancelled = f.store().read(r.runId).filter((e) => e.kind === "flow.step_completed");
+  assert.deepEqual(cancelled.map((e) => e.data.status), ["cancelled", "cancelled", "cancelled"]);
+  await Deno.writeTextFile(join(f.root, "go"), "");
+  const resumed = await resumeFlow(r.runId, f.options(compiled));
+  assert.equal(resumed.status, "completed");
+  const keys = calls(f.root, "lane");
+  assert.equal(keys.length, 6);
+  assert.deepEqual(
+    new Set(keys.slice(0, 3)),
+    new Set(keys.slice(3)),
+    "each lane's step key is the same on resume",
+  );
+});
