@@ -52,6 +52,7 @@ export function wireCode(e: unknown): number | undefined {
 export function errorText(e: unknown): string {
   if (isLostAnswer(e)) return stripPrefix((e as Error).message);
   if (e instanceof ProtocolError) return `MCP error ${e.code}: ${stripPrefix(e.message)}`;
+  if (e instanceof OAuthError) return `OAuth ${e.code}: ${stripPrefix(e.message)}`;
   if (e instanceof SdkHttpError) {
     return `HTTP ${e.status ?? ""} ${stripPrefix(e.message)}`.replace(/\s+/g, " ");
   }

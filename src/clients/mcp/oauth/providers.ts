@@ -19,9 +19,11 @@
  *   is known, so the run's secrets mask them wherever text is kept or printed.
  *
  * The transport reads the provider's token per request through its `_authProvider` (the SDK
- * adapts an `OAuthClientProvider` to it at construction); for a stored login that adapter is
- * replaced by one that takes the entry's lock around the refresh (`installStoredAuth`). The SDK is
- * pinned exactly (deno.json), and `tests/host/mcp/oauth_test.ts` covers the seam.
+ * adapts an `OAuthClientProvider` to it at construction, and keeps the provider itself for the
+ * step-up); that adapter is replaced by ours (`replaceAdapter`), which asks for the configured
+ * scope when a 401 names none (the SDK's would ask for every scope the resource lists) and, for a
+ * stored login, takes the entry's lock around the refresh. The SDK is pinned exactly (deno.json),
+ * and `tests/host/mcp/oauth_test.ts` and `tests/cli/mcp_login_test.ts` cover the seam.
  */
 import {
   auth,
@@ -174,7 +176,6 @@ export async function connectionAuth(
   settings: McpAuth,
   deps: AuthDeps,
 ): Promise<ConnectionAuth> {
-  const nothing = () => {};
   const expectedIssuer = settings.issuer;
   switch (settings.kind) {
     case "client_credentials": {
@@ -186,7 +187,7 @@ export async function connectionAuth(
         scope: settings.scope,
         ...(expectedIssuer ? { expectedIssuer } : {}),
       }, settings.method);
-      return { provider: masking(p, deps), install: nothing };
+      return machine(masking(p, deps), settings.scope);
     }
     case "private_key_jwt": {
       deps.secret(settings.privateKey);
@@ -206,7 +207,7 @@ export async function connectionAuth(
         scope: settings.scope,
         ...(expectedIssuer ? { expectedIssuer } : {}),
       });
-      return { provider: masking(p, deps), install: nothing };
+      return machine(masking(p, deps), settings.scope);
     }
     case "refresh_token": {
       deps.secret(settings.clientSecret);
@@ -225,11 +226,38 @@ export async function connectionAuth(
         },
       };
       const again = `give a new refresh token (${settings.source})`;
-      return { provider: new HeadlessProvider(slot, server, deps, again, settings.scope), install: nothing };
+      return machine(new HeadlessProvider(slot, server, deps, again, settings.scope), settings.scope);
     }
     case "stored":
       return await storedAuth(server, settings.storeDir, deps, settings.scope);
   }
+}
+
+/**
+ * The authorization of credentials held in memory: the SDK's flow, with the configured `scope`
+ * asked for when the server's challenge names none (the SDK would ask for every scope the
+ * resource's metadata lists).
+ */
+function machine(provider: OAuthClientProvider, scope: string | undefined): ConnectionAuth {
+  const adapter: AuthProvider = {
+    token: async () => (await provider.tokens())?.access_token || undefined,
+    onUnauthorized: async (ctx) => {
+      const challenge = extractWWWAuthenticateParams(ctx.response);
+      const r = await auth(provider, {
+        serverUrl: ctx.serverUrl,
+        resourceMetadataUrl: challenge.resourceMetadataUrl,
+        scope: challenge.scope ?? scope,
+        fetchFn: ctx.fetchFn,
+      });
+      if (r !== "AUTHORIZED") throw new UnauthorizedError();
+    },
+  };
+  return { provider, install: (transport) => replaceAdapter(transport, adapter) };
+}
+
+/** Puts `adapter` where the SDK transport keeps its per-request token read and 401 handling. */
+function replaceAdapter(transport: object, adapter: AuthProvider): void {
+  (transport as { _authProvider?: AuthProvider })._authProvider = adapter;
 }
 
 /** `p` with every token it saves added to the run's secrets. */
@@ -314,11 +342,11 @@ async function storedAuth(
           // Another run refreshed meanwhile: use its tokens (its refresh token may have rotated ours away).
           if (theirs && !expired(now.tokens)) return;
         }
-        const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(ctx.response);
+        const challenge = extractWWWAuthenticateParams(ctx.response);
         const r = await auth(provider, {
           serverUrl: ctx.serverUrl,
-          resourceMetadataUrl,
-          scope,
+          resourceMetadataUrl: challenge.resourceMetadataUrl,
+          scope: challenge.scope ?? scope ?? entry.tokens.scope,
           fetchFn: ctx.fetchFn,
         });
         if (r !== "AUTHORIZED") throw new UnauthorizedError();
@@ -327,9 +355,6 @@ async function storedAuth(
   };
   return {
     provider,
-    install(transport) {
-      // The SDK's per-request token read and 401 handling (see the module header).
-      (transport as { _authProvider?: AuthProvider })._authProvider = adapter;
-    },
+    install: (transport) => replaceAdapter(transport, adapter),
   };
 }
