@@ -6,8 +6,11 @@
  * stayed unconfined when it was tried in-process). So the launcher, on its main thread:
  * 1. resolves the policy from the run's environment (`policy.ts`) and checks the kernel
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
- * 2. keeps `.git` read-only in a private mount namespace (`mount_ns.ts`; without privilege it
- *    first re-executes itself through `unshare` into a user namespace, `--sandbox-stage=userns`);
+ * 2. keeps `.git` and the MCP token store (`$AGENT_BLOCK_HOME/mcp-auth`: logins a later
+ *    unconfined run trusts) read-only in a private mount namespace (`mount_ns.ts`; without
+ *    privilege it first re-executes itself through `unshare` into a user namespace,
+ *    `--sandbox-stage=userns`). Where no mount namespace can be had, `.git` stays writable with a
+ *    warning, an empty token store too, but a store holding logins fails the start;
  * 3. installs the Landlock ruleset and the seccomp filter (`seccomp.ts`, all threads);
  * 4. prints one start-up line on stderr (what is enforced, and what is not);
  * 5. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
@@ -16,7 +19,7 @@
  *    boundary, which no later code can lift.
  *
  * The layers and what each catches: Landlock — writes outside the list and (when denied) TCP,
- * by any process; seccomp — io_uring; the mount — writes into `.git`. Deno's permissions are not
+ * by any process; seccomp — io_uring; the mount — writes into `.git` and the token store. Deno's permissions are not
  * a layer here: Deno 2.9 asks for `--allow-all` to read any `/proc` path, and the runtime reads
  * `/proc` for its process tree, its tags and the file tools' descriptor checks, so any narrower
  * grant (even one that drops only FFI) breaks them. `stage.ts` is the runtime's side.
@@ -25,7 +28,7 @@
  */
 import { resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
-import { agentBlockHome } from "../home.ts";
+import { agentBlockHome, mcpAuthDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
@@ -107,16 +110,34 @@ export function launchSandboxed(req: LaunchRequest): never {
   const arch = archInfo();
   if (!arch) warnings.push(`io_uring is not denied on ${Deno.build.arch} (seccomp filter skipped)`);
   let git = policy.gitRw ? "writable (AGENT_BLOCK_SANDBOX_GIT_RW=1)" : "read-only";
-  if (policy.gitDirs.length && !policy.gitRw) {
-    const prot = protectGitDirs(c, policy.gitDirs, req.inUserNs, policy.testUserNs);
+  const store = tokenStore(home);
+  const gitDirs = policy.gitRw ? [] : policy.gitDirs;
+  let logins = store ? "MCP logins read-only" : "MCP logins: none";
+  if (gitDirs.length || store) {
+    const prot = protectGitDirs(c, [...gitDirs, ...(store ? [store.path] : [])], req.inUserNs, policy.testUserNs);
     if (prot.status === "hop") {
       execve(c, [...prot.prefix, ...selfArgs(req, "userns")], req.processEnv);
     }
     if (prot.status === "unavailable") {
-      warnings.push(`.git stays writable: ${prot.why}`);
-      git = "WRITABLE (no mount namespace)";
+      if (store?.logins) {
+        // Stored credentials a later unconfined run trusts: never beside a writable hole.
+        throw new AgentBlockError(
+          `--sandbox: the MCP logins in ${store.path} cannot be made read-only here (${prot.why}), and a ` +
+            `sandboxed run must not be able to replace them; run where a mount namespace can be had ` +
+            `(root, or user namespaces), or remove the logins first (agent-block mcp logout URL)`,
+        );
+      }
+      if (gitDirs.length) {
+        warnings.push(`.git stays writable: ${prot.why}`);
+        git = "WRITABLE (no mount namespace)";
+      }
+      if (store) {
+        warnings.push(`the (empty) MCP token store ${store.path} stays writable: ${prot.why}`);
+        logins = "MCP token store WRITABLE (no mount namespace)";
+      }
     }
-  } else if (!policy.gitDirs.length && !policy.gitRw) git = "none";
+  }
+  if (!policy.gitDirs.length && !policy.gitRw) git = "none";
   // The user-namespace hop kept its capabilities for the mounts: the runtime gets none of them.
   if (req.inUserNs && c.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0n, 0n, 0n) !== 0) {
     throw new AgentBlockError(
@@ -126,8 +147,25 @@ export function launchSandboxed(req: LaunchRequest): never {
   applyLandlock(c, plan, policy.writable);
   if (arch) installSeccomp(c, arch);
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
-  req.say(startupLine(policy, plan, arch !== undefined, git));
+  req.say(`${startupLine(policy, plan, arch !== undefined, git)}; ${logins}`);
   execve(c, selfArgs(req, "runtime"), req.processEnv);
+}
+
+/**
+ * The MCP token store of `home` (`mcpAuthDir`), created (0700) so that it can be mounted
+ * read-only — a sandboxed run must not plant a login a later unconfined run would trust — with
+ * whether it holds logins; undefined when it cannot be had (an unwritable home grants nothing).
+ */
+function tokenStore(home: string): { path: string; logins: boolean } | undefined {
+  const dir = mcpAuthDir(home);
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = Deno.realPathSync(dir);
+    const logins = [...Deno.readDirSync(path)].some((e) => e.name.endsWith(".json"));
+    return { path, logins };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The Landlock plan for this kernel, the test seam applied where it makes start-up fail. */

@@ -1,6 +1,8 @@
 /**
  * The read-only `.git`: a private mount namespace in which each version-control directory of
- * the project is bind-mounted over itself and made read-only.
+ * the project is bind-mounted over itself and made read-only. The launcher hands the MCP token
+ * store (`$AGENT_BLOCK_HOME/mcp-auth`) to the same mount, for the same reason: what a later
+ * unconfined process trusts must not be written by a confined one.
  *
  * Landlock only grants, so it cannot take `.git` back out of the writable project root; a mount
  * can. What it catches: a block planting a hook (`.git/hooks/*`), rewriting `config` (a
