@@ -27,9 +27,9 @@ export const AGENT: Section = {
         { name: "url", type: "string", optional: true, doc: "HTTP: the endpoint." },
         {
           name: "transport_opts",
-          type: '{ transport: ("http"|"sse")?, headers: table<string, string>? }',
+          type: '{ transport: ("http"|"sse")?, headers: table<string, string>?, auth: ("login"|mcp.Auth)? }',
           optional: true,
-          doc: "HTTP: transport and headers.",
+          doc: "HTTP: transport, headers and OAuth (`mcp.HttpOpts`).",
         },
         {
           name: "required",
