@@ -85,12 +85,20 @@ export async function mcpAuthCommand(argv: string[]): Promise<number> {
     const url = oneUrl(command, parsed.positionals);
     if (command === "logout") {
       const had = await removeEntry(storeDir, url);
-      say(had ? `agent-block mcp logout: forgot the login of ${url}` : `agent-block mcp logout: no login stored for ${url}`);
+      say(
+        had
+          ? `agent-block mcp logout: forgot the login of ${url}`
+          : `agent-block mcp logout: no login stored for ${url}`,
+      );
       return EXIT.OK;
     }
     return await loginCommand(url, storeDir, v, edge.env);
   } catch (e) {
-    if (e instanceof McpAuthError) throw new AgentBlockError(`mcp ${command}: ${e.message}`);
+    if (e instanceof AgentBlockError) throw e;
+    // The SDK's OAuth errors (a refused registration, an issuer mismatch, ...) are the login's failure.
+    if (e instanceof McpAuthError || e instanceof Error) {
+      throw new AgentBlockError(`mcp ${command}: ${e instanceof McpAuthError ? "" : `${e.name}: `}${e.message}`);
+    }
     throw e;
   }
 }
@@ -115,7 +123,9 @@ async function loginCommand(
   let timeoutMs = 300_000;
   if (typeof v.timeout === "string") {
     const n = Number(v.timeout);
-    if (!(n > 0)) throw new UsageError(`mcp login: --timeout must be a positive number of seconds, got '${v.timeout}'`);
+    if (!(n > 0)) {
+      throw new UsageError(`mcp login: --timeout must be a positive number of seconds, got '${v.timeout}'`);
+    }
     timeoutMs = n * 1000;
   }
   const clientId = typeof v["client-id"] === "string" ? v["client-id"] : undefined;
@@ -126,7 +136,9 @@ async function loginCommand(
   let clientSecret: string | undefined;
   if (secretVar !== undefined) {
     clientSecret = Object.hasOwn(env, secretVar) ? env[secretVar] : undefined;
-    if (!clientSecret) throw new AgentBlockError(`mcp login: --client-secret-env names ${secretVar}, which is not set`);
+    if (!clientSecret) {
+      throw new AgentBlockError(`mcp login: --client-secret-env names ${secretVar}, which is not set`);
+    }
   }
   const browser = v["no-browser"] !== true;
   const { login } = await import("../clients/mcp/oauth/login.ts");
@@ -178,7 +190,9 @@ function status(storeDir: string, json: boolean): number {
       ? "no expiry given"
       : `${r.expires_at <= now ? "expired" : "expires"} ${new Date(r.expires_at).toISOString()}`;
     out.push(
-      `${r.server}\n  issuer ${r.issuer ?? "(unknown)"}; client ${r.client_id}; scope ${r.scope ?? "(none)"}\n` +
+      `${r.server}\n  issuer ${r.issuer ?? "(unknown)"}; client ${r.client_id}; scope ${
+        r.scope ?? "(none)"
+      }\n` +
         `  ${exp}; ${r.refreshable ? "refreshable" : "not refreshable"}; ${r.file}`,
     );
   }
@@ -203,7 +217,12 @@ function openBrowser(url: string, env: Record<string, string>): void {
     : undefined;
   if (!cmd) return;
   try {
-    const child = new Deno.Command(cmd[0], { args: cmd.slice(1), stdin: "null", stdout: "null", stderr: "null" })
+    const child = new Deno.Command(cmd[0], {
+      args: cmd.slice(1),
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    })
       .spawn();
     child.status.catch(() => {});
   } catch {

@@ -114,7 +114,12 @@ export function launchSandboxed(req: LaunchRequest): never {
   const gitDirs = policy.gitRw ? [] : policy.gitDirs;
   let logins = store ? "MCP logins read-only" : "MCP logins: none";
   if (gitDirs.length || store) {
-    const prot = protectGitDirs(c, [...gitDirs, ...(store ? [store.path] : [])], req.inUserNs, policy.testUserNs);
+    const prot = protectGitDirs(
+      c,
+      [...gitDirs, ...(store ? [store.path] : [])],
+      req.inUserNs,
+      policy.testUserNs,
+    );
     if (prot.status === "hop") {
       execve(c, [...prot.prefix, ...selfArgs(req, "userns")], req.processEnv);
     }

@@ -20,7 +20,19 @@ async function login(
   env: Record<string, string> = {},
 ): Promise<{ code: number; stderr: string }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", CLI, "mcp", "login", w.mcpUrl, "--no-browser", "--timeout", "120", ...args],
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      CLI,
+      "mcp",
+      "login",
+      w.mcpUrl,
+      "--no-browser",
+      "--timeout",
+      "120",
+      ...args,
+    ],
     env: testEnv({ AGENT_BLOCK_HOME: home, ...env }),
     stdin: "null",
     stdout: "piped",
@@ -84,7 +96,10 @@ Deno.test("mcp login: discovery, registration, PKCE and iss; a 0600 token file; 
   await withWorld(async (w, home) => {
     const l = await login(w, home, ["--scope", "read"]);
     assert.equal(l.code, 0, l.stderr);
-    assert.match(l.stderr, /logged in to http:\/\/127\.0\.0\.1:\d+\/mcp \(scope: read\).*refreshable; stored in /);
+    assert.match(
+      l.stderr,
+      /logged in to http:\/\/127\.0\.0\.1:\d+\/mcp \(scope: read\).*refreshable; stored in /,
+    );
     assert.equal(w.registrations, 1, "dynamic client registration");
     assert.equal(w.grants.authorization_code, 1);
     const files = tokenFiles(home);
@@ -98,9 +113,14 @@ Deno.test("mcp login: discovery, registration, PKCE and iss; a 0600 token file; 
 
     const st = await runCli(["mcp", "auth", "status"], { env: testEnv({ AGENT_BLOCK_HOME: home }) });
     assert.equal(st.code, 0, st.stderr);
-    assert.match(st.stdout, new RegExp(`${w.mcpUrl}\\n  issuer ${w.issuer}; client client-\\d+-\\S+; scope read\\n  expires `));
+    assert.match(
+      st.stdout,
+      new RegExp(`${w.mcpUrl}\\n  issuer ${w.issuer}; client client-\\d+-\\S+; scope read\\n  expires `),
+    );
     assert.ok(!st.stdout.includes(e.tokens.access_token) && !st.stdout.includes(e.tokens.refresh_token));
-    const js = await runCli(["mcp", "auth", "status", "--json"], { env: testEnv({ AGENT_BLOCK_HOME: home }) });
+    const js = await runCli(["mcp", "auth", "status", "--json"], {
+      env: testEnv({ AGENT_BLOCK_HOME: home }),
+    });
     const row = JSON.parse(js.stdout.trim());
     assert.equal(row.refreshable, true);
     assert.equal(row.expired, false);
@@ -171,10 +191,16 @@ Deno.test("mcp login: a revoked refresh token fails the run's connect, saying to
     const r = await runCalling(w, home);
     assert.equal(r.connected, false);
     assert.equal(r.kind, "auth");
-    assert.match(r.message, /refused the refresh token \(revoked or expired\): log in again: agent-block mcp login http/);
+    assert.match(
+      r.message,
+      /refused the refresh token \(revoked or expired\): log in again: agent-block mcp login http/,
+    );
     // The same run as a block whose connect is required: exit 1, the reason on stderr.
     const project = await tempProject({ "main.lua": `mcp.connect_http("s", "${w.mcpUrl}")` });
-    const run = await runCli(["-s", "main.lua", "-p", project], { cwd: project, env: testEnv({ AGENT_BLOCK_HOME: home }) });
+    const run = await runCli(["-s", "main.lua", "-p", project], {
+      cwd: project,
+      env: testEnv({ AGENT_BLOCK_HOME: home }),
+    });
     assert.equal(run.code, 1);
     assert.match(run.stderr, /error: .*log in again: agent-block mcp login/);
   });
@@ -188,7 +214,10 @@ Deno.test("attack: mcp login token file with wrong permissions is refused, never
     const r = await runCalling(w, home);
     assert.equal(r.connected, false);
     assert.equal(r.kind, "auth");
-    assert.match(r.message, /token file .* has mode 0644: it must be readable and writable by its owner only \(chmod 600 /);
+    assert.match(
+      r.message,
+      /token file .* has mode 0644: it must be readable and writable by its owner only \(chmod 600 /,
+    );
     const st = await runCli(["mcp", "auth", "status"], { env: testEnv({ AGENT_BLOCK_HOME: home }) });
     assert.match(st.stdout, /has mode 0644/);
   });
@@ -207,7 +236,9 @@ Deno.test("mcp login: two runs refreshing the same login at once do one refresh 
     assert.deepEqual(w.refusals, []);
     const e = stored(home);
     assert.equal(typeof e.tokens.access_token, "string");
-    const left = [...Deno.readDirSync(join(home, "mcp-auth"))].map((d) => d.name).filter((n) => n.includes("tmp"));
+    const left = [...Deno.readDirSync(join(home, "mcp-auth"))].map((d) => d.name).filter((n) =>
+      n.includes("tmp")
+    );
     assert.deepEqual(left, [], "no temporary file left behind");
   });
 });
@@ -219,7 +250,10 @@ Deno.test("mcp login: a scope the login lacks (403 insufficient_scope) fails nam
     assert.equal(r.connected, true, r.message);
     assert.equal(r.ok, false);
     assert.equal(r.kind, "auth");
-    assert.match(r.text, /needs scope 'admin' \(403 insufficient_scope\).*agent-block mcp login http\S+ --scope 'read admin'/);
+    assert.match(
+      r.text,
+      /needs scope 'admin' \(403 insufficient_scope\).*agent-block mcp login http\S+ --scope 'read admin'/,
+    );
   });
 });
 

@@ -54,7 +54,9 @@ Deno.test({
         timeoutMs: 60_000,
         open: async (u) => void await approveInBrowser(u),
       });
-      const [file] = [...Deno.readDirSync(store)].map((e) => join(store, e.name)).filter((p) => p.endsWith(".json"));
+      const [file] = [...Deno.readDirSync(store)].map((e) => join(store, e.name)).filter((p) =>
+        p.endsWith(".json")
+      );
       const before = Deno.readTextFileSync(file);
       writeTree(project, { "plant.lua": PLANT });
       const r = await sandboxedRun(project, "plant.lua", { prompt: store });
@@ -108,7 +110,9 @@ Deno.test({
         timeoutMs: 60_000,
         open: async (u) => void await approveInBrowser(u),
       });
-      const [file] = [...Deno.readDirSync(store)].map((e) => join(store, e.name)).filter((p) => p.endsWith(".json"));
+      const [file] = [...Deno.readDirSync(store)].map((e) => join(store, e.name)).filter((p) =>
+        p.endsWith(".json")
+      );
       const before = Deno.readTextFileSync(file);
       w.expireAll();
       writeTree(project, {

@@ -139,7 +139,7 @@ export const MCP: Section = {
           name: "auth",
           type: '"login"|mcp.Auth',
           optional: true,
-          doc: "OAuth: machine credentials, or `\"login\"` for the login `agent-block mcp login URL` stored " +
+          doc: 'OAuth: machine credentials, or `"login"` for the login `agent-block mcp login URL` stored ' +
             "(used without `auth` too, when one exists for the URL).",
         },
       ],
@@ -230,7 +230,8 @@ export const MCP: Section = {
     {
       kind: "function",
       name: "mcp.connect_http",
-      doc: "Connects to a server over Streamable HTTP (or SSE). A server behind OAuth takes `opts.auth`, or " +
+      doc:
+        "Connects to a server over Streamable HTTP (or SSE). A server behind OAuth takes `opts.auth`, or " +
         "the login `agent-block mcp login URL` stored for its URL.",
       params: [
         NAME,

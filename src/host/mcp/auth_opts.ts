@@ -32,7 +32,9 @@ export function authOption(
   const where = `${fn}: opts.auth`;
   if (value === "login") return { kind: "stored", storeDir: mcpAuthDir(run.home) };
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new McpAuthError(`${where} must be "login" or a table of client credentials, got ${luaTypeName(value)}`);
+    throw new McpAuthError(
+      `${where} must be "login" or a table of client credentials, got ${luaTypeName(value)}`,
+    );
   }
   let fields = { ...(value as Record<string, unknown>) };
   const file = fields.credentials_file;
@@ -59,7 +61,9 @@ function readCredentialsFile(path: string): Record<string, unknown> {
   try {
     checkPrivateFile(path, "the credentials file");
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) throw new McpAuthError(`the credentials file ${path} does not exist`);
+    if (e instanceof Deno.errors.NotFound) {
+      throw new McpAuthError(`the credentials file ${path} does not exist`);
+    }
     throw e;
   }
   let data: unknown;

@@ -144,17 +144,26 @@ Deno.test("mcp oauth: no credentials for a protected server: kind auth, saying h
     const out = resultOf(r);
     assert.equal(out.connected, false);
     assert.equal(out.kind, "auth");
-    assert.match(out.message, /requires authorization: give opts\.auth .* agent-block mcp login http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    assert.match(
+      out.message,
+      /requires authorization: give opts\.auth .* agent-block mcp login http:\/\/127\.0\.0\.1:\d+\/mcp/,
+    );
   });
 });
 
 Deno.test("mcp oauth: bad auth settings name the field or the variable", async () => {
   await withWorld(async (w, home) => {
     const cases: [string, RegExp][] = [
-      [`{ client_id = "x", client_secret_env = "NOT_SET_ANYWHERE" }`, /'client_secret_env' names NOT_SET_ANYWHERE, which is not set/],
+      [
+        `{ client_id = "x", client_secret_env = "NOT_SET_ANYWHERE" }`,
+        /'client_secret_env' names NOT_SET_ANYWHERE, which is not set/,
+      ],
       [`{ client_id = "x", colour = "red" }`, /unknown field 'colour'/],
       [`{ client_id = "x" }`, /needs 'client_secret', 'private_key' or 'refresh_token'/],
-      [`{ client_id = "x", client_secret = "y", method = "tls" }`, /field 'method' must be "client_secret_basic" or "client_secret_post"/],
+      [
+        `{ client_id = "x", client_secret = "y", method = "tls" }`,
+        /field 'method' must be "client_secret_basic" or "client_secret_post"/,
+      ],
       [`"login"`, /has no stored login .*agent-block mcp login/],
     ];
     for (const [auth, want] of cases) {
@@ -233,7 +242,10 @@ Deno.test("attack: mcp oauth tokens never reach the run's logs, errors or outcom
 async function seedRefreshToken(w: OAuthWorld, client: string, secret: string): Promise<string> {
   const verifier = "v".repeat(50);
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  const challenge = btoa(String.fromCharCode(...d)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  const challenge = btoa(String.fromCharCode(...d)).replaceAll("+", "-").replaceAll("/", "_").replace(
+    /=+$/,
+    "",
+  );
   const auth = new URL(`${w.issuer}/authorize`);
   for (
     const [k, v] of Object.entries({
@@ -251,7 +263,10 @@ async function seedRefreshToken(w: OAuthWorld, client: string, secret: string): 
   const code = new URL(r.headers.get("location")!).searchParams.get("code")!;
   const t = await fetch(`${w.issuer}/token`, {
     method: "POST",
-    headers: { authorization: `Basic ${btoa(`${client}:${secret}`)}`, "content-type": "application/x-www-form-urlencoded" },
+    headers: {
+      authorization: `Basic ${btoa(`${client}:${secret}`)}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
     body: new URLSearchParams({
       grant_type: "authorization_code",
       code,

@@ -24,7 +24,15 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import { entryPath, McpAuthError, serverKey, stamped, type StoredTokens, type TokenEntry, writeEntry } from "./store.ts";
+import {
+  entryPath,
+  McpAuthError,
+  serverKey,
+  stamped,
+  type StoredTokens,
+  type TokenEntry,
+  writeEntry,
+} from "./store.ts";
 
 /** What a login needs. */
 export interface LoginOptions {
@@ -62,7 +70,9 @@ function callbackListener(state: string, deadlineMs: number) {
     settle(u.searchParams);
     const ok = !u.searchParams.has("error");
     return new Response(
-      ok ? "agent-block: logged in. You can close this window." : "agent-block: the login failed; see the terminal.",
+      ok
+        ? "agent-block: logged in. You can close this window."
+        : "agent-block: the login failed; see the terminal.",
       { headers: { "content-type": "text/plain; charset=utf-8" } },
     );
   });
@@ -153,7 +163,11 @@ async function loginWith(
   // The server's own challenge first: its 401 names the resource metadata and the scope.
   const challenge = await probe(server);
   const scope = opts.scope ?? challenge.scope;
-  const first = await auth(provider, { serverUrl: server, resourceMetadataUrl: challenge.resourceMetadataUrl, scope });
+  const first = await auth(provider, {
+    serverUrl: server,
+    resourceMetadataUrl: challenge.resourceMetadataUrl,
+    scope,
+  });
   if (first !== "AUTHORIZED") {
     const params = await callback;
     const error = params.get("error");

@@ -292,7 +292,9 @@ async function storedAuth(
   const again = `log in again: agent-block mcp login ${server}`;
   const first = readEntry(path);
   if (!first) {
-    throw new McpAuthError(`server ${server} has no stored login in ${storeDir}: agent-block mcp login ${server}`);
+    throw new McpAuthError(
+      `server ${server} has no stored login in ${storeDir}: agent-block mcp login ${server}`,
+    );
   }
   let entry: TokenEntry = first;
   const learn = (e: TokenEntry) => {
@@ -337,7 +339,8 @@ async function storedAuth(
         const now = readOnly ? undefined : readEntry(path);
         if (now) {
           learn(now);
-          const theirs = now.tokens.access_token !== refused && now.tokens.access_token !== entry.tokens.access_token;
+          const theirs = now.tokens.access_token !== refused &&
+            now.tokens.access_token !== entry.tokens.access_token;
           entry = now;
           // Another run refreshed meanwhile: use its tokens (its refresh token may have rotated ours away).
           if (theirs && !expired(now.tokens)) return;

@@ -98,7 +98,9 @@ export function parseAuthFields(
   for (const k of Object.keys(fields)) {
     if (!(AUTH_FIELDS as readonly string[]).includes(k) || k === "credentials_file") {
       throw new AuthSettingsError(
-        `${where}: unknown field '${k}' (known: ${AUTH_FIELDS.filter((f) => f !== "credentials_file").join(", ")})`,
+        `${where}: unknown field '${k}' (known: ${
+          AUTH_FIELDS.filter((f) => f !== "credentials_file").join(", ")
+        })`,
       );
     }
   }
