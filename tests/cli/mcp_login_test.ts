@@ -257,6 +257,17 @@ Deno.test("mcp login: a scope the login lacks (403 insufficient_scope) fails nam
   });
 });
 
+Deno.test("attack: mcp login refuses an authorization response whose iss names another issuer (mix-up)", async () => {
+  await withWorld(async (w, home) => {
+    w.issInResponse = "http://127.0.0.1:9/evil";
+    const l = await login(w, home);
+    assert.equal(l.code, 1);
+    assert.match(l.stderr, /error: mcp login: IssuerMismatchError: .*evil/);
+    assert.equal(w.grants.authorization_code, undefined, "the code was never redeemed");
+    assert.throws(() => Deno.readDirSync(join(home, "mcp-auth")).next(), Deno.errors.NotFound);
+  });
+});
+
 Deno.test("mcp login: failures exit 1 with the reason, a bad command line exits 2", async () => {
   const home = await tempDir();
   const env = testEnv({ AGENT_BLOCK_HOME: home });
