@@ -268,6 +268,24 @@ Deno.test("attack: mcp login refuses an authorization response whose iss names a
   });
 });
 
+Deno.test("mcp oauth: machine credentials from the project's .env (the edge reads it; the run passes it on)", async () => {
+  await withWorld(async (w, home) => {
+    w.addClient({ id: "ci-bot", secret: "dotenv-secret-789" });
+    const project = await tempProject({
+      ".env": "BOT_SECRET=dotenv-secret-789\n",
+      "main.lua": `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "ci-bot", client_secret_env = "BOT_SECRET" } })
+return mcp.call("s", "whoami", {}).content[1].text`,
+    });
+    const r = await runCli(["-s", "main.lua", "-p", project, "--result", join(project, "out.txt")], {
+      cwd: project,
+      env: testEnv({ AGENT_BLOCK_HOME: home }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(Deno.readTextFileSync(join(project, "out.txt")), "ci-bot read,admin");
+    assert.equal(w.grants.client_credentials, 1);
+  });
+});
+
 Deno.test("mcp login: failures exit 1 with the reason, a bad command line exits 2", async () => {
   const home = await tempDir();
   const env = testEnv({ AGENT_BLOCK_HOME: home });
