@@ -14,15 +14,15 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
-const HARNESS = `${Deno.execPath()} run -A --quiet ${fileURLToPath(new URL("../tests/conformance/auth_client.ts", import.meta.url))}`;
+const HARNESS = `${Deno.execPath()} run -A --quiet ${
+  fileURLToPath(new URL("../tests/conformance/auth_client.ts", import.meta.url))
+}`;
 
 /** Scenarios agent-block does not pass, and why. */
 const EXPECTED_FAILURES: Record<string, string> = {
   "auth/2025-03-26-oauth-metadata-backcompat":
     "the suite's server publishes authorization server metadata whose issuer (…/oauth) is not the URL it " +
     "was fetched for; the SDK refuses it (RFC 8414 §3.3), and agent-block keeps that check on",
-  "auth/cross-app-access-complete-flow":
-    "cross-app access (an identity assertion grant obtained from an enterprise IdP) is not offered by agent-block",
 };
 
 async function suite(args: string[]): Promise<{ code: number; out: string }> {

@@ -97,7 +97,9 @@ export async function mcpAuthCommand(argv: string[]): Promise<number> {
     if (e instanceof AgentBlockError) throw e;
     // The SDK's OAuth errors (a refused registration, an issuer mismatch, ...) are the login's failure.
     if (e instanceof McpAuthError || e instanceof Error) {
-      throw new AgentBlockError(`mcp ${command}: ${e instanceof McpAuthError ? "" : `${e.name}: `}${e.message}`);
+      throw new AgentBlockError(
+        `mcp ${command}: ${e instanceof McpAuthError ? "" : `${e.name}: `}${e.message}`,
+      );
     }
     throw e;
   }

@@ -273,7 +273,8 @@ Deno.test("mcp oauth: machine credentials from the project's .env (the edge read
     w.addClient({ id: "ci-bot", secret: "dotenv-secret-789" });
     const project = await tempProject({
       ".env": "BOT_SECRET=dotenv-secret-789\n",
-      "main.lua": `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "ci-bot", client_secret_env = "BOT_SECRET" } })
+      "main.lua":
+        `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "ci-bot", client_secret_env = "BOT_SECRET" } })
 return mcp.call("s", "whoami", {}).content[1].text`,
     });
     const r = await runCli(["-s", "main.lua", "-p", project, "--result", join(project, "out.txt")], {

@@ -4,8 +4,9 @@
  * the scenario in `MCP_CONFORMANCE_SCENARIO` and its credentials (if any) in
  * `MCP_CONFORMANCE_CONTEXT`. Everything below drives agent-block itself, as a user would, through
  * the real CLI in subprocesses with a home of their own:
- * - machine credentials (the context has a client secret or a private key, and no login is
- *   possible): a run whose `mcp.connect_http` gets them as `opts.auth`;
+ * - machine credentials (the context has a client secret, a private key, or an enterprise IdP's
+ *   ID token for cross-app access, and no login is possible): a run whose `mcp.connect_http` gets
+ *   them as `opts.auth` (secrets through variables, as CI would pass them);
  * - otherwise `agent-block mcp login URL --no-browser` (pre-registered client from the context,
  *   else dynamic registration or the client ID metadata document URL the suite expects), this
  *   program playing the browser (it fetches the printed URL, following the authorization server's
@@ -28,7 +29,12 @@ if (!url) {
 const scenario = Deno.env.get("MCP_CONFORMANCE_SCENARIO") ?? "";
 const context = JSON.parse(Deno.env.get("MCP_CONFORMANCE_CONTEXT") ?? "{}") as Record<string, string>;
 const home = Deno.makeTempDirSync({ prefix: "ab_conformance_" });
-const env = { ...Deno.env.toObject(), AGENT_BLOCK_HOME: home, NO_COLOR: "1", CONF_SECRET: context.client_secret ?? "" };
+const env = {
+  ...Deno.env.toObject(),
+  AGENT_BLOCK_HOME: home,
+  NO_COLOR: "1",
+  CONF_SECRET: context.client_secret ?? "",
+};
 
 function say(line: string): void {
   console.error(`[auth_client ${scenario}] ${line}`);
@@ -97,25 +103,36 @@ return std.json.encode({ ok = true, message = #tools.tools .. " tool(s) called" 
 
 async function main(): Promise<number> {
   if (context.private_key_pem) {
-    Deno.env.set("CONF_KEY", context.private_key_pem);
     env.CONF_KEY = context.private_key_pem;
-    return (await run(`{ client_id = ${JSON.stringify(context.client_id)}, private_key_env = "CONF_KEY", alg = ${
-      JSON.stringify(context.signing_algorithm ?? "ES256")
-    } }`)).ok
+    return (await run(
+        `{ client_id = ${JSON.stringify(context.client_id)}, private_key_env = "CONF_KEY", alg = ${
+          JSON.stringify(context.signing_algorithm ?? "ES256")
+        } }`,
+      )).ok
       ? 0
       : 1;
   }
   if (scenario === "auth/client-credentials-basic") {
-    return (await run(`{ client_id = ${JSON.stringify(context.client_id)}, client_secret_env = "CONF_SECRET" }`)).ok
+    return (await run(
+        `{ client_id = ${JSON.stringify(context.client_id)}, client_secret_env = "CONF_SECRET" }`,
+      )).ok
       ? 0
       : 1;
   }
   if (context.idp_id_token) {
-    say("cross-app access (an identity assertion grant through an IdP) is not supported by agent-block");
-    return 1;
+    env.CONF_ID_TOKEN = context.idp_id_token;
+    return (await run(`{ client_id = ${JSON.stringify(context.client_id)}, client_secret_env = "CONF_SECRET",
+      id_token_env = "CONF_ID_TOKEN", idp_client_id = ${JSON.stringify(context.idp_client_id)},
+      idp_token_endpoint = ${JSON.stringify(context.idp_token_endpoint)} }`)).ok
+      ? 0
+      : 1;
   }
   const loginArgs = context.client_id
-    ? ["--client-id", context.client_id, ...(context.client_secret ? ["--client-secret-env", "CONF_SECRET"] : [])]
+    ? [
+      "--client-id",
+      context.client_id,
+      ...(context.client_secret ? ["--client-secret-env", "CONF_SECRET"] : []),
+    ]
     : ["--client-metadata-url", CIMD_URL];
   if (!await login(loginArgs)) return 1;
   for (let attempt = 0;; attempt++) {

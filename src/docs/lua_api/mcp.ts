@@ -150,7 +150,7 @@ export const MCP: Section = {
       doc: "OAuth credentials of an HTTP server (the MCP authorization spec; the SDK does discovery, " +
         "registration, PKCE, refresh and step-up). `client_secret` picks the client credentials grant, " +
         "`private_key` + `alg` the same authenticated by a signed JWT, `refresh_token` a refresh on the first " +
-        "401. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a " +
+        "401, `id_token` cross-app access. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a " +
         "`credentials_file`. Tokens and secrets join the run's secrets (masked in logs, events and errors). A " +
         "failure is of kind `auth` and says what to do.",
       fields: [
@@ -179,6 +179,15 @@ export const MCP: Section = {
           type: "string",
           optional: true,
           doc: "A refresh token (or `refresh_token_env`); the refreshed tokens stay in memory.",
+        },
+        {
+          name: "id_token",
+          type: "string",
+          optional: true,
+          doc:
+            "Cross-app access (SEP-990): the user's ID token from an enterprise IdP (or `id_token_env`), " +
+            "exchanged there for an authorization grant; with `client_secret`, `idp_client_id` " +
+            "(`idp_client_secret`) and `idp_url` or `idp_token_endpoint`.",
         },
         {
           name: "scope",

@@ -7,7 +7,8 @@
  *
  * Owns:
  * - the providers: the SDK's `ClientCredentialsProvider` (with the configured `method` when one
- *   is given) and `PrivateKeyJwtProvider` for machine credentials; `HeadlessProvider` for a
+ *   is given), `PrivateKeyJwtProvider` and `CrossAppAccessProvider` (its ID-JAG from the IdP through
+ *   the SDK's token exchange) for machine credentials; `HeadlessProvider` for a
  *   refresh token or a stored login — it refreshes, and where only a person could go on (a
  *   refused refresh token, a scope the login lacks) it fails with an `McpAuthError` saying what
  *   to do (`agent-block mcp login URL [--scope ...]`), naming the scope a step-up asked for;
@@ -29,10 +30,13 @@ import {
   auth,
   type AuthProvider,
   ClientCredentialsProvider,
+  CrossAppAccessProvider,
+  discoverAndRequestJwtAuthGrant,
   extractWWWAuthenticateParams,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   PrivateKeyJwtProvider,
+  requestJwtAuthorizationGrant,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
   UnauthorizedError,
@@ -206,6 +210,35 @@ export async function connectionAuth(
         clientName: "agent-block",
         scope: settings.scope,
         ...(expectedIssuer ? { expectedIssuer } : {}),
+      });
+      return machine(masking(p, deps), settings.scope);
+    }
+    case "cross_app": {
+      deps.secret(settings.clientSecret);
+      deps.secret(settings.idToken);
+      deps.secret(settings.idpClientSecret);
+      const s = settings;
+      const p = new CrossAppAccessProvider({
+        clientId: s.clientId,
+        clientSecret: s.clientSecret,
+        clientName: "agent-block",
+        ...(expectedIssuer ? { expectedIssuer } : {}),
+        assertion: async (ctx) => {
+          const asked = {
+            audience: ctx.authorizationServerUrl,
+            resource: ctx.resourceUrl,
+            idToken: s.idToken,
+            clientId: s.idpClientId,
+            clientSecret: s.idpClientSecret,
+            scope: ctx.scope,
+            fetchFn: ctx.fetchFn,
+          };
+          const grant = s.idpTokenEndpoint
+            ? await requestJwtAuthorizationGrant({ tokenEndpoint: s.idpTokenEndpoint, ...asked })
+            : await discoverAndRequestJwtAuthGrant({ idpUrl: s.idpUrl!, ...asked });
+          deps.secret(grant.jwtAuthGrant);
+          return grant.jwtAuthGrant;
+        },
       });
       return machine(masking(p, deps), settings.scope);
     }

@@ -16,6 +16,10 @@
  *   authenticated by a signed JWT (RFC 7523);
  * - `refresh_token`: `refresh_token` (with `client_id`, and `client_secret` for a confidential
  *   client): the token is refreshed as the first request needs it, the result kept in memory;
+ * - `cross_app`: `id_token` (the user's ID token from an enterprise IdP) with `idp_client_id` and
+ *   `idp_url` or `idp_token_endpoint`, plus the MCP client's `client_id` / `client_secret`:
+ *   cross-app access (SEP-990), the ID token exchanged at the IdP for an authorization grant
+ *   (RFC 8693), that grant for an access token (RFC 7523);
  * - `stored`: the login `agent-block mcp login URL` stored for this server (also what a
  *   connection without `auth` uses when such a login exists).
  * Every kind may carry `scope` (asked for; a server's `403 insufficient_scope` widens it where the
@@ -55,6 +59,18 @@ export type McpAuth =
     source: string;
   }
   | AuthCommon & {
+    kind: "cross_app";
+    clientId: string;
+    clientSecret: string;
+    /** The user's ID token from the enterprise IdP. */
+    idToken: string;
+    idpClientId: string;
+    idpClientSecret?: string;
+    /** The IdP's token endpoint, or its issuer URL to discover it from (`idpUrl`). */
+    idpTokenEndpoint?: string;
+    idpUrl?: string;
+  }
+  | AuthCommon & {
     kind: "stored";
     /** The store directory (`<AGENT_BLOCK_HOME>/mcp-auth`). */
     storeDir: string;
@@ -74,6 +90,13 @@ export const AUTH_FIELDS = [
   "refresh_token_env",
   "scope",
   "issuer",
+  "id_token",
+  "id_token_env",
+  "idp_url",
+  "idp_token_endpoint",
+  "idp_client_id",
+  "idp_client_secret",
+  "idp_client_secret_env",
   "credentials_file",
 ] as const;
 
@@ -142,6 +165,32 @@ export function parseAuthFields(
   const common = { scope: str("scope"), issuer: str("issuer") };
   if (clientId === undefined) {
     throw new AuthSettingsError(`${where}: field 'client_id' (or 'client_id_env') is required`);
+  }
+  const idToken = value("id_token");
+  if (idToken !== undefined) {
+    const idpClientId = str("idp_client_id");
+    const idpUrl = str("idp_url");
+    const idpTokenEndpoint = str("idp_token_endpoint");
+    if (
+      clientSecret === undefined || idpClientId === undefined ||
+      (idpUrl === undefined) === (idpTokenEndpoint === undefined)
+    ) {
+      throw new AuthSettingsError(
+        `${where}: cross-app access ('id_token') needs 'client_secret', 'idp_client_id', and one of 'idp_url' ` +
+          `or 'idp_token_endpoint'`,
+      );
+    }
+    return {
+      kind: "cross_app",
+      clientId,
+      clientSecret,
+      idToken,
+      idpClientId,
+      idpClientSecret: value("idp_client_secret"),
+      idpUrl,
+      idpTokenEndpoint,
+      ...common,
+    };
   }
   if (privateKey !== undefined) {
     if (clientSecret !== undefined || refreshToken !== undefined) {
