@@ -29,7 +29,7 @@ if (!url) {
 const scenario = Deno.env.get("MCP_CONFORMANCE_SCENARIO") ?? "";
 const context = JSON.parse(Deno.env.get("MCP_CONFORMANCE_CONTEXT") ?? "{}") as Record<string, string>;
 const home = Deno.makeTempDirSync({ prefix: "ab_conformance_" });
-const env = {
+const env: Record<string, string> = {
   ...Deno.env.toObject(),
   AGENT_BLOCK_HOME: home,
   NO_COLOR: "1",
