@@ -16,6 +16,7 @@ local agent = {}
 ---@field cwd? string stdio: its working directory.
 ---@field env? table<string, string> stdio: variables for it.
 ---@field url? string HTTP: the endpoint.
+---@field auth? "login"|mcp.Auth HTTP: OAuth credentials, as `mcp.connect_http`'s `opts.auth`.
 ---@field transport_opts? { transport: ("http"|"sse")?, headers: table<string, string>?, auth: ("login"|mcp.Auth)? } HTTP: transport, headers and OAuth (`mcp.HttpOpts`).
 ---@field required? boolean Fail the run at start when it cannot connect.
 

@@ -238,6 +238,24 @@ Deno.test("attack: mcp oauth tokens never reach the run's logs, errors or outcom
   });
 });
 
+Deno.test("mcp oauth: an mcp_servers entry's auth reaches the connection (mcp_tools, as agent.run uses it)", async () => {
+  await withWorld(async (w, home) => {
+    w.addClient({ id: "ci-bot", secret: "s3cret-value-123" });
+    const r = await runLua(
+      `local mcp_tools = require("mcp_tools")
+       local conn = mcp_tools.connect({ { name = "s", url = "${w.mcpUrl}",
+         auth = { client_id = "ci-bot", client_secret_env = "BOT_SECRET" }, required = true } }, {})
+       local names = {}
+       for _, t in ipairs(conn:tools()) do names[#names + 1] = t.name end
+       table.sort(names)
+       return std.json.encode(names)`,
+      { env: testEnv({ AGENT_BLOCK_HOME: home, BOT_SECRET: "s3cret-value-123" }) },
+    );
+    assert.deepEqual(resultOf(r), ["s__admin_op", "s__echo_token", "s__whoami"]);
+    assert.equal(w.grants.client_credentials, 1);
+  });
+});
+
 /** A refresh token issued to `client` through the authorization code flow, as a browser login would get it. */
 async function seedRefreshToken(w: OAuthWorld, client: string, secret: string): Promise<string> {
   const verifier = "v".repeat(50);
