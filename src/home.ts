@@ -3,7 +3,7 @@
  *
  * Owns the resolution of the user's home directory and of `$AGENT_BLOCK_HOME` (default
  * `~/.agent-block`), the per-user state directory holding the user's `blocks/` and `lib/` tiers and
- * the default databases. Pure functions of an environment view: they never read the process
+ * the default databases, and the MCP token store inside it (`mcpAuthDir`). Pure functions of an environment view: they never read the process
  * environment, so two runs with different environments resolve different homes.
  */
 import { join } from "node:path";
@@ -31,4 +31,12 @@ export function userHome(env: EnvView, fallback: string): string {
 export function agentBlockHome(env: EnvView, fallback: string): string {
   const v = envValue(env, "AGENT_BLOCK_HOME");
   return v && v.trim() ? v : join(userHome(env, fallback), ".agent-block");
+}
+
+/**
+ * The MCP token store of a home: `<home>/mcp-auth`, one file per server (`agent-block mcp login`).
+ * Here so the sandbox launcher, which keeps it read-only, and the client agree on the place.
+ */
+export function mcpAuthDir(home: string): string {
+  return join(home, "mcp-auth");
 }

@@ -1216,7 +1216,7 @@ mcp = {}
 ---@field ok false Always false.
 ---@field error string The message, naming the server.
 ---@field code? integer The server's JSON-RPC error code, when it answered one.
----@field kind? "timeout"|"closed"|"unknown"|"era"|"invalid"|"ending"|"failed" Otherwise the client's own reason.
+---@field kind? "timeout"|"closed"|"unknown"|"era"|"invalid"|"ending"|"auth"|"failed" Otherwise the client's own reason.
 
 ---Options of `mcp.connect`.
 ---@class mcp.ConnectOpts
@@ -1237,6 +1237,20 @@ mcp = {}
 ---@field required? boolean Default true: a failed connect raises; false: it logs a warning and answers `false, err`.
 ---@field transport? "http"|"sse" Default `http` (Streamable HTTP).
 ---@field headers? table<string, string> Sent with every request.
+---@field auth? "login"|mcp.Auth OAuth: machine credentials, or `"login"` for the login `agent-block mcp login URL` stored (used without `auth` too, when one exists for the URL).
+
+---OAuth credentials of an HTTP server (the MCP authorization spec; the SDK does discovery, registration, PKCE, refresh and step-up). `client_secret` picks the client credentials grant, `private_key` + `alg` the same authenticated by a signed JWT, `refresh_token` a refresh on the first 401, `id_token` cross-app access. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a `credentials_file`. Tokens and secrets join the run's secrets (masked in logs, events and errors). A failure is of kind `auth` and says what to do.
+---@class mcp.Auth
+---@field client_id? string The client (or `client_id_env`).
+---@field client_secret? string Its secret (or `client_secret_env`, naming a variable).
+---@field method? "client_secret_basic"|"client_secret_post" How the secret is sent (default: what the server supports, basic first).
+---@field private_key? string PEM, or a JWK as JSON (or `private_key_env`): `private_key_jwt`.
+---@field alg? string The key's algorithm (`RS256`, `ES256`, ...).
+---@field refresh_token? string A refresh token (or `refresh_token_env`); the refreshed tokens stay in memory.
+---@field id_token? string Cross-app access (SEP-990): the user's ID token from an enterprise IdP (or `id_token_env`), exchanged there for an authorization grant; with `client_secret`, `idp_client_id` (`idp_client_secret`) and `idp_url` or `idp_token_endpoint`.
+---@field scope? string Asked for when the server names none; a `403 insufficient_scope` widens it where the credentials allow, else the call fails naming the scope.
+---@field issuer? string The only authorization server the credentials may be sent to.
+---@field credentials_file? string A JSON file of these fields (mode 0600, else refused); fields given here win.
 
 ---Starts a server over stdio, in a process group of the run with the host's credential variables removed, and connects to it. A line on its stdout that is not JSON-RPC (a banner, a stray print) is skipped: the first is logged at warn level (and quoted in a failed connect's error), later ones at debug level.
 ---
@@ -1253,12 +1267,14 @@ mcp = {}
 ---@return string? err # Why, when false.
 function mcp.connect(name, command, args, opts) end
 
----Connects to a server over Streamable HTTP (or SSE).
+---Connects to a server over Streamable HTTP (or SSE). A server behind OAuth takes `opts.auth`, or the login `agent-block mcp login URL` stored for its URL.
 ---
 ---Errors: As `connect`.
 ---
 ---```lua
----mcp.connect_http("remote", "http://127.0.0.1:8080/mcp", { headers = { authorization = "Bearer x" } })
+---mcp.connect_http("tracker", "https://mcp.example.com/mcp", {
+---  auth = { client_id = "ci-bot", client_secret_env = "TRACKER_SECRET", scope = "issues:read" },
+---})
 ---```
 ---@param name string The server name given to `connect`.
 ---@param url string The endpoint.

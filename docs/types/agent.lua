@@ -16,7 +16,8 @@ local agent = {}
 ---@field cwd? string stdio: its working directory.
 ---@field env? table<string, string> stdio: variables for it.
 ---@field url? string HTTP: the endpoint.
----@field transport_opts? { transport: ("http"|"sse")?, headers: table<string, string>? } HTTP: transport and headers.
+---@field auth? "login"|mcp.Auth HTTP: OAuth credentials, as `mcp.connect_http`'s `opts.auth`.
+---@field transport_opts? { transport: ("http"|"sse")?, headers: table<string, string>?, auth: ("login"|mcp.Auth)? } HTTP: transport, headers and OAuth (`mcp.HttpOpts`).
 ---@field required? boolean Fail the run at start when it cannot connect.
 
 ---What `on_turn` receives (exactly these four keys).

@@ -2,7 +2,8 @@
 -- adapter use; reached with `require("mcp_tools")`).
 --
 -- Owns: connecting a list of server entries (stdio `{ name, command, args, cwd?, env?, required? }`
--- and HTTP `{ name, url, transport_opts = { transport = "sse"|"http", headers } }` in one list),
+-- and HTTP `{ name, url, auth?, transport_opts = { transport = "sse"|"http", headers, auth } }` in one
+-- list; `auth` is `mcp.connect_http`'s OAuth option, at the entry or in `transport_opts`),
 -- the per-server wiring of the agent options (`sampling`, `on_progress` / `progress_to_log`,
 -- `on_log` / `log_to_stderr`, `enable_resources`, `enable_prompts`), the namespaced tool list
 -- (`server__tool`, group = the tool's `_meta.group` when it is a non-empty string, else the server
@@ -164,6 +165,7 @@ local function connect_one(s)
     if topts.timeout == nil then topts.timeout = s.timeout end
     if topts.era == nil then topts.era = s.era end
     if topts.max_message_bytes == nil then topts.max_message_bytes = s.max_message_bytes end
+    if topts.auth == nil then topts.auth = s.auth end
     return pcall(mcp.connect_http, s.name, s.url, topts)
   end
   return pcall(mcp.connect, s.name, s.command, s.args or {}, {

@@ -1,5 +1,7 @@
 /**
  * `agent-block mcp`: serve the registered blocks to an MCP client as the `run_block` tool.
+ * (`mcp login|logout|auth status`, the stored logins of remote servers, are handed to
+ * `mcp_auth_command.ts`.)
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
  * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`,
@@ -41,6 +43,8 @@ Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
                   [--run-timeout SECS] [--progress-secs SECS] [--session-idle-secs SECS]
                   [--serve-url http://127.0.0.1:7788] [--sandbox]
+  agent-block mcp login URL | logout URL | auth status   (stored logins of remote
+                  MCP servers; agent-block mcp login --help)
 
 Serves one tool, run_block {block, prompt?, context?}, where block is one of the blocks in
 <project>/.agent-block/blocks/, <project>/blocks/, $AGENT_BLOCK_HOME/blocks/ and every
@@ -180,6 +184,9 @@ function serveUrlOf(raw: string | undefined): string | undefined {
 
 /** Runs `agent-block mcp`; returns the exit code. */
 export async function mcpCommand(argv: string[]): Promise<number> {
+  if (argv[0] === "login" || argv[0] === "logout" || argv[0] === "auth") {
+    return (await import("./mcp_auth_command.ts")).mcpAuthCommand(argv);
+  }
   const s = parseMcpArgs(argv);
   if (s === "help") {
     writeStdout(new TextEncoder().encode(MCP_HELP));

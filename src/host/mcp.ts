@@ -26,7 +26,13 @@
  * Every error text handed to Lua is scrubbed of the run's secrets and of URL credentials
  * (`run.secrets.scrub`): a server's message may echo a key; the client's logs are scrubbed by
  * the run's logger. What a connect hands a server on purpose (credential headers and URL
- * parameters, `*_KEY`-like variables of `opts.env`) joins the run's secrets first.
+ * parameters, `*_KEY`-like variables of `opts.env`) joins the run's secrets first, and so does
+ * every OAuth credential and token a connection uses or obtains.
+ *
+ * OAuth (`opts.auth`, `mcp/auth_opts.ts`): machine credentials from the script, the run's
+ * environment or a credentials file, or the login `agent-block mcp login URL` stored under the
+ * run's `AGENT_BLOCK_HOME` (used without `opts.auth` when it exists); the SDK runs the flows
+ * (`clients/mcp/oauth/`). A failure is of kind `auth` and says what to do.
  *
  * Layers: this file (Lua face, with `mcp/callbacks.ts`: the Lua functions as the client's
  * handlers) → `clients/mcp/manager.ts` (name → connection) → `clients/mcp/connection.ts`
@@ -84,6 +90,8 @@ import { VERSION } from "../version.ts";
 import type { RunEnv } from "../run_env.ts";
 import type { RunContext } from "./context.ts";
 import { type CallbackKind, CallbackRegistry } from "./mcp/callbacks.ts";
+import { authOption } from "./mcp/auth_opts.ts";
+import { mcpAuthDir } from "../home.ts";
 import { McpError, runEnding, unknownServer } from "../clients/mcp/errors.ts";
 import type { CommonConnectOptions, McpManager } from "../clients/mcp/manager.ts";
 
@@ -112,6 +120,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         handlers: (n) => callbacks.peek(n),
         correlation: () => traceIds(run.env),
         clientInfo: { name: "agent-block", version: VERSION },
+        secret: (v) => run.secrets.add(v),
       })
     );
     return await loading;
@@ -233,10 +242,18 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         const headers = stringMap(a, 3, opts, "headers");
         run.secrets.addUrl(url);
         run.secrets.addHeaders(headers);
+        let auth;
+        try {
+          auth = authOption(opts?.auth, run, a.fn);
+        } catch (e) {
+          throw new McpError(`server '${name}': ${(e as Error).message}`, name, "initialize", "auth", e);
+        }
         await (await managerFor(name)).connectHttp(name, url, {
           ...common,
           transport,
           headers,
+          auth,
+          storeDir: mcpAuthDir(run.home),
         });
       },
       3,

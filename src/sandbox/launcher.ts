@@ -7,7 +7,7 @@
  * 1. resolves the policy from the run's environment (`policy.ts`) and checks the kernel
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
  * 2. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
- *    `lib/`, `blocks/` and serve files) read-only in a private mount namespace (`mount_ns.ts`;
+ *    `lib/`, `blocks/`, serve files and MCP token store `mcp-auth/`) read-only in a private mount namespace (`mount_ns.ts`;
  *    without privilege it first re-executes itself through `unshare` into a user namespace,
  *    `--sandbox-stage=userns`);
  * 3. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
@@ -32,7 +32,7 @@
  */
 import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
-import { agentBlockHome } from "../home.ts";
+import { agentBlockHome, mcpAuthDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
@@ -108,9 +108,9 @@ export function launchSandboxed(req: LaunchRequest): never {
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
-  for (const dir of [home, join(home, "lib"), join(home, "blocks")]) {
+  for (const dir of [home, join(home, "lib"), join(home, "blocks"), mcpAuthDir(home)]) {
     try {
-      Deno.mkdirSync(dir, { recursive: true });
+      Deno.mkdirSync(dir, { recursive: true, mode: dir === mcpAuthDir(home) ? 0o700 : 0o777 });
     } catch {
       // not creatable: it grants nothing, and the run reports what it cannot write
     }
@@ -153,6 +153,15 @@ export function launchSandboxed(req: LaunchRequest): never {
       execve(c, [...prot.prefix, ...selfArgs(req, "userns")], req.processEnv);
     }
     if (prot.status === "unavailable") {
+      const store = tokenStore(home);
+      if (store?.logins) {
+        // Stored credentials a later unconfined run trusts: never beside a writable hole.
+        throw new AgentBlockError(
+          `--sandbox: the MCP logins in ${store.path} cannot be made read-only here (${prot.why}), and a ` +
+            `sandboxed run must not be able to replace them; run where a mount namespace can be had ` +
+            `(root, or user namespaces), or remove the logins first (agent-block mcp logout URL)`,
+        );
+      }
       warnings.push(`.git and agent-block's configuration stay writable: ${prot.why}`);
       if (policy.gitDirs.length) git = "WRITABLE (no mount namespace)";
       config = "WRITABLE (no mount namespace)";
@@ -165,6 +174,21 @@ export function launchSandboxed(req: LaunchRequest): never {
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
   req.say(startupLine(policy, plan, arch !== undefined, git, config));
   execve(c, selfArgs(req, "runtime"), req.processEnv);
+}
+
+/**
+ * The MCP token store of `home` (`mcpAuthDir`, created by the launcher with the code tiers) and
+ * whether it holds logins; undefined when it cannot be had (an unwritable home grants nothing).
+ */
+function tokenStore(home: string): { path: string; logins: boolean } | undefined {
+  const dir = mcpAuthDir(home);
+  try {
+    const path = Deno.realPathSync(dir);
+    const logins = [...Deno.readDirSync(path)].some((e) => e.name.endsWith(".json"));
+    return { path, logins };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The Landlock plan for this kernel, the test seam applied where it makes start-up fail. */

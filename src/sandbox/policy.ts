@@ -23,8 +23,9 @@
  *   the `gitdir:` target of a `.git` file (and that target's `commondir`, where a worktree's
  *   hooks live), unless `AGENT_BLOCK_SANDBOX_GIT_RW=1` (`gitDirs`); and agent-block's own
  *   configuration and code (`configPaths`): the project's `.env`, the home's `lib/` and `blocks/`
- *   tiers, and `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`),
- *   each where it exists (the launcher creates `lib/` and `blocks/` first, so they always do);
+ *   tiers, `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`) and
+ *   the MCP token store (`mcp-auth/`: logins a later unconfined run trusts), each where it exists
+ *   (the launcher creates `lib/`, `blocks/` and `mcp-auth/` first, so they always do);
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
  *   is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the unprivileged path to the read-only paths (a
@@ -86,6 +87,7 @@ export const HOME_READ_ONLY = [
   "serve.sqlite",
   "serve.sqlite-wal",
   "serve.sqlite-shm",
+  "mcp-auth",
 ];
 
 /** A writable path, resolved. */

@@ -60,6 +60,8 @@ export interface WriteAtomicOptions {
    * written so far (a test stops the process there to kill it mid-write). Nothing else sets it.
    */
   afterChunk?: (tmp: string, written: number) => void;
+  /** Permission bits of the new file (default 0o666 less the umask), set as it is created. */
+  mode?: number;
 }
 
 /**
@@ -73,7 +75,7 @@ export function writeAtomic(path: string, data: Uint8Array | string, opts: Write
   const tmp = join(dir, tempName());
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   try {
-    const f = Deno.openSync(tmp, { write: true, createNew: true });
+    const f = Deno.openSync(tmp, { write: true, createNew: true, mode: opts.mode });
     try {
       let off = 0;
       while (off < bytes.length) {

@@ -42,7 +42,7 @@ import type { Logger, LogLevel } from "../../obs/log.ts";
 import { installClientHandlers } from "./client_handlers.ts";
 import { HandlerGone, type HandlerKind, type ServerHandlers } from "./handlers.ts";
 import { McpError, seconds } from "./errors.ts";
-import { errorText, isLostAnswer, isTimeout, wireCode } from "./sdk_errors.ts";
+import { errorText, isAuthFailure, isLostAnswer, isTimeout, wireCode } from "./sdk_errors.ts";
 import { tapInbound } from "./inbound_tap.ts";
 import { Deadline } from "./deadline.ts";
 import { ProcessStdioTransport } from "./stdio_transport.ts";
@@ -420,7 +420,8 @@ export class McpConnection {
     if (isTimeout(e)) return this.#timeoutError(method, what, e);
     const failure = this.#stdioFailure();
     if (failure) return new McpError(`${subject} failed: ${failure}`, this.name, method, "closed", e);
-    const code = wireCode(e) ?? (this.#closed || isLostAnswer(e) ? "closed" : "failed");
+    const code = wireCode(e) ??
+      (isAuthFailure(e) ? "auth" : this.#closed || isLostAnswer(e) ? "closed" : "failed");
     return new McpError(`${subject} failed: ${errorText(e)}${tail}`, this.name, method, code, e);
   }
 

@@ -33,6 +33,8 @@ export type McpLocalCode =
   | "ending"
   /** The request could not be formed (bad URL, arguments of the wrong shape). */
   | "invalid"
+  /** Authorization failed (OAuth: no or refused credentials, a scope not granted). */
+  | "auth"
   /** Anything else: the transport failed, the SDK refused. */
   | "failed";
 

@@ -5,7 +5,9 @@
  * Owns:
  * - choosing the transport and forwarding the given headers on every request the transport
  *   makes (POSTs, the GET event stream, session DELETE) through a fetch wrapper, which is the one
- *   place both SDK transports take it;
+ *   place both SDK transports take it; with OAuth (`opts.auth`), handing the SDK transport its
+ *   provider, which adds the bearer token and runs the authorization flows through the same
+ *   wrapper (`oauth/providers.ts`);
  * - the size of what a server sends: every response body the SDK reads is held to the
  *   connection's message limit while it streams (`limits.ts`), so an oversized result fails a
  *   chunk past the limit instead of being buffered whole;
@@ -33,6 +35,7 @@
 import {
   isInitializedNotification,
   type JSONRPCMessage,
+  type OAuthClientProvider,
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type Transport,
@@ -41,6 +44,7 @@ import {
 import { tapInbound } from "./inbound_tap.ts";
 import { boundedBody, type MessageTooLarge } from "./limits.ts";
 import { LOST_ANSWER } from "./sdk_errors.ts";
+import type { ConnectionAuth } from "./oauth/providers.ts";
 
 /** Which HTTP transport to use. */
 export type HttpTransportKind = "http" | "sse";
@@ -51,6 +55,8 @@ export interface HttpTransportOptions {
   server: string;
   /** Largest message accepted from the server, in bytes. */
   maxMessageBytes: number;
+  /** How the connection authorizes itself (OAuth), when it does (`oauth/providers.ts`). */
+  auth?: ConnectionAuth;
 }
 
 /** Internal header naming the request a POST carries; removed before the request leaves. */
@@ -68,8 +74,8 @@ class WatchedStreamableHttp extends StreamableHTTPClientTransport {
   /** The SDK's own event-stream GET is due and a duplicate (the stream was opened ahead of it). */
   #duplicateGetDue = false;
 
-  constructor(url: URL, fetchFn: typeof fetch) {
-    super(url, { fetch: fetchFn });
+  constructor(url: URL, fetchFn: typeof fetch, authProvider?: OAuthClientProvider) {
+    super(url, { fetch: fetchFn, authProvider });
     tapInbound(this, (m) => {
       if (!("method" in m) && "id" in m && m.id !== undefined) this.#awaiting.delete(m.id);
       return false;
@@ -185,7 +191,13 @@ export function httpTransport(
       tag !== null ? (e) => built.watched?.noteCut(tag, e) : undefined,
     );
   };
-  if (kind === "sse") return new SSEClientTransport(url, { fetch: send });
-  built.watched = new WatchedStreamableHttp(url, send);
+  const authProvider = opts.auth?.provider;
+  if (kind === "sse") {
+    const sse = new SSEClientTransport(url, { fetch: send, authProvider });
+    opts.auth?.install(sse);
+    return sse;
+  }
+  built.watched = new WatchedStreamableHttp(url, send, authProvider);
+  opts.auth?.install(built.watched);
   return built.watched;
 }

@@ -3,7 +3,8 @@
  * connection.
  *
  * Owns: opening stdio and HTTP connections (transport choice, working directory, environment,
- * timeout, era, the largest message accepted from the server), replacing a connection reconnected under the same name, and disconnecting
+ * timeout, era, the largest message accepted from the server, OAuth: the given `auth` settings or
+ * else a login stored for the URL), replacing a connection reconnected under the same name, and disconnecting
  * everything in `closeAll()` (a failing disconnect is logged, never thrown).
  *
  * Loaded lazily: this module pulls in the MCP SDK, so the face (`src/host/mcp.ts`) imports it on
@@ -24,6 +25,8 @@ import type { ServerHandlers } from "./handlers.ts";
 import { httpTransport, type HttpTransportKind } from "./http_transport.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.ts";
 import { ProcessStdioTransport, type Spawner } from "./stdio_transport.ts";
+import type { McpAuth } from "./oauth/settings.ts";
+import { connectionAuth, hasStoredLogin } from "./oauth/providers.ts";
 
 /** What the manager is given once, by its owner. */
 export interface McpManagerOptions {
@@ -40,6 +43,8 @@ export interface McpManagerOptions {
   correlation: () => Record<string, string>;
   /** Name and version announced in the handshake. */
   clientInfo: { name: string; version: string };
+  /** Adds a credential the client learns (an OAuth token) to the run's secrets. */
+  secret?: (value: string | undefined) => void;
 }
 
 /** Options shared by both connection kinds. */
@@ -68,6 +73,13 @@ export interface StdioConnectOptions extends CommonConnectOptions {
 export interface HttpConnectOptions extends CommonConnectOptions {
   transport?: HttpTransportKind;
   headers?: Record<string, string>;
+  /**
+   * How to authorize (OAuth). Without it, a login stored in `storeDir` for this URL is used
+   * when there is one.
+   */
+  auth?: McpAuth;
+  /** The token store (`<AGENT_BLOCK_HOME>/mcp-auth`), for stored logins. */
+  storeDir?: string;
 }
 
 /** The MCP connections of one owner. */
@@ -148,18 +160,39 @@ export class McpManager {
       );
     }
     const kind = opts.transport ?? "http";
+    let auth = opts.auth;
     try {
+      if (!auth && opts.storeDir && await hasStoredLogin(opts.storeDir, parsed.href)) {
+        auth = { kind: "stored", storeDir: opts.storeDir };
+      }
       const transport = httpTransport(parsed, kind, opts.headers ?? {}, {
         server: name,
         maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        auth: auth && await this.#auth(name, parsed.href, auth),
       });
       return await this.#open(name, transport, kind, opts);
     } catch (e) {
       if (e instanceof McpError) {
         const where = `${kind === "sse" ? "SSE" : "Streamable HTTP"} ${sanitizeUrl(url)}`;
-        throw new McpError(`${e.message} (${where})`, e.server, e.method, e.code, e.cause);
+        const hint = e.code === "auth" && !auth
+          ? `; the server requires authorization: give opts.auth (machine credentials), or log in once ` +
+            `with agent-block mcp login ${sanitizeUrl(url)}`
+          : "";
+        throw new McpError(`${e.message} (${where})${hint}`, e.server, e.method, e.code, e.cause);
       }
       throw e;
+    }
+  }
+
+  /** The OAuth side of a connection to `url`; a bad stored login is an `McpError` of kind `auth`. */
+  async #auth(name: string, url: string, settings: McpAuth) {
+    try {
+      return await connectionAuth(sanitizeUrl(url), settings, {
+        secret: (v) => this.opts.secret?.(v),
+        debug: (line) => this.opts.log.debug(line),
+      });
+    } catch (e) {
+      throw new McpError(`server '${name}': ${(e as Error).message}`, name, "initialize", "auth", e);
     }
   }
 

@@ -1,14 +1,26 @@
 /**
  * Translation of MCP SDK errors into the client's words.
  *
- * Owns: recognising the SDK's request timeout, the JSON-RPC code of a server's error answer, and
+ * Owns: recognising the SDK's request timeout, an authorization failure (`isAuthFailure`), the
+ * JSON-RPC code of a server's error answer, and
  * turning SDK errors (JSON-RPC errors, HTTP statuses, closed connections) into short texts
  * without the SDK's prefixes.
  *
  * Imports the SDK, so only the lazily loaded side of the client (manager, connection, client
  * handlers) and error paths reached after a connect import it; the SDK-free part is `errors.ts`.
  */
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
+import {
+  AuthorizationServerMismatchError,
+  InsufficientScopeError,
+  IssuerMismatchError,
+  OAuthError,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import { McpAuthError } from "./oauth/store.ts";
 
 /** True when `e` is the SDK's request timeout. */
 export function isTimeout(e: unknown): boolean {
@@ -40,6 +52,7 @@ export function wireCode(e: unknown): number | undefined {
 export function errorText(e: unknown): string {
   if (isLostAnswer(e)) return stripPrefix((e as Error).message);
   if (e instanceof ProtocolError) return `MCP error ${e.code}: ${stripPrefix(e.message)}`;
+  if (e instanceof OAuthError) return `OAuth ${e.code}: ${stripPrefix(e.message)}`;
   if (e instanceof SdkHttpError) {
     return `HTTP ${e.status ?? ""} ${stripPrefix(e.message)}`.replace(/\s+/g, " ");
   }
@@ -49,4 +62,21 @@ export function errorText(e: unknown): string {
 
 function stripPrefix(m: string): string {
   return m.replace(/^MCP error -?\d+: /, "");
+}
+
+/**
+ * True when `e` (or an error it was caused by) is an authorization failure: ours (`McpAuthError`),
+ * the SDK's OAuth errors, or an HTTP 401/403 from the server.
+ */
+export function isAuthFailure(e: unknown): boolean {
+  for (let c = e, depth = 0; c !== undefined && c !== null && depth < 5; depth++) {
+    if (
+      c instanceof McpAuthError || c instanceof UnauthorizedError || c instanceof OAuthError ||
+      c instanceof InsufficientScopeError || c instanceof IssuerMismatchError ||
+      c instanceof AuthorizationServerMismatchError
+    ) return true;
+    if (c instanceof SdkHttpError && (c.status === 401 || c.status === 403)) return true;
+    c = (c as { cause?: unknown }).cause;
+  }
+  return false;
 }

@@ -26,10 +26,16 @@ export const AGENT: Section = {
         { name: "env", type: "table<string, string>", optional: true, doc: "stdio: variables for it." },
         { name: "url", type: "string", optional: true, doc: "HTTP: the endpoint." },
         {
-          name: "transport_opts",
-          type: '{ transport: ("http"|"sse")?, headers: table<string, string>? }',
+          name: "auth",
+          type: '"login"|mcp.Auth',
           optional: true,
-          doc: "HTTP: transport and headers.",
+          doc: "HTTP: OAuth credentials, as `mcp.connect_http`'s `opts.auth`.",
+        },
+        {
+          name: "transport_opts",
+          type: '{ transport: ("http"|"sse")?, headers: table<string, string>?, auth: ("login"|mcp.Auth)? }',
+          optional: true,
+          doc: "HTTP: transport, headers and OAuth (`mcp.HttpOpts`).",
         },
         {
           name: "required",

@@ -101,7 +101,7 @@ export const MCP: Section = {
         },
         {
           name: "kind",
-          type: '"timeout"|"closed"|"unknown"|"era"|"invalid"|"ending"|"failed"',
+          type: '"timeout"|"closed"|"unknown"|"era"|"invalid"|"ending"|"auth"|"failed"',
           optional: true,
           doc: "Otherwise the client's own reason.",
         },
@@ -135,6 +135,79 @@ export const MCP: Section = {
         ...CONNECT_FIELDS,
         { name: "transport", type: '"http"|"sse"', optional: true, doc: "Default `http` (Streamable HTTP)." },
         { name: "headers", type: "table<string, string>", optional: true, doc: "Sent with every request." },
+        {
+          name: "auth",
+          type: '"login"|mcp.Auth',
+          optional: true,
+          doc: 'OAuth: machine credentials, or `"login"` for the login `agent-block mcp login URL` stored ' +
+            "(used without `auth` too, when one exists for the URL).",
+        },
+      ],
+    },
+    {
+      kind: "class",
+      name: "mcp.Auth",
+      doc: "OAuth credentials of an HTTP server (the MCP authorization spec; the SDK does discovery, " +
+        "registration, PKCE, refresh and step-up). `client_secret` picks the client credentials grant, " +
+        "`private_key` + `alg` the same authenticated by a signed JWT, `refresh_token` a refresh on the first " +
+        "401, `id_token` cross-app access. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a " +
+        "`credentials_file`. Tokens and secrets join the run's secrets (masked in logs, events and errors). A " +
+        "failure is of kind `auth` and says what to do.",
+      fields: [
+        { name: "client_id", type: "string", optional: true, doc: "The client (or `client_id_env`)." },
+        {
+          name: "client_secret",
+          type: "string",
+          optional: true,
+          doc: "Its secret (or `client_secret_env`, naming a variable).",
+        },
+        {
+          name: "method",
+          type: '"client_secret_basic"|"client_secret_post"',
+          optional: true,
+          doc: "How the secret is sent (default: what the server supports, basic first).",
+        },
+        {
+          name: "private_key",
+          type: "string",
+          optional: true,
+          doc: "PEM, or a JWK as JSON (or `private_key_env`): `private_key_jwt`.",
+        },
+        { name: "alg", type: "string", optional: true, doc: "The key's algorithm (`RS256`, `ES256`, ...)." },
+        {
+          name: "refresh_token",
+          type: "string",
+          optional: true,
+          doc: "A refresh token (or `refresh_token_env`); the refreshed tokens stay in memory.",
+        },
+        {
+          name: "id_token",
+          type: "string",
+          optional: true,
+          doc:
+            "Cross-app access (SEP-990): the user's ID token from an enterprise IdP (or `id_token_env`), " +
+            "exchanged there for an authorization grant; with `client_secret`, `idp_client_id` " +
+            "(`idp_client_secret`) and `idp_url` or `idp_token_endpoint`.",
+        },
+        {
+          name: "scope",
+          type: "string",
+          optional: true,
+          doc: "Asked for when the server names none; a `403 insufficient_scope` widens it where the " +
+            "credentials allow, else the call fails naming the scope.",
+        },
+        {
+          name: "issuer",
+          type: "string",
+          optional: true,
+          doc: "The only authorization server the credentials may be sent to.",
+        },
+        {
+          name: "credentials_file",
+          type: "string",
+          optional: true,
+          doc: "A JSON file of these fields (mode 0600, else refused); fields given here win.",
+        },
       ],
     },
     {
@@ -166,7 +239,9 @@ export const MCP: Section = {
     {
       kind: "function",
       name: "mcp.connect_http",
-      doc: "Connects to a server over Streamable HTTP (or SSE).",
+      doc:
+        "Connects to a server over Streamable HTTP (or SSE). A server behind OAuth takes `opts.auth`, or " +
+        "the login `agent-block mcp login URL` stored for its URL.",
       params: [
         NAME,
         { name: "url", type: "string", doc: "The endpoint." },
@@ -178,7 +253,7 @@ export const MCP: Section = {
       ],
       errors: "As `connect`.",
       example:
-        'mcp.connect_http("remote", "http://127.0.0.1:8080/mcp", { headers = { authorization = "Bearer x" } })',
+        'mcp.connect_http("tracker", "https://mcp.example.com/mcp", {\n  auth = { client_id = "ci-bot", client_secret_env = "TRACKER_SECRET", scope = "issues:read" },\n})',
     },
     {
       kind: "function",

@@ -1,0 +1,396 @@
+/**
+ * The SDK's OAuth client, wired to agent-block's settings: one `OAuthClientProvider` per HTTP
+ * connection that has `auth` (or a stored login), handed to the SDK's transport, which does the
+ * protocol — protected-resource and authorization-server discovery, dynamic client registration,
+ * PKCE, `iss` checks, the token requests, refresh on a 401 and re-authorization on a
+ * `403 insufficient_scope` (step-up). Nothing of that is rewritten here.
+ *
+ * Owns:
+ * - the providers: the SDK's `ClientCredentialsProvider` (with the configured `method` when one
+ *   is given), `PrivateKeyJwtProvider` and `CrossAppAccessProvider` (its ID-JAG from the IdP through
+ *   the SDK's token exchange) for machine credentials; `HeadlessProvider` for a
+ *   refresh token or a stored login — it refreshes, and where only a person could go on (a
+ *   refused refresh token, a scope the login lacks) it fails with an `McpAuthError` saying what
+ *   to do (`agent-block mcp login URL [--scope ...]`), naming the scope a step-up asked for;
+ * - for a stored login, what is kept: refreshed tokens are written back to the store under the
+ *   entry's lock, and a 401 is answered by re-reading the entry under that lock first, so a run
+ *   that lost the race to refresh uses the winner's tokens (`store.ts`); a token known to have
+ *   expired is not sent (the server's 401 starts the refresh at once);
+ * - secrets: every client secret, private key, access and refresh token goes to `secret` as it
+ *   is known, so the run's secrets mask them wherever text is kept or printed.
+ *
+ * The transport reads the provider's token per request through its `_authProvider` (the SDK
+ * adapts an `OAuthClientProvider` to it at construction, and keeps the provider itself for the
+ * step-up); that adapter is replaced by ours (`replaceAdapter`), which asks for the configured
+ * scope when a 401 names none (the SDK's would ask for every scope the resource lists) and, for a
+ * stored login, takes the entry's lock around the refresh. The SDK is pinned exactly (deno.json),
+ * and `tests/host/mcp/oauth_test.ts` and `tests/cli/mcp_login_test.ts` cover the seam.
+ */
+import {
+  auth,
+  type AuthProvider,
+  ClientCredentialsProvider,
+  CrossAppAccessProvider,
+  discoverAndRequestJwtAuthGrant,
+  extractWWWAuthenticateParams,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  PrivateKeyJwtProvider,
+  requestJwtAuthorizationGrant,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import type { McpAuth } from "./settings.ts";
+import {
+  entryPath,
+  expired,
+  McpAuthError,
+  readEntry,
+  stamped,
+  type StoredClient,
+  type StoredTokens,
+  type TokenEntry,
+  withEntryLock,
+  writeEntry,
+} from "./store.ts";
+
+/** What building a connection's authorization needs besides the settings. */
+export interface AuthDeps {
+  /** Adds a value to the run's secrets. */
+  secret: (value: string | undefined) => void;
+  /** Logs a debug line. */
+  debug: (line: string) => void;
+}
+
+/** A connection's authorization: the provider, and what to do to the transport once it exists. */
+export interface ConnectionAuth {
+  provider: OAuthClientProvider;
+  /** Called with the transport built with `provider` (replaces its token adapter, for a stored login). */
+  install(transport: object): void;
+}
+
+/** The client credentials provider with a fixed token endpoint authentication method. */
+class SecretClient extends ClientCredentialsProvider {
+  constructor(
+    opts: ConstructorParameters<typeof ClientCredentialsProvider>[0],
+    private readonly method?: string,
+  ) {
+    super(opts);
+  }
+  override clientInformation(): StoredOAuthClientInformation {
+    const info = super.clientInformation();
+    return this.method ? { ...info, token_endpoint_auth_method: this.method } : info;
+  }
+}
+
+/** Where a headless provider's client and tokens live. */
+interface TokenSlot {
+  client: StoredClient;
+  tokens: StoredTokens | undefined;
+  save(tokens: StoredTokens): void;
+}
+
+/**
+ * A provider that can refresh but cannot ask a person: a refresh token from the settings, or a
+ * stored login. `redirectToAuthorization` is where the SDK would send a browser; here it fails
+ * with what to do instead.
+ */
+class HeadlessProvider implements OAuthClientProvider {
+  /** The stored tokens were refused by the authorization server (revoked, expired). */
+  #refused = false;
+
+  constructor(
+    private readonly slot: TokenSlot,
+    private readonly server: string,
+    private readonly deps: AuthDeps,
+    private readonly again: string,
+    private readonly scope?: string,
+  ) {}
+
+  get redirectUrl(): string {
+    return this.slot.client.redirect_uris?.[0] ?? "http://127.0.0.1/callback";
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: "agent-block",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: this.slot.client.token_endpoint_auth_method ??
+        (this.slot.client.client_secret ? "client_secret_basic" : "none"),
+      ...(this.scope ? { scope: this.scope } : {}),
+    };
+  }
+
+  clientInformation(): StoredOAuthClientInformation {
+    return this.slot.client as StoredOAuthClientInformation;
+  }
+
+  tokens(): StoredOAuthTokens | undefined {
+    return this.#refused ? undefined : this.slot.tokens as StoredOAuthTokens | undefined;
+  }
+
+  saveTokens(tokens: StoredOAuthTokens): void {
+    this.#refused = false;
+    this.deps.secret(tokens.access_token);
+    this.deps.secret(tokens.refresh_token);
+    // A refresh that returns no refresh token keeps the one it used (RFC 6749 §6).
+    const keep = tokens.refresh_token ?? this.slot.tokens?.refresh_token;
+    this.slot.save(stamped({ ...tokens, ...(keep ? { refresh_token: keep } : {}) } as StoredTokens));
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    // The SDK's answer to a refused refresh token (`invalid_grant`): forget the tokens for this
+    // run. The store keeps its entry: only a new login replaces it.
+    if (scope === "tokens" || scope === "all") this.#refused = true;
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): never {
+    const asked = (authorizationUrl.searchParams.get("scope") ?? "").split(" ").filter(Boolean);
+    const had = new Set((this.slot.tokens?.scope ?? "").split(" ").filter(Boolean));
+    const missing = asked.filter((s) => !had.has(s) && s !== "offline_access");
+    if (!this.#refused && missing.length && this.slot.tokens?.scope !== undefined) {
+      throw new McpAuthError(
+        `server ${this.server} needs scope '${missing.join(" ")}' (403 insufficient_scope), which ` +
+          `these credentials were not granted: ${this.again} --scope '${asked.join(" ")}'`,
+      );
+    }
+    throw new McpAuthError(
+      this.#refused
+        ? `server ${this.server}: the authorization server refused the refresh token (revoked or ` +
+          `expired): ${this.again}`
+        : this.slot.tokens?.refresh_token
+        ? `server ${this.server}: the access token was refused and could not be refreshed: ${this.again}`
+        : `server ${this.server}: the access token was refused and there is no refresh token: ${this.again}`,
+    );
+  }
+
+  saveCodeVerifier(): void {}
+
+  codeVerifier(): string {
+    throw new McpAuthError(`server ${this.server}: no authorization is in progress`);
+  }
+}
+
+/** The provider of a connection to `server` with `settings`. */
+export async function connectionAuth(
+  server: string,
+  settings: McpAuth,
+  deps: AuthDeps,
+): Promise<ConnectionAuth> {
+  const expectedIssuer = settings.issuer;
+  switch (settings.kind) {
+    case "client_credentials": {
+      deps.secret(settings.clientSecret);
+      const p = new SecretClient({
+        clientId: settings.clientId,
+        clientSecret: settings.clientSecret,
+        clientName: "agent-block",
+        scope: settings.scope,
+        ...(expectedIssuer ? { expectedIssuer } : {}),
+      }, settings.method);
+      return machine(masking(p, deps), settings.scope);
+    }
+    case "private_key_jwt": {
+      deps.secret(settings.privateKey);
+      let key: string | Record<string, unknown> = settings.privateKey;
+      if (key.trim().startsWith("{")) {
+        try {
+          key = JSON.parse(key) as Record<string, unknown>;
+        } catch {
+          throw new McpAuthError(`server ${server}: 'private_key' starts like a JWK but is not valid JSON`);
+        }
+      }
+      const p = new PrivateKeyJwtProvider({
+        clientId: settings.clientId,
+        privateKey: key,
+        algorithm: settings.algorithm,
+        clientName: "agent-block",
+        scope: settings.scope,
+        ...(expectedIssuer ? { expectedIssuer } : {}),
+      });
+      return machine(masking(p, deps), settings.scope);
+    }
+    case "cross_app": {
+      deps.secret(settings.clientSecret);
+      deps.secret(settings.idToken);
+      deps.secret(settings.idpClientSecret);
+      const s = settings;
+      const p = new CrossAppAccessProvider({
+        clientId: s.clientId,
+        clientSecret: s.clientSecret,
+        clientName: "agent-block",
+        ...(expectedIssuer ? { expectedIssuer } : {}),
+        assertion: async (ctx) => {
+          const asked = {
+            audience: ctx.authorizationServerUrl,
+            resource: ctx.resourceUrl,
+            idToken: s.idToken,
+            clientId: s.idpClientId,
+            clientSecret: s.idpClientSecret,
+            scope: ctx.scope,
+            fetchFn: ctx.fetchFn,
+          };
+          const grant = s.idpTokenEndpoint
+            ? await requestJwtAuthorizationGrant({ tokenEndpoint: s.idpTokenEndpoint, ...asked })
+            : await discoverAndRequestJwtAuthGrant({ idpUrl: s.idpUrl!, ...asked });
+          deps.secret(grant.jwtAuthGrant);
+          return grant.jwtAuthGrant;
+        },
+      });
+      return machine(masking(p, deps), settings.scope);
+    }
+    case "refresh_token": {
+      deps.secret(settings.clientSecret);
+      deps.secret(settings.refreshToken);
+      const slot: TokenSlot = {
+        client: {
+          client_id: settings.clientId,
+          ...(settings.clientSecret ? { client_secret: settings.clientSecret } : {}),
+          ...(settings.method ? { token_endpoint_auth_method: settings.method } : {}),
+          ...(expectedIssuer ? { issuer: expectedIssuer } : {}),
+        },
+        // No access token yet: the first request is answered 401, which starts the refresh.
+        tokens: { access_token: "", token_type: "Bearer", refresh_token: settings.refreshToken },
+        save(t) {
+          slot.tokens = t;
+        },
+      };
+      const again = `give a new refresh token (${settings.source})`;
+      return machine(new HeadlessProvider(slot, server, deps, again, settings.scope), settings.scope);
+    }
+    case "stored":
+      return await storedAuth(server, settings.storeDir, deps, settings.scope);
+  }
+}
+
+/**
+ * The authorization of credentials held in memory: the SDK's flow, with the configured `scope`
+ * asked for when the server's challenge names none (the SDK would ask for every scope the
+ * resource's metadata lists).
+ */
+function machine(provider: OAuthClientProvider, scope: string | undefined): ConnectionAuth {
+  const adapter: AuthProvider = {
+    token: async () => (await provider.tokens())?.access_token || undefined,
+    onUnauthorized: async (ctx) => {
+      const challenge = extractWWWAuthenticateParams(ctx.response);
+      const r = await auth(provider, {
+        serverUrl: ctx.serverUrl,
+        resourceMetadataUrl: challenge.resourceMetadataUrl,
+        scope: challenge.scope ?? scope,
+        fetchFn: ctx.fetchFn,
+      });
+      if (r !== "AUTHORIZED") throw new UnauthorizedError();
+    },
+  };
+  return { provider, install: (transport) => replaceAdapter(transport, adapter) };
+}
+
+/** Puts `adapter` where the SDK transport keeps its per-request token read and 401 handling. */
+function replaceAdapter(transport: object, adapter: AuthProvider): void {
+  (transport as { _authProvider?: AuthProvider })._authProvider = adapter;
+}
+
+/** `p` with every token it saves added to the run's secrets. */
+function masking<P extends OAuthClientProvider>(p: P, deps: AuthDeps): P {
+  const save = p.saveTokens.bind(p);
+  p.saveTokens = (t, ctx) => {
+    deps.secret(t.access_token);
+    deps.secret(t.refresh_token);
+    return save(t, ctx);
+  };
+  return p;
+}
+
+/** True when `server` has a stored login in `storeDir` (a file that cannot be used counts: it is reported). */
+export async function hasStoredLogin(storeDir: string, server: string): Promise<boolean> {
+  try {
+    Deno.lstatSync(await entryPath(storeDir, server));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The authorization of a stored login (see the module header). */
+async function storedAuth(
+  server: string,
+  storeDir: string,
+  deps: AuthDeps,
+  scope?: string,
+): Promise<ConnectionAuth> {
+  const path = await entryPath(storeDir, server);
+  const again = `log in again: agent-block mcp login ${server}`;
+  const first = readEntry(path);
+  if (!first) {
+    throw new McpAuthError(
+      `server ${server} has no stored login in ${storeDir}: agent-block mcp login ${server}`,
+    );
+  }
+  let entry: TokenEntry = first;
+  const learn = (e: TokenEntry) => {
+    deps.secret(e.client.client_secret);
+    deps.secret(e.tokens.access_token);
+    deps.secret(e.tokens.refresh_token);
+  };
+  learn(entry);
+  let readOnly = false;
+  const slot: TokenSlot = {
+    get client() {
+      return entry.client;
+    },
+    get tokens() {
+      return entry.tokens;
+    },
+    save(tokens) {
+      entry = { ...entry, tokens, saved_at: Date.now() };
+      if (readOnly) return;
+      try {
+        writeEntry(path, entry);
+      } catch (e) {
+        // A read-only store (a sandboxed run): the refreshed tokens serve this run only.
+        readOnly = true;
+        deps.debug(`mcp: ${(e as Error).message}; the refreshed tokens are kept for this run only`);
+      }
+    },
+  };
+  const provider = new HeadlessProvider(slot, server, deps, again, scope);
+  /** The access token last handed to the transport (what a 401 refused). */
+  let sent: string | undefined;
+  const adapter: AuthProvider = {
+    token: () => {
+      const t = provider.tokens();
+      sent = t && !expired(t as StoredTokens) && t.access_token ? t.access_token : undefined;
+      return Promise.resolve(sent);
+    },
+    onUnauthorized: async (ctx) => {
+      const refused = sent;
+      await withEntryLock(path, async () => {
+        // A read-only store holds nothing newer than this run's memory.
+        const now = readOnly ? undefined : readEntry(path);
+        if (now) {
+          learn(now);
+          const theirs = now.tokens.access_token !== refused &&
+            now.tokens.access_token !== entry.tokens.access_token;
+          entry = now;
+          // Another run refreshed meanwhile: use its tokens (its refresh token may have rotated ours away).
+          if (theirs && !expired(now.tokens)) return;
+        }
+        const challenge = extractWWWAuthenticateParams(ctx.response);
+        const r = await auth(provider, {
+          serverUrl: ctx.serverUrl,
+          resourceMetadataUrl: challenge.resourceMetadataUrl,
+          scope: challenge.scope ?? scope ?? entry.tokens.scope,
+          fetchFn: ctx.fetchFn,
+        });
+        if (r !== "AUTHORIZED") throw new UnauthorizedError();
+      });
+    },
+  };
+  return {
+    provider,
+    install: (transport) => replaceAdapter(transport, adapter),
+  };
+}
