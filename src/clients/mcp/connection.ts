@@ -10,7 +10,8 @@
  * - every request, with the connection's timeout (a timed-out request is cancelled on the
  *   server; time spent in our own handlers answering the server does not count, see
  *   `deadline.ts`) and the caller's abort signal, and failures as `McpError`s naming the server,
- *   the method and a code (the server's JSON-RPC code, or a local one);
+ *   the method and a code (the server's JSON-RPC code, or a local one: `auth` for an OAuth
+ *   failure, with what the OAuth side adds, `deps.explainAuth`);
  * - inbound notifications, seen at the transport in wire order (`inbound_tap.ts`) and delivered
  *   to the handlers (`handlers.ts`). A request does not return before every handler for a
  *   notification that arrived ahead of its result has run: this is what "no progress lost,
@@ -63,6 +64,8 @@ export interface ConnectionDeps {
   traceContext?: () => Record<string, string>;
   /** The client's name and version in the handshake. */
   clientInfo: { name: string; version: string };
+  /** More words for an authorization failure (the OAuth side knows what it asked for). */
+  explainAuth?: (e: unknown) => string | undefined;
 }
 
 /** How long `close()` may take before it is abandoned. */
@@ -422,7 +425,14 @@ export class McpConnection {
     if (failure) return new McpError(`${subject} failed: ${failure}`, this.name, method, "closed", e);
     const code = wireCode(e) ??
       (isAuthFailure(e) ? "auth" : this.#closed || isLostAnswer(e) ? "closed" : "failed");
-    return new McpError(`${subject} failed: ${errorText(e)}${tail}`, this.name, method, code, e);
+    const more = code === "auth" ? this.deps.explainAuth?.(e) : undefined;
+    return new McpError(
+      `${subject} failed: ${errorText(e)}${more ? `; ${more}` : ""}${tail}`,
+      this.name,
+      method,
+      code,
+      e,
+    );
   }
 
   /** On a modern connection, opens `subscriptions/listen` for the list changes the server offers. */

@@ -165,12 +165,13 @@ export class McpManager {
       if (!auth && opts.storeDir && await hasStoredLogin(opts.storeDir, parsed.href)) {
         auth = { kind: "stored", storeDir: opts.storeDir };
       }
+      const oauth = auth && await this.#auth(name, parsed.href, auth);
       const transport = httpTransport(parsed, kind, opts.headers ?? {}, {
         server: name,
         maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-        auth: auth && await this.#auth(name, parsed.href, auth),
+        auth: oauth,
       });
-      return await this.#open(name, transport, kind, opts);
+      return await this.#open(name, transport, kind, opts, oauth?.explain);
     } catch (e) {
       if (e instanceof McpError) {
         const where = `${kind === "sse" ? "SSE" : "Streamable HTTP"} ${sanitizeUrl(url)}`;
@@ -201,6 +202,7 @@ export class McpManager {
     transport: ProcessStdioTransport | ReturnType<typeof httpTransport>,
     kind: "stdio" | "http" | "sse",
     opts: CommonConnectOptions,
+    explainAuth?: (e: unknown) => string | undefined,
   ): Promise<McpConnection> {
     if (this.#closed) throw runEnding(name);
     const old = this.#conns.get(name);
@@ -217,6 +219,7 @@ export class McpManager {
         logLevel: opts.logLevel ?? "debug",
         traceContext: opts.traceContext ? this.opts.correlation : undefined,
         clientInfo: this.opts.clientInfo,
+        explainAuth,
       },
       transport,
       kind,

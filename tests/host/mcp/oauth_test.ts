@@ -214,7 +214,10 @@ Deno.test("mcp oauth: a step-up the credentials cannot get fails naming the scop
     assert.equal(out.connected, true, out.message);
     assert.equal(out.ok, false);
     assert.equal(out.kind, "auth");
-    assert.match(out.error, /invalid_scope.*read admin/);
+    assert.match(
+      out.error,
+      /OAuth invalid_scope: .*; the authorization server did not grant scope 'read admin' to these credentials/,
+    );
   });
 });
 

@@ -35,6 +35,8 @@ import {
   extractWWWAuthenticateParams,
   type OAuthClientMetadata,
   type OAuthClientProvider,
+  OAuthError,
+  OAuthErrorCode,
   PrivateKeyJwtProvider,
   requestJwtAuthorizationGrant,
   type StoredOAuthClientInformation,
@@ -66,8 +68,10 @@ export interface AuthDeps {
 /** A connection's authorization: the provider, and what to do to the transport once it exists. */
 export interface ConnectionAuth {
   provider: OAuthClientProvider;
-  /** Called with the transport built with `provider` (replaces its token adapter, for a stored login). */
+  /** Called with the transport built with `provider` (replaces its token adapter). */
   install(transport: object): void;
+  /** More words for an authorization failure: the scope a refused token request asked for. */
+  explain?(e: unknown): string | undefined;
 }
 
 /** The client credentials provider with a fixed token endpoint authentication method. */
@@ -272,6 +276,16 @@ export async function connectionAuth(
  * resource's metadata lists).
  */
 function machine(provider: OAuthClientProvider, scope: string | undefined): ConnectionAuth {
+  // The scope of the last token request, to name it when the authorization server refuses it
+  // (a step-up these credentials cannot get: `invalid_scope`).
+  let asked: string | undefined;
+  const prepare = provider.prepareTokenRequest?.bind(provider);
+  if (prepare) {
+    provider.prepareTokenRequest = (s) => {
+      asked = s;
+      return prepare(s);
+    };
+  }
   const adapter: AuthProvider = {
     token: async () => (await provider.tokens())?.access_token || undefined,
     onUnauthorized: async (ctx) => {
@@ -285,7 +299,14 @@ function machine(provider: OAuthClientProvider, scope: string | undefined): Conn
       if (r !== "AUTHORIZED") throw new UnauthorizedError();
     },
   };
-  return { provider, install: (transport) => replaceAdapter(transport, adapter) };
+  return {
+    provider,
+    install: (transport) => replaceAdapter(transport, adapter),
+    explain: (e) =>
+      e instanceof OAuthError && e.code === OAuthErrorCode.InvalidScope && asked
+        ? `the authorization server did not grant scope '${asked}' to these credentials`
+        : undefined,
+  };
 }
 
 /** Puts `adapter` where the SDK transport keeps its per-request token read and 401 handling. */
