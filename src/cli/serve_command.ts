@@ -21,6 +21,7 @@ import { writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
 import { ChildRunner } from "../runner/child.ts";
+import { InProcessRunner } from "../runner/in_process.ts";
 import { bindRefusal, isLoopback } from "../net/guard.ts";
 import { allowedHostnames } from "../net/guard.ts";
 import { parseDuration } from "../serve/job_file.ts";
@@ -138,7 +139,17 @@ export async function serveCommand(argv: string[]): Promise<number> {
     stopReason: "the manager is stopping",
   });
   const scheduler = new Scheduler(
-    { projectRoot, home, env, record, runner, maxLive: s.maxLive, log: say },
+    {
+      projectRoot,
+      home,
+      env,
+      record,
+      runner,
+      // flow jobs' steps run in this process (src/serve/flow_job.ts); their output goes to its stderr
+      flowRunner: new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+      maxLive: s.maxLive,
+      log: say,
+    },
     past,
   );
 
