@@ -11,7 +11,9 @@
  *
  * This is the manager's edge: the runs start from the process environment as it is — the
  * project's `.env` is NOT layered in here (each run loads it itself, so it never enters the
- * manager's environment) — minus the host's credentials (the process layer's rule).
+ * manager's environment) — minus the host's credentials (the process layer's rule). The steps of
+ * flow jobs (`flow = ...`) are the exception: they run in this process (an `InProcessRunner`) with
+ * the manager's environment as it is, as `agent-block flow run` runs them.
  */
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
