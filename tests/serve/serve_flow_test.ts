@@ -42,11 +42,17 @@ Deno.test({
       assert.equal(bad.state, "failed");
       assert.equal(bad.exit_code, 1);
       assert.match(bad.message, /flow run flow-\S+ failed at step 'broken': step 'broken' raised: no luck/);
-      const runs = await runCli(["flow", "runs", "--json", "-p", p.root], { env: { AGENT_BLOCK_HOME: p.home } });
+      const runs = await runCli(["flow", "runs", "--json", "-p", p.root], {
+        env: { AGENT_BLOCK_HOME: p.home },
+      });
       assert.equal(runs.code, 0, runs.stderr);
-      const states = runs.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.flow, r.state]).sort();
+      const states = runs.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.flow, r.state])
+        .sort();
       assert.deepEqual(states, [["broken-flow", "failed"], ["up-flow", "completed"]]);
-      assert.equal(result.flow_run, JSON.parse(runs.stdout.trim().split("\n").find((l) => l.includes("up-flow"))!).run);
+      assert.equal(
+        result.flow_run,
+        JSON.parse(runs.stdout.trim().split("\n").find((l) => l.includes("up-flow"))!).run,
+      );
     } finally {
       assert.equal(await m.stop(), 0);
     }
