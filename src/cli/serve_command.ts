@@ -16,7 +16,9 @@
  * credentials included (a key given to the manager's service unit reaches a scheduled
  * `agent.run`; each run strips them from its own children, as every run does) — the project's
  * `.env` is NOT layered in here (each run loads it itself, so it never enters the manager's
- * environment).
+ * environment). The steps of flow jobs (`flow = ...`) are the exception: they run in this process
+ * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
+ * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -26,6 +28,7 @@ import { writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
 import { ChildRunner } from "../runner/child.ts";
+import { InProcessRunner } from "../runner/in_process.ts";
 import { bindRefusal, isLoopback } from "../net/guard.ts";
 import { allowedHostnames } from "../net/guard.ts";
 import { parseDuration } from "../serve/job_file.ts";
@@ -190,6 +193,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       env,
       record,
       runner,
+      // flow jobs' steps run in this process (src/serve/flow_job.ts); their output goes to its stderr
+      flowRunner: new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
       maxLive: s.maxLive,
       log: say,
       sandboxedBefore: record.sandboxedBefore(projectRoot),

@@ -10,8 +10,9 @@
  * - `block`: `spec.block` names a registered block (as `-b NAME`), or `spec.script` a Lua file
  *   relative to the Blueprint;
  * - `agent_block` (seed 002): `spec.script_path` runs that script; without it, prompt mode, one
- *   `agent.run` over `_PROMPT` with `_CONTEXT` as the system prompt, `profile.model`, and the
- *   `spec.mcp_servers` whose tools `profile.tools` grants (`mcp__<server>__*`);
+ *   `agent.run` over `_PROMPT` with `_CONTEXT` as the system prompt, `profile.model`, the
+ *   `spec.mcp_servers` whose tools `profile.tools` grants (`mcp__<server>__*`), and the further
+ *   `agent.run` options of `spec.agent_options` (`provider`, `max_iterations`, …);
  * - `lua`: inline `spec.source`;
  * - `fn`: a TypeScript function an embedder registered (`spec.fn_id`, default the agent's name).
  * `operator` and `subprocess` (engine kinds) are compile errors. An agent without a kind takes
@@ -80,7 +81,10 @@ const ENGINE_KINDS = ["operator", "subprocess", "rust_fn"];
 
 /** The prompt-mode source of an `agent_block` agent. */
 const PROMPT_MODE = `local config = _FLOW_AGENT or {}
-local opts = { prompt = _PROMPT, system = _CONTEXT, model = config.model }
+local opts = {}
+for k, v in pairs(config.agent_options or {}) do opts[k] = v end
+opts.prompt, opts.system = _PROMPT, _CONTEXT
+if config.model then opts.model = config.model end
 if config.mcp_servers and #config.mcp_servers > 0 then opts.mcp_servers = config.mcp_servers end
 local r = require("agent").run(opts)
 if not r.ok then error(r.error or "agent.run failed", 0) end
@@ -203,6 +207,18 @@ function resolveAgent(def: AgentDef, bp: Blueprint, o: CompileOptions): Compiled
         typeof s === "object" && s !== null && granted.has(String((s as { name?: Json }).name))
       );
       if (typeof def.profile.model === "string") extra.model = def.profile.model;
+      if (spec.agent_options !== undefined) {
+        if (
+          typeof spec.agent_options !== "object" || spec.agent_options === null ||
+          Array.isArray(spec.agent_options)
+        ) {
+          throw at(
+            "/spec/agent_options",
+            "expected an object of agent.run options (provider, max_iterations, ...)",
+          );
+        }
+        extra.agent_options = spec.agent_options;
+      }
       source = PROMPT_MODE;
       run = { type: "script", script: { source: PROMPT_MODE, name: `${def.name}.agent.lua`, dir: bp.dir } };
       break;

@@ -111,6 +111,7 @@ export function blueprintSchema(): Json {
           type: "array",
           description: "agent_block prompt mode: servers, granted by profile.tools mcp__<server>__*",
         },
+        agent_options: { type: "object", description: "agent_block prompt mode: further agent.run options" },
         source: { type: "string", description: "lua: inline source" },
         fn_id: { type: "string", description: "fn: the registered function (default: the agent's name)" },
         on_defer: {

@@ -11,14 +11,18 @@
  * - `timeout`: a duration, default `10m`;
  * - `prompt`, `context`: strings, handed to the run as `_PROMPT` / `_CONTEXT`;
  * - `sandbox`: a boolean, default false; true runs the job under `--sandbox` (and, once the
- *   manager has seen it, every job: `scheduler.ts`'s ratchet).
+ *   manager has seen it, every job: `scheduler.ts`'s ratchet);
+ * - `flow`: a Blueprint file, relative to the project root (`flows/x.bp.json`, `.yaml`, `.bp.lua`):
+ *   the job runs that flow (`agent-block flow run`) instead of its block; `init` (a table) is then
+ *   its initial context. A flow job takes no `prompt`/`context` and cannot be `sandbox`ed (its
+ *   steps run in the manager's process); under the ratchet its runs fail.
  *
  * Invariants: scanning is a pure function of the file system at the time of the call (the
  * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
  * that does not parse, has an unknown key or a bad value never throws: it is a `JobFileError`
  * naming the file, the line (when one can be named) and the rule, and that job is not run.
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { blockRoots, scanBlocks } from "../blocks/registry.ts";
 
@@ -43,6 +47,10 @@ export interface JobDecl {
   context?: string;
   /** `sandbox = true`: the job's runs get `--sandbox`. */
   sandbox?: true;
+  /** `flow`: the Blueprint the job runs instead of its block (absolute). */
+  flow?: string;
+  /** `init`: the flow's initial context. */
+  init?: Record<string, unknown>;
 }
 
 /** A `job.toml` that cannot be used. */
@@ -91,7 +99,7 @@ function lineOfKey(text: string, key: string): number | undefined {
   return i < 0 ? undefined : i + 1;
 }
 
-const KEYS = ["every", "timeout", "prompt", "context", "sandbox"];
+const KEYS = ["every", "timeout", "prompt", "context", "sandbox", "flow", "init"];
 
 /**
  * Parses one `job.toml` (`text`, read from `file`) of block `name` at `script`.
@@ -107,6 +115,7 @@ export function parseJobFile(
   script: string,
   file: string,
   text: string,
+  projectRoot?: string,
 ): { job: JobDecl } | { error: JobFileError } {
   const error = (message: string, line?: number) => ({ error: { name, script, file, line, message } });
   let doc: Record<string, unknown>;
@@ -164,6 +173,33 @@ export function parseJobFile(
     }
     if (doc.sandbox) job.sandbox = true;
   }
+  if (doc.flow !== undefined) {
+    const line = lineOfKey(text, "flow");
+    if (typeof doc.flow !== "string" || doc.flow === "") {
+      return error(`'flow' must be a Blueprint file's path`, line);
+    }
+    if (isAbsolute(doc.flow) || doc.flow.split(/[\\/]/).includes("..")) {
+      return error(`'flow' is a path inside the project (relative, no '..'), got '${doc.flow}'`, line);
+    }
+    for (const k of ["prompt", "context"] as const) {
+      if (job[k] !== undefined) {
+        return error(`a flow job takes no '${k}' (its input is 'init')`, lineOfKey(text, k));
+      }
+    }
+    if (job.sandbox) {
+      return error(`a flow job cannot be sandboxed yet (its steps run in the manager's process)`, line);
+    }
+    job.flow = join(projectRoot ?? dirname(script), doc.flow);
+  }
+  if (doc.init !== undefined) {
+    if (job.flow === undefined) {
+      return error(`'init' is a flow job's initial context: give 'flow' too`, lineOfKey(text, "init"));
+    }
+    if (typeof doc.init !== "object" || doc.init === null || Array.isArray(doc.init)) {
+      return error(`'init' must be a table`, lineOfKey(text, "init"));
+    }
+    job.init = JSON.parse(JSON.stringify(doc.init)) as Record<string, unknown>; // plain objects (TOML dates as text)
+  }
   return { job };
 }
 
@@ -192,7 +228,7 @@ export function scanJobs(projectRoot: string, home: string): JobScan {
       });
       continue;
     }
-    const r = parseJobFile(block.name, block.path, file, text);
+    const r = parseJobFile(block.name, block.path, file, text, projectRoot);
     if ("job" in r) out.jobs.push(r.job);
     else out.errors.push(r.error);
   }

@@ -21,7 +21,12 @@
  * record holds a sandboxed run of this project (an earlier start), or `AGENT_BLOCK_SANDBOX` asks,
  * every later run of every job is sandboxed for the manager's life. A confined run may write the
  * project, which holds the job files and the other jobs' code: one that rewrote its own
- * `job.toml` to `sandbox = false`, or planted a new job, must not be run unconfined after it.
+ * `job.toml` to `sandbox = false`, or planted a new job, must not be run unconfined after it. Flow jobs run in the manager's own
+ * process, so under the ratchet their runs fail (`config`) instead of running unconfined.
+ *
+ * A flow job (`flow = ...` in its job.toml) runs its Blueprint instead (`flow_job.ts`), its steps
+ * through `flowRunner` in this process, recorded in the project's kernel database; its outcome is
+ * recorded like a block run's, and its result file holds `{flow_run, ctx}`.
  *
  * Invariants: at most one live run per job and at most `maxLive` in all; `every` counts from
  * the previous run's recorded end (across manager starts: the state is read back from the
@@ -31,6 +36,8 @@
 import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { ChildRunner } from "../runner/child.ts";
+import type { BlockRunner } from "../runner/runner.ts";
+import { runFlowJob } from "./flow_job.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
 import {
@@ -50,6 +57,8 @@ export interface SchedulerOptions {
   env: Readonly<Record<string, string>>;
   record: ServeRecord;
   runner: ChildRunner;
+  /** Runs the steps of flow jobs (`flow = ...` in a job.toml); absent, a flow job's run fails. */
+  flowRunner?: BlockRunner;
   maxLive: number;
   /** Where the manager's log lines go. */
   log: (line: string) => void;
@@ -286,27 +295,29 @@ export class Scheduler {
           `run ${id}: cannot create ${join(this.#o.home, "runs", job.name)}: ${(e as Error).message}`,
         );
       }
-      const report = await this.#o.runner.run(
-        {
-          script: { path: job.script },
-          name: job.name,
-          projectRoot: this.#o.projectRoot,
-          prompt: job.prompt,
-          context: job.context,
-          labels: { job: job.name, run: id },
-          env: { ...this.#o.env, AGENT_BLOCK_RUN_ID: id },
-          timeoutMs: job.timeoutMs,
-          signal: controller.signal,
-        },
-        {
-          onStart: ({ pid, tag }) => {
-            run.pid = pid ?? null;
-            run.tag = tag ?? null;
-            recordStart();
+      const report = job.flow !== undefined
+        ? await this.#flowRun(job, resultFile, controller.signal, recordStart)
+        : await this.#o.runner.run(
+          {
+            script: { path: job.script },
+            name: job.name,
+            projectRoot: this.#o.projectRoot,
+            prompt: job.prompt,
+            context: job.context,
+            labels: { job: job.name, run: id },
+            env: { ...this.#o.env, AGENT_BLOCK_RUN_ID: id },
+            timeoutMs: job.timeoutMs,
+            signal: controller.signal,
           },
-        },
-        { resultPath: resultFile, sandbox: run.sandboxed },
-      );
+          {
+            onStart: ({ pid, tag }) => {
+              run.pid = pid ?? null;
+              run.tag = tag ?? null;
+              recordStart();
+            },
+          },
+          { resultPath: resultFile, sandbox: run.sandboxed },
+        );
       recordStart();
       const { state, message } = stateOf(report.outcome);
       let result: string | null = null;
@@ -335,7 +346,7 @@ export class Scheduler {
         result_bytes: resultBytes,
         result_file: file,
         message,
-        stderr_tail: report.stderrTail,
+        stderr_tail: report.stderrTail ?? "",
       };
       this.#write(() => this.#o.record.end(end), `the end of run ${id}`);
       Object.assign(run, end);
@@ -344,6 +355,54 @@ export class Scheduler {
       this.#keepEnded(run);
     })();
     this.#live.set(job.name, { run, controller, done });
+  }
+
+  /** A flow job's run (`flow_job.ts`): its result file holds `{flow_run, ctx}`. */
+  async #flowRun(
+    job: JobDecl,
+    resultFile: string,
+    signal: AbortSignal,
+    recordStart: () => void,
+  ): Promise<{ outcome: Outcome; stderrTail?: string }> {
+    recordStart();
+    if (!this.#o.flowRunner) {
+      return {
+        outcome: {
+          status: "raised",
+          code: "config",
+          message: "this manager runs no flow jobs",
+          traceback: "",
+        },
+      };
+    }
+    if (this.#sandboxAll) {
+      return {
+        outcome: {
+          status: "raised",
+          code: "config",
+          message: `flow job ${job.name}: this manager sandboxes every run, and a flow's steps run in ` +
+            `its own process, unconfined; run the flow with 'agent-block flow run' outside serve`,
+          traceback: "",
+        },
+      };
+    }
+    const outcome = await runFlowJob({
+      flow: job.flow!,
+      init: job.init,
+      projectRoot: this.#o.projectRoot,
+      env: this.#o.env,
+      runner: this.#o.flowRunner,
+      timeoutMs: job.timeoutMs,
+      signal,
+    });
+    if (outcome.status === "returned" && typeof outcome.value === "string") {
+      try {
+        Deno.writeTextFileSync(resultFile, outcome.value);
+      } catch (e) {
+        this.#o.log(`run of ${job.name}: cannot write ${resultFile}: ${(e as Error).message}`);
+      }
+    }
+    return { outcome };
   }
 
   #write(fn: () => void, what: string): void {

@@ -253,3 +253,44 @@ return "noted"`,
   const completed = f.store().read(r.runId).find((e) => e.kind === "flow.step_completed")!;
   assert.equal(child[0].labels.flow_step, completed.data.key);
 });
+
+Deno.test("agent_block prompt mode: agent.run with the agent.md body as system prompt, profile.model, the replay provider", async () => {
+  const f = await flowProject({
+    "agents/reviewer.md":
+      "---\nname: reviewer\nmodel: claude-haiku-4-5\n---\nYou review release notes. Answer PASS or BLOCKED.\n",
+    "reviewer.replay.jsonl": JSON.stringify({
+      expect: {
+        model: "claude-haiku-4-5",
+        system_contains: "You review release notes",
+        last_message_contains: "v1.2 notes",
+      },
+      content: "PASS",
+      usage: { input_tokens: 40, output_tokens: 2 },
+    }) + "\n",
+  });
+  const r = await f.run({
+    id: "prompted",
+    agents: [{
+      $agent_md: "agents/reviewer.md",
+      kind: "agent_block",
+      spec: { agent_options: { provider: "replay", replay: "reviewer.replay.jsonl", max_iterations: 2 } },
+      verdict: { channel: "body", values: ["PASS", "BLOCKED"] },
+    }],
+    flow: seq(
+      step("reviewer", P("$.notes"), "$.gate"),
+      {
+        kind: "branch",
+        cond: { op: "in", needle: P("$.gate"), haystack: L(["PASS", "BLOCKED"]) },
+        then: assign("$.reviewed", L(true)),
+        else: seq(),
+      },
+    ),
+  }, { notes: "v1.2 notes" });
+  assert.equal(r.status, "completed", JSON.stringify(r.error));
+  assert.deepEqual(r.ctx, { notes: "v1.2 notes", gate: "PASS", reviewed: true });
+  // the agent's own session is labelled with the flow run
+  const { listSessions } = await import("../../src/knl/export.ts");
+  const sessions = listSessions(f.store(), { labels: { flow_run: r.runId } });
+  assert.equal(sessions.length, 1);
+  assert.equal(sessions[0].tokens, 42);
+});

@@ -57,3 +57,29 @@ Deno.test("job_file: a job.toml beside init.lua or <name>.job.toml beside <name>
   assert.equal(scan.errors[0].name, "broken");
   assert.equal(scan.errors[0].file, join(root, ".agent-block/blocks/broken.job.toml"));
 });
+
+Deno.test("job_file: flow jobs — the Blueprint under the project, init as a table, and what a flow job refuses", () => {
+  const ok = parseJobFile(
+    "n",
+    "/p/blocks/n.lua",
+    "/p/blocks/n.job.toml",
+    'flow = "flows/x.bp.json"\n[init]\nword = "hi"\n',
+    "/p",
+  );
+  assert.ok("job" in ok);
+  assert.equal(ok.job.flow, "/p/flows/x.bp.json");
+  assert.deepEqual(ok.job.init, { word: "hi" });
+  const cases: [string, RegExp][] = [
+    ['flow = "/etc/x.json"\n', /'flow' is a path inside the project/],
+    ['flow = "../x.json"\n', /'flow' is a path inside the project/],
+    ['flow = "f.json"\nprompt = "x"\n', /a flow job takes no 'prompt'/],
+    ['flow = "f.json"\nsandbox = true\n', /a flow job cannot be sandboxed yet/],
+    ["[init]\na = 1\n", /'init' is a flow job's initial context: give 'flow' too/],
+    ['flow = "f.json"\ninit = 3\n', /'init' must be a table/],
+  ];
+  for (const [text, message] of cases) {
+    const r = parseJobFile("n", "/p/blocks/n.lua", "/p/blocks/n.job.toml", text, "/p");
+    assert.ok("error" in r, text);
+    assert.match(r.error.message, message);
+  }
+});

@@ -109,7 +109,8 @@ Deno.test({
       assert.deepEqual(bad.error, {
         file: join(p.root, "blocks/other.job.toml"),
         line: 2,
-        message: "unknown key 'every_other' (a job.toml has every, timeout, prompt, context, sandbox)",
+        message:
+          "unknown key 'every_other' (a job.toml has every, timeout, prompt, context, sandbox, flow, init)",
       });
       const refused = await m.api("/jobs/other/runs", { method: "POST" });
       assert.equal(refused.status, 409);
