@@ -105,17 +105,19 @@ function llmErrorTable(e: LlmError, secrets: Secrets): LuaErrorTable {
 
 /** Installs the llm host functions and `llm.chat`. */
 export function installLlm(engine: LuaEngine, run: RunContext): void {
-  // JSON texts of wire messages and tool lists encoded once and referred to by id, so a loop that
-  // resends its history does not move it across the Lua boundary again every turn. Lua frees an
-  // id when the value it encodes is collected (a __gc handle in llm_proto.port).
-  const texts = new Map<number, string>();
+  // Wire messages and tool lists encoded once, to UTF-8 JSON bytes, and referred to by id: a loop
+  // that resends its history neither moves it across the Lua boundary again every turn nor
+  // encodes it again (the transport copies the bytes into the body). Lua frees an id when the
+  // value it encodes is collected (a __gc handle in llm_proto.port).
+  const texts = new Map<number, Uint8Array>();
+  const utf8 = new TextEncoder();
   let nextText = 0;
   engine.define("@llm_encode", {
     pure: true,
     raw: (L) => {
-      const text = engine.toJson(L, 1);
+      const bytes = utf8.encode(engine.toJson(L, 1));
       const id = ++nextText;
-      texts.set(id, text);
+      texts.set(id, bytes);
       engine.api.pushinteger(L, BigInt(id));
       return 1;
     },
@@ -126,7 +128,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
       texts.delete(a.integer(1, "id"));
     },
   });
-  const textOf = (a: Args, v: unknown): string => {
+  const textOf = (a: Args, v: unknown): Uint8Array => {
     const s = texts.get(Number(v));
     if (s === undefined) throw new Error(`${a.fn}: encoded text ${String(v)} is not live`);
     return s;
