@@ -77,13 +77,17 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** Sends `req`, retrying transient failures; resolves with the response body. */
 export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult> {
-  const payload = buildPayload(req);
+  // The global fetch copies a body before it returns: its bodies are built in one buffer reused
+  // from request to request (built again per attempt, just before the send), so a long
+  // conversation leaves no body-sized garbage per turn of its own. Another fetch may keep what
+  // it is given: it gets a buffer of its own.
+  const own = req.fetch === undefined ? undefined : buildPayload(req);
   let attempt = 0;
   while (true) {
     attempt++;
     const started = performance.now();
     try {
-      const r = await attemptOnce(req, payload, attempt, started);
+      const r = await attemptOnce(req, own ?? buildPayload(req, reused), attempt, started);
       return { ...r, attempts: attempt };
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason ?? e;
@@ -118,6 +122,7 @@ const COMMA = 0x2c;
  */
 export function buildPayload(
   req: Pick<LlmHttpRequest, "body" | "rawMessages" | "rawTools" | "stream" | "provider">,
+  alloc: (size: number) => Uint8Array<ArrayBuffer> = (size) => new Uint8Array(size),
 ): Uint8Array<ArrayBuffer> {
   const body: Record<string, unknown> = { ...(req.body as Record<string, unknown>) };
   if (req.stream) {
@@ -152,7 +157,7 @@ export function buildPayload(
   }
   const tail = utf8.encode(text.slice(from));
   size += tail.length;
-  const out = new Uint8Array(size);
+  const out = alloc(size);
   let o = 0;
   for (let i = 0; i < splices.length; i++) {
     out.set(pieces[i], o);
@@ -168,6 +173,14 @@ export function buildPayload(
   }
   out.set(tail, o);
   return out;
+}
+
+let scratch = new Uint8Array(0);
+
+/** The first `size` bytes of the buffer bodies for the global fetch are built in, grown as needed. */
+function reused(size: number): Uint8Array<ArrayBuffer> {
+  if (scratch.length < size) scratch = new Uint8Array(Math.max(size, Math.ceil(scratch.length * 1.5)));
+  return scratch.subarray(0, size);
 }
 
 /** Delay before retry number `attempt` (1-based): Retry-After when given, else 0.5 s doubling to 8 s, ±25 %. */
