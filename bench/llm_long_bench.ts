@@ -293,7 +293,9 @@ export default async function llmLongBench(): Promise<void> {
     const [a, b, z] = [lengths[0], lengths[1], lengths[2]];
 
     console.log(
-      `llm_long_bench: one agent run per process, instant local mock, medians of ${2 * rounds} interleaved rounds` +
+      `llm_long_bench: one agent run per process, instant local mock, medians of ${
+        2 * rounds
+      } interleaved rounds` +
         ` (${rounds} for ${z} turns)` +
         (hasTime ? "" : " (no /usr/bin/time: peak RSS not measured)"),
     );
