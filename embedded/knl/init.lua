@@ -170,6 +170,9 @@ end
 -- to alternate; tool results and a follow-up user text share one user turn).
 -- A merged message is the fold's own table, extended in place by later merges (O(new blocks)).
 local merged_by_fold = setmetatable({}, { __mode = "k" })
+-- The lowest index of a fold's list whose message was replaced since the session last handed the
+-- list out (`Session:messages`, which tells llm_proto what is unchanged).
+local replaced_from = setmetatable({}, { __mode = "k" })
 local function push_message(msgs, role, content)
   local last = msgs[#msgs]
   if last and last.role == role then
@@ -179,6 +182,8 @@ local function push_message(msgs, role, content)
       for _, b in ipairs(as_blocks(last.content)) do merged[#merged + 1] = b end
       merged_by_fold[merged] = true
       msgs[#msgs] = { role = role, content = merged }
+      local low = replaced_from[msgs]
+      if not low or low > #msgs then replaced_from[msgs] = #msgs end
     end
     for _, b in ipairs(as_blocks(content)) do merged[#merged + 1] = b end
   else
@@ -357,7 +362,9 @@ local unpack, COPY_VIA_STACK = table.unpack, 4000
 
 --- The conversation folded from this session's appends (a copy; providers' message shape).
 -- What leaves here may be sent, and a sent message is a value (llm_proto caches its encoding by
--- identity): a later append of the same role merges into a copy, never into it.
+-- identity): a later append of the same role merges into a copy, never into it. When llm_proto
+-- is loaded, it is told how many leading messages this copy shares with the previous one
+-- (`extends`), so converting and encoding a turn's request costs what the turn added.
 function Session:messages()
   local msgs = self._msgs
   local last = msgs[#msgs]
@@ -365,8 +372,15 @@ function Session:messages()
   local n = #msgs
   -- A table constructor sized in one go is several times cheaper than growing one with
   -- table.move; past what the Lua stack takes comfortably, table.move.
-  if n <= COPY_VIA_STACK then return { unpack(msgs, 1, n) } end
-  return table.move(msgs, 1, n, 1, {})
+  local copy = n <= COPY_VIA_STACK and { unpack(msgs, 1, n) } or table.move(msgs, 1, n, 1, {})
+  local prev, same = self._handed, self._handed_n
+  local low = replaced_from[msgs]
+  replaced_from[msgs] = nil
+  if low and low - 1 < same then same = low - 1 end
+  local proto = package.loaded["llm_proto"]
+  if prev and type(proto) == "table" and proto.extends then proto.extends(copy, prev, same) end
+  self._handed, self._handed_n = copy, n
+  return copy
 end
 
 --- What is left of the budget (math.huge without one).

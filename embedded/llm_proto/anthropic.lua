@@ -76,23 +76,47 @@ local function convert_one(m)
   return msg
 end
 
+-- The previous conversion of each conversation (by its first message), for `P.convert_list`.
+local chains = setmetatable({}, { __mode = "k" })
+
+local function hit_of(m, i)
+  if type(m) ~= "table" then
+    error(sformat("llm_proto.anthropic: messages[%d] must be a table, got %s", i, type(m)), 0)
+  end
+  if m.role == "system" then return nil end -- extends the system prompt: converted in full
+  local hit = converted[m]
+  if not (hit and hit.content == m.content and hit.role == m.role) then
+    hit = { content = m.content, role = m.role, msg = convert_one(m) }
+    hit.out = { hit.msg }
+    converted[m] = hit
+  end
+  return hit
+end
+
+-- The wire messages (the last one carrying the cache marker, on a copy), the system prompt, and
+-- for the Port: the conversation's chain and how many wire messages are unchanged since its
+-- previous conversion (`P.convert_list`).
 local function convert_messages(messages, system, cache)
-  local out, sys = P.array(), system
-  for i, m in ipairs(messages) do
-    if type(m) ~= "table" then
-      error(sformat("llm_proto.anthropic: messages[%d] must be a table, got %s", i, type(m)), 0)
-    end
-    if m.role == "system" then
-      local text = P.content_text(m.content)
-      sys = sys and (sys .. "\n\n" .. text) or text
-    else
-      local hit = converted[m]
-      if not (hit and hit.content == m.content and hit.role == m.role) then
-        hit = { content = m.content, role = m.role, msg = convert_one(m) }
-        converted[m] = hit
+  local out, ch, stable = P.convert_list(chains, messages, false, {}, hit_of)
+  local sys = system
+  if not out then
+    out = P.array()
+    for i, m in ipairs(messages) do
+      if type(m) ~= "table" then
+        error(sformat("llm_proto.anthropic: messages[%d] must be a table, got %s", i, type(m)), 0)
       end
-      out[#out + 1] = hit.msg
+      if m.role == "system" then
+        local text = P.content_text(m.content)
+        sys = sys and (sys .. "\n\n" .. text) or text
+      else
+        out[#out + 1] = hit_of(m, i).msg
+      end
     end
+  end
+  if ch then
+    -- the last wire message of the previous call went with a marker: it is sent without now
+    if ch.marked and stable >= ch.marked then stable = ch.marked - 1 end
+    ch.marked = nil
   end
   if cache and out[#out] then
     local last = P.copy(out[#out])
@@ -110,8 +134,12 @@ local function convert_messages(messages, system, cache)
       end
     end
     out[#out] = last
+    if ch then
+      ch.marked = #out
+      if stable >= #out then stable = #out - 1 end
+    end
   end
-  return out, sys
+  return out, sys, ch, stable
 end
 
 -- Converted tool lists by list identity and cache option (a loop offers the same list each turn).
@@ -161,7 +189,7 @@ function A.build(req, profile, warn)
   local cache = req.cache_control
   if cache == nil or cache == true then cache = { type = "ephemeral" } end
   if cache == false then cache = nil end
-  local messages, system = convert_messages(req.messages, req.system, cache)
+  local messages, system, chain, stable = convert_messages(req.messages, req.system, cache)
   local body = { model = model, max_tokens = max_tokens, messages = messages }
   local betas = P.array()
   if type(system) == "table" then
@@ -266,7 +294,8 @@ function A.build(req, profile, warn)
   if type(req.extra_body) == "table" then
     for k, v in pairs(req.extra_body) do body[k] = v end
   end
-  return { body = body, betas = betas }
+  -- `chain`/`stable` (internal): the Port encodes only the wire messages past `stable` again
+  return { body = body, betas = betas, chain = body.messages == messages and chain or nil, stable = stable }
 end
 
 --- Normalises a Messages API response body.

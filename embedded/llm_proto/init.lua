@@ -359,6 +359,100 @@ function M.normalize(provider, body, warn)
   return adapter(provider).normalize(body, warn or function() end)
 end
 
+-- conversations, turn after turn ---------------------------------------------------------------
+
+local unpack, COPY_VIA_STACK = table.unpack, 4000
+
+-- Lists known to start with the messages of an earlier list: list -> { base, k }. One level only
+-- (declaring a list's successor forgets the list's own base), so no chain of lists is kept.
+local lineage = setmetatable({}, { __mode = "k" })
+
+--- Declares that the first `k` messages of `list` are the first `k` of `base`, the same tables,
+-- unchanged (knl's `Session:messages` says so of each copy it hands out). `convert_list` then
+-- trusts it instead of comparing the two.
+function M.extends(list, base, k)
+  lineage[base] = nil
+  lineage[list] = { base, k }
+end
+
+--- Converts a conversation's messages to wire messages, reusing the previous conversion of the
+-- same conversation for its unchanged leading messages: a loop resends its whole history every
+-- turn, and only what the turn added is converted. `chains` is the caller's weak-keyed table
+-- (first message -> chain); `tag` is what else the wire list depends on (a change starts the
+-- chain anew); `lead` the wire messages that come first (e.g. the system prompt); `convert(m)`
+-- answers `{ content = m.content, role = m.role, out = { wire messages } }` for a message, or
+-- nil to refuse the chain (the caller then converts the list in full).
+--
+-- The unchanged leading messages are those `extends` declared for this list, when the chain last
+-- converted its base; otherwise a leading message counts as unchanged while it is the same table
+-- with the same `content` and `role` as the last time (messages are values once sent; replacing a
+-- field is seen, editing a content table in place is not). Returns a fresh array of the wire messages, the chain (its
+-- `out` array holds them, owned by the chain, and `on` their number) and how many of them, from
+-- the start, are the very tables the chain's previous conversion gave (`stable`); nil when
+-- `convert` refused. The cost of a call is the new messages' conversion plus a copy of references
+-- (and, without `extends`, a walk comparing them).
+function M.convert_list(chains, messages, tag, lead, convert)
+  local n = #messages
+  local first = messages[1]
+  local k = 0
+  -- a list declared to extend the one the chain converted last: its prefix is known, not compared
+  local lin = lineage[messages]
+  local ch = lin and chains[lin[1]]
+  local known = ch and ch.tag == tag and ch.list == lin[1]
+  if known then
+    k = lin[2]
+    if k > ch.n then k = ch.n end
+    if k > n then k = n end
+  else
+    ch = type(first) == "table" and chains[first] or nil
+    if ch and ch.tag ~= tag then ch = nil end
+  end
+  if ch and not known then
+    local src, hits = ch.src, ch.hits
+    local lim = n < ch.n and n or ch.n
+    while k < lim do
+      local m, h = messages[k + 1], hits[k + 1]
+      if m ~= src[k + 1] or h.content ~= m.content or h.role ~= m.role then break end
+      k = k + 1
+    end
+  elseif not ch then
+    ch = { tag = tag, src = {}, hits = {}, ends = {}, out = {}, n = 0, on = #lead, lead = #lead }
+    for i = 1, #lead do ch.out[i] = lead[i] end
+    if type(first) == "table" then chains[first] = ch end
+  end
+  local src, hits, ends, out = ch.src, ch.hits, ch.ends, ch.out
+  local on = k > 0 and ends[k] or ch.lead
+  local stable = on
+  -- what is past the prefix is rewritten below: a conversion that raises leaves a chain whose
+  -- first `ch.n` messages are still exactly what `out` holds for them
+  local top, otop = ch.n, ch.on
+  ch.n, ch.on = k, on
+  for i = k + 1, n do
+    local m = messages[i]
+    local h = convert(m, i)
+    if h == nil then
+      if chains[first] == ch then chains[first] = nil end
+      return nil
+    end
+    src[i], hits[i] = m, h
+    local o = h.out
+    for j = 1, #o do out[on + j] = o[j] end
+    on = on + #o
+    ends[i] = on
+    ch.n, ch.on = i, on
+  end
+  if top < (ch.top or 0) then top = ch.top end
+  if otop < (ch.otop or 0) then otop = ch.otop end
+  for i = n + 1, top do src[i], hits[i], ends[i] = nil, nil, nil end
+  for i = on + 1, otop do out[i] = nil end
+  ch.top, ch.otop = n, on
+  if ch.list ~= nil and ch.list ~= messages then chains[ch.list] = nil end
+  ch.list = messages
+  chains[messages] = ch
+  local list = on <= COPY_VIA_STACK and { unpack(out, 1, on) } or table.move(out, 1, on, 1, {})
+  return M.array(list), ch, stable
+end
+
 --- Text of a canonical message content (string, or the text of its text / tool_result blocks).
 function M.content_text(content)
   if type(content) == "string" then return content end

@@ -53,31 +53,28 @@ local converted = setmetatable({}, { __mode = "k" })
 
 local convert_one
 
-local function convert_messages(messages, system)
-  local out = P.array()
-  if type(system) == "table" then system = P.content_text(system) end
-  if system ~= nil and system ~= "" then out[1] = { role = "system", content = system } end
-  local n = #out
-  for i = 1, #messages do
-    local m = messages[i]
-    if type(m) ~= "table" then
-      error(sformat("llm_proto.openai: messages[%d] must be a table, got %s", i, type(m)), 0)
-    end
-    local hit = converted[m]
-    if not (hit and hit.content == m.content and hit.role == m.role) then
-      hit = { content = m.content, role = m.role, out = convert_one(m) }
-      converted[m] = hit
-    end
-    local o = hit.out
-    if #o == 1 then
-      n = n + 1
-      out[n] = o[1]
-    else
-      for k = 1, #o do out[n + k] = o[k] end
-      n = n + #o
-    end
+-- The previous conversion of each conversation (by its first message), for `P.convert_list`.
+local chains = setmetatable({}, { __mode = "k" })
+
+local function hit_of(m, i)
+  if type(m) ~= "table" then
+    error(sformat("llm_proto.openai: messages[%d] must be a table, got %s", i, type(m)), 0)
   end
-  return out
+  local hit = converted[m]
+  if not (hit and hit.content == m.content and hit.role == m.role) then
+    hit = { content = m.content, role = m.role, out = convert_one(m) }
+    converted[m] = hit
+  end
+  return hit
+end
+
+-- The wire messages, the conversation's chain and how many of them are unchanged since its
+-- previous conversion (see `P.convert_list`).
+local function convert_messages(messages, system)
+  if type(system) == "table" then system = P.content_text(system) end
+  if system == "" then system = nil end
+  local lead = system ~= nil and { { role = "system", content = system } } or {}
+  return P.convert_list(chains, messages, system or false, lead, hit_of)
 end
 
 function convert_one(m)
@@ -170,7 +167,8 @@ function O.build(req, profile, warn)
   if type(req.messages) ~= "table" or #req.messages == 0 then
     error("llm_proto.openai: messages must be a non-empty array", 0)
   end
-  local body = { model = model, messages = convert_messages(req.messages, req.system) }
+  local messages, chain, stable = convert_messages(req.messages, req.system)
+  local body = { model = model, messages = messages }
   local reasoning = dialect == "openai" and P.is_reasoning_model(model)
   local max_tokens = req.max_tokens or profile.max_tokens
   if max_tokens ~= nil then
@@ -249,7 +247,8 @@ function O.build(req, profile, warn)
   if type(req.extra_body) == "table" then
     for k, v in pairs(req.extra_body) do body[k] = v end
   end
-  return { body = body }
+  -- `chain`/`stable` (internal): the Port encodes only the wire messages past `stable` again
+  return { body = body, chain = body.messages == messages and chain or nil, stable = stable }
 end
 
 local STOP = { stop = "end_turn", tool_calls = "tool_use", function_call = "tool_use",

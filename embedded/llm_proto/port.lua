@@ -149,6 +149,41 @@ local function encode_messages(list)
   return out
 end
 
+-- The host's copy of each conversation's encoded wire messages, by the adapter's chain
+-- (`P.convert_list`): a turn hands the host only the messages past those unchanged since the
+-- chain's previous request (`T.chain_update`, before the send), and the request names the chain.
+-- So a turn's cost in this file and across the boundary is what it added, not the history.
+local wires = setmetatable({}, { __mode = "k" })
+
+local function encode_chain(chain, stable, sent)
+  local w = wires[chain]
+  if not w then
+    w = { handle = T.chain(), hs = {}, n = 0 }
+    wires[chain] = w
+  end
+  if stable > w.n then stable = w.n end
+  local hs, add, ids = w.hs, {}, {}
+  for i = stable + 1, #sent do
+    local m = sent[i]
+    local h = encoded[m]
+    if not h then
+      h = encode(m)
+      encoded[m] = h
+    end
+    add[#add + 1] = h
+    ids[#add] = h.id
+  end
+  local ok, err = pcall(T.chain_update, w.handle.id, stable, ids)
+  if not ok then
+    wires[chain] = nil -- the host's copy is not known to match: the next request starts a new one
+    error(err, 0)
+  end
+  for i = 1, #add do hs[stable + i] = add[i] end
+  for i = #sent + 1, w.n do hs[i] = nil end
+  w.n = #sent
+  return w
+end
+
 --- One model call; returns the normalised response, raises on failure.
 function Port:chat(request)
   check_request(request)
@@ -163,7 +198,12 @@ function Port:chat(request)
   end
   local wire = built.body
   local sent = wire.messages -- kept alive (and its texts with it) until the request is done
-  local raw = encode_messages(sent)
+  local raw, chain
+  if built.chain then
+    chain = encode_chain(built.chain, built.stable, sent) -- kept alive (its host copy with it) likewise
+  else
+    raw = encode_messages(sent)
+  end
   wire.messages = nil
   local raw_tools
   if wire.tools then
@@ -182,13 +222,14 @@ function Port:chat(request)
     betas = built.betas,
     body = wire,
     raw_messages = raw,
+    raw_chain = chain and chain.handle.id,
     raw_tools = raw_tools,
     timeout = req.timeout,
     max_response_bytes = req.max_response_bytes,
     max_retries = req.max_retries,
     stream = req.stream == true or on_delta ~= nil,
   }, on_delta)
-  sent = nil
+  sent, chain = nil, nil
   if not ok then
     -- the transport's message names provider, status and cause; the position inside this file does
     -- not help. A failed request is an error table ({ message, provider, status, retryable,

@@ -1,8 +1,9 @@
 /**
  * Process groups: the one module that starts a run's child processes and ends them.
  *
- * Owns: spawning every child in a session of its own (`detached: true` → `setsid`, so the child
- * is the leader of a new process group), tagged (`tags.ts`: `AGENT_BLOCK_PROC_TAGS` gets this
+ * Owns: spawning every child in a session of its own (so the child is the leader of a new process
+ * group: behind `setsid` where the `setpriv` wrapper is used, `own_session.ts`, else `detached:
+ * true`), tagged (`tags.ts`: `AGENT_BLOCK_PROC_TAGS` gets this
  * registry's tag for the child) and, where `setpriv` exists, with a parent-death signal
  * (`parent_death.ts`); the registry of live groups of one run; and ending a child's whole tree
  * (`tree.ts`: its group, its descendants, and every process carrying its tag — so a daemon that
@@ -35,6 +36,7 @@
  */
 import { childEnv } from "./child_env.ts";
 import { parentDeathWrapper, withParentDeath } from "./parent_death.ts";
+import { inOwnSession } from "./own_session.ts";
 import { beforeSpawn, disown, ownChild } from "./reaper.ts";
 import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
 import { anyAlive, endMembers, members, procUnreadable, signalAll, type Tree } from "./tree.ts";
@@ -109,13 +111,23 @@ export class ManagedProcess {
     return this.#exited;
   }
 
-  /** Sends `signal` to the whole group. Returns false when the group no longer exists. */
+  /**
+   * Sends `signal` to the whole group. Returns false when the group no longer exists. A child
+   * that has not made its session yet (`own_session.ts`: the wrapper has not run) is signalled
+   * itself: its group does not exist, but it is not gone.
+   */
   signalGroup(signal: Deno.Signal): boolean {
     try {
       Deno.kill(-this.child.pid, signal);
       return true;
     } catch {
-      return false;
+      if (this.#exited) return false;
+      try {
+        Deno.kill(this.child.pid, signal);
+        return true;
+      } catch {
+        return false;
+      }
     }
   }
 
@@ -258,7 +270,13 @@ export class ProcessGroups {
     const env = opts.wholeEnv ? { ...base, ...opts.env } : childEnv(base, opts.env ?? {});
     const tag = `${this.id}.${++this.#spawned}`;
     env[PROC_TAGS_VAR] = tagsValue(base[PROC_TAGS_VAR], tag);
-    const [program, ...args] = withParentDeath(opts.cmd, env, opts.cwd);
+    // Behind setpriv the program is resolved (a missing one throws here, as spawn would), so
+    // setsid can go in front of it; without setpriv the spawn is detached as it always was.
+    const wrapped = withParentDeath(opts.cmd, env, opts.cwd);
+    const session = "path" in parentDeathWrapper()
+      ? inOwnSession(wrapped)
+      : { argv: wrapped, detached: true };
+    const [program, ...args] = session.argv;
     if (!reported && Deno.build.os === "linux") {
       // Once per process: what this host cannot do (elsewhere none of it exists, by design).
       reported = true;
@@ -279,7 +297,7 @@ export class ProcessGroups {
       stdin: opts.stdin ?? "null",
       stdout: opts.stdout ?? "piped",
       stderr: opts.stderr ?? "piped",
-      detached: true,
+      detached: session.detached,
     }).spawn();
     ownChild(child.pid);
     const p = new ManagedProcess(child, opts.label, this, tag);

@@ -13,7 +13,7 @@ import {
   TARGET,
   uniquelyNamed,
 } from "../../tools/gen_precompiled.ts";
-import { bytecodeOf, precompiled, runtimePrecompiled } from "../../src/lua/precompiled.ts";
+import { bytecodeOf, lazyTable, precompiled, runtimePrecompiled } from "../../src/lua/precompiled.ts";
 import { walk } from "../../tools/gen_embedded_index.ts";
 import {
   embeddedBytecode,
@@ -84,4 +84,21 @@ Deno.test("embedded modules loaded from bytecode keep their chunk names and line
     return info.source .. ":" .. info.linedefined
   `);
   assert.match(out!, /^@embedded\/lspec\/init\.lua:[1-9]\d*$/);
+});
+
+Deno.test("lazyTable: indexed by line, an entry parsed when it is read; other layouts parsed whole", () => {
+  const good = { file: "a.lua", text: "return 1", bytecode: "AA==" };
+  const table = lazyTable(`{\n"=ab:a": ${JSON.stringify(good)},\n"=ab:b": {not json}\n}\n`)();
+  assert.deepEqual(Object.keys(table), ["=ab:a", "=ab:b"]);
+  assert.deepEqual(table["=ab:a"], good);
+  assert.equal(table["=ab:a"], table["=ab:a"], "parsed once");
+  assert.throws(() => table["=ab:b"], SyntaxError); // never parsed until read
+  assert.deepEqual(lazyTable(JSON.stringify({ "=ab:a": good }))()["=ab:a"], good);
+  // the generated tables are in the line layout: indexed, not parsed
+  for (const file of [TARGET, EMBEDDED_TARGET]) {
+    const t = lazyTable(Deno.readTextFileSync(file))();
+    for (const name of Object.keys(t)) {
+      assert.ok(Object.getOwnPropertyDescriptor(t, name)?.get, `${file}: ${name}`);
+    }
+  }
 });

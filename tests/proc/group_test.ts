@@ -74,6 +74,46 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "spawn: the child leads a session and a process group of its own (its pid), the same pid that ran",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    const groups = new ProcessGroups(1000);
+    // /proc/self/stat of the shell: pid (1), ppid (4), pgrp (5), session (6)
+    const p = groups.spawn({ cmd: ["/bin/sh", "-c", "cat /proc/$$/stat"], stdout: "piped", stderr: "null" });
+    const stat = await new Response(p.child.stdout).text();
+    await p.status;
+    const [pid, , ppid, pgrp, sid] = [
+      stat.split(" ")[0],
+      ...stat.slice(stat.lastIndexOf(")") + 2).split(" "),
+    ];
+    assert.equal(Number(pid), p.pid, "the wrapper forked: the command is not the spawned pid");
+    assert.equal(Number(ppid), Deno.pid);
+    assert.equal(Number(pgrp), p.pid);
+    assert.equal(Number(sid), p.pid);
+    await groups.endAll();
+  },
+});
+
+Deno.test({
+  name: "terminate right after spawn ends the child, whether or not it has made its session yet",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    const groups = new ProcessGroups(5000);
+    for (let i = 0; i < 5; i++) {
+      const p = groups.spawn({ cmd: ["/bin/sh", "-c", "sleep 30"], stdout: "null", stderr: "null" });
+      const t0 = performance.now();
+      await p.terminate();
+      const status = await p.status;
+      assert.ok(status.signal === "SIGTERM", `ended by ${status.signal ?? `exit ${status.code}`}`);
+      // Waiting out the grace would take 5000 ms.
+      assert.ok(performance.now() - t0 < 2500, "terminate waited out the grace period");
+      assert.ok(!p.leftovers());
+    }
+    await groups.endAll();
+  },
+});
+
 /** What `env` prints in a child of `groups`, as a record. */
 async function childSees(
   groups: ProcessGroups,

@@ -38,10 +38,13 @@ export interface LlmHttpRequest {
   url: string;
   headers: Record<string, string>;
   body: unknown;
-  /** JSON texts of the messages, spliced into the body as its `messages` array (already encoded). */
-  rawMessages?: string[];
-  /** JSON text of the `tools` array, spliced in likewise. */
-  rawTools?: string;
+  /**
+   * The messages as UTF-8 JSON, one chunk each, encoded once when the message joined the
+   * conversation: copied into the body as its `messages` array (see `buildPayload`).
+   */
+  rawMessages?: readonly Uint8Array[];
+  /** The `tools` array as UTF-8 JSON, copied in likewise. */
+  rawTools?: Uint8Array;
   /** Seconds one attempt may take, the whole answer included; see the module doc. */
   timeoutSecs: number;
   /** Largest answer accepted, in bytes (the JSON body, or the whole event stream); default 64 MiB. */
@@ -74,13 +77,17 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** Sends `req`, retrying transient failures; resolves with the response body. */
 export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult> {
-  const payload = buildPayload(req);
+  // The global fetch copies a body before it returns: its bodies are built in one buffer reused
+  // from request to request (built again per attempt, just before the send), so a long
+  // conversation leaves no body-sized garbage per turn of its own. Another fetch may keep what
+  // it is given: it gets a buffer of its own.
+  const own = req.fetch === undefined ? undefined : buildPayload(req);
   let attempt = 0;
   while (true) {
     attempt++;
     const started = performance.now();
     try {
-      const r = await attemptOnce(req, payload, attempt, started);
+      const r = await attemptOnce(req, own ?? buildPayload(req, reused), attempt, started);
       return { ...r, attempts: attempt };
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason ?? e;
@@ -103,11 +110,20 @@ export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult
 
 const SPLICE_MESSAGES = "\u0000messages\u0000";
 const SPLICE_TOOLS = "\u0000tools\u0000";
+const utf8 = new TextEncoder();
+const COMMA = 0x2c;
 
-/** The request body as JSON text: sorted keys, stream fields, pre-encoded parts spliced in. */
+/**
+ * The request body as UTF-8 JSON bytes: sorted keys, stream fields, and the pre-encoded parts
+ * (`rawMessages` as an array, `rawTools`) copied in as bytes. Only the small rest of the body is
+ * stringified per request; the conversation's chunks are never joined into a string or encoded
+ * again, so a turn's cost here is one copy of bytes, not a pass of the JSON encoder over the
+ * whole history.
+ */
 export function buildPayload(
   req: Pick<LlmHttpRequest, "body" | "rawMessages" | "rawTools" | "stream" | "provider">,
-): string {
+  alloc: (size: number) => Uint8Array<ArrayBuffer> = (size) => new Uint8Array(size),
+): Uint8Array<ArrayBuffer> {
   const body: Record<string, unknown> = { ...(req.body as Record<string, unknown>) };
   if (req.stream) {
     body.stream = true;
@@ -115,12 +131,56 @@ export function buildPayload(
   }
   if (req.rawMessages) body.messages = SPLICE_MESSAGES;
   if (req.rawTools !== undefined) body.tools = SPLICE_TOOLS;
-  let text = stringifyJson(body);
+  const text = stringifyJson(body);
+  // The text's pieces around the markers, and what goes in each marker's place.
+  const splices: { at: number; marker: string; chunks: readonly Uint8Array[]; array: boolean }[] = [];
   if (req.rawMessages) {
-    text = text.replace(JSON.stringify(SPLICE_MESSAGES), () => `[${req.rawMessages!.join(",")}]`);
+    const marker = JSON.stringify(SPLICE_MESSAGES);
+    splices.push({ at: text.indexOf(marker), marker, chunks: req.rawMessages, array: true });
   }
-  if (req.rawTools !== undefined) text = text.replace(JSON.stringify(SPLICE_TOOLS), () => req.rawTools!);
-  return text;
+  if (req.rawTools !== undefined) {
+    const marker = JSON.stringify(SPLICE_TOOLS);
+    splices.push({ at: text.indexOf(marker), marker, chunks: [req.rawTools], array: false });
+  }
+  if (splices.length === 0) return utf8.encode(text);
+  splices.sort((a, b) => a.at - b.at);
+  const pieces: Uint8Array[] = [];
+  let from = 0;
+  let size = 0;
+  for (const s of splices) {
+    const piece = utf8.encode(text.slice(from, s.at));
+    pieces.push(piece);
+    size += piece.length;
+    for (const c of s.chunks) size += c.length;
+    if (s.array) size += 2 + Math.max(0, s.chunks.length - 1);
+    from = s.at + s.marker.length;
+  }
+  const tail = utf8.encode(text.slice(from));
+  size += tail.length;
+  const out = alloc(size);
+  let o = 0;
+  for (let i = 0; i < splices.length; i++) {
+    out.set(pieces[i], o);
+    o += pieces[i].length;
+    const { chunks, array } = splices[i];
+    if (array) out[o++] = 0x5b; // [
+    for (let k = 0; k < chunks.length; k++) {
+      if (array && k > 0) out[o++] = COMMA;
+      out.set(chunks[k], o);
+      o += chunks[k].length;
+    }
+    if (array) out[o++] = 0x5d; // ]
+  }
+  out.set(tail, o);
+  return out;
+}
+
+let scratch = new Uint8Array(0);
+
+/** The first `size` bytes of the buffer bodies for the global fetch are built in, grown as needed. */
+function reused(size: number): Uint8Array<ArrayBuffer> {
+  if (scratch.length < size) scratch = new Uint8Array(Math.max(size, Math.ceil(scratch.length * 1.5)));
+  return scratch.subarray(0, size);
 }
 
 /** Delay before retry number `attempt` (1-based): Retry-After when given, else 0.5 s doubling to 8 s, ±25 %. */
@@ -143,7 +203,7 @@ export function retryAfter(h: Headers): number | undefined {
 
 async function attemptOnce(
   req: LlmHttpRequest,
-  payload: string,
+  payload: Uint8Array<ArrayBuffer>,
   attempt: number,
   started: number,
 ): Promise<Omit<LlmHttpResult, "attempts">> {

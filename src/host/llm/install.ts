@@ -33,6 +33,7 @@ import { type EndpointOptions, resolveBaseUrl, resolveEndpoint } from "./endpoin
 import { LlmError, type WireProvider } from "../../clients/llm/errors.ts";
 import { Deadlines } from "../../clients/llm/deadlines.ts";
 import { commitWindowMs } from "../../knl/commit_window.ts";
+import { JoinedMessages } from "./joined_messages.ts";
 import llmSource from "./llm.lua" with { type: "text" };
 
 function wireProvider(a: Args, v: unknown): WireProvider {
@@ -105,31 +106,73 @@ function llmErrorTable(e: LlmError, secrets: Secrets): LuaErrorTable {
 
 /** Installs the llm host functions and `llm.chat`. */
 export function installLlm(engine: LuaEngine, run: RunContext): void {
-  // JSON texts of wire messages and tool lists encoded once and referred to by id, so a loop that
-  // resends its history does not move it across the Lua boundary again every turn. Lua frees an
-  // id when the value it encodes is collected (a __gc handle in llm_proto.port).
-  const texts = new Map<number, string>();
+  // Wire messages and tool lists encoded once, to UTF-8 JSON bytes, and referred to by id: a loop
+  // that resends its history neither moves it across the Lua boundary again every turn nor
+  // encodes it again (the transport copies the bytes into the body). Lua frees an id when the
+  // value it encodes is collected (a __gc handle in llm_proto.port).
+  const texts = new Map<number, Uint8Array>();
+  const utf8 = new TextEncoder();
   let nextText = 0;
   engine.define("@llm_encode", {
     pure: true,
     raw: (L) => {
-      const text = engine.toJson(L, 1);
+      const bytes = utf8.encode(engine.toJson(L, 1));
       const id = ++nextText;
-      texts.set(id, text);
+      texts.set(id, bytes);
       engine.api.pushinteger(L, BigInt(id));
       return 1;
+    },
+  });
+  // A conversation's encoded wire messages, in order (`llm_proto.port`'s chains): each request
+  // updates it with what the turn changed (`@llm_chain_update`: keep the first `keep`, append the
+  // texts of `ids`) and names it (`raw_chain`), so the history never crosses the boundary again.
+  const chains = new Map<number, JoinedMessages>();
+  engine.define("@llm_chain_new", {
+    pure: true,
+    sync: () => {
+      const id = ++nextText;
+      chains.set(id, new JoinedMessages());
+      return id;
+    },
+  });
+  engine.define("@llm_chain_update", {
+    pure: true,
+    sync: (a) => {
+      const id = a.integer(1, "chain");
+      const keep = a.integer(2, "keep");
+      const ids = a.table(3, "ids");
+      const chain = chains.get(id);
+      if (chain === undefined) throw new Error(`${a.fn}: chain ${id} is not live`);
+      if (!Array.isArray(ids) && Object.keys(ids).length > 0) {
+        throw new Error(`${a.fn}: ids must be an array`);
+      }
+      const added = Array.isArray(ids) ? ids.map((v) => textOf(a, v)) : [];
+      try {
+        chain.update(keep, added);
+      } catch (e) {
+        throw new Error(`${a.fn}: chain ${id}: ${(e as Error).message}`);
+      }
     },
   });
   engine.define("@llm_release", {
     pure: true,
     sync: (a) => {
-      texts.delete(a.integer(1, "id"));
+      const id = a.integer(1, "id");
+      texts.delete(id);
+      chains.delete(id);
     },
   });
-  const textOf = (a: Args, v: unknown): string => {
+  const textOf = (a: Args, v: unknown): Uint8Array => {
     const s = texts.get(Number(v));
     if (s === undefined) throw new Error(`${a.fn}: encoded text ${String(v)} is not live`);
     return s;
+  };
+
+  /** A chain by id, or an error naming it. */
+  const chainOf = (a: Args, v: unknown): JoinedMessages => {
+    const c = chains.get(Number(v));
+    if (c === undefined) throw new Error(`${a.fn}: chain ${String(v)} is not live`);
+    return c;
   };
 
   engine.define("@llm_base_url", {
@@ -153,6 +196,9 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
     async: async (a, cx) => {
       const t = a.table(1, "request");
       const onDelta = a.optFunc(2, "on_delta");
+      // the conversation's joined messages, held unchanged until this request is done
+      const chain = t.raw_chain !== undefined ? chainOf(a, t.raw_chain) : undefined;
+      const joined = chain?.view();
       try {
         const provider = wireProvider(a, t.provider);
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
@@ -169,7 +215,12 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           url: ep.url,
           headers: ep.headers,
           body: t.body,
-          rawMessages: Array.isArray(t.raw_messages) ? t.raw_messages.map((id) => textOf(a, id)) : undefined,
+          // one chunk holding every message, commas included
+          rawMessages: joined !== undefined
+            ? [joined]
+            : Array.isArray(t.raw_messages)
+            ? t.raw_messages.map((id) => textOf(a, id))
+            : undefined,
           rawTools: t.raw_tools !== undefined ? textOf(a, t.raw_tools) : undefined,
           timeoutSecs: num(a, t, "timeout", 120),
           maxResponseBytes: maxResponseBytes(a, t, run.env),
@@ -201,6 +252,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
         throw e instanceof LlmError ? llmErrorTable(e, run.secrets) : e;
       } finally {
         onDelta?.release();
+        if (joined !== undefined) chain!.release(joined);
       }
     },
   });

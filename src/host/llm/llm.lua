@@ -3,8 +3,9 @@
 -- Owns `llm.chat(messages, opts)` — a Port opened for the call (`opts.provider`: anthropic
 -- (default) | openai | replay; every Port option and request field is accepted in `opts`),
 -- returning the normalised response — and the internal module `llm_proto.transport` (host
--- functions: `send`, `base_url`, `read_replay`, `env`, `encode`, `release`; and `handle(v)`: `v`
--- encoded, as `{ id = n }`, released when the handle is collected), preloaded so that a vendored
+-- functions: `send`, `base_url`, `read_replay`, `env`, `encode`, `release`, `chain_update`;
+-- `handle(v)`: `v` encoded, as `{ id = n }`, released when the handle is collected; `chain()`: a
+-- conversation's encoded messages kept on the host, as `{ id = n }`, likewise), preloaded so that a vendored
 -- `llm_proto` keeps reaching the host's HTTP layer. The handle's finalizer is the host's, behind a
 -- protected metatable: a script's own `__gc` never runs (src/lua/prelude.lua, "finalizers").
 local R, H = ...
@@ -21,6 +22,8 @@ local transport = {
   encode = encode,
   release = release,
   handle = function(v) return R.setmetatable_gc({ id = encode(v) }, HANDLE) end,
+  chain = function() return R.setmetatable_gc({ id = H.llm_chain_new() }, HANDLE) end,
+  chain_update = H.llm_chain_update,
 }
 package.preload["llm_proto.transport"] = function() return transport end
 

@@ -62,20 +62,38 @@ Deno.test("Retry-After in seconds, as an HTTP date, retry-after-ms; backoff boun
   }
 });
 
-Deno.test("payload: sorted keys, stream fields, pre-encoded parts spliced", () => {
+Deno.test("payload: sorted keys, stream fields, pre-encoded parts copied in as bytes", () => {
+  const utf8 = new TextEncoder();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
   const p = buildPayload({
     provider: "openai",
     stream: true,
     body: { model: "m", max_tokens: 5 },
-    rawMessages: ['{"content":"hi","role":"user"}'],
-    rawTools: '[{"type":"function"}]',
+    rawMessages: [
+      utf8.encode('{"content":"hi","role":"user"}'),
+      utf8.encode('{"content":"é ☃ 😀","role":"user"}'),
+    ],
+    rawTools: utf8.encode('[{"type":"function"}]'),
   });
   assert.equal(
-    p,
-    '{"max_tokens":5,"messages":[{"content":"hi","role":"user"}],"model":"m","stream":true,' +
-      '"stream_options":{"include_usage":true},"tools":[{"type":"function"}]}',
+    text(p),
+    '{"max_tokens":5,"messages":[{"content":"hi","role":"user"},{"content":"é ☃ 😀","role":"user"}],' +
+      '"model":"m","stream":true,"stream_options":{"include_usage":true},"tools":[{"type":"function"}]}',
   );
-  assert.deepEqual(JSON.parse(buildPayload({ provider: "anthropic", stream: true, body: { a: 1 } })), {
+  // no messages at all, and the marker order reversed by the keys around it
+  assert.equal(
+    text(
+      buildPayload({
+        provider: "anthropic",
+        stream: false,
+        body: { z: "ü" },
+        rawMessages: [],
+        rawTools: utf8.encode("[]"),
+      }),
+    ),
+    '{"messages":[],"tools":[],"z":"ü"}',
+  );
+  assert.deepEqual(JSON.parse(text(buildPayload({ provider: "anthropic", stream: true, body: { a: 1 } }))), {
     a: 1,
     stream: true,
   });
