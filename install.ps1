@@ -50,7 +50,13 @@ $archive = "agent-block-$target.zip"
 $repo = if ($env:AGENT_BLOCK_REPO) { $env:AGENT_BLOCK_REPO } else { $DefaultRepo }
 $base = if ($env:AGENT_BLOCK_DOWNLOAD_URL) { $env:AGENT_BLOCK_DOWNLOAD_URL } else { "https://github.com/$repo/releases" }
 $base = $base.TrimEnd("/")
-if ($base -notmatch '^https://' -and $base -notmatch '^http://(127\.0\.0\.1|localhost|\[::1\])([:/]|$)') {
+# The host is parsed, not matched as a prefix (http://localhost:@other-host/ is other-host).
+$parsed = $null
+$local = $false
+if ($base -match '^http://' -and [Uri]::TryCreate($base, [UriKind]::Absolute, [ref]$parsed)) {
+  $local = $parsed.UserInfo -eq "" -and @("127.0.0.1", "localhost", "[::1]") -contains $parsed.Host
+}
+if ($base -notmatch '^https://' -and -not $local) {
   Fail "AGENT_BLOCK_DOWNLOAD_URL must be an https:// URL (plain http only from this machine), got '$base'"
 }
 $from = if ($Version -eq "latest") { "$base/latest/download" } else { "$base/download/v$Version" }

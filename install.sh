@@ -16,7 +16,8 @@
 # Invariants: nothing is written outside a temporary directory until the archive's checksum
 # matches its .sha256 file and the unpacked binary has run `--version`; the binary is then moved
 # into place in one rename, so a re-install replaces it whole and a failed one leaves what was
-# there. Downloads are HTTPS, except from this machine (127.0.0.1, localhost, [::1]). POSIX sh,
+# there. Downloads are HTTPS, except from this machine (the URL's host is 127.0.0.1, localhost or
+# [::1], parsed: no userinfo); the archive's binary must be a regular file (no symlink). POSIX sh,
 # checked with shellcheck (tests/release/installer_test.ts); Windows has install.ps1.
 set -eu
 
@@ -94,10 +95,26 @@ archive="agent-block-$target.tar.xz"
 # --- where from ----------------------------------------------------------------------------------
 base=${AGENT_BLOCK_DOWNLOAD_URL:-https://github.com/${AGENT_BLOCK_REPO:-$DEFAULT_REPO}/releases}
 base=${base%/}
+not_https() { die "AGENT_BLOCK_DOWNLOAD_URL must be an https:// URL (plain http only from this machine), got '$base'"; }
 case $base in
 https://*) ;;
-http://127.0.0.1[:/]* | http://localhost[:/]* | "http://[::1]"[:/]*) ;;
-*) die "AGENT_BLOCK_DOWNLOAD_URL must be an https:// URL (plain http only from this machine), got '$base'" ;;
+http://*)
+  # The host is parsed, not matched as a prefix: the authority ends at the first / ? or #, holds
+  # no userinfo (http://localhost:@other-host/ is other-host), and is a loopback name with at most
+  # a numeric port.
+  authority=${base#http://}
+  authority=${authority%%[/?#]*}
+  case $authority in
+  *@*) not_https ;;
+  127.0.0.1 | localhost | "[::1]") port= ;;
+  127.0.0.1:* | localhost:* | "[::1]:"*) port=${authority##*:} ;;
+  *) not_https ;;
+  esac
+  case $port in
+  *[!0-9]*) not_https ;;
+  esac
+  ;;
+*) not_https ;;
 esac
 if [ "$version" = latest ]; then from="$base/latest/download"; else from="$base/download/v$version"; fi
 
@@ -143,7 +160,12 @@ fi
 mkdir "$tmp/unpacked"
 tar -xJf "$tmp/$archive" -C "$tmp/unpacked" || die "cannot unpack $archive (tar with xz support is needed)"
 new="$tmp/unpacked/agent-block-$target/agent-block"
-[ -f "$new" ] || die "$archive holds no agent-block-$target/agent-block; nothing was installed"
+# Only a regular file in a real directory: a symlink (to a file outside the temporary directory)
+# would have the chmod and the install below act on whatever it names.
+if [ -L "$tmp/unpacked/agent-block-$target" ] || [ ! -d "$tmp/unpacked/agent-block-$target" ] ||
+  [ -L "$new" ] || [ ! -f "$new" ]; then
+  die "$archive holds no regular file agent-block-$target/agent-block; nothing was installed"
+fi
 chmod 755 "$new"
 out=$("$new" --version 2>&1) || die "the downloaded binary does not run on this machine ($out); nothing was installed"
 got=$(printf '%s\n' "$out" | sed -n 1p)

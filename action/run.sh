@@ -17,6 +17,9 @@
 # Outputs (GITHUB_OUTPUT): exit-code; status (the outcome's: returned, deferred, raised, exited,
 # cancelled, timed_out); outcome (the `--outcome` JSON); result (the returned value as text) and
 # result-file; session (when the run opened one); export-file (with EXPORT_ARTIFACT).
+# Every user value is passed as --flag=value (a prompt may start with "-"); workflow commands are
+# stopped (::stop-commands::) while agent-block runs, so nothing it prints is taken for one; an
+# export-artifact must be a plain name (no "/" or ".."), since it names a file.
 # Exit 0 and 75 (job.defer: a neutral outcome, with a notice annotation) end the step successfully;
 # anything else fails it with an error annotation carrying the error's message, and the step's
 # exit code is agent-block's.
@@ -132,17 +135,28 @@ phase_run() {
   if [ -n "${GITHUB_PATH:-}" ]; then printf '%s\n' "$dir" >>"$GITHUB_PATH"; fi
 
   if [ -n "${INPUT_BLOCK:-}" ] && [ -n "${INPUT_SCRIPT:-}" ]; then die "give block or script, not both"; fi
+  # Every user value goes as --flag=value: a prompt starting with "-" (an issue title) is a value,
+  # never taken for an option.
   if [ -n "${INPUT_BLOCK:-}" ]; then
-    set -- -b "$INPUT_BLOCK"
+    set -- "--block=$INPUT_BLOCK"
   elif [ -n "${INPUT_SCRIPT:-}" ]; then
-    set -- -s "$INPUT_SCRIPT"
+    set -- "--script=$INPUT_SCRIPT"
   else
     die "give block (a registered block's name) or script (a Lua file)"
   fi
   project=${INPUT_PROJECT:-.}
-  set -- "$@" -p "$project"
-  if [ -n "${INPUT_PROMPT:-}" ]; then set -- "$@" --prompt "$INPUT_PROMPT"; fi
-  if [ -n "${INPUT_CONTEXT:-}" ]; then set -- "$@" --context "$INPUT_CONTEXT"; fi
+  set -- "$@" "--project=$project"
+  if [ -n "${INPUT_PROMPT:-}" ]; then set -- "$@" "--prompt=$INPUT_PROMPT"; fi
+  if [ -n "${INPUT_CONTEXT:-}" ]; then set -- "$@" "--context=$INPUT_CONTEXT"; fi
+  if [ -n "${INPUT_EXPORT_ARTIFACT:-}" ]; then
+    # an artifact name, not a path: it names a file under the work directory
+    case $INPUT_EXPORT_ARTIFACT in
+    . | .. | *[!A-Za-z0-9._-]*)
+      die "export-artifact must be a name of letters, digits, '.', '_' and '-' (no '/' or '..'), got '$INPUT_EXPORT_ARTIFACT'"
+      ;;
+    *..*) die "export-artifact must be a name (no '..'), got '$INPUT_EXPORT_ARTIFACT'" ;;
+    esac
+  fi
   case ${INPUT_SANDBOX:-false} in
   true) set -- "$@" --sandbox ;;
   false | '') ;;
@@ -162,6 +176,13 @@ phase_run() {
     done <"$work/args"
   fi
 
+  # Workflow commands stop around the run: a message the block raises (or anything it prints)
+  # holding "::error::" or "::add-mask::" is log text, not a command. The token is random, so
+  # nothing the run prints can end the pause early.
+  pause="ab-pause-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  printf '::stop-commands::%s\n' "$pause"
+  warn_value=
+  warn_later=
   echo "agent-block $*"
   code=0
   "$bin" "$@" || code=$?
@@ -177,7 +198,7 @@ phase_run() {
   if [ -f "$work/result" ]; then
     put_output result-file "$work/result"
     if jq -e 'has("value_base64")' "$work/outcome.json" >/dev/null 2>&1; then
-      printf '::warning title=agent-block::%s\n' "the returned value is not UTF-8 text: read it from the result-file output"
+      warn_value="the returned value is not UTF-8 text: read it from the result-file output"
       put_output result ""
     else
       put_output_file result "$work/result"
@@ -185,21 +206,25 @@ phase_run() {
   fi
 
   if [ -n "${INPUT_EXPORT_ARTIFACT:-}" ]; then
-    session=$("$bin" knl sessions -p "$project" --label "action_run=$run_label" --json --limit 1 2>/dev/null |
+    session=$("$bin" knl sessions "--project=$project" "--label=action_run=$run_label" --json --limit 1 2>/dev/null |
       jq -r '.id' 2>/dev/null || true)
     if [ -n "$session" ]; then
       put_output session "$session"
       export_file="$work/export/${INPUT_EXPORT_ARTIFACT}.jsonl"
       mkdir -p "$work/export"
-      if "$bin" knl export -p "$project" --session "$session" --as "${INPUT_EXPORT_AS:-events}" >"$export_file"; then
+      if "$bin" knl export "--project=$project" "--session=$session" "--as=${INPUT_EXPORT_AS:-events}" >"$export_file"; then
         put_output export-file "$export_file"
       else
-        printf '::warning title=agent-block::%s\n' "knl export of session $session failed"
+        warn_later="knl export of session $session failed"
       fi
     else
-      printf '::warning title=agent-block::%s\n' "the run recorded no session (runs that use the kernel, such as agent.run, do): nothing to export"
+      warn_later="the run recorded no session (runs that use the kernel, such as agent.run, do): nothing to export"
     fi
   fi
+
+  printf '::%s::\n' "$pause" # workflow commands again: the annotations below are ours
+  if [ -n "$warn_value" ]; then printf '::warning title=agent-block::%s\n' "$warn_value"; fi
+  if [ -n "$warn_later" ]; then printf '::warning title=agent-block::%s\n' "$(escape_data "$warn_later")"; fi
 
   case $code in
   0) ;;

@@ -168,12 +168,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   // Listen first: a manager that cannot bind its port exits before it has touched any run. The
   // API answers 503 until the record has been read back and the lost runs closed.
   const policy = { allowedHosts: allowedHostnames(s.hostname), token };
-  let handler: ((req: Request) => Promise<Response>) | undefined;
+  const api: { handle?: (req: Request) => Promise<Response> } = {};
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve(
       { hostname: s.hostname, port: s.port, onListen: () => undefined },
-      (req) => handler ? handler(req) : Promise.resolve(starting()),
+      (req) => api.handle ? api.handle(req) : Promise.resolve(starting()),
     );
   } catch (e) {
     lock.release();
@@ -201,7 +201,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     },
     past,
   );
-  handler = apiHandler(scheduler, policy, say);
+  api.handle = apiHandler(scheduler, policy, say);
   const a = server.addr;
   const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
   // The one line a launcher reads to find the manager.

@@ -289,7 +289,8 @@ Deno.test("attack: a base_url's user:password reaches the server as a Basic head
       },
     );
     assert.equal(r.outcome.status, "raised");
-    const everything = JSON.stringify(r.outcome) + r.stderr + r.stdout + bytesUnder(join(root, ".agent-block"));
+    const everything = JSON.stringify(r.outcome) + r.stderr + r.stdout +
+      bytesUnder(join(root, ".agent-block"));
     assert.ok(everything.includes("bad credentials"), "the echo was there");
     for (const form of [password, basic, basic.replace(/=+$/, "")]) {
       assert.ok(!everything.includes(form), `${form} was kept somewhere:\n${everything.slice(0, 2000)}`);

@@ -158,8 +158,9 @@ for (const [what, src] of Object.entries(SPINS)) {
   Deno.test(`attack: ${what} ignores the embedder's stop`, async () => {
     const r = await stoppedRun(src);
     assert.deepEqual(r.outcome, { status: "cancelled", reason: "stopped by the test" }, r.stderr);
-    // A generous bound (a loaded machine): the spin is ended, not waited out.
-    assert.ok(r.ms < 10_000, `took ${Math.round(r.ms)} ms`);
+    // A generous bound: it tells "ended" from "never" (a spin not ended runs forever), whatever
+    // the load of the machine.
+    assert.ok(r.ms < 60_000, `took ${Math.round(r.ms)} ms`);
   });
 }
 
@@ -252,6 +253,7 @@ Deno.test("attack: std.json.encode of an object with 200,000 keys (the key sort 
   `),
   );
   assert.match(out, /^\d+ k1,k10,k100,k1000/);
-  // n log n: well under a second (it took minutes); the bound only keeps a loaded machine from failing it.
-  assert.ok(performance.now() - t0 < 10_000, `took ${Math.round(performance.now() - t0)} ms`);
+  // n log n: well under a second here; the quadratic sort took minutes. The bound only tells the
+  // two apart (a loaded machine runs the fast one 10 s and more), it is no speed target.
+  assert.ok(performance.now() - t0 < 120_000, `took ${Math.round(performance.now() - t0)} ms`);
 });

@@ -131,7 +131,8 @@ Deno.test("1,000 concurrent sleeping tasks all finish", async () => {
   `);
   const [sum, ms] = out.split(" ").map(Number);
   assert.equal(sum, 500500);
-  assert.ok(ms < 10_000, `1000 tasks of 50 ms took ${ms} ms`);
+  // concurrent, not one after another (50 s): the bound tells the two apart under any load
+  assert.ok(ms < 30_000, `1000 tasks of 50 ms took ${ms} ms`);
 });
 
 Deno.test("join re-raises the task's error, tables kept", async () => {
@@ -180,7 +181,8 @@ Deno.test("the run ends when the main task returns: tasks still sleeping are can
     modules: [module],
   });
   assert.deepEqual(r.outcome, { status: "returned", value: "done" });
-  assert.ok(performance.now() - t0 < 5000);
+  // cancelled, not waited out (60 s): a bound that tells the two apart under any load
+  assert.ok(performance.now() - t0 < 30_000);
 });
 
 Deno.test("a failed task nobody joined is reported as a warning", async () => {

@@ -151,7 +151,10 @@ Deno.test({
     const seen = (await run(
       dir,
       `local t0 = std.time.millis()
-       local r = sh.exec("setsid -f sh -c 'echo $$ > holder.pid; exec sleep 300'; echo started", { timeout = 120 })
+       -- the command waits for the holder's pid file (written atomically) before it ends, so the
+       -- file is there when sh.exec returns: the detached child may run after its parent has gone
+       local r = sh.exec("setsid -f sh -c 'echo $$ > holder.tmp; mv holder.tmp holder.pid; exec sleep 300'; " ..
+         "while [ ! -f holder.pid ]; do sleep 0.02; done; echo started", { timeout = 120 })
        local pid = tonumber((std.fs.read(dir .. "/holder.pid"):match("%d+")))
        return std.json.encode({ r.ok, r.stdout, r.timed_out == nil, std.time.millis() - t0 < 60000, gone(pid) })`,
     )) as unknown[];

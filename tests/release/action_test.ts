@@ -107,6 +107,8 @@ const SCRIPTS = {
   "ok.lua": "return std.json.encode({ prompt = _PROMPT, context = _CONTEXT, script = _SCRIPT_NAME })\n",
   "defer.lua": 'job.defer("waiting for the nightly build")\n',
   "raise.lua": 'error("disk 100% full\\nsecond line", 0)\n',
+  "commands.lua":
+    'print("::error::forged by the block") print("::add-mask::x") error("::error::" .. _PROMPT, 0)\n',
 };
 
 Deno.test({
@@ -137,7 +139,7 @@ Deno.test({
       assert.match(first.stdout, new RegExp(`agent-block ${BASE_VERSION}: installing into ${dir}`));
       assert.match(
         first.stdout,
-        /agent-block -s ok\.lua -p \. --prompt two\nlines --context ctx --label action_run=gha-4242-1-[0-9a-f]{12} --result .* --cpu-limit 30/,
+        /agent-block --script=ok\.lua --project=\. --prompt=two\nlines --context=ctx --label action_run=gha-4242-1-[0-9a-f]{12} --result .* --cpu-limit 30/,
       );
       const o = first.outputs;
       assert.equal(o["exit-code"], "0");
@@ -260,6 +262,48 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "attack: action: a prompt starting with '-' is a value; workflow commands are stopped around the run; an export-artifact path is refused",
+  ignore: !hasJq,
+  fn: async () => {
+    const r = await runner(SCRIPTS);
+    try {
+      const v = { INPUT_VERSION: BASE_VERSION };
+      // an issue title such as "-h: help is wrong" is the prompt, not an option
+      let run = await r.phase("run", { ...v, INPUT_SCRIPT: "ok.lua", INPUT_PROMPT: "-h: help is wrong" });
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      assert.equal(JSON.parse(run.outputs.result).prompt, "-h: help is wrong");
+
+      // what the block prints or raises is not taken for a workflow command
+      run = await r.phase("run", { ...v, INPUT_SCRIPT: "commands.lua", INPUT_PROMPT: "::add-mask::y" });
+      assert.equal(run.code, 1, run.stdout);
+      const lines = run.stdout.split("\n");
+      const stop = lines.findIndex((l) => /^::stop-commands::ab-pause-[0-9a-f]{32}$/.test(l));
+      assert.ok(stop >= 0, run.stdout);
+      const token = lines[stop].slice("::stop-commands::".length);
+      const resume = lines.indexOf(`::${token}::`);
+      const forged = lines.indexOf("::error::forged by the block");
+      assert.ok(stop < forged && forged < resume, `the block's output is inside the pause:\n${run.stdout}`);
+      assert.ok(lines.indexOf("::add-mask::x") < resume);
+      // the action's own annotation comes after the pause, as a command
+      const annotation = lines.findIndex((l) => l.startsWith("::error title=agent-block failed (exit 1)::"));
+      assert.ok(annotation > resume, run.stdout);
+      assert.equal(lines.filter((l) => l === `::${token}::`).length, 1, "nothing else ends the pause");
+
+      // an artifact name is a name: no path out of the work directory
+      for (const bad of ["../evil", "a/b", "..", "x..y", "a\\b"]) {
+        run = await r.phase("run", { ...v, INPUT_SCRIPT: "ok.lua", INPUT_EXPORT_ARTIFACT: bad });
+        assert.equal(run.code, 2, bad);
+        assert.match(run.stdout, /^::error title=agent-block action::export-artifact must be a name/m, bad);
+        assert.equal(run.outputs["exit-code"], undefined, `${bad}: nothing ran`);
+      }
+    } finally {
+      await r.rel.close();
+    }
+  },
+});
+
+Deno.test({
   name: "action: wrong inputs and a bad command line fail with an error annotation; sandbox passes --sandbox",
   ignore: !hasJq,
   fn: async () => {
@@ -292,7 +336,7 @@ Deno.test({
       );
       // sandbox: the flag reaches agent-block (what it does with it is the sandbox's business)
       run = await r.phase("run", { ...v, INPUT_SCRIPT: "ok.lua", INPUT_SANDBOX: "true" });
-      assert.match(run.stdout, /^agent-block -s ok\.lua -p \. --sandbox --label /m);
+      assert.match(run.stdout, /^agent-block --script=ok\.lua --project=\. --sandbox --label /m);
       assert.equal(run.outputs["exit-code"], String(run.code === 0 ? 0 : run.code));
     } finally {
       await r.rel.close();

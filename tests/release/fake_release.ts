@@ -7,7 +7,7 @@
  * - `/releases/latest` → 302 to `/releases/tag/v<latest>` (200), as GitHub redirects it.
  * Each version's "binary" is a shell script the test gives (a stand-in answering `--version`, or a
  * wrapper running the source CLI). `corrupt` versions are served with a `.sha256` that does not
- * match. Every request is recorded; `close()` stops the server (call it in `finally`).
+ * match; `symlinks` versions hold a symlink where the binary belongs. Every request is recorded; `close()` stops the server (call it in `finally`).
  */
 import { join } from "node:path";
 import { REPO_ROOT, tempDir } from "../helpers.ts";
@@ -41,15 +41,25 @@ export function fakeBinary(version: string): string {
 
 /** Packs and serves the given versions (version → binary text); `latest` is one of them. */
 export async function fakeRelease(
-  opts: { versions: Record<string, string>; latest: string; corrupt?: string[] },
+  opts: {
+    versions: Record<string, string>;
+    latest: string;
+    corrupt?: string[];
+    /** Versions whose archived binary is a symlink to this path instead (version → target). */
+    symlinks?: Record<string, string>;
+  },
 ): Promise<FakeRelease> {
   const root = await tempDir("ab_fake_release_");
   for (const [version, binary] of Object.entries(opts.versions)) {
     const dir = join(root, `v${version}`);
     Deno.mkdirSync(join(dir, stageDirName(HOST_TARGET)), { recursive: true });
     const bin = join(dir, stageDirName(HOST_TARGET), binaryName(HOST_TARGET));
-    Deno.writeTextFileSync(bin, binary);
-    Deno.chmodSync(bin, 0o755);
+    const link = opts.symlinks?.[version];
+    if (link !== undefined) Deno.symlinkSync(link, bin);
+    else {
+      Deno.writeTextFileSync(bin, binary);
+      Deno.chmodSync(bin, 0o755);
+    }
     const archive = await packageTarget(dir, HOST_TARGET, REPO_ROOT);
     if (opts.corrupt?.includes(version)) {
       Deno.writeTextFileSync(`${archive}.sha256`, `${"0".repeat(64)}  ${archiveName(HOST_TARGET)}\n`);

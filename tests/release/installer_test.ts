@@ -286,6 +286,52 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "attack: installer: a mirror URL whose host only starts like this machine's (http://localhost:@other-host/) is refused",
+  ignore: !posix,
+  fn: async () => {
+    const dir = join(await tempDir("ab_inst_host_"), "bin");
+    for (
+      const url of [
+        "http://localhost:@example.com/releases",
+        "http://127.0.0.1:80@example.com/releases",
+        "http://localhost:x/releases",
+        "http://[::1]:1@example.com/",
+        "http://localhost.example.com/releases",
+      ]
+    ) {
+      const r = await install([], { AGENT_BLOCK_DOWNLOAD_URL: url, AGENT_BLOCK_INSTALL_DIR: dir });
+      assert.equal(r.code, 1, url);
+      assert.match(r.stderr, /must be an https:\/\/ URL \(plain http only from this machine\)/, url);
+      assert.doesNotMatch(r.stderr, /downloading/, url);
+    }
+    assert.ok(!exists(dir));
+  },
+});
+
+Deno.test({
+  name: "attack: installer: an archive whose binary is a symlink is refused; the file it names is untouched",
+  ignore: !posix,
+  fn: async () => {
+    const root = await tempDir("ab_inst_link_");
+    const victim = join(root, "victim");
+    Deno.writeTextFileSync(victim, "#!/bin/sh\necho not agent-block\n");
+    Deno.chmodSync(victim, 0o600);
+    const rel = await fakeRelease({ versions: RELEASES, latest: "0.3.0", symlinks: { "0.3.0": victim } });
+    try {
+      const dir = join(root, "bin");
+      const r = await install([], { AGENT_BLOCK_DOWNLOAD_URL: rel.url, AGENT_BLOCK_INSTALL_DIR: dir });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /holds no regular file agent-block-.*\/agent-block; nothing was installed/);
+      assert.equal(Deno.statSync(victim).mode! & 0o777, 0o600, "the installer did not chmod the victim");
+      assert.ok(!exists(dir));
+    } finally {
+      await rel.close();
+    }
+  },
+});
+
 const shellcheck = Deno.build.os === "windows"
   ? undefined
   : ["/usr/bin/shellcheck", "/usr/local/bin/shellcheck"].find(exists);

@@ -38,9 +38,21 @@ Deno.test("release.yml: five targets built with deno task compile, each smoke-te
   );
   assert.match(yml, /sh tools\/smoke_test\.sh /);
   assert.match(yml, /tags: \["v\*"\]/);
-  for (const f of ["dist/checksums.txt", "dist/install.sh", "dist/install.ps1", "dist/*.sha256"]) {
+  for (
+    const f of [
+      "dist/checksums.txt",
+      "dist/install.sh",
+      "dist/install.ps1",
+      "dist/agent-block-installer.sh",
+      "dist/agent-block-installer.ps1",
+      "dist/*.sha256",
+    ]
+  ) {
     assert.ok(yml.includes(f), `release.yml does not publish ${f}`);
   }
+  // the seed README's names are copies of the rewritten installers
+  assert.match(yml, /^ +cp install\.sh agent-block-installer\.sh$/m);
+  assert.match(yml, /^ +cp install\.ps1 agent-block-installer\.ps1$/m);
   // the installers' default repository is the line the publish step rewrites
   assert.match(read("install.sh"), /^DEFAULT_REPO="[^"]+"$/m);
   assert.match(read("install.ps1"), /^\$DefaultRepo = "[^"]+"$/m);
