@@ -127,7 +127,8 @@ end
 -- JSON text of each wire message, by identity: the adapters reuse a message's converted form
 -- while it is unchanged, so a loop encodes each message once instead of on every turn. The text
 -- stays on the host side (`T.handle` encodes it and answers `{ id }`, released when collected) and
--- the transport splices it into the body (`raw_messages`). The adapters reuse a tools list's
+-- the transport copies its bytes into the body (`raw_messages`; for a conversation the adapter
+-- chains, `raw_chain`, below). The adapters reuse a tools list's
 -- converted form per list table, so it is encoded once too (`raw_tools`): pass the same table
 -- while the tools are the same, and treat messages and tool lists as values once sent.
 local encoded = setmetatable({}, { __mode = "k" })
