@@ -159,28 +159,16 @@ local wires = setmetatable({}, { __mode = "k" })
 local function encode_chain(chain, stable, sent)
   local w = wires[chain]
   if not w then
-    w = { handle = T.chain(), hs = {}, n = 0 }
+    w = { handle = T.chain(), n = 0 }
     wires[chain] = w
   end
   if stable > w.n then stable = w.n end
-  local hs, add, ids = w.hs, {}, {}
-  for i = stable + 1, #sent do
-    local m = sent[i]
-    local h = encoded[m]
-    if not h then
-      h = encode(m)
-      encoded[m] = h
-    end
-    add[#add + 1] = h
-    ids[#add] = h.id
-  end
-  local ok, err = pcall(T.chain_update, w.handle.id, stable, ids)
+  local add = stable == 0 and sent or table.move(sent, stable + 1, #sent, 1, {})
+  local ok, err = pcall(T.chain_update, w.handle.id, stable, add)
   if not ok then
     wires[chain] = nil -- the host's copy is not known to match: the next request starts a new one
     error(err, 0)
   end
-  for i = 1, #add do hs[stable + i] = add[i] end
-  for i = #sent + 1, w.n do hs[i] = nil end
   w.n = #sent
   return w
 end
