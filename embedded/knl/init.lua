@@ -48,7 +48,10 @@
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
 -- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
 -- O(new events), not O(log); a message handed out by `s:messages()` is never changed afterwards
--- (a Port may cache its encoding); nothing here reaches the database except through `knl.host`.
+-- (a Port may cache its encoding), and a beat that sends its conversation as it is (no fold, no
+-- filter) tells llm_proto how much of it the previous beat sent (`extends`), so converting and
+-- encoding the request cost what the turn added too; nothing here reaches the database except
+-- through `knl.host`.
 local sys = require("knl.host")
 local types = require("knl_types")
 local lcheck = require("lshape.check").check
