@@ -48,7 +48,10 @@
 -- Invariants: there is no run loop here — the caller writes it; the session's folded
 -- conversation (`s:messages()`) is updated on every append through `s:append`, so a beat costs
 -- O(new events), not O(log); a message handed out by `s:messages()` is never changed afterwards
--- (a Port may cache its encoding); nothing here reaches the database except through `knl.host`.
+-- (a Port may cache its encoding), and a beat that sends its conversation as it is (no fold, no
+-- filter) tells llm_proto how much of it the previous beat sent (`extends`), so converting and
+-- encoding the request cost what the turn added too; nothing here reaches the database except
+-- through `knl.host`.
 local sys = require("knl.host")
 local types = require("knl_types")
 local lcheck = require("lshape.check").check
@@ -360,12 +363,9 @@ end
 
 local unpack, COPY_VIA_STACK = table.unpack, 4000
 
---- The conversation folded from this session's appends (a copy; providers' message shape).
--- What leaves here may be sent, and a sent message is a value (llm_proto caches its encoding by
--- identity): a later append of the same role merges into a copy, never into it. When llm_proto
--- is loaded, it is told how many leading messages this copy shares with the previous one
--- (`extends`), so converting and encoding a turn's request costs what the turn added.
-function Session:messages()
+-- A copy of the conversation, the copy made before it and how many leading messages the two
+-- share (the same tables: appends leave them, a merge into the last message replaces it).
+local function copy_messages(self)
   local msgs = self._msgs
   local last = msgs[#msgs]
   if last and type(last.content) == "table" then merged_by_fold[last.content] = nil end
@@ -377,10 +377,15 @@ function Session:messages()
   local low = replaced_from[msgs]
   replaced_from[msgs] = nil
   if low and low - 1 < same then same = low - 1 end
-  local proto = package.loaded["llm_proto"]
-  if prev and type(proto) == "table" and proto.extends then proto.extends(copy, prev, same) end
   self._handed, self._handed_n = copy, n
-  return copy
+  return copy, prev, same
+end
+
+--- The conversation folded from this session's appends (a copy; providers' message shape).
+-- What leaves here may be sent, and a sent message is a value (llm_proto caches its encoding by
+-- identity): a later append of the same role merges into a copy, never into it.
+function Session:messages()
+  return (copy_messages(self))
 end
 
 --- What is left of the budget (math.huge without one).
@@ -783,7 +788,17 @@ function knl.beat(s, device, opts)
     return Outcome.refused({ beat = beat, reason = reason })
   end
 
-  local messages = s:messages()
+  local messages, prev, same = copy_messages(s)
+  -- Sent as it is (no fold or filter to edit it), the copy is declared to llm_proto as extending the
+  -- previous beat's, so converting and encoding the request costs what the turn added; a list a
+  -- fold or a filter may have edited in place, or one after a caller's own `messages()`, is
+  -- compared instead (llm_proto.convert_list).
+  local plain = not dev.fold and not (dev.filters and #dev.filters > 0)
+  if plain and prev and prev == s._beat_list then
+    local proto = package.loaded["llm_proto"]
+    if type(proto) == "table" and proto.extends then proto.extends(messages, prev, same) end
+  end
+  s._beat_list = plain and messages or nil
   if dev.fold then
     local ok, m = pcall(dev.fold, messages, s)
     if not ok then

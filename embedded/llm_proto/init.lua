@@ -14,7 +14,9 @@
 --   (thinking included), `total_tokens` (everything processed: input + cache reads + cache
 --   writes + output, which equals OpenAI's `total_tokens`), `cache_read_input_tokens`,
 --   `cache_creation_input_tokens`, `thinking_tokens`;
--- - the price table and cost of a usage (`M.prices`, `M.cost`).
+-- - the price table and cost of a usage (`M.prices`, `M.cost`);
+-- - a conversation converted turn after turn at the cost of what the turn added
+--   (`M.convert_list`, and `M.extends`, by which knl says what a list shares with the last).
 --
 -- Invariants: a combination the provider would reject is refused here with an error that names
 -- the options (`error(msg, 0)`, before any request); a value a model cannot take is dropped

@@ -127,7 +127,8 @@ end
 -- JSON text of each wire message, by identity: the adapters reuse a message's converted form
 -- while it is unchanged, so a loop encodes each message once instead of on every turn. The text
 -- stays on the host side (`T.handle` encodes it and answers `{ id }`, released when collected) and
--- the transport splices it into the body (`raw_messages`). The adapters reuse a tools list's
+-- the transport copies its bytes into the body (`raw_messages`; for a conversation the adapter
+-- chains, `raw_chain`, below). The adapters reuse a tools list's
 -- converted form per list table, so it is encoded once too (`raw_tools`): pass the same table
 -- while the tools are the same, and treat messages and tool lists as values once sent.
 local encoded = setmetatable({}, { __mode = "k" })
@@ -158,28 +159,16 @@ local wires = setmetatable({}, { __mode = "k" })
 local function encode_chain(chain, stable, sent)
   local w = wires[chain]
   if not w then
-    w = { handle = T.chain(), hs = {}, n = 0 }
+    w = { handle = T.chain(), n = 0 }
     wires[chain] = w
   end
   if stable > w.n then stable = w.n end
-  local hs, add, ids = w.hs, {}, {}
-  for i = stable + 1, #sent do
-    local m = sent[i]
-    local h = encoded[m]
-    if not h then
-      h = encode(m)
-      encoded[m] = h
-    end
-    add[#add + 1] = h
-    ids[#add] = h.id
-  end
-  local ok, err = pcall(T.chain_update, w.handle.id, stable, ids)
+  local add = stable == 0 and sent or table.move(sent, stable + 1, #sent, 1, {})
+  local ok, err = pcall(T.chain_update, w.handle.id, stable, add)
   if not ok then
     wires[chain] = nil -- the host's copy is not known to match: the next request starts a new one
     error(err, 0)
   end
-  for i = 1, #add do hs[stable + i] = add[i] end
-  for i = #sent + 1, w.n do hs[i] = nil end
   w.n = #sent
   return w
 end

@@ -8,7 +8,10 @@
  * chunk past the limit, before it is buffered, `body.ts`), `max_retries` for 429 / 529 /
  * 5xx / connection failures with exponential backoff that honours `Retry-After` (seconds or an
  * HTTP date) and `retry-after-ms`, error bodies turned into `LlmError`s naming the provider, the
- * status and the server's error type, and the stream loop (SSE → accumulator → `onDelta`).
+ * status and the server's error type, the stream loop (SSE → accumulator → `onDelta`), and the
+ * body's bytes (`buildPayload`: the request's small fields stringified, the messages and tools
+ * copied in as the UTF-8 bytes they were encoded to once; for the global fetch, in one buffer
+ * reused from request to request, since it copies a body before it returns).
  *
  * A Lua-free client: the caller resolves the endpoint and credentials (`endpoint.ts`) and hands
  * over everything else a request needs — timeout, retries, the correlation ids of the obs lines,

@@ -125,7 +125,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   });
   // A conversation's encoded wire messages, in order (`llm_proto.port`'s chains): each request
   // updates it with what the turn changed (`@llm_chain_update`: keep the first `keep`, append the
-  // texts of `ids`) and names it (`raw_chain`), so the history never crosses the boundary again.
+  // turn's messages) and names it (`raw_chain`), so the history never crosses the boundary again.
   const chains = new Map<number, JoinedMessages>();
   engine.define("@llm_chain_new", {
     pure: true,
@@ -137,21 +137,27 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   });
   engine.define("@llm_chain_update", {
     pure: true,
-    sync: (a) => {
-      const id = a.integer(1, "chain");
-      const keep = a.integer(2, "keep");
-      const ids = a.table(3, "ids");
+    // (chain, keep, messages): keeps the first `keep`, appends `messages` encoded here, one by one
+    // (no handle per message: the chain holds the bytes)
+    raw: (L) => {
+      const api = engine.api;
+      api.settop(L, 3);
+      const id = Number(api.tointeger(L, 1));
+      const keep = Number(api.tointeger(L, 2));
       const chain = chains.get(id);
-      if (chain === undefined) throw new Error(`${a.fn}: chain ${id} is not live`);
-      if (!Array.isArray(ids) && Object.keys(ids).length > 0) {
-        throw new Error(`${a.fn}: ids must be an array`);
+      if (chain === undefined) throw new Error(`llm_chain_update: chain ${id} is not live`);
+      const added: Uint8Array[] = [];
+      for (let i = 1, n = api.rawlen(L, 3); i <= n; i++) {
+        api.rawgeti(L, 3, i);
+        added.push(utf8.encode(engine.toJson(L, 4)));
+        api.settop(L, 3);
       }
-      const added = Array.isArray(ids) ? ids.map((v) => textOf(a, v)) : [];
       try {
         chain.update(keep, added);
       } catch (e) {
-        throw new Error(`${a.fn}: chain ${id}: ${(e as Error).message}`);
+        throw new Error(`llm_chain_update: chain ${id}: ${(e as Error).message}`);
       }
+      return 0;
     },
   });
   engine.define("@llm_release", {

@@ -138,23 +138,34 @@ port:chat({ messages = { a2, x, c } })`,
   assert.deepEqual(texts, ["a|b|c", "a|x|c", "a|x", "a2|x|c", "a2|x|c, edited"]);
 });
 
-Deno.test("a kernel session's turn merged into its last message: the next request sends the merged form", async () => {
+Deno.test("kernel beats with a user turn merged into the last message between them (a failed beat's too): each request sends the merged form", async () => {
   mock.reset();
-  for (let i = 0; i < 3; i++) {
-    mock.push({ kind: "json", body: openaiCompletion({ role: "assistant", content: "ok" }) });
-  }
+  const call = (id: string) =>
+    openaiCompletion({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name: "f", arguments: "{}" } }],
+    }, "tool_calls");
+  mock.push({ kind: "json", status: 500, body: { error: { type: "server_error", message: "down" } } });
+  mock.push({ kind: "json", body: call("t1") }, {
+    kind: "json",
+    body: openaiCompletion({ role: "assistant", content: "done" }),
+  });
   const r = await runLua(
     `
+local knl = require("knl")
 local port = require("llm_proto.port").openai:open({ base_url = BASE_URL, api_key = "k", max_retries = 0 })
-local s = require("knl").open({ store = "mem" }):session({ owner = "t" })
+local dev = knl.device({ llm = port, tools = {
+  list = function() return { { name = "f", description = "f", input_schema = { type = "object" } } } end,
+  call = function() return "r" end,
+} })
+local s = knl.open({ store = "mem" }):session({ owner = "t" })
 s:append({ kind = "msg_user", data = { content = "q" } })
-s:append({ kind = "llm_response", data = { content = { { type = "tool_use", id = "t1", name = "f", input = {} } } } })
-s:append({ kind = "tool_result", data = { id = "t1", content = "r1" } })
-port:chat({ messages = s:messages() })
-s:append({ kind = "msg_user", data = { content = "more" } }) -- joins the tool result's user turn
-port:chat({ messages = s:messages() })
-s:append({ kind = "msg_user", data = { content = "and more" } }) -- and again, into the merged one
-port:chat({ messages = s:messages() })`,
+assert(knl.beat(s, dev, {}).kind == "error")                -- nothing added to the conversation
+s:append({ kind = "msg_user", data = { content = "more" } }) -- joins the message the failed request sent
+knl.beat(s, dev, {})
+s:append({ kind = "msg_user", data = { content = "again" } }) -- joins the tool result's user turn
+knl.beat(s, dev, {})`,
     { globals: { BASE_URL: mock.url + "/v1" } },
   );
   assert.equal(r.outcome.status, "returned", r.stderr);
@@ -164,9 +175,9 @@ port:chat({ messages = s:messages() })`,
     )
   );
   assert.deepEqual(shapes, [
-    "user:q|assistant:1|tool:r1",
-    "user:q|assistant:1|tool:r1|user:more",
-    "user:q|assistant:1|tool:r1|user:more\nand more",
+    "user:q",
+    "user:q\nmore",
+    "user:q\nmore|assistant:1|tool:r|user:again",
   ]);
 });
 
