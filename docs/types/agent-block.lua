@@ -80,7 +80,7 @@ function std.json.decode(text, opts) end
 ---@return any value # The decoded value.
 function std.json.read_file(path, opts) end
 
----Writes a value as indented JSON with a final newline, atomically (a temporary file beside the target, then a rename).
+---Writes a value as indented JSON with a final newline, atomically (a temporary file beside the target, then a rename) over a regular file or none; a character device or FIFO is written in place, a directory or a link to nothing is refused, a link is followed.
 ---
 ---Errors: Raises `std.json.write_file: ...` when the value cannot be encoded or the file written.
 ---
