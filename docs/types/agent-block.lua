@@ -839,6 +839,7 @@ sh = {}
 ---@field stdin? string Written to the command's standard input (default /dev/null).
 ---@field env? table<string, string> Variables set for the command, after the credential removal.
 ---@field label? string A name for the group, for `sh.kill` (unique among running commands).
+---@field max_output_bytes? integer Bytes kept of each of stdout and stderr (default 64 MiB); the rest is read and dropped (the command runs on) and the result says `truncated`.
 
 ---What `sh.exec` answers. `ok` is true when the command ran and exited by itself, whatever its code: test `code == 0` for success.
 ---@class sh.ExecResult
@@ -850,6 +851,9 @@ sh = {}
 ---@field signal? string The signal that ended it (`SIGKILL`, ...).
 ---@field timed_out? boolean True when `timeout` passed.
 ---@field killed? boolean True when `sh.kill` ended it.
+---@field truncated? boolean True when output past `max_output_bytes` was dropped (`ok` is unchanged).
+---@field stdout_truncated? boolean True when stdout was cut at `max_output_bytes`.
+---@field stderr_truncated? boolean True when stderr was cut at `max_output_bytes`.
 
 ---Runs a shell command and waits for it, yielding the calling task (other tasks run). stdout and stderr are read concurrently; a background process still holding them 250 ms after the command exited has its group ended. Cancelling the waiting task does not end the command: `sh.kill` does.
 ---
@@ -860,7 +864,7 @@ sh = {}
 ---if r.ok and r.code == 0 then print(r.stdout) else log.warn(r.error or r.stderr) end
 ---```
 ---@param cmd string The command line, for `/bin/sh -c`.
----@param opts? sh.ExecOpts cwd, timeout, stdin, env, label.
+---@param opts? sh.ExecOpts cwd, timeout, stdin, env, label, max_output_bytes.
 ---@return sh.ExecResult # How it ended and what it wrote.
 function sh.exec(cmd, opts) end
 
