@@ -24,8 +24,10 @@
  * - Nothing here reads the child's output; callers own their pipes (read stdout and stderr
  *   concurrently, or a full pipe stalls the child).
  * - Before each spawn `reaper.ts` is told (a host that asked to adopt orphans becomes a
- *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it.
- *   Apart from `parent_death.ts`'s one-off probe of `setpriv`, no other module starts processes.
+ *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it; the
+ *   lifeline (`lifeline.ts`) knows this registry's tag, so a host killed outright still has
+ *   its trees ended. Apart from `parent_death.ts`'s one-off probe of `setpriv` and the
+ *   lifeline's one sentinel per process, no other module starts processes.
  *
  * Why a registry: a child in a session of its own does not end with its host by itself (the
  * parent-death signal covers only a host that dies, and only the direct child). The run ends
@@ -34,6 +36,7 @@
  * on Linux (elsewhere none exists, by design), and ending falls back to the process group alone.
  */
 import { childEnv } from "./child_env.ts";
+import { holdLifeline } from "./lifeline.ts";
 import { parentDeathWrapper, withParentDeath } from "./parent_death.ts";
 import { beforeSpawn, disown, ownChild } from "./reaper.ts";
 import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
@@ -249,6 +252,7 @@ export class ProcessGroups {
     const tag = `${this.id}.${++this.#spawned}`;
     env[PROC_TAGS_VAR] = tagsValue(base[PROC_TAGS_VAR], tag);
     const [program, ...args] = withParentDeath(opts.cmd, env, opts.cwd);
+    const lifeline = holdLifeline(this.id);
     if (!reported && Deno.build.os === "linux") {
       // Once per process: what this host cannot do (elsewhere none of it exists, by design).
       reported = true;
@@ -260,6 +264,9 @@ export class ProcessGroups {
       }
       const proc = procUnreadable();
       if (proc) this.#warn(`${proc}: ending a command reaches its process group only`);
+      if (lifeline) {
+        this.#warn(`no lifeline (${lifeline}): what children start may outlive a host killed by SIGKILL`);
+      }
     }
     const child = new Deno.Command(program, {
       args,
