@@ -80,7 +80,7 @@ function std.json.decode(text, opts) end
 ---@return any value # The decoded value.
 function std.json.read_file(path, opts) end
 
----Writes a value as indented JSON with a final newline, atomically (a temporary file beside the target, then a rename).
+---Writes a value as indented JSON with a final newline, atomically (a temporary file beside the target, then a rename) over a regular file or none; a character device or FIFO is written in place, a directory or a link to nothing is refused, a link is followed.
 ---
 ---Errors: Raises `std.json.write_file: ...` when the value cannot be encoded or the file written.
 ---
@@ -615,7 +615,7 @@ function std.fs.glob(pattern) end
 ---@field input_schema table JSON Schema of the input.
 ---@field handler fun(input: table): any Runs the tool; raises its failure for the model.
 
----The file tools a model is offered, for a registry of the caller's own: `fs_read` (a text file with line numbers, optionally a line range) and `fs_edit` (replace lines start..end, checked against `expect`, their exact current text), plus those named in `opts.allowed`: `fs_write`, `fs_rollback` (undo this run's newest edit of a file) and `fs_search_replace` (one unique verbatim snippet). Paths are confined to the project root and `opts.roots`: `..` and escaping symlinks are refused, and the file checked is the file used (opened again component by component without following symlinks, so one swapped in after the check fails the call); a write through a file with several hard links is refused, as is anything but a regular file (FIFOs, devices) and a file past `opts.max_file_bytes`. Linux only (`/proc/self/fd`): elsewhere the tools refuse to run.
+---The file tools a model is offered, for a registry of the caller's own: `fs_read` (a text file with line numbers, optionally a line range) and `fs_edit` (replace lines start..end, checked against `expect`, their exact current text), plus those named in `opts.allowed`: `fs_write`, `fs_rollback` (undo this run's newest edit of a file) and `fs_search_replace` (one unique verbatim snippet). Paths are confined to the project root and `opts.roots`: `..` and escaping symlinks are refused, and the file checked is the file used (opened again component by component without following symlinks, so one swapped in after the check fails the call); a write through a file with several hard links is refused (a read is not: its other names cannot be known, and package stores hard-link into projects), as is anything but a regular file (FIFOs, devices) and a file past `opts.max_file_bytes`. Linux only (`/proc/self/fd`): elsewhere the tools refuse to run.
 ---
 ---Errors: Raises for a name in `allowed` that is not a file tool, or a root that does not exist.
 ---
@@ -840,6 +840,7 @@ sh = {}
 ---@field stdin? string Written to the command's standard input (default /dev/null).
 ---@field env? table<string, string> Variables set for the command, after the credential removal.
 ---@field label? string A name for the group, for `sh.kill` (unique among running commands).
+---@field max_output_bytes? integer Bytes kept of each of stdout and stderr (default 64 MiB); the rest is read and dropped (the command runs on) and the result says `truncated`.
 
 ---What `sh.exec` answers. `ok` is true when the command ran and exited by itself, whatever its code: test `code == 0` for success.
 ---@class sh.ExecResult
@@ -851,6 +852,9 @@ sh = {}
 ---@field signal? string The signal that ended it (`SIGKILL`, ...).
 ---@field timed_out? boolean True when `timeout` passed.
 ---@field killed? boolean True when `sh.kill` ended it.
+---@field truncated? boolean True when output past `max_output_bytes` was dropped (`ok` is unchanged).
+---@field stdout_truncated? boolean True when stdout was cut at `max_output_bytes`.
+---@field stderr_truncated? boolean True when stderr was cut at `max_output_bytes`.
 
 ---Runs a shell command and waits for it, yielding the calling task (other tasks run). stdout and stderr are read concurrently; a background process still holding them 250 ms after the command exited has its group ended. Cancelling the waiting task does not end the command: `sh.kill` does.
 ---
@@ -861,7 +865,7 @@ sh = {}
 ---if r.ok and r.code == 0 then print(r.stdout) else log.warn(r.error or r.stderr) end
 ---```
 ---@param cmd string The command line, for `/bin/sh -c`.
----@param opts? sh.ExecOpts cwd, timeout, stdin, env, label.
+---@param opts? sh.ExecOpts cwd, timeout, stdin, env, label, max_output_bytes.
 ---@return sh.ExecResult # How it ended and what it wrote.
 function sh.exec(cmd, opts) end
 

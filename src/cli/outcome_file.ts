@@ -8,17 +8,19 @@
  *
  * Invariant: the file appears whole or not at all (`writeAtomic`: a temporary file in the same
  * directory, fsynced, then a rename), so a reader that sees it sees the complete outcome; a
- * relative path resolves against the run's working directory. A failure to write is an
- * `AgentBlockError` naming the file.
+ * relative path resolves against the run's working directory; `-` is stdout (after whatever the
+ * run printed). A failure to write is an `AgentBlockError` naming the file.
  */
 import { resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import type { Outcome } from "../outcome.ts";
 import { outcomeToJson } from "../runner/outcome_json.ts";
 import { writeAtomic } from "../util/fs.ts";
+import { writeStdout } from "../obs/log.ts";
 
-/** Writes `outcome` to `path` (relative to `cwd`) atomically. */
+/** Writes `outcome` to `path` (relative to `cwd`) atomically; `-` writes it to stdout. */
 export function writeOutcomeFile(path: string, outcome: Outcome, cwd: string): void {
+  if (path === "-") return writeStdout(new TextEncoder().encode(outcomeToJson(outcome)));
   try {
     writeAtomic(resolve(cwd, path), outcomeToJson(outcome));
   } catch (e) {

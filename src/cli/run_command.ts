@@ -5,8 +5,9 @@
  * (through the edge, `environment.ts`) and the `--config` file, then handing them to the pure
  * layering (`src/config/settings.ts`: the file, then the environment for knobs that have a
  * variable, then flags — the later winning); mapping the run's outcome to the exit code, writing
- * `--result` atomically (relative to the process working directory) when the script returned and
- * removing a file an earlier run left there when it did not (a raise, a defer, an exit, a stop,
+ * `--result` atomically (relative to the process working directory; `-` is stdout; a path whose
+ * directory is missing, or that names a directory, is an error before the run starts) when the
+ * script returned and removing a file an earlier run left there when it did not (a raise, a defer, an exit, a stop,
  * a run that never started: the file is the value of THIS run or absent); handing a sandboxed run
  * (`--sandbox`, `AGENT_BLOCK_SANDBOX`) to the launcher before anything runs (`src/sandbox/`,
  * loaded only then: it re-executes the process confined, `--sandbox-stage=runtime`, or fails
@@ -20,10 +21,10 @@
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { didYouMean } from "./args.ts";
-import { writeAtomic } from "../util/fs.ts";
+import { isDir, writeAtomic, writeTarget } from "../util/fs.ts";
 import { parseRunArgs, type RunSettings } from "./run_args.ts";
 import { launchRun, type RunStage, sandboxWanted } from "./sandbox_launch.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
@@ -53,8 +54,9 @@ Options:
   -c, --context TEXT       sets _CONTEXT
       --config FILE        JSON file: prompt, context, result, labels, limits, ... (lowest layer)
       --result FILE        write the value the script returns here (only if it returns;
-                           otherwise a file already there is removed)
-      --outcome FILE       write how the run ended here as JSON (whatever the outcome)
+                           otherwise a file already there is removed; - for stdout)
+      --outcome FILE       write how the run ended here as JSON (whatever the outcome;
+                           - for stdout)
       --label K=V          label the run (repeatable)
       --cpu-limit SECS     bound the Lua CPU time        (env AGENT_BLOCK_CPU_LIMIT_SECS)
       --memory-limit MB    bound the Lua heap            (env AGENT_BLOCK_MEMORY_LIMIT_MB)
@@ -82,8 +84,9 @@ Examples:
 
 export { parseRunArgs, type RunSettings };
 
-/** Writes the result file atomically; a failure names it. */
+/** Writes the result file atomically (`-`: to stdout); a failure names it. */
 function writeResult(path: string, cwd: string, data: Uint8Array): void {
+  if (path === "-") return writeStdout(data);
   try {
     writeAtomic(resolve(cwd, path), data);
   } catch (e) {
@@ -92,14 +95,38 @@ function writeResult(path: string, cwd: string, data: Uint8Array): void {
 }
 
 /**
+ * Before the run starts: a `--result` / `--outcome` path (`flag` names which) that could not be
+ * written once the run's work is done — its directory missing, or the path naming a directory,
+ * a socket, a link to nothing (`writeTarget`) — is an error now. `-` (stdout) always can be.
+ */
+function checkOutputPath(flag: string, path: string | undefined, cwd: string): void {
+  if (path === undefined || path === "-") return;
+  const abs = resolve(cwd, path);
+  const dir = dirname(abs);
+  if (!isDir(dir)) {
+    throw new AgentBlockError(`${flag} ${path}: the directory ${dir} does not exist (nothing was run)`);
+  }
+  try {
+    writeTarget(abs);
+  } catch (e) {
+    throw new AgentBlockError(
+      `${flag} ${path}: cannot be written: ${(e as Error).message} (nothing was run)`,
+    );
+  }
+}
+
+/**
  * Removes a result file an earlier run left (this run did not return, so it has no value); a
- * failure to remove one that is there names it — a stale value must not pass for this run's. A
- * directory there is no earlier value (no run could have written it) and is left alone.
+ * failure to remove one that is there names it — a stale value must not pass for this run's.
+ * Only a regular file or a symbolic link (the link, not what it names) is removed: a directory,
+ * a device or a FIFO is no earlier value (no run could have left one) and is left alone.
  */
 function removeStaleResult(path: string, cwd: string): void {
+  if (path === "-") return;
   const abs = resolve(cwd, path);
   try {
-    if (Deno.lstatSync(abs).isDirectory) return;
+    const info = Deno.lstatSync(abs);
+    if (!info.isFile && !info.isSymlink) return;
     Deno.removeSync(abs);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return;
@@ -196,6 +223,9 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   }
   let scriptPath: string;
   try {
+    // Before anything runs: where the run's value and outcome go can be written.
+    checkOutputPath("--result", s.result, s.cwd);
+    checkOutputPath("--outcome", s.outcome, s.cwd);
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
     if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
     scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;

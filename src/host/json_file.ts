@@ -4,7 +4,8 @@
  * Owns the file half of `std.json` (encode/decode are core, `core.ts`): `read_file(path [, opts])`
  * decodes a file (`opts.null = true` keeps `std.json.null`, as `decode` does);
  * `write_file(path, value)` writes pretty JSON with sorted keys and a final newline, atomically
- * (a temporary file beside the target, then a rename), and returns true. Relative paths resolve
+ * (a temporary file beside the target, then a rename; a device or FIFO in place, a directory
+ * refused: `writeAtomic`'s rule), and returns true. Relative paths resolve
  * against the run's working directory; messages name the path as given.
  */
 import type { LuaEngine } from "../lua/engine.ts";

@@ -73,6 +73,8 @@ export const LUA_TYPE_NAMES = [
 ];
 
 const encoder = new TextEncoder();
+/** Bytes reserved for one `lua_Debug` (wasm32: 112 used; room to spare). */
+const DEBUG_SIZE = 256;
 /** Largest value pushed through the shared scratch buffer (larger ones get a buffer of their own). */
 const SCRATCH_MAX = 1 << 20;
 
@@ -87,6 +89,8 @@ export class LuaApi {
   #scratchSize = 0;
   #interned = new Map<string, number>();
   #lenPtr: number;
+  /** A `lua_Debug` for `runningSource` (allocated on first use). */
+  #debug = 0;
 
   /**
    * A façade over one emscripten module's exports.
@@ -391,6 +395,19 @@ export class LuaApi {
   /** `lua_sethook`. */
   sethook(L: number, fn: number, mask: number, count: number): void {
     this.m._lua_sethook(L, fn, mask, count);
+  }
+  /**
+   * The chunk name (`source`, e.g. `=ab:runtime`) of the Lua function running at the top of
+   * `L`'s stack (`lua_getstack` level 0, `lua_getinfo "S"`), or undefined when there is none.
+   * Offsets are wasm32's `lua_Debug`: `event`, then four pointers, `source` the fourth.
+   */
+  runningSource(L: number): string | undefined {
+    this.#debug ||= this.m._malloc(DEBUG_SIZE);
+    if (this.m._lua_getstack(L, 0, this.#debug) === 0) return undefined;
+    this.m._lua_getinfo(L, this.cstr("S"), this.#debug);
+    const src = this.m.HEAPU32[(this.#debug + 16) >> 2];
+    const len = this.m.HEAPU32[(this.#debug + 20) >> 2];
+    return src ? new TextDecoder().decode(this.m.HEAPU8.subarray(src, src + len)) : undefined;
   }
   /** `luaL_traceback`. */
   traceback(L: number, L1: number, msg: string | null, level: number): void {

@@ -89,6 +89,11 @@ export interface EngineLimits {
   cpuSeconds?: number;
   /** Lua heap ceiling in bytes. */
   memoryBytes?: number;
+  /**
+   * Test seam: Lua time before the watchdog preempts (default `PREEMPT_MS`, 100 ms); 0 preempts
+   * at every hook, so a test reaches every point where a preemption can land.
+   */
+  preemptMs?: number;
 }
 
 /** How the main chunk ended. */
@@ -288,7 +293,11 @@ export class LuaEngine {
     api.getfield(L, -1, "EXIT");
     this.#exitRef = api.ref(L);
     api.pop(L, 1);
-    this.watchdog = new Watchdog(api, hookInstalled!, limits.cpuSeconds);
+    this.watchdog = new Watchdog(api, hookInstalled!, {
+      cpuSeconds: limits.cpuSeconds,
+      schedulerChunk: RUNTIME_CHUNK,
+      preemptMs: limits.preemptMs,
+    });
     this.#installInterruptible();
     if (limits.memoryBytes) global.setMemoryMax(limits.memoryBytes);
   }

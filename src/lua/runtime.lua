@@ -219,10 +219,14 @@ local main
 local next_id = 0
 local unobserved = {} -- failed tasks nobody joined (reported when the run ends)
 
+-- The slot is filled before `last` moves: a memory error while building the item or growing
+-- the table leaves the queue as it was (never a counted slot without an item). A task thread is
+-- never preempted in this chunk (src/lua/watchdog.ts), so no other task runs between the two.
 local function enqueue(t, args)
+  local item = { t, args }
   local last = ready.last + 1
+  ready[last] = item
   ready.last = last
-  ready[last] = { t, args }
 end
 
 local function dequeue()
@@ -262,8 +266,8 @@ local function new_task(fn, args, name)
   next_id = next_id + 1
   local t = setmetatable({ id = next_id, joiners = {}, name = name }, Task)
   t.co = raw.create(function(...) return xpcall(fn, on_task_error, ...) end)
+  enqueue(t, args) -- first: a memory error here leaves no live task that never runs
   live[t] = true
-  enqueue(t, args)
   return t
 end
 
@@ -389,6 +393,9 @@ function R.run(fn, ...)
       if exiting then break end
       if preempt_pending then
         preempt_pending = false
+        -- The flag again: a preemption of this scheduler itself since the task's (its trip to
+        -- the event loop cleared it) would leave the host waiting for a completion instead.
+        H.preempt_now()
         host_turn()
       end
       t, args = dequeue()

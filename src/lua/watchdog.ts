@@ -21,6 +21,9 @@
  * - Every Lua thread of a run has the hook: `lua_newthread` copies the creating thread's hook, so
  *   coroutines a block creates carry it, and the block has no `debug.sethook` to remove it (the
  *   prelude keeps only `debug.traceback` and `debug.getinfo`).
+ * - A task thread is never preempted while it runs the scheduler's own code (`runtime.lua`):
+ *   its updates of the ready queue span several statements, and other tasks would run between
+ *   them. The hook looks again `SEEK_COUNT` instructions later (the script's code by then).
  * - `preempted` is true exactly while a preemption yield travels up to the driver; the driver
  *   clears it (`visitedLoop`). Runtime code that cannot pass it up clears it (`blocked`).
  * - Once the run is exiting (`os.exit`, `job.defer`), the hook raises `EXIT` at every instruction
@@ -76,17 +79,27 @@ export class Watchdog {
   readonly #api: LuaApi;
   readonly #hookPtr: number;
   readonly #limitMs: number | undefined;
+  readonly #schedulerChunk: string;
+  readonly #preemptMs: number;
 
   /**
    * A watchdog for one engine; `start` puts it to work.
    * @param api the raw API
    * @param hookPtr the shared hook function (it finds this watchdog through the engine)
-   * @param cpuSeconds the CPU limit, if any
+   * @param opts the CPU limit, if any; the scheduler's chunk name (never preempted on a task
+   * thread); the Lua time before a preemption (default `PREEMPT_MS`; tests set 0 to preempt
+   * at every hook)
    */
-  constructor(api: LuaApi, hookPtr: number, cpuSeconds: number | undefined) {
+  constructor(
+    api: LuaApi,
+    hookPtr: number,
+    opts: { cpuSeconds?: number; schedulerChunk: string; preemptMs?: number },
+  ) {
     this.#api = api;
+    this.#schedulerChunk = opts.schedulerChunk;
+    this.#preemptMs = opts.preemptMs ?? PREEMPT_MS;
     this.#hookPtr = hookPtr;
-    this.#limitMs = cpuSeconds ? cpuSeconds * 1000 : undefined;
+    this.#limitMs = opts.cpuSeconds ? opts.cpuSeconds * 1000 : undefined;
   }
 
   /** Puts the hook on the driver thread (every thread it creates inherits it). */
@@ -158,12 +171,12 @@ export class Watchdog {
     }
     this.checkCpu(now);
     const stretch = now - this.#loopAt;
-    if (stretch < PREEMPT_MS) {
+    if (stretch < this.#preemptMs) {
       this.#setCount(L, HOOK_COUNT); // back from a stretch counted instruction by instruction
       return;
     }
     const over = this.overBound(stretch);
-    if (api.isyieldable(L)) {
+    if (api.isyieldable(L) && !this.#inScheduler(L)) {
       this.#setCount(L, HOOK_COUNT);
       this.preempted = true;
       api.m._lua_yieldk(L, 0, 0, 0); // a hook's yield: Lua yields once the hook returns
@@ -182,6 +195,17 @@ export class Watchdog {
     this.preempted = false;
     if (this.overBound(this.stretchMs())) throw new RunAborted(uninterruptibleMessage("Lua"));
     this.#setCount(L, SEEK_COUNT);
+  }
+
+  /**
+   * Whether a task thread `L` is running the scheduler's own code (the runtime chunk: a
+   * `std.task.spawn` appending to the ready queue, a cancel updating the waiting set). A yield
+   * there would let other tasks run between two statements of one update, which then read a
+   * half-made queue; the hook looks again a few instructions later, in the script's code.
+   * The driver thread is the scheduler itself: no task runs while it is suspended.
+   */
+  #inScheduler(L: number): boolean {
+    return L !== this.#driver && this.#api.runningSource(L) === this.#schedulerChunk;
   }
 
   #setCount(L: number, count: number): void {

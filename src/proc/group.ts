@@ -12,9 +12,11 @@
  *
  * Invariants:
  * - Every child started through `ProcessGroups.spawn` is in the registry until it has exited
- *   and its group is gone; `endAll()` ends every registered tree, then every process still
- *   carrying this registry's tag (what detached from a command that had already finished), and
- *   resolves when they are gone.
+ *   and its group is gone; `endAll()` ends every registered tree and every process still
+ *   carrying this registry's tag (what detached from a command that had already finished)
+ *   together — SIGTERM to all of them first, then one wait, each round reading the process
+ *   table once for all (not once per child: 1000 children end within the grace and a moment) —
+ *   and resolves when they are gone.
  * - A child's environment is the RUN's (`env` given at construction: a run's `RunEnv`, read at
  *   each spawn so what `std.env.set` put in its overlay is inherited), passed through `childEnv`
  *   (credentials removed, `AGENT_BLOCK_CHILD_ENV` of the run applied), then `opts.env`, then its
@@ -25,8 +27,10 @@
  * - Nothing here reads the child's output; callers own their pipes (read stdout and stderr
  *   concurrently, or a full pipe stalls the child).
  * - Before each spawn `reaper.ts` is told (a host that asked to adopt orphans becomes a
- *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it.
- *   Apart from `parent_death.ts`'s one-off probe of `setpriv`, no other module starts processes.
+ *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it; the
+ *   lifeline (`lifeline.ts`) knows this registry's tag, so a host killed outright still has
+ *   its trees ended. Apart from `parent_death.ts`'s one-off probe of `setpriv` and the
+ *   lifeline's one sentinel per process, no other module starts processes.
  *
  * Why a registry: a child in a session of its own does not end with its host by itself (the
  * parent-death signal covers only a host that dies, and only the direct child). The run ends
@@ -35,11 +39,12 @@
  * on Linux (elsewhere none exists, by design), and ending falls back to the process group alone.
  */
 import { childEnv } from "./child_env.ts";
+import { holdLifeline } from "./lifeline.ts";
 import { parentDeathWrapper, withParentDeath } from "./parent_death.ts";
 import { inOwnSession } from "./own_session.ts";
 import { beforeSpawn, disown, ownChild } from "./reaper.ts";
 import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
-import { anyAlive, endMembers, members, procUnreadable, signalAll, type Tree } from "./tree.ts";
+import { endMembers, members, procUnreadable, type Tree } from "./tree.ts";
 import { writeStderr } from "../obs/log.ts";
 
 /** Options for `ProcessGroups.spawn`. */
@@ -158,28 +163,17 @@ export class ManagedProcess {
   /**
    * Ends the whole tree: SIGTERM to the group and to every member, then SIGKILL after `graceMs`
    * to whatever is left (re-read: a process forked meanwhile is ended too). Resolves once the
-   * leader has exited.
+   * leader has exited and nothing of the tree is left.
    */
   async terminate(graceMs = this.groups.graceMs): Promise<void> {
     this.endedBy ??= "terminated";
-    const known = members(this.tree());
-    this.signalGroup("SIGTERM");
-    signalAll(known, "SIGTERM");
-    const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && (this.groupAlive() || anyAlive(known))) {
-      await new Promise((r) => setTimeout(r, Math.min(20, Math.max(1, deadline - Date.now()))));
-    }
-    await this.#killTree();
-    await this.child.status.catch(() => undefined);
-    await this.#killTree();
+    await endTrees([this], graceMs);
   }
 
   /** SIGKILL to the whole tree at once; resolves once the leader has exited and the tree is gone. */
   async kill(): Promise<void> {
     this.endedBy ??= "killed";
-    await this.#killTree();
-    await this.child.status.catch(() => undefined);
-    await this.#killTree();
+    await endTrees([this], 0);
   }
 
   /**
@@ -190,16 +184,6 @@ export class ManagedProcess {
     this.endedBy ??= "killed";
     this.signalGroup("SIGKILL");
     await this.child.status.catch(() => undefined);
-    await this.#settle();
-  }
-
-  /**
-   * SIGKILL to the group and every member of the tree until none is left (bounded: after SIGKILL
-   * a member can have the signal pending without being dead yet).
-   */
-  async #killTree(): Promise<void> {
-    this.signalGroup("SIGKILL");
-    await endMembers(() => this.tree(), 0);
     await this.#settle();
   }
 
@@ -215,6 +199,23 @@ export class ManagedProcess {
       await new Promise((r) => setTimeout(r, 5));
     }
   }
+}
+
+/**
+ * Ends the trees of `procs` together (`tree.ts`'s `endMembers`: every group signalled first, one
+ * walk of the process table per round for all of them), plus every process carrying `tag` (a
+ * registry prefix); then waits for each leader's exit and SIGKILLs whatever its exit left.
+ * Ending 1000 children costs a few walks of the table, not 1000 walks per round.
+ */
+async function endTrees(procs: readonly ManagedProcess[], graceMs: number, tag?: string): Promise<void> {
+  const trees = (): Tree[] => {
+    const list = procs.map((p) => p.tree());
+    if (tag !== undefined) list.push({ tag });
+    return list;
+  };
+  await endMembers(trees, graceMs);
+  await Promise.all(procs.map((p) => p.status.catch(() => undefined)));
+  await endMembers(trees, 0);
 }
 
 /** Where children's environments come from: a run's `RunEnv` (read per spawn) or a fixed record. */
@@ -277,6 +278,7 @@ export class ProcessGroups {
       ? inOwnSession(wrapped)
       : { argv: wrapped, detached: true };
     const [program, ...args] = session.argv;
+    const lifeline = holdLifeline(this.id);
     if (!reported && Deno.build.os === "linux") {
       // Once per process: what this host cannot do (elsewhere none of it exists, by design).
       reported = true;
@@ -288,6 +290,9 @@ export class ProcessGroups {
       }
       const proc = procUnreadable();
       if (proc) this.#warn(`${proc}: ending a command reaches its process group only`);
+      if (lifeline) {
+        this.#warn(`no lifeline (${lifeline}): what children start may outlive a host killed by SIGKILL`);
+      }
     }
     const child = new Deno.Command(program, {
       args,
@@ -305,7 +310,8 @@ export class ProcessGroups {
     // Unregister once the leader is gone and the group has emptied (or been killed).
     child.status.finally(() => {
       disown(child.pid);
-      if (!p.groupAlive()) this.#live.delete(p);
+      // (not once per child while `endAll` ends them all: it has unregistered them already)
+      if (this.#live.has(p) && !p.groupAlive()) this.#live.delete(p);
     }).catch(() => undefined);
     return p;
   }
@@ -328,10 +334,10 @@ export class ProcessGroups {
   async endAll(graceMs = this.graceMs): Promise<void> {
     const all = [...this.#live];
     this.#live.clear();
-    await Promise.all(
-      all.map((p) => (p.exited && !p.groupAlive()) ? Promise.resolve() : p.terminate(graceMs)),
-    );
-    if (this.#spawned > 0) await endMembers(() => ({ tag: `${this.id}.` }), graceMs);
+    for (const p of all) if (!p.exited) p.endedBy ??= "terminated";
+    if (all.length || this.#spawned > 0) {
+      await endTrees(all, graceMs, this.#spawned > 0 ? `${this.id}.` : undefined);
+    }
   }
 }
 

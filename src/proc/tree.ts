@@ -81,14 +81,16 @@ export interface Tree {
 
 const dead = (state: string) => state === "Z" || state === "X";
 
-/** The live (non-zombie) members of `tree`, never this process. */
-export function members(tree: Tree, table: ProcRow[] = processTable()): number[] {
-  const children = new Map<number, number[]>();
-  for (const r of table) {
-    const list = children.get(r.ppid);
-    if (list) list.push(r.pid);
-    else children.set(r.ppid, [r.pid]);
-  }
+/** One tree, or several taken together (their union: one walk of the table for all). */
+export type Trees = Tree | readonly Tree[];
+
+const asList = (trees: Trees): readonly Tree[] => Array.isArray(trees) ? trees : [trees as Tree];
+
+/** The live (non-zombie) members of `trees` (their union), never this process. */
+export function members(trees: Trees, table: ProcRow[] = processTable()): number[] {
+  const list = asList(trees);
+  const pgids = new Set<number>();
+  const tags: string[] = [];
   const found = new Set<number>();
   const stack: number[] = [];
   const add = (pid: number) => {
@@ -97,15 +99,59 @@ export function members(tree: Tree, table: ProcRow[] = processTable()): number[]
       stack.push(pid);
     }
   };
-  if (tree.root !== undefined) add(tree.root);
+  for (const t of list) {
+    if (t.root !== undefined) add(t.root);
+    if (t.pgid !== undefined) pgids.add(t.pgid);
+    if (t.tag !== undefined) tags.push(t.tag);
+  }
+  const children = new Map<number, number[]>();
+  for (const r of table) {
+    const kids = children.get(r.ppid);
+    if (kids) kids.push(r.pid);
+    else children.set(r.ppid, [r.pid]);
+  }
   for (const r of table) {
     if (found.has(r.pid) || r.pid === Deno.pid || r.pid <= 1) continue;
-    if (tree.pgid !== undefined && r.pgid === tree.pgid) add(r.pid);
-    else if (tree.tag !== undefined && !dead(r.state) && hasTag(processTags(r.pid), tree.tag)) add(r.pid);
+    if (pgids.has(r.pgid)) add(r.pid);
+    else if (tags.length && !dead(r.state)) {
+      const own = processTags(r.pid);
+      if (own.length && tags.some((t) => hasTag(own, t))) add(r.pid);
+    }
   }
   while (stack.length) for (const c of children.get(stack.pop()!) ?? []) add(c);
   const state = new Map(table.map((r) => [r.pid, r.state]));
   return [...found].filter((p) => p !== Deno.pid && p > 1 && state.has(p) && !dead(state.get(p)!));
+}
+
+/**
+ * True while any of `pids`, or any member of a group in `pgids`, is alive (not a zombie), from
+ * one read of the table. Where `/proc` cannot be read, a group counts while it can be signalled.
+ */
+function anyLeft(pids: readonly number[], pgids: readonly number[]): boolean {
+  if (procUnreadable()) return pgids.some((g) => signalGroup(g, "SIGCONT"));
+  const table = processTable();
+  const groups = new Set(pgids);
+  const want = new Set(pids);
+  return table.some((r) => !dead(r.state) && (want.has(r.pid) || groups.has(r.pgid)));
+}
+
+/** Sends `signal` to process group `pgid`; false when the group no longer exists. */
+function signalGroup(pgid: number, signal: Deno.Signal): boolean {
+  try {
+    Deno.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The groups to signal as groups: those whose leader is still unreaped (a `root` with its own
+ * `pgid`), so a group id is never signalled after its leader's pid could have been reused. Their
+ * other members, and every other group's, are signalled one by one from the walk.
+ */
+function leaderGroups(list: readonly Tree[]): number[] {
+  return list.filter((t) => t.pgid !== undefined && t.root === t.pgid).map((t) => t.pgid!);
 }
 
 /** Sends `signal` to each of `pids`; one that is gone meanwhile is skipped. */
@@ -117,37 +163,33 @@ export function signalAll(pids: Iterable<number>, signal: Deno.Signal): void {
   }
 }
 
-/** True while any of `pids` is alive and not a zombie. */
-export function anyAlive(pids: Iterable<number>): boolean {
-  for (const pid of pids) {
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-      if (!dead(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3))) return true;
-    } catch { /* gone */ }
-  }
-  return false;
-}
-
 /**
- * SIGTERM to every member of `tree`, then — while any is left after `graceMs` — SIGKILL to
- * every member, re-read each round (a process forked meanwhile is a member too), for at most
- * `killMs` more. `graceMs` 0: SIGKILL at once. Resolves when none is left or the time is up.
+ * SIGTERM to every member of `trees` (one walk for all of them, however many: every group is
+ * signalled before anything is waited for), then — while any is left after `graceMs` — SIGKILL
+ * to every member, re-read each round (a process forked meanwhile is a member too), for at most
+ * `killMs` more. `graceMs` 0: SIGKILL at once. Each round of waiting reads the table once, not
+ * once per tree. Resolves when none is left or the time is up.
  */
-export async function endMembers(tree: () => Tree, graceMs: number, killMs = 2000): Promise<void> {
+export async function endMembers(trees: () => Trees, graceMs: number, killMs = 2000): Promise<void> {
   if (graceMs > 0) {
-    const known = members(tree());
-    if (!known.length) return;
+    const first = asList(trees());
+    const known = members(first);
+    const groups = leaderGroups(first);
+    for (const g of groups) signalGroup(g, "SIGTERM");
     signalAll(known, "SIGTERM");
     const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && anyAlive(known)) {
+    while (Date.now() < deadline && anyLeft(known, groups)) {
       await new Promise((r) => setTimeout(r, Math.min(20, Math.max(1, deadline - Date.now()))));
     }
   }
   const deadline = Date.now() + killMs;
   for (;;) {
-    const left = members(tree());
-    if (!left.length) return;
+    const now = asList(trees());
+    const groups = leaderGroups(now);
+    for (const g of groups) signalGroup(g, "SIGKILL");
+    const left = members(now);
     signalAll(left, "SIGKILL");
+    if (!left.length && (!procUnreadable() || !groups.some((g) => signalGroup(g, "SIGKILL")))) return;
     if (Date.now() >= deadline) return;
     await new Promise((r) => setTimeout(r, 5));
   }

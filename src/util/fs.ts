@@ -5,7 +5,7 @@
  * Owns `exists` (a directory entry is there; a symlink is not followed, so a dangling one counts),
  * `isFile` / `isDir` (what the path names after following symlinks; false when it names nothing
  * or cannot be read) and `writeAtomic`, every atomic write of agent-block (`--result`,
- * `--outcome`, `std.json.write_file`): a temporary file beside the target, written whole and
+ * `--outcome`, `std.json.write_file`, the `types` files): a temporary file beside the target, written whole and
  * fsynced, then a rename over the target, then an fsync of the directory (not on Windows, which
  * cannot open one), so a reader sees the old content or the new, never half, and after a crash
  * the new content is there whole or not at all.
@@ -16,6 +16,15 @@
  * gone (on Linux, where `/proc` says so; elsewhere none is removed). A file of a live process, or
  * of another host sharing the directory, is never touched; one that cannot be removed stays, and
  * the write goes on.
+ *
+ * What the target may be (`writeTarget`, decided before anything is written): a regular file or
+ * nothing → the atomic write; a character device or a FIFO (`/dev/null`, `/dev/stdout`, a named
+ * pipe) → written in place, opened without creating or truncating, never fsynced — renaming a
+ * regular file over `/dev/null` (as root) would replace the device and break every later step of
+ * a CI job; a directory, a block device, a socket → refused (`WriteRefused`). A symbolic link is
+ * followed: the rule applies to what it finally names, and an atomic write replaces that file (the
+ * link stays a link, its target gets the new content); a link naming nothing is refused (where the
+ * new file should go would be the link's choice, not the caller's).
  *
  * Invariant: every path given here is used as is. Callers make it absolute first (against their
  * run's working directory): nothing here depends on the process working directory by choice.
@@ -64,16 +73,79 @@ export interface WriteAtomicOptions {
   mode?: number;
 }
 
+/** A write target that is not a file to write (a directory, a socket, a dangling link, ...). */
+export class WriteRefused extends Error {
+  /** @param message what the path is and why it cannot be written */
+  constructor(message: string) {
+    super(message);
+    this.name = "WriteRefused";
+  }
+}
+
 /**
- * Writes `data` to `path` atomically and durably (see the module doc). On failure the temporary
- * file is removed and the error is rethrown unchanged, so the caller words the message (it knows
- * what the file is for).
+ * How `path` is written (see the module doc): `atomic` at `path` (the symlink-free path of the
+ * file, or `path` itself when nothing is there), `in-place` (a character device or a FIFO), or
+ * `WriteRefused`. Other errors (no such directory, permission) are thrown as the OS said them.
+ */
+export function writeTarget(path: string): { how: "atomic" | "in-place"; path: string } {
+  let link: Deno.FileInfo;
+  try {
+    link = Deno.lstatSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { how: "atomic", path };
+    throw e;
+  }
+  let info = link;
+  if (link.isSymlink) {
+    try {
+      info = Deno.statSync(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        throw new WriteRefused("it is a symbolic link to nothing (a link is followed only to what exists)");
+      }
+      throw e;
+    }
+  }
+  if (info.isFile) return { how: "atomic", path: link.isSymlink ? Deno.realPathSync(path) : path };
+  if (info.isCharDevice || info.isFifo) return { how: "in-place", path };
+  const what = info.isDirectory
+    ? "a directory"
+    : info.isBlockDevice
+    ? "a block device"
+    : info.isSocket
+    ? "a socket"
+    : "not a regular file";
+  throw new WriteRefused(`it is ${what}`);
+}
+
+/**
+ * Writes `data` to `path` atomically and durably, or in place to a character device or FIFO, or
+ * refuses (see the module doc). On failure the temporary file is removed and the error is
+ * rethrown unchanged, so the caller words the message (it knows what the file is for).
  */
 export function writeAtomic(path: string, data: Uint8Array | string, opts: WriteAtomicOptions = {}): void {
+  const target = writeTarget(path);
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  if (target.how === "in-place") return writeInPlace(path, bytes);
+  replaceFile(target.path, bytes, opts);
+}
+
+/** Writes `bytes` to the device or FIFO `path` as it is (no create, no truncate, no fsync). */
+function writeInPlace(path: string, bytes: Uint8Array): void {
+  const f = Deno.openSync(path, { write: true });
+  try {
+    let at = 0;
+    while (at < bytes.length) at += f.writeSync(bytes.subarray(at));
+  } finally {
+    f.close();
+  }
+}
+
+/** The atomic write proper: a temporary file beside `path`, then a rename over it. */
+function replaceFile(path: string, bytes: Uint8Array, opts: WriteAtomicOptions): void {
   const dir = dirname(path);
   sweepOnce(dir);
   const tmp = join(dir, tempName());
-  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   try {
     const f = Deno.openSync(tmp, { write: true, createNew: true, mode: opts.mode });
     try {

@@ -46,6 +46,13 @@ export const SH: Section = {
           optional: true,
           doc: "A name for the group, for `sh.kill` (unique among running commands).",
         },
+        {
+          name: "max_output_bytes",
+          type: "integer",
+          optional: true,
+          doc: "Bytes kept of each of stdout and stderr (default 64 MiB); the rest is read and dropped " +
+            "(the command runs on) and the result says `truncated`.",
+        },
       ],
     },
     {
@@ -62,6 +69,24 @@ export const SH: Section = {
         { name: "signal", type: "string", optional: true, doc: "The signal that ended it (`SIGKILL`, ...)." },
         { name: "timed_out", type: "boolean", optional: true, doc: "True when `timeout` passed." },
         { name: "killed", type: "boolean", optional: true, doc: "True when `sh.kill` ended it." },
+        {
+          name: "truncated",
+          type: "boolean",
+          optional: true,
+          doc: "True when output past `max_output_bytes` was dropped (`ok` is unchanged).",
+        },
+        {
+          name: "stdout_truncated",
+          type: "boolean",
+          optional: true,
+          doc: "True when stdout was cut at `max_output_bytes`.",
+        },
+        {
+          name: "stderr_truncated",
+          type: "boolean",
+          optional: true,
+          doc: "True when stderr was cut at `max_output_bytes`.",
+        },
       ],
     },
     {
@@ -72,7 +97,12 @@ export const SH: Section = {
         "exited has its group ended. Cancelling the waiting task does not end the command: `sh.kill` does.",
       params: [
         { name: "cmd", type: "string", doc: "The command line, for `/bin/sh -c`." },
-        { name: "opts", type: "sh.ExecOpts", optional: true, doc: "cwd, timeout, stdin, env, label." },
+        {
+          name: "opts",
+          type: "sh.ExecOpts",
+          optional: true,
+          doc: "cwd, timeout, stdin, env, label, max_output_bytes.",
+        },
       ],
       returns: [{ type: "sh.ExecResult", doc: "How it ended and what it wrote." }],
       errors:

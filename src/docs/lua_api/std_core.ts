@@ -78,7 +78,8 @@ export const STD_JSON: Section = {
       kind: "function",
       name: "std.json.write_file",
       doc: "Writes a value as indented JSON with a final newline, atomically (a temporary file beside the " +
-        "target, then a rename).",
+        "target, then a rename) over a regular file or none; a character device or FIFO is written in place, " +
+        "a directory or a link to nothing is refused, a link is followed.",
       params: [
         { name: "path", type: "string", doc: "The file." },
         { name: "value", type: "any", doc: "The value." },

@@ -203,7 +203,8 @@ export const STD_FS: Section = {
         "verbatim snippet). Paths are confined to the project root and `opts.roots`: `..` and escaping " +
         "symlinks are refused, and the file checked is the file used (opened again component by component " +
         "without following symlinks, so one swapped in after the check fails the call); a write through a " +
-        "file with several hard links is refused, as is anything but a regular file (FIFOs, devices) and " +
+        "file with several hard links is refused (a read is not: its other names cannot be known, and " +
+        "package stores hard-link into projects), as is anything but a regular file (FIFOs, devices) and " +
         "a file past `opts.max_file_bytes`. Linux only (`/proc/self/fd`): elsewhere the tools refuse to run.",
       params: [{
         name: "opts",

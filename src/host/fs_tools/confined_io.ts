@@ -19,9 +19,21 @@
  *
  * A write refuses a file with more than one hard link (`nlink > 1`): its other names may be
  * outside the roots, and writing through it would change them too. Reads of such a file are
- * allowed (its content is inside the roots under this name; package stores hard-link files on
- * purpose). Anything but a regular file is refused (FIFOs and devices; a FIFO is opened
- * non-blocking, so it cannot hang the run).
+ * allowed, on purpose (issue 26 §1 asked to refuse them or say precisely why not):
+ * - where a file's other names are cannot be known: an inode records how many names it has, not
+ *   where they are, and only a walk of every file system could tell "one name outside the
+ *   project" from "two names inside it";
+ * - so refusing would mean refusing every multi-link file, and ordinary projects are full of
+ *   them: pnpm's `node_modules` and uv's `.venv` (its Linux default) hard-link from a store, and
+ *   `git clone --local` hard-links `.git/objects` — a coding agent reading a dependency's source
+ *   would fail;
+ * - such a link gives nothing the tools' own access would not: the tools never create links, and
+ *   a hard link to a file needs write access to the project plus (with Linux's default
+ *   `fs.protected_hardlinks`) ownership of that file — whoever can plant one can read the file
+ *   directly.
+ * A read shows the file's content under its name inside the roots; a write would change what
+ * other names show, so only writes are refused. Anything but a regular file is refused (FIFOs and
+ * devices; a FIFO is opened non-blocking, so it cannot hang the run).
  *
  * Platforms: Linux only, where `/proc/self/fd` makes this sound; elsewhere the tools refuse every
  * operation with an error that says why (fail closed), as they do when `/proc` is not mounted.
