@@ -265,7 +265,6 @@ local function shell_commands(text, operators)
   end
   return cmds
 end
-M.shell_commands = shell_commands
 
 --- A predicate: the input's `field` (default "command") is a shell command made only of plain
 -- words (parsed as the shell would, quotes removed) whose first words are one of `prefixes` —
