@@ -3,7 +3,8 @@
  * data (`RULES`) and checked against the real module graph, so a broken layer fails the suite
  * naming the rule and every offending edge (`importer -> imported`).
  *
- * The graph is `deno info --json` of `cli.ts`, of `mod.ts`, of `unstable_engine.ts`, and of every `src/**\/*.ts` that
+ * The graph is `deno info --json` of `cli.ts`, of the package entries (`mod.ts`,
+ * `unstable_engine.ts`, `unstable_flows.ts`), and of every `src/**\/*.ts` that
  * neither reaches (so lazily imported modules and anything not yet wired in are covered too);
  * static, dynamic (`import("literal")`) and type-only imports all count. Only edges between our
  * own files are checked (npm, `node:` and remote modules are outside the rules). Tests, tools
@@ -20,7 +21,8 @@
  * server; the CLI `src/cli` is imported by `cli.ts` and by itself only; the job manager `src/serve`
  * (a consumer of the runner) is imported only by the CLI and never reaches the MCP server or the
  * SDK; the sandbox launcher `src/sandbox` sits on `src/proc` alone and only the CLI imports it;
- * the two package entries `mod.ts` and `unstable_engine.ts` import nothing of each other.
+ * the package entries `mod.ts`, `unstable_engine.ts` and `unstable_flows.ts` import nothing of each
+ * other, and only `unstable_flows.ts` of them reaches `src/flows`.
  */
 import assert from "node:assert/strict";
 import { relative } from "node:path";
@@ -48,6 +50,9 @@ const under = (dir: string) => (path: string) => path === dir || path.startsWith
 const any = (...preds: ((p: string) => boolean)[]) => (p: string) => preds.some((f) => f(p));
 const not = (pred: (p: string) => boolean) => (p: string) => !pred(p);
 const is = (file: string) => (p: string) => p === file;
+/** The package's entries (deno.json `exports` other than the CLI). */
+const ENTRIES = ["mod.ts", "unstable_engine.ts", "unstable_flows.ts"];
+const entry = (p: string) => ENTRIES.includes(p);
 
 /** The dependency rules: the target layout of issue #12. */
 const RULES: Rule[] = [
@@ -86,7 +91,7 @@ const RULES: Rule[] = [
   {
     rule: "src/sdk/** (the embedding SDK) never imports src/cli/**, src/mcp_server/** or a package entry",
     from: under("src/sdk"),
-    forbids: any(under("src/cli"), under("src/mcp_server"), is("mod.ts"), is("unstable_engine.ts")),
+    forbids: any(under("src/cli"), under("src/mcp_server"), entry),
   },
   {
     rule: "nothing imports src/sdk/** except mod.ts, src/cli/** and src/sdk/** itself",
@@ -94,10 +99,10 @@ const RULES: Rule[] = [
     forbids: under("src/sdk"),
   },
   {
-    rule:
-      "the package entries mod.ts and unstable_engine.ts do not import each other; src/** imports neither",
-    from: any(is("mod.ts"), is("unstable_engine.ts"), under("src")),
-    forbids: (to, from) => (to === "mod.ts" || to === "unstable_engine.ts") && to !== from,
+    rule: "the package entries mod.ts, unstable_engine.ts and unstable_flows.ts do not import each " +
+      "other; src/** imports none of them",
+    from: any(entry, under("src")),
+    forbids: (to, from) => entry(to) && to !== from,
   },
   {
     rule: "src/docs/** (the Lua API reference and its renderers: data and pure text) imports nothing of " +
@@ -149,10 +154,16 @@ const RULES: Rule[] = [
       (under("src/runner")(to) && to !== "src/runner/runner.ts"),
   },
   {
-    rule: "src/flows/** is imported only by the edges and consumers above it (mod.ts, src/cli/**, " +
-      "src/mcp_server/**, src/serve/**) and itself",
+    rule: "src/flows/** is imported only by the edges and consumers above it (unstable_flows.ts, " +
+      "src/cli/**, src/mcp_server/**, src/serve/**) and itself",
     from: not(
-      any(is("mod.ts"), under("src/cli"), under("src/mcp_server"), under("src/serve"), under("src/flows")),
+      any(
+        is("unstable_flows.ts"),
+        under("src/cli"),
+        under("src/mcp_server"),
+        under("src/serve"),
+        under("src/flows"),
+      ),
     ),
     forbids: under("src/flows"),
   },
@@ -199,7 +210,7 @@ async function info(root: string): Promise<InfoModule[]> {
 async function graph(): Promise<{ modules: Set<string>; edges: Edge[] }> {
   const modules = new Set<string>();
   const edges: Edge[] = [];
-  for (const root of ["cli.ts", "mod.ts", "unstable_engine.ts", ...tsFiles("src")]) {
+  for (const root of ["cli.ts", ...ENTRIES, ...tsFiles("src")]) {
     if (modules.has(root)) continue;
     for (const m of await info(root)) {
       const from = ours(m.specifier);
@@ -220,11 +231,9 @@ let built: Promise<{ modules: Set<string>; edges: Edge[] }> | undefined;
 /** The graph, built once per test file. */
 const theGraph = () => built ??= graph();
 
-Deno.test("layering: the graph covers cli.ts, mod.ts, unstable_engine.ts and every src/**/*.ts, and has edges", async () => {
+Deno.test("layering: the graph covers cli.ts, the package entries and every src/**/*.ts, and has edges", async () => {
   const { modules, edges } = await theGraph();
-  const missing = ["cli.ts", "mod.ts", "unstable_engine.ts", ...tsFiles("src")].filter((f) =>
-    !modules.has(f)
-  );
+  const missing = ["cli.ts", ...ENTRIES, ...tsFiles("src")].filter((f) => !modules.has(f));
   assert.deepEqual(missing, [], `modules deno info did not report: ${missing.join(", ")}`);
   assert.ok(
     edges.some((e) => e.from === "cli.ts"),

@@ -1,14 +1,15 @@
 /**
- * The flows face of `mod.ts`: `runFlow` on a Blueprint file with the defaults filled in (the
+ * The flows face of the package (`unstable_flows.ts`): `runFlow` on a Blueprint file with the defaults filled in (the
  * in-process runner, the project's kernel database), `resumeFlow` re-reading the recorded file,
  * and `onEvent` seeing every recorded event.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempProject, testEnv } from "../helpers.ts";
-import { type FlowEvent, listFlowRuns, openExistingStore, resumeFlow, runFlow } from "../../mod.ts";
+import { openExistingStore } from "../../mod.ts";
+import { type FlowEvent, listFlowRuns, resumeFlow, runFlow } from "../../unstable_flows.ts";
 
-Deno.test("mod.ts runFlow / resumeFlow: a file Blueprint, the project's store, events, a resume after a failure", async () => {
+Deno.test("unstable_flows.ts runFlow / resumeFlow: a file Blueprint, the project's store, events, a resume after a failure", async () => {
   const root = await tempProject({
     "blocks/gate.lua": `if not std.fs.exists("open") then error("closed", 0) end return "through"`,
     "flows/g.bp.yaml": `id: gate
