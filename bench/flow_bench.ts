@@ -12,7 +12,8 @@
  * the median per-round ratio are printed. A loaded machine inflates both sides; the ratios count.
  */
 import { join } from "node:path";
-import { BlockConfig, parseBlueprint, resumeFlow, runBlock, runFlow, ScriptSource } from "../mod.ts";
+import { BlockConfig, runBlock, ScriptSource } from "../mod.ts";
+import { parseBlueprint, resumeFlow, runFlow } from "../unstable_flows.ts";
 
 const STEPS = 200;
 const LANES = 8;

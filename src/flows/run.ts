@@ -125,16 +125,21 @@ export async function runFlow(
   return await evaluate(options, record, initCtx, options.taskMetadata, new Map());
 }
 
+/** Run `runId`'s record, its events, its start event and its state; `UnknownFlowRun` without a start. */
+function recordedRun(options: FlowRunOptions, runId: string) {
+  const record = recordOf(options, runId);
+  const events = record.events();
+  const started = events.find((e) => e.kind === "flow.run_started");
+  if (!started) throw new UnknownFlowRun(runId, options.store.db.location() ?? "the kernel store");
+  return { record, events, started, state: runState(events) };
+}
+
 /** Continues run `runId` (recorded in `options.store`); `answer` answers a waiting step. */
 export async function resumeFlow(
   runId: string,
   options: FlowRunOptions & { answer?: Json },
 ): Promise<FlowResult> {
-  const record = recordOf(options, runId);
-  const events = record.events();
-  const started = events.find((e) => e.kind === "flow.run_started");
-  if (!started) throw new UnknownFlowRun(runId, options.store.db.location() ?? "the kernel store");
-  const state = runState(events);
+  const { record, events, started, state } = recordedRun(options, runId);
   if (state === "completed") {
     throw new AgentBlockError(
       `flow run ${runId} already completed; 'flow rerun ${runId} --from STEP' runs it again from a step`,
@@ -176,11 +181,7 @@ export async function resumeFlow(
 
 /** Runs run `runId` again from the first occurrence of step `from`, keeping the steps before it. */
 export async function rerunFlow(runId: string, from: string, options: FlowRunOptions): Promise<FlowResult> {
-  const record = recordOf(options, runId);
-  const events = record.events();
-  const started = events.find((e) => e.kind === "flow.run_started");
-  if (!started) throw new UnknownFlowRun(runId, options.store.db.location() ?? "the kernel store");
-  const state = runState(events);
+  const { record, events, started, state } = recordedRun(options, runId);
   if (state === "running") {
     throw new AgentBlockError(`flow run ${runId} is still running; rerun takes a finished run`, 1);
   }

@@ -7,18 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, waitFor } from "../helpers.ts";
+import { CLI, processAlive, waitFor } from "../helpers.ts";
 
 /** True while a process with this pid exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
 
 /** True while any process is in process group `pgid`. */
 function groupAlive(pgid: number): boolean {
@@ -138,7 +129,7 @@ for (const [what, script] of Object.entries(SCRIPTS)) {
       if (m) pid = Number(m[1]);
     }
     assert.ok(pid > 0, `the script never printed its child's pid: ${text}`);
-    assert.ok(alive(pid), "the child should be running before the signal");
+    assert.ok(processAlive(pid), "the child should be running before the signal");
     child.kill("SIGTERM");
     const [status, stderr] = await Promise.all([
       child.status,
@@ -147,7 +138,10 @@ for (const [what, script] of Object.entries(SCRIPTS)) {
     ]);
     assert.equal(status.code, 130, stderr);
     assert.match(stderr, /stopped: received SIGTERM/);
-    await waitFor(() => !alive(pid), { timeoutMs: 20_000, what: `child ${pid} to end with agent-block` });
+    await waitFor(() => !processAlive(pid), {
+      timeoutMs: 20_000,
+      what: `child ${pid} to end with agent-block`,
+    });
     // The child led its own group (setsid); nothing of that group may remain.
     await waitFor(() => !groupAlive(pid), {
       timeoutMs: 20_000,

@@ -15,7 +15,7 @@
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
-import { REPO_ROOT, tempDir, tempProject, testEnv, waitFor } from "../helpers.ts";
+import { processAlive, REPO_ROOT, tempDir, tempProject, testEnv, waitFor } from "../helpers.ts";
 import { anthropicMessage, MockLlm } from "../host/llm/mock_llm.ts";
 import {
   type AgentSpec,
@@ -60,14 +60,6 @@ async function scriptAgent(source: string, spec: AgentSpec = {}, tools: string[]
 }
 
 /** True while `pid` is a live (non-zombie) process. */
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 function exists(path: string): boolean {
   try {
@@ -394,7 +386,7 @@ bus.emit("result", { content = "not reached" })
   const running = agent.invoke({ prompt: "sleep", project_root: root, signal: stop.signal });
   await waitFor(() => exists(pidFile), { what: "the command to write its pid" });
   const pid = Number(Deno.readTextFileSync(pidFile).trim());
-  assert.ok(pid > 0 && alive(pid), `pid ${pid} is running`);
+  assert.ok(pid > 0 && processAlive(pid), `pid ${pid} is running`);
   const t0 = performance.now();
   stop.abort("cancelled by the engine");
   const r = await running;
@@ -402,7 +394,7 @@ bus.emit("result", { content = "not reached" })
   assert.equal(r.error?.code, "cancelled", r.error?.message);
   assert.equal(r.value, undefined);
   assert.ok(ms < 15_000, `cancelled after ${ms} ms`);
-  await waitFor(() => !alive(pid), { what: `process ${pid} to be gone`, timeoutMs: 10_000 });
+  await waitFor(() => !processAlive(pid), { what: `process ${pid} to be gone`, timeoutMs: 10_000 });
 });
 
 Deno.test("concurrency: two invocations at once keep their own project root, globals and environment", async () => {

@@ -7,17 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, runLua, tempDir, testEnv, waitFor } from "../helpers.ts";
+import { CLI, processAlive, runLua, tempDir, testEnv, waitFor } from "../helpers.ts";
 
 /** True while `pid` is a live (non-zombie) process. */
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 async function ret(source: string, dir?: string, graceMs?: number): Promise<string> {
   const r = await runLua(source, { projectRoot: dir, graceMs });
@@ -115,7 +107,7 @@ Deno.test("sh.exec: a timeout SIGKILLs the whole group, grandchildren included",
   assert.equal(out, '[false,true,"SIGKILL","sh.exec: timed out after 0.5 s (process group killed)",true]');
   for (const f of ["gc.pid", "leader.pid"]) {
     const pid = Number(await Deno.readTextFile(join(d, f)));
-    await waitFor(() => !alive(pid), { what: `${f} to be gone` });
+    await waitFor(() => !processAlive(pid), { what: `${f} to be gone` });
   }
 });
 
@@ -128,7 +120,7 @@ Deno.test("sh.exec: a grandchild holding the pipe does not hang the call (its gr
   );
   assert.equal(out, '[true,0,"started\\n",true]');
   const pid = Number(await Deno.readTextFile(join(d, "gc.pid")));
-  await waitFor(() => !alive(pid), { what: "the grandchild to be gone" });
+  await waitFor(() => !processAlive(pid), { what: "the grandchild to be gone" });
 });
 
 Deno.test("sh.exec: a background process with its output redirected outlives the command, not the run", async () => {
@@ -142,7 +134,7 @@ Deno.test("sh.exec: a background process with its output redirected outlives the
   );
   const [pid, state] = out.split(" ");
   assert.equal(state, "alive\n");
-  await waitFor(() => !alive(Number(pid)), { what: "the background process to end with the run" });
+  await waitFor(() => !processAlive(Number(pid)), { what: "the background process to end with the run" });
 });
 
 Deno.test("sh.kill: SIGTERM, then SIGKILL for a command that ignores SIGTERM; killed = true", async () => {
@@ -178,7 +170,7 @@ Deno.test("sh.kill: SIGTERM, then SIGKILL for a command that ignores SIGTERM; ki
   assert.match(v[9], /sh\.exec: label 'polite' is already used by a running command/);
   for (const f of ["pid", "pid2"]) {
     const pid = Number(await Deno.readTextFile(join(d, f)));
-    await waitFor(() => !alive(pid), { what: `${f} to be gone` });
+    await waitFor(() => !processAlive(pid), { what: `${f} to be gone` });
   }
 });
 
@@ -266,5 +258,5 @@ Deno.test("agent-block forwards SIGTERM to its commands and exits 130", async ()
   assert.equal(await Deno.readTextFile(join(d, "term.txt")), "got TERM\n");
   assert.match(new TextDecoder().decode(r.stderr), /stopped: received SIGTERM/);
   assert.equal(new TextDecoder().decode(r.stdout), "");
-  await waitFor(() => !alive(cmdPid), { what: "the command to be gone" });
+  await waitFor(() => !processAlive(cmdPid), { what: "the command to be gone" });
 });

@@ -14,9 +14,8 @@ import {
   refusal,
 } from "../../src/mcp_server/http.ts";
 import { AgentBlockError, UsageError } from "../../src/errors.ts";
-import { runCli, waitFor } from "../helpers.ts";
+import { processAlive, runCli, waitFor } from "../helpers.ts";
 import {
-  alive,
   assert,
   assertEquals,
   assertRejects,
@@ -212,11 +211,11 @@ Deno.test({
           await waitForFile(join(dir, "shell.pid"), `the tree block (${era}) to start its shell`);
           const runPid = readPid(join(dir, "run.pid"));
           const shellPid = readPid(join(dir, "shell.pid"));
-          assert(alive(runPid) && alive(shellPid));
+          assert(processAlive(runPid) && processAlive(shellPid));
           cancel("test cancels");
           await assertRejects(() => pending);
           await waitFor(
-            () => !alive(runPid) && !alive(shellPid),
+            () => !processAlive(runPid) && !processAlive(shellPid),
             { what: `the ${era} run's processes to end`, timeoutMs: 30_000 },
           );
         } finally {
@@ -370,7 +369,7 @@ for (const era of ["legacy", "auto"] as const) {
         assertEquals(r.isError, true);
         assertEquals(resultText(r), "block 'busy' was stopped: the server is shutting down");
         assertEquals((await srv.proc.status).code, 0, srv.stderr());
-        await waitFor(() => !alive(sleeper), { what: `sleeper ${sleeper} to end`, timeoutMs: 30_000 });
+        await waitFor(() => !processAlive(sleeper), { what: `sleeper ${sleeper} to end`, timeoutMs: 30_000 });
       } finally {
         await client.close().catch(() => undefined);
         await srv.stop();

@@ -87,17 +87,6 @@ export async function connectStdio(
   return { client, pid: transport.pid!, stderr: () => err, close: () => client.close() };
 }
 
-/** True while `pid` names a live (non-zombie) process. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
-
 /** The pid a block wrote to `path`. */
 export function readPid(path: string): number {
   return Number(Deno.readTextFileSync(path).trim());

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import {
-  alive,
   assert,
   assertEquals,
   assertMatch,
@@ -24,7 +23,7 @@ import {
   serverEnv,
   waitForFile,
 } from "./mcp_helpers.ts";
-import { waitFor } from "../helpers.ts";
+import { processAlive, waitFor } from "../helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -71,11 +70,11 @@ for (
         const last = join(p.scratch, pidFiles[pidFiles.length - 1]);
         await waitForFile(last, `the ${block} block to start its processes`);
         const pids = pidFiles.map((f) => readPid(join(p.scratch, f)));
-        for (const pid of pids) assert(alive(pid), `process ${pid} should be alive`);
+        for (const pid of pids) assert(processAlive(pid), `process ${pid} should be alive`);
         cancel("test cancels");
         await assertRejects(() => pending);
         await waitFor(
-          () => pids.every((pid) => !alive(pid)),
+          () => pids.every((pid) => !processAlive(pid)),
           { what: `processes ${pids.join(", ")} to end`, timeoutMs: 30_000 },
         );
         await waitFor(
@@ -112,7 +111,7 @@ Deno.test({
       const r = await pending;
       assertEquals(r.isError, true);
       assertEquals(resultText(r), "block 'busy' was stopped: the server is shutting down");
-      await waitFor(() => !alive(sleeper) && !alive(serverPid), {
+      await waitFor(() => !processAlive(sleeper) && !processAlive(serverPid), {
         what: "the sleeper and the server to end",
         timeoutMs: 30_000,
       });

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { ProcessGroups } from "../../src/proc/group.ts";
 import { RunEnv } from "../../src/run_env.ts";
+import { processAlive } from "../helpers.ts";
 
 async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader();
@@ -15,15 +16,6 @@ async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   return text.split("\n")[0];
 }
 
-function exists(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\S+ \(.*\) [ZX]/.test(stat);
-  } catch {
-    return false;
-  }
-}
-
 Deno.test({
   name: "terminate ends a grandchild too, without waiting out the grace period",
   ignore: Deno.build.os !== "linux",
@@ -35,12 +27,12 @@ Deno.test({
       stderr: "null",
     });
     const grandchild = Number(await firstLine(p.child.stdout));
-    assert.ok(exists(grandchild));
+    assert.ok(processAlive(grandchild));
     const t0 = performance.now();
     await p.terminate();
     await p.child.stdout.cancel().catch(() => undefined);
     assert.ok(!p.groupAlive(), "the group outlived terminate()");
-    assert.ok(!exists(grandchild), "the grandchild outlived terminate()");
+    assert.ok(!processAlive(grandchild), "the grandchild outlived terminate()");
     // Waiting out the grace would take 5000 ms; half of it leaves room for a loaded machine.
     assert.ok(performance.now() - t0 < 2500, "terminate waited on a zombie instead of a live process");
     assert.equal(p.endedBy, "terminated");

@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProcessGroups } from "../../src/proc/group.ts";
-import { CLI, tempDir, waitFor } from "../helpers.ts";
+import { CLI, processAlive, tempDir, waitFor } from "../helpers.ts";
 
 const N = 300;
 const GRACE_MS = 3000;
@@ -21,15 +21,6 @@ const GRACE_MS = 3000;
  * machine), far below a walk of the table per child (the grace plus 20 s there).
  */
 const MARGIN_MS = 10_000;
-
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\S+ \(.*\) [ZX]/.test(stat);
-  } catch {
-    return false;
-  }
-}
 
 Deno.test({
   name: `attack: endAll ends ${N} children together: SIGTERM to all first, SIGKILL after one grace`,
@@ -54,7 +45,11 @@ Deno.test({
     assert.ok(ms >= GRACE_MS - 10, `SIGKILL came before the grace (${ms | 0} ms)`);
     assert.ok(ms < GRACE_MS + MARGIN_MS, `ending ${N} children took ${ms | 0} ms (grace ${GRACE_MS})`);
     statuses.forEach((s, i) => assert.equal(s.signal, i % 2 ? "SIGKILL" : "SIGTERM", `child ${i}`));
-    assert.deepEqual(procs.filter((p) => alive(p.pid)).map((p) => p.pid), [], "children outlived endAll");
+    assert.deepEqual(
+      procs.filter((p) => processAlive(p.pid)).map((p) => p.pid),
+      [],
+      "children outlived endAll",
+    );
     assert.equal(groups.size, 0);
   },
 });
@@ -94,6 +89,6 @@ Deno.test({
     assert.equal(out.code, 130, new TextDecoder().decode(out.stderr));
     // every command ends on SIGTERM: no grace to wait out, only the margin bounds it
     assert.ok(ms < GRACE_MS + MARGIN_MS, `ending ${n} commands took ${ms | 0} ms`);
-    assert.deepEqual(pids().filter(alive), [], "commands outlived the run");
+    assert.deepEqual(pids().filter(processAlive), [], "commands outlived the run");
   },
 });

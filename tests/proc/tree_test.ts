@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { ProcessGroups } from "../../src/proc/group.ts";
 import { descendantGroups, endTree } from "../../src/proc/tree.ts";
-import { alive } from "../mcp_server/mcp_helpers.ts";
-import { testEnv, waitFor } from "../helpers.ts";
+
+import { processAlive, testEnv, waitFor } from "../helpers.ts";
 
 Deno.test({
   name: "tree: endTree kills a SIGTERM-deaf child and the groups its descendants lead",
@@ -26,7 +26,7 @@ Deno.test({
       out += value;
     }
     const grandchild = Number(out.trim());
-    assert.ok(alive(grandchild));
+    assert.ok(processAlive(grandchild));
     await waitFor(() => descendantGroups(p.pid).includes(grandchild), {
       what: "the grandchild's own group to show",
       timeoutMs: 60_000,
@@ -34,8 +34,11 @@ Deno.test({
     assert.ok(!descendantGroups(p.pid).includes(p.pid), "the child's own group is not listed");
     await endTree(p, 300);
     reader.cancel().catch(() => undefined);
-    await waitFor(() => !alive(grandchild), { what: `grandchild ${grandchild} to end`, timeoutMs: 30_000 });
-    assert.equal(alive(p.pid), false);
+    await waitFor(() => !processAlive(grandchild), {
+      what: `grandchild ${grandchild} to end`,
+      timeoutMs: 30_000,
+    });
+    assert.equal(processAlive(p.pid), false);
     await procs.endAll();
   },
 });

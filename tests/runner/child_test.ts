@@ -10,9 +10,8 @@ import { join } from "node:path";
 import { ChildRunner, type ChildRunnerOptions } from "../../src/runner/child.ts";
 import { ProcessGroups } from "../../src/proc/group.ts";
 import type { RunRequest } from "../../src/runner/runner.ts";
-import { testEnv } from "../helpers.ts";
-import { alive, readPid, waitForFile } from "../mcp_server/mcp_helpers.ts";
-import { waitFor } from "../helpers.ts";
+import { processAlive, testEnv, waitFor } from "../helpers.ts";
+import { readPid, waitForFile } from "../mcp_server/mcp_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -104,11 +103,11 @@ Deno.test({
       const running = r.run(request(dir, block, { prompt: dir, timeoutMs: 4000 }));
       await waitForFile(join(dir, pidFile), `${block} to start its sleeper`);
       const sleeper = readPid(join(dir, pidFile));
-      assert.ok(alive(sleeper));
+      assert.ok(processAlive(sleeper));
       const rep = await running;
       assert.deepEqual(rep.outcome, { status: "timed_out", seconds: 4 });
       assert.ok(Date.now() - started >= 4000);
-      await waitFor(() => !alive(sleeper), {
+      await waitFor(() => !processAlive(sleeper), {
         what: `${block}'s sleeper ${sleeper} to end`,
         timeoutMs: 10_000,
       });
