@@ -26,6 +26,7 @@ import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { runBlock } from "../src/runtime/run.ts";
 import type { LuaEngine } from "../src/lua/engine.ts";
+import { toolLoopReply } from "./mock_openai.ts";
 
 const TURNS = 10;
 const ROUNDS = 7;
@@ -39,25 +40,7 @@ function startMock(): { url: string; close: () => Promise<void>; requests: () =>
     n++;
     const body = await req.json() as { messages: Msg[] };
     const done = body.messages.filter((m) => m.role === "tool").length;
-    const message = done < TURNS
-      ? {
-        role: "assistant",
-        content: null,
-        tool_calls: [{
-          id: `call_${done}`,
-          type: "function",
-          function: { name: "add", arguments: `{"a":${done},"b":1}` },
-        }],
-      }
-      : { role: "assistant", content: `done after ${done} tools` };
-    return Response.json({
-      id: "chatcmpl-bench",
-      object: "chat.completion",
-      created: 1,
-      model: "gpt-4o-mini",
-      choices: [{ index: 0, message, finish_reason: done < TURNS ? "tool_calls" : "stop", logprobs: null }],
-      usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
-    });
+    return toolLoopReply(done, TURNS, "add");
   });
   return {
     url: `http://127.0.0.1:${server.addr.port}/v1`,

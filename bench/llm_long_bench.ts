@@ -58,6 +58,7 @@
  */
 import { join } from "node:path";
 import { median } from "./startup_bench.ts";
+import { toolLoopReply } from "./mock_openai.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -111,25 +112,7 @@ function startMock(): Mock {
     const at = body.lastIndexOf('"tool_call_id"');
     const done = at < 0 ? 0 : Number(/call_(\d+)/.exec(body.slice(at, at + 64))![1]) + 1;
     const turns = Number(turnsText);
-    const message = done < turns
-      ? {
-        role: "assistant",
-        content: null,
-        tool_calls: [{
-          id: `call_${done}`,
-          type: "function",
-          function: { name: tool, arguments: `{"a":${done},"b":1}` },
-        }],
-      }
-      : { role: "assistant", content: `done after ${done} tools` };
-    return Response.json({
-      id: "chatcmpl-bench",
-      object: "chat.completion",
-      created: 1,
-      model: "gpt-4o-mini",
-      choices: [{ index: 0, message, finish_reason: done < turns ? "tool_calls" : "stop", logprobs: null }],
-      usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
-    });
+    return toolLoopReply(done, turns, tool);
   });
   return {
     url: `http://127.0.0.1:${server.addr.port}`,

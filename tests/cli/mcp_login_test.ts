@@ -12,12 +12,16 @@ import { join } from "node:path";
 import { CLI, runCli, tempDir, tempProject, testEnv } from "../helpers.ts";
 import { approveInBrowser, type OAuthWorld, startOAuthWorld } from "../fixtures/mcp/oauth_world.ts";
 
-/** Runs `mcp login` with `args`, approving in the "browser" as soon as it prints the URL. */
+/**
+ * Runs `mcp login` with `args`, approving in the "browser" as soon as it prints the URL
+ * (`beforeApprove` sees that URL first).
+ */
 async function login(
   w: OAuthWorld,
   home: string,
   args: string[] = [],
   env: Record<string, string> = {},
+  beforeApprove: (authorizeUrl: string) => void = () => {},
 ): Promise<{ code: number; stderr: string }> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -47,6 +51,7 @@ async function login(
     const m = /^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m.exec(stderr);
     if (m && !approved) {
       approved = true;
+      beforeApprove(m[1]);
       assert.equal(await approveInBrowser(m[1]), 200);
     }
   }
@@ -309,40 +314,15 @@ Deno.test("mcp login: failures exit 1 with the reason, a bad command line exits 
 });
 
 /** Logs in with the pre-registered client `pre-app`, registering its redirect URI as the login announces it. */
-async function loginPreRegistered(w: OAuthWorld, home: string) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--quiet",
-      CLI,
-      "mcp",
-      "login",
-      w.mcpUrl,
-      "--no-browser",
-      "--client-id",
-      "pre-app",
-      "--client-secret-env",
-      "PRE_SECRET",
-    ],
-    env: testEnv({ AGENT_BLOCK_HOME: home, PRE_SECRET: "pre-app-secret-1" }),
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  let approved = false;
-  const dec = new TextDecoder();
-  for await (const chunk of child.stderr) {
-    stderr += dec.decode(chunk, { stream: true });
-    const m = /^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m.exec(stderr);
-    if (m && !approved) {
-      approved = true;
-      const redirect = new URL(m[1]).searchParams.get("redirect_uri")!;
+function loginPreRegistered(w: OAuthWorld, home: string) {
+  return login(
+    w,
+    home,
+    ["--client-id", "pre-app", "--client-secret-env", "PRE_SECRET"],
+    { PRE_SECRET: "pre-app-secret-1" },
+    (url) => {
+      const redirect = new URL(url).searchParams.get("redirect_uri")!;
       w.addClient({ id: "pre-app", secret: "pre-app-secret-1", redirect });
-      assert.equal(await approveInBrowser(m[1]), 200);
-    }
-  }
-  const { code } = await child.status;
-  return { code, stderr };
+    },
+  );
 }
