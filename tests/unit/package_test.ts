@@ -16,11 +16,12 @@ Deno.test("package: deno.json's version is src/version.ts's BASE_VERSION", () =>
   assert.equal(manifest.version, BASE_VERSION);
 });
 
-Deno.test("package: the export map has the stable, cli and unstable-engine entries", () => {
+Deno.test("package: the export map has the stable, cli, unstable-engine and unstable-flows entries", () => {
   assert.equal(manifest.name, "@agent-block/agent-block");
   assert.deepEqual(manifest.exports, {
     ".": "./mod.ts",
     "./cli": "./cli.ts",
     "./unstable-engine": "./unstable_engine.ts",
+    "./unstable-flows": "./unstable_flows.ts",
   });
 });
