@@ -175,7 +175,10 @@ export async function jobProject(files: Record<string, string>): Promise<{ root:
   return { root, home };
 }
 
-/** Waits until run `id` has state `state` (any ended state when `state` is "ended"); the run. */
+/**
+ * Waits until run `id` has state `state` (any ended state when `state` is "ended"; "running" once
+ * its process exists, so with its pid); the run.
+ */
 // deno-lint-ignore no-explicit-any
 export async function waitForRun(m: Manager, id: string, state: string, timeoutMs = 60_000): Promise<any> {
   // deno-lint-ignore no-explicit-any
@@ -183,7 +186,10 @@ export async function waitForRun(m: Manager, id: string, state: string, timeoutM
   await waitFor(async () => {
     const r = await m.api(`/runs/${id}`);
     run = r.body;
-    return r.status === 200 && (state === "ended" ? run.state !== "running" : run.state === state);
+    if (r.status !== 200) return false;
+    if (state === "ended") return run.state !== "running";
+    // A run is listed as running from its dispatch; its pid comes once its process exists.
+    return run.state === state && (state !== "running" || typeof run.pid === "number");
   }, { what: `run ${id} to be ${state} (last seen: ${JSON.stringify(run)})`, timeoutMs });
   return run;
 }
