@@ -20,7 +20,10 @@
  *   callback at the moment the call starts (a callback set during a call sees the progress of
  *   later calls);
  * - the era-specific surface: `ping` and `logging/setLevel` exist only in the 2025 era;
- *   resource updates and list changes come from `subscriptions/listen` in the 2026-07-28 era;
+ *   resource updates and list changes come from `subscriptions/listen` in the 2026-07-28 era,
+ *   where an update is delivered only for a URI subscribed now (from the start of its
+ *   `subscribe` until its `unsubscribe` begins): one a listen stream had in flight when it was
+ *   closed never reaches the handler after `unsubscribe` returned;
  *   log notifications there need a per-request log level (`_meta`), which every request carries.
  *
  * Invariants: after `close()` every method fails with a message naming the server (code
@@ -108,6 +111,8 @@ export class McpConnection {
   /** Delivery promises of callbacks started while each in-flight request waits. */
   #inflight = new Set<Promise<unknown>[]>();
   #resourceSubs = new Map<string, McpSubscription>();
+  /** 2026 era: the URIs whose updates are delivered (subscribing or subscribed). */
+  #wanted = new Set<string>();
   #deadlines = new Set<Deadline>();
   #listSub: McpSubscription | undefined;
 
@@ -317,13 +322,19 @@ export class McpConnection {
       return;
     }
     if (this.#resourceSubs.has(uri)) return;
-    const sub = await this.request(
-      "subscriptions/listen",
-      ` '${uri}'`,
-      (o) => this.client.listen({ resourceSubscriptions: [uri] }, o),
-      signal,
-    );
-    this.#resourceSubs.set(uri, sub);
+    this.#wanted.add(uri);
+    try {
+      const sub = await this.request(
+        "subscriptions/listen",
+        ` '${uri}'`,
+        (o) => this.client.listen({ resourceSubscriptions: [uri] }, o),
+        signal,
+      );
+      this.#resourceSubs.set(uri, sub);
+    } catch (e) {
+      this.#wanted.delete(uri);
+      throw e;
+    }
   }
 
   async unsubscribe(uri: string, signal?: AbortSignal): Promise<void> {
@@ -339,6 +350,7 @@ export class McpConnection {
     this.#assertOpen("subscriptions/listen");
     const sub = this.#resourceSubs.get(uri);
     this.#resourceSubs.delete(uri);
+    this.#wanted.delete(uri);
     await sub?.close();
   }
 
@@ -376,6 +388,7 @@ export class McpConnection {
     const work = (async () => {
       for (const s of this.#resourceSubs.values()) await s.close().catch(() => undefined);
       this.#resourceSubs.clear();
+      this.#wanted.clear();
       await this.#listSub?.close().catch(() => undefined);
       if (!wasClosed) await this.client.close();
       else await this.transport.close();
@@ -468,6 +481,7 @@ export class McpConnection {
         this.#onLog(params);
         return false;
       case "notifications/resources/updated":
+        if (this.era === "modern" && !this.#wanted.has(String(params.uri))) return false;
         this.#deliver(
           "resource_update",
           () => [{ type: "resource_update", server: this.name, uri: params.uri }],
