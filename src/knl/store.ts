@@ -35,6 +35,7 @@ import { ensureLayout } from "./migrate.ts";
 import { MEMORY } from "./paths.ts";
 import { EVENT_SCHEMA_VERSION } from "./schema.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "./busy_timeout.ts";
+import { useWalJournal } from "./wal_mode.ts";
 import { upcastData } from "./upcast.ts";
 
 /**
@@ -260,7 +261,7 @@ export class EventStore {
     try {
       this.db.exec(`PRAGMA busy_timeout = ${this.#busyMs}`);
       if (path !== MEMORY) {
-        this.db.exec("PRAGMA journal_mode = WAL");
+        useWalJournal(this.db, this.#busyMs);
         this.db.exec("PRAGMA synchronous = NORMAL");
         // Checkpoint every ~32 MB of WAL instead of every 4 MB: a page rewritten by many small
         // appends (an index leaf, the table's last page) is copied back once per checkpoint, not

@@ -20,6 +20,7 @@
  *   rather than accept it unchecked).
  */
 import { DatabaseSync } from "node:sqlite";
+import { useWalJournal } from "../../knl/wal_mode.ts";
 
 /** How far a message's `ts` may be from this clock, ms (and how long ids are remembered). */
 export const FRESH_MS = 5 * 60_000;
@@ -77,7 +78,7 @@ export class FileSeenIds implements SeenIds {
     this.#db = new DatabaseSync(path);
     try {
       this.#db.exec("PRAGMA busy_timeout = 5000");
-      this.#db.exec("PRAGMA journal_mode = WAL");
+      useWalJournal(this.#db, 5000);
       this.#db.exec("PRAGMA synchronous = NORMAL");
       this.#db.exec("CREATE TABLE IF NOT EXISTS seen (id TEXT PRIMARY KEY, until INTEGER NOT NULL)");
       this.#db.exec("CREATE INDEX IF NOT EXISTS seen_until ON seen (until)");

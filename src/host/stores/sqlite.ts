@@ -9,7 +9,7 @@
  *   FIRST (Deno ignores the constructor's timeout; default 5000 ms, the run's
  *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`),
  *   then `journal_mode=WAL` and `synchronous=NORMAL` (the WAL switch is retried while another
- *   process holds the lock, because that pragma does not always go through the busy handler);
+ *   process holds the lock: `src/knl/wal_mode.ts`);
  * - `writeTx`: multi-statement writes run in `BEGIN IMMEDIATE`, so a transaction never has to
  *   upgrade a read lock to a write lock (which fails with SQLITE_BUSY without waiting).
  * Why: several agent-block processes share one file; WAL plus a busy timeout plus immediate
@@ -21,6 +21,7 @@ import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
 import { envValue, type EnvView } from "../../home.ts";
 import { wholeMilliseconds } from "../../run_env.ts";
+import { useWalJournal } from "../../knl/wal_mode.ts";
 
 /** The three stores. */
 export type StoreKind = "kv" | "sql" | "ts";
@@ -54,8 +55,6 @@ export function busyTimeoutMs(env: EnvView): number {
   return wholeMilliseconds({ get: (name) => envValue(env, name) }, "AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS", 5000);
 }
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
 /** Opens (creating if needed) the database at `path` (absolute) with the settings above. */
 export function openDatabase(path: string, busyMs = 5000): DatabaseSync {
   if (path !== ":memory:") {
@@ -71,16 +70,7 @@ export function openDatabase(path: string, busyMs = 5000): DatabaseSync {
   try {
     db.exec(`pragma busy_timeout = ${busyMs}`);
     if (path !== ":memory:") {
-      const deadline = Date.now() + busyMs;
-      for (let attempt = 0;; attempt++) {
-        try {
-          db.exec("pragma journal_mode = WAL");
-          break;
-        } catch (e) {
-          if (!/locked|busy/i.test((e as Error).message) || Date.now() > deadline) throw e;
-          Atomics.wait(sleeper, 0, 0, Math.min(50, 2 + attempt * 5));
-        }
-      }
+      useWalJournal(db, busyMs);
       db.exec("pragma synchronous = NORMAL");
     }
   } catch (e) {
