@@ -100,6 +100,7 @@
  */
 import type { BlockConfig } from "./src/sdk/config.ts";
 import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
+import { InProcessRunner } from "./src/runner/in_process.ts";
 
 /**
  * Runs one block to its report. A config without `env` runs with a copy of this process's
@@ -124,11 +125,25 @@ import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
  * ```
  */
 export function runBlock(config: BlockConfig): Promise<BlockReport> {
-  return runConfig(config, { env: () => Deno.env.toObject(), cwd: () => Deno.cwd() });
+  return runConfig(
+    config,
+    { env: () => Deno.env.toObject(), cwd: () => Deno.cwd() },
+    (handles) => new InProcessRunner(handles),
+  );
 }
 
 export type { Artifact, BlockReport } from "./src/sdk/run_block.ts";
 export { ARTIFACT_KIND } from "./src/sdk/run_block.ts";
+export type {
+  BlockRunner,
+  Correlation,
+  RunHooks,
+  RunReport,
+  RunRequest,
+  RunStores,
+  RunText,
+  StartFacts,
+} from "./src/runner/runner.ts";
 export {
   BlockConfig,
   BlockConfigBuilder,

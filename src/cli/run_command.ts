@@ -30,6 +30,9 @@ import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
 import { runConfig } from "../sdk/run_block.ts";
+import type { RunObserver, RunRequest } from "../runner/runner.ts";
+import { fanOut } from "../obs/run_events.ts";
+import { InProcessRunner } from "../runner/in_process.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { agentBlockHome } from "../home.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
@@ -210,7 +213,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   }
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
-    ? (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
+    ? await (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
     : undefined;
   const stop = new AbortController();
   const onSignal = (sig: string) => () => stop.abort(`received ${sig}`);
@@ -222,24 +225,11 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
   adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
-    const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
-      .env(s.env)
-      .cwd(s.cwd)
-      .labels(s.labels)
-      .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
-      .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)
-      .signal(stop.signal);
-    if (s.relay !== undefined) config.relay(s.relay);
-    if (s.secretKey !== undefined) config.secretKey(s.secretKey);
-    if (s.prompt !== undefined) config.prompt(s.prompt);
-    if (s.context !== undefined) config.context(s.context);
-    for (const o of watch?.observers ?? []) config.observe(o);
     let outcome: Outcome;
     try {
-      ({ outcome } = await runConfig(config.build(), {
-        env: () => s.env,
-        cwd: () => s.cwd,
-      }));
+      outcome = s.request !== undefined
+        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [])
+        : await runFlagged(s, scriptPath, stop.signal, watch?.observers ?? []);
     } finally {
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
@@ -248,6 +238,52 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
-    watch?.close();
+    await watch?.close();
   }
+}
+
+/** A run from flags: flags → `BlockConfig` → the SDK's `runConfig`, like any embedder's. */
+async function runFlagged(
+  s: RunSettings,
+  scriptPath: string,
+  signal: AbortSignal,
+  observers: readonly RunObserver[],
+): Promise<Outcome> {
+  const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
+    .env(s.env)
+    .cwd(s.cwd)
+    .labels(s.labels)
+    .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
+    .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)
+    .signal(signal);
+  if (s.relay !== undefined) config.relay(s.relay);
+  if (s.secretKey !== undefined) config.secretKey(s.secretKey);
+  if (s.prompt !== undefined) config.prompt(s.prompt);
+  if (s.context !== undefined) config.context(s.context);
+  for (const o of observers) config.observe(o);
+  const report = await runConfig(
+    config.build(),
+    { env: () => s.env, cwd: () => s.cwd },
+    (handles) => new InProcessRunner(handles),
+  );
+  return report.outcome;
+}
+
+/**
+ * A run from `--request FILE` (what the child runner starts): the request as sent, in the
+ * environment this process was given with the project's `.env` layered in, in this process
+ * (confined already when it asked for the sandbox: this is the sandbox's runtime stage then).
+ */
+async function runRequest(
+  s: RunSettings,
+  request: RunRequest,
+  signal: AbortSignal,
+  observers: readonly RunObserver[],
+): Promise<Outcome> {
+  const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
+  const report = await new InProcessRunner().run(
+    { ...request, env: s.env, cwd: request.cwd ?? s.cwd, sandbox: undefined },
+    { signal, observe },
+  );
+  return report.outcome;
 }

@@ -144,7 +144,12 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   };
   const openFor = (spec: unknown): EventWriter => {
     if (spec === undefined || spec === "default") {
-      return writerFor(defaultStorePath(run.projectRoot, (k) => run.env.get(k)));
+      const typed = run.stores?.kernel;
+      return writerFor(
+        typed !== undefined
+          ? storePathFrom(run.projectRoot, typed)
+          : defaultStorePath(run.projectRoot, (k) => run.env.get(k)),
+      );
     }
     if (spec === "mem") return writerFor(MEMORY);
     if (

@@ -58,6 +58,11 @@ export interface RunSpec {
   cwd?: string;
   /** `$AGENT_BLOCK_HOME`; defaults to the run environment's, then `~/.agent-block`. */
   home?: string;
+  /**
+   * Paths of the kv, sql, ts and kernel stores (typed: they win over the run environment's
+   * `AGENT_BLOCK_*_PATH`, and the block does not see them as variables).
+   */
+  stores?: RunContext["stores"];
   /** `_PROMPT` (absent when undefined). */
   prompt?: string;
   /** `_CONTEXT` (absent when undefined). */
@@ -197,6 +202,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     script: script.ref,
     home,
     labels: spec.labels ?? {},
+    stores: spec.stores ?? {},
     stdout,
     stderr,
     log,

@@ -11,11 +11,14 @@
  * 4. starts them in due order (then by name) while fewer than `maxLive` runs are live; the rest
  *    wait for a later tick (`queueLength`).
  *
- * A run is the block in a child agent-block (`src/runner/child.ts`): `-s <block>` in the
- * project root with `--label job=<name> --label run=<id>` (the runner's config file carries the
- * labels), `AGENT_BLOCK_RUN_ID=<id>` in its environment, `--result <home>/runs/<job>/<id>.json`,
- * its `timeout` as the runner's `timeoutMs` (the whole process tree is ended at it). Its start
- * is recorded when its process exists, its end when it has ended (`record.ts`).
+ * A run is one `RunRequest` to the `BlockRunner` the manager was given (`serve` gives it the
+ * child runner: each run an agent-block process of its own): the job's block in the project
+ * root, labels `job=<name>` and `run=<id>`, the run id as its correlation's `runId` (the run's
+ * `AGENT_BLOCK_RUN_ID`), its `timeout` as the request's `timeoutMs` (the runner ends the run at
+ * it), `sandbox` when the job or the manager's `AGENT_BLOCK_SANDBOX` asks. A returned value is
+ * written here to `<home>/runs/<job>/<id>.json` (atomically). Its start is recorded when the
+ * runner says it started (`onStart`: the pid and process tag it reports are kept as opaque facts),
+ * its end when it has ended (`record.ts`).
  *
  * Invariants: at most one live run per job and at most `maxLive` in all; `every` counts from
  * the previous run's recorded end (across manager starts: the state is read back from the
@@ -24,7 +27,8 @@
  */
 import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
-import type { ChildRunner } from "../runner/child.ts";
+import type { BlockRunner, RunReport } from "../runner/runner.ts";
+import { writeAtomic } from "../util/fs.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
 import {
@@ -43,7 +47,8 @@ export interface SchedulerOptions {
   /** The environment every run starts from (the manager's own). */
   env: Readonly<Record<string, string>>;
   record: ServeRecord;
-  runner: ChildRunner;
+  /** Runs the jobs' blocks (a runner that keeps a stderr tail reports it in `stderrTail`). */
+  runner: BlockRunner<RunReport & { stderrTail?: string }>;
   maxLive: number;
   /** Where the manager's log lines go. */
   log: (line: string) => void;
@@ -275,18 +280,19 @@ export class Scheduler {
           prompt: job.prompt,
           context: job.context,
           labels: { job: job.name, run: id },
-          env: { ...this.#o.env, AGENT_BLOCK_RUN_ID: id },
+          env: this.#o.env,
           timeoutMs: job.timeoutMs,
-          signal: controller.signal,
+          sandbox: run.sandboxed,
+          correlation: { runId: id },
         },
         {
+          signal: controller.signal,
           onStart: ({ pid, tag }) => {
             run.pid = pid ?? null;
             run.tag = tag ?? null;
             recordStart();
           },
         },
-        { resultPath: resultFile, sandbox: run.sandboxed },
       );
       recordStart();
       const { state, message } = stateOf(report.outcome);
@@ -297,7 +303,12 @@ export class Scheduler {
         const v = report.outcome.value;
         const bytes = typeof v === "string" ? enc.encode(v) : v;
         resultBytes = bytes.length;
-        file = resultFile;
+        try {
+          writeAtomic(resultFile, bytes);
+          file = resultFile;
+        } catch (e) {
+          this.#o.log(`run ${id}: cannot write ${resultFile}: ${(e as Error).message}`);
+        }
         if (bytes.length <= INLINE_RESULT_BYTES) {
           try {
             result = typeof v === "string" ? v : new TextDecoder("utf-8", { fatal: true }).decode(v);
@@ -316,7 +327,7 @@ export class Scheduler {
         result_bytes: resultBytes,
         result_file: file,
         message,
-        stderr_tail: report.stderrTail,
+        stderr_tail: report.stderrTail ?? "",
       };
       this.#write(() => this.#o.record.end(end), `the end of run ${id}`);
       Object.assign(run, end);

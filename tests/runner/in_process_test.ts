@@ -33,7 +33,7 @@ Deno.test("in-process runner: the same outcome as runBlock, block for block", as
       context: "c",
     };
     const viaRunner = (await runner.run(req)).outcome;
-    const direct = await runBlock({ ...req, ...quiet });
+    const direct = await runBlock({ ...req, prompt: "p", context: "c", ...quiet });
     assert.deepEqual(viaRunner, direct, name);
   }
   const r = await runner.run({
