@@ -125,7 +125,7 @@ function typeName(v: unknown): string {
 }
 
 function shown(v: unknown): string {
-  return typeof v === "string" ? JSON.stringify(v) : typeName(v);
+  return ["string", "number", "boolean"].includes(typeof v) ? JSON.stringify(v) : typeName(v);
 }
 
 /** A field-by-field reader over one JSON object, its errors naming `file` and the field path. */
@@ -159,7 +159,7 @@ class Fields {
     const v = this.obj[k];
     if (v === undefined) return undefined;
     if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || (integer && !Number.isInteger(v))) {
-      this.fail(k, `must be a positive ${integer ? "integer" : "number"}`, typeof v === "number" ? v : v);
+      this.fail(k, `must be a positive ${integer ? "integer" : "number"}`, v);
     }
     return v;
   }
