@@ -64,12 +64,16 @@ Options:
       --mcp-timeout-secs N timeout of every MCP request  (env AGENT_BLOCK_MCP_TIMEOUT_SECS, default 30)
       --progress           one line per step on stderr: model turns, tool calls, MCP, the end
                            (env AGENT_BLOCK_PROGRESS=1)
-      --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
-                           shape of "knl export --as events" (- for stderr)
+      --events FILE        stream the run's events as JSON Lines as they happen: kernel rows
+                           (as "knl export --as events"), MCP calls, sessions, artifacts, and
+                           last the end with the outcome (- for stderr)
       --relay URL          join the mesh: nats://host:4222[,nats://...] (a NATS server or
                            cluster) or ws(s)://host:port/ws (an agent-mesh relay)
       --secret-key HEX     mesh identity, 64 hex characters (env AGENT_BLOCK_MESH_SECRET_KEY,
                            also from .env; default: a random key, new every run)
+      --request FILE       run the request in FILE (JSON, as the child runner writes it: the
+                           whole run; only --result, --outcome, --events, --progress and
+                           --sandbox may stand beside it)
       --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
                            README; also AGENT_BLOCK_SANDBOX=1)
   -V, --version            print agent-block's version and commit, Deno's and Lua's

@@ -36,7 +36,6 @@ import { parentDeathWrapper, withParentDeath } from "./parent_death.ts";
 import { beforeSpawn, disown, ownChild } from "./reaper.ts";
 import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
 import { anyAlive, endMembers, members, procUnreadable, signalAll, type Tree } from "./tree.ts";
-import { writeStderr } from "../obs/log.ts";
 
 /** Options for `ProcessGroups.spawn`. */
 export interface SpawnOptions {
@@ -209,7 +208,12 @@ export interface ProcessGroupsOptions {
   warn?: (message: string) => void;
 }
 
-const defaultWarn = (m: string) => writeStderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`));
+/** A `[warn]` line on stderr, written here: the process layer sits below the logger (`src/obs`). */
+const defaultWarn = (m: string) => {
+  const bytes = new TextEncoder().encode(`[warn] agent-block: ${m}\n`);
+  let off = 0;
+  while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
+};
 let reported = false;
 
 /** The live process groups of one run. */

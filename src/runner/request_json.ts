@@ -7,7 +7,7 @@
  * always present, every other field only when set):
  * - `version`: 1;
  * - `script`: `{"path": "..."}`, or `{"name": "...", "source": "..."}` (`"source_base64"` for
- *   bytes, so they come back exactly) with an optional `"dir"`;
+ *   bytes, so they come back exactly) with optional `"dir"` and `"chunkname"`;
  * - `name`, `project_root`, `cwd`, `home`: strings;
  * - `prompt`, `context`: a string, or `{"file": "..."}` (read when the run starts);
  * - `labels`, `env`: objects of strings;
@@ -65,6 +65,7 @@ export function requestToObject(request: RunRequest): Record<string, unknown> {
     ? { name: s.name, source: s.source }
     : { name: s.name, source_base64: toBase64(s.source) };
   if (!("path" in s) && s.dir !== undefined) script.dir = s.dir;
+  if (!("path" in s) && s.chunkname !== undefined) script.chunkname = s.chunkname;
   const out: Record<string, unknown> = {
     version: REQUEST_JSON_VERSION,
     script,
@@ -232,7 +233,7 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     sf.only(["path"]);
     script = { path: sf.str("path", true)! };
   } else {
-    sf.only(["name", "source", "source_base64", "dir"]);
+    sf.only(["name", "source", "source_base64", "dir", "chunkname"]);
     const name = sf.need("name", sf.str("name", true));
     const text = sf.str("source");
     const b64 = sf.str("source_base64");
@@ -252,8 +253,11 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
         );
       }
     }
-    const dir = sf.str("dir", true);
-    script = dir !== undefined ? { source, name, dir } : { source, name };
+    const inline: RunRequest["script"] = { source, name };
+    const dir = sf.str("dir", true), chunkname = sf.str("chunkname", true);
+    if (dir !== undefined) inline.dir = dir;
+    if (chunkname !== undefined) inline.chunkname = chunkname;
+    script = inline;
   }
   const r: RunRequest = {
     script,

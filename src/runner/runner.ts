@@ -96,9 +96,10 @@ export type RunText = string | { file: string };
 export interface RunRequest {
   /**
    * The block: a script file (resolved against `cwd`), or inline source with the name its
-   * errors show (`dir`: where its `require`s look first; default the project root).
+   * errors show (`dir`: where its `require`s look first, default the project root; `chunkname`:
+   * the chunk's own name instead of `@name`, for a runner's driver chunk such as `=ab:...`).
    */
-  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string };
+  script: { path: string } | { source: string | Uint8Array; name: string; dir?: string; chunkname?: string };
   /** A short name for logs (default: the script's file name). */
   name?: string;
   /** Project root (`--project`): `lib/` and `blocks/` tiers, the kernel log; resolved against `cwd`. */

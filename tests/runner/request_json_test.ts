@@ -12,7 +12,7 @@ import {
 import type { RunRequest } from "../../src/runner/runner.ts";
 
 const FULL: RunRequest = {
-  script: { source: "return _PROMPT", name: "full.lua", dir: "/srv/lib" },
+  script: { source: "return _PROMPT", name: "full.lua", dir: "/srv/lib", chunkname: "=ab:driver" },
   name: "full",
   projectRoot: "/srv/project",
   prompt: "say hi",
