@@ -23,7 +23,9 @@
  *   concurrently, or a full pipe stalls the child).
  * - Before each spawn `reaper.ts` is told (a host that asked to adopt orphans becomes a
  *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it.
- *   Apart from `parent_death.ts`'s one-off probe of `setpriv`, no other module starts processes.
+ *   Apart from `parent_death.ts`'s one-off probe of `setpriv` and the sandbox's probe
+ *   of `unshare` (`src/sandbox/mount_ns.ts`, before any run exists), no other module starts
+ *   processes.
  *
  * Why a registry: a child in a session of its own does not end with its host by itself (the
  * parent-death signal covers only a host that dies, and only the direct child). The run ends

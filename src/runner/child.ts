@@ -70,9 +70,9 @@ export interface ChildRunnerOptions {
   launch?: SelfLaunch;
   /** Grace between SIGTERM and SIGKILL when a run is ended, ms (default 2000). */
   graceMs?: number;
-  /** Aborted when the runner's owner shuts down: every run still going is ended, `stopped`. */
+  /** Aborted when the runner's owner shuts down: every run still going is ended, `cancelled`. */
   stopping?: AbortSignal;
-  /** The `stopped` reason for a run ended by `stopping` (default "the runner is shutting down"). */
+  /** The `cancelled` reason for a run ended by `stopping` (default "the runner is shutting down"). */
   stopReason?: string;
   /** Every run gets `--sandbox` (`agent-block mcp --sandbox`). */
   sandbox?: boolean;

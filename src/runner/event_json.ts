@@ -32,6 +32,10 @@ export const LINE_MAX = 256 * 1024 * 1024;
 
 /** A malformed event line; the message says where and which field. */
 export class EventLineError extends Error {
+  /**
+   * An error with `message`.
+   * @param message says where and which field
+   */
   constructor(message: string) {
     super(message);
     this.name = "EventLineError";
@@ -212,6 +216,7 @@ export class EventLineReader {
   #reader: ReadableStreamDefaultReader<Uint8Array>;
 
   /**
+   * Starts reading `stream`.
    * @param stream the bytes
    * @param where names the stream in errors
    * @param onEvent called with each event, in order

@@ -34,6 +34,10 @@ export const REQUEST_JSON_VERSION = 1;
 
 /** A malformed request; the message names the file and the field. */
 export class RequestJsonError extends Error {
+  /**
+   * An error with `message`.
+   * @param message names the file and the field
+   */
   constructor(message: string) {
     super(message);
     this.name = "RequestJsonError";

@@ -44,7 +44,13 @@ export type { RunEvent, RunObserver };
  * Ids that tie a run to what started it (trace context, a serve run, a flow step). Every field
  * optional; the run stamps the ones given on its kernel sessions, `ab.obs` lines, MCP `_meta`
  * and mesh envelopes (today through the run's `AGENT_BLOCK_TRACE_ID`/`RUN_ID`/`AGENT_ID`/
- * `AGENT_NAME` variables, which a field given here overrides).
+ * `AGENT_NAME` variables, which a field given here overrides; `parentSpan`, `parentSession`
+ * and `stepKey` travel with the request for its caller and are not stamped yet).
+ *
+ * ```ts
+ * import type { Correlation } from "@agent-block/agent-block";
+ * const correlation: Correlation = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", runId: "nightly-7" };
+ * ```
  */
 export interface Correlation {
   /** The trace this run belongs to (W3C trace id, or any string the caller uses). */
@@ -63,7 +69,15 @@ export interface Correlation {
   stepKey?: string;
 }
 
-/** Where a run's stores live (absent: the run environment's `AGENT_BLOCK_*_PATH`, then home). */
+/**
+ * Where a run's stores live (absent: the run environment's `AGENT_BLOCK_*_PATH`, then home).
+ * Relative paths resolve against the run's cwd (the kernel's against the project root).
+ *
+ * ```ts
+ * import type { RunStores } from "@agent-block/agent-block";
+ * const stores: RunStores = { kv: ":memory:", kernel: "/var/lib/agents/knl.sqlite" };
+ * ```
+ */
 export interface RunStores {
   /** `std.kv`; `:memory:` for a private in-memory store. */
   kv?: string;
@@ -75,7 +89,15 @@ export interface RunStores {
   kernel?: string;
 }
 
-/** Text given inline, or a file read when the run starts (relative to the run's `cwd`). */
+/**
+ * Text given inline, or a file read when the run starts (relative to the run's `cwd`).
+ *
+ * ```ts
+ * import type { RunText } from "@agent-block/agent-block";
+ * const inline: RunText = "Summarise the README";
+ * const fromFile: RunText = { file: "prompts/summary.md" };
+ * ```
+ */
 export type RunText = string | { file: string };
 
 /**
@@ -160,7 +182,14 @@ export interface Artifact {
   id: string;
 }
 
-/** What every runner reports, folded from the run's events (`foldEvents`). */
+/**
+ * What every runner reports, folded from the run's events (`ReportFold`).
+ *
+ * ```ts
+ * import type { RunReport } from "@agent-block/agent-block";
+ * const names = (report: RunReport) => report.artifacts.map((a) => a.name);
+ * ```
+ */
 export interface RunReport {
   /** How the run ended (the `end` event's outcome). */
   outcome: Outcome;
@@ -170,7 +199,14 @@ export interface RunReport {
   sessions: string[];
 }
 
-/** Facts a runner reports when the run has started; opaque to consumers, kept as given. */
+/**
+ * Facts a runner reports when the run has started; opaque to consumers, kept as given.
+ *
+ * ```ts
+ * import type { StartFacts } from "@agent-block/agent-block";
+ * const describe = (f: StartFacts) => (f.pid !== undefined ? `pid ${f.pid}` : "in process");
+ * ```
+ */
 export interface StartFacts {
   /** The run's process, when it has one of its own. */
   pid?: number;
@@ -178,7 +214,18 @@ export interface StartFacts {
   tag?: string;
 }
 
-/** Handles beside a request: what a runner calls while the run goes on, and its cancel. */
+/**
+ * Handles beside a request: what a runner calls while the run goes on, and its cancel.
+ *
+ * ```ts
+ * import type { RunHooks } from "@agent-block/agent-block";
+ * const stop = new AbortController();
+ * const hooks: RunHooks = {
+ *   signal: stop.signal,
+ *   observe: (e) => e.type === "end" && console.log(e.outcome.status),
+ * };
+ * ```
+ */
 export interface RunHooks {
   /** The run has started (after the request was accepted; before any of its events). */
   onStart?: (facts: StartFacts) => void;
@@ -191,7 +238,18 @@ export interface RunHooks {
   signal?: AbortSignal;
 }
 
-/** Runs blocks. `R` is the report, `RunReport` plus whatever the implementation adds. */
+/**
+ * Runs blocks. `R` is the report, `RunReport` plus whatever the implementation adds.
+ *
+ * ```ts
+ * import type { BlockRunner, RunRequest } from "@agent-block/agent-block";
+ * // a consumer takes the interface; the edge decides which runner it is
+ * async function runTwice(runner: BlockRunner, request: RunRequest) {
+ *   const first = await runner.run(request);
+ *   return first.outcome.status === "returned" ? first : await runner.run(request);
+ * }
+ * ```
+ */
 export interface BlockRunner<R extends RunReport = RunReport> {
   /** Runs one block to its end; never rejects for anything the run did. */
   run(request: RunRequest, hooks?: RunHooks): Promise<R>;
@@ -271,7 +329,9 @@ export function cancelSignal(request: RunRequest, hooks?: RunHooks): AbortSignal
  * once the `end` has been seen. What every runner's report is made from.
  */
 export class ReportFold {
+  /** The artifacts seen so far. */
   readonly artifacts: Artifact[] = [];
+  /** The sessions seen so far. */
   readonly sessions: string[] = [];
   #outcome: Outcome | undefined;
 

@@ -35,11 +35,13 @@ function num(v: unknown): number {
 
 /** Counts a run's events; `step` says what the last counted event was, in a few words. */
 export class RunTally {
+  /** The counts so far (updated in place). */
   readonly counts: RunCounts = { turns: 0, tokensIn: 0, tokensOut: 0, toolCalls: 0, sessions: [] };
   /** The last step counted ("turn 2", "tool word_count", "mcp fs.read"), or undefined. */
   step: string | undefined;
 
   /**
+   * A tally; `onStep` hears of each step.
    * @param onStep called after each counted step (a turn, a tool call, a session opened)
    */
   constructor(private readonly onStep?: (tally: RunTally) => void) {}

@@ -18,7 +18,9 @@
  * it), `sandbox` when the job or the manager's `AGENT_BLOCK_SANDBOX` asks. A returned value is
  * written here to `<home>/runs/<job>/<id>.json` (atomically). Its start is recorded when the
  * runner says it started (`onStart`: the pid and process tag it reports are kept as opaque facts),
- * its end when it has ended (`record.ts`).
+ * its end when it has ended (`record.ts`). While it runs, its events are counted onto its record
+ * (`counts`: turns, tool calls, tokens, cost, sessions; `src/runner/tally.ts`), so the API and
+ * the dashboard show what it is doing; the counts are written with its end.
  *
  * Invariants: at most one live run per job and at most `maxLive` in all; `every` counts from
  * the previous run's recorded end (across manager starts: the state is read back from the
@@ -29,10 +31,12 @@ import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import { writeAtomic } from "../util/fs.ts";
+import { RunTally } from "../runner/tally.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
 import {
   INLINE_RESULT_BYTES,
+  type RunCountsRecord,
   type RunEnd,
   type RunRecord,
   type RunState,
@@ -272,6 +276,16 @@ export class Scheduler {
           `run ${id}: cannot create ${join(this.#o.home, "runs", job.name)}: ${(e as Error).message}`,
         );
       }
+      const countsOf = (t: RunTally): RunCountsRecord => ({
+        turns: t.counts.turns,
+        tool_calls: t.counts.toolCalls,
+        tokens_in: t.counts.tokensIn,
+        tokens_out: t.counts.tokensOut,
+        cost_usd: t.counts.costUsd ?? null,
+        sessions: [...t.counts.sessions],
+      });
+      // What the run does, live on its in-memory record (the API and the dashboard read it).
+      const tally = new RunTally((t) => run.counts = countsOf(t));
       const report = await this.#o.runner.run(
         {
           script: { path: job.script },
@@ -287,6 +301,7 @@ export class Scheduler {
         },
         {
           signal: controller.signal,
+          observe: tally.observe,
           onStart: ({ pid, tag }) => {
             run.pid = pid ?? null;
             run.tag = tag ?? null;
@@ -328,6 +343,7 @@ export class Scheduler {
         result_file: file,
         message,
         stderr_tail: report.stderrTail ?? "",
+        counts: countsOf(tally),
       };
       this.#write(() => this.#o.record.end(end), `the end of run ${id}`);
       Object.assign(run, end);

@@ -1,8 +1,9 @@
 /**
  * The child-process runner against real agent-block children: the outcome comes from the
  * child's end event, not its stderr; its timeout ends the whole tree and says `timed_out`;
- * a cancel and a shutdown say `stopped`; a child that could not start, died without an outcome
- * or wrote a malformed one is `failed`, saying so. A few cases use a fake "agent-block" (a shell
+ * a cancel and a shutdown say `cancelled`; a child that could not start, died without an `end`
+ * or sent a malformed one is `raised`, saying so; its events arrive live, and a second
+ * connection to its socket is not heard. A few cases use a fake "agent-block" (a shell or Deno
  * script standing in through `launch`) to produce what a real one never does.
  */
 import assert from "node:assert/strict";

@@ -1,6 +1,6 @@
 /**
  * The in-process runner: the same Outcome as `runBlock` for the same block, its timeout says
- * `timed_out`, and a request's signal says `stopped`.
+ * `timed_out`, and a signal says `cancelled`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -46,7 +46,7 @@ Deno.test("in-process runner: the same outcome as runBlock, block for block", as
   assert.deepEqual(r.outcome, { status: "returned", value: "v p c m" });
 });
 
-Deno.test("in-process runner: its timeout is timed_out, the request's signal stopped", async () => {
+Deno.test("in-process runner: its timeout is timed_out, the request's signal cancelled", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ab_in_process_" });
   Deno.writeTextFileSync(join(dir, "slow.lua"), 'std.task.sleep(300)\nreturn "woke"\n');
   const runner = new InProcessRunner(quiet);
