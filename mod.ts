@@ -48,10 +48,18 @@
  * ## Watching a run
  * `observe(fn)` (repeatable) tells `fn` each `RunEvent` as it happens: the kernel's rows as they
  * are committed (`events`: each row a record of `agent-block knl export --as events`, in commit
- * order), MCP connects and tool calls (`mcp_connect`, `mcp_call`), and last the run's `end` with
- * its outcome. It is the seam the CLI's `--progress` and `--events FILE` are built on. Observers
- * run synchronously inside the run: keep them quick; one that throws is detached with a warning.
- * A run with no observer pays nothing for the seam.
+ * order), the sessions it opens (`session_open`), MCP connects and tool calls (`mcp_connect`,
+ * `mcp_call`), the artifacts it stages (`artifact`), and last the run's `end` with its outcome.
+ * It is the seam the CLI's `--progress` and `--events FILE` are built on. Observers run
+ * synchronously inside the run: keep them quick; one that throws is detached with a warning. A
+ * run with no observer pays nothing for the seam.
+ *
+ * ## The run contract
+ * `runBlock` goes through the in-process `BlockRunner`; `BlockRunner`, `RunRequest` (plain,
+ * JSON-serialisable data: what one run is), `RunHooks` (the signal, the observer, `onStart`) and
+ * `RunReport` are the contract every runner keeps, the child-process one of `agent-block mcp` and
+ * `serve` included; a program of yours that takes a `BlockRunner` runs blocks in process or in
+ * child processes alike.
  *
  * ## How a run ended
  * `BlockReport.outcome` is the one `Outcome` type every runner reports; `exitCodeOf(outcome)` (and
