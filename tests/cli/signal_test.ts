@@ -7,18 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, waitFor } from "../helpers.ts";
+import { CLI, processAlive, waitFor } from "../helpers.ts";
 
 /** True while a process with this pid exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
+const alive = processAlive;
 
 /** True while any process is in process group `pgid`. */
 function groupAlive(pgid: number): boolean {

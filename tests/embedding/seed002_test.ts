@@ -15,7 +15,7 @@
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
-import { REPO_ROOT, tempDir, tempProject, testEnv, waitFor } from "../helpers.ts";
+import { processAlive, REPO_ROOT, tempDir, tempProject, testEnv, waitFor } from "../helpers.ts";
 import { anthropicMessage, MockLlm } from "../host/llm/mock_llm.ts";
 import {
   type AgentSpec,
@@ -60,14 +60,7 @@ async function scriptAgent(source: string, spec: AgentSpec = {}, tools: string[]
 }
 
 /** True while `pid` is a live (non-zombie) process. */
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
+const alive = processAlive;
 
 function exists(path: string): boolean {
   try {

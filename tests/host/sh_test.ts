@@ -7,17 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLI, runLua, tempDir, testEnv, waitFor } from "../helpers.ts";
+import { CLI, processAlive, runLua, tempDir, testEnv, waitFor } from "../helpers.ts";
 
 /** True while `pid` is a live (non-zombie) process. */
-function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
+const alive = processAlive;
 
 async function ret(source: string, dir?: string, graceMs?: number): Promise<string> {
   const r = await runLua(source, { projectRoot: dir, graceMs });

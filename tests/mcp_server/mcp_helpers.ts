@@ -9,7 +9,7 @@ import nodeAssert from "node:assert/strict";
 import { join } from "node:path";
 import { Client, type ClientOptions } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { CLI, REPO_ROOT, waitFor } from "../helpers.ts";
+import { CLI, processAlive, REPO_ROOT, waitFor } from "../helpers.ts";
 
 export const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "mcp_project");
 export const DENO_CONFIG = join(REPO_ROOT, "deno.json");
@@ -87,16 +87,8 @@ export async function connectStdio(
   return { client, pid: transport.pid!, stderr: () => err, close: () => client.close() };
 }
 
-/** True while `pid` names a live (non-zombie) process. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
+/** Whether `pid` is a live process (the shared helper, `tests/helpers.ts`). */
+export const alive: (pid: number) => boolean = processAlive;
 
 /** The pid a block wrote to `path`. */
 export function readPid(path: string): number {

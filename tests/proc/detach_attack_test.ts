@@ -152,7 +152,13 @@ Deno.test({
       dir,
       `local t0 = std.time.millis()
        local r = sh.exec("setsid -f sh -c 'echo $$ > holder.pid; exec sleep 300'; echo started", { timeout = 120 })
-       local pid = tonumber((std.fs.read(dir .. "/holder.pid"):match("%d+")))
+       -- setsid -f may not have written the file yet when the call returns: wait for it (bounded)
+       local holder = dir .. "/holder.pid"
+       for _ = 1, 6000 do
+         if std.fs.exists(holder) and std.fs.read(holder):match("%d+%s") then break end
+         std.task.sleep(0.01)
+       end
+       local pid = tonumber((std.fs.read(holder):match("%d+")))
        return std.json.encode({ r.ok, r.stdout, r.timed_out == nil, std.time.millis() - t0 < 60000, gone(pid) })`,
     )) as unknown[];
     assert.deepEqual(
