@@ -8,8 +8,8 @@
  * the request or the request's environment (`AGENT_BLOCK_SANDBOX`) asks for the sandbox: the
  * report's `sandboxed` says so, and is true — a child given `--sandbox` runs confined or not at
  * all, `src/sandbox/`). The request file is `request_json.ts`'s form (nothing of one run goes
- * through argv or the environment: no length limit, nothing shown in `ps`), written without the
- * host's credential variables; the child starts through `ProcessGroups.spawn`, so it leads a
+ * through argv or the environment: no length limit, nothing shown in `ps`), written mode 0600
+ * in the run's private temporary directory, without the host's credential variables; the child starts through `ProcessGroups.spawn`, so it leads a
  * process group of its own, with the request's environment minus the host's credentials, and it
  * loads its project's `.env` itself like any run. The child connects to the runner's Unix socket
  * and writes its `RunEvent`s there as JSON Lines (`event_json.ts`, what `--events` writes), each
