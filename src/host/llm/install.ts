@@ -34,7 +34,7 @@ import type { RunContext } from "../context.ts";
 import { type EndpointOptions, resolveBaseUrl, resolveEndpoint } from "./endpoint.ts";
 import { LlmError, type WireProvider } from "../../clients/llm/errors.ts";
 import { Deadlines } from "../../clients/llm/deadlines.ts";
-import { commitWindowMs } from "../../knl/commit_window.ts";
+import { commitWindowMs } from "../knl_settings.ts";
 import llmSource from "./llm.lua" with { type: "text" };
 
 function wireProvider(a: Args, v: unknown): WireProvider {
