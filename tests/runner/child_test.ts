@@ -79,7 +79,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "child runner: failed, deferred and exited come from the outcome file",
+  name: "child runner: raised, deferred and exited come from the child's end event",
   ...opts,
   fn: async () => {
     const dir = await project({
@@ -135,7 +135,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "child runner: a cancel and the runner's shutdown end the run as stopped",
+  name: "child runner: a cancel and the runner's shutdown end the run as cancelled",
   ...opts,
   fn: async () => {
     const dir = await project({
@@ -163,7 +163,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "child runner: no child, no outcome file, a malformed one, a bad request: failed, saying so",
+  name: "child runner: no child, no end, a malformed one: raised, saying so; inline source crosses",
   ...opts,
   fn: async () => {
     const dir = await project({ "x.lua": 'return "x"\n' });
