@@ -48,10 +48,18 @@
  * ## Watching a run
  * `observe(fn)` (repeatable) tells `fn` each `RunEvent` as it happens: the kernel's rows as they
  * are committed (`events`: each row a record of `agent-block knl export --as events`, in commit
- * order), MCP connects and tool calls (`mcp_connect`, `mcp_call`), and last the run's `end` with
- * its outcome. It is the seam the CLI's `--progress` and `--events FILE` are built on. Observers
- * run synchronously inside the run: keep them quick; one that throws is detached with a warning.
- * A run with no observer pays nothing for the seam.
+ * order), the sessions it opens (`session_open`), MCP connects and tool calls (`mcp_connect`,
+ * `mcp_call`), the artifacts it stages (`artifact`), and last the run's `end` with its outcome.
+ * It is the seam the CLI's `--progress` and `--events FILE` are built on. Observers run
+ * synchronously inside the run: keep them quick; one that throws is detached with a warning. A
+ * run with no observer pays nothing for the seam.
+ *
+ * ## The run contract
+ * `runBlock` goes through the in-process `BlockRunner`; `BlockRunner`, `RunRequest` (plain,
+ * JSON-serialisable data: what one run is), `RunHooks` (the signal, the observer, `onStart`) and
+ * `RunReport` are the contract every runner keeps, the child-process one of `agent-block mcp` and
+ * `serve` included; a program of yours that takes a `BlockRunner` runs blocks in process or in
+ * child processes alike.
  *
  * ## How a run ended
  * `BlockReport.outcome` is the one `Outcome` type every runner reports; `exitCodeOf(outcome)` (and
@@ -100,6 +108,7 @@
  */
 import type { BlockConfig } from "./src/sdk/config.ts";
 import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
+import { InProcessRunner } from "./src/runner/in_process.ts";
 
 /**
  * Runs one block to its report. A config without `env` runs with a copy of this process's
@@ -124,11 +133,25 @@ import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
  * ```
  */
 export function runBlock(config: BlockConfig): Promise<BlockReport> {
-  return runConfig(config, { env: () => Deno.env.toObject(), cwd: () => Deno.cwd() });
+  return runConfig(
+    config,
+    { env: () => Deno.env.toObject(), cwd: () => Deno.cwd() },
+    (handles) => new InProcessRunner(handles),
+  );
 }
 
 export type { Artifact, BlockReport } from "./src/sdk/run_block.ts";
 export { ARTIFACT_KIND } from "./src/sdk/run_block.ts";
+export type {
+  BlockRunner,
+  Correlation,
+  RunHooks,
+  RunReport,
+  RunRequest,
+  RunStores,
+  RunText,
+  StartFacts,
+} from "./src/runner/runner.ts";
 export {
   BlockConfig,
   BlockConfigBuilder,

@@ -66,5 +66,30 @@ export type { Watchdog } from "./src/lua/watchdog.ts";
 export { Args, LuaArgError } from "./src/lua/args.ts";
 export { RunEnv } from "./src/run_env.ts";
 export { type InProcessOptions, InProcessRunner } from "./src/runner/in_process.ts";
-export type { BlockRunner, RunHooks, RunReport, RunRequest } from "./src/runner/runner.ts";
+export {
+  type BlockRunner,
+  type InProcessFactory,
+  ReportFold,
+  type RunHandles,
+  type RunHooks,
+  type RunReport,
+  type RunRequest,
+} from "./src/runner/runner.ts";
+export {
+  parseRequestJson,
+  REQUEST_JSON_VERSION,
+  requestFromObject,
+  RequestJsonError,
+  requestToJson,
+  requestToObject,
+} from "./src/runner/request_json.ts";
+export {
+  EVENT_JSON_VERSION,
+  eventLine,
+  EventLineError,
+  EventLineReader,
+  LINE_MAX,
+  parseEventLine,
+} from "./src/runner/event_json.ts";
+export { type RunCounts, RunTally } from "./src/runner/tally.ts";
 export { LuaErrorValue, LuaFloat, LuaFunctionRef, LuaMulti } from "./src/json/values.ts";

@@ -1,9 +1,9 @@
 /**
  * How a run ended: the one outcome type every way of running a block reports, and its exit code.
  *
- * Owns `Outcome` and `exitCodeOf`. `runBlock` (in-process), the child-process runner (which reads
- * the child's `--outcome` file), the CLI, the MCP server and the coming `serve` and flows all speak
- * it, so "how did it end" is decided in one place and never re-derived from text on stderr.
+ * Owns `Outcome` and `exitCodeOf`. The runtime's `runBlock`, both runners (the child runner reads
+ * it from the child's `end` event), the CLI, the MCP server, `serve` and the SDK all speak it, so
+ * "how did it end" is decided in one place and never re-derived from text on stderr.
  *
  * Invariants:
  * - `returned`: the chunk's first return value, stringified by Lua's `tostring` (a string passes

@@ -2,7 +2,7 @@
  * The environment one run sees: a read-only record resolved at the edge, plus the run's own
  * overlay.
  *
- * Owns `RunEnv`. The edge (the CLI, the MCP server, later `serve` and the SDK) builds the base
+ * Owns `RunEnv`. The edge (the CLI, the MCP server, `serve`, `mod.ts` for the SDK) builds the base
  * record once — the process environment layered with the project's `.env` by the seed's rule —
  * and hands it to the run as `RunSpec.env`; every reader below the edge asks the run's `RunEnv`
  * (store paths, keys and base URLs, log level, correlation ids, commit window, busy timeouts,

@@ -7,7 +7,7 @@
  *
  * Every test that needs the engine goes through `runLua` (one engine per call, the shared wasm
  * module reused), so the suite pays the wasm start-up once per test file. Nothing here mutates
- * the process environment (`withEnv` is the deprecated exception, on its way out): the suite runs
+ * the process environment (`tests/arch/deno_env_test.ts` holds that): the suite runs
  * test files in parallel, in one process per file, so a test passes variables to its run
  * (`testEnv`) or to its subprocess (`runCli`'s `env`). Temporary directories made here are
  * removed when the test file's module unloads, after its last test.

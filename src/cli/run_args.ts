@@ -11,8 +11,11 @@ import { resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, resolveRunSettings, runFlags } from "../config/settings.ts";
-import { edgeEnvironment } from "./environment.ts";
+import { edgeCwd, edgeEnvironment } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
+import { UsageError } from "../errors.ts";
+import type { RunRequest } from "../runner/runner.ts";
+import { parseRequestJson, RequestJsonError } from "../runner/request_json.ts";
 
 /** Fully layered settings of one run, with the environment and working directory it gets. */
 export interface RunSettings extends LayeredRunSettings {
@@ -24,6 +27,43 @@ export interface RunSettings extends LayeredRunSettings {
   sandbox: boolean;
   /** The project's `.env` file's warnings. */
   warnings: string[];
+  /**
+   * `--request FILE`: the whole run, as a runner sent it (`src/runner/request_json.ts`); its
+   * environment is replaced by `env` (the process's, which the runner set, with `.env` layered in).
+   */
+  request?: RunRequest;
+}
+
+/** The flags that say what one run is: a request file says all of it, so none may stand beside it. */
+const REQUEST_EXCLUDES = [
+  "script",
+  "block",
+  "project",
+  "prompt",
+  "context",
+  "config",
+  "label",
+  "cpu-limit",
+  "memory-limit",
+  "mcp-timeout-secs",
+  "relay",
+  "secret-key",
+];
+
+/** Reads `--request FILE` (relative to the process working directory); a bad one is a usage error. */
+function readRequest(file: string, cwd: string): RunRequest {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(resolve(cwd, file));
+  } catch (e) {
+    throw new UsageError(`cannot read the request file ${file}: ${(e as Error).message}`);
+  }
+  try {
+    return parseRequestJson(text, file);
+  } catch (e) {
+    if (e instanceof RequestJsonError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
 /** Writes `.env` warnings to stderr. */
@@ -55,11 +95,13 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     relay: { type: "string" },
     "secret-key": { type: "string" },
     sandbox: { type: "boolean" },
+    request: { type: "string" },
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },
   });
   if (parsed.values.help) return "help";
   if (parsed.values.version) return "version";
+  if (typeof parsed.values.request === "string") return requestSettings(parsed.values, quiet);
   const flags = runFlags(parsed.values);
   const project = flags.project ?? ".";
   // .env is the host half's config: layered in before the environment layer is read.
@@ -74,5 +116,36 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     cwd: edge.cwd,
     sandbox: parsed.values.sandbox === true,
     warnings: edge.warnings,
+  };
+}
+
+/** The settings of a `--request FILE` run: the request, plus the flags that say where its results go. */
+function requestSettings(values: Readonly<Record<string, unknown>>, quiet: boolean): RunSettings {
+  for (const flag of REQUEST_EXCLUDES) {
+    if (values[flag] !== undefined && !(Array.isArray(values[flag]) && values[flag].length === 0)) {
+      throw new UsageError(`--${flag} cannot be given with --request: the request file says the whole run`);
+    }
+  }
+  const request = readRequest(values.request as string, edgeCwd());
+  const events = values.events as string | undefined;
+  if (events !== undefined && events.trim() === "") {
+    throw new UsageError("--events must be a file path, or - for stderr; got ''");
+  }
+  const edge = edgeEnvironment(request.projectRoot);
+  if (!quiet) sayWarnings(edge.warnings);
+  return {
+    script: "path" in request.script ? request.script.path : undefined,
+    project: request.projectRoot,
+    result: values.result as string | undefined,
+    outcome: values.outcome as string | undefined,
+    labels: { ...request.labels },
+    mcpTimeoutSecs: (request.mcpTimeoutMs ?? 30_000) / 1000,
+    progress: values.progress === true,
+    events,
+    env: edge.env,
+    cwd: edge.cwd,
+    sandbox: values.sandbox === true || request.sandbox === true,
+    warnings: edge.warnings,
+    request,
   };
 }

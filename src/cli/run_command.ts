@@ -31,6 +31,9 @@ import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
 import { runConfig } from "../sdk/run_block.ts";
+import type { RunObserver, RunRequest } from "../runner/runner.ts";
+import { fanOut } from "../obs/run_events.ts";
+import { InProcessRunner } from "../runner/in_process.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { agentBlockHome } from "../home.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
@@ -63,12 +66,16 @@ Options:
       --mcp-timeout-secs N timeout of every MCP request  (env AGENT_BLOCK_MCP_TIMEOUT_SECS, default 30)
       --progress           one line per step on stderr: model turns, tool calls, MCP, the end
                            (env AGENT_BLOCK_PROGRESS=1)
-      --events FILE        stream the run's kernel events as JSON Lines, as committed, in the
-                           shape of "knl export --as events" (- for stderr)
+      --events FILE        stream the run's events as JSON Lines as they happen: kernel rows
+                           (as "knl export --as events"), MCP calls, sessions, artifacts, and
+                           last the end with the outcome (- for stderr)
       --relay URL          join the mesh: nats://host:4222[,nats://...] (a NATS server or
                            cluster) or ws(s)://host:port/ws (an agent-mesh relay)
       --secret-key HEX     mesh identity, 64 hex characters (env AGENT_BLOCK_MESH_SECRET_KEY,
                            also from .env; default: a random key, new every run)
+      --request FILE       run the request in FILE (JSON, as the child runner writes it: the
+                           whole run; only --result, --outcome, --events, --progress and
+                           --sandbox may stand beside it)
       --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
                            README; also AGENT_BLOCK_SANDBOX=1)
   -V, --version            print agent-block's version and commit, Deno's and Lua's
@@ -240,7 +247,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   }
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
-    ? (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
+    ? await (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
     : undefined;
   const stop = new AbortController();
   const onSignal = (sig: string) => () => stop.abort(`received ${sig}`);
@@ -252,24 +259,11 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
   adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
-    const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
-      .env(s.env)
-      .cwd(s.cwd)
-      .labels(s.labels)
-      .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
-      .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)
-      .signal(stop.signal);
-    if (s.relay !== undefined) config.relay(s.relay);
-    if (s.secretKey !== undefined) config.secretKey(s.secretKey);
-    if (s.prompt !== undefined) config.prompt(s.prompt);
-    if (s.context !== undefined) config.context(s.context);
-    for (const o of watch?.observers ?? []) config.observe(o);
     let outcome: Outcome;
     try {
-      ({ outcome } = await runConfig(config.build(), {
-        env: () => s.env,
-        cwd: () => s.cwd,
-      }));
+      outcome = s.request !== undefined
+        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [])
+        : await runFlagged(s, scriptPath, stop.signal, watch?.observers ?? []);
     } finally {
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
@@ -278,6 +272,52 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
-    watch?.close();
+    await watch?.close();
   }
+}
+
+/** A run from flags: flags → `BlockConfig` → the SDK's `runConfig`, like any embedder's. */
+async function runFlagged(
+  s: RunSettings,
+  scriptPath: string,
+  signal: AbortSignal,
+  observers: readonly RunObserver[],
+): Promise<Outcome> {
+  const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
+    .env(s.env)
+    .cwd(s.cwd)
+    .labels(s.labels)
+    .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
+    .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)
+    .signal(signal);
+  if (s.relay !== undefined) config.relay(s.relay);
+  if (s.secretKey !== undefined) config.secretKey(s.secretKey);
+  if (s.prompt !== undefined) config.prompt(s.prompt);
+  if (s.context !== undefined) config.context(s.context);
+  for (const o of observers) config.observe(o);
+  const report = await runConfig(
+    config.build(),
+    { env: () => s.env, cwd: () => s.cwd },
+    (handles) => new InProcessRunner(handles),
+  );
+  return report.outcome;
+}
+
+/**
+ * A run from `--request FILE` (what the child runner starts): the request as sent, in the
+ * environment this process was given with the project's `.env` layered in, in this process
+ * (confined already when it asked for the sandbox: this is the sandbox's runtime stage then).
+ */
+async function runRequest(
+  s: RunSettings,
+  request: RunRequest,
+  signal: AbortSignal,
+  observers: readonly RunObserver[],
+): Promise<Outcome> {
+  const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
+  const report = await new InProcessRunner().run(
+    { ...request, env: s.env, cwd: request.cwd ?? s.cwd, sandbox: undefined },
+    { signal, observe },
+  );
+  return report.outcome;
 }

@@ -28,6 +28,7 @@ import type { HostModule } from "../host/context.ts";
 import { optField } from "../lua/args.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { runConfig } from "../sdk/run_block.ts";
+import { InProcessRunner } from "../runner/in_process.ts";
 import { ScriptSource } from "../sdk/sources.ts";
 import { outcomeToObject } from "../runner/outcome_json.ts";
 import { blockRoots, findBlock, unknownBlockText } from "../blocks/registry.ts";
@@ -103,7 +104,11 @@ export function specRunBlockModule(scratch: string): HostModule {
           stdout: (b) => out.push(b.slice()),
           stderr: (b) => err.push(b.slice()),
         });
-        const report = await runConfig(config, { env: () => env, cwd: () => run.cwd });
+        const report = await runConfig(
+          config,
+          { env: () => env, cwd: () => run.cwd },
+          (handles) => new InProcessRunner(handles),
+        );
         const { version: _, ...outcome } = outcomeToObject(report.outcome);
         return {
           ...outcome,

@@ -23,7 +23,7 @@
  * - `lspec.run_block` is available (src/cli/spec_run_block.ts).
  */
 import { basename, dirname, join, resolve } from "node:path";
-import { runBlock } from "../runtime/run.ts";
+import { InProcessRunner } from "../runner/in_process.ts";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
@@ -143,15 +143,17 @@ export async function runSpecFile(
   }
   const chunks: string[] = [];
   try {
-    const outcome = await runBlock({
+    const runner = new InProcessRunner({
+      stdout: (b) => chunks.push(new TextDecoder().decode(b)),
+      stderr: where.stderr,
+      modules: [specRunBlockModule(scratch)],
+    });
+    const { outcome } = await runner.run({
       script: { source: DRIVER, name: basename(abs), chunkname: "=ab:lspec_driver", dir: dirname(abs) },
       projectRoot,
       env,
       cwd: where.cwd,
       globals: { SPEC_PATH: displayPath(abs, where.cwd) },
-      stdout: (b) => chunks.push(new TextDecoder().decode(b)),
-      stderr: where.stderr,
-      modules: [specRunBlockModule(scratch)],
     });
     const printed = chunks.join("").split("\n").filter((l) => l.length).map((l) => `  | ${l}`);
     if (outcome.status !== "returned" || typeof outcome.value !== "string") {

@@ -135,8 +135,7 @@ export function stepRunner(runner: BlockRunner): StepRunner {
       prompt: req.prompt,
       context: req.context,
       labels: req.labels,
-      signal: req.signal,
-    });
+    }, { signal: req.signal });
     if (outcome.status !== "returned") return { outcome, artifacts: [] };
     const v = outcome.value;
     if (typeof v === "string" && v.startsWith(MARK)) {

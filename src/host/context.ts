@@ -40,6 +40,11 @@ export interface RunContext {
   home: string;
   /** Labels of the run (`--label k=v`). */
   labels: Record<string, string>;
+  /**
+   * Store paths the run was given typed (`RunRequest.stores`); a path absent here falls back to
+   * the run environment's `AGENT_BLOCK_*_PATH`, then the default. Optional for contexts made by hand.
+   */
+  stores?: Readonly<{ kv?: string; sql?: string; ts?: string; kernel?: string }>;
   /** Writes to the script's standard output (`print`, `io.write`). */
   stdout: (bytes: Uint8Array) => void;
   /** Writes to standard error (logs, `io.stderr`). */

@@ -48,8 +48,7 @@ import { stringifyJson } from "../json/codec.ts";
 import { LuaMulti, NullsAsNil } from "../json/values.ts";
 import { type EventRow, type EventStore, type NewEvent, openStore } from "../knl/store.ts";
 import { EventWriter } from "../knl/writer.ts";
-import { commitWindowMs } from "../knl/commit_window.ts";
-import { busyTimeoutMs } from "../knl/busy_timeout.ts";
+import { busyTimeoutMs, commitWindowMs } from "./knl_settings.ts";
 import { envValue, type EnvView } from "../home.ts";
 import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
 import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
@@ -144,7 +143,12 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
   };
   const openFor = (spec: unknown): EventWriter => {
     if (spec === undefined || spec === "default") {
-      return writerFor(defaultStorePath(run.projectRoot, (k) => run.env.get(k)));
+      const typed = run.stores?.kernel;
+      return writerFor(
+        typed !== undefined
+          ? storePathFrom(run.projectRoot, typed)
+          : defaultStorePath(run.projectRoot, (k) => run.env.get(k)),
+      );
     }
     if (spec === "mem") return writerFor(MEMORY);
     if (

@@ -22,7 +22,8 @@
  *   before `connect`; `nil` removes it;
  * - `cancel`, `notify_roots_list_changed` and `disconnect` are fire-and-forget and never raise
  *   for a server-side failure (they log it).
- * Bad arguments (wrong types, an array where an object is needed) raise, naming the argument.
+ * Bad arguments of wrong types raise, naming the argument; an array where `call`'s arguments
+ * object is needed is an `{ ok = false }` result (`McpError` kind `invalid`), like any refused call.
  * Every error text handed to Lua is scrubbed of the run's secrets and of URL credentials
  * (`run.secrets.scrub`): a server's message may echo a key; the client's logs are scrubbed by
  * the run's logger. What a connect hands a server on purpose (credential headers and URL

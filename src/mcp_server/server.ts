@@ -8,11 +8,15 @@
  *   (`block` is an enum of the names registered at that moment, the description lists each
  *   block with its leading comment);
  * - `tools/call` → one run through the `BlockRunner` it is given (`agent-block mcp` gives it the
- *   child runner, `src/runner/child.ts`: one process per run) → the run's `Outcome` → a tool
+ *   child runner: one process per run, its events relayed live) → the run's `Outcome` → a tool
  *   result (`toolResultOf`): the returned value is the text; a Lua error, a timeout, a cancel, a
  *   shutdown, an `os.exit` are `isError` results carrying the text; a deferred run says so, and
- *   is not an error (nothing broke). A call that carries a `progressToken` gets a progress
- *   notification (seconds elapsed) every `progressIntervalMs`;
+ *   is not an error (nothing broke). Artifacts the block staged (`bus.emit("artifact", ...)`)
+ *   follow the text as embedded resources (`agent-block://artifacts/<name>`, the content as text:
+ *   a string as it is, anything else as JSON). A call that carries a `progressToken` gets a
+ *   progress notification at each step the run's events tell (a model turn, a tool call: "turn 2;
+ *   2 turns, 290 tokens in / 38 out, 1 tool call", counted by `src/runner/tally.ts`) and every
+ *   `progressIntervalMs` besides (seconds elapsed and the same counts), `progress` counting up;
  * - with `jobs` (`--serve-url`), the five job tools of `job_tools.ts` beside `run_block`, each a
  *   call to the job manager's HTTP API;
  * - with `flowRunner`, the `run_flow` tool of `flow_tool.ts` (flows of the project's `flows/`);
@@ -38,7 +42,8 @@ import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprot
 import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
 import type { Logger } from "../obs/log.ts";
 import type { Outcome } from "../outcome.ts";
-import type { BlockRunner, RunReport } from "../runner/runner.ts";
+import type { Artifact, BlockRunner, RunReport } from "../runner/runner.ts";
+import { RunTally } from "../runner/tally.ts";
 import { VERSION } from "../version.ts";
 import guide from "./guide.md" with { type: "text" };
 import { callJobTool, isJobTool, JOB_TOOLS, type JobApi } from "./job_tools.ts";
@@ -162,6 +167,22 @@ export function toolResultOf(name: string, outcome: Outcome, ending: CallEnding 
   }
 }
 
+/** The URI prefix of a run's artifacts in a `run_block` result. */
+export const ARTIFACT_URI_PREFIX = "agent-block://artifacts/";
+
+/** An artifact as a tool result's content: an embedded resource holding its content as text. */
+export function artifactContent(a: Artifact): CallToolResult["content"][number] {
+  const isText = typeof a.content === "string";
+  return {
+    type: "resource",
+    resource: {
+      uri: ARTIFACT_URI_PREFIX + encodeURIComponent(a.name),
+      mimeType: isText ? "text/plain" : "application/json",
+      text: isText ? a.content as string : JSON.stringify(a.content ?? null),
+    },
+  };
+}
+
 /** The `_meta` key of a `run_block` result saying whether the run was sandboxed. */
 export const SANDBOXED_META = "agent-block/sandboxed";
 
@@ -246,7 +267,7 @@ export async function callRunBlock(
   opts: BlockServerOptions,
   args: unknown,
   signal: AbortSignal,
-  onProgress?: (seconds: number, message: string) => void,
+  onProgress?: (progress: number, message: string) => void,
 ): Promise<CallToolResult> {
   const parsed = parseRunBlockArgs(args);
   if ("error" in parsed) return text(parsed.error, true);
@@ -262,6 +283,10 @@ export async function callRunBlock(
   }
   const n = ++callSeq;
   const started = performance.now();
+  let notes = 0;
+  const tally = new RunTally(
+    onProgress && ((t) => onProgress(++notes, `block '${block.name}': ${t.summary()}`)),
+  );
   const running = opts.runner.run({
     script: { path: block.path },
     name: block.name,
@@ -270,8 +295,9 @@ export async function callRunBlock(
     context: parsed.context,
     env: opts.env,
     timeoutMs: opts.runTimeoutSecs * 1000,
-    signal,
   }, {
+    signal,
+    observe: onProgress && tally.observe,
     onStart: ({ pid }) =>
       opts.log.debug(`run_block #${n} '${block.name}' started${pid !== undefined ? ` (pid ${pid})` : ""}`),
   });
@@ -279,7 +305,7 @@ export async function callRunBlock(
   if (onProgress && (opts.progressIntervalMs ?? 0) > 0) {
     ticker = setInterval(() => {
       const secs = Math.round((performance.now() - started) / 1000);
-      onProgress(secs, `block '${block.name}' has been running for ${secs} s`);
+      onProgress(++notes, `block '${block.name}' has been running for ${secs} s: ${tally.summary()}`);
     }, opts.progressIntervalMs);
   }
   let report: RunReport & { stderrTail?: string; sandboxed?: boolean };
@@ -295,6 +321,7 @@ export async function callRunBlock(
     } ms${report.sandboxed ? " (sandboxed)" : ""}`,
   );
   const result = toolResultOf(block.name, report.outcome, ending);
+  result.content.push(...report.artifacts.map(artifactContent));
   // The call's record of its run: whether it ran under the sandbox (a runner that knows says).
   if (report.sandboxed !== undefined) result._meta = { ...result._meta, [SANDBOXED_META]: report.sandboxed };
   return result;
@@ -342,10 +369,10 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       );
     }
     const token = req.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
-    const progress = token === undefined ? undefined : (seconds: number, message: string) => {
+    const progress = token === undefined ? undefined : (n: number, message: string) => {
       ctx.mcpReq.notify({
         method: "notifications/progress",
-        params: { progressToken: token, progress: seconds, message },
+        params: { progressToken: token, progress: n, message },
       })
         .catch(() => undefined);
     };

@@ -1,7 +1,7 @@
 /**
  * The HTTP guard: the checks every request to an agent-block HTTP endpoint passes before any
- * handler sees it. Used by `agent-block mcp --http` (`src/mcp_server/http.ts`); the coming
- * `serve` API uses it too, so both endpoints refuse the same requests for the same reasons.
+ * handler sees it. Used by `agent-block mcp --http` (`src/mcp_server/http.ts`) and the `serve`
+ * API (`src/serve/api.ts`), so both endpoints refuse the same requests for the same reasons.
  *
  * Owns, and nothing else in the project re-implements:
  * - the bind rule: a server listens on a loopback address (`127.0.0.0/8`, `::1`, `localhost`)

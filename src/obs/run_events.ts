@@ -8,11 +8,15 @@
  *   a record of `agent-block knl export --as events` (the same JSON once encoded);
  * - `mcp_connect` / `mcp_call`: an MCP connection opened (or refused), a `tools/call` answered
  *   (or failed), from `src/host/mcp.ts` — the kernel does not record them;
- * - `end`: the run's outcome, from the SDK's runner (`src/sdk/run_block.ts`), after the run's
- *   cleanup, so every kernel row of the run came before it.
- * Consumers: the CLI's `--progress` (`src/cli/progress.ts`) and `--events` (`events_jsonl.ts`), and an
- * embedder's `BlockConfig.builder(...).observe(fn)`; OpenTelemetry traces, `serve` and flows are
- * meant to be more of them rather than new hooks.
+ * - `session_open`: a kernel session the run opened (`src/host/knl.ts`, through the runner);
+ * - `artifact`: a part the block staged with `bus.emit("artifact", ...)` (the runner's bus tap);
+ * - `end`: the run's outcome, from the runner (`src/runner/in_process.ts`), after the run's
+ *   cleanup, so every kernel row of the run came before it; exactly one, always last.
+ * Model turns and tool calls are kernel rows (`llm_request`, `llm_response`, `tool_call`,
+ * `tool_result`, `budget_charge`) inside `events`: the record is the one source of them.
+ * Consumers: the CLI's `--progress` (`src/cli/progress.ts`) and `--events` (the JSON Lines form,
+ * `src/runner/event_json.ts`), the child runner relaying a child's stream, the MCP server's
+ * progress notifications, `serve`'s record, and an embedder's `BlockConfig.builder(...).observe(fn)`.
  *
  * Invariants:
  * - With no observer a run has no `observe` at all (`fanOut` returns `undefined`), and the
@@ -84,6 +88,22 @@ export type RunEvent =
     ok: boolean;
     /** The failure, when it failed. */
     error?: string;
+  }
+  | {
+    /** A kernel session the run opened (`knl.session`, `agent.run`). */
+    type: "session_open";
+    /** The session's id (`knl show ID`). */
+    session: string;
+  }
+  | {
+    /** A part the block staged with `bus.emit("artifact", { name = ..., content = ... })`. */
+    type: "artifact";
+    /** The artifact's name. */
+    name: string;
+    /** Its content (any JSON value; `undefined` when the payload had none). */
+    content: unknown;
+    /** The bus event's id. */
+    id: string;
   }
   | {
     /** The run ended (after its cleanup). */

@@ -29,8 +29,9 @@
  * - Before each spawn `reaper.ts` is told (a host that asked to adopt orphans becomes a
  *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it; the
  *   lifeline (`lifeline.ts`) knows this registry's tag, so a host killed outright still has
- *   its trees ended. Apart from `parent_death.ts`'s one-off probe of `setpriv` and the
- *   lifeline's one sentinel per process, no other module starts processes.
+ *   its trees ended. Apart from `parent_death.ts`'s one-off probe of `setpriv`, the
+ *   lifeline's one sentinel per process and the sandbox's probe of `unshare`
+ *   (`src/sandbox/mount_ns.ts`, before any run exists), no other module starts processes.
  *
  * Why a registry: a child in a session of its own does not end with its host by itself (the
  * parent-death signal covers only a host that dies, and only the direct child). The run ends
@@ -45,7 +46,6 @@ import { inOwnSession } from "./own_session.ts";
 import { beforeSpawn, disown, ownChild } from "./reaper.ts";
 import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
 import { endMembers, members, procUnreadable, type Tree } from "./tree.ts";
-import { writeStderr } from "../obs/log.ts";
 
 /** Options for `ProcessGroups.spawn`. */
 export interface SpawnOptions {
@@ -230,7 +230,12 @@ export interface ProcessGroupsOptions {
   warn?: (message: string) => void;
 }
 
-const defaultWarn = (m: string) => writeStderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`));
+/** A `[warn]` line on stderr, written here: the process layer sits below the logger (`src/obs`). */
+const defaultWarn = (m: string) => {
+  const bytes = new TextEncoder().encode(`[warn] agent-block: ${m}\n`);
+  let off = 0;
+  while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
+};
 let reported = false;
 
 /** The live process groups of one run. */

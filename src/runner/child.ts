@@ -1,47 +1,63 @@
 /**
- * The child-process `BlockRunner`: each run is an agent-block process of its own, which says how
- * it ended in its `--outcome` file.
+ * The child-process `BlockRunner`: each run is an agent-block process of its own, which reads
+ * its request from a file and tells its events back over a socket, live.
  *
- * Owns the child's command line and its files. The child is this same program
- * (`src/proc/self.ts`) started as
- * `-s <script> -p <project> --config <tmp>/run.json --outcome <tmp>/outcome.json` (and
- * `--result FILE` when the caller's `ChildRunExtras` asks for it, and `--sandbox` when the
- * runner, the run's extras or the request's environment (`AGENT_BLOCK_SANDBOX`) asks for the
- * sandbox: the report's `sandboxed` says so, and is true — a child given `--sandbox` runs
- * confined or not at all, `src/sandbox/`), where the
- * config file carries `prompt`, `context` and `labels` — what ONE run is never goes through the
- * environment, and the caller's text not through argv either (no length limit, nothing shown in
- * `ps`). The child starts through `ProcessGroups.spawn`, so it leads a process group of its own,
- * with the request's environment minus the host's credentials (whole, credentials included, when
- * the owner says `passCredentials`: `serve`); it loads its project's `.env` itself like any run.
+ * Layer: runner. Owns the child's command line, its files and its event channel. The child is
+ * this same program (`src/proc/self.ts`) started as
+ * `--request <tmp>/request.json --events <tmp>/events.sock` (and `--sandbox` when the runner,
+ * the request or the request's environment (`AGENT_BLOCK_SANDBOX`) asks for the sandbox: the
+ * report's `sandboxed` says so, and is true — a child given `--sandbox` runs confined or not at
+ * all, `src/sandbox/`). The request file is `request_json.ts`'s form (nothing of one run goes
+ * through argv or the environment: no length limit, nothing shown in `ps`), written mode 0600
+ * in the run's private temporary directory, without the host's credential variables; the child starts through `ProcessGroups.spawn`, so it leads a
+ * process group of its own, with the request's environment minus the host's credentials, and it
+ * loads its project's `.env` itself like any run. The child connects to the runner's Unix socket
+ * and writes its `RunEvent`s there as JSON Lines (`event_json.ts`, what `--events` writes), each
+ * as it happens; the runner hands them to `hooks.observe` as they arrive.
  *
  * Invariants:
- * - How the run ended comes from the outcome file (`outcome_json.ts`), never from what the child
- *   printed: a block writing `error: ...` to stderr and returning is `returned`. Only the runner's
- *   own decisions override the file: its timeout (`timed_out`), the request's `signal` (`stopped`,
- *   reason "cancelled") and the runner's `stopping` signal or a group ended from outside
- *   (`stopped`, `stopReason`). A child that ended without writing the file (killed outright,
- *   crashed, bad arguments) is `failed`, saying so with its exit code and the end of its stderr;
- *   a malformed file is `failed` naming the file and the field.
+ * - How the run ended is the child's `end` event, never what it printed: a block writing
+ *   `error: ...` to stderr and returning is `returned`. Only the runner's own decisions override
+ *   it: its timeout (`timed_out`), the signal (`cancelled`, reason "cancelled") and the runner's
+ *   `stopping` signal or a group ended from outside (`cancelled`, `stopReason`). A child that
+ *   ended without an `end` (killed outright, crashed, bad arguments) is `raised` with code
+ *   `script`, saying so with its exit code and the end of its stderr, after the events it sent;
+ *   a malformed event line is `raised` naming the line and the field.
+ * - Exactly one `end` reaches `hooks.observe`, the runner's own, last; the child's events before
+ *   it arrive in the child's order.
+ * - Only the first connection to the socket is the child's: the child connects before its block
+ *   runs, and any later connection (a process of the block that found the socket) is closed
+ *   unread, so a block cannot forge its run's events.
  * - The child's stdout and stderr are both forwarded, line by line and prefixed with the run's
  *   name, to the runner's `stderr` sink (nothing a block prints reaches the host's stdout, which
  *   may belong to a protocol); the stderr tail is kept for the report. Once the child has
- *   exited its output gets `DRAIN_MS` to end: a process it left behind holding the pipes does
- *   not hold the answer.
+ *   exited its output and events get `DRAIN_MS` to end: a process it left behind holding the
+ *   pipes does not hold the answer.
  * - Ending a run ends the child's whole process tree (`endTree`: SIGTERM to its group, so the
  *   child ends its run's processes itself; after the grace period SIGKILL to the child, its
  *   descendants and every process carrying its tag — a daemon its block detached included).
  *   Whatever of the tree outlives the child (a child killed from outside) is ended when it exits.
  * - The temporary directory is removed whatever happened.
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type { Outcome, RaisedCode } from "../outcome.ts";
 import type { ManagedProcess, ProcessGroups } from "../proc/group.ts";
+import { HOST_CREDENTIALS } from "../proc/child_env.ts";
 import { selfCommand, type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { endTree } from "../proc/tree.ts";
+import { fanOut, type RunEvent } from "../obs/run_events.ts";
 import { forwardLines, type Kept, tailLines } from "./forward.ts";
-import { OutcomeFileError, readOutcomeFile } from "./outcome_json.ts";
-import { type BlockRunner, type RunHooks, runName, type RunReport, type RunRequest } from "./runner.ts";
+import { EventLineReader } from "./event_json.ts";
+import { requestToJson } from "./request_json.ts";
+import {
+  type BlockRunner,
+  cancelSignal,
+  ReportFold,
+  type RunHooks,
+  runName,
+  type RunReport,
+  type RunRequest,
+} from "./runner.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { longTimeout } from "../util/long_timer.ts";
 
@@ -55,9 +71,9 @@ export interface ChildRunnerOptions {
   launch?: SelfLaunch;
   /** Grace between SIGTERM and SIGKILL when a run is ended, ms (default 2000). */
   graceMs?: number;
-  /** Aborted when the runner's owner shuts down: every run still going is ended, `stopped`. */
+  /** Aborted when the runner's owner shuts down: every run still going is ended, `cancelled`. */
   stopping?: AbortSignal;
-  /** The `stopped` reason for a run ended by `stopping` (default "the runner is shutting down"). */
+  /** The `cancelled` reason for a run ended by `stopping` (default "the runner is shutting down"). */
   stopReason?: string;
   /** Every run gets `--sandbox` (`agent-block mcp --sandbox`). */
   sandbox?: boolean;
@@ -67,14 +83,6 @@ export interface ChildRunnerOptions {
    * every run does). Default false: the credentials are removed (`agent-block mcp`).
    */
   passCredentials?: boolean;
-}
-
-/** What one child run adds to its request (the child runner's own knobs). */
-export interface ChildRunExtras {
-  /** `--result FILE` for the child (absolute): the returned value is written there too. */
-  resultPath?: string;
-  /** This run gets `--sandbox` (a serve job's `sandbox = true`). */
-  sandbox?: boolean;
 }
 
 /** A child run's report: the outcome, and the end of what the child wrote to stderr. */
@@ -104,37 +112,50 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
    */
   constructor(private readonly options: ChildRunnerOptions) {}
 
-  /** Runs `request` in a child process to its outcome. */
-  async run(request: RunRequest, hooks?: RunHooks, extras: ChildRunExtras = {}): Promise<ChildRunReport> {
-    const sandboxed = this.options.sandbox === true || extras.sandbox === true ||
+  /** Runs `request` in a child process to its report; `hooks.observe` sees its events live. */
+  async run(request: RunRequest, hooks?: RunHooks): Promise<ChildRunReport> {
+    const started = performance.now();
+    const sandboxed = this.options.sandbox === true || request.sandbox === true ||
       sandboxRequested(request.env.AGENT_BLOCK_SANDBOX);
-    const none = (outcome: Outcome): ChildRunReport => ({ outcome, stderrTail: "", sandboxed });
-    if (request.signal?.aborted) return none({ status: "cancelled", reason: "cancelled" });
-    if (this.options.stopping?.aborted) return none({ status: "cancelled", reason: this.#stopReason });
-    if (!("path" in request.script)) {
-      return none(failed("the child runner runs script files; inline source runs in process"));
-    }
+    const fold = new ReportFold();
+    const observe = fanOut(
+      hooks?.observe ? [fold.observe, hooks.observe] : [fold.observe],
+      (m) => this.options.stderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`)),
+    )!;
+    const end = (outcome: Outcome, stderrTail = ""): ChildRunReport => {
+      observe({ type: "end", outcome, ms: performance.now() - started });
+      return { ...fold.report(outcome), stderrTail, sandboxed };
+    };
+    const signal = cancelSignal(request, hooks);
+    if (signal?.aborted) return end({ status: "cancelled", reason: "cancelled" });
+    if (this.options.stopping?.aborted) return end({ status: "cancelled", reason: this.#stopReason });
     if (request.cwd !== undefined && !isAbsolute(request.cwd)) {
-      return none(failed(`the run's working directory must be absolute, got '${request.cwd}'`));
+      return end(failed(`the run's working directory must be absolute, got '${request.cwd}'`));
     }
     if (request.cwd === undefined && !isAbsolute(request.projectRoot)) {
-      return none(failed(`the project root must be absolute without a cwd, got '${request.projectRoot}'`));
+      return end(failed(`the project root must be absolute without a cwd, got '${request.projectRoot}'`));
     }
     const cwd = request.cwd ?? request.projectRoot;
+    let text: string;
+    try {
+      const env = { ...request.env };
+      for (const k of HOST_CREDENTIALS) delete env[k];
+      text = requestToJson({ ...request, env, cwd, sandbox: sandboxed || undefined });
+    } catch (e) {
+      return end(failed(`the request cannot be sent to a child: ${(e as Error).message}`));
+    }
     let dir: string;
     try {
       // A sandboxed child may write only /tmp of the temporary places (whatever TMPDIR says).
       dir = await Deno.makeTempDir({ prefix: "ab_run_", ...(sandboxed ? { dir: "/tmp" } : {}) });
     } catch (e) {
-      return none(failed(`cannot create the run's temporary directory: ${(e as Error).message}`));
+      return end(failed(`cannot create the run's temporary directory: ${(e as Error).message}`));
     }
     try {
-      return {
-        ...await this.#runIn(dir, cwd, request.script.path, request, hooks, extras, sandboxed),
-        sandboxed,
-      };
+      const r = await this.#runIn(dir, cwd, text, request, signal, hooks, observe, sandboxed);
+      return end(r.outcome, r.stderrTail);
     } catch (e) {
-      return none(failed(`internal failure running the block in a child: ${(e as Error)?.message ?? e}`));
+      return end(failed(`internal failure running the block in a child: ${(e as Error)?.message ?? e}`));
     } finally {
       await Deno.remove(dir, { recursive: true }).catch(() => undefined);
     }
@@ -147,32 +168,38 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
   async #runIn(
     dir: string,
     cwd: string,
-    script: string,
+    requestText: string,
     request: RunRequest,
+    signal: AbortSignal | undefined,
     hooks: RunHooks | undefined,
-    extras: ChildRunExtras,
+    observe: (e: RunEvent) => void,
     sandboxed: boolean,
-  ): Promise<RunReport & { stderrTail: string }> {
-    const outcomePath = join(dir, "outcome.json");
-    const configPath = join(dir, "run.json");
-    const config: Record<string, unknown> = {};
-    if (request.prompt !== undefined) config.prompt = request.prompt;
-    if (request.context !== undefined) config.context = request.context;
-    if (request.labels !== undefined) config.labels = request.labels;
-    await Deno.writeTextFile(configPath, JSON.stringify(config));
+  ): Promise<{ outcome: Outcome; stderrTail: string }> {
+    const requestPath = join(dir, "request.json");
+    const socketPath = join(dir, "events.sock");
+    await Deno.writeTextFile(requestPath, requestText, { mode: 0o600 });
+    const listener = Deno.listen({ transport: "unix", path: socketPath });
+    // The child's events: the first connection only; its `end` is kept for the runner's own.
+    let childEnd: Outcome | undefined;
+    let reader: EventLineReader | undefined;
+    const accepting = (async () => {
+      try {
+        const conn = await listener.accept();
+        reader = new EventLineReader(conn.readable, "the child's events", (e) => {
+          if (e.type === "end") childEnd = e.outcome;
+          else if (childEnd === undefined) observe(e);
+        });
+        // Later connections are not the child's: closed unread.
+        for await (const other of listener) other.close();
+      } catch { /* the listener was closed */ }
+    })();
+    const closeListener = () => {
+      try {
+        listener.close();
+      } catch { /* closed already */ }
+    };
     const cmd = selfCommand(
-      [
-        "-s",
-        resolve(cwd, script),
-        "-p",
-        resolve(cwd, request.projectRoot),
-        "--config",
-        configPath,
-        "--outcome",
-        outcomePath,
-        ...(extras.resultPath !== undefined ? ["--result", extras.resultPath] : []),
-        ...(sandboxed ? ["--sandbox"] : []),
-      ],
+      ["--request", requestPath, "--events", socketPath, ...(sandboxed ? ["--sandbox"] : [])],
       this.options.launch ?? selfLaunch(),
     );
     const name = runName(request);
@@ -191,6 +218,8 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
         label: `run:${name}`,
       });
     } catch (e) {
+      closeListener();
+      await accepting;
       return {
         outcome: failed(`cannot start agent-block (${cmd[0]}): ${(e as Error).message}`),
         stderrTail: "",
@@ -200,21 +229,21 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     hooks?.onStart?.({ pid: p.pid, tag: p.tag });
 
     let endedBy: EndedBy | undefined;
-    const end = (why: EndedBy) => {
+    const endRun = (why: EndedBy) => {
       if (endedBy) return;
       endedBy = why;
       endTree(p, this.options.graceMs ?? 2000).catch(() => undefined);
     };
     // any length: a `timeout = "30d"` past the host timer's range is a chain of timers
     const timer = request.timeoutMs !== undefined
-      ? longTimeout(() => end("timeout"), request.timeoutMs)
+      ? longTimeout(() => endRun("timeout"), request.timeoutMs)
       : undefined;
-    const onCancel = () => end("cancelled");
-    const onStopping = () => end("stopping");
-    request.signal?.addEventListener("abort", onCancel, { once: true });
+    const onCancel = () => endRun("cancelled");
+    const onStopping = () => endRun("stopping");
+    signal?.addEventListener("abort", onCancel, { once: true });
     this.options.stopping?.addEventListener("abort", onStopping, { once: true });
     try {
-      if (this.options.stopping?.aborted) end("stopping");
+      if (this.options.stopping?.aborted) endRun("stopping");
       const prefix = `[block ${name}] `;
       const kept: Kept = { text: "" };
       const outputs = [
@@ -224,61 +253,57 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       const status = await p.status;
       // Read before this call ends a leftover of the group itself (which marks it ended too).
       const endedOutside = p.endedBy !== undefined;
+      // No connection after the child is gone: stop listening (a pending accept settles).
+      closeListener();
+      await accepting.catch(() => undefined);
       // A process the run left behind in a session of its own may still hold the pipes open:
       // give the output a moment to drain, then stop reading rather than wait for it.
       let drainTimer: ReturnType<typeof setTimeout> | undefined;
+      const streams = [...outputs.map((o) => o.done), ...(reader ? [reader.done] : [])];
       const drained = await Promise.race([
-        Promise.all(outputs.map((o) => o.done)).then(() => true),
+        Promise.all(streams).then(() => true),
         new Promise<false>((r) => drainTimer = setTimeout(() => r(false), DRAIN_MS)),
       ]);
       clearTimeout(drainTimer);
       if (!drained) {
         for (const o of outputs) o.cancel();
-        await Promise.all(outputs.map((o) => o.done));
+        reader?.cancel();
+        await Promise.all(streams);
       }
       // The leader is gone; make sure nothing of its tree lingers (a grandchild holding on, a
       // daemon of a child that was killed before it could end its run's processes).
       if (p.leftovers()) await p.terminate();
       const stderrTail = tailLines(kept.text);
-      const outcome = await this.#outcome(
-        endedBy ?? (endedOutside ? "stopping" : undefined),
-        status,
-        outcomePath,
+      const why = endedBy ?? (endedOutside ? "stopping" : undefined);
+      if (why === "timeout") {
+        return { outcome: { status: "timed_out", seconds: request.timeoutMs! / 1000 }, stderrTail };
+      }
+      if (why === "cancelled") return { outcome: { status: "cancelled", reason: "cancelled" }, stderrTail };
+      // Ended by the owner's shutdown, or its group ended from outside this call (`endAll`).
+      if (why === "stopping") {
+        return { outcome: { status: "cancelled", reason: this.#stopReason }, stderrTail };
+      }
+      if (reader?.error) {
+        return {
+          outcome: failed(`the child's event stream is malformed: ${reader.error.message}`),
+          stderrTail,
+        };
+      }
+      if (childEnd) return { outcome: childEnd, stderrTail };
+      const how = `exit code ${status.code}${status.signal ? `, signal ${status.signal}` : ""}`;
+      return {
+        outcome: failed(
+          `the run ended without an outcome (${how})` +
+            (stderrTail ? `; the end of its stderr:\n${stderrTail}` : "; it wrote nothing to stderr"),
+          "script",
+        ),
         stderrTail,
-        request,
-      );
-      return { outcome, stderrTail };
+      };
     } finally {
       timer?.clear();
-      request.signal?.removeEventListener("abort", onCancel);
+      closeListener();
+      signal?.removeEventListener("abort", onCancel);
       this.options.stopping?.removeEventListener("abort", onStopping);
     }
-  }
-
-  async #outcome(
-    endedBy: EndedBy | undefined,
-    status: Deno.CommandStatus,
-    outcomePath: string,
-    stderrTail: string,
-    request: RunRequest,
-  ): Promise<Outcome> {
-    if (endedBy === "timeout") return { status: "timed_out", seconds: request.timeoutMs! / 1000 };
-    if (endedBy === "cancelled") return { status: "cancelled", reason: "cancelled" };
-    // Ended by the owner's shutdown, or its group ended from outside this call (`endAll`).
-    if (endedBy === "stopping") return { status: "cancelled", reason: this.#stopReason };
-    let outcome: Outcome | undefined;
-    try {
-      outcome = await readOutcomeFile(outcomePath);
-    } catch (e) {
-      if (!(e instanceof OutcomeFileError)) throw e;
-      return failed(`the run's outcome file is malformed: ${e.message}`);
-    }
-    if (outcome) return outcome;
-    const how = `exit code ${status.code}${status.signal ? `, signal ${status.signal}` : ""}`;
-    return failed(
-      `the run ended without an outcome (${how})` +
-        (stderrTail ? `; the end of its stderr:\n${stderrTail}` : "; it wrote nothing to stderr"),
-      "script",
-    );
   }
 }

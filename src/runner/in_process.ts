@@ -1,76 +1,164 @@
 /**
- * The in-process `BlockRunner`: the block runs in this process, through `runBlock`.
+ * The in-process `BlockRunner`: the block runs in this process, through the runtime's `runBlock`.
+ * The one in-process run loop: the SDK's `runConfig`, the CLI's run path, `agent-block test` and
+ * embedders all come through here.
  *
- * Owns the mapping from a `RunRequest` to a `RunSpec` and the runner's wall-clock limit. What a
- * request does not say (output sinks, extra host modules, limits) is fixed per runner by its
- * options, so an embedder configures that once and runs many blocks side by side.
+ * Layer: runner. Owns the mapping from a `RunRequest` to the runtime's `RunSpec` (prompt and
+ * context files read against the run's cwd, limits in bytes, typed stores, correlation ids, the
+ * mesh), the run's wall-clock limit (`WallClock`), the bus with its artifact tap, and the run's
+ * event stream: the runtime's events (kernel commits, MCP connects and calls), plus
+ * `session_open` and `artifact`, then exactly one `end` carrying the outcome — for a run that
+ * never started too. The report is folded from that stream (`ReportFold`).
+ *
+ * What cannot cross a process boundary is this runner's, not the request's (`InProcessOptions`):
+ * output sinks, extra host modules (an embedder's host tools), an injected `fetch`, a `BusHost`
+ * with an embedder's handlers. A runner given a bus serves one run at a time (the SDK makes one
+ * runner per run); one without runs any number side by side.
  *
  * Invariants:
  * - The outcome is `runBlock`'s, unchanged, except when the runner's own limit ended the run:
- *   then it is `timed_out`. The limit aborts the run like `signal` does, so it takes effect at
- *   the next point where Lua waits for the host, or within about 0.1 s of Lua computing (the
- *   engine's watchdog returns to the event loop; src/lua/watchdog.ts).
- * - `runBlock` reports a failure to start as `failed`; anything it throws (a bug) becomes a
- *   `failed` outcome naming it rather than a rejection.
+ *   then it is `timed_out`. The limit aborts the run like the signal does, so it takes effect at
+ *   the next point where Lua waits for the host, or within about 0.1 s of Lua computing.
+ * - A request it cannot honour (`sandbox`: only a process can be confined; an unreadable prompt
+ *   file) and anything the runtime throws (a bug) are a `raised` outcome with code `config`,
+ *   never a rejection.
+ * - Correlation ids given in the request override the run environment's `AGENT_BLOCK_TRACE_ID`,
+ *   `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID` and `AGENT_BLOCK_AGENT_NAME` (the names every
+ *   face stamps its records from).
  */
-import type { EngineLimits } from "../lua/engine.ts";
-import type { HostModule } from "../host/context.ts";
+import { resolve } from "node:path";
+import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
 import { runBlock } from "../runtime/run.ts";
-import type { BlockRunner, RunHooks, RunReport, RunRequest } from "./runner.ts";
+import { notStarted, type Outcome } from "../outcome.ts";
+import { fanOut } from "../obs/run_events.ts";
+import { writeStderr } from "../obs/log.ts";
+import {
+  ARTIFACT_KIND,
+  type BlockRunner,
+  cancelSignal,
+  type Correlation,
+  ReportFold,
+  type RunHandles,
+  type RunHooks,
+  type RunReport,
+  type RunRequest,
+  type RunText,
+} from "./runner.ts";
 import { WallClock } from "./wall_clock.ts";
 
-/** What an in-process runner fixes for all its runs. */
-export interface InProcessOptions {
-  /** Sink for the blocks' stdout (default: the process stdout). */
-  stdout?: (bytes: Uint8Array) => void;
-  /** Sink for logs and `io.stderr` (default: the process stderr). */
-  stderr?: (bytes: Uint8Array) => void;
-  /** Host modules installed after the standard ones. */
-  modules?: readonly HostModule[];
-  /** CPU-time and heap limits of every run. */
-  limits?: EngineLimits;
-  /** Timeout of every MCP request, ms (default 30 000). */
-  mcpTimeoutMs?: number;
+/** What an in-process runner fixes for all its runs (the handles; see `RunHandles`). */
+export type InProcessOptions = RunHandles;
+
+const CORRELATION_VARS: [keyof Correlation, string][] = [
+  ["traceId", "AGENT_BLOCK_TRACE_ID"],
+  ["runId", "AGENT_BLOCK_RUN_ID"],
+  ["agentId", "AGENT_BLOCK_AGENT_ID"],
+  ["agentName", "AGENT_BLOCK_AGENT_NAME"],
+];
+
+async function readText(
+  field: string,
+  source: RunText | undefined,
+  cwd: string,
+): Promise<string | undefined> {
+  if (source === undefined || typeof source === "string") return source;
+  try {
+    return await Deno.readTextFile(resolve(cwd, source.file));
+  } catch (e) {
+    const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+    throw new Error(`cannot read the ${field} file ${source.file}: ${why}`);
+  }
 }
 
 /** Runs blocks in this process. */
 export class InProcessRunner implements BlockRunner {
   /**
    * A runner with `options` for every run.
-   * @param options sinks, modules and limits shared by the runs
+   * @param options sinks, modules, fetch, bus and default limits shared by the runs
    */
   constructor(private readonly options: InProcessOptions = {}) {}
 
-  /** Runs `request` to its outcome. */
+  /** Runs `request` to its report; `hooks.observe` sees its events, `end` last. */
   async run(request: RunRequest, hooks?: RunHooks): Promise<RunReport> {
-    const clock = new WallClock(request.timeoutMs, request.signal);
+    const o = this.options;
+    const started = performance.now();
+    const stderr = o.stderr ?? writeStderr;
+    const fold = new ReportFold();
+    // Only a watched run hands the runtime an observer: unwatched, no kernel row is decoded.
+    const watched = hooks?.observe !== undefined;
+    const observe = watched
+      ? fanOut(
+        [fold.observe, hooks!.observe!],
+        (m) => stderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`)),
+      )!
+      : fold.observe;
+    const end = (outcome: Outcome): RunReport => {
+      observe({ type: "end", outcome, ms: performance.now() - started });
+      return fold.report(outcome);
+    };
+    if (request.sandbox) {
+      return end(notStarted("a sandboxed run needs a process of its own: run it with the child runner"));
+    }
+    const clock = new WallClock(request.timeoutMs, cancelSignal(request, hooks));
     try {
       hooks?.onStart?.({});
+      const cwd = request.cwd ?? resolve(request.projectRoot);
+      let prompt: string | undefined, context: string | undefined;
+      try {
+        prompt = await readText("prompt", request.prompt, cwd);
+        context = await readText("context", request.context, cwd);
+      } catch (e) {
+        return end(notStarted((e as Error).message));
+      }
+      const env: Record<string, string> = { ...request.env };
+      for (const [field, name] of CORRELATION_VARS) {
+        const v = request.correlation?.[field];
+        if (v !== undefined) env[name] = v;
+      }
+      const bus = o.bus ?? new BusHost();
+      const core = busCore(bus);
+      core.tap = (event: BusEvent) => {
+        if (event.kind !== ARTIFACT_KIND) return;
+        const p = event.payload as Record<string, unknown> | null;
+        const name = typeof p === "object" && p !== null && typeof p.name === "string" ? p.name : undefined;
+        if (name === undefined) {
+          throw new Error(`bus.emit: an '${ARTIFACT_KIND}' payload must be a table with a string 'name'`);
+        }
+        observe({ type: "artifact", name, content: p!.content, id: event.id });
+      };
+      const mem = request.limits?.memoryMb;
       const outcome = await runBlock({
         script: request.script,
         projectRoot: request.projectRoot,
-        env: request.env,
+        env,
         cwd: request.cwd,
-        prompt: request.prompt,
-        context: request.context,
-        labels: request.labels,
+        home: request.home,
+        prompt,
+        context,
+        labels: request.labels ? { ...request.labels } : undefined,
+        globals: request.globals,
+        limits: request.limits
+          ? {
+            cpuSeconds: request.limits.cpuSeconds,
+            memoryBytes: mem !== undefined ? Math.round(mem * 1024 * 1024) : undefined,
+          }
+          : o.limits,
+        stores: request.stores,
+        stdout: o.stdout,
+        stderr: o.stderr,
+        modules: o.modules,
+        bus,
+        busEager: o.busEager,
         signal: clock.signal,
-        stdout: this.options.stdout,
-        stderr: this.options.stderr,
-        modules: this.options.modules,
-        limits: this.options.limits,
-        mcpTimeoutMs: this.options.mcpTimeoutMs,
+        mcpTimeoutMs: request.mcpTimeoutMs ?? o.mcpTimeoutMs,
+        mesh: request.mesh,
+        llmFetch: o.fetch,
+        onSessionOpen: (session) => observe({ type: "session_open", session }),
+        observe: watched ? observe : undefined,
       });
-      return { outcome: clock.judge(outcome) };
+      return end(clock.judge(outcome));
     } catch (e) {
-      return {
-        outcome: {
-          status: "raised",
-          code: "config",
-          message: `internal failure running the block: ${(e as Error)?.message ?? e}`,
-          traceback: (e as Error)?.stack ?? "",
-        },
-      };
+      return end(notStarted(`internal failure running the block: ${(e as Error)?.message ?? e}`));
     } finally {
       clock.clear();
     }

@@ -2,8 +2,8 @@
  * A run's wall-clock limit: one signal that aborts when the caller's signal does or when the
  * limit passes, and a record of which of the two it was.
  *
- * Owns the rule both in-process ways of running share (`InProcessRunner`, the SDK's `runConfig`):
- * a run the limit ended is `timed_out`, not `cancelled`, whatever the block reported while being
+ * Layer: runner. Owns the in-process runner's rule (`InProcessRunner`, through which the SDK's
+ * `runConfig` runs too): a run the limit ended is `timed_out`, not `cancelled`, whatever the block reported while being
  * ended. The child runner has its own (it kills a process, see `child.ts`).
  */
 import type { Outcome } from "../outcome.ts";

@@ -1,10 +1,12 @@
 /**
  * Running one block: from a script (a file or inline source) to an outcome.
  *
- * Owns the run sequence shared by the CLI, the MCP server's child runs, the spec runner and
- * embedders (`mod.ts`):
- *   resolve paths → create the engine → install host modules → run the prelude → set globals →
- *   seal check → compile → drive the main task → clean up (process groups, handles, engine).
+ * Layer: runtime. Owns the run sequence; its one product caller is the in-process runner
+ * (`src/runner/in_process.ts`), through which the CLI, the SDK, the spec runner and every child
+ * run come:
+ *   resolve paths → load the script → seal check → join the mesh (with `--relay`) → create the
+ *   engine → install host modules → run the prelude → set `_SCRIPT_NAME`, `_PROMPT`, `_CONTEXT`
+ *   and the globals → compile → drive the main task → clean up (process groups, handles, engine).
  * Cleanup happens whatever the outcome. Nothing here touches `Deno.exit`, argv, the result file
  * or the process environment and working directory: the run's environment is `spec.env` (a
  * record the edge resolved; empty when absent) and its working directory `spec.cwd` (the project
@@ -58,6 +60,11 @@ export interface RunSpec {
   cwd?: string;
   /** `$AGENT_BLOCK_HOME`; defaults to the run environment's, then `~/.agent-block`. */
   home?: string;
+  /**
+   * Paths of the kv, sql, ts and kernel stores (typed: they win over the run environment's
+   * `AGENT_BLOCK_*_PATH`, and the block does not see them as variables).
+   */
+  stores?: RunContext["stores"];
   /** `_PROMPT` (absent when undefined). */
   prompt?: string;
   /** `_CONTEXT` (absent when undefined). */
@@ -197,6 +204,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     script: script.ref,
     home,
     labels: spec.labels ?? {},
+    stores: spec.stores ?? {},
     stdout,
     stderr,
     log,

@@ -1,88 +1,42 @@
 /**
- * Running a `BlockConfig`: from the embedder's config to a `BlockReport`.
+ * Running a `BlockConfig`: from the embedder's config to a `BlockReport`, through the
+ * in-process `BlockRunner` (`src/runner/in_process.ts`, the one in-process run loop).
  *
- * Owns the mapping of a config onto the runtime's `RunSpec` (store paths into the run's
- * environment, prompt and context files read against the run's cwd, the default agent's source
- * and options, the bus with its host handlers and artifact tap, host tools, the wall-clock limit)
- * and the report: the outcome, the returned text, the error, the artifacts staged with
- * `bus.emit("artifact", { name, content })`, the kernel sessions opened and the tools registered.
- * It also joins the config's observers into the run's one guarded `observe` (`src/obs/run_events.ts`:
- * one that throws is detached with a warning on the run's stderr) and tells them the run's `end`
- * last, with the final outcome (a run that never started included), before the report returns.
+ * Layer: consumer (sdk). Owns the mapping of a config onto a `RunRequest` (serialisable: script,
+ * prompt and context, labels, limits, stores, mesh, globals — the default agent's source and
+ * options included) plus the handles beside it (the runner's options: the bus with the config's
+ * host handlers, host tools, `fetch`, output sinks; the hooks: the signal and the config's
+ * observers), and the report: the runner's outcome, artifacts and sessions, plus the returned
+ * text, the error, the exit code and the tools registered.
  *
  * This is below the edge: `env` and `cwd` a config leaves unset come from `defaults`, which the
  * edge supplies (`mod.ts`: this process's; the CLI always sets both).
  *
  * Invariants: it never rejects for anything the run did or the config asked — every ending is a
  * report, a failure to start being `raised` with code `config`; a run cancelled by its timer is
- * `timed_out`, by `signal` `cancelled`.
+ * `timed_out`, by `signal` `cancelled`; the observers see the runner's `end` last, before the
+ * report returns (their guard is the runner's: one that throws is detached with a warning on
+ * the run's stderr).
  */
-import { resolve } from "node:path";
-import { runBlock as runSpec, type RunSpec } from "../runtime/run.ts";
-import { exitCodeOf, notStarted, type Outcome } from "../outcome.ts";
-import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
-import type { BlockConfig, StorePaths } from "./config.ts";
+import { exitCodeOf, type Outcome } from "../outcome.ts";
+import { busCore, BusHost } from "../host/bus.ts";
+import type { BlockConfig } from "./config.ts";
 import { type BlockError, blockErrorOf } from "./errors.ts";
 import { hostToolsModule, type ToolInfo } from "./host_tools.ts";
-import type { TextSource } from "./sources.ts";
-import { WallClock } from "../runner/wall_clock.ts";
+import {
+  type Artifact,
+  ARTIFACT_KIND,
+  type InProcessFactory,
+  type RunReport,
+  type RunRequest,
+} from "../runner/runner.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
-import { fanOut } from "../obs/run_events.ts";
-import { writeStderr } from "../obs/log.ts";
-import { STORE_PATH_VARS } from "../host/stores/sqlite.ts";
-import { KNL_PATH_VAR } from "../knl/paths.ts";
+import { fanOut, type RunObserver } from "../obs/run_events.ts";
+import type { JsonValue } from "../json/codec.ts";
 
-/**
- * The event kind that stages a named artifact instead of being a result. Every artifact lands in
- * `BlockReport.artifacts`; a host handler for this kind also sees each one as it is staged.
- *
- * @example Stream artifacts as they are staged
- * ```ts
- * import { ARTIFACT_KIND, BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
- * import assert from "node:assert/strict";
- *
- * const script = `
- *   bus.emit("artifact", { name = "plan.md", content = "draft" })
- *   bus.emit("artifact", { name = "plan.md", content = "final" })`;
- * const live: string[] = [];
- * const report = await runBlock(
- *   BlockConfig.builder(ScriptSource.inline(script, "plan.lua"), ".")
- *     .hostHandler(ARTIFACT_KIND, (event) => void live.push((event.payload as { content: string }).content))
- *     .env({})
- *     .build(),
- * );
- * assert.deepEqual(live, ["draft", "final"]);
- * assert.deepEqual(report.artifacts.map((a) => a.content), ["draft", "final"]);
- * ```
- */
-export const ARTIFACT_KIND = "artifact";
+export type { Artifact };
 
-/**
- * A part a block staged with `bus.emit("artifact", { name = ..., content = ... })`.
- *
- * ```ts
- * import { type Artifact, BlockConfig, runBlock, ScriptSource } from "@agent-block/agent-block";
- * import assert from "node:assert/strict";
- *
- * const script = `
- *   bus.emit("artifact", { name = "summary.md", content = "# Summary" })
- *   bus.emit("artifact", { name = "stats", content = { files = 3, lines = 120 } })
- *   return "done"`;
- * const report = await runBlock(
- *   BlockConfig.builder(ScriptSource.inline(script, "a.lua"), ".").env({}).build(),
- * );
- * const byName = (list: Artifact[]) => Object.fromEntries(list.map((a) => [a.name, a.content]));
- * assert.deepEqual(byName(report.artifacts), { "summary.md": "# Summary", stats: { files: 3, lines: 120 } });
- * ```
- */
-export interface Artifact {
-  /** The artifact's name. */
-  name: string;
-  /** Its `content` (any JSON value; `undefined` when the payload had none). */
-  content: unknown;
-  /** The event's id. */
-  id: string;
-}
+export { ARTIFACT_KIND };
 
 /**
  * How a run of a `BlockConfig` ended, and what it left.
@@ -133,67 +87,12 @@ export interface RunDefaults {
   cwd(): string;
 }
 
-/** The run-environment variable behind each of `StorePaths`' fields. */
-const STORE_VARS: Readonly<Record<keyof StorePaths, string>> = { ...STORE_PATH_VARS, kernel: KNL_PATH_VAR };
-
-async function readText(
-  field: string,
-  source: TextSource | undefined,
-  cwd: string,
-): Promise<string | undefined> {
-  if (source === undefined || typeof source === "string") return source;
-  try {
-    return await Deno.readTextFile(resolve(cwd, source.file));
-  } catch (e) {
-    const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-    throw new Error(`cannot read the ${field} file ${source.file}: ${why}`);
-  }
-}
-
 const decoder = new TextDecoder();
 
-/** Runs `config` to its report; `defaults` supply what it leaves to the edge. */
-export async function runConfig(config: BlockConfig, defaults: RunDefaults): Promise<BlockReport> {
-  const artifacts: Artifact[] = [];
-  const sessions: string[] = [];
-  let tools: ToolInfo[] = [];
-  const started = performance.now();
-  const stderr = config.stderr ?? writeStderr;
-  const observe = fanOut(
-    config.observers,
-    (m) => stderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`)),
-  );
-  const report = (outcome: Outcome): BlockReport => {
-    observe?.({ type: "end", outcome, ms: performance.now() - started });
-    return reportOf(outcome);
-  };
-  const reportOf = (outcome: Outcome): BlockReport => ({
-    outcome,
-    value: outcome.status === "returned" && outcome.value !== undefined
-      ? (typeof outcome.value === "string" ? outcome.value : decoder.decode(outcome.value))
-      : undefined,
-    error: blockErrorOf(outcome),
-    exitCode: exitCodeOf(outcome),
-    artifacts,
-    sessions,
-    tools,
-  });
-
-  const env: Record<string, string> = { ...(config.env ?? defaults.env()) };
-  const cwd = config.cwd ?? defaults.cwd();
-  for (const [k, v] of Object.entries(config.stores)) {
-    if (v !== undefined) env[STORE_VARS[k as keyof StorePaths]] = v;
-  }
-  let prompt: string | undefined, context: string | undefined;
-  try {
-    prompt = await readText("prompt", config.prompt, cwd);
-    context = await readText("context", config.context, cwd);
-  } catch (e) {
-    return report(notStarted((e as Error).message));
-  }
-
-  const globals: Record<string, unknown> = { ...config.extraGlobals };
-  let script: RunSpec["script"];
+/** The request a config stands for (everything serialisable about the run). */
+export function requestOf(config: BlockConfig, defaults: RunDefaults): RunRequest {
+  const globals: Record<string, JsonValue> = { ...config.extraGlobals };
+  let script: RunRequest["script"];
   switch (config.script.kind) {
     case "path":
       script = { path: config.script.path };
@@ -204,59 +103,79 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
     case "default_agent": {
       const o = config.script.options;
       script = { source: DEFAULT_AGENT_SOURCE, name: DEFAULT_AGENT_NAME };
-      globals._DEFAULT_AGENT = { mcp_servers: o.mcpServers ?? [], agent_options: o.agentOptions ?? {} };
+      globals._DEFAULT_AGENT = {
+        mcp_servers: (o.mcpServers ?? []) as unknown as JsonValue,
+        agent_options: (o.agentOptions ?? {}) as unknown as JsonValue,
+      };
       break;
     }
   }
+  const r: RunRequest = {
+    script,
+    projectRoot: config.projectRoot,
+    env: { ...(config.env ?? defaults.env()) },
+    cwd: config.cwd ?? defaults.cwd(),
+    labels: { ...config.labels },
+    globals,
+    limits: { ...config.limits },
+    stores: { ...config.stores },
+  };
+  if (config.prompt !== undefined) r.prompt = config.prompt;
+  if (config.context !== undefined) r.context = config.context;
+  if (config.home !== undefined) r.home = config.home;
+  if (config.timeoutMs !== undefined) r.timeoutMs = config.timeoutMs;
+  if (config.mcpRpcTimeoutMs !== undefined) r.mcpTimeoutMs = config.mcpRpcTimeoutMs;
+  if (config.relay !== undefined) {
+    r.mesh = config.secretKey !== undefined
+      ? { relay: config.relay, secretKey: config.secretKey }
+      : { relay: config.relay };
+  }
+  return r;
+}
 
+/**
+ * Runs `config` to its report through the runner `inProcess` makes (the edge's choice: `mod.ts`
+ * and the CLI give `InProcessRunner`'s constructor); `defaults` supply what the
+ * config leaves to the edge.
+ */
+export async function runConfig(
+  config: BlockConfig,
+  defaults: RunDefaults,
+  inProcess: InProcessFactory,
+): Promise<BlockReport> {
+  let tools: ToolInfo[] = [];
   const bus = config.bus ?? new BusHost();
   for (const [kind, handler] of Object.entries(config.hostHandlers)) bus.on(kind, handler);
   if (config.hostHandler) bus.onAny(config.hostHandler);
-  const core = busCore(bus);
-  core.autoServe = config.autoServeBus;
-  core.tap = (event: BusEvent) => {
-    if (event.kind !== ARTIFACT_KIND) return;
-    const p = event.payload as Record<string, unknown> | null;
-    const name = typeof p === "object" && p !== null && typeof p.name === "string" ? p.name : undefined;
-    if (name === undefined) {
-      throw new Error(`bus.emit: an '${ARTIFACT_KIND}' payload must be a table with a string 'name'`);
-    }
-    artifacts.push({ name, content: p!.content, id: event.id });
-  };
+  busCore(bus).autoServe = config.autoServeBus;
+  const runner = inProcess({
+    stdout: config.stdout,
+    stderr: config.stderr,
+    modules: [hostToolsModule(config.hostTools, (list) => (tools = list))],
+    fetch: config.fetch,
+    bus,
+    // a bus of the embedder's own may be emitted into before the script touches `bus`
+    busEager: config.bus !== undefined || config.autoServeBus,
+  });
+  const observe: RunObserver | undefined = config.observers.length === 1
+    ? config.observers[0]
+    : fanOut(config.observers, () => {}); // each is guarded by the runner's own fan-out too
+  const report = await runner.run(requestOf(config, defaults), { signal: config.signal, observe });
+  return reportOf(report, tools);
+}
 
-  const clock = new WallClock(config.timeoutMs, config.signal);
-  try {
-    const outcome = await runSpec({
-      script,
-      projectRoot: config.projectRoot,
-      env,
-      cwd,
-      home: config.home,
-      prompt,
-      context,
-      labels: { ...config.labels },
-      globals,
-      limits: {
-        cpuSeconds: config.limits.cpuSeconds,
-        memoryBytes: config.limits.memoryMb ? Math.round(config.limits.memoryMb * 1024 * 1024) : undefined,
-      },
-      stdout: config.stdout,
-      stderr: config.stderr,
-      modules: [hostToolsModule(config.hostTools, (list) => (tools = list))],
-      bus,
-      // a bus of the embedder's own may be emitted into before the script touches `bus`
-      busEager: config.bus !== undefined || config.autoServeBus,
-      signal: clock.signal,
-      mcpTimeoutMs: config.mcpRpcTimeoutMs,
-      mesh: config.relay !== undefined ? { relay: config.relay, secretKey: config.secretKey } : undefined,
-      llmFetch: config.fetch,
-      onSessionOpen: (id) => sessions.push(id),
-      observe,
-    });
-    return report(clock.judge(outcome));
-  } catch (e) {
-    return report(notStarted(`internal failure running the block: ${(e as Error)?.message ?? e}`));
-  } finally {
-    clock.clear();
-  }
+/** The embedder's report of a runner's report. */
+function reportOf(report: RunReport, tools: ToolInfo[]): BlockReport {
+  const outcome: Outcome = report.outcome;
+  return {
+    outcome,
+    value: outcome.status === "returned" && outcome.value !== undefined
+      ? (typeof outcome.value === "string" ? outcome.value : decoder.decode(outcome.value))
+      : undefined,
+    error: blockErrorOf(outcome),
+    exitCode: exitCodeOf(outcome),
+    artifacts: report.artifacts,
+    sessions: report.sessions,
+    tools,
+  };
 }

@@ -21,7 +21,9 @@
  *   fields null.
  * - `GET /runs?job=<name>&limit=<n>` → 200 `{"runs": [Run]}`, newest first; `limit` 1..1000,
  *   default 50; `Run` is `{run_id, job, state, requested, sandboxed, started_ms, ended_ms, duration_ms,
- *   exit_code, result, result_bytes, result_file, message, pid}` (null where not known yet);
+ *   exit_code, result, result_bytes, result_file, message, pid, counts}` (null where not known
+ *   yet; `counts` is `{turns, tool_calls, tokens_in, tokens_out, cost_usd, sessions}`, what the
+ *   run has done so far, counted from its events while it runs);
  *   `state` is one of `running ok deferred failed timed_out stopped lost`; `result` is the
  *   returned value when it is text of at most 64 KiB, else null with `result_file` pointing at
  *   it (`result_bytes` says how big).
@@ -70,6 +72,7 @@ export function runView(r: RunRecord, detail = false): Record<string, unknown> {
     message: r.message ?? null,
     pid: r.pid,
   };
+  v.counts = r.counts ?? null;
   if (detail) v.stderr_tail = r.stderr_tail ?? "";
   return v;
 }

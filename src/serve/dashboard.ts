@@ -74,6 +74,13 @@ function duration(ms) {
   return ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(ms < 60000 ? 1 : 0) + " s";
 }
 function stateCell(state) { return el("td", state, "state state-" + state); }
+function countsText(run) {
+  var c = run.counts;
+  if (!c) return "";
+  return c.turns + " turns, " + c.tool_calls + " tool calls, " + c.tokens_in + "/" + c.tokens_out + " tokens" +
+    (c.cost_usd !== null ? ", $" + c.cost_usd.toFixed(4) : "") +
+    (c.sessions.length ? "; knl show " + c.sessions.join(", ") : "");
+}
 function resultText(run) {
   if (run.result !== null && run.result !== undefined) {
     var s = typeof run.result === "string" ? run.result : JSON.stringify(run.result);
@@ -121,13 +128,14 @@ function renderJobs(jobs) {
 }
 function renderRuns(runs) {
   var body = $("runs"); body.textContent = "";
-  if (!runs.length) { var tr0 = el("tr"); var td0 = el("td", "No runs yet.", "muted"); td0.colSpan = 7; tr0.appendChild(td0); body.appendChild(tr0); }
+  if (!runs.length) { var tr0 = el("tr"); var td0 = el("td", "No runs yet.", "muted"); td0.colSpan = 8; tr0.appendChild(td0); body.appendChild(tr0); }
   runs.forEach(function (r) {
     var tr = el("tr"); tr.setAttribute("data-run", r.run_id); tr.setAttribute("data-job", r.job);
     tr.appendChild(el("td", r.run_id)); tr.appendChild(el("td", r.job)); tr.appendChild(stateCell(r.state));
     tr.appendChild(el("td", time(r.started_ms)));
     tr.appendChild(el("td", r.state === "running" ? duration(Date.now() - r.started_ms) + "…" : duration(r.duration_ms)));
     tr.appendChild(el("td", resultText(r), "result"));
+    tr.appendChild(el("td", countsText(r), "counts"));
     var actions = el("td");
     actions.appendChild(button("stderr", "show", function () { showRun(r.run_id); }));
     if (r.state === "running") actions.appendChild(button("stop", "stop", function () { stop(r.run_id); }));
@@ -197,7 +205,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <table><thead><tr><th>Job</th><th>Schedule</th><th>Last run</th><th>Live</th><th></th></tr></thead>
 <tbody id="jobs"></tbody></table>
 <h2>Runs</h2>
-<table><thead><tr><th>Run</th><th>Job</th><th>State</th><th>Started</th><th>Duration</th><th>Result</th><th></th></tr></thead>
+<table><thead><tr><th>Run</th><th>Job</th><th>State</th><th>Started</th><th>Duration</th><th>Result</th><th>Did</th><th></th></tr></thead>
 <tbody id="runs"></tbody></table>
 <section id="detail" hidden><h2 id="detail-title"></h2><pre id="stderr"></pre></section>
 </section>

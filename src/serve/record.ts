@@ -89,6 +89,20 @@ export interface RunEnd {
   message: string | null;
   /** The end of the run's stderr. */
   stderr_tail: string;
+  /** What the run did, counted from its events (`src/runner/tally.ts`); absent in older records. */
+  counts?: RunCountsRecord;
+}
+
+/** A run's counts as the record keeps them (live in memory while it runs, written at its end). */
+export interface RunCountsRecord {
+  turns: number;
+  tool_calls: number;
+  tokens_in: number;
+  tokens_out: number;
+  /** USD of the priced model turns; null when none was priced. */
+  cost_usd: number | null;
+  /** The kernel sessions it opened (`agent-block knl show <id>`). */
+  sessions: string[];
 }
 
 /** A run as the record knows it: its start, and its end once it has one. */

@@ -11,18 +11,24 @@
  * 4. starts them in due order (then by name) while fewer than `maxLive` runs are live; the rest
  *    wait for a later tick (`queueLength`).
  *
- * A run is the block in a child agent-block (`src/runner/child.ts`): `-s <block>` in the
- * project root with `--label job=<name> --label run=<id>` (the runner's config file carries the
- * labels), `AGENT_BLOCK_RUN_ID=<id>` in its environment, `--result <home>/runs/<job>/<id>.json`,
- * its `timeout` as the runner's `timeoutMs` (the whole process tree is ended at it). Its start
- * is recorded when its process exists, its end when it has ended (`record.ts`).
+ * A run is one `RunRequest` to the `BlockRunner` the manager was given (`serve` gives it the
+ * child runner: each run an agent-block process of its own): the job's block in the project
+ * root, labels `job=<name>` and `run=<id>`, the run id as its correlation's `runId` (the run's
+ * `AGENT_BLOCK_RUN_ID`), its `timeout` as the request's `timeoutMs` (the runner ends the run at
+ * it), `sandbox` when the job or the manager's `AGENT_BLOCK_SANDBOX` asks. A returned value is
+ * written here to `<home>/runs/<job>/<id>.json` (atomically). Its start is recorded when the
+ * runner says it started (`onStart`: the pid and process tag it reports are kept as opaque facts),
+ * its end when it has ended (`record.ts`). While it runs, its events are counted onto its record
+ * (`counts`: turns, tool calls, tokens, cost, sessions; `src/runner/tally.ts`), so the API and
+ * the dashboard show what it is doing; the counts are written with its end.
  *
  * The sandbox is a ratchet: once the manager has seen a job declared `sandbox = true`, or its
  * record holds a sandboxed run of this project (an earlier start), or `AGENT_BLOCK_SANDBOX` asks,
  * every later run of every job is sandboxed for the manager's life. A confined run may write the
  * project, which holds the job files and the other jobs' code: one that rewrote its own
- * `job.toml` to `sandbox = false`, or planted a new job, must not be run unconfined after it. Flow jobs run in the manager's own
- * process, so under the ratchet their runs fail (`config`) instead of running unconfined.
+ * `job.toml` to `sandbox = false`, or planted a new job, must not be run unconfined after it.
+ * Flow jobs run in the manager's own process, so under the ratchet their runs fail (`config`)
+ * instead of running unconfined.
  *
  * A flow job (`flow = ...` in its job.toml) runs its Blueprint instead (`flow_job.ts`), its steps
  * through `flowRunner` in this process, recorded in the project's kernel database; its outcome is
@@ -35,13 +41,15 @@
  */
 import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
-import type { ChildRunner } from "../runner/child.ts";
-import type { BlockRunner } from "../runner/runner.ts";
+import type { BlockRunner, RunReport } from "../runner/runner.ts";
+import { writeAtomic } from "../util/fs.ts";
+import { RunTally } from "../runner/tally.ts";
 import { runFlowJob } from "./flow_job.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
 import {
   INLINE_RESULT_BYTES,
+  type RunCountsRecord,
   type RunEnd,
   type RunRecord,
   type RunState,
@@ -56,7 +64,8 @@ export interface SchedulerOptions {
   /** The environment every run starts from (the manager's own). */
   env: Readonly<Record<string, string>>;
   record: ServeRecord;
-  runner: ChildRunner;
+  /** Runs the jobs' blocks (a runner that keeps a stderr tail reports it in `stderrTail`). */
+  runner: BlockRunner<RunReport & { stderrTail?: string }>;
   /** Runs the steps of flow jobs (`flow = ...` in a job.toml); absent, a flow job's run fails. */
   flowRunner?: BlockRunner;
   maxLive: number;
@@ -295,8 +304,18 @@ export class Scheduler {
           `run ${id}: cannot create ${join(this.#o.home, "runs", job.name)}: ${(e as Error).message}`,
         );
       }
+      const countsOf = (t: RunTally): RunCountsRecord => ({
+        turns: t.counts.turns,
+        tool_calls: t.counts.toolCalls,
+        tokens_in: t.counts.tokensIn,
+        tokens_out: t.counts.tokensOut,
+        cost_usd: t.counts.costUsd ?? null,
+        sessions: [...t.counts.sessions],
+      });
+      // What the run does, live on its in-memory record (the API and the dashboard read it).
+      const tally = new RunTally((t) => run.counts = countsOf(t));
       const report = job.flow !== undefined
-        ? await this.#flowRun(job, resultFile, controller.signal, recordStart)
+        ? await this.#flowRun(job, controller.signal, recordStart)
         : await this.#o.runner.run(
           {
             script: { path: job.script },
@@ -305,18 +324,20 @@ export class Scheduler {
             prompt: job.prompt,
             context: job.context,
             labels: { job: job.name, run: id },
-            env: { ...this.#o.env, AGENT_BLOCK_RUN_ID: id },
+            env: this.#o.env,
             timeoutMs: job.timeoutMs,
-            signal: controller.signal,
+            sandbox: run.sandboxed,
+            correlation: { runId: id },
           },
           {
+            signal: controller.signal,
+            observe: tally.observe,
             onStart: ({ pid, tag }) => {
               run.pid = pid ?? null;
               run.tag = tag ?? null;
               recordStart();
             },
           },
-          { resultPath: resultFile, sandbox: run.sandboxed },
         );
       recordStart();
       const { state, message } = stateOf(report.outcome);
@@ -327,7 +348,12 @@ export class Scheduler {
         const v = report.outcome.value;
         const bytes = typeof v === "string" ? enc.encode(v) : v;
         resultBytes = bytes.length;
-        file = resultFile;
+        try {
+          writeAtomic(resultFile, bytes);
+          file = resultFile;
+        } catch (e) {
+          this.#o.log(`run ${id}: cannot write ${resultFile}: ${(e as Error).message}`);
+        }
         if (bytes.length <= INLINE_RESULT_BYTES) {
           try {
             result = typeof v === "string" ? v : new TextDecoder("utf-8", { fatal: true }).decode(v);
@@ -347,6 +373,7 @@ export class Scheduler {
         result_file: file,
         message,
         stderr_tail: report.stderrTail ?? "",
+        counts: countsOf(tally),
       };
       this.#write(() => this.#o.record.end(end), `the end of run ${id}`);
       Object.assign(run, end);
@@ -357,10 +384,9 @@ export class Scheduler {
     this.#live.set(job.name, { run, controller, done });
   }
 
-  /** A flow job's run (`flow_job.ts`): its result file holds `{flow_run, ctx}`. */
+  /** A flow job's run (`flow_job.ts`): its value (the result file) is `{flow_run, ctx}`. */
   async #flowRun(
     job: JobDecl,
-    resultFile: string,
     signal: AbortSignal,
     recordStart: () => void,
   ): Promise<{ outcome: Outcome; stderrTail?: string }> {
@@ -395,13 +421,6 @@ export class Scheduler {
       timeoutMs: job.timeoutMs,
       signal,
     });
-    if (outcome.status === "returned" && typeof outcome.value === "string") {
-      try {
-        Deno.writeTextFileSync(resultFile, outcome.value);
-      } catch (e) {
-        this.#o.log(`run of ${job.name}: cannot write ${resultFile}: ${(e as Error).message}`);
-      }
-    }
     return { outcome };
   }
 

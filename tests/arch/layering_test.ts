@@ -23,6 +23,16 @@
  * SDK; the sandbox launcher `src/sandbox` sits on `src/proc` alone and only the CLI imports it;
  * the package entries `mod.ts`, `unstable_engine.ts` and `unstable_flows.ts` import nothing of each
  * other, and only `unstable_flows.ts` of them reaches `src/flows`.
+ *
+ * Above those rules sits one ordered table, `LAYERS`, naming the layer of every folder and loose
+ * file of `src/` (a test fails for one it does not name, so a new folder starts with a stated
+ * layer): a file may import only its own folder and the layers below its own — never a folder
+ * beside it in the same layer, never a layer above. The run contract has two rules of its own:
+ * only `src/runner/**` imports `src/runtime/**` (the runners are the one way to run a block),
+ * and the consumers (`src/sdk`, `src/mcp_server`, `src/serve`, `src/flows`) import from
+ * `src/runner/**` the contract only (`runner.ts` and the pure modules beside it), never a runner
+ * (`in_process.ts`, `child.ts`) or its parts: the edge picks the implementation. Rules that say
+ * "never reaches" are checked over the transitive closure (`reaches`), not just direct edges.
  */
 import assert from "node:assert/strict";
 import { relative } from "node:path";
@@ -54,8 +64,73 @@ const is = (file: string) => (p: string) => p === file;
 const ENTRIES = ["mod.ts", "unstable_engine.ts", "unstable_flows.ts"];
 const entry = (p: string) => ENTRIES.includes(p);
 
-/** The dependency rules: the target layout of issue #12. */
+/**
+ * The layers of `src/`, bottom up: a folder (or loose file) may import its own folder and any
+ * layer below its own. Issue #28's table (architecture review 2026-12-05, §3.2); flows of blocks
+ * sit between the runner and the other consumers, because `serve` runs flow jobs.
+ */
+export const LAYERS: readonly (readonly string[])[] = [
+  ["src/json", "src/util", "src/errors.ts", "src/docs", "src/build_stamp.json"],
+  [
+    "src/lua",
+    "src/knl",
+    "src/proc",
+    "src/net",
+    "src/run_env.ts",
+    "src/home.ts",
+    "src/outcome.ts",
+    "src/version.ts",
+    "src/blocks",
+  ],
+  ["src/obs", "src/modules", "src/sandbox"],
+  ["src/clients"],
+  ["src/host", "src/config"],
+  ["src/runtime"],
+  ["src/runner"],
+  ["src/flows"],
+  ["src/sdk", "src/mcp_server", "src/serve"],
+  ["src/cli"],
+];
+
+/** The entry of `LAYERS` that holds `path` (its folder or itself), and its layer; undefined outside src/. */
+export function layerOf(path: string): { unit: string; layer: number } | undefined {
+  for (let i = 0; i < LAYERS.length; i++) {
+    for (const unit of LAYERS[i]) if (path === unit || path.startsWith(unit + "/")) return { unit, layer: i };
+  }
+  return undefined;
+}
+
+/** The concrete runners and their parts: what only the edge may import. */
+const RUNNER_IMPLEMENTATION = any(
+  is("src/runner/in_process.ts"),
+  is("src/runner/child.ts"),
+  is("src/runner/forward.ts"),
+  is("src/runner/wall_clock.ts"),
+);
+
+/** The dependency rules. */
 const RULES: Rule[] = [
+  {
+    rule: "LAYERS: a file of src/ imports only its own folder and the layers below its own",
+    from: under("src"),
+    forbids: (to, from) => {
+      const a = layerOf(from), b = layerOf(to);
+      if (!a || !b || a.unit === b.unit) return false;
+      return b.layer >= a.layer;
+    },
+  },
+  {
+    rule: "only src/runner/** imports src/runtime/** (the runners are the one door to a run; " +
+      "unstable_engine.ts re-exports the engine's entry as unstable API)",
+    from: not(any(under("src/runner"), under("src/runtime"), is("unstable_engine.ts"))),
+    forbids: under("src/runtime"),
+  },
+  {
+    rule: "the consumers (src/sdk, src/mcp_server, src/serve, src/flows) import the runner contract only, " +
+      "never a runner (src/runner/in_process.ts, child.ts) or its parts: the edge picks one",
+    from: any(under("src/sdk"), under("src/mcp_server"), under("src/serve"), under("src/flows")),
+    forbids: RUNNER_IMPLEMENTATION,
+  },
   {
     rule: "src/lua/** (the Lua host) imports nothing of ours except src/json/** (and src/lua/** itself)",
     from: under("src/lua"),
@@ -248,6 +323,91 @@ for (const rule of RULES) {
   });
 }
 
+/** Rules over reachability: `from` files must never reach (through any chain of imports) `target`. */
+const NEVER_REACHES: { rule: string; from: (p: string) => boolean; target: (p: string) => boolean }[] = [
+  {
+    rule: "src/clients/** never reaches src/lua/**, src/host/**, src/runtime/** or src/cli/**",
+    from: under("src/clients"),
+    target: any(under("src/lua"), under("src/host"), under("src/runtime"), under("src/cli")),
+  },
+  {
+    rule:
+      "src/host/** never reaches src/runtime/**, src/runner/**, src/cli/**, src/mcp_server/** or src/sdk/**",
+    from: under("src/host"),
+    target: any(
+      under("src/runtime"),
+      under("src/runner"),
+      under("src/cli"),
+      under("src/mcp_server"),
+      under("src/sdk"),
+    ),
+  },
+  {
+    rule:
+      "src/runtime/** never reaches src/runner/**, src/cli/**, src/mcp_server/**, src/serve/** or src/sdk/**",
+    from: under("src/runtime"),
+    target: any(
+      under("src/runner"),
+      under("src/cli"),
+      under("src/mcp_server"),
+      under("src/serve"),
+      under("src/sdk"),
+    ),
+  },
+  {
+    rule: "the consumers never reach a concrete runner (src/runner/in_process.ts, child.ts)",
+    from: any(under("src/sdk"), under("src/mcp_server"), under("src/serve"), under("src/flows")),
+    target: any(is("src/runner/in_process.ts"), is("src/runner/child.ts")),
+  },
+];
+
+/** Every file `start` reaches through imports (itself excluded unless on a cycle). */
+export function reaches(start: string, edges: readonly Edge[]): Set<string> {
+  const next = new Map<string, string[]>();
+  for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const seen = new Set<string>();
+  const todo = [...(next.get(start) ?? [])];
+  while (todo.length) {
+    const f = todo.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    todo.push(...(next.get(f) ?? []));
+  }
+  return seen;
+}
+
+for (const r of NEVER_REACHES) {
+  Deno.test(`layering (reachability): ${r.rule}`, async () => {
+    const { modules, edges } = await theGraph();
+    const bad: string[] = [];
+    for (const m of modules) {
+      if (!r.from(m)) continue;
+      for (const t of reaches(m, edges)) if (r.target(t)) bad.push(`${m} ~> ${t}`);
+    }
+    if (bad.length > 0) assert.fail(`layering rule broken: ${r.rule}\n${bad.sort().join("\n")}`);
+  });
+}
+
+Deno.test("layering: LAYERS names every folder and loose file of src/", () => {
+  const unnamed = [...Deno.readDirSync(`${REPO_ROOT}/src`)]
+    .map((e) => `src/${e.name}`)
+    .filter((p) => layerOf(p) === undefined)
+    .sort();
+  assert.deepEqual(unnamed, [], `src/ entries with no layer in LAYERS: ${unnamed.join(", ")}`);
+});
+
+Deno.test("layering: the folder graph of src/ has no cycle", async () => {
+  const { edges } = await theGraph();
+  const folder = (p: string) => layerOf(p)?.unit;
+  const folderEdges: Edge[] = [];
+  for (const e of edges) {
+    const a = folder(e.from), b = folder(e.to);
+    if (a && b && a !== b) folderEdges.push({ from: a, to: b });
+  }
+  const cyclic = [...new Set(folderEdges.map((e) => e.from))].filter((f) => reaches(f, folderEdges).has(f));
+  assert.deepEqual(cyclic.sort(), [], `folders on an import cycle: ${cyclic.join(", ")}`);
+});
+
 Deno.test("layering: a broken rule is reported with the rule and each offending edge", () => {
   const edges: Edge[] = [
     { from: "src/lua/engine.ts", to: "src/json/codec.ts" },
@@ -257,6 +417,17 @@ Deno.test("layering: a broken rule is reported with the rule and each offending 
     { from: "cli.ts", to: "src/cli/main.ts" },
     { from: "src/cli/main.ts", to: "src/cli/args.ts" },
   ];
+  const layers = RULES[0];
+  assert.deepEqual(
+    violations(layers, [
+      { from: "src/proc/group.ts", to: "src/obs/log.ts" },
+      { from: "src/obs/secrets.ts", to: "src/proc/child_env.ts" },
+      { from: "src/lua/engine.ts", to: "src/knl/store.ts" },
+      { from: "src/host/mcp.ts", to: "src/host/context.ts" },
+    ]),
+    ["src/lua/engine.ts -> src/knl/store.ts", "src/proc/group.ts -> src/obs/log.ts"],
+  );
+  assert.deepEqual([...reaches("a", [{ from: "a", to: "b" }, { from: "b", to: "c" }])].sort(), ["b", "c"]);
   const lua = RULES.find((r) => r.rule.startsWith("src/lua/**"))!;
   assert.deepEqual(violations(lua, edges), ["src/lua/engine.ts -> src/host/core.ts"]);
   const cli = RULES.find((r) => r.rule.startsWith("nothing imports src/cli/**"))!;

@@ -1,8 +1,9 @@
 /**
  * Watching a run from the command line, through the real CLI over the offline replay provider:
  * `--progress` (and `AGENT_BLOCK_PROGRESS=1` in `.env`) prints one line per step on stderr and
- * nothing on stdout; `--events FILE` and `--events -` stream the run's kernel events as JSON
- * Lines that equal `knl export --as events` of the session afterwards, line for line — and
+ * nothing on stdout; `--events FILE` and `--events -` stream the run's events as JSON Lines whose
+ * kernel rows equal `knl export --as events` of the session afterwards, row for row, ending with
+ * the `end` line that carries the outcome — and
  * arrive while the run is still going: the gated block's tool waits for a file the test creates
  * only once it has read the first beat's `tool_call` from the stream, so the run cannot end
  * before the test has seen it (no sleeps, no timing).
@@ -91,7 +92,11 @@ const DUR = String.raw`(?:<1 ms|[\d.]+ m?s)`;
 const completeLines = (text: string) =>
   text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter((l) => l !== "");
 
-const kinds = (lines: string[]) => lines.map((l) => JSON.parse(l).kind as string);
+/** The kernel rows of event-stream lines (`events` lines), in order. */
+const rowsOf = (lines: string[]) =>
+  lines.map((l) => JSON.parse(l)).filter((o) => o.type === "events").flatMap((o) => o.rows);
+const kinds = (lines: string[]) => rowsOf(lines).map((r) => r.kind as string);
+const types = (lines: string[]) => lines.map((l) => JSON.parse(l).type as string);
 
 Deno.test("--progress: one line per step on stderr, nothing on stdout; AGENT_BLOCK_PROGRESS=1 in .env too", async () => {
   const project = await tempProject();
@@ -120,7 +125,7 @@ Deno.test("--progress: one line per step on stderr, nothing on stdout; AGENT_BLO
   assert.doesNotMatch(viaEnv.stdout, /progress/);
 });
 
-Deno.test("--events FILE: the kernel events as committed, while the run goes on, equal to knl export", async () => {
+Deno.test("--events FILE: the run's event stream, live; its kernel rows equal knl export; end last", async () => {
   const project = await gatedProject();
   const gate = join(project, "go");
   const events = join(project, "out.jsonl");
@@ -151,9 +156,19 @@ Deno.test("--events FILE: the kernel events as committed, while the run goes on,
   const { ok, session_id } = JSON.parse(r.stdout);
   assert.equal(ok, true);
   const lines = streamed();
-  assert.deepEqual(lines, await exported(project, session_id), "the stream is the export, line for line");
-  assert.equal(JSON.parse(lines[0]).schema_version, 2);
+  assert.deepEqual(
+    rowsOf(lines),
+    (await exported(project, session_id)).map((l) => JSON.parse(l)),
+    "the stream's rows are the export, row for row",
+  );
+  assert.equal(rowsOf(lines)[0].schema_version, 2);
   assert.equal(kinds(lines).at(-1), "session_close");
+  assert.ok(lines.every((l) => JSON.parse(l).v === 1), "every line says its version");
+  assert.deepEqual(types(lines).slice(0, 1), ["session_open"]);
+  assert.equal(types(lines).filter((t) => t === "end").length, 1);
+  const end = JSON.parse(lines.at(-1)!);
+  assert.equal(end.type, "end", "the end is the last line");
+  assert.equal(end.outcome.status, "returned");
 });
 
 Deno.test("--events -: the same stream on stderr, live, beside --progress with the priced cost", async () => {
@@ -177,7 +192,11 @@ Deno.test("--events -: the same stream on stderr, live, beside --progress with t
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stdout, /^\{"data"|progress/m, "stdout is the block's print only");
   const { session_id } = JSON.parse(r.stdout);
-  assert.deepEqual(jsonLines(r.stderr), await exported(project, session_id));
+  assert.deepEqual(
+    rowsOf(jsonLines(r.stderr)),
+    (await exported(project, session_id)).map((l) => JSON.parse(l)),
+  );
+  assert.equal(JSON.parse(jsonLines(r.stderr).at(-1)!).type, "end");
   assert.match(
     r.stderr,
     /\[progress\] end: returned after .*; 2 turns, 290 tokens in \/ 38 out, 1 tool call, cost \$0\.0014\n/,

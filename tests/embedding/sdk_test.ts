@@ -471,8 +471,9 @@ Deno.test("observe: several observers see the same events in order, the end last
       .build(),
   );
   assert.equal(returned(r), "ok");
-  // one entry per commit: the deferred open and note at the sleep (an effect), then the close
-  assert.deepEqual(a, ["session_open+note", "session_close", "end"]);
+  // the session's opening as it opens, then one entry per commit: the deferred open and note at
+  // the sleep (an effect), then the close
+  assert.deepEqual(a, ["session_open", "session_open+note", "session_close", "end"]);
   assert.equal(c.length, a.length);
   const end = c.at(-1)!;
   assert.ok(end.type === "end" && end.outcome.status === "returned" && end.ms > 0);

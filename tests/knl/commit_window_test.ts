@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { COMMIT_WINDOW_ENV, commitWindowMs, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
+import { COMMIT_WINDOW_ENV, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
+import { commitWindowMs } from "../../src/host/knl_settings.ts";
 import { agentRunKinds, runLua, testEnv } from "../helpers.ts";
 import { MockLlm, openaiCompletion, openaiToolCall } from "../host/llm/mock_llm.ts";
 

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { closeStore, type EventRow, type EventStore, type NewEvent, openStore } from "../../src/knl/store.ts";
 import { EventWriter } from "../../src/knl/writer.ts";
-import { BUSY_TIMEOUT_ENV, busyTimeoutMs, DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
+import { BUSY_TIMEOUT_ENV, DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
+import { busyTimeoutMs } from "../../src/host/knl_settings.ts";
 
 async function tempDb(): Promise<string> {
   return join(await Deno.makeTempDir({ prefix: "ab_knl_writer_" }), "knl.sqlite");

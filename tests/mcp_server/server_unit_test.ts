@@ -1,9 +1,12 @@
 /**
  * The pure parts of the MCP server: checking `run_block` arguments, the tool definition, and
- * mapping how a run ended (an `Outcome`) to a tool result.
+ * mapping how a run ended (an `Outcome`) to a tool result; and one call through the in-process
+ * runner, whose events drive the progress notifications and whose artifacts follow the text.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
+  callRunBlock,
   outcomeWord,
   parseRunBlockArgs,
   registryJson,
@@ -14,6 +17,8 @@ import { RegistryWatcher } from "../../src/mcp_server/watch.ts";
 import { Logger } from "../../src/obs/log.ts";
 import type { BlockEntry } from "../../src/blocks/registry.ts";
 import { Server } from "@modelcontextprotocol/server";
+import { InProcessRunner } from "../../src/runner/in_process.ts";
+import { REPO_ROOT, tempProject, testEnv } from "../helpers.ts";
 
 Deno.test("run_block arguments are checked with named errors", () => {
   assert.deepEqual(parseRunBlockArgs({ block: "a", prompt: "p" }), {
@@ -110,4 +115,51 @@ Deno.test("registry watcher: notifies on a change only, drops instances that can
   assert.equal(extra, 2);
   await new Promise((r) => setTimeout(r, 0));
   assert.equal(w.tracked, 0);
+});
+
+Deno.test("run_block: progress follows the run's own events (turns, tools, tokens); artifacts follow the text", async () => {
+  const hello = Deno.readTextFileSync(join(REPO_ROOT, "blocks/hello_agent.lua"));
+  const root = await tempProject({
+    "blocks/hello_agent.lua": 'bus.emit("artifact", { name = "notes.md", content = "# Notes" })\n' +
+      'bus.emit("artifact", { name = "stats", content = { words = 5 } })\n' + hello,
+    "blocks/hello_agent.replay.jsonl": Deno.readTextFileSync(
+      join(REPO_ROOT, "blocks/hello_agent.replay.jsonl"),
+    ),
+  });
+  const notes: [number, string][] = [];
+  const result = await callRunBlock(
+    {
+      projectRoot: root,
+      home: join(root, ".home"),
+      blockDirs: [],
+      runTimeoutSecs: 60,
+      log: new Logger("test", "off"),
+      runner: new InProcessRunner({ stdout: () => {}, stderr: () => {} }),
+      env: testEnv({ AGENT_BLOCK_KNL_PATH: ":memory:" }),
+    },
+    { block: "hello_agent" },
+    new AbortController().signal,
+    (n, message) => notes.push([n, message]),
+  );
+  assert.equal(result.isError, undefined, JSON.stringify(result));
+  assert.deepEqual(notes.map(([n]) => n), notes.map((_, i) => i + 1), JSON.stringify(notes));
+  const messages = notes.map(([, m]) => m);
+  assert.ok(
+    messages.includes("block 'hello_agent': turn 1; 1 turn, 120 tokens in / 30 out, 0 tool calls"),
+    messages.join("\n"),
+  );
+  assert.ok(
+    messages.includes("block 'hello_agent': tool word_count; 1 turn, 120 tokens in / 30 out, 1 tool call"),
+  );
+  assert.equal(messages.at(-1), "block 'hello_agent': turn 2; 2 turns, 290 tokens in / 38 out, 1 tool call");
+  assert.deepEqual(result.content.slice(1), [
+    {
+      type: "resource",
+      resource: { uri: "agent-block://artifacts/notes.md", mimeType: "text/plain", text: "# Notes" },
+    },
+    {
+      type: "resource",
+      resource: { uri: "agent-block://artifacts/stats", mimeType: "application/json", text: '{"words":5}' },
+    },
+  ]);
 });

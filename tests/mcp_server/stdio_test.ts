@@ -234,7 +234,10 @@ for (const era of ["legacy", "auto"] as const) {
         });
         assertEquals(resultText(r), "woke");
         assert(ticks.length >= 3, `expected several progress notifications, got ${JSON.stringify(ticks)}`);
-        assertMatch(ticks[0].message ?? "", /^block 'slow' has been running for \d+ s$/);
+        assertMatch(
+          ticks[0].message ?? "",
+          /^block 'slow' has been running for \d+ s: started; 0 turns, 0 tokens in \/ 0 out, 0 tool calls$/,
+        );
       } finally {
         await s.close();
       }

@@ -1,8 +1,9 @@
 /**
  * The child-process runner against real agent-block children: the outcome comes from the
- * child's outcome file, not its stderr; its timeout ends the whole tree and says `timed_out`;
- * a cancel and a shutdown say `stopped`; a child that could not start, died without an outcome
- * or wrote a malformed one is `failed`, saying so. A few cases use a fake "agent-block" (a shell
+ * child's end event, not its stderr; its timeout ends the whole tree and says `timed_out`;
+ * a cancel and a shutdown say `cancelled`; a child that could not start, died without an `end`
+ * or sent a malformed one is `raised`, saying so; its events arrive live, and a second
+ * connection to its socket is not heard. A few cases use a fake "agent-block" (a shell or Deno
  * script standing in through `launch`) to produce what a real one never does.
  */
 import assert from "node:assert/strict";
@@ -33,6 +34,22 @@ function runner(extra: Partial<ChildRunnerOptions> = {}) {
   return { r, procs, stderr: () => err.join("") };
 }
 
+/**
+ * A runner whose "agent-block" is a Deno script with `body` (it gets `--request R --events S`;
+ * `connectEvents()` connects to S, `send(conn, obj)` writes one line).
+ */
+function fakeChild(dir: string, body: string) {
+  const file = join(dir, `fake_${crypto.randomUUID()}.ts`);
+  Deno.writeTextFileSync(
+    file,
+    `const path = Deno.args[Deno.args.indexOf("--events") + 1];
+     const connectEvents = () => Deno.connect({ transport: "unix", path });
+     const send = (c: Deno.Conn, o: unknown) => c.write(new TextEncoder().encode(JSON.stringify(o) + "\\n"));
+     ${body}`,
+  );
+  return runner({ launch: { mode: "compiled", prefix: [Deno.execPath(), "run", "-A", "--quiet", file] } });
+}
+
 const request = (dir: string, file: string, extra: Partial<RunRequest> = {}): RunRequest => ({
   script: { path: join(dir, file) },
   projectRoot: dir,
@@ -61,7 +78,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "child runner: failed, deferred and exited come from the outcome file",
+  name: "child runner: raised, deferred and exited come from the child's end event",
   ...opts,
   fn: async () => {
     const dir = await project({
@@ -117,7 +134,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "child runner: a cancel and the runner's shutdown end the run as stopped",
+  name: "child runner: a cancel and the runner's shutdown end the run as cancelled",
   ...opts,
   fn: async () => {
     const dir = await project({
@@ -145,7 +162,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "child runner: no child, no outcome file, a malformed one, a bad request: failed, saying so",
+  name: "child runner: no child, no end, a malformed one: raised, saying so; inline source crosses",
   ...opts,
   fn: async () => {
     const dir = await project({ "x.lua": 'return "x"\n' });
@@ -174,21 +191,103 @@ Deno.test({
         /without an outcome \(exit code 137, signal SIGKILL\); it wrote nothing/,
       );
     }
-    const garbled = await fake('echo \'{"version":1,"status":"returned","value":7}\' > "$8"').r.run(
-      request(dir, "x.lua"),
-    );
+    const garbled = await fakeChild(
+      dir,
+      `
+      const c = await connectEvents();
+      await send(c, { v: 1, type: "end", ms: 1, outcome: { version: 1, status: "returned", value: 7 } });
+    `,
+    ).r.run(request(dir, "x.lua"));
     assert.equal(garbled.outcome.status, "raised");
     if (garbled.outcome.status === "raised") {
       assert.match(
         garbled.outcome.message,
-        /outcome file is malformed: .*outcome\.json: field 'value' must be a string/,
+        /event stream is malformed: the child's events, line 1: field outcome: field 'value' must be a string/,
       );
     }
     const { r } = runner();
-    const inline = await r.run({ script: { source: "return 1", name: "i.lua" }, projectRoot: dir, env: {} });
-    assert.equal(inline.outcome.status, "raised");
+    // Inline source crosses the boundary too: the request file carries it.
+    const inline = await r.run({
+      script: { source: 'return "i"', name: "i.lua" },
+      projectRoot: dir,
+      env: testEnv(),
+    });
+    assert.deepEqual(inline.outcome, { status: "returned", value: "i" });
     const relative = await r.run({ script: { path: "x.lua" }, projectRoot: "rel", env: {} });
     assert.equal(relative.outcome.status, "raised");
     if (relative.outcome.status === "raised") assert.match(relative.outcome.message, /must be absolute/);
+  },
+});
+
+Deno.test({
+  name: "child runner: a child dying after some events is raised, with the events it sent and its exit code",
+  ...opts,
+  fn: async () => {
+    const dir = await project({ "x.lua": 'return "x"\n' });
+    const seen: string[] = [];
+    const rep = await fakeChild(
+      dir,
+      `
+      const c = await connectEvents();
+      await send(c, { v: 1, type: "session_open", session: "s_1" });
+      Deno.exit(3);
+    `,
+    ).r.run(request(dir, "x.lua"), { observe: (e) => seen.push(e.type) });
+    assert.deepEqual(seen, ["session_open", "end"]);
+    assert.deepEqual(rep.sessions, ["s_1"]);
+    assert.equal(rep.outcome.status, "raised");
+    if (rep.outcome.status === "raised") {
+      assert.equal(rep.outcome.code, "script");
+      assert.match(rep.outcome.message, /without an outcome \(exit code 3\)/);
+    }
+  },
+});
+
+Deno.test({
+  name: "attack: a second connection to a child run's events socket is closed unread (no forged end)",
+  ...opts,
+  fn: async () => {
+    const dir = await project({ "x.lua": 'return "x"\n' });
+    const rep = await fakeChild(
+      dir,
+      `
+      const real = await connectEvents();
+      const forger = await connectEvents();
+      await send(forger, { v: 1, type: "end", ms: 1, outcome: { version: 1, status: "returned", value: "forged" } });
+      await send(real, { v: 1, type: "end", ms: 1, outcome: { version: 1, status: "returned", value: "real" } });
+    `,
+    ).r.run(request(dir, "x.lua"));
+    assert.deepEqual(rep.outcome, { status: "returned", value: "real" });
+  },
+});
+
+Deno.test({
+  name: "child runner: the child's events arrive live, before the run ends, in the in-process order",
+  ...opts,
+  fn: async () => {
+    const dir = await project({
+      "live.lua": `
+        bus.emit("artifact", { name = "a.txt", content = "one" })
+        local f = io.open(_PROMPT .. "/gate", "r")
+        while not f do std.task.sleep(0.01) f = io.open(_PROMPT .. "/gate", "r") end
+        f:close()
+        return "done"`,
+    });
+    const { r } = runner();
+    const seen: string[] = [];
+    let sawArtifact!: () => void;
+    const artifact = new Promise<void>((res) => sawArtifact = res);
+    const running = r.run(request(dir, "live.lua", { prompt: dir }), {
+      observe: (e) => {
+        seen.push(e.type);
+        if (e.type === "artifact") sawArtifact();
+      },
+    });
+    await artifact; // the run is still blocked on the gate: the event came live
+    Deno.writeTextFileSync(join(dir, "gate"), "");
+    const rep = await running;
+    assert.deepEqual(rep.outcome, { status: "returned", value: "done" });
+    assert.deepEqual(seen, ["artifact", "end"]);
+    assert.deepEqual(rep.artifacts.map((a) => [a.name, a.content]), [["a.txt", "one"]]);
   },
 });

@@ -1,6 +1,6 @@
 /**
  * The in-process runner: the same Outcome as `runBlock` for the same block, its timeout says
- * `timed_out`, and a request's signal says `stopped`.
+ * `timed_out`, and a signal says `cancelled`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -33,7 +33,7 @@ Deno.test("in-process runner: the same outcome as runBlock, block for block", as
       context: "c",
     };
     const viaRunner = (await runner.run(req)).outcome;
-    const direct = await runBlock({ ...req, ...quiet });
+    const direct = await runBlock({ ...req, prompt: "p", context: "c", ...quiet });
     assert.deepEqual(viaRunner, direct, name);
   }
   const r = await runner.run({
@@ -46,7 +46,7 @@ Deno.test("in-process runner: the same outcome as runBlock, block for block", as
   assert.deepEqual(r.outcome, { status: "returned", value: "v p c m" });
 });
 
-Deno.test("in-process runner: its timeout is timed_out, the request's signal stopped", async () => {
+Deno.test("in-process runner: its timeout is timed_out, the request's signal cancelled", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ab_in_process_" });
   Deno.writeTextFileSync(join(dir, "slow.lua"), 'std.task.sleep(300)\nreturn "woke"\n');
   const runner = new InProcessRunner(quiet);
@@ -61,4 +61,51 @@ Deno.test("in-process runner: its timeout is timed_out, the request's signal sto
   assert.ok(started);
   setTimeout(() => ac.abort("the embedder cancelled"), 100);
   assert.deepEqual((await running).outcome, { status: "cancelled", reason: "the embedder cancelled" });
+});
+
+Deno.test("in-process runner: typed stores and prompt files come from the request (no store variable), correlation reaches the run", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_in_process_" });
+  Deno.writeTextFileSync(join(dir, "prompt.md"), "from a file");
+  Deno.writeTextFileSync(
+    join(dir, "s.lua"),
+    `std.kv.set("ns", "k", "v")
+     return std.json.encode({ prompt = _PROMPT, kv_var = std.env.get("AGENT_BLOCK_KV_PATH") or "unset",
+       run_id = std.env.get("AGENT_BLOCK_RUN_ID"), got = std.kv.get("ns", "k") })`,
+  );
+  const kv = join(dir, "typed_kv.sqlite");
+  const seen: string[] = [];
+  const r = await new InProcessRunner(quiet).run({
+    script: { path: join(dir, "s.lua") },
+    projectRoot: dir,
+    env: testEnv(),
+    prompt: { file: "prompt.md" },
+    stores: { kv, kernel: ":memory:" },
+    correlation: { runId: "run-7" },
+  }, { observe: (e) => seen.push(e.type) });
+  assert.equal(r.outcome.status, "returned");
+  const v = JSON.parse((r.outcome as { value: string }).value);
+  assert.deepEqual(v, { prompt: "from a file", kv_var: "unset", run_id: "run-7", got: "v" });
+  assert.ok(Deno.statSync(kv).isFile, "the typed kv path is the store's file");
+  assert.deepEqual(seen, ["end"]);
+});
+
+Deno.test("in-process runner: a sandboxed request or a missing prompt file never starts, with one end", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ab_in_process_" });
+  Deno.writeTextFileSync(join(dir, "s.lua"), "return 1");
+  const runner = new InProcessRunner(quiet);
+  const ends: string[] = [];
+  const observe = (e: { type: string }) => void ends.push(e.type);
+  const base: RunRequest = { script: { path: join(dir, "s.lua") }, projectRoot: dir, env: testEnv() };
+  const sandboxed = await runner.run({ ...base, sandbox: true }, { observe });
+  assert.equal(sandboxed.outcome.status, "raised");
+  if (sandboxed.outcome.status === "raised") {
+    assert.equal(sandboxed.outcome.code, "config");
+    assert.match(sandboxed.outcome.message, /needs a process of its own/);
+  }
+  const missing = await runner.run({ ...base, context: { file: "nope.md" } }, { observe });
+  assert.equal(missing.outcome.status, "raised");
+  if (missing.outcome.status === "raised") {
+    assert.match(missing.outcome.message, /context file nope\.md: no such file/);
+  }
+  assert.deepEqual(ends, ["end", "end"]);
 });

@@ -1,7 +1,7 @@
 /**
  * `agent-block serve` running jobs (issue 16 §1): a fast job, a deferring one, and one that
  * overruns its timeout leaving daemons behind (its whole tree ends); `--max-live` with six jobs
- * due at once; a result over 64 KiB kept as a pointer. Real managers, real runs, real record.
+ * due at once; a result over 64 KiB kept as a pointer; a run's counts (sessions) on its record. Real managers, real runs, real record.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -18,7 +18,8 @@ Deno.test({
   ignore: skip !== undefined,
   fn: async () => {
     const p = await jobProject({
-      "blocks/fast/init.lua": 'return "fast " .. _PROMPT .. " " .. std.env.get("AGENT_BLOCK_RUN_ID")',
+      "blocks/fast/init.lua": 'require("knl").session({ owner = "fast" }, function() end)\n' +
+        'return "fast " .. _PROMPT .. " " .. std.env.get("AGENT_BLOCK_RUN_ID")',
       "blocks/fast/job.toml": 'every = "1h"\nprompt = "hello"\n',
       "blocks/later.lua": 'job.defer("nothing to do yet")',
       "blocks/later.job.toml": 'every = "1h"\n',
@@ -43,6 +44,11 @@ std.task.sleep(300)`,
       assert.equal(fast.result, `fast hello ${fast.run_id}`);
       assert.equal(Deno.readTextFileSync(fast.result_file), fast.result);
       assert.equal(fast.result_file, join(p.home, "runs", "fast", `${fast.run_id}.json`));
+      // what the run did, from its events relayed by the child runner; its session for `knl show`
+      assert.equal(fast.counts.turns, 0);
+      assert.equal(fast.counts.tool_calls, 0);
+      assert.equal(fast.counts.sessions.length, 1);
+      assert.match(fast.counts.sessions[0], /^s_/);
 
       const later = await waitForEnd(m, "later");
       assert.equal(later.state, "deferred");

@@ -4,7 +4,9 @@
  * (a name with two declarations, such as the value and the type `ScriptSource`, needs one at
  * each). `deno task test` runs those blocks (`deno test --doc`), so an example here is one that
  * type-checks and runs; the second test holds the task to `--doc` over every file that declares
- * one. The module doc itself (the embedding guide) must have an example too.
+ * one. The module doc itself (the embedding guide) must have an example too. The third test pins
+ * the stable surface: the exact list of `mod.ts`'s exports, so adding or removing one is a
+ * decision made in this file, never a side effect.
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
@@ -99,5 +101,84 @@ Deno.test("docs: `deno task test` runs the examples of every file declaring an e
     outside,
     [],
     `files outside the doc-tested paths (${paths.join(" ")}): ${outside.join(", ")}`,
+  );
+});
+
+/** The stable surface of `mod.ts`: every export, by name. Change it on purpose only. */
+const STABLE_SURFACE = [
+  "ARTIFACT_KIND",
+  "AgentBlockError",
+  "Appended",
+  "Artifact",
+  "BlockConfig",
+  "BlockConfigBuilder",
+  "BlockConfigFields",
+  "BlockEntry",
+  "BlockError",
+  "BlockErrorCode",
+  "BlockErrorDetails",
+  "BlockLimits",
+  "BlockReport",
+  "BlockRoot",
+  "BlockRunner",
+  "BlockTier",
+  "BusEvent",
+  "BusHandler",
+  "BusHost",
+  "Correlation",
+  "DefaultAgentOptions",
+  "EXIT",
+  "EXIT_TIMED_OUT",
+  "EventRow",
+  "EventStore",
+  "ExportShape",
+  "HostTool",
+  "HostToolContext",
+  "JsonValue",
+  "McpServerConfig",
+  "NewEvent",
+  "Outcome",
+  "OutcomeStatus",
+  "RAISED_CODES",
+  "RESERVED_GLOBALS",
+  "RaisedCode",
+  "RunEvent",
+  "RunHooks",
+  "RunObserver",
+  "RunReport",
+  "RunRequest",
+  "RunStores",
+  "RunText",
+  "ScriptSource",
+  "ScriptSourceConstructors",
+  "SessionSummary",
+  "StartFacts",
+  "StorePaths",
+  "TextSource",
+  "ToolInfo",
+  "UnknownSession",
+  "UsageError",
+  "VERSION",
+  "blockErrorOf",
+  "blockRoots",
+  "closeStore",
+  "exitCodeOf",
+  "exportSession",
+  "findBlock",
+  "listSessions",
+  "openExistingStore",
+  "runBlock",
+  "scanBlocks",
+]; // deno-fmt-ignore
+
+Deno.test("docs: the stable surface of mod.ts is exactly the pinned list", async () => {
+  const mod = await modNode();
+  const names = [...new Set(mod.symbols.map((s) => s.name))].sort();
+  const added = names.filter((n) => !STABLE_SURFACE.includes(n));
+  const removed = STABLE_SURFACE.filter((n) => !names.includes(n));
+  assert.deepEqual(
+    { added, removed },
+    { added: [], removed: [] },
+    "mod.ts's exports changed: update STABLE_SURFACE if that was meant (a stable export is semver)",
   );
 });

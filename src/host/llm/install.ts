@@ -1,10 +1,12 @@
 /**
  * The `llm` host module: the TypeScript half of model access, handed to Lua.
  *
- * Owns three internal functions (not globals): `llm_send` (one request through the transport,
- * resolving endpoint and credentials here so keys never have to pass through Lua), `llm_base_url`
- * (the resolved base URL, from which `llm_proto` infers the dialect) and `llm_read_replay` (a
- * replay script read relative to the script's directory, then the project root). `llm.lua`
+ * Owns six internal functions (not globals): `@llm_send` (one request through the transport,
+ * resolving endpoint and credentials here so keys never have to pass through Lua), `@llm_encode`
+ * and `@llm_release` (messages shipped by id to the JSON writer, and let go), `@llm_base_url`
+ * (the resolved base URL, from which `llm_proto` infers the dialect), `@llm_read_replay` (a
+ * replay script read relative to the script's directory, then the project root) and `@llm_env`
+ * (the run environment's model variables). `llm.lua`
  * publishes them to Lua as `require("llm_proto.transport")` and defines `llm.chat` on top of
  * the provider Ports of `llm_proto.port`. The transport (the Lua-free client in
  * `src/clients/llm/`: `transport.ts` and its stream parsers) is imported on the first `llm_send`,
@@ -32,7 +34,7 @@ import type { RunContext } from "../context.ts";
 import { type EndpointOptions, resolveBaseUrl, resolveEndpoint } from "./endpoint.ts";
 import { LlmError, type WireProvider } from "../../clients/llm/errors.ts";
 import { Deadlines } from "../../clients/llm/deadlines.ts";
-import { commitWindowMs } from "../../knl/commit_window.ts";
+import { commitWindowMs } from "../knl_settings.ts";
 import { JoinedMessages } from "./joined_messages.ts";
 import llmSource from "./llm.lua" with { type: "text" };
 

@@ -2,8 +2,9 @@
  * The one way the stores open SQLite (`node:sqlite`): kv, sql and ts all come through here.
  *
  * Owns:
- * - where a store lives: the run's override variable (`AGENT_BLOCK_KV_PATH`, `AGENT_BLOCK_SQL_PATH`,
- *   `AGENT_BLOCK_TS_PATH`) when set, resolved against the run's working directory, else
+ * - where a store lives: the path the run was given typed (`RunRequest.stores`), else the run's
+ *   override variable (`AGENT_BLOCK_KV_PATH`, `AGENT_BLOCK_SQL_PATH`, `AGENT_BLOCK_TS_PATH`)
+ *   when set, either resolved against the run's working directory, else
  *   `<AGENT_BLOCK_HOME>/<kind>.sqlite`; the literal `:memory:` is a private in-memory database;
  * - how it is opened: the parent directory is created, `pragma busy_timeout` is set explicitly
  *   FIRST (Deno ignores the constructor's timeout; default 5000 ms, the run's
@@ -41,11 +42,13 @@ export interface StoreRun {
   home: string;
   /** A path made absolute against the run's working directory. */
   resolve(path: string): string;
+  /** Paths given typed (they win over the variables). */
+  stores?: Readonly<Partial<Record<StoreKind, string>>>;
 }
 
 /** The file (or `:memory:`) store `kind` uses for `run`. */
 export function storePath(kind: StoreKind, run: StoreRun): string {
-  const v = envValue(run.env, STORE_PATH_VARS[kind]);
+  const v = run.stores?.[kind] ?? envValue(run.env, STORE_PATH_VARS[kind]);
   if (!v || !v.trim()) return join(run.home, `${kind}.sqlite`);
   return v === ":memory:" ? v : run.resolve(v);
 }

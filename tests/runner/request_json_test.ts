@@ -1,0 +1,88 @@
+/**
+ * The request's JSON form: every field survives a round trip exactly (bytes included, the
+ * signal left out), and the parser refuses what is not a request, naming the field.
+ */
+import assert from "node:assert/strict";
+import {
+  parseRequestJson,
+  REQUEST_JSON_VERSION,
+  requestToJson,
+  requestToObject,
+} from "../../src/runner/request_json.ts";
+import type { RunRequest } from "../../src/runner/runner.ts";
+
+const FULL: RunRequest = {
+  script: { source: "return _PROMPT", name: "full.lua", dir: "/srv/lib", chunkname: "=ab:driver" },
+  name: "full",
+  projectRoot: "/srv/project",
+  prompt: "say hi",
+  context: { file: "ctx.md" },
+  labels: { job: "nightly", run: "r1" },
+  env: { PATH: "/usr/bin", EMPTY: "" },
+  cwd: "/srv/project/sub",
+  home: "/srv/home",
+  timeoutMs: 60_000,
+  limits: { cpuSeconds: 1.5, memoryMb: 64 },
+  mcpTimeoutMs: 5000,
+  stores: { kv: ":memory:", sql: "sql.sqlite", ts: "/abs/ts.sqlite", kernel: "knl.sqlite" },
+  mesh: { relay: "nats://127.0.0.1:4222", secretKey: "ab".repeat(32) },
+  globals: { _TASK: { id: "T-7", tags: ["a", "b"], n: 2.5, ok: true, none: null } },
+  sandbox: true,
+  correlation: {
+    traceId: "t",
+    parentSpan: "p",
+    runId: "r",
+    agentId: "a",
+    agentName: "n",
+    parentSession: "s",
+    stepKey: "k",
+  },
+};
+
+Deno.test("request JSON: every field round-trips exactly", () => {
+  assert.deepEqual(parseRequestJson(requestToJson(FULL), "req.json"), FULL);
+  const minimal: RunRequest = { script: { path: "/p/x.lua" }, projectRoot: "/p", env: {} };
+  assert.deepEqual(parseRequestJson(requestToJson(minimal), "req.json"), minimal);
+  assert.equal(requestToObject(minimal).version, REQUEST_JSON_VERSION);
+});
+
+Deno.test("request JSON: bytes of source come back as the same bytes; the signal is not serialised", () => {
+  const bytes = new Uint8Array([0x72, 0x65, 0xff, 0x00, 0x0a]);
+  const r: RunRequest = {
+    script: { source: bytes, name: "b.lua" },
+    projectRoot: "/p",
+    env: {},
+    signal: new AbortController().signal,
+  };
+  const back = parseRequestJson(requestToJson(r), "req.json");
+  assert.deepEqual(back.script, { source: bytes, name: "b.lua" });
+  assert.equal("signal" in back, false);
+});
+
+Deno.test("request JSON: the parser names the file and the field", () => {
+  const base = requestToObject({ script: { path: "/p/x.lua" }, projectRoot: "/p", env: {} });
+  const bad = (patch: Record<string, unknown>, re: RegExp) =>
+    assert.throws(() => parseRequestJson(JSON.stringify({ ...base, ...patch }), "run.json"), re);
+  bad({ version: 2 }, /run\.json: field 'version' must be 1/);
+  bad({ nonsense: 1 }, /run\.json: unknown field 'nonsense'/);
+  bad({ limits: { cpu_seconds: "x" } }, /run\.json: field 'limits\.cpu_seconds' must be a positive number/);
+  bad({ limits: { cpu: 1 } }, /run\.json: unknown field 'limits\.cpu'/);
+  bad({ timeout_ms: 1.5 }, /field 'timeout_ms' must be a positive integer/);
+  bad({ env: { A: 1 } }, /field 'env\.A' must be a string, got 1/);
+  bad({ script: { path: "" } }, /field 'script\.path' must not be empty/);
+  bad({ script: { name: "x.lua" } }, /'script' needs exactly one of 'path', 'source' and 'source_base64'/);
+  bad({ project_root: undefined }, /field 'project_root' is required/);
+  bad({ prompt: { text: "x" } }, /unknown field 'prompt\.text'/);
+  bad({ correlation: { run_id: 5 } }, /field 'correlation\.run_id' must be a string/);
+  bad({ mesh: { secret_key: "k" } }, /field 'mesh\.relay' is required/);
+  bad({ sandbox: "yes" }, /field 'sandbox' must be true or false/);
+  assert.throws(() => parseRequestJson("{", "run.json"), /run\.json: not valid JSON/);
+  assert.throws(() => parseRequestJson("[]", "run.json"), /run\.json: must be a JSON object, got array/);
+});
+
+Deno.test("request JSON: the writer refuses what the reader would (a non-finite limit)", () => {
+  assert.throws(
+    () => requestToJson({ script: { path: "/x" }, projectRoot: "/", env: {}, limits: { cpuSeconds: NaN } }),
+    /the request: field 'limits\.cpu_seconds' must be a positive number/,
+  );
+});
