@@ -29,8 +29,11 @@
  * kernel writers, so a program can run many configs concurrently (or one config many times).
  *
  * This module is an edge, like the CLI: a config that sets no `env` runs with a copy of this
- * process's environment, and one that sets no `cwd` with this process's working directory, read
- * when `runBlock` is called. Nothing below it reads either, and nothing changes them.
+ * process's environment, read when `runBlock` is called. A run works in its project root unless
+ * the config sets `cwd(dir)` (the rule of every front end: the CLI, `mcp`, `serve`); a relative
+ * project root, and through it a relative script path, resolve against this process's working
+ * directory. Nothing below it reads the environment or the working directory, and nothing
+ * changes them.
  *
  * ## Talking to the host
  * - `hostHandler(kind, fn)` / `hostHandler(fn)`: TypeScript functions receiving
@@ -86,8 +89,8 @@
  *   handler set, the any-kind handler receives `artifact` events too, so it skips them);
  *   artifacts arrive in `BlockReport.artifacts` (and at an `artifact` handler, if one is set);
  * - the per-task working directory: the config's `projectRoot` — it is `std.env.project_root()`
- *   and the default working directory of `sh.exec` and of MCP servers, and the host process's
- *   cwd is never changed;
+ *   and the working directory of the run, of `sh.exec` and of MCP servers, and the host
+ *   process's cwd is never changed;
  * - the engine's cancel token: `signal(token)`; its MCP timeout: `mcpRpcTimeoutMs(ms)`.
  *
  * ## Stability
@@ -103,7 +106,8 @@ import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
 
 /**
  * Runs one block to its report. A config without `env` runs with a copy of this process's
- * environment, one without `cwd` in this process's working directory (both read now).
+ * environment (read now); one without `cwd` works in its project root, a relative one being
+ * taken from this process's working directory.
  * @param config the run, from `BlockConfig.builder(...).build()`
  *
  * @example Cancel a run

@@ -48,7 +48,10 @@ Usage:
 Options:
   -s, --script FILE        Lua script to run
   -b, --block NAME         registered block to run (see "Blocks and libraries" in the README)
-  -p, --project DIR        project root: .env, lib/ and blocks/ tiers, databases (default .)
+  -p, --project DIR        project root: .env, lib/ and blocks/ tiers, databases, and the
+                           run's working directory (default .)
+      --cwd DIR            the run's working directory instead of the project root: what the
+                           block's relative paths resolve against (io.open, std.fs, ...)
       --prompt TEXT        sets _PROMPT
   -c, --context TEXT       sets _CONTEXT
       --config FILE        JSON file: prompt, context, result, labels, limits, ... (lowest layer)
@@ -170,9 +173,21 @@ function orphanGraceMs(env: Record<string, string>): number {
   }
 }
 
+/** Refuses a directory that is not there (`what` names it), before a block is looked up in it. */
+function mustBeDirectory(path: string, what: string): void {
+  let isDir = false;
+  try {
+    isDir = Deno.statSync(path).isDirectory;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw new AgentBlockError(`${what}: ${(e as Error).message}`);
+    throw new AgentBlockError(`${what} does not exist`);
+  }
+  if (!isDir) throw new AgentBlockError(`${what} is not a directory`);
+}
+
 /** The script of the block `name`, or the unknown-block error listing what is there. */
 function blockPath(s: RunSettings, name: string): string {
-  const roots = blockRoots(resolve(s.cwd, s.project), agentBlockHome(s.env, s.cwd));
+  const roots = blockRoots(s.projectRoot, agentBlockHome(s.env, s.cwd));
   const b = findBlock(roots, name);
   if (b) return b.path;
   const near = didYouMean(name, scanRegistry(roots).blocks.map((x) => x.name));
@@ -198,7 +213,10 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   try {
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
     if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
-    scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;
+    mustBeDirectory(s.projectRoot, `project directory ${s.project}`);
+    if (s.runCwd !== s.projectRoot) mustBeDirectory(s.runCwd, `--cwd ${s.runCwd}`);
+    // the caller's path: against the process working directory, not the run's
+    scriptPath = s.block !== undefined ? blockPath(s, s.block) : resolve(s.cwd, s.script!);
   } catch (e) {
     // The run never started: it has no value, so an earlier run's must not stand for it.
     try {
@@ -222,9 +240,9 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
   adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
-    const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
+    const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.projectRoot)
       .env(s.env)
-      .cwd(s.cwd)
+      .cwd(s.runCwd)
       .labels(s.labels)
       .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
       .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)

@@ -4,7 +4,9 @@
  * Owns the embedder's settings and their validation — every refusal is a `BlockError` with code
  * `config` naming the field and the value, thrown by `build()` (or `new BlockConfig`) before
  * anything runs. Files named by the config (the script, prompt and context files) are read when
- * the run starts, against the run's working directory.
+ * the run starts, against the run's working directory: `cwd`, else the project root (one rule
+ * for the CLI, the MCP server, `serve` and the SDK); a relative project root resolves against
+ * the caller's directory (`runBlock`: this process's working directory).
  *
  * Invariants:
  * - A config is immutable and can be run any number of times, concurrently too; each run gets
@@ -12,8 +14,9 @@
  *   exception is a config given a `BusHost` (`bus(host)`): a bus serves one run.
  * - `extraGlobals` are JSON values set as Lua globals after the standard library (nesting kept,
  *   converted natively, never spliced into source); names the runtime defines are refused.
- * - Nothing here reads the process: `env` and `cwd` left unset are filled by the edge that runs
- *   the config (`mod.ts`'s `runBlock`: this process's environment and working directory).
+ * - Nothing here reads the process: `env` left unset and the directory a relative project root
+ *   resolves against are filled by the edge that runs the config (`mod.ts`'s `runBlock`: this
+ *   process's environment and working directory).
  */
 import { isAbsolute } from "node:path";
 import type { JsonValue } from "../json/codec.ts";
@@ -96,7 +99,11 @@ export interface BlockLimits {
 export interface BlockConfigFields {
   /** The script to run. */
   script: ScriptSource;
-  /** The project root: `.env` is not read here, but `lib/` and `blocks/` tiers, the kernel log, `sh.exec`'s cwd. */
+  /**
+   * The project root (relative: against the caller's directory): `.env` is not read here, but
+   * `lib/` and `blocks/` tiers, the kernel log, `sh.exec`'s cwd, and the run's working directory
+   * unless `cwd` names another.
+   */
   projectRoot: string;
   /** `_PROMPT`: text, or `{ file }` read when the run starts. */
   prompt?: TextSource;
@@ -106,7 +113,7 @@ export interface BlockConfigFields {
   extraGlobals?: Readonly<Record<string, JsonValue>>;
   /** The run's environment (default: this process's, read by `runBlock`). */
   env?: Readonly<Record<string, string>>;
-  /** The run's working directory, absolute (default: this process's). */
+  /** The run's working directory, absolute (default: the project root). */
   cwd?: string;
   /** `$AGENT_BLOCK_HOME` (default: the run environment's, then `~/.agent-block`). */
   home?: string;
@@ -356,7 +363,7 @@ export class BlockConfig {
   readonly extraGlobals: Readonly<Record<string, JsonValue>>;
   /** The run's environment (`undefined`: the runner's process environment). */
   readonly env?: Readonly<Record<string, string>>;
-  /** The run's working directory (`undefined`: the runner's process working directory). */
+  /** The run's working directory (`undefined`: the project root). */
   readonly cwd?: string;
   /** `$AGENT_BLOCK_HOME`. */
   readonly home?: string;
@@ -463,7 +470,8 @@ export class BlockConfig {
   /**
    * A builder for a config running `script` in `projectRoot`.
    * @param script where the script comes from (`ScriptSource`)
-   * @param projectRoot the project root (resolved against the run's working directory)
+   * @param projectRoot the project root (relative: against the caller's directory, `runBlock`'s
+   *   being this process's working directory); also the run's working directory unless `cwd` is set
    */
   static builder(script: ScriptSource, projectRoot: string): BlockConfigBuilder {
     return new BlockConfigBuilder(script, projectRoot);
@@ -543,7 +551,7 @@ export class BlockConfigBuilder {
     this.#f.env = env;
     return this;
   }
-  /** The run's working directory, absolute (default: this process's). */
+  /** The run's working directory, absolute (default: the project root). */
   cwd(cwd: string): this {
     this.#f.cwd = cwd;
     return this;

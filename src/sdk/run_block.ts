@@ -2,7 +2,7 @@
  * Running a `BlockConfig`: from the embedder's config to a `BlockReport`.
  *
  * Owns the mapping of a config onto the runtime's `RunSpec` (store paths into the run's
- * environment, prompt and context files read against the run's cwd, the default agent's source
+ * environment, the working directory, prompt and context files read against it, the default agent's source
  * and options, the bus with its host handlers and artifact tap, host tools, the wall-clock limit)
  * and the report: the outcome, the returned text, the error, the artifacts staged with
  * `bus.emit("artifact", { name, content })`, the kernel sessions opened and the tools registered.
@@ -10,8 +10,12 @@
  * one that throws is detached with a warning on the run's stderr) and tells them the run's `end`
  * last, with the final outcome (a run that never started included), before the report returns.
  *
- * This is below the edge: `env` and `cwd` a config leaves unset come from `defaults`, which the
- * edge supplies (`mod.ts`: this process's; the CLI always sets both).
+ * The working directory is the same rule for every front end: the config's `cwd`, else its
+ * project root; a relative project root resolves against the caller's directory. Relative files
+ * of the config (the script, prompt and context) resolve against the run's working directory.
+ *
+ * This is below the edge: `env` a config leaves unset and the caller's directory come from
+ * `defaults`, which the edge supplies (`mod.ts`: this process's; the CLI sets both itself).
  *
  * Invariants: it never rejects for anything the run did or the config asked — every ending is a
  * report, a failure to start being `raised` with code `config`; a run cancelled by its timer is
@@ -125,11 +129,11 @@ export interface BlockReport {
   tools: ToolInfo[];
 }
 
-/** What the edge fills in for a config that leaves `env` or `cwd` unset. */
+/** What the edge fills in for a config that leaves `env` unset or its project root relative. */
 export interface RunDefaults {
   /** The run's environment. */
   env(): Record<string, string>;
-  /** The run's working directory (absolute). */
+  /** The caller's directory (absolute): a relative project root resolves against it. */
   cwd(): string;
 }
 
@@ -180,7 +184,9 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
   });
 
   const env: Record<string, string> = { ...(config.env ?? defaults.env()) };
-  const cwd = config.cwd ?? defaults.cwd();
+  // One rule for every front end: the run works in its project root unless the config names a cwd.
+  const projectRoot = resolve(defaults.cwd(), config.projectRoot);
+  const cwd = config.cwd ?? projectRoot;
   for (const [k, v] of Object.entries(config.stores)) {
     if (v !== undefined) env[STORE_VARS[k as keyof StorePaths]] = v;
   }
@@ -228,7 +234,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
   try {
     const outcome = await runSpec({
       script,
-      projectRoot: config.projectRoot,
+      projectRoot,
       env,
       cwd,
       home: config.home,

@@ -229,7 +229,8 @@ export const ScriptSource: ScriptSourceConstructors = {
 };
 
 /**
- * Text given inline, or read from a file when the run starts (relative to the run's cwd).
+ * Text given inline, or read from a file when the run starts (relative to the run's cwd: the
+ * project root unless `.cwd()` names another).
  *
  * ```ts
  * import { BlockConfig, runBlock, ScriptSource, type TextSource } from "@agent-block/agent-block";
@@ -238,13 +239,12 @@ export const ScriptSource: ScriptSourceConstructors = {
  *
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(join(dir, "system.md"), "You review pull requests.");
- * const context: TextSource = { file: "system.md" }; // read when the run starts, against its cwd
+ * const context: TextSource = { file: "system.md" }; // read when the run starts, in its project root
  * const prompt: TextSource = "Review #42";
  * const report = await runBlock(
  *   BlockConfig.builder(ScriptSource.inline("return _CONTEXT .. ' / ' .. _PROMPT", "ctx.lua"), dir)
  *     .context(context)
  *     .prompt(prompt)
- *     .cwd(dir)
  *     .env({})
  *     .build(),
  * );
