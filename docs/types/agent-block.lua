@@ -1177,9 +1177,9 @@ llm = {}
 ---@field thinking? boolean|{ effort: string?, budget_tokens: integer? } Reasoning / extended thinking (`false` turns it off where expressible).
 ---@field stop? string[] Stop sequences.
 ---@field response_format? table Structured output, OpenAI's shape (`{ type = "json_schema", json_schema = {...} }`).
----@field temperature? number Dropped with a warning where the model cannot take it.
----@field top_p? number As `temperature`.
----@field top_k? integer As `temperature`.
+---@field temperature? number Forwarded; dropped with a warning where the model cannot take it (while thinking; `~= 1` on a Claude past Opus 4.6). An Anthropic request with a sampling parameter is sent as API version 2023-06-01 (2026-10-21 refuses them).
+---@field top_p? number Forwarded (Anthropic: as `temperature`).
+---@field top_k? integer Forwarded, except to api.openai.com (dropped with a warning).
 ---@field seed? integer Where supported.
 ---@field cache_control? boolean Anthropic prompt caching (default on).
 ---@field context_management? boolean Anthropic context editing (`agent.run`: default on).

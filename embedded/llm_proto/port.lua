@@ -180,6 +180,7 @@ function Port:chat(request)
     api_key = req.api_key,
     api_key_env = req.api_key_env,
     betas = built.betas,
+    api_version = built.api_version,
     body = wire,
     raw_messages = raw,
     raw_tools = raw_tools,

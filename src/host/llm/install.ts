@@ -156,7 +156,8 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
       try {
         const provider = wireProvider(a, t.provider);
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
-        const ep = resolveEndpoint(run.env, provider, endpointOpts(a, t), betas);
+        const apiVersion = typeof t.api_version === "string" ? t.api_version : undefined;
+        const ep = resolveEndpoint(run.env, provider, endpointOpts(a, t), betas, apiVersion);
         // The key this request sends, wherever it came from, is one of the run's secrets.
         run.secrets.addHeaders(ep.headers);
         run.secrets.addUrl(ep.url);

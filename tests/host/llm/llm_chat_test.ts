@@ -441,3 +441,39 @@ Deno.test("obs agent_id: AGENT_BLOCK_AGENT_ID when set, else one id per process"
     "agent-7",
   ]);
 });
+
+Deno.test("anthropic: sampling parameters are forwarded as the seed says, under the API version that takes them", async () => {
+  // 2026-10-21 refuses temperature/top_p/top_k: a request carrying one goes out as 2023-06-01.
+  mock.reset();
+  mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) });
+  await chat(anth(`, temperature = 0.2, top_p = 0.9, top_k = 40`));
+  let req = mock.requests[0];
+  assert.equal(req.body.temperature, 0.2);
+  assert.equal(req.body.top_p, 0.9);
+  assert.equal(req.body.top_k, 40);
+  assert.equal(req.headers["anthropic-version"], "2023-06-01");
+  assert.equal(req.headers["x-api-key"], KEY);
+  assert.equal(req.headers["authorization"], undefined);
+  // what the seed lists is dropped with a warning: temperature ~= 1 past Opus 4.6; the rest goes on
+  mock.reset();
+  mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) });
+  const r = await runLua(
+    `return std.json.encode(llm.chat("hi", ${
+      anth(`, model = "claude-opus-4-7", temperature = 0.2, top_p = 0.9`)
+    }))`,
+  );
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  assert.match(r.stderr, /temperature 0\.2 dropped: claude-opus-4-7 takes temperature 1 only/);
+  req = mock.requests[0];
+  assert.equal(req.body.temperature, undefined);
+  assert.equal(req.body.top_p, 0.9);
+  assert.equal(req.headers["anthropic-version"], "2023-06-01");
+  // without any, the pinned SDK's version and header
+  mock.reset();
+  mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) });
+  await chat(anth(`, model = "claude-opus-4-7", temperature = 0.2, thinking = { effort = "low" }`));
+  req = mock.requests[0];
+  assert.equal(req.body.temperature, undefined, "no temperature while thinking");
+  assert.equal(req.headers["anthropic-version"], "2026-10-21");
+  assert.equal(req.headers["authorization"], `Bearer ${KEY}`);
+});
