@@ -46,7 +46,7 @@ Usage:
   agent-block <command> [options]     (test, knl, blocks, types, mcp, vendor; see <command> --help)
 
 Options:
-  -s, --script FILE        Lua script to run
+  -s, --script FILE        Lua script to run (- reads it from stdin)
   -b, --block NAME         registered block to run (see "Blocks and libraries" in the README)
   -p, --project DIR        project root: .env, lib/ and blocks/ tiers, databases, and the
                            run's working directory (default .)
@@ -173,6 +173,34 @@ function orphanGraceMs(env: Record<string, string>): number {
   }
 }
 
+/** The name a script read from stdin (`-s -`) runs under: its chunk name, `_SCRIPT_NAME`. */
+const STDIN_SCRIPT = "stdin";
+
+/**
+ * All of stdin (`-s -`). The reader's lock is released after: what the script's `io.read` then
+ * reads is the end of the stream.
+ */
+async function readStdin(): Promise<Uint8Array> {
+  const reader = Deno.stdin.readable.getReader();
+  const parts: Uint8Array[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** Refuses a directory that is not there (`what` names it), before a block is looked up in it. */
 function mustBeDirectory(path: string, what: string): void {
   let isDir = false;
@@ -209,14 +237,18 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     writeStdout(enc.encode(versionText()));
     return EXIT.OK;
   }
-  let scriptPath: string;
+  let script: ScriptSource;
   try {
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
     if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
     mustBeDirectory(s.projectRoot, `project directory ${s.project}`);
     if (s.runCwd !== s.projectRoot) mustBeDirectory(s.runCwd, `--cwd ${s.runCwd}`);
     // the caller's path: against the process working directory, not the run's
-    scriptPath = s.block !== undefined ? blockPath(s, s.block) : resolve(s.cwd, s.script!);
+    script = s.block !== undefined
+      ? ScriptSource.path(blockPath(s, s.block))
+      : s.script === "-"
+      ? ScriptSource.inline(await readStdin(), STDIN_SCRIPT)
+      : ScriptSource.path(resolve(s.cwd, s.script!));
   } catch (e) {
     // The run never started: it has no value, so an earlier run's must not stand for it.
     try {
@@ -240,7 +272,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
   adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
-    const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.projectRoot)
+    const config = BlockConfig.builder(script, s.projectRoot)
       .env(s.env)
       .cwd(s.runCwd)
       .labels(s.labels)

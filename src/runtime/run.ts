@@ -123,6 +123,15 @@ interface LoadedScript {
   ref: string;
 }
 
+/** `path` with its symlinks resolved, or as it is when it cannot be (`/dev/stdin` on a pipe). */
+function realOrSelf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScript | { error: string } {
   if ("path" in spec.script) {
     const path = resolve(cwd, spec.script.path);
@@ -135,7 +144,7 @@ function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScri
         chunkname: "@" + displayPath(path, cwd),
         dir: dirname(path),
         name: basename(path),
-        ref: displayPath(Deno.realPathSync(path), projectRoot),
+        ref: displayPath(realOrSelf(path), projectRoot),
       };
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;

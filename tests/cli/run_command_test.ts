@@ -449,6 +449,22 @@ Deno.test("io.read reads the real stdin", async () => {
   assert.equal(Deno.readTextFileSync(join(p.root, "in.out")), "line one|17| tail\nmore\n");
 });
 
+Deno.test("-s - reads the script from stdin; -s /dev/stdin on a pipe is read, not 'no such file'", async () => {
+  const p = await project({ "lib/greet.lua": `return { hi = function() return "hi from lib" end }` });
+  let r = await p.cli(["-s", "-", "--result", "out.txt"], {
+    stdin: `print(_SCRIPT_NAME, io.read("a") == "")\nreturn require("greet").hi()`,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "stdin\ttrue\n", "the script was all of stdin");
+  assert.equal(Deno.readTextFileSync(join(p.root, "out.txt")), "hi from lib", "the project's lib/ is found");
+  r = await p.cli(["-s", "-"], { stdin: `local x = 1\nerror("boom")` });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /error: stdin:2: boom/);
+  r = await p.cli(["-s", "/dev/stdin"], { stdin: `print("piped")` });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "piped\n");
+});
+
 Deno.test("io.write / io.stderr go to the real streams; print output is not buffered away", async () => {
   const p = await project({
     "streams.lua": `io.write("a", 1, "\\n")\nio.stderr:write("to stderr\\n")\nprint("b")\nerror("late")`,
