@@ -7,7 +7,8 @@
  * and the one error rule: anything `parseArgs` rejects — an unknown flag, a missing value, a value
  * given to a boolean, a positional where none is allowed — becomes a `UsageError` (exit 2) whose
  * message names the flag (prefixed with the subcommand, `knl: …`, when the caller names one; a
- * boolean short flag written with a value, `-h=1`, is refused the same way),
+ * boolean short flag written with a value, `-h=1`, is refused the same way; the error carries
+ * the command, so the report points at that command's own `--help`),
  * and an unknown `--flag` close to a known one (`didYouMean`) adds `(did you mean '--known'?)`.
  * Every subcommand parses its flags here.
  *
@@ -50,7 +51,7 @@ export function parseFlags(
       const near = didYouMean(unknown[1], Object.keys(options));
       if (near) message += ` (did you mean '--${near}'?)`;
     }
-    throw new UsageError(prefix + message);
+    throw new UsageError(prefix + message, opts.command);
   }
 }
 

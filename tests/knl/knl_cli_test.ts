@@ -130,9 +130,41 @@ Deno.test("knl export: unknown session, missing database, bad flags", async () =
   assert.match(missing.stderr, /^error: no kernel database at .*absent\.sqlite/);
   const bad = await runCli(["knl", "export", "--session", "x", "--as", "xml"], { cwd: dir });
   assert.equal(bad.code, 2);
+  assert.match(
+    bad.stderr,
+    /\(run agent-block knl export --help for usage\)/,
+    "points at the command's own help",
+  );
   const noSession = await runCli(["knl", "export"], { cwd: dir });
   assert.equal(noSession.code, 2);
-  assert.match(noSession.stderr, /--session ID is required/);
+  assert.match(noSession.stderr, /knl export: name the session: knl export SESSION, or --session SESSION/);
+  assert.match(noSession.stderr, /\(run agent-block knl export --help for usage\)/);
+});
+
+Deno.test("knl show and knl export take the session the same way: positional or --session", async () => {
+  const dir = await project({
+    "s.lua": `print(require("knl").session({ owner = "x" }, function(s) return s.id end))`,
+  });
+  const ran = await runCli(["-s", "s.lua"], { cwd: dir });
+  assert.equal(ran.code, 0, ran.stderr);
+  const id = ran.stdout.trim();
+  for (const cmd of ["show", "export"]) {
+    const positional = await runCli(["knl", cmd, id], { cwd: dir });
+    const flagged = await runCli(["knl", cmd, "--session", id], { cwd: dir });
+    const both = await runCli(["knl", cmd, id, "--session", id], { cwd: dir });
+    assert.equal(positional.code, 0, positional.stderr);
+    assert.equal(flagged.code, 0, flagged.stderr);
+    assert.equal(both.code, 0, both.stderr);
+    assert.equal(positional.stdout, flagged.stdout, `knl ${cmd}: the same session either way`);
+    assert.equal(both.stdout, flagged.stdout);
+    const two = await runCli(["knl", cmd, id, "--session", "other"], { cwd: dir });
+    assert.equal(two.code, 2);
+    assert.match(two.stderr, new RegExp(`knl ${cmd}: one session at a time, got 2`));
+    assert.match(two.stderr, new RegExp(`\\(run agent-block knl ${cmd} --help for usage\\)`));
+    const none = await runCli(["knl", cmd], { cwd: dir });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, new RegExp(`knl ${cmd}: name the session`));
+  }
 });
 
 Deno.test("stores: AGENT_BLOCK_KNL_PATH, { sqlite = path } and --store agree", async () => {
