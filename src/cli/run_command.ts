@@ -43,7 +43,8 @@ export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, knl, blocks, types, mcp, vendor; see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, serve, vendor;
+                                       see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run (- reads it from stdin)
@@ -79,8 +80,9 @@ Exit codes: 0 ran and returned; 75 job.defer(); 1 raised or never ran; 2 bad com
 130 interrupted (SIGINT/SIGTERM).
 
 Examples:
-  agent-block -b hello_agent --result hello.json
+  echo 'return "hello from " .. std.env.project_root()' | agent-block -s - --result hello.txt
   agent-block -s my_agent.lua --prompt "Summarise the README" --label job=nightly
+  agent-block -b hello_agent          (in the agent-block checkout: its blocks/hello_agent.lua)
 `;
 
 export { parseRunArgs, type RunSettings };
