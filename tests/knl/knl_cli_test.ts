@@ -86,21 +86,25 @@ Deno.test("the seed's knl example runs, and export matches what the Lua side rea
   const msgs = await runCli(["knl", "export", "--session", id, "--as", "messages", "-p", dir]);
   assert.equal(msgs.code, 0, msgs.stderr);
   const m = jsonLines(msgs.stdout);
+  // each tool use once: in the response that asked for it (its tool_call event is not repeated)
   assert.deepEqual(m.map((x) => x.kind), [
     "msg_user",
     "llm_response",
-    "tool_call",
     "tool_result",
     "llm_response",
   ]);
-  assert.deepEqual(m.map((x) => x.beat), [null, 1, 1, 1, 2]);
+  assert.deepEqual(m.map((x) => x.beat), [null, 1, 1, 2]);
+  const uses = m.flatMap((x) => x.content).filter((b: { type: string }) => b.type === "tool_use");
+  assert.equal(uses.length, 1, JSON.stringify(m));
+  assert.equal(m[2].content[0].tool_use_id, uses[0].id);
+  assert.ok(exported.some((e) => e.kind === "tool_call"), "the events export keeps the tool_call");
   for (const x of m) {
     const e = luaEvents.find((l) => l.seq === x.seq);
     assert.equal(e.kind, x.kind);
     assert.equal(e.epoch_ms, x.epoch_ms);
   }
-  assert.equal(m[3].content[0].content, "5");
-  assert.equal(m[4].content[0].text, "five");
+  assert.equal(m[2].content[0].content, "5");
+  assert.equal(m[3].content[0].text, "five");
 
   const ls = await runCli(["knl", "sessions", "--json", "--label", "job=drain", "--limit", "5"], {
     cwd: dir,
