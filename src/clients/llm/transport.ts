@@ -72,6 +72,18 @@ export interface LlmHttpResult {
 /** Longest `Retry-After` honoured; a longer one is capped to this. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
+/**
+ * What a failed `fetch` says about why: its cause's last clause (`tcp connect error: Connection
+ * refused (os error 111)`, `dns error: ...`) rather than the bare "fetch failed".
+ */
+function connectFailure(e: unknown): string {
+  const top = (e as Error)?.message ?? String(e);
+  const cause = (e as Error)?.cause;
+  if (!(cause instanceof Error) || !cause.message) return top;
+  const at = cause.message.lastIndexOf("): ");
+  return at >= 0 ? cause.message.slice(at + 3) : cause.message;
+}
+
 /** Sends `req`, retrying transient failures; resolves with the response body. */
 export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult> {
   const payload = buildPayload(req);
@@ -186,9 +198,9 @@ async function attemptOnce(
     );
     if (timedOut) throw timeoutError();
     if (req.signal?.aborted) throw e;
-    throw new LlmError(P, `${P} connection failed: ${scrub(req, (e as Error).message ?? String(e))}`, {
-      retryable: true,
-    });
+    const why = connectFailure(e);
+    const denied = /\(os error 13\)/.test(why); // EACCES on connect: not permitted here, no retry helps
+    throw new LlmError(P, `${P} connection failed: ${scrub(req, why)}`, { retryable: !denied, denied });
   }
   const latencyMs = Math.round(performance.now() - started);
   req.obs(

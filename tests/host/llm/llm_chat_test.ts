@@ -403,7 +403,11 @@ Deno.test("a refused connection is retried, then reported", async () => {
   const { error, stderr } = await chatError(
     `{ base_url = "http://127.0.0.1:${port}", api_key = "k", max_retries = 1 }`,
   );
-  assert.match(error, /llm: anthropic connection failed: .* \(gave up after 2 attempts\)/);
+  // the cause, not a bare "fetch failed"
+  assert.match(
+    error,
+    /llm: anthropic connection failed: tcp connect error: Connection refused .*\(gave up after 2 attempts\)/,
+  );
   assert.equal(stderr.split("\n").filter((l) => l.includes("event=http_request")).length, 2);
   assert.match(stderr, /event=http_response .* status=0 latency_ms=\d+ error=connection/);
 });
