@@ -334,6 +334,7 @@ Deno.test("obs lines: one http_request and one http_response per attempt, ids, n
   mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "ok" }]) });
   {
     const env = testEnv({
+      AGENT_BLOCK_LOG: "debug", // the lines are debug: a run that goes well stays quiet
       AGENT_BLOCK_TRACE_ID: "trace-123",
       AGENT_BLOCK_RUN_ID: "run-9",
       AGENT_BLOCK_AGENT_NAME: "tester",
@@ -348,6 +349,11 @@ Deno.test("obs lines: one http_request and one http_response per attempt, ids, n
     );
     assert.match(lines[1], /event=http_response .* status=200 latency_ms=\d+/);
     assert.ok(!r.stderr.includes(KEY) && !r.stderr.includes("SECRET-PROMPT-TEXT"));
+    // at the default level, a call that went well prints nothing
+    mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "ok" }]) });
+    const quiet = await runLua(`llm.chat("hi", ${anth()})`);
+    assert.equal(quiet.outcome.status, "returned", quiet.stderr);
+    assert.equal(quiet.stderr, "");
   }
 });
 
@@ -402,6 +408,7 @@ Deno.test("a refused connection is retried, then reported", async () => {
   l.close();
   const { error, stderr } = await chatError(
     `{ base_url = "http://127.0.0.1:${port}", api_key = "k", max_retries = 1 }`,
+    testEnv({ AGENT_BLOCK_LOG: "debug" }),
   );
   // the cause, not a bare "fetch failed"
   assert.match(
@@ -426,7 +433,7 @@ Deno.test("errors never carry userinfo, a key in the URL or the API key", async 
 });
 
 Deno.test("obs agent_id: AGENT_BLOCK_AGENT_ID when set, else one id per process", async () => {
-  const ids = async (env = testEnv()) => {
+  const ids = async (env = testEnv({ AGENT_BLOCK_LOG: "debug" })) => {
     mock.reset();
     mock.push(
       { kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) },
@@ -438,7 +445,7 @@ Deno.test("obs agent_id: AGENT_BLOCK_AGENT_ID when set, else one id per process"
   const auto = [...await ids(), ...await ids()];
   assert.equal(auto.length, 8);
   assert.equal(new Set(auto).size, 1, "the made-up id is stable within the process");
-  assert.deepEqual(await ids(testEnv({ AGENT_BLOCK_AGENT_ID: "agent-7" })), [
+  assert.deepEqual(await ids(testEnv({ AGENT_BLOCK_LOG: "debug", AGENT_BLOCK_AGENT_ID: "agent-7" })), [
     "agent-7",
     "agent-7",
     "agent-7",
