@@ -1,0 +1,1 @@
+return "hello, " .. _PROMPT .. ", from " .. std.env.project_root()
