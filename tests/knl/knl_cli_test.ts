@@ -386,3 +386,27 @@ Deno.test("knl export reads an earlier-layout database, upcast to today's shape"
   );
   assert.deepEqual(ls.map((s) => [s.id, s.closed]), [["old-b", false], ["old-a", true]]);
 });
+
+Deno.test("a project's .agent-block/ gets a .gitignore for its local state: git status stays clean", async () => {
+  const dir = await project({ "s.lua": `require("knl").session({ owner = "x" }, function() end)` });
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, cwd: dir, stdout: "piped", stderr: "piped" }).output();
+  assert.equal((await git("init", "-q")).code, 0);
+  assert.equal((await runCli(["-s", "s.lua"], { cwd: dir })).code, 0);
+  assert.ok(Deno.statSync(join(dir, ".agent-block", "knl.sqlite")).isFile);
+  const status = new TextDecoder().decode(
+    (await git("status", "--porcelain", "--untracked-files=all")).stdout,
+  );
+  assert.doesNotMatch(status, /\.agent-block/, "nothing of .agent-block is untracked");
+  assert.match(status, /\?\? s\.lua/);
+  // a file of the user's own there is not ignored, and their own .gitignore is never replaced
+  Deno.mkdirSync(join(dir, ".agent-block", "lib"));
+  Deno.writeTextFileSync(join(dir, ".agent-block", "lib", "mine.lua"), "return {}");
+  Deno.writeTextFileSync(join(dir, ".agent-block", ".gitignore"), "# mine\n");
+  assert.equal((await runCli(["-s", "s.lua"], { cwd: dir })).code, 0);
+  assert.equal(Deno.readTextFileSync(join(dir, ".agent-block", ".gitignore")), "# mine\n");
+  const after = new TextDecoder().decode(
+    (await git("status", "--porcelain", "--untracked-files=all")).stdout,
+  );
+  assert.match(after, /\?\? \.agent-block\/lib\/mine\.lua/);
+});
