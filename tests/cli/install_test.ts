@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertIncludes, REPO_ROOT, tempDir, tempProject, testEnv } from "../helpers.ts";
-import { launcherText, MARKER } from "../../tools/install.ts";
+import { install, launcherText, MARKER, transientDeno } from "../../tools/install.ts";
 
 const INSTALLER = join(REPO_ROOT, "tools", "install.ts");
 const dec = new TextDecoder();
@@ -123,4 +123,32 @@ Deno.test("install: the launcher quotes paths for the shell and pins the checkou
   const cmd = launcherText("C:\\deno\\deno.exe", "C:\\src\\ab", "windows");
   assertIncludes(cmd, `@"C:\\deno\\deno.exe" "run" "-A" "--quiet" "--config"`);
   assert.ok(cmd.endsWith(" %*\r\n"));
+});
+
+Deno.test({
+  name:
+    "install: run by a Deno from npx's cache, the launcher gets a Deno of its own that a cache clean leaves",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    const root = await tempDir("ab_install_own_root_");
+    // what `npx --yes deno@2.9.6 task install` runs: a deno under ~/.npm/_npx/<hash>/node_modules/
+    const cache = await tempDir("ab_install_cache_");
+    const npxDir = join(cache, ".npm", "_npx", "0f1e2d3c", "node_modules", "deno");
+    Deno.mkdirSync(npxDir, { recursive: true });
+    const npxDeno = join(npxDir, "deno");
+    Deno.symlinkSync(Deno.execPath(), npxDeno);
+    assert.ok(transientDeno(npxDeno));
+    if (!Deno.execPath().includes("_npx")) assert.equal(transientDeno(Deno.execPath()), undefined);
+    const done = await install({ root, name: "agent-block", force: false, deno: npxDeno });
+    const own = join(root, "lib", "agent-block", "deno");
+    const text = Deno.readTextFileSync(done.path);
+    assert.equal(text, launcherText(own, REPO_ROOT));
+    assert.ok(!text.includes("_npx"), "the launcher does not name the npx cache");
+    assert.match(done.version, /^agent-block \d+\.\d+\.\d+/);
+    // the cache is cleaned: the launcher still runs
+    Deno.removeSync(join(cache, ".npm"), { recursive: true });
+    const after = await run(done.path, ["--version"], { env: testEnv() });
+    assert.equal(after.code, 0, after.stderr);
+    assert.match(after.stdout, /^agent-block \d+\.\d+\.\d+/);
+  },
 });
