@@ -1,1 +1,0 @@
-return "hello, " .. _PROMPT .. ", from " .. std.env.project_root()
