@@ -4,10 +4,10 @@
  *
  * Owns the launcher it writes, `<root>/bin/agent-block` (`agent-block.cmd` on Windows), which runs
  *
- *     <this Deno> run -A --quiet --config <repo>/deno.json --lock=<repo>/deno.lock --frozen <repo>/cli.ts ARGS…
+ *     <this Deno> run -A --quiet --config <repo>/deno.json --lock=<repo>/deno.run.lock --frozen <repo>/cli.ts ARGS…
  *
  * in the caller's working directory: the repository's import map, its `nodeModulesDir` and its
- * lockfile (frozen), wherever the command is started — the same command line `src/proc/self.ts`
+ * run lockfile (frozen; `deno.run.lock`, a run's packages only: tools/gen_run_lock.ts), wherever the command is started — the same command line `src/proc/self.ts`
  * builds when agent-block starts itself. The default root is Deno's own (`$DENO_INSTALL_ROOT`,
  * else `~/.deno`), so the command lands beside what `deno install -g` installs.
  *
@@ -49,7 +49,7 @@ export function launchArgs(repo: string): string[] {
     "--quiet",
     "--config",
     join(repo, "deno.json"),
-    `--lock=${join(repo, "deno.lock")}`,
+    `--lock=${join(repo, "deno.run.lock")}`,
     "--frozen",
     join(repo, "cli.ts"),
   ];
@@ -124,7 +124,14 @@ export async function install(
   // A launcher must not name a Deno that goes away: one from npx's cache is copied to one of its own.
   const deno = transientDeno(running) !== undefined ? ownDeno(running, opts.root) : running;
   const deps = await new Deno.Command(running, {
-    args: ["install", "--frozen", "--quiet", "--config", join(repo, "deno.json")],
+    args: [
+      "install",
+      "--frozen",
+      "--quiet",
+      "--config",
+      join(repo, "deno.json"),
+      `--lock=${join(repo, "deno.run.lock")}`,
+    ],
     cwd: repo,
     stdout: "inherit",
     stderr: "inherit",

@@ -118,7 +118,7 @@ Deno.test("install: the launcher quotes paths for the shell and pins the checkou
     sh,
     `#!/bin/sh\n# ${MARKER} from /src/agent block (deno task install)\n` +
       `exec '/opt/deno it'\\''s/deno' 'run' '-A' '--quiet' '--config' '/src/agent block/deno.json' ` +
-      `'--lock=/src/agent block/deno.lock' '--frozen' '/src/agent block/cli.ts' "$@"\n`,
+      `'--lock=/src/agent block/deno.run.lock' '--frozen' '/src/agent block/cli.ts' "$@"\n`,
   );
   const cmd = launcherText("C:\\deno\\deno.exe", "C:\\src\\ab", "windows");
   assertIncludes(cmd, `@"C:\\deno\\deno.exe" "run" "-A" "--quiet" "--config"`);
@@ -150,5 +150,54 @@ Deno.test({
     const after = await run(done.path, ["--version"], { env: testEnv() });
     assert.equal(after.code, 0, after.stderr);
     assert.match(after.stdout, /^agent-block \d+\.\d+\.\d+/);
+  },
+});
+
+Deno.test({
+  name: "a run installs a run's npm packages only: the README's run command in a fresh copy of the checkout",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    // the checkout's tracked files, without node_modules: what a fresh clone has
+    const copy = await tempDir("ab_fresh_clone_");
+    const files = dec.decode(
+      (await new Deno.Command("git", { args: ["ls-files", "-z"], cwd: REPO_ROOT, stdout: "piped" }).output())
+        .stdout,
+    ).split("\0").filter((f) => f !== "");
+    for (const f of files) {
+      Deno.mkdirSync(join(copy, f, ".."), { recursive: true });
+      Deno.copyFileSync(join(REPO_ROOT, f), join(copy, f));
+    }
+    // packages come from this machine's cache (DENO_DIR): nothing is downloaded, only set up
+    // the README's run command (`deno task` would install every package of deno.lock first: by design)
+    const r = await run(Deno.execPath(), [
+      "run",
+      "-A",
+      "--quiet",
+      "--lock=deno.run.lock",
+      "cli.ts",
+      "--version",
+    ], {
+      cwd: copy,
+      env: testEnv(),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^agent-block /);
+    const runLock = JSON.parse(Deno.readTextFileSync(join(copy, "deno.run.lock")));
+    const installed = [...Deno.readDirSync(join(copy, "node_modules", ".deno"))]
+      .filter((e) => e.isDirectory && e.name !== "node_modules") // Deno's own hoisting directory
+      .map((e) => e.name);
+    assert.equal(installed.length, Object.keys(runLock.npm).length, installed.join(" "));
+    for (
+      const testOnly of [
+        "playwright-core",
+        "openai",
+        "@anthropic-ai+sdk",
+        "@modelcontextprotocol+server-everything",
+      ]
+    ) {
+      assert.ok(!installed.some((p) => p.startsWith(testOnly + "@")), `${testOnly} is a test's, not a run's`);
+    }
+    const full = JSON.parse(Deno.readTextFileSync(join(copy, "deno.lock")));
+    assert.ok(Object.keys(full.npm).length > installed.length, "deno.lock still pins the tests' packages");
   },
 });

@@ -85,7 +85,7 @@ Deno.test({
   ignore: skip !== undefined,
   fn: () =>
     withManager(async (m) => {
-      const { chromium } = await import("playwright-core");
+      const { chromium } = await import("npm:playwright-core@1.65.1");
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
       try {
         const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });

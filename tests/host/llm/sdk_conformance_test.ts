@@ -10,8 +10,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
+// test-only packages: pinned here, not in deno.json's import map (a run installs only what it needs)
+import Anthropic from "npm:@anthropic-ai/sdk@1.14.0";
+import OpenAI from "npm:openai@7.59.0";
 import { evalLua, REPO_ROOT } from "../../helpers.ts";
 import {
   anthropicMessage,
@@ -126,8 +127,8 @@ Deno.test("our request bodies type-check against the official SDKs' params", asy
   assert.deepEqual(second.map((m) => m.role), ["system", "user", "assistant", "tool"]);
 
   const lines = [
-    `import type Anthropic from "@anthropic-ai/sdk";`,
-    `import type OpenAI from "openai";`,
+    `import type Anthropic from "npm:@anthropic-ai/sdk@1.14.0";`,
+    `import type OpenAI from "npm:openai@7.59.0";`,
     ...typed.map((b, i) =>
       `export const a${i} = ${JSON.stringify(b)} satisfies Anthropic.MessageCreateParams;`
     ),
