@@ -200,3 +200,20 @@ Deno.test("the README links the reference and shows the shipped replay file verb
   );
   for (const l of lines) assert.ok(readme.includes(l), `the README's replay example lacks ${l}`);
 });
+
+Deno.test("the README's contents list every section, in order, with working anchors", () => {
+  const readme = Deno.readTextFileSync(join(REPO_ROOT, "README.md"));
+  const anchor = (h: string) => h.toLowerCase().replace(/[^\w\- ]/g, "").replaceAll(" ", "-");
+  const sections = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]).filter((h) => h !== "Contents");
+  const contents = readme.slice(
+    readme.indexOf("## Contents"),
+    readme.indexOf("\n## ", readme.indexOf("## Contents") + 1),
+  );
+  const listed = [...contents.matchAll(/^- \[(.+?)\]\(#([^)]+)\)/gm)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(listed.map(([title]) => title), sections);
+  assert.deepEqual(listed.map(([, a]) => a), sections.map(anchor));
+  const headings = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((m) => anchor(m[1])));
+  for (const [, a] of [...contents.matchAll(/\(#([^)]+)\)/g)].map((m) => ["", m[1]])) {
+    assert.ok(headings.has(a), `#${a} names no heading`);
+  }
+});
