@@ -1188,7 +1188,7 @@ llm = {}
 ---@field stream? boolean Stream the response (a truncated stream is an error).
 ---@field on_delta? fun(delta: table) Receives each streamed piece (`{ type = "text", text }`, ...); implies `stream`.
 ---@field prices? table Overrides of `require("llm_proto").prices`: `{ [model] = { input = usd_per_Mtok, output = ... } }`.
----@field replay? string `replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root).
+---@field replay? string `replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root). `AGENT_BLOCK_FORCE_REPLAY=1` in the run's environment makes `anthropic` and `openai` use it too.
 ---@field replay_as? "anthropic"|"openai" `replay` provider: which adapter builds (and checks) the request (default anthropic).
 
 ---One model call. Each attempt writes `ab.obs` `http_request` / `http_response` lines on stderr (keys and bodies are never logged).

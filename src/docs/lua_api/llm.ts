@@ -122,7 +122,7 @@ const PORT_OPTIONS: Field[] = [
     type: "string",
     optional: true,
     doc:
-      "`replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root).",
+      "`replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root). `AGENT_BLOCK_FORCE_REPLAY=1` in the run's environment makes `anthropic` and `openai` use it too.",
   },
   {
     name: "replay_as",

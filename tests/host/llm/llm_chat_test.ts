@@ -4,7 +4,8 @@
  * a cut stream, a timeout, obs lines, endpoint and key resolution.
  */
 import assert from "node:assert/strict";
-import { evalLua, runLua, testEnv } from "../../helpers.ts";
+import { evalLua, runLua, tempDir, testEnv } from "../../helpers.ts";
+import { join } from "node:path";
 import {
   anthropicError,
   anthropicMessage,
@@ -487,4 +488,24 @@ Deno.test("anthropic: sampling parameters are forwarded as the seed says, under 
   assert.equal(req.body.temperature, undefined, "no temperature while thinking");
   assert.equal(req.headers["anthropic-version"], "2026-10-21");
   assert.equal(req.headers["authorization"], `Bearer ${KEY}`);
+});
+
+Deno.test("AGENT_BLOCK_FORCE_REPLAY: a run answers from the replay script whatever provider it names", async () => {
+  const dir = await tempDir("ab_force_replay_");
+  const script = join(dir, "answers.jsonl");
+  Deno.writeTextFileSync(script, `{"content": "scripted"}\n{"content": "again"}\n`);
+  const src =
+    `return llm.chat("hi", { provider = "anthropic", model = "claude-opus-4-7" }).content[1].text .. " " ..
+    llm.chat("hi", { provider = "openai", base_url = "http://127.0.0.1:9/v1" }).content[1].text`;
+  let r = await runLua(src, { env: testEnv({ AGENT_BLOCK_FORCE_REPLAY: "1", AGENT_BLOCK_REPLAY: script }) });
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  assert.equal((r.outcome as { value: string }).value, "scripted again");
+  r = await runLua(src, {
+    env: testEnv({ AGENT_BLOCK_FORCE_REPLAY: "sometimes", AGENT_BLOCK_REPLAY: script }),
+  });
+  assert.equal(r.outcome.status, "raised");
+  assert.match(
+    (r.outcome as { message: string }).message,
+    /AGENT_BLOCK_FORCE_REPLAY must be 1, true, yes, on or 0/,
+  );
 });
