@@ -166,8 +166,16 @@ export async function admit(
     };
   }
   if (body === undefined) return { refusal: tooLarge(max) };
-  // stream chunks (and so their join) are backed by a plain ArrayBuffer
-  return { request: new Request(req, { body: body as Uint8Array<ArrayBuffer> }) };
+  // Stream chunks (and so their join) are backed by a plain ArrayBuffer. Built from the parts, not
+  // `new Request(req, ...)`: copying a request follows its `signal`, and reading a served
+  // request's `signal` makes Deno.serve print its legacy-abort deprecation warning.
+  return {
+    request: new Request(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: body as Uint8Array<ArrayBuffer>,
+    }),
+  };
 }
 
 /** A JSON response for `refusal` (`{"error": message}`); callers with a protocol word their own. */
