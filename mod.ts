@@ -146,6 +146,7 @@ export {
   type McpServerConfig,
   ScriptSource,
   type ScriptSourceConstructors,
+  type SecretKeySource,
   type TextSource,
 } from "./src/sdk/sources.ts";
 export type { HostTool, HostToolContext, ToolInfo } from "./src/sdk/host_tools.ts";

@@ -24,9 +24,15 @@ import type { BusHandler, BusHost } from "../host/bus.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import { BlockError } from "./errors.ts";
 import { meshUrlProblem } from "../clients/mesh/connect.ts";
-import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
-import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
+import {
+  checkSecretKeySource,
+  checkTextSource,
+  type ScriptSource,
+  type SecretKeySource,
+  show,
+  type TextSource,
+} from "./sources.ts";
 
 /**
  * Where the run's stores live; each defaults as in the CLI (`AGENT_BLOCK_*_PATH`, then home).
@@ -137,10 +143,11 @@ export interface BlockConfigFields {
    */
   relay?: string;
   /**
-   * The mesh identity (`--secret-key`): 64 hex characters, an Ed25519 seed. Default: the run's
+   * The mesh identity (`--secret-key`): 64 hex characters, an Ed25519 seed — or `{ env }` /
+   * `{ file }` to read them when the run starts (`SecretKeySource`). Default: the run's
    * `AGENT_BLOCK_MESH_SECRET_KEY`, else a random key (the AgentId then changes every run).
    */
-  secretKey?: string;
+  secretKey?: SecretKeySource;
   /** TypeScript functions registered as Lua tools. */
   hostTools?: readonly HostTool[];
   /** Paths of the kv, sql, ts and kernel stores. */
@@ -246,13 +253,6 @@ function checkRelay(url: string | undefined): string | undefined {
   const why = meshUrlProblem(url, "relay");
   if (why !== undefined) fail(why);
   return url;
-}
-
-function checkSecretKey(hex: string | undefined): string | undefined {
-  if (hex === undefined) return undefined;
-  const why = secretKeyProblem(hex);
-  if (why !== undefined) fail(`secretKey: ${why}`);
-  return hex;
 }
 
 function stringRecord(field: string, r: Readonly<Record<string, string>> | undefined) {
@@ -383,8 +383,8 @@ export class BlockConfig {
   readonly mcpRpcTimeoutMs: number;
   /** The mesh to join (`--relay`). */
   readonly relay?: string;
-  /** The mesh identity's seed, hex (`--secret-key`). */
-  readonly secretKey?: string;
+  /** The mesh identity (`--secret-key`): the hex seed, or where to read it. */
+  readonly secretKey?: SecretKeySource;
   /** Host tools. */
   readonly hostTools: readonly HostTool[];
   /** Store paths. */
@@ -452,7 +452,7 @@ export class BlockConfig {
     this.timeoutMs = positive("timeoutMs", f.timeoutMs);
     this.mcpRpcTimeoutMs = positive("mcpRpcTimeoutMs", f.mcpRpcTimeoutMs) ?? 30_000;
     this.relay = checkRelay(f.relay);
-    this.secretKey = checkSecretKey(f.secretKey);
+    if (f.secretKey !== undefined) this.secretKey = checkSecretKeySource(f.secretKey);
     this.hostTools = checkHostTools(f.hostTools ?? []);
     this.stores = checkStores(f.stores);
     this.fetch = f.fetch;
@@ -613,9 +613,9 @@ export class BlockConfigBuilder {
     this.#f.relay = url;
     return this;
   }
-  /** The mesh identity: 64 hex characters (an Ed25519 seed). */
-  secretKey(hex: string): this {
-    this.#f.secretKey = hex;
+  /** The mesh identity: 64 hex characters (an Ed25519 seed), `{ env }` or `{ file }` (`SecretKeySource`). */
+  secretKey(source: SecretKeySource): this {
+    this.#f.secretKey = source;
     return this;
   }
   /** Adds a host tool. */

@@ -2,7 +2,7 @@
  * Running a `BlockConfig`: from the embedder's config to a `BlockReport`.
  *
  * Owns the mapping of a config onto the runtime's `RunSpec` (store paths into the run's
- * environment, the working directory, prompt and context files read against it, the default agent's source
+ * environment, the working directory, prompt, context and secret-key files read against it, the default agent's source
  * and options, the bus with its host handlers and artifact tap, host tools, the wall-clock limit)
  * and the report: the outcome, the returned text, the error, the artifacts staged with
  * `bus.emit("artifact", { name, content })`, the kernel sessions opened and the tools registered.
@@ -28,7 +28,7 @@ import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
 import type { BlockConfig, StorePaths } from "./config.ts";
 import { type BlockError, blockErrorOf } from "./errors.ts";
 import { hostToolsModule, type ToolInfo } from "./host_tools.ts";
-import type { TextSource } from "./sources.ts";
+import { readSecretKey, type TextSource } from "./sources.ts";
 import { WallClock } from "../runner/wall_clock.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
 import { fanOut } from "../obs/run_events.ts";
@@ -190,10 +190,11 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
   for (const [k, v] of Object.entries(config.stores)) {
     if (v !== undefined) env[STORE_VARS[k as keyof StorePaths]] = v;
   }
-  let prompt: string | undefined, context: string | undefined;
+  let prompt: string | undefined, context: string | undefined, secretKey: string | undefined;
   try {
     prompt = await readText("prompt", config.prompt, cwd);
     context = await readText("context", config.context, cwd);
+    secretKey = await readSecretKey(config.secretKey, env, cwd);
   } catch (e) {
     return report(notStarted((e as Error).message));
   }
@@ -254,7 +255,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
       busEager: config.bus !== undefined || config.autoServeBus,
       signal: clock.signal,
       mcpTimeoutMs: config.mcpRpcTimeoutMs,
-      mesh: config.relay !== undefined ? { relay: config.relay, secretKey: config.secretKey } : undefined,
+      mesh: config.relay !== undefined ? { relay: config.relay, secretKey } : undefined,
       llmFetch: config.fetch,
       onSessionOpen: (id) => sessions.push(id),
       observe,
