@@ -38,7 +38,9 @@
  * ## Talking to the host
  * - `hostHandler(kind, fn)` / `hostHandler(fn)`: TypeScript functions receiving
  *   `{ kind, id, payload, meta }` of the script's `bus.emit`, at once (no `bus.serve` needed);
- *   what they return is the acknowledgement. A Lua `bus.on` handler for a kind wins over them.
+ *   what they return is the acknowledgement of an event emitted from TypeScript (`BusHost.emit`
+ *   resolves with it, also when a Lua handler answers), while a Lua `bus.emit` returns only the
+ *   event id and never waits for a handler. A Lua `bus.on` handler for a kind wins over them.
  * - `bus(new BusHost())`: emit into the script's `bus.on` handlers from TypeScript;
  *   `autoServeBus()` serves those handlers in the background.
  * - `hostTool({ name, description, inputSchema, group, handler })`: a TypeScript function in the

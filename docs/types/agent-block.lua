@@ -1002,7 +1002,7 @@ bus = {}
 ---@field payload any The payload.
 ---@field meta table Metadata (empty for events emitted from Lua).
 
----Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it.
+---Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it. Never blocks and never waits for a handler: what a handler returns (its acknowledgement) is not given back here — only an embedder's `BusHost.emit` receives one.
 ---
 ---```lua
 ---bus.emit("progress", { done = 3, of = 10 })
