@@ -1395,7 +1395,7 @@ function mcp.ping(name) end
 ---@return table # `{ ok = true }`, or an `mcp.Failure`.
 function mcp.set_log_level(name, level) end
 
----Subscribes to a resource's changes (see `on_resource_update`).
+---Subscribes to a resource's changes (see `on_resource_update`): `resources/subscribe` (2025 era) or `subscriptions/listen` (2026-07-28). A server without the capability `resources.subscribe` gets a failure in both eras (a modern one would accept the stream and stay silent).
 ---
 ---Errors: Raises only for bad arguments; every other failure is answered.
 ---
