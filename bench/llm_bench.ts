@@ -23,7 +23,9 @@
  * by ±20 %, so compare medians of several runs.
  */
 // bench-only packages: pinned here, not in deno.json's import map (a run installs only what it needs)
+// deno-lint-ignore no-import-prefix -- bench-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
 import { generateText, jsonSchema, stepCountIs, tool } from "npm:ai@7.0.173";
+// deno-lint-ignore no-import-prefix -- bench-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
 import { createOpenAI } from "npm:@ai-sdk/openai@4.0.118";
 import { runBlock } from "../src/runtime/run.ts";
 import type { LuaEngine } from "../src/lua/engine.ts";

@@ -85,6 +85,7 @@ Deno.test({
   ignore: skip !== undefined,
   fn: () =>
     withManager(async (m) => {
+      // deno-lint-ignore no-import-prefix -- test-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
       const { chromium } = await import("npm:playwright-core@1.65.1");
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
       try {

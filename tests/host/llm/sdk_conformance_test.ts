@@ -11,7 +11,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 // test-only packages: pinned here, not in deno.json's import map (a run installs only what it needs)
+// deno-lint-ignore no-import-prefix -- test-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
 import Anthropic from "npm:@anthropic-ai/sdk@1.14.0";
+// deno-lint-ignore no-import-prefix -- test-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
 import OpenAI from "npm:openai@7.59.0";
 import { evalLua, REPO_ROOT } from "../../helpers.ts";
 import {
