@@ -123,7 +123,8 @@ export function apiHandler(
       }
       return dashboardResponse(req.method);
     }
-    const admitted = await admit(req, { maxBodyBytes: MAX_API_BODY_BYTES, ...policy });
+    // no route reads the request's signal: following it would only make Deno print a deprecation
+    const admitted = await admit(req, { maxBodyBytes: MAX_API_BODY_BYTES, ...policy, followSignal: false });
     if ("refusal" in admitted) return refuse(admitted.refusal);
     try {
       return route(admitted.request, scheduler);
