@@ -1007,7 +1007,7 @@ bus = {}
 ---@field payload any The payload.
 ---@field meta table Metadata (empty for events emitted from Lua).
 
----Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it.
+---Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it. Never blocks and never waits for a handler: what a handler returns (its acknowledgement) is not given back here — only an embedder's `BusHost.emit` receives one.
 ---
 ---```lua
 ---bus.emit("progress", { done = 3, of = 10 })
@@ -1182,9 +1182,9 @@ llm = {}
 ---@field thinking? boolean|{ effort: string?, budget_tokens: integer? } Reasoning / extended thinking (`false` turns it off where expressible).
 ---@field stop? string[] Stop sequences.
 ---@field response_format? table Structured output, OpenAI's shape (`{ type = "json_schema", json_schema = {...} }`).
----@field temperature? number Dropped with a warning where the model cannot take it.
----@field top_p? number As `temperature`.
----@field top_k? integer As `temperature`.
+---@field temperature? number Forwarded; dropped with a warning where the model cannot take it (while thinking; `~= 1` on a Claude past Opus 4.6). An Anthropic request with a sampling parameter is sent as API version 2023-06-01 (2026-10-21 refuses them).
+---@field top_p? number Forwarded (Anthropic: as `temperature`).
+---@field top_k? integer Forwarded, except to api.openai.com (dropped with a warning).
 ---@field seed? integer Where supported.
 ---@field cache_control? boolean Anthropic prompt caching (default on).
 ---@field context_management? boolean Anthropic context editing (`agent.run`: default on).
@@ -1193,7 +1193,7 @@ llm = {}
 ---@field stream? boolean Stream the response (a truncated stream is an error).
 ---@field on_delta? fun(delta: table) Receives each streamed piece (`{ type = "text", text }`, ...); implies `stream`.
 ---@field prices? table Overrides of `require("llm_proto").prices`: `{ [model] = { input = usd_per_Mtok, output = ... } }`.
----@field replay? string `replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root).
+---@field replay? string `replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root). `AGENT_BLOCK_FORCE_REPLAY=1` in the run's environment makes `anthropic` and `openai` use it too.
 ---@field replay_as? "anthropic"|"openai" `replay` provider: which adapter builds (and checks) the request (default anthropic).
 
 ---One model call. Each attempt writes `ab.obs` `http_request` / `http_response` lines on stderr (keys and bodies are never logged).
@@ -1416,7 +1416,7 @@ function mcp.ping(name) end
 ---@return table # `{ ok = true }`, or an `mcp.Failure`.
 function mcp.set_log_level(name, level) end
 
----Subscribes to a resource's changes (see `on_resource_update`).
+---Subscribes to a resource's changes (see `on_resource_update`): `resources/subscribe` (2025 era) or `subscriptions/listen` (2026-07-28). A server without the capability `resources.subscribe` gets a failure in both eras (a modern one would accept the stream and stay silent).
 ---
 ---Errors: Raises only for bad arguments; every other failure is answered.
 ---

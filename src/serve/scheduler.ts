@@ -86,6 +86,8 @@ export interface JobState {
   live?: RunRecord;
   /** The run id reserved by a request not started yet. */
   requested?: string;
+  /** When `every` makes the job due next (ms since the epoch); absent without `every` or while a run goes. */
+  nextRunMs?: number;
 }
 
 /** Counters for `/metrics`. */
@@ -247,10 +249,8 @@ export class Scheduler {
         due.push({ job, at: req.at });
         continue;
       }
-      if (job.everyMs === undefined) continue;
-      const last = this.#lastEnd.get(job.name)?.ended_ms;
-      const at = last === undefined ? this.#firstSeen.get(job.name)! : last + job.everyMs;
-      if (at <= now) due.push({ job, at });
+      const at = this.#nextRunMs(job.name); // the one rule GET /jobs shows as next_run_ms
+      if (at !== undefined && at <= now) due.push({ job, at });
     }
     due.sort((a, b) => a.at - b.at || (a.job.name < b.job.name ? -1 : 1));
     let started = 0;
@@ -462,7 +462,16 @@ export class Scheduler {
       lastEnd: this.#lastEnd.get(name),
       live: this.#live.get(name)?.run,
       requested: this.#requested.get(name)?.id,
+      nextRunMs: this.#nextRunMs(name),
     }));
+  }
+
+  /** When `every` makes job `name` due: its last end plus `every`, or when it was first seen. */
+  #nextRunMs(name: string): number | undefined {
+    const every = this.#jobs.get(name)?.everyMs;
+    if (every === undefined || this.#live.has(name)) return undefined;
+    const last = this.#lastEnd.get(name)?.ended_ms;
+    return last === undefined ? this.#firstSeen.get(name) : last + every;
   }
 
   /** True when `name` is a job now or has runs on the record. */

@@ -38,6 +38,22 @@ Deno.test("job_file: keys, defaults and every bad value named with its line", ()
   }
 });
 
+Deno.test("job_file: a misspelt key gets a did-you-mean, and every problem of a file is reported at once", () => {
+  const text = 'evry = "1h"\ntimeout = "soon"\nprompt = 3\nsandbox = "yes"\n';
+  const r = parseJobFile("d", "/p/d.lua", "/p/d.job.toml", text);
+  assert.ok("error" in r);
+  assert.deepEqual(r.error.problems.map((p) => p.line), [1, 2, 3, 4]);
+  assert.match(r.error.problems[0].message, /^unknown key 'evry' \(did you mean 'every'\?\)/);
+  assert.equal(r.error.line, 1);
+  assert.match(
+    r.error.message,
+    /^unknown key 'evry' \(did you mean 'every'\?\).*; and line 2: 'timeout' is not a duration: 'soon'.*; line 3: 'prompt' must be a string, got 3; line 4: 'sandbox' must be true or false, got "yes"$/,
+  );
+  const far = parseJobFile("d", "/p/d.lua", "/p/d.job.toml", 'schedule = "1h"\n');
+  assert.ok("error" in far);
+  assert.doesNotMatch(far.error.message, /did you mean/);
+});
+
 Deno.test("job_file: a job.toml beside init.lua or <name>.job.toml beside <name>.lua; other blocks are no jobs", async () => {
   const root = await tempProject({
     "blocks/drain/init.lua": "return 1",

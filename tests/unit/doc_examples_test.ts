@@ -151,6 +151,7 @@ const STABLE_SURFACE = [
   "RunText",
   "ScriptSource",
   "ScriptSourceConstructors",
+  "SecretKeySource",
   "SessionSummary",
   "StartFacts",
   "StorePaths",

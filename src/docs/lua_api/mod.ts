@@ -27,7 +27,7 @@ import { MESH } from "./mesh.ts";
 import { AGENT } from "./agent.ts";
 import { KNL } from "./knl.ts";
 import { LSPEC } from "./lspec.ts";
-import { CODING, POLICY, SUPERVISOR } from "./packs.ts";
+import { CODING, COMPILE_LOOP, POLICY, SUPERVISOR } from "./packs.ts";
 
 export type * from "./types.ts";
 
@@ -58,5 +58,6 @@ export const LUA_API: readonly Section[] = [
   POLICY,
   SUPERVISOR,
   CODING,
+  COMPILE_LOOP,
   LSPEC,
 ];
