@@ -12,7 +12,8 @@
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
  * the runs go through the child runner (`src/runner/child.ts`), one process each; the steps of
- * `run_flow` go through an in-process runner, so that tool is not offered under `--sandbox`.
+ * `run_flow` go through an in-process runner, or under `--sandbox` through the same confined
+ * child runner as every run (a step is then an agent-block process of its own).
  *
  * This is the server's edge: the environment is resolved here once (`edgeEnvironment`: the
  * process's, with the project's `.env` layered in) and handed to every run; each child loses the
@@ -251,9 +252,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     runner,
     env: edge.env,
     runs,
-    // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts),
-    // so run_flow is not offered when every run must be confined (--sandbox).
-    flowRunner: sandbox ? undefined : new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+    // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts);
+    // when every run must be confined (--sandbox), each step is a confined child run instead.
+    flowRunner: sandbox ? runner : new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
     jobs: s.serveUrl !== undefined
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
       : undefined,

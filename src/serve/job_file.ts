@@ -14,8 +14,8 @@
  *   manager has seen it, every job: `scheduler.ts`'s ratchet);
  * - `flow`: a Blueprint file, relative to the project root (`flows/x.bp.json`, `.yaml`, `.bp.lua`):
  *   the job runs that flow (`agent-block flow run`) instead of its block; `init` (a table) is then
- *   its initial context. A flow job takes no `prompt`/`context` and cannot be `sandbox`ed (its
- *   steps run in the manager's process); under the ratchet its runs fail.
+ *   its initial context. A flow job takes no `prompt`/`context`; sandboxed (its own `sandbox` or
+ *   the ratchet), its steps run as confined child runs.
  *
  * Invariants: scanning is a pure function of the file system at the time of the call (the
  * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
@@ -203,9 +203,6 @@ export function parseJobFile(
       if (job[k] !== undefined) {
         problem(`a flow job takes no '${k}' (its input is 'init')`, lineOfKey(text, k));
       }
-    }
-    if (job.sandbox) {
-      problem(`a flow job cannot be sandboxed yet (its steps run in the manager's process)`, line);
     }
   }
   if (doc.init !== undefined) {

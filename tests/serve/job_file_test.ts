@@ -85,11 +85,18 @@ Deno.test("job_file: flow jobs — the Blueprint under the project, init as a ta
   assert.ok("job" in ok);
   assert.equal(ok.job.flow, "/p/flows/x.bp.json");
   assert.deepEqual(ok.job.init, { word: "hi" });
+  const confined = parseJobFile(
+    "n",
+    "/p/blocks/n.lua",
+    "/p/blocks/n.job.toml",
+    'flow = "f.json"\nsandbox = true\n',
+    "/p",
+  );
+  assert.ok("job" in confined && confined.job.sandbox === true);
   const cases: [string, RegExp][] = [
     ['flow = "/etc/x.json"\n', /'flow' is a path inside the project/],
     ['flow = "../x.json"\n', /'flow' is a path inside the project/],
     ['flow = "f.json"\nprompt = "x"\n', /a flow job takes no 'prompt'/],
-    ['flow = "f.json"\nsandbox = true\n', /a flow job cannot be sandboxed yet/],
     ["[init]\na = 1\n", /'init' is a flow job's initial context: give 'flow' too/],
     ['flow = "f.json"\ninit = 3\n', /'init' must be a table/],
   ];
