@@ -5,7 +5,9 @@
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
  * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`,
- * `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`; `--sandbox`: every run is
+ * `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`; `--expose blocks` (or the
+ * project's `AGENT_BLOCK_MCP_EXPOSE=blocks`): declared blocks served natively,
+ * `src/mcp_server/declared.ts`, run in this process unless sandboxed; `--sandbox`: every run is
  * started with `--sandbox`, as it is when `AGENT_BLOCK_SANDBOX` asks, and the kernel is checked
  * at start so that a server whose runs would all fail closed does not start), loading
  * `<project>/.env` (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
@@ -35,6 +37,7 @@ import { InProcessRunner } from "../runner/in_process.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
 import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
 import { RegistryWatcher } from "../mcp_server/watch.ts";
+import { CallTable } from "../mcp_server/call_session.ts";
 import { VERSION } from "../version.ts";
 
 export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blocks over MCP
@@ -42,7 +45,7 @@ export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blo
 Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
                   [--run-timeout SECS] [--progress-secs SECS] [--session-idle-secs SECS]
-                  [--serve-url http://127.0.0.1:7788] [--sandbox]
+                  [--serve-url http://127.0.0.1:7788] [--sandbox] [--expose blocks]
   agent-block mcp login URL | logout URL | auth status   (stored logins of remote
                   MCP servers; agent-block mcp login --help)
 
@@ -68,6 +71,10 @@ Options:
       --progress-secs SECS while a run goes on, send a progress notification every SECS
                            seconds to calls that asked for progress (default 10; 0: never)
       --sandbox            run every block under --sandbox (Linux; also AGENT_BLOCK_SANDBOX=1)
+      --expose blocks      also serve each block whose header declares ---@tool NAME,
+                           ---@resource URI or ---@prompt NAME as that tool, resource or
+                           prompt, in this process (a process each under --sandbox); also
+                           AGENT_BLOCK_MCP_EXPOSE=blocks (e.g. in the project's .env)
   -h, --help               print this help
 
 stdout carries the protocol only; logs and anything a block prints go to stderr.
@@ -90,6 +97,18 @@ export interface McpSettings {
   serveUrl?: string;
   /** `--sandbox`: every run is sandboxed. */
   sandbox: boolean;
+  /** `--expose blocks`: serve declared blocks natively (absent: the project's setting decides). */
+  expose?: "blocks" | "run_block";
+}
+
+/** What `--expose` or `AGENT_BLOCK_MCP_EXPOSE` asks for (`where` names the source in an error). */
+export function exposeOf(raw: string | undefined, where: string): "blocks" | "run_block" | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const v = raw.trim();
+  if (v === "blocks" || v === "run_block") return v;
+  throw new UsageError(
+    `mcp: ${where} must be 'blocks' (serve declared blocks natively) or 'run_block', got '${raw}'`,
+  );
 }
 
 /** Parses the flags of `agent-block mcp`. */
@@ -104,6 +123,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "session-idle-secs": { type: "string" },
     "serve-url": { type: "string" },
     sandbox: { type: "boolean" },
+    expose: { type: "string" },
     help: { type: "boolean", short: "h" },
   }, { command: "mcp" });
   const v = parsed.values as {
@@ -116,6 +136,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "session-idle-secs"?: string;
     "serve-url"?: string;
     sandbox?: boolean;
+    expose?: string;
     help?: boolean;
   };
   if (v.help) return "help";
@@ -165,6 +186,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     sessionIdleSecs,
     serveUrl: serveUrlOf(v["serve-url"]),
     sandbox: v.sandbox === true,
+    expose: exposeOf(v.expose, "--expose"),
   };
 }
 
@@ -241,6 +263,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     stopReason: "the server is shutting down",
     sandbox,
   });
+  // The project's setting (its .env) when the flag does not say.
+  const expose = s.expose ?? exposeOf(edge.env.AGENT_BLOCK_MCP_EXPOSE, "AGENT_BLOCK_MCP_EXPOSE") ??
+    "run_block";
   const opts: BlockServerOptions = {
     projectRoot,
     home: agentBlockHome(edge.env, edge.cwd),
@@ -258,8 +283,33 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
       : undefined,
   };
+  if (expose === "blocks") {
+    opts.declared = {
+      projectRoot,
+      env: edge.env,
+      runTimeoutSecs: s.runTimeoutSecs,
+      log,
+      runner,
+      sandboxed: sandbox,
+      calls: new CallTable(),
+      runs,
+    };
+  }
+  // A block whose header declares itself badly is left out: say so, with its file and line, at
+  // start and whenever the registry changes.
+  const reportDeclarations = () => {
+    for (const b of currentBlocks(opts)) {
+      if (b.declarationError && expose === "blocks") {
+        log.warn(
+          `${b.path}:${b.declarationError.line}: ${b.declarationError.message} (block '${b.name}' is not served)`,
+        );
+      }
+    }
+  };
+  reportDeclarations();
   // Clients that cache the tool list hear when blocks come and go.
   const watcher = new RegistryWatcher(() => currentBlocks(opts), log);
+  watcher.alsoNotify(reportDeclarations);
   watcher.start(1000);
   const factory = () => createBlockServer(opts);
 
