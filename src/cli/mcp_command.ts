@@ -293,6 +293,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       sandboxed: sandbox,
       calls: new CallTable(),
       runs,
+      stopping: stop.signal,
     };
   }
   // A block whose header declares itself badly is left out: say so, with its file and line, at

@@ -25,6 +25,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   inputRequired,
   type InputRequiredResult,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   type Server,
@@ -63,6 +64,8 @@ export interface DeclaredContext {
   suspendTimeoutMs?: number;
   /** Calls in flight (the server waits for them when it stops). */
   runs?: Set<Promise<unknown>>;
+  /** The server is stopping: every call still going (or waiting for its client) is ended. */
+  stopping?: AbortSignal;
 }
 
 /** The declared blocks by kind, nearer tier first winning a name or URI; malformed ones left out. */
@@ -119,7 +122,7 @@ export function abilitiesOf(server: Server, ctx: ServerContext): ClientAbilities
     string,
     unknown
   >;
-  return { sampling: !!caps.sampling, elicitation: !!caps.elicitation, roots: !!caps.roots };
+  return { sampling: !!caps.sampling, elicitation: !!caps.elicitation, roots: !!caps.roots, declared: caps };
 }
 
 function progressTokenOf(
@@ -180,6 +183,9 @@ function startRun(
 ): void {
   const n = ++callSeq;
   const started = performance.now();
+  const stop = () => session.abort.abort("the server is shutting down");
+  if (dc.stopping?.aborted) stop();
+  dc.stopping?.addEventListener("abort", stop, { once: true });
   const runner: BlockRunner<RunReport> = dc.sandboxed
     ? dc.runner
     : new InProcessRunner({ modules: [session.module()], stdout: writeStderr, stderr: writeStderr });
@@ -205,18 +211,35 @@ function startRun(
     session.finish(answer);
   }, (e) => session.finish({ ok: false, message: `internal failure: ${(e as Error)?.message ?? e}` }));
   dc.runs?.add(running);
-  void running.finally(() => dc.runs?.delete(running));
+  void running.finally(() => {
+    dc.runs?.delete(running);
+    dc.stopping?.removeEventListener("abort", stop);
+  });
 }
 
 /** Runs a call to its next stop: the answer, or an input request (the call then waits in the table). */
 async function step(dc: DeclaredContext, session: CallSession): Promise<RunAnswer | InputRequiredResult> {
-  const stop: CallStop = await session.next();
-  if (stop.kind === "done") return stop.value as RunAnswer;
+  // A resumed call whose client left some requests unanswered is asked for those again.
+  let requests = session.unanswered();
+  if (!requests) {
+    const stop: CallStop = await session.next();
+    if (stop.kind === "done") {
+      const answer = stop.value as RunAnswer;
+      if (!answer.ok && session.missingCapability && session.era !== "2025") {
+        throw new MissingRequiredClientCapabilityError(
+          { requiredCapabilities: { [session.missingCapability]: {} } },
+          answer.message,
+        );
+      }
+      return answer;
+    }
+    requests = stop.requests;
+  }
+  const state = session.suspend(dc.suspendTimeoutMs ?? 600_000, () => dc.calls.delete(state));
   dc.calls.add(session);
-  session.suspend(dc.suspendTimeoutMs ?? 600_000, () => dc.calls.delete(session.id));
   return inputRequired({
-    inputRequests: { [stop.key]: stop.request } as Parameters<typeof inputRequired>[0]["inputRequests"],
-    requestState: session.id,
+    inputRequests: requests as Parameters<typeof inputRequired>[0]["inputRequests"],
+    requestState: state,
   });
 }
 
@@ -330,4 +353,3 @@ export async function getDeclaredPrompt(
   }
   return promptResultOf(block.declaration, r.value);
 }
-

@@ -6,7 +6,7 @@
  * block declarations use: `type` (one or a list; `integer` is a whole number), `enum`, `const`,
  * `properties`, `required`, `additionalProperties` (false or a schema), `items`, `minItems`,
  * `maxItems`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `minLength`,
- * `maxLength`, `pattern`, `anyOf`, `oneOf`, `allOf`, `not`, and `$ref` to `#/$defs/...` or
+ * `maxLength`, `pattern`, `anyOf`, `oneOf`, `allOf`, `not`, `if`/`then`/`else`, and `$ref` to `#/$defs/...` or
  * `#/definitions/...` of the root. Other keywords (`format`, `description`, `default`, ...) are
  * annotations and are not checked.
  *
@@ -157,6 +157,13 @@ function check(
   if (Array.isArray(s.oneOf)) {
     const n = (s.oneOf as JsonSchema[]).filter((sub) => !check(root, sub, v, path, depth + 1)).length;
     if (n !== 1) return `${where}: must match exactly one of the allowed shapes (oneOf), matched ${n}`;
+  }
+  if (s.if !== undefined) {
+    const branch = check(root, s.if as JsonSchema, v, path, depth + 1) ? s.else : s.then;
+    if (branch !== undefined) {
+      const p = check(root, branch as JsonSchema, v, path, depth + 1);
+      if (p) return p;
+    }
   }
   if (s.not !== undefined && !check(root, s.not as JsonSchema, v, path, depth + 1)) {
     return `${where}: matches a shape it must not (not)`;
