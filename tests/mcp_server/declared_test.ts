@@ -1,0 +1,314 @@
+/**
+ * `agent-block mcp --expose blocks`: blocks that declare themselves tools, resources and prompts,
+ * served natively by a real server process (HTTP on 127.0.0.1) to the v2 SDK client in both
+ * protocol eras — what the conformance suite does not cover: arguments refused by the schema
+ * (and the block not run), `list_changed` after a block's header is edited, a malformed header
+ * reported with its file and line, a call cancelled mid-run, an elicitation answered and
+ * declined, structured results checked against an output schema, and the era a block sees.
+ */
+import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { pathExists, runCli, tempProject, waitFor } from "../helpers.ts";
+import {
+  assert,
+  assertEquals,
+  assertStringIncludes,
+  connectStdio,
+  resultText,
+  startHttpServer,
+} from "./mcp_helpers.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+const BLOCKS: Record<string, string> = {
+  "blocks/add.lua": `--- Adds two numbers.
+---@tool add
+---@param a number the first
+---@param b number the second
+local f = assert(io.open("ran_add", "a"))
+f:write("ran\\n")
+f:close()
+return tostring(_ARGS.a + _ARGS.b)
+`,
+  "blocks/ask.lua": `--- Asks the user a question.
+---@tool ask
+---@param question string what to ask
+local r = mcp.client.elicit(_ARGS.question, { type = "object", properties = { answer = { type = "string" } } })
+return r.action .. ":" .. std.json.encode(r.content or {})
+`,
+  "blocks/wait.lua": `--- Waits until it is cancelled.
+---@tool wait
+local f = assert(io.open("started_wait", "w"))
+f:close()
+while true do std.time.sleep(0.05) end
+`,
+  "blocks/era.lua": `--- Tells the era of the calling client.
+---@tool era
+return mcp.client.era()
+`,
+  "blocks/stats.lua": `--- Counts; its result is structured.
+---@tool stats
+---@param good boolean whether to answer in the declared shape
+---@output {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
+if _ARGS.good then return { count = 3 } end
+return { total = "three" }
+`,
+  "blocks/notes.lua": `--- One note by id.
+---@resource notes://{id} note
+return "note " .. _ARGS.id .. " at " .. _URI
+`,
+  "blocks/bad.lua": `--- A block whose header is wrong.
+---@tool bad
+---@param x whatever
+return 1
+`,
+};
+
+async function project(): Promise<{ root: string; home: string }> {
+  const root = await tempProject(BLOCKS, "ab_mcp_declared_");
+  const home = join(root, ".home");
+  Deno.mkdirSync(join(home, "blocks"), { recursive: true });
+  return { root, home };
+}
+
+async function connect(
+  url: string,
+  era: "legacy" | "auto",
+  setup?: (c: Client) => void,
+  capabilities: Record<string, unknown> = {},
+): Promise<Client> {
+  const client = new Client(
+    { name: "agent-block-test", version: "0" },
+    { capabilities, ...(era === "auto" ? { versionNegotiation: { mode: "auto" as const } } : {}) },
+  );
+  setup?.(client);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  assertEquals(client.getNegotiatedProtocolVersion(), era === "auto" ? "2026-07-28" : "2025-11-25");
+  return client;
+}
+
+/** The error a promise rejects with. */
+async function rejection(p: Promise<unknown>): Promise<{ code?: number; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    return e as { code?: number; message: string };
+  }
+  throw new Error("expected the call to fail");
+}
+
+Deno.test({
+  name: "mcp --expose blocks: declared tools, resources and results beside run_block, in both eras",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks"]);
+    try {
+      for (const era of ["legacy", "auto"] as const) {
+        const client = await connect(srv.url, era);
+        try {
+          const names = (await client.listTools()).tools.map((t) => t.name);
+          for (const n of ["run_block", "add", "ask", "wait", "era", "stats"]) {
+            assert(names.includes(n), `${n} in ${names}`);
+          }
+          assert(!names.includes("bad"), "a malformed declaration is not served");
+          const add = (await client.listTools()).tools.find((t) => t.name === "add")!;
+          assertEquals(add.description, "Adds two numbers.");
+          assertEquals(add.inputSchema.required, ["a", "b"]);
+
+          assertEquals(resultText(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } })), "5");
+          assertEquals(
+            resultText(await client.callTool({ name: "era", arguments: {} })),
+            era === "auto" ? "2026-07-28" : "2025",
+          );
+          // A structured result is checked against the declared output schema.
+          const good = await client.callTool({ name: "stats", arguments: { good: true } });
+          assertEquals(good.structuredContent, { count: 3 });
+          assertEquals(good.isError, undefined);
+          const bad = await client.callTool({ name: "stats", arguments: { good: false } });
+          assertEquals(bad.isError, true);
+          assertStringIncludes(resultText(bad), "does not match its output schema: count: is required");
+          // A resource template gets its variables and its URI.
+          const r = await client.readResource({ uri: "notes://42" });
+          assertEquals((r.contents[0] as { text: string }).text, "note 42 at notes://42");
+          // run_block still serves every block.
+          const rb = await client.callTool({ name: "run_block", arguments: { block: "era" } });
+          assert(rb.isError, "mcp.client does not exist outside a declared call");
+        } finally {
+          await client.close();
+        }
+      }
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "mcp --expose blocks: arguments that break the schema are a protocol error naming the field; the block does not run",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks"]);
+    try {
+      for (const era of ["legacy", "auto"] as const) {
+        const client = await connect(srv.url, era);
+        try {
+          const wrongType = await rejection(client.callTool({ name: "add", arguments: { a: 1, b: "two" } }));
+          assertEquals(wrongType.code, -32602);
+          assertStringIncludes(
+            wrongType.message,
+            "Invalid arguments for tool add: b: expected number, got string",
+          );
+          const missing = await rejection(client.callTool({ name: "add", arguments: { a: 1 } }));
+          assertEquals(missing.code, -32602);
+          assertStringIncludes(missing.message, "b: is required");
+          assert(!pathExists(join(p.root, "ran_add")), "the block ran for an invalid call");
+        } finally {
+          await client.close();
+        }
+      }
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "mcp --expose blocks: an elicitation answered and one declined, in both eras",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks"]);
+    try {
+      for (const era of ["legacy", "auto"] as const) {
+        const asked: string[] = [];
+        const client = await connect(srv.url, era, (c) =>
+          c.setRequestHandler("elicitation/create", (req) => {
+            const message = (req.params as { message: string }).message;
+            asked.push(message);
+            return message.includes("decline")
+              ? { action: "decline" as const }
+              : { action: "accept" as const, content: { answer: `yes (${era})` } };
+          }), { elicitation: {} });
+        try {
+          const yes = await client.callTool({ name: "ask", arguments: { question: "ship it?" } });
+          assertEquals(resultText(yes), `accept:{"answer":"yes (${era})"}`);
+          const no = await client.callTool({ name: "ask", arguments: { question: "please decline" } });
+          assertEquals(resultText(no), "decline:{}");
+          assertEquals(asked, ["ship it?", "please decline"]);
+        } finally {
+          await client.close();
+        }
+        // A client that cannot elicit: the block's call fails, saying why.
+        const plain = await connect(srv.url, era);
+        try {
+          if (era === "legacy") {
+            const r = await plain.callTool({ name: "ask", arguments: { question: "?" } });
+            assert(r.isError);
+            assertStringIncludes(resultText(r), "did not declare the 'elicitation' capability");
+          } else {
+            const e = await rejection(plain.callTool({ name: "ask", arguments: { question: "?" } }));
+            assertEquals(e.code, -32021);
+          }
+        } finally {
+          await plain.close();
+        }
+      }
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "mcp --expose blocks: a call cancelled mid-run stops its block",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks"]);
+    try {
+      let calls = 0;
+      for (const era of ["legacy", "auto"] as const) {
+        const client = await connect(srv.url, era);
+        try {
+          const started = join(p.root, "started_wait");
+          try {
+            Deno.removeSync(started);
+          } catch { /* first round */ }
+          const ac = new AbortController();
+          const pending = client.callTool({ name: "wait", arguments: {} }, {
+            signal: ac.signal,
+            timeout: 300_000,
+          });
+          pending.catch(() => undefined);
+          await waitFor(() => pathExists(started), {
+            what: `the wait block (${era}) to start`,
+            timeoutMs: 60_000,
+          });
+          ac.abort("the test cancels");
+          await rejection(pending);
+          calls++;
+          const ended = calls;
+          await waitFor(
+            () => (srv.stderr().match(/tool #\d+ 'wait': cancelled/g) ?? []).length >= ended,
+            { what: `the server to log the ${era} run cancelled`, timeoutMs: 30_000 },
+          );
+        } finally {
+          await client.close();
+        }
+      }
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "mcp --expose blocks: editing a block's header sends list_changed; a malformed header is reported with file and line",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const blocks = await runCli(["blocks", "-p", p.root]);
+    assertStringIncludes(blocks.stderr, "bad.lua:3: @param x: unknown type 'whatever'");
+    // Over stdio a notification reaches the client as soon as it is sent (no event stream to open).
+    let changed = 0;
+    const session = await connectStdio(p.root, p.home, {
+      extraArgs: ["--expose", "blocks"],
+      clientOptions: {},
+    });
+    const client = session.client;
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
+      changed++;
+    });
+    try {
+      await waitFor(() => session.stderr().includes("bad.lua:3: @param x: unknown type 'whatever'"), {
+        what: "the server to report the malformed header",
+      });
+      assert(!(await client.listTools()).tools.some((t) => t.name === "bad"));
+      const add = join(p.root, "blocks", "add.lua");
+      Deno.writeTextFileSync(
+        add,
+        Deno.readTextFileSync(add).replace(
+          "---@param b number the second",
+          "---@param b number the second\n---@param c? number a third",
+        ),
+      );
+      await waitFor(() => changed > 0, { what: "notifications/tools/list_changed", timeoutMs: 30_000 });
+      const tool = (await client.listTools()).tools.find((t) => t.name === "add")!;
+      assert("c" in (tool.inputSchema.properties as Record<string, unknown>));
+      // Fixing the malformed header serves the block, and is told too.
+      const before = changed;
+      Deno.writeTextFileSync(
+        join(p.root, "blocks", "bad.lua"),
+        "---@tool bad\n---@param x string\nreturn 1\n",
+      );
+      await waitFor(() => changed > before, { what: "list_changed for the fixed block", timeoutMs: 30_000 });
+      assert((await client.listTools()).tools.some((t) => t.name === "bad"));
+    } finally {
+      await session.close();
+    }
+  },
+});
