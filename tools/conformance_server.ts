@@ -54,7 +54,12 @@ const server = new Deno.Command(Deno.execPath(), {
   stdin: "null",
   stdout: "null",
   stderr: "piped",
-  env: { NO_COLOR: "1", AGENT_BLOCK_LOG: verbose ? "info" : "warn" },
+  // Each call's kernel session goes to a scratch log, not into the fixture project.
+  env: {
+    NO_COLOR: "1",
+    AGENT_BLOCK_LOG: verbose ? "info" : "warn",
+    AGENT_BLOCK_KNL_PATH: `${Deno.makeTempDirSync({ prefix: "ab_conformance_" })}/knl.sqlite`,
+  },
 }).spawn();
 
 /** Reads the server's stderr until it says where it listens; the rest is echoed when verbose. */

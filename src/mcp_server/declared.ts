@@ -18,7 +18,9 @@
  * Why a driver chunk: a block's return value reaches a runner as text (`tostring`), so a block
  * returning a table (a rich result) is run through a small driver that loads it by path (its
  * errors keep the block's own file and lines) and JSON-encodes a table behind a marker no text
- * result can start with.
+ * result can start with. The driver also opens the call's kernel session (`mcp_call`,
+ * `mcp_result` events, closed `ok` or `error`), so every call is in the project's kernel log
+ * (`agent-block knl`); a tool result names it in `_meta["agent-block/session"]`.
  */
 import { dirname } from "node:path";
 import {
@@ -105,13 +107,24 @@ function luaString(s: string): string {
     ).join("") + '"';
 }
 
-/** The driver chunk that runs the block at `path` and marks a table result. */
-export function driverSource(path: string): string {
-  return `local f, err = loadfile(${luaString(path)})
+/**
+ * The driver chunk of one call: opens the call's kernel session (owner `agent-block mcp`, labels
+ * `mcp_kind` and `mcp_name`), records the call (`mcp_call`: its arguments and URI), runs the block
+ * at `path`, records what it returned (`mcp_result`), and marks a table result.
+ */
+export function driverSource(path: string, kind: string, name: string): string {
+  return `local knl = require("knl")
+local f, err = loadfile(${luaString(path)})
 if not f then error(err, 0) end
-local v = f(...)
-if type(v) == "table" then return ${luaString(RESULT_MARK)} .. std.json.encode(v) end
-return v
+local kind, name = ${luaString(kind)}, ${luaString(name)}
+return knl.session({ owner = "agent-block mcp", scope = { mcp = kind, name = name },
+  labels = { mcp_kind = kind, mcp_name = name } }, function(s)
+  s:append({ kind = "mcp_call", data = { kind = kind, name = name, arguments = _ARGS, uri = _URI } })
+  local v = f()
+  if type(v) == "table" then v = ${luaString(RESULT_MARK)} .. std.json.encode(v) end
+  s:append({ kind = "mcp_result", data = { value = v } })
+  return v
+end)
 `;
 }
 
@@ -133,9 +146,18 @@ function progressTokenOf(
 }
 
 /** What a finished run hands the result builders: the returned text or table, or an error text. */
-export type RunAnswer = { ok: true; value: unknown } | { ok: false; message: string };
+export type RunAnswer = ({ ok: true; value: unknown } | { ok: false; message: string }) & {
+  session?: string;
+};
 
 function answerOf(report: RunReport, name: string, cancelled: boolean): RunAnswer {
+  const answer = answerOfOutcome(report, name, cancelled);
+  // The call's kernel session (the driver opens one first): where its record is.
+  if (report.sessions[0] !== undefined) answer.session = report.sessions[0];
+  return answer;
+}
+
+function answerOfOutcome(report: RunReport, name: string, cancelled: boolean): RunAnswer {
   const o = report.outcome;
   switch (o.status) {
     case "returned": {
@@ -191,7 +213,11 @@ function startRun(
     : new InProcessRunner({ modules: [session.module()], stdout: writeStderr, stderr: writeStderr });
   const running = runner.run({
     script: {
-      source: driverSource(block.path),
+      source: driverSource(
+        block.path,
+        block.declaration!.kind,
+        block.declaration!.kind === "resource" ? block.declaration!.uri : block.declaration!.name,
+      ),
       name: `${block.name}.lua`,
       dir: dirname(block.path),
       chunkname: "=ab:mcp",

@@ -25,7 +25,10 @@ import { schemaProblem } from "./schema_check.ts";
 /** Marks a driver's JSON-encoded table result (no text result starts with ESC and this tag). */
 export const RESULT_MARK = "\u001bagent-block/mcp-result\n";
 
-type Answer = { ok: true; value: unknown } | { ok: false; message: string };
+type Answer = ({ ok: true; value: unknown } | { ok: false; message: string }) & { session?: string };
+
+/** The `_meta` key of a declared tool's result naming the call's kernel session. */
+export const SESSION_META = "agent-block/session";
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -42,6 +45,12 @@ function contentBlock(c: unknown): CallToolResult["content"][number] {
 
 /** A tool call's result. */
 export function toolResultOf(decl: ToolDeclaration, answer: Answer): CallToolResult {
+  const r = toolResultBody(decl, answer);
+  if (answer.session !== undefined) r._meta = { ...r._meta, [SESSION_META]: answer.session };
+  return r;
+}
+
+function toolResultBody(decl: ToolDeclaration, answer: Answer): CallToolResult {
   if (!answer.ok) return errorResult(answer.message);
   const v = answer.value;
   let result: CallToolResult;

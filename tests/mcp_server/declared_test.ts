@@ -116,7 +116,16 @@ Deno.test({
           assertEquals(add.description, "Adds two numbers.");
           assertEquals(add.inputSchema.required, ["a", "b"]);
 
-          assertEquals(resultText(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } })), "5");
+          const sum = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
+          assertEquals(resultText(sum), "5");
+          // Every call is a kernel session of its own, named in the result and readable with knl.
+          const session = (sum._meta as Record<string, string>)["agent-block/session"];
+          assert(session, `no session in ${JSON.stringify(sum)}`);
+          const exported = await runCli(["knl", "export", "--session", session, "-p", p.root]);
+          assertEquals(exported.code, 0, exported.stderr);
+          const kinds = exported.stdout.trim().split("\n").map((l) => JSON.parse(l).kind);
+          assertEquals(kinds, ["session_open", "mcp_call", "mcp_result", "session_close"]);
+          assertStringIncludes(exported.stdout, '"arguments":{"a":2,"b":3}');
           assertEquals(
             resultText(await client.callTool({ name: "era", arguments: {} })),
             era === "auto" ? "2026-07-28" : "2025",
