@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { pathExists, runCli, tempProject, waitFor } from "../helpers.ts";
+import { MCP_CLIENT } from "../../src/docs/lua_api/mcp_client.ts";
 import {
   assert,
   assertEquals,
@@ -56,6 +57,13 @@ return { total = "three" }
   "blocks/notes.lua": `--- One note by id.
 ---@resource notes://{id} note
 return "note " .. _ARGS.id .. " at " .. _URI
+`,
+  "blocks/surface.lua": `--- Lists what mcp.client holds in a served call.
+---@tool surface
+local out = {}
+for k, v in pairs(mcp.client) do out[#out + 1] = type(v) .. " mcp.client." .. k end
+table.sort(out)
+return table.concat(out, "\\n")
 `,
   "blocks/bad.lua": `--- A block whose header is wrong.
 ---@tool bad
@@ -140,6 +148,11 @@ Deno.test({
           // A resource template gets its variables and its URI.
           const r = await client.readResource({ uri: "notes://42" });
           assertEquals((r.contents[0] as { text: string }).text, "note 42 at notes://42");
+          // The reference (docs/lua-api.md) names exactly what a served call's mcp.client holds.
+          assertEquals(
+            resultText(await client.callTool({ name: "surface", arguments: {} })).split("\n"),
+            MCP_CLIENT.entries.map((e) => `${e.kind} ${e.name}`).sort(),
+          );
           // run_block still serves every block.
           const rb = await client.callTool({ name: "run_block", arguments: { block: "era" } });
           assert(rb.isError, "mcp.client does not exist outside a declared call");
