@@ -290,6 +290,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       runTimeoutSecs: s.runTimeoutSecs,
       log,
       runner,
+      // A declared call runs in this process, with its own mcp.client; what it prints goes to
+      // stderr (stdout is the protocol's in stdio mode).
+      inProcess: (modules) => new InProcessRunner({ modules, stdout: writeStderr, stderr: writeStderr }),
       sandboxed: sandbox,
       calls: new CallTable(),
       runs,

@@ -10,8 +10,9 @@
  * - a call: a tool's arguments checked against its input schema first (`schema_check.ts`; a bad
  *   call is a JSON-RPC invalid-params error naming the field, and the block does not run), then
  *   one run of the block (`_ARGS`: the arguments, or a resource template's variables, or a
- *   prompt's arguments; `_URI`: the resource's URI) through the in-process runner with the
- *   call's `mcp.client` (`call_session.ts`), or, under `--sandbox`, the server's child runner
+ *   prompt's arguments; `_URI`: the resource's URI) through an in-process runner (made by the
+ *   edge, `DeclaredContext.inProcess`) with the call's `mcp.client` (`call_session.ts`), or,
+ *   under `--sandbox`, the server's child runner
  *   (then `mcp.client` does not exist: a confined run is a process of its own);
  * - the block's answer as an MCP result (`result_shape.ts`).
  *
@@ -43,8 +44,7 @@ import {
 } from "../blocks/declaration.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import type { JsonValue } from "../json/codec.ts";
-import { InProcessRunner } from "../runner/in_process.ts";
-import { writeStderr } from "../obs/log.ts";
+import type { HostModule } from "../host/context.ts";
 import type { Logger } from "../obs/log.ts";
 import { CallSession, type CallStop, type CallTable, type ClientAbilities } from "./call_session.ts";
 import { schemaProblem } from "./schema_check.ts";
@@ -56,8 +56,13 @@ export interface DeclaredContext {
   env: Readonly<Record<string, string>>;
   runTimeoutSecs: number;
   log: Logger;
-  /** The server's runner: used for declared blocks only when `sandboxed`. */
+  /** The server's runner (a process per run): used for declared blocks only when `sandboxed`. */
   runner: BlockRunner<RunReport>;
+  /**
+   * Makes the in-process runner of one call, with the call's host modules (`mcp.client`); the
+   * edge picks the implementation (the in-process runner, its output going to stderr).
+   */
+  inProcess: (modules: readonly HostModule[]) => BlockRunner<RunReport>;
   /** Runs are confined: each goes through `runner` (a process), without `mcp.client`. */
   sandboxed: boolean;
   /** Calls waiting for their client between rounds (shared by every server instance). */
@@ -208,9 +213,7 @@ function startRun(
   const stop = () => session.abort.abort("the server is shutting down");
   if (dc.stopping?.aborted) stop();
   dc.stopping?.addEventListener("abort", stop, { once: true });
-  const runner: BlockRunner<RunReport> = dc.sandboxed
-    ? dc.runner
-    : new InProcessRunner({ modules: [session.module()], stdout: writeStderr, stderr: writeStderr });
+  const runner: BlockRunner<RunReport> = dc.sandboxed ? dc.runner : dc.inProcess([session.module()]);
   const running = runner.run({
     script: {
       source: driverSource(

@@ -22,7 +22,12 @@
  * - with `flowRunner`, the `run_flow` tool of `flow_tool.ts` (flows of the project's `flows/`);
  * - resources `agent-block://guide` (the authoring contract, `guide.md`), `agent-block://blocks`
  *   (the registry as JSON: name, tier, path, description) and `agent-block://blocks/<name>` (one
- *   block's source), plus the template for the last.
+ *   block's source), plus the template for the last;
+ * - with `declared` (`--expose blocks`), the blocks whose headers declare a tool, resource or
+ *   prompt, listed and served as such (`declared.ts`), and the capabilities that go with them
+ *   (prompts, resource subscriptions, logging, completions — an empty list, no block offers any
+ *   yet); a declared tool named like a fixed tool (`run_block`, `run_flow`, the job tools) is not
+ *   served.
  *
  * Invariants:
  * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
