@@ -40,40 +40,61 @@ export type JsonSchema = Record<string, unknown>;
 
 /** A block that is an MCP tool. */
 export interface ToolDeclaration {
+  /** What it is. */
   kind: "tool";
+  /** The tool's name (`---@tool NAME`). */
   name: string;
+  /** `---@title`. */
   title?: string;
+  /** The header's free text (and the rest of the `@tool` line). */
   description: string;
+  /** Built from `---@param` lines, or `---@input`. */
   inputSchema: JsonSchema;
+  /** `---@output`: the structured result's schema. */
   outputSchema?: JsonSchema;
+  /** `---@annotation` lines. */
   annotations?: Record<string, boolean | string>;
 }
 
 /** A block that is an MCP resource or resource template. */
 export interface ResourceDeclaration {
+  /** What it is. */
   kind: "resource";
   /** The URI, or the URI template when `template`. */
   uri: string;
+  /** The URI holds `{var}` variables. */
   template: boolean;
+  /** The rest of the `@resource` line, else the URI. */
   name: string;
+  /** `---@title`. */
   title?: string;
+  /** The header's free text. */
   description: string;
+  /** `---@mime` (default `text/plain`). */
   mimeType: string;
 }
 
 /** One argument of a prompt. */
 export interface PromptArgument {
+  /** Its name. */
   name: string;
+  /** The rest of its `@param` line. */
   description?: string;
+  /** False for `NAME?`. */
   required: boolean;
 }
 
 /** A block that is an MCP prompt. */
 export interface PromptDeclaration {
+  /** What it is. */
   kind: "prompt";
+  /** The prompt's name (`---@prompt NAME`). */
   name: string;
+  /** `---@title`. */
   title?: string;
+  /** The header's free text. */
   description: string;
+  /** From `---@param` lines (strings). */
   arguments: PromptArgument[];
 }
 
@@ -82,7 +103,9 @@ export type Declaration = ToolDeclaration | ResourceDeclaration | PromptDeclarat
 
 /** A malformed header: the line (1-based) and what is wrong. */
 export interface DeclarationError {
+  /** The file's line, 1-based. */
   line: number;
+  /** What is wrong. */
   message: string;
 }
 
