@@ -115,10 +115,18 @@ function luaString(s: string): string {
 /**
  * The driver chunk of one call: opens the call's kernel session (owner `agent-block mcp`, labels
  * `mcp_kind` and `mcp_name`), records the call (`mcp_call`: its arguments and URI), runs the block
- * at `path`, records what it returned (`mcp_result`), and marks a table result.
+ * at `path`, records what it returned (`mcp_result`), and marks a table result. `sandboxed`: the
+ * run is confined (a child process), and `mcp.client` is a table whose every field raises saying so.
  */
-export function driverSource(path: string, kind: string, name: string): string {
-  return `local knl = require("knl")
+export function driverSource(path: string, kind: string, name: string, sandboxed = false): string {
+  // A confined run is a process of its own: it has no mcp.client, and says so when touched.
+  const stub = sandboxed
+    ? `mcp.client = setmetatable({}, { __index = function(_, k)
+  error("mcp.client." .. tostring(k) .. ": the calling client cannot be reached from a sandboxed run (agent-block mcp --sandbox)", 2)
+end })
+`
+    : "";
+  return `${stub}local knl = require("knl")
 local f, err = loadfile(${luaString(path)})
 if not f then error(err, 0) end
 local kind, name = ${luaString(kind)}, ${luaString(name)}
@@ -220,6 +228,7 @@ function startRun(
         block.path,
         block.declaration!.kind,
         block.declaration!.kind === "resource" ? block.declaration!.uri : block.declaration!.name,
+        dc.sandboxed,
       ),
       name: `${block.name}.lua`,
       dir: dirname(block.path),

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { pathExists, runCli, tempProject, waitFor } from "../helpers.ts";
 import { MCP_CLIENT } from "../../src/docs/lua_api/mcp_client.ts";
+import { SKIP as SANDBOX_SKIP } from "../sandbox/support.ts";
 import {
   assert,
   assertEquals,
@@ -332,5 +333,71 @@ Deno.test({
     } finally {
       await session.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "mcp --expose blocks --sandbox: a declared tool runs confined (a process each); mcp.client says it cannot be reached",
+  ...opts,
+  ignore: SANDBOX_SKIP !== undefined,
+  fn: async () => {
+    const p = await project();
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks", "--sandbox"]);
+    try {
+      const client = await connect(srv.url, "legacy");
+      try {
+        assertEquals(resultText(await client.callTool({ name: "add", arguments: { a: 1, b: 1 } })), "2");
+        await waitFor(() => /tool #\d+ 'add': returned in \d+ ms \(sandboxed\)/.test(srv.stderr()), {
+          what: "the server to log the sandboxed run",
+        });
+        const era = await client.callTool({ name: "era", arguments: {} });
+        assert(era.isError);
+        assertStringIncludes(
+          resultText(era),
+          "mcp.client.era: the calling client cannot be reached from a sandboxed run",
+        );
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "mcp: the project's AGENT_BLOCK_MCP_EXPOSE=blocks exposes declared blocks; a bad --expose is a usage error",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const plain = await startHttpServer(p.root, p.home);
+    try {
+      const client = await connect(plain.url, "legacy");
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        assert(!names.includes("add"), `declared tools are served only when asked: ${names}`);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await plain.stop();
+    }
+    Deno.writeTextFileSync(join(p.root, ".env"), "AGENT_BLOCK_MCP_EXPOSE=blocks\n");
+    const srv = await startHttpServer(p.root, p.home);
+    try {
+      const client = await connect(srv.url, "legacy");
+      try {
+        assert((await client.listTools()).tools.some((t) => t.name === "add"));
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await srv.stop();
+    }
+    const bad = await runCli(["mcp", "-p", p.root, "--expose", "everything"]);
+    assertEquals(bad.code, 2);
+    assertStringIncludes(bad.stderr, "--expose must be 'blocks'");
   },
 });
