@@ -25,7 +25,7 @@
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
-import { edgeEnvironment, edgeProcessEnv } from "./environment.ts";
+import { edgeEnvironment, edgeEnvironmentWithoutHostCredentials, edgeProcessEnv } from "./environment.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
@@ -286,7 +286,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   if (expose === "blocks") {
     opts.declared = {
       projectRoot,
-      env: edge.env,
+      // A declared call in this process gets what a child run would: no host credentials, the
+      // project's .env layered in (sandboxed, the child runner strips them itself).
+      env: sandbox ? edge.env : edgeEnvironmentWithoutHostCredentials(projectRoot),
       runTimeoutSecs: s.runTimeoutSecs,
       log,
       runner,

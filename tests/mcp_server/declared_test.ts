@@ -66,6 +66,10 @@ for k, v in pairs(mcp.client) do out[#out + 1] = type(v) .. " mcp.client." .. k 
 table.sort(out)
 return table.concat(out, "\\n")
 `,
+  "blocks/keys.lua": `--- Tells which model key it sees.
+---@tool keys
+return tostring(std.env.get("ANTHROPIC_API_KEY")) .. " " .. tostring(std.env.get("OPENAI_API_KEY"))
+`,
   "blocks/bad.lua": `--- A block whose header is wrong.
 ---@tool bad
 ---@param x whatever
@@ -399,5 +403,32 @@ Deno.test({
     const bad = await runCli(["mcp", "-p", p.root, "--expose", "everything"]);
     assertEquals(bad.code, 2);
     assertStringIncludes(bad.stderr, "--expose must be 'blocks'");
+  },
+});
+
+Deno.test({
+  name:
+    "attack: a declared block run in the server's process cannot read the host's credentials (the project's .env keys it gets)",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    Deno.writeTextFileSync(join(p.root, ".env"), "OPENAI_API_KEY=project-openai-key\n");
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks"], {
+      ANTHROPIC_API_KEY: "host-anthropic-secret",
+      OPENAI_API_KEY: "host-openai-secret",
+    });
+    try {
+      const client = await connect(srv.url, "legacy");
+      try {
+        assertEquals(
+          resultText(await client.callTool({ name: "keys", arguments: {} })),
+          "nil project-openai-key",
+        );
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await srv.stop();
+    }
   },
 });
