@@ -315,11 +315,27 @@ export class CallSession {
   }
 }
 
-/** The calls waiting for their client between rounds, by state. */
+/** Calls waiting for their client at most (`CallTable`'s default bound). */
+export const MAX_WAITING_CALLS = 256;
+
+/**
+ * The calls waiting for their client between rounds, by state. Bounded: a client that starts
+ * calls which ask it something and never answers cannot pile up runs; past `max`, the call
+ * waiting longest is ended (its run cancelled) to make room.
+ */
 export class CallTable {
   readonly #calls = new Map<string, CallSession>();
 
+  constructor(private readonly max: number = MAX_WAITING_CALLS) {}
+
   add(c: CallSession): void {
+    while (this.#calls.size >= this.max) {
+      const [state, oldest] = this.#calls.entries().next().value as [string, CallSession];
+      this.#calls.delete(state);
+      oldest.abort.abort(
+        `too many calls waiting for their client (${this.max}): the one waiting longest was ended`,
+      );
+    }
     this.#calls.set(c.state, c);
   }
 
