@@ -27,6 +27,7 @@ const BLOCKS: Record<string, string> = {
 ---@tool add
 ---@param a number the first
 ---@param b number the second
+print("a line on the block's stdout")
 local f = assert(io.open("ran_add", "a"))
 f:write("ran\\n")
 f:close()
@@ -69,6 +70,14 @@ return table.concat(out, "\\n")
   "blocks/keys.lua": `--- Tells which model key it sees.
 ---@tool keys
 return tostring(std.env.get("ANTHROPIC_API_KEY")) .. " " .. tostring(std.env.get("OPENAI_API_KEY"))
+`,
+  "blocks/two.lua": `--- Asks for two things in one round.
+---@tool two
+local a = mcp.client.ask({
+  first = { method = "elicitation/create", params = { message = "first?", requestedSchema = { type = "object", properties = {} } } },
+  second = { method = "elicitation/create", params = { message = "second?", requestedSchema = { type = "object", properties = {} } } },
+})
+return a.first.content.v .. "+" .. a.second.content.v
 `,
   "blocks/bad.lua": `--- A block whose header is wrong.
 ---@tool bad
@@ -315,6 +324,11 @@ Deno.test({
         what: "the server to report the malformed header",
       });
       assert(!(await client.listTools()).tools.some((t) => t.name === "bad"));
+      // What a block prints never reaches stdout, the protocol's channel: it goes to stderr.
+      assertEquals(resultText(await client.callTool({ name: "add", arguments: { a: 1, b: 2 } })), "3");
+      await waitFor(() => session.stderr().includes("a line on the block's stdout"), {
+        what: "the block's print on the server's stderr",
+      });
       const add = join(p.root, "blocks", "add.lua");
       Deno.writeTextFileSync(
         add,
@@ -427,6 +441,84 @@ Deno.test({
       } finally {
         await client.close();
       }
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+/** One raw 2026-07-28 request (the per-request envelope, an elicitation-capable client); its JSON-RPC answer. */
+async function modern(url: string, id: number, method: string, params: Record<string, unknown>): Promise<
+  { result?: Record<string, unknown>; error?: { code: number; message: string } }
+> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": method,
+      ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0" },
+          "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  const json = text.trimStart().startsWith("{")
+    ? text
+    : text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).find((l) =>
+      l.includes(`"id":${id}`)
+    );
+  if (!json) throw new Error(`no answer to ${id} in ${res.status} ${text}`);
+  return JSON.parse(json);
+}
+
+Deno.test({
+  name:
+    "mcp --expose blocks, 2026-07-28: a partial answer is asked for the rest; a state is good for one round",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks"]);
+    try {
+      const r1 = (await modern(srv.url, 1, "tools/call", { name: "two", arguments: {} })).result!;
+      assertEquals(r1.resultType, "input_required");
+      assertEquals(Object.keys(r1.inputRequests as object).sort(), ["first", "second"]);
+      const accept = (v: string) => ({ action: "accept", content: { v } });
+      const r2 = (await modern(srv.url, 2, "tools/call", {
+        name: "two",
+        arguments: {},
+        inputResponses: { first: accept("A") },
+        requestState: r1.requestState,
+      })).result!;
+      assertEquals(r2.resultType, "input_required");
+      assertEquals(Object.keys(r2.inputRequests as object), ["second"]);
+      assert(r2.requestState !== r1.requestState, "every round has a fresh state");
+      const stale = await modern(srv.url, 3, "tools/call", {
+        name: "two",
+        arguments: {},
+        inputResponses: { second: accept("X") },
+        requestState: r1.requestState,
+      });
+      assertEquals(stale.error?.code, -32602);
+      const r3 = (await modern(srv.url, 4, "tools/call", {
+        name: "two",
+        arguments: {},
+        inputResponses: { second: accept("B") },
+        requestState: r2.requestState,
+      })).result!;
+      assertEquals((r3.content as { text: string }[])[0].text, "A+B");
     } finally {
       await srv.stop();
     }
