@@ -21,7 +21,7 @@
  *   one of the three (a second is an error: one block declares one thing). A URI holding `{var}`
  *   is a resource template (RFC 6570 level 1).
  * - `---@param NAME[?] TYPE [description]`: a tool's input property (or a prompt's argument,
- *   TYPE `string`). TYPE: `string`, `number`, `integer`, `boolean`, `table`/`object`, `any`,
+ *   TYPE `string`, or `"a"|"b"`: its values are what `completion/complete` offers). TYPE: `string`, `number`, `integer`, `boolean`, `table`/`object`, `any`,
  *   `T[]`, or a union of string literals `"a"|"b"` (an enum). `?` makes it optional.
  * - `---@input JSON` / `---@output JSON`: a whole JSON Schema (the JSON may go on over the next
  *   `---` lines that are not tags); `@input` replaces what `@param` lines build.
@@ -82,6 +82,8 @@ export interface PromptArgument {
   description?: string;
   /** False for `NAME?`. */
   required: boolean;
+  /** Its values, when its type is a union of string literals (`"a"|"b"`): what completion offers. */
+  values?: string[];
 }
 
 /** A block that is an MCP prompt. */
@@ -336,8 +338,11 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
       );
     }
     for (const p of params) {
-      if (p.schema.type !== "string" || p.schema.enum) {
-        throw new HeaderError(p.line, `@param ${p.name}: a prompt's arguments are strings`);
+      if (p.schema.type !== "string") {
+        throw new HeaderError(
+          p.line,
+          `@param ${p.name}: a prompt's arguments are strings (string or "a"|"b")`,
+        );
       }
     }
     const decl: PromptDeclaration = {
@@ -348,6 +353,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         name: p.name,
         ...(p.desc ? { description: p.desc } : {}),
         required: !p.optional,
+        ...(Array.isArray(p.schema.enum) ? { values: p.schema.enum as string[] } : {}),
       })),
     };
     if (title) decl.title = title;

@@ -25,9 +25,9 @@
  *   block's source), plus the template for the last;
  * - with `declared` (`--expose blocks`), the blocks whose headers declare a tool, resource or
  *   prompt, listed and served as such (`declared.ts`), and the capabilities that go with them
- *   (prompts, resource subscriptions, logging, completions — an empty list, no block offers any
- *   yet); a declared tool named like a fixed tool (`run_block`, `run_flow`, the job tools) is not
- *   served.
+ *   (prompts, resource subscriptions, logging, completions: a prompt argument declared as
+ *   `"a"|"b"` completes to those values); a declared tool named like a fixed tool (`run_block`,
+ *   `run_flow`, the job tools) is not served.
  *
  * Invariants:
  * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
@@ -511,7 +511,7 @@ export function createBlockServer(opts: BlockServerOptions): Server {
         name: b.declaration.name,
         ...(b.declaration.title ? { title: b.declaration.title } : {}),
         description: b.declaration.description || `block ${b.name}`,
-        arguments: b.declaration.arguments,
+        arguments: b.declaration.arguments.map(({ values: _, ...a }) => a),
       })),
     }));
     server.setRequestHandler("prompts/get", async (req, ctx) => {
@@ -523,9 +523,11 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       }
       return await getDeclaredPrompt(dc, server, block, req.params.arguments ?? {}, ctx);
     });
-    // No block offers completions yet: the answer is an empty list (the capability is declared so
-    // clients may ask).
-    server.setRequestHandler("completion/complete", () => ({ completion: { values: [], hasMore: false } }));
+    // A prompt argument declared as "a"|"b" completes to those values (by prefix); anything else
+    // to none.
+    server.setRequestHandler("completion/complete", (req) => ({
+      completion: completionOf(declaredBlocks(currentBlocks(opts)).prompts, req.params),
+    }));
   }
   return server;
 }
@@ -541,4 +543,17 @@ export function declaredToolEntry(d: ToolDeclaration): Tool {
   if (d.outputSchema) t.outputSchema = d.outputSchema as Tool["outputSchema"];
   if (d.annotations) t.annotations = d.annotations as Tool["annotations"];
   return t;
+}
+
+/** The completion of a prompt argument: its declared values starting with what was typed (at most 100). */
+export function completionOf(
+  prompts: { declaration: { name: string; arguments: { name: string; values?: string[] }[] } }[],
+  params: { ref: { type: string; name?: string; uri?: string }; argument: { name: string; value: string } },
+): { values: string[]; total: number; hasMore: boolean } {
+  const p = params.ref.type === "ref/prompt"
+    ? prompts.find((x) => x.declaration.name === params.ref.name)
+    : undefined;
+  const all = p?.declaration.arguments.find((a) => a.name === params.argument.name)?.values ?? [];
+  const hits = all.filter((v) => v.startsWith(params.argument.value));
+  return { values: hits.slice(0, 100), total: hits.length, hasMore: hits.length > 100 };
 }

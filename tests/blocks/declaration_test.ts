@@ -87,6 +87,7 @@ Deno.test("declaration: a malformed header is reported with its line, and the bl
     ["---@tool b@d\nreturn 1", 1, "'b@d' is not a tool name"],
     ["---@resource no-scheme\nreturn 1", 1, "is not a URI"],
     ["---@prompt p\n---@param n number\nreturn 1", 2, "a prompt's arguments are strings"],
+    ["---@prompt p\n---@param n string[]\nreturn 1", 2, "a prompt's arguments are strings"],
     ["---@resource test://x\n---@annotation readOnlyHint true\nreturn 1", 2, "does not apply to a @resource"],
     ["---@tool t\n---@annotation readOnlyHint maybe\nreturn 1", 2, "takes true or false"],
     ["---@tool t\n---@param a string\n---@param a number\nreturn 1", 3, "declared twice"],

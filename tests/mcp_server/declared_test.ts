@@ -79,6 +79,12 @@ local a = mcp.client.ask({
 })
 return a.first.content.v .. "+" .. a.second.content.v
 `,
+  "blocks/greet.lua": `--- Greets someone.
+---@prompt greet
+---@param who string whom
+---@param tone? "formal"|"friendly"|"frosty" how
+return { messages = { "Greet " .. _ARGS.who .. (_ARGS.tone and (", " .. _ARGS.tone) or "") } }
+`,
   "blocks/bad.lua": `--- A block whose header is wrong.
 ---@tool bad
 ---@param x whatever
@@ -162,6 +168,19 @@ Deno.test({
           // A resource template gets its variables and its URI.
           const r = await client.readResource({ uri: "notes://42" });
           assertEquals((r.contents[0] as { text: string }).text, "note 42 at notes://42");
+          // A prompt: its arguments, its messages, and completion of an argument declared "a"|"b".
+          const prompt = (await client.listPrompts()).prompts.find((x) => x.name === "greet")!;
+          assertEquals(prompt.arguments?.map((a) => [a.name, a.required]), [["who", true], ["tone", false]]);
+          const got = await client.getPrompt({ name: "greet", arguments: { who: "Ada", tone: "formal" } });
+          assertEquals(got.messages, [{
+            role: "user",
+            content: { type: "text", text: "Greet Ada, formal" },
+          }]);
+          const done = await client.complete({
+            ref: { type: "ref/prompt", name: "greet" },
+            argument: { name: "tone", value: "fr" },
+          });
+          assertEquals(done.completion.values, ["friendly", "frosty"]);
           // The reference (docs/lua-api.md) names exactly what a served call's mcp.client holds.
           assertEquals(
             resultText(await client.callTool({ name: "surface", arguments: {} })).split("\n"),
