@@ -87,7 +87,19 @@ export class CallSession {
   #expiry: ReturnType<typeof setTimeout> | undefined;
   #progressToken: string | number | undefined;
 
-  constructor(ctx: ServerContext, abilities: ClientAbilities, progressToken: string | number | undefined) {
+  /**
+   * What the call is of (`tool add`, `prompt greet`, `resource test://x`): a state echoed with
+   * another request than the one it was given for is refused.
+   */
+  readonly owner: string;
+
+  constructor(
+    ctx: ServerContext,
+    abilities: ClientAbilities,
+    progressToken: string | number | undefined,
+    owner = "",
+  ) {
+    this.owner = owner;
     this.#ctx = ctx;
     this.#abilities = abilities;
     this.#progressToken = progressToken;
@@ -339,8 +351,10 @@ export class CallTable {
     this.#calls.set(c.state, c);
   }
 
-  take(id: string): CallSession | undefined {
+  /** The call waiting under state `id`, taken out of the table, if it is `owner`'s. */
+  take(id: string, owner?: string): CallSession | undefined {
     const c = this.#calls.get(id);
+    if (!c || (owner !== undefined && c.owner !== owner)) return undefined;
     this.#calls.delete(id);
     return c;
   }

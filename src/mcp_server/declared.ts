@@ -286,10 +286,11 @@ function resumed(
   dc: DeclaredContext,
   ctx: ServerContext,
   token: string | number | undefined,
+  owner: string,
 ): CallSession | undefined {
   const state = ctx.mcpReq.requestState();
   if (typeof state !== "string") return undefined;
-  const s = dc.calls.take(state);
+  const s = dc.calls.take(state, owner);
   if (!s) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid or expired requestState", {
       reason: "invalid_request_state",
@@ -308,7 +309,8 @@ export async function callDeclaredTool(
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> {
   const token = progressTokenOf(req, ctx);
-  let session = resumed(dc, ctx, token);
+  const owner = `tool ${block.declaration.name}`;
+  let session = resumed(dc, ctx, token, owner);
   if (!session) {
     const args = req.params.arguments ?? {};
     const problem = schemaProblem(block.declaration.inputSchema, args);
@@ -318,7 +320,7 @@ export async function callDeclaredTool(
         `Invalid arguments for tool ${block.declaration.name}: ${problem}`,
       );
     }
-    session = new CallSession(ctx, abilitiesOf(server, ctx), token);
+    session = new CallSession(ctx, abilitiesOf(server, ctx), token, owner);
     startRun(dc, block, { _ARGS: args }, session);
   }
   const r = await step(dc, session);
@@ -334,7 +336,7 @@ export async function readDeclaredResource(
   uri: string,
   ctx: ServerContext,
 ): Promise<ReadResourceResult | InputRequiredResult | undefined> {
-  let session = resumed(dc, ctx, undefined);
+  let session = resumed(dc, ctx, undefined, `resource ${uri}`);
   const { resources } = declaredBlocks(blocks);
   let block: (BlockEntry & { declaration: ResourceDeclaration }) | undefined;
   let vars: Record<string, string> = {};
@@ -351,7 +353,7 @@ export async function readDeclaredResource(
   }
   if (!block) return undefined;
   if (!session) {
-    session = new CallSession(ctx, abilitiesOf(server, ctx), undefined);
+    session = new CallSession(ctx, abilitiesOf(server, ctx), undefined, `resource ${uri}`);
     startRun(dc, block, { _ARGS: vars, _URI: uri }, session);
   }
   const r = await step(dc, session);
@@ -368,7 +370,8 @@ export async function getDeclaredPrompt(
   args: Record<string, string>,
   ctx: ServerContext,
 ): Promise<GetPromptResult | InputRequiredResult> {
-  let session = resumed(dc, ctx, undefined);
+  const owner = `prompt ${block.declaration.name}`;
+  let session = resumed(dc, ctx, undefined, owner);
   if (!session) {
     for (const a of block.declaration.arguments) {
       if (a.required && typeof args[a.name] !== "string") {
@@ -378,7 +381,7 @@ export async function getDeclaredPrompt(
         );
       }
     }
-    session = new CallSession(ctx, abilitiesOf(server, ctx), undefined);
+    session = new CallSession(ctx, abilitiesOf(server, ctx), undefined, owner);
     startRun(dc, block, { _ARGS: args }, session);
   }
   const r = await step(dc, session);

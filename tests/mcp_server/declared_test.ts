@@ -531,6 +531,14 @@ Deno.test({
         requestState: r1.requestState,
       });
       assertEquals(stale.error?.code, -32602);
+      // A state given for one tool is refused with another.
+      const other = await modern(srv.url, 5, "tools/call", {
+        name: "ask",
+        arguments: { question: "?" },
+        inputResponses: { second: accept("X") },
+        requestState: r2.requestState,
+      });
+      assertEquals(other.error?.code, -32602);
       const r3 = (await modern(srv.url, 4, "tools/call", {
         name: "two",
         arguments: {},
