@@ -190,6 +190,15 @@ export { type BusEvent, type BusHandler, BusHost } from "./src/host/bus.ts";
 export type { RunEvent, RunObserver } from "./src/obs/run_events.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
+export type {
+  Declaration,
+  DeclarationError,
+  JsonSchema,
+  PromptArgument,
+  PromptDeclaration,
+  ResourceDeclaration,
+  ToolDeclaration,
+} from "./src/blocks/declaration.ts";
 export { VERSION } from "./src/version.ts";
 export {
   exportSession,

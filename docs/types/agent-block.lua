@@ -1564,6 +1564,96 @@ function mcp.set_elicitation_handler(server_name, handler) end
 ---@param handler? fun(server_name: string): { uri: string, name: string? }[] The callback (a Lua function; closures work).
 function mcp.set_roots_handler(server_name, handler) end
 
+-- mcp.client --------------------------------------------------------------------------------------
+
+---The client that called this block, when the block is served as a tool, resource or prompt of its own (`agent-block mcp --expose blocks`; the header declares it: `---@tool NAME`, `---@resource URI`, `---@prompt NAME`). It exists only in such a call, and not under `--sandbox` (a confined run is a process of its own). The call's arguments are `_ARGS` (a resource template's variables; a prompt's arguments), a resource's URI `_URI`. Requests to the client (`sample`, `elicit`, `roots`, `ask`) work in both protocol eras: the block waits while the client answers (a 2025-era client gets the request itself; a 2026-07-28 client an `input_required` result, and the call resumes in this very run when it answers). Asking for something the client did not declare raises (uncaught, the call fails with -32021 for a 2026-07-28 client). A cancelled call stops the block at its next host call.
+---@class mcp.client
+mcp.client = {}
+
+---Sends `notifications/progress` for the call, when the client asked for progress (a `progressToken`).
+---
+---```lua
+---mcp.client.progress(50, 100, "half way")
+---```
+---@param progress number How far (increasing).
+---@param total? number Out of how much.
+---@param message? string What is happening.
+---@return boolean # False when the client asked for no progress (nothing sent).
+function mcp.client.progress(progress, total, message) end
+
+---Sends a log message (`notifications/message`) to the client, filtered by the level it set (2025: `logging/setLevel`; 2026-07-28: the request's log level; none set: nothing is sent).
+---
+---```lua
+---mcp.client.log("info", "started")
+---```
+---@param level "debug"|"info"|"notice"|"warning"|"error"|"critical"|"alert"|"emergency" The level.
+---@param data any A string or any JSON value.
+---@param logger? string The logger's name.
+function mcp.client.log(level, data, logger) end
+
+---Asks the client's model (`sampling/createMessage`); needs the client's `sampling` capability.
+---
+---Errors: Raises when the client did not declare `sampling`, or the call ended.
+---
+---```lua
+---local r = mcp.client.sample("Name a colour")
+---print(r.content.text)
+---```
+---@param params string|table A prompt, or the request's params (`messages`, `maxTokens` (default 1000), `systemPrompt`, ...).
+---@return table # The client's `CreateMessageResult` (`role`, `content`, `model`, ...).
+function mcp.client.sample(params) end
+
+---Asks the user through the client (`elicitation/create`, form mode); needs its `elicitation` capability.
+---
+---Errors: Raises when the client did not declare `elicitation`, or the call ended.
+---
+---```lua
+---local r = mcp.client.elicit("Ship it?", { type = "object", properties = { ok = { type = "boolean" } } })
+---if r.action == "accept" and r.content.ok then print("shipping") end
+---```
+---@param message string What to ask.
+---@param schema? table The requested schema (a flat JSON Schema object).
+---@return table # `{ action = "accept", content = {...} }`, or `action` `"decline"`/`"cancel"`.
+function mcp.client.elicit(message, schema) end
+
+---The client's roots (`roots/list`); needs its `roots` capability.
+---
+---Errors: Raises when the client did not declare `roots`, or the call ended.
+---
+---```lua
+---for _, r in ipairs(mcp.client.roots()) do print(r.uri) end
+---```
+---@return { uri: string, name: string? }[] # The roots.
+function mcp.client.roots() end
+
+---Several requests to the client in one round, under keys the block names (what a 2026-07-28 client sees as the `input_required` result's `inputRequests`); answers when all are answered.
+---
+---Errors: Raises when the client lacks a capability one of them needs, or the call ended.
+---
+---```lua
+---local a = mcp.client.ask({ where = { method = "roots/list" } })
+---print(#a.where.roots)
+---```
+---@param requests table<string, { method: string, params: table? }> By key: `elicitation/create`, `sampling/createMessage` or `roots/list` with its params.
+---@return table<string, table> # The answers, by the same keys.
+function mcp.client.ask(requests) end
+
+---The capabilities the calling client declared (`sampling`, `elicitation`, `roots`, ...).
+---
+---```lua
+---if mcp.client.capabilities().elicitation then print('can ask the user') end
+---```
+---@return table # As the client sent them.
+function mcp.client.capabilities() end
+
+---The calling client's protocol era: `"2025"` or `"2026-07-28"`.
+---
+---```lua
+---print(mcp.client.era())
+---```
+---@return string # The era.
+function mcp.client.era() end
+
 -- mesh --------------------------------------------------------------------------------------------
 
 ---Messages between agents, addressed by AgentId (the 43-character base64url public key of the run's `--secret-key`). The run joins the mesh before the script starts when `--relay` names a NATS server or cluster (`nats://host:4222[,...]`) or an agent-mesh relay (`ws(s)://host:port/ws`). Every message is signed; what arrives with a `from` that did not sign it is dropped. A payload table (or nil) gets `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's correlation variables unless it has one. Failures are error tables `{ message, source = "mesh", kind, peer }` with `kind` one of `timeout`, `unreachable`, `closed`, `connect`, `auth`, `remote`, `too_large`, `payload`, `protocol` or `not_connected`. Another agent's request arrives as the bus event `{ kind = "mesh", id, payload, meta = { from } }`; the handler's return value is the reply.

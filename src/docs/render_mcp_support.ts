@@ -77,6 +77,30 @@ export const MCP_METHODS: Readonly<Record<string, Methods>> = {
     modern: "answers `elicitation/create` (form mode)",
   },
   "mcp.set_roots_handler": { legacy: "answers `roots/list`", modern: "answers `roots/list`" },
+  // Served side (a block declared as a tool, resource or prompt, during a call of it)
+  "mcp.client.progress": { legacy: "`notifications/progress`", modern: "`notifications/progress`" },
+  "mcp.client.log": { legacy: "`notifications/message`", modern: "`notifications/message`" },
+  "mcp.client.sample": {
+    legacy: "`sampling/createMessage` (to the client)",
+    modern: "an `input_required` round asking for a sampling result",
+  },
+  "mcp.client.elicit": {
+    legacy: "`elicitation/create` (to the client)",
+    modern: "an `input_required` round asking for an elicitation",
+  },
+  "mcp.client.roots": {
+    legacy: "`roots/list` (to the client)",
+    modern: "an `input_required` round asking for roots",
+  },
+  "mcp.client.ask": {
+    legacy: "the requests, one after another",
+    modern: "one `input_required` round with every request",
+  },
+  "mcp.client.capabilities": {
+    legacy: "from `initialize` (no message)",
+    modern: "from the request's client capabilities",
+  },
+  "mcp.client.era": { legacy: "no message", modern: "no message" },
 };
 
 /** The first sentence of a Markdown doc, for a table cell. */

@@ -82,7 +82,7 @@ print("WALK " .. std.json.encode(out))`,
 function declared(specOnly: boolean): Set<string> {
   const out = new Set<string>();
   for (const s of LUA_API) {
-    if (Boolean(s.specOnly) !== specOnly) continue;
+    if (Boolean(s.specOnly) !== specOnly || s.servedOnly) continue;
     for (const t of s.tables ?? []) out.add(`table ${t}`);
     for (const e of s.entries) {
       if (e.kind === "function") out.add(`function ${e.name}`);

@@ -146,16 +146,17 @@ export interface HttpServerProc {
   stop: () => Promise<void>;
 }
 
-/** Starts `agent-block mcp --http 127.0.0.1:0 …` and waits for its "listening on" line. */
+/** Starts `agent-block mcp --http 127.0.0.1:0 …` (`extraEnv` over the test's environment) and waits for its "listening on" line. */
 export async function startHttpServer(
   projectRoot: string,
   home: string,
   extraArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
 ): Promise<HttpServerProc> {
   const [cmd, ...args] = serverCommand(["-p", projectRoot, "--http", "127.0.0.1:0", ...extraArgs]);
   const proc = new Deno.Command(cmd, {
     args,
-    env: serverEnv(home),
+    env: { ...serverEnv(home), ...extraEnv },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
