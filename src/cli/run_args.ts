@@ -22,6 +22,8 @@ export interface RunSettings extends LayeredRunSettings {
   cwd: string;
   /** `--sandbox` was given. */
   sandbox: boolean;
+  /** `--sandbox-net MODE` (`open`, `off`, `allow-list`), when given: checked by the launcher. */
+  sandboxNet?: string;
   /** The project's `.env` file's warnings. */
   warnings: string[];
 }
@@ -55,6 +57,7 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     relay: { type: "string" },
     "secret-key": { type: "string" },
     sandbox: { type: "boolean" },
+    "sandbox-net": { type: "string" },
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },
   });
@@ -73,6 +76,7 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     env: edge.env,
     cwd: edge.cwd,
     sandbox: parsed.values.sandbox === true,
+    sandboxNet: parsed.values["sandbox-net"] as string | undefined,
     warnings: edge.warnings,
   };
 }

@@ -22,11 +22,11 @@
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
 import { dirname, resolve } from "node:path";
-import { AgentBlockError, EXIT } from "../errors.ts";
+import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
 import { isDir, writeAtomic, writeTarget } from "../util/fs.ts";
 import { parseRunArgs, type RunSettings } from "./run_args.ts";
-import { launchRun, type RunStage, sandboxWanted } from "./sandbox_launch.ts";
+import { launchRun, type RunStage, sandboxWanted, startNetBridge } from "./sandbox_launch.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
@@ -71,6 +71,9 @@ Options:
                            also from .env; default: a random key, new every run)
       --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
                            README; also AGENT_BLOCK_SANDBOX=1)
+      --sandbox-net MODE   the sandbox's network: open (default), off (no TCP) or
+                           allow-list (only AGENT_BLOCK_SANDBOX_NET_ALLOW's hosts and the
+                           configured ones, through a proxy; also AGENT_BLOCK_SANDBOX_NET)
   -V, --version            print agent-block's version and commit, Deno's and Lua's
   -h, --help               print this help
 
@@ -226,6 +229,9 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     // Before anything runs: where the run's value and outcome go can be written.
     checkOutputPath("--result", s.result, s.cwd);
     checkOutputPath("--outcome", s.outcome, s.cwd);
+    if (s.sandboxNet !== undefined && stage === undefined && !sandboxWanted(s)) {
+      throw new UsageError(`--sandbox-net ${s.sandboxNet} needs --sandbox (or AGENT_BLOCK_SANDBOX)`);
+    }
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
     if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
     scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;
@@ -238,6 +244,8 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     }
     throw e;
   }
+  // the confined runtime under the network allow-list: the bridge to the proxy, before any Lua
+  const netDenials = stage === "runtime" ? await startNetBridge() : undefined;
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
     ? (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
@@ -269,6 +277,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
       ({ outcome } = await runConfig(config.build(), {
         env: () => s.env,
         cwd: () => s.cwd,
+        netDenials,
       }));
     } finally {
       // What escaped the run's own ending (a daemon that detached and cleared its environment).

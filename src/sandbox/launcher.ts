@@ -37,10 +37,20 @@ import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
 import { installSeccomp } from "./seccomp.ts";
-import { protectPaths } from "./mount_ns.ts";
+import { protectPaths, userNamespaceHop } from "./mount_ns.ts";
 import { dropCapabilities } from "./caps.ts";
 import { archInfo, cstring, lastError, type Sys, sys } from "./sys.ts";
 import { STAGE_FLAG } from "./stage.ts";
+import {
+  type AllowEntry,
+  configuredHosts,
+  type NetMode,
+  parseAllowList,
+  resolveNetMode,
+  showEntry,
+} from "./net_policy.ts";
+import { enterNetNamespace, proxyEnv, type StartedProxy, startProxy } from "./net_launch.ts";
+import { SOCKET_VAR } from "./net_bridge.ts";
 
 /** What the launcher needs from the CLI edge. */
 export interface LaunchRequest {
@@ -63,6 +73,47 @@ export interface LaunchRequest {
   say: (line: string) => void;
   /** How to start this program (default `selfLaunch()`). */
   launch?: SelfLaunch;
+  /** `--sandbox-net`, when given. */
+  netFlag?: string;
+  /** The mesh URL the run joins (`--relay`): allowed under the allow-list. */
+  relay?: string;
+  /** The network plan `prepareNet` made (the proxy started). */
+  net?: NetPlan;
+}
+
+/** How the run reaches the network, and under the allow-list the proxy's socket. */
+export interface NetPlan {
+  mode: NetMode;
+  allow: AllowEntry[];
+  /** The proxy's Unix socket (allow-list only). */
+  socket?: string;
+  /** The proxy this launcher started (ended if the launch fails). */
+  proxy?: StartedProxy;
+}
+
+/**
+ * The run's network plan; under the allow-list, the proxy is started here (outside the namespace
+ * the launch will enter) unless this is the second launcher of the user-namespace hop, which is
+ * handed the first one's socket.
+ */
+export async function prepareNet(req: LaunchRequest): Promise<NetPlan> {
+  const fromProject = projectAdded(req.env, req.processEnv);
+  const tcp = sandboxRequest(req.processEnv, resolve(req.cwd, req.project), req.cwd, fromProject).tcp;
+  const mode = resolveNetMode(req.netFlag, req.processEnv, fromProject, tcp);
+  if (mode !== "allow-list") return { mode, allow: [] };
+  const allow = [
+    ...parseAllowList(req.processEnv.AGENT_BLOCK_SANDBOX_NET_ALLOW),
+    ...configuredHosts(req.env, req.relay),
+  ];
+  if (req.inUserNs) {
+    const socket = req.processEnv[SOCKET_VAR];
+    if (!socket) {
+      throw new AgentBlockError(`--sandbox-net allow-list: the user-namespace stage was given no proxy`);
+    }
+    return { mode, allow, socket };
+  }
+  const proxy = await startProxy(allow, req.launch);
+  return { mode, allow, socket: proxy.socket, proxy };
 }
 
 /** libc for the launcher, or the start-up error of a platform that cannot have the sandbox. */
@@ -104,7 +155,17 @@ function projectAdded(
 
 /** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
 export function launchSandboxed(req: LaunchRequest): never {
+  try {
+    return launchConfined(req);
+  } catch (e) {
+    req.net?.proxy?.kill();
+    throw e;
+  }
+}
+
+function launchConfined(req: LaunchRequest): never {
   const c = kernel();
+  const net = req.net ?? { mode: "open", allow: [] };
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
@@ -123,6 +184,7 @@ export function launchSandboxed(req: LaunchRequest): never {
       projectAdded(req.env, req.processEnv),
     ),
   );
+  if (net.mode === "off") policy.tcp = false;
   const plan = kernelPlan(c, policy);
   const warnings: string[] = [];
   for (const name of policy.ignored) {
@@ -146,11 +208,31 @@ export function launchSandboxed(req: LaunchRequest): never {
     ? "read-only"
     : "none";
   let config = "read-only";
+  const allowList = net.mode === "allow-list";
+  const runtimeEnv = proxyEnv(req.processEnv, allowList ? net.socket : undefined);
+  if (allowList) {
+    // before the mounts: a hop taken here carries both (`unshare --net --mount`)
+    const refuse = (why: string) =>
+      new AgentBlockError(
+        `--sandbox-net allow-list: no network namespace can be had here (${why}); the run does not ` +
+          `start rather than reach the network unchecked (--sandbox-net open or off need none)`,
+      );
+    if (policy.testNoNetns) {
+      throw refuse("AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one");
+    }
+    const ns = enterNetNamespace(c, req.inUserNs, policy.testUserNs);
+    if (ns.status === "hop") {
+      const hop = userNamespaceHop(true);
+      if ("prefix" in hop) execve(c, [...hop.prefix, ...selfArgs(req, "userns")], runtimeEnv);
+      throw refuse(`${ns.why}; ${hop.why}`);
+    }
+    if (ns.status === "unavailable") throw refuse(ns.why);
+  }
   const paths = [...policy.gitDirs, ...policy.configPaths];
   if (paths.length) {
-    const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs);
+    const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
     if (prot.status === "hop") {
-      execve(c, [...prot.prefix, ...selfArgs(req, "userns")], req.processEnv);
+      execve(c, [...prot.prefix, ...selfArgs(req, "userns")], runtimeEnv);
     }
     if (prot.status === "unavailable") {
       const store = tokenStore(home);
@@ -172,8 +254,8 @@ export function launchSandboxed(req: LaunchRequest): never {
   applyLandlock(c, plan, policy.writable);
   if (arch) installSeccomp(c, arch, { tcp: policy.tcp });
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
-  req.say(startupLine(policy, plan, arch !== undefined, git, config));
-  execve(c, selfArgs(req, "runtime"), req.processEnv);
+  req.say(startupLine(policy, plan, arch !== undefined, git, config, net));
+  execve(c, selfArgs(req, "runtime"), runtimeEnv);
 }
 
 /**
@@ -216,13 +298,17 @@ export function startupLine(
   seccomp: boolean,
   git: string,
   config = "read-only",
+  net?: NetPlan,
 ): string {
   const writes = policy.writable.map((w) => w.path).join(", ");
+  const network = net?.mode === "allow-list"
+    ? `; network: allow-list through the proxy (${net.allow.map(showEntry).join(", ") || "no hosts"})`
+    : "";
   return `agent-block: sandbox on (Landlock ABI ${plan.abi}${
     seccomp ? ", seccomp" : ""
   }): writes only to ${writes}; ` +
     `TCP ${policy.tcp ? "allowed" : "denied"}; io_uring ${seccomp ? "denied" : "NOT denied"}; .git ${git}; ` +
-    `agent-block config ${config}; no capabilities`;
+    `agent-block config ${config}; no capabilities${network}`;
 }
 
 /** Replaces this process with `cmd`; throws when the kernel refuses. */

@@ -131,6 +131,8 @@ export interface RunDefaults {
   env(): Record<string, string>;
   /** The run's working directory (absolute). */
   cwd(): string;
+  /** The sandbox proxy's refusals, from the CLI edge (`RunSpec.netDenials`). */
+  netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
 }
 
 /** The run-environment variable behind each of `StorePaths`' fields. */
@@ -252,6 +254,7 @@ export async function runConfig(config: BlockConfig, defaults: RunDefaults): Pro
       llmFetch: config.fetch,
       onSessionOpen: (id) => sessions.push(id),
       observe,
+      netDenials: defaults.netDenials,
     });
     return report(clock.judge(outcome));
   } catch (e) {

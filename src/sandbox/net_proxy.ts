@@ -1,0 +1,319 @@
+/**
+ * The sandbox's network proxy: the only way out of a confined run under
+ * `--sandbox-net allow-list`. It runs OUTSIDE the run's network namespace (the launcher starts it
+ * before the namespace exists, `net_launch.ts`), listens on a Unix socket, and connects only to
+ * hosts and ports the allow-list names (`net_policy.ts`).
+ *
+ * Why a process of its own, in TypeScript: it has to be outside the namespace while the run is
+ * inside, and the launcher becomes the run (`execve`, same pid); a Deno program is what this
+ * project ships everywhere (the compiled binary runs it as `--sandbox-stage=proxy`), and CONNECT
+ * plus absolute-URI forwarding is a small amount of code — no HTTP library, just the request
+ * head. It never parses a body.
+ *
+ * Owns, for each connection:
+ * - `CONNECT host:port`: a tunnel (`200 Connection established`, then bytes both ways);
+ * - `METHOD http://host[:port]/path`: the request is forwarded in origin form with
+ *   `Connection: close` (so one upstream connection carries one request, to the host it was
+ *   checked for), its `Proxy-*` headers dropped;
+ * - the check: the host must be allowed at that port (`hostAllowed`); a name is resolved HERE
+ *   (getaddrinfo, `/etc/hosts` included) and the connection goes to an address it resolved to —
+ *   never to one of the refused kinds (loopback, private, link-local, ...) unless that address
+ *   is itself listed; an IP literal must be listed as one;
+ * - a refusal: `403` with `X-Agent-Block-Denied`, one stderr line per host:port
+ *   (`[warn] agent-block: --sandbox-net: refused ...`), and a denial record to every subscriber
+ *   of the feed (the confined runtime, which records a `net_denied` kernel event);
+ * - the feed: a connection whose request line is `AGENT-BLOCK-DENIALS` gets one JSON line
+ *   `{"host","port","reason"}` per refused connection from then on.
+ * It ends when its parent (the run) is gone: it polls its parent pid.
+ */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort } from "./net_policy.ts";
+import { type Duplex, splice, writeAll } from "./net_pipe.ts";
+
+/** What the proxy is started with (the launcher passes it as one JSON argument). */
+export interface ProxyConfig {
+  /** The Unix socket to listen on (its directory exists and is private). */
+  socket: string;
+  allow: AllowEntry[];
+}
+
+/** One refused connection. */
+export interface Denial {
+  host: string;
+  port: number;
+  reason: string;
+}
+
+/** The request line of the denial feed. */
+export const DENIAL_FEED = "AGENT-BLOCK-DENIALS";
+
+const MAX_HEAD = 64 * 1024;
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** A running proxy. */
+export interface ProxyHandle {
+  /** Stops listening and ends open connections. */
+  close(): void;
+  /** Ends when the listener closes. */
+  done: Promise<void>;
+}
+
+/**
+ * Serves the proxy on `cfg.socket`.
+ * @param say writes one line to stderr
+ */
+export function serveProxy(cfg: ProxyConfig, say: (line: string) => void): ProxyHandle {
+  const listener = Deno.listen({ transport: "unix", path: cfg.socket });
+  const open = new Set<Duplex>();
+  const feeds = new Set<Duplex>();
+  const said = new Set<string>();
+  const deny = (d: Denial) => {
+    const key = hostPort(d.host, d.port);
+    if (!said.has(key)) {
+      said.add(key);
+      say(
+        `[warn] agent-block: --sandbox-net: refused ${key} (${d.reason}); allow it with ` +
+          `AGENT_BLOCK_SANDBOX_NET_ALLOW=${key}`,
+      );
+    }
+    const line = enc.encode(JSON.stringify(d) + "\n");
+    for (const f of feeds) writeAll(f, line).catch(() => feeds.delete(f));
+  };
+  const done = (async () => {
+    try {
+      for await (const conn of listener) {
+        open.add(conn);
+        handle(conn, cfg.allow, deny, feeds).catch(() => undefined).finally(() => {
+          open.delete(conn);
+          try {
+            conn.close();
+          } catch {
+            // closed by splice
+          }
+        });
+      }
+    } catch {
+      // the listener closed
+    }
+  })();
+  return {
+    close: () => {
+      try {
+        listener.close();
+      } catch {
+        // closed already
+      }
+      for (const c of open) {
+        try {
+          c.close();
+        } catch {
+          // closed already
+        }
+      }
+    },
+    done,
+  };
+}
+
+/** Reads up to the end of the request head; returns it and whatever came after it. */
+async function readHead(conn: Duplex): Promise<{ head: string; rest: Uint8Array } | undefined> {
+  const buf = new Uint8Array(MAX_HEAD);
+  let len = 0;
+  while (len < MAX_HEAD) {
+    const n = await conn.read(buf.subarray(len));
+    if (n === null) return undefined;
+    len += n;
+    const end = headEnd(buf, len);
+    if (end >= 0) return { head: dec.decode(buf.subarray(0, end)), rest: buf.slice(end + 4, len) };
+    const text = dec.decode(buf.subarray(0, len));
+    if (text.startsWith(DENIAL_FEED + "\n") || text === DENIAL_FEED + "\r\n") {
+      return { head: DENIAL_FEED, rest: new Uint8Array() };
+    }
+  }
+  return undefined;
+}
+
+/** Where `\r\n\r\n` starts in the first `len` bytes, or -1. */
+function headEnd(buf: Uint8Array, len: number): number {
+  for (let i = 0; i + 3 < len; i++) {
+    if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
+  }
+  return -1;
+}
+
+async function reply(conn: Duplex, status: string, extra = "", body = ""): Promise<void> {
+  await writeAll(
+    conn,
+    enc.encode(
+      `HTTP/1.1 ${status}\r\n${extra}Content-Type: text/plain\r\nContent-Length: ${
+        enc.encode(body).length
+      }\r\nConnection: close\r\n\r\n${body}`,
+    ),
+  ).catch(() => undefined);
+}
+
+/** Splits `host:port` / `[v6]:port` (the port required). */
+function splitAuthority(s: string): { host: string; port: number } | undefined {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(s) ?? /^([^:\[\]]+):(\d+)$/.exec(s);
+  if (!m) return undefined;
+  const port = Number(m[2]);
+  return port >= 1 && port <= 65535 ? { host: m[1].toLowerCase(), port } : undefined;
+}
+
+/**
+ * The address to connect to for `host`, or why not: resolved here, the refused kinds dropped
+ * unless listed by address.
+ */
+async function resolveAllowed(
+  allow: readonly AllowEntry[],
+  host: string,
+  port: number,
+): Promise<{ address: string } | { reason: string }> {
+  if (!hostAllowed(allow, host, port)) {
+    return {
+      reason: isIP(host) !== 0
+        ? "an address not on the allow-list: a name listed does not allow its addresses"
+        : "not on the allow-list at this port",
+    };
+  }
+  if (isIP(host) !== 0) return { address: host };
+  let found: { address: string }[];
+  try {
+    found = await lookup(host, { all: true, verbatim: true });
+  } catch (e) {
+    return { reason: `cannot resolve: ${(e as Error).message}` };
+  }
+  let why = "no address";
+  for (const a of found) {
+    const refused = addressRefused(a.address);
+    if (refused === undefined || addressListed(allow, a.address, port)) return { address: a.address };
+    why = `resolves to ${a.address}, a ${refused} address not listed by address`;
+  }
+  return { reason: why };
+}
+
+async function handle(
+  conn: Duplex,
+  allow: readonly AllowEntry[],
+  deny: (d: Denial) => void,
+  feeds: Set<Duplex>,
+): Promise<void> {
+  const got = await readHead(conn);
+  if (!got) return;
+  if (got.head === DENIAL_FEED) {
+    feeds.add(conn);
+    const b = new Uint8Array(256);
+    try {
+      while (await conn.read(b) !== null) { /* the feed is one-way */ }
+    } catch {
+      // closed
+    }
+    feeds.delete(conn);
+    return;
+  }
+  const lines = got.head.split("\r\n");
+  const [method, target, version] = lines[0].split(" ");
+  let host: string, port: number, forwardHead: string | undefined;
+  if (method === "CONNECT") {
+    const a = splitAuthority(target ?? "");
+    if (!a) return await reply(conn, "400 Bad Request", "", "CONNECT needs host:port\n");
+    ({ host, port } = a);
+  } else {
+    let u: URL;
+    try {
+      u = new URL(target ?? "");
+    } catch {
+      return await reply(conn, "400 Bad Request", "", "a proxy request names an absolute http:// URL\n");
+    }
+    if (u.protocol !== "http:") {
+      return await reply(conn, "400 Bad Request", "", "only http:// is forwarded; use CONNECT for others\n");
+    }
+    host = u.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    port = u.port !== "" ? Number(u.port) : 80;
+    const headers = lines.slice(1).filter((l) => !/^(proxy-[^:]*|connection|keep-alive)\s*:/i.test(l));
+    forwardHead =
+      [`${method} ${u.pathname}${u.search} ${version ?? "HTTP/1.1"}`, ...headers, "Connection: close"]
+        .join("\r\n") + "\r\n\r\n";
+  }
+  const decision = await resolveAllowed(allow, host, port);
+  if ("reason" in decision) {
+    deny({ host, port, reason: decision.reason });
+    return await reply(
+      conn,
+      "403 Forbidden",
+      `X-Agent-Block-Denied: ${hostPort(host, port)}\r\n`,
+      `agent-block sandbox: ${hostPort(host, port)} refused: ${decision.reason}\n`,
+    );
+  }
+  let up: Deno.TcpConn;
+  try {
+    up = await Deno.connect({ hostname: decision.address, port });
+  } catch (e) {
+    return await reply(
+      conn,
+      "502 Bad Gateway",
+      "",
+      `cannot connect to ${hostPort(host, port)}: ${(e as Error).message}\n`,
+    );
+  }
+  try {
+    if (forwardHead === undefined) {
+      await writeAll(conn, enc.encode("HTTP/1.1 200 Connection established\r\n\r\n"));
+    } else {
+      await writeAll(up, enc.encode(forwardHead));
+    }
+    if (got.rest.length) await writeAll(up, got.rest);
+  } catch {
+    up.close();
+    return;
+  }
+  await splice(conn, up);
+}
+
+/**
+ * The proxy stage (`--sandbox-stage=proxy <json>`): serves until the parent is gone, after one
+ * `ready` line on stdout (the launcher waits for it).
+ */
+export async function proxyStage(arg: string | undefined): Promise<number> {
+  const cfg = JSON.parse(arg ?? "{}") as ProxyConfig;
+  const parent = Deno.ppid;
+  const errs = (line: string) => {
+    try {
+      Deno.stderr.writeSync(enc.encode(line + "\n"));
+    } catch {
+      // no stderr left
+    }
+  };
+  const proxy = serveProxy(cfg, errs);
+  // Ctrl-C reaches the whole process group: the run decides how it ends, the proxy serves on
+  Deno.addSignalListener("SIGINT", () => undefined);
+  Deno.stdout.writeSync(enc.encode("ready\n"));
+  Deno.stdout.close();
+  const watch = setInterval(() => {
+    if (!parentAlive(parent)) {
+      clearInterval(watch);
+      proxy.close();
+    }
+  }, 250);
+  await proxy.done;
+  clearInterval(watch);
+  try {
+    Deno.removeSync(cfg.socket);
+  } catch {
+    // removed already
+  }
+  return 0;
+}
+
+/** True while this process's parent is still `parent` (an orphan is re-parented). */
+function parentAlive(parent: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync("/proc/self/stat");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return ppid === parent;
+  } catch {
+    return false;
+  }
+}
