@@ -174,7 +174,7 @@ async function resolveAllowed(
   if (!hostAllowed(allow, host, port)) {
     return {
       reason: isIP(host) !== 0
-        ? "an address not on the allow-list: a name listed does not allow its addresses"
+        ? "an address not on the allow-list (an address is allowed only when listed as one)"
         : "not on the allow-list at this port",
     };
   }
