@@ -24,10 +24,13 @@
  *   of the feed (the confined runtime, which records a `net_denied` kernel event);
  * - the feed: a connection whose request line is `AGENT-BLOCK-DENIALS` gets one JSON line
  *   `{"host","port","reason"}` per refused connection from then on.
- * It ends when its parent (the run) is gone: it polls its parent pid.
+ * It ends when its parent (the run) is gone (it polls its parent pid) or on SIGTERM, and removes
+ * its socket's directory (made for it by the launcher) as it goes; SIGINT, which a terminal sends
+ * the whole process group, is left to the run.
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { dirname } from "node:path";
 import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort } from "./net_policy.ts";
 import { type Duplex, splice, writeAll } from "./net_pipe.ts";
 
@@ -287,8 +290,10 @@ export async function proxyStage(arg: string | undefined): Promise<number> {
     }
   };
   const proxy = serveProxy(cfg, errs);
-  // Ctrl-C reaches the whole process group: the run decides how it ends, the proxy serves on
+  // Ctrl-C reaches the whole process group: the run decides how it ends, the proxy serves on;
+  // SIGTERM (a launch that failed) ends it with its socket removed
   Deno.addSignalListener("SIGINT", () => undefined);
+  Deno.addSignalListener("SIGTERM", () => proxy.close());
   Deno.stdout.writeSync(enc.encode("ready\n"));
   Deno.stdout.close();
   const watch = setInterval(() => {
@@ -300,7 +305,7 @@ export async function proxyStage(arg: string | undefined): Promise<number> {
   await proxy.done;
   clearInterval(watch);
   try {
-    Deno.removeSync(cfg.socket);
+    Deno.removeSync(dirname(cfg.socket), { recursive: true }); // the launcher made it for this proxy
   } catch {
     // removed already
   }

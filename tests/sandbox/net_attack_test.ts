@@ -17,7 +17,6 @@
  */
 import assert from "node:assert/strict";
 import { createSocket } from "node:dgram";
-import { join } from "node:path";
 import { tempProject } from "../helpers.ts";
 import { startEchoHttp } from "../host/mcp/peers.ts";
 import { sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
