@@ -34,6 +34,7 @@ export function startBridge(socket: string, onDenial: (d: Denial) => void): Brid
   void (async () => {
     try {
       for await (const conn of listener) {
+        conn.setNoDelay(true);
         void Deno.connect({ transport: "unix", path: socket }).then(
           (up) => splice(conn, up),
           () => conn.close(),

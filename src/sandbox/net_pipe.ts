@@ -12,8 +12,8 @@ export type Duplex = Deno.Conn;
 
 const BUF = 64 * 1024;
 
-/** Copies `from` to `to` until `from` ends or either fails; then half-closes `to`. */
-async function pump(from: Duplex, to: Duplex): Promise<void> {
+/** Copies `from` to `to` until `from` ends (then half-closes `to`) or either fails (then closes both). */
+export async function pump(from: Duplex, to: Duplex): Promise<void> {
   const buf = new Uint8Array(BUF);
   try {
     while (true) {
@@ -35,7 +35,7 @@ async function pump(from: Duplex, to: Duplex): Promise<void> {
   }
 }
 
-function closeQuietly(c: Duplex): void {
+export function closeQuietly(c: Duplex): void {
   try {
     c.close();
   } catch {

@@ -19,9 +19,30 @@
  *   host's own services). An IP literal is allowed only when listed as such: the name
  *   `api.example.com` does not allow its address.
  */
-import { isIP } from "node:net";
 import { AgentBlockError } from "../errors.ts";
-import { envValue, type EnvView } from "../home.ts";
+import type { EnvView } from "../home.ts";
+
+/** `name` in `env` (`home.ts`'s `envValue`, not imported: the proxy loads no `node:` module for it). */
+function envValue(env: EnvView, name: string): string | undefined {
+  if (typeof env.get === "function") return (env as { get(name: string): string | undefined }).get(name);
+  const rec = env as Readonly<Record<string, string>>;
+  return Object.hasOwn(rec, name) ? rec[name] : undefined;
+}
+
+/**
+ * 4 for an IPv4 address, 6 for an IPv6 one (no brackets), else 0 — `node:net`'s `isIP`, without
+ * loading Node's compatibility layer into the proxy's start (bench/sandbox_bench.ts).
+ */
+export function isIP(s: string): 0 | 4 | 6 {
+  if (/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(s)) return 4;
+  if (!s.includes(":") || !/^[0-9a-fA-F:.]+$/.test(s)) return 0;
+  try {
+    new URL(`http://[${s}]/`);
+    return 6;
+  } catch {
+    return 0;
+  }
+}
 
 /** How a confined run reaches the network. */
 export type NetMode = "open" | "off" | "allow-list";

@@ -12,9 +12,8 @@
  *
  * Owns, for each connection:
  * - `CONNECT host:port`: a tunnel (`200 Connection established`, then bytes both ways);
- * - `METHOD http://host[:port]/path`: the request is forwarded in origin form with
- *   `Connection: close` (so one upstream connection carries one request, to the host it was
- *   checked for), its `Proxy-*` headers dropped;
+ * - `METHOD http://host[:port]/path`: forwarded in origin form, the connection kept alive, every
+ *   request of it to the upstream the first was checked for (`net_forward.ts`);
  * - the check: the host must be allowed at that port (`hostAllowed`); a name is resolved HERE
  *   (getaddrinfo, `/etc/hosts` included) and the connection goes to an address it resolved to —
  *   never to one of the refused kinds (loopback, private, link-local, ...) unless that address
@@ -23,16 +22,18 @@
  *   (`[warn] agent-block: --sandbox-net: refused ...`), and a denial record to every subscriber
  *   of the feed (the confined runtime, which records a `net_denied` kernel event);
  * - the feed: a connection whose request line is `AGENT-BLOCK-DENIALS` gets one JSON line
- *   `{"host","port","reason"}` per refused connection from then on.
- * It ends when its parent (the run) is gone (it polls its parent pid) or on SIGTERM, and removes
+ *   `{"host","port","reason"}` per refused connection from then on. The first one is the
+ *   runtime's (its bridge connects before any Lua runs) and ties the proxy to the run: when it
+ *   closes — the runtime has exited, whatever way — the proxy ends at once, so it holds the
+ *   run's stderr no longer than the run does.
+ * It ends then, when its parent (the run) is gone (polled: a run that died before connecting),
+ * or on SIGTERM (a launch that failed), and removes
  * its socket's directory (made for it by the launcher) as it goes; SIGINT, which a terminal sends
  * the whole process group, is left to the run.
  */
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import { dirname } from "node:path";
-import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort } from "./net_policy.ts";
+import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort, isIP } from "./net_policy.ts";
 import { type Duplex, splice, writeAll } from "./net_pipe.ts";
+import { BufConn, forwardHttp, parseForwardHead } from "./net_forward.ts";
 
 /** What the proxy is started with (the launcher passes it as one JSON argument). */
 export interface ProxyConfig {
@@ -51,9 +52,7 @@ export interface Denial {
 /** The request line of the denial feed. */
 export const DENIAL_FEED = "AGENT-BLOCK-DENIALS";
 
-const MAX_HEAD = 64 * 1024;
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 
 /** A running proxy. */
 export interface ProxyHandle {
@@ -71,6 +70,7 @@ export function serveProxy(cfg: ProxyConfig, say: (line: string) => void): Proxy
   const listener = Deno.listen({ transport: "unix", path: cfg.socket });
   const open = new Set<Duplex>();
   const feeds = new Set<Duplex>();
+  let owner: Duplex | undefined;
   const said = new Set<string>();
   const deny = (d: Denial) => {
     const key = hostPort(d.host, d.port);
@@ -88,8 +88,9 @@ export function serveProxy(cfg: ProxyConfig, say: (line: string) => void): Proxy
     try {
       for await (const conn of listener) {
         open.add(conn);
-        handle(conn, cfg.allow, deny, feeds).catch(() => undefined).finally(() => {
+        handle(conn, cfg.allow, deny, feeds, () => owner ??= conn).catch(() => undefined).finally(() => {
           open.delete(conn);
+          if (conn === owner) close(); // the run is gone: so is its proxy
           try {
             conn.close();
           } catch {
@@ -101,49 +102,21 @@ export function serveProxy(cfg: ProxyConfig, say: (line: string) => void): Proxy
       // the listener closed
     }
   })();
-  return {
-    close: () => {
+  const close = () => {
+    try {
+      listener.close();
+    } catch {
+      // closed already
+    }
+    for (const c of open) {
       try {
-        listener.close();
+        c.close();
       } catch {
         // closed already
       }
-      for (const c of open) {
-        try {
-          c.close();
-        } catch {
-          // closed already
-        }
-      }
-    },
-    done,
-  };
-}
-
-/** Reads up to the end of the request head; returns it and whatever came after it. */
-async function readHead(conn: Duplex): Promise<{ head: string; rest: Uint8Array } | undefined> {
-  const buf = new Uint8Array(MAX_HEAD);
-  let len = 0;
-  while (len < MAX_HEAD) {
-    const n = await conn.read(buf.subarray(len));
-    if (n === null) return undefined;
-    len += n;
-    const end = headEnd(buf, len);
-    if (end >= 0) return { head: dec.decode(buf.subarray(0, end)), rest: buf.slice(end + 4, len) };
-    const text = dec.decode(buf.subarray(0, len));
-    if (text.startsWith(DENIAL_FEED + "\n") || text === DENIAL_FEED + "\r\n") {
-      return { head: DENIAL_FEED, rest: new Uint8Array() };
     }
-  }
-  return undefined;
-}
-
-/** Where `\r\n\r\n` starts in the first `len` bytes, or -1. */
-function headEnd(buf: Uint8Array, len: number): number {
-  for (let i = 0; i + 3 < len; i++) {
-    if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
-  }
-  return -1;
+  };
+  return { close, done };
 }
 
 async function reply(conn: Duplex, status: string, extra = "", body = ""): Promise<void> {
@@ -184,6 +157,8 @@ async function resolveAllowed(
   if (isIP(host) !== 0) return { address: host };
   let found: { address: string }[];
   try {
+    // loaded on the first name (Node's compatibility layer is most of a start that needs none)
+    const { lookup } = await import("node:dns/promises");
     found = await lookup(host, { all: true, verbatim: true });
   } catch (e) {
     return { reason: `cannot resolve: ${(e as Error).message}` };
@@ -202,10 +177,13 @@ async function handle(
   allow: readonly AllowEntry[],
   deny: (d: Denial) => void,
   feeds: Set<Duplex>,
+  claimOwner: () => void,
 ): Promise<void> {
-  const got = await readHead(conn);
-  if (!got) return;
-  if (got.head === DENIAL_FEED) {
+  const client = new BufConn(conn);
+  const head = await client.head();
+  if (head === undefined) return;
+  if (head === DENIAL_FEED) {
+    claimOwner();
     feeds.add(conn);
     const b = new Uint8Array(256);
     try {
@@ -216,65 +194,53 @@ async function handle(
     feeds.delete(conn);
     return;
   }
-  const lines = got.head.split("\r\n");
-  const [method, target, version] = lines[0].split(" ");
-  let host: string, port: number, forwardHead: string | undefined;
-  if (method === "CONNECT") {
-    const a = splitAuthority(target ?? "");
-    if (!a) return await reply(conn, "400 Bad Request", "", "CONNECT needs host:port\n");
-    ({ host, port } = a);
-  } else {
-    let u: URL;
+  /** The upstream for host:port, or undefined once the client has been answered why not. */
+  const open = async (host: string, port: number): Promise<Deno.TcpConn | undefined> => {
+    const decision = await resolveAllowed(allow, host, port);
+    if ("reason" in decision) {
+      deny({ host, port, reason: decision.reason });
+      await reply(
+        conn,
+        "403 Forbidden",
+        `X-Agent-Block-Denied: ${hostPort(host, port)}\r\n`,
+        `agent-block sandbox: ${hostPort(host, port)} refused: ${decision.reason}\n`,
+      );
+      return undefined;
+    }
     try {
-      u = new URL(target ?? "");
-    } catch {
-      return await reply(conn, "400 Bad Request", "", "a proxy request names an absolute http:// URL\n");
+      const up = await Deno.connect({ hostname: decision.address, port });
+      up.setNoDelay(true); // a head and its body go as separate writes: no Nagle wait between them
+      return up;
+    } catch (e) {
+      await reply(
+        conn,
+        "502 Bad Gateway",
+        "",
+        `cannot connect to ${hostPort(host, port)}: ${(e as Error).message}\n`,
+      );
+      return undefined;
     }
-    if (u.protocol !== "http:") {
-      return await reply(conn, "400 Bad Request", "", "only http:// is forwarded; use CONNECT for others\n");
-    }
-    host = u.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-    port = u.port !== "" ? Number(u.port) : 80;
-    const headers = lines.slice(1).filter((l) => !/^(proxy-[^:]*|connection|keep-alive)\s*:/i.test(l));
-    forwardHead =
-      [`${method} ${u.pathname}${u.search} ${version ?? "HTTP/1.1"}`, ...headers, "Connection: close"]
-        .join("\r\n") + "\r\n\r\n";
+  };
+  const [method, target] = head.split("\r\n")[0].split(" ");
+  if (method !== "CONNECT") {
+    const first = parseForwardHead(head);
+    if ("error" in first) return await reply(conn, "400 Bad Request", "", first.error + "\n");
+    return await forwardHttp(client, first, open);
   }
-  const decision = await resolveAllowed(allow, host, port);
-  if ("reason" in decision) {
-    deny({ host, port, reason: decision.reason });
-    return await reply(
-      conn,
-      "403 Forbidden",
-      `X-Agent-Block-Denied: ${hostPort(host, port)}\r\n`,
-      `agent-block sandbox: ${hostPort(host, port)} refused: ${decision.reason}\n`,
-    );
-  }
-  let up: Deno.TcpConn;
+  const a = splitAuthority(target ?? "");
+  if (!a) return await reply(conn, "400 Bad Request", "", "CONNECT needs host:port\n");
+  const up = await open(a.host, a.port);
+  if (!up) return;
   try {
-    up = await Deno.connect({ hostname: decision.address, port });
-  } catch (e) {
-    return await reply(
-      conn,
-      "502 Bad Gateway",
-      "",
-      `cannot connect to ${hostPort(host, port)}: ${(e as Error).message}\n`,
-    );
-  }
-  try {
-    if (forwardHead === undefined) {
-      await writeAll(conn, enc.encode("HTTP/1.1 200 Connection established\r\n\r\n"));
-    } else {
-      await writeAll(up, enc.encode(forwardHead));
-    }
-    if (got.rest.length) await writeAll(up, got.rest);
+    await writeAll(conn, enc.encode("HTTP/1.1 200 Connection established\r\n\r\n"));
+    const early = client.take();
+    if (early.length) await writeAll(up, early);
   } catch {
     up.close();
     return;
   }
   await splice(conn, up);
 }
-
 /**
  * The proxy stage (`--sandbox-stage=proxy <json>`): serves until the parent is gone, after one
  * `ready` line on stdout (the launcher waits for it).
@@ -305,7 +271,8 @@ export async function proxyStage(arg: string | undefined): Promise<number> {
   await proxy.done;
   clearInterval(watch);
   try {
-    Deno.removeSync(dirname(cfg.socket), { recursive: true }); // the launcher made it for this proxy
+    // the launcher made the directory for this proxy
+    Deno.removeSync(cfg.socket.slice(0, cfg.socket.lastIndexOf("/")), { recursive: true });
   } catch {
     // removed already
   }
