@@ -4,7 +4,8 @@
  * children get.
  *
  * Owns:
- * - `startProxy`: runs this program again at `--sandbox-stage=proxy` (`net_proxy.ts`) with a
+ * - `startProxy`: runs the proxy (`net_proxy.ts`: from source its own entry `net_proxy_main.ts`,
+ *   compiled this binary at `--sandbox-stage=proxy`) with a
  *   Unix socket in a fresh private directory, and waits for its `ready` line. It is started
  *   before the namespace exists, so it alone keeps the host's network; it ends when the run
  *   does (it watches its parent, which the launcher becomes by `execve`);
@@ -28,6 +29,7 @@ import { BRIDGE_PORT, SOCKET_VAR } from "./net_bridge.ts";
 import { cstring, lastError, type Sys } from "./sys.ts";
 
 const CLONE_NEWNET = 0x40000000;
+const PROXY_MAIN = new URL("./net_proxy_main.ts", import.meta.url).pathname;
 const SIOCGIFFLAGS = 0x8913n;
 const SIOCSIFFLAGS = 0x8914n;
 const IFF_UP = 0x1;
@@ -50,11 +52,14 @@ export async function startProxy(
   const dir = await Deno.makeTempDir({ prefix: "agent-block-net-" });
   await Deno.chmod(dir, 0o700);
   const socket = join(dir, "proxy.sock");
-  const [cmd, ...args] = launch.prefix;
+  // from source, the proxy's own entry without the project's configuration; compiled, the binary
+  const [cmd, ...args] = launch.mode === "source"
+    ? [launch.prefix[0], "run", "-A", "--quiet", "--no-config", "--no-lock", PROXY_MAIN]
+    : [...launch.prefix, "--sandbox-stage=proxy"];
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {
-      args: [...args, "--sandbox-stage=proxy", JSON.stringify({ socket, allow })],
+      args: [...args, JSON.stringify({ socket, allow })],
       stdin: "null",
       stdout: "piped",
       stderr: "inherit",
