@@ -22,17 +22,14 @@
 import { AgentBlockError } from "../errors.ts";
 import type { EnvView } from "../home.ts";
 
-/** `name` in `env` (`home.ts`'s `envValue`, not imported: the proxy loads no `node:` module for it). */
+/** `name` in `env` (`home.ts`'s `envValue`, not imported: the proxy need not load `home.ts`). */
 function envValue(env: EnvView, name: string): string | undefined {
   if (typeof env.get === "function") return (env as { get(name: string): string | undefined }).get(name);
   const rec = env as Readonly<Record<string, string>>;
   return Object.hasOwn(rec, name) ? rec[name] : undefined;
 }
 
-/**
- * 4 for an IPv4 address, 6 for an IPv6 one (no brackets), else 0 — `node:net`'s `isIP`, without
- * loading Node's compatibility layer into the proxy's start (bench/sandbox_bench.ts).
- */
+/** 4 for an IPv4 address, 6 for an IPv6 one (no brackets), else 0 (as `node:net`'s `isIP`). */
 export function isIP(s: string): 0 | 4 | 6 {
   if (/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(s)) return 4;
   if (!s.includes(":") || !/^[0-9a-fA-F:.]+$/.test(s)) return 0;

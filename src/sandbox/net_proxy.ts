@@ -31,6 +31,7 @@
  * its socket's directory (made for it by the launcher) as it goes; SIGINT, which a terminal sends
  * the whole process group, is left to the run.
  */
+import { lookup } from "node:dns/promises";
 import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort, isIP } from "./net_policy.ts";
 import { type Duplex, splice, writeAll } from "./net_pipe.ts";
 import { BufConn, forwardHttp, parseForwardHead } from "./net_forward.ts";
@@ -157,8 +158,6 @@ async function resolveAllowed(
   if (isIP(host) !== 0) return { address: host };
   let found: { address: string }[];
   try {
-    // loaded on the first name (Node's compatibility layer is most of a start that needs none)
-    const { lookup } = await import("node:dns/promises");
     found = await lookup(host, { all: true, verbatim: true });
   } catch (e) {
     return { reason: `cannot resolve: ${(e as Error).message}` };
