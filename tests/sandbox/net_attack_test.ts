@@ -1,8 +1,8 @@
 /**
  * The sandbox's network allow-list (`--sandbox-net allow-list`), attacked. One sandboxed run of
  * `net.lua` reaches the allowed hosts every way a run does — `http.request`, an `sh.exec` curl,
- * a model call (`llm.chat` to `OPENAI_BASE_URL`, allowed as a configured host without being
- * listed) and an MCP HTTP server — and the same ways a host not on the list; then tries the ways
+ * `fetch` in a Deno child, a model call (`llm.chat` to `OPENAI_BASE_URL`, allowed as a configured
+ * host without being listed) and an MCP HTTP server — and the same ways a host not on the list; then tries the ways
  * around the proxy: a direct TCP connection (curl `--noproxy`, and from a Deno child), UDP and DNS
  * to an outside resolver, an IP literal of a name that is listed only by name, a listed name that
  * resolves to 127.0.0.1 (DNS rebinding), `CONNECT` to the allowed address on another port, an
@@ -82,7 +82,7 @@ interface Suite {
   ports: { other: number; byName: number };
 }
 
-const WANT_DENIALS = 7;
+const WANT_DENIALS = 8;
 
 async function suite(): Promise<Suite> {
   const project = await tempProject({ "net.lua": Deno.readTextFileSync(SCRIPT) });
@@ -137,6 +137,8 @@ async function suite(): Promise<Suite> {
         udp_port: udp.address().port,
         abstract: abstractName,
         direct_port: other.port,
+        allowed: `${a}/hello`,
+        other: `http://127.0.0.1:${other.port}/hello`,
       }),
       want_denials: WANT_DENIALS,
     });
@@ -207,7 +209,8 @@ function said(s: Suite, key: string): string {
 }
 
 Deno.test({
-  name: "sandbox net: the allowed hosts work through the proxy (http.request, curl, a model call, MCP HTTP)",
+  name:
+    "sandbox net: the allowed hosts work through the proxy (http.request, curl, fetch, a model call, MCP HTTP)",
   ...opts,
   fn: async () => {
     const s = await run();
@@ -216,6 +219,7 @@ Deno.test({
     assert.match(said(s, "curl allowed"), /^exit 0 hello/);
     assert.match(said(s, "llm allowed"), /^answered from the mock/);
     assert.match(said(s, "mcp allowed"), /^answered through the proxy/);
+    assert.equal(s.probe.fetch_allowed, "status 200 hello", "fetch in a Deno child");
     assert.ok(s.allowedHits >= 2);
     // the start-up line lists what is allowed, the configured model endpoint included
     assert.match(
@@ -228,6 +232,10 @@ Deno.test({
 
 attack("http.request to a host not on the list", (s) => {
   assert.match(said(s, "http.request other"), /^status 403 /);
+  assert.equal(s.otherHits, 0);
+});
+attack("fetch (a Deno child) to a host not on the list", (s) => {
+  assert.match(s.probe.fetch_other ?? said(s, "probe"), /^status 403 /);
   assert.equal(s.otherHits, 0);
 });
 attack("curl to a host not on the list", (s) => {

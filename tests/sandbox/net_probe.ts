@@ -1,12 +1,19 @@
 /**
  * The network escape suite's probe (`net_attack_test.ts`): run by a block under
  * `--sandbox-net allow-list` as a child that tries to reach outside without the proxy. Its
- * argument is JSON `{ udp_port, abstract, direct_port }`; it prints one JSON object: each
- * attempt's outcome (`sent`, `connected` or the error's message).
+ * argument is JSON `{ udp_port, abstract, direct_port, allowed, other }`; it prints one JSON object:
+ * each attempt's outcome (`sent`, `connected`, a status or the error's message). It also fetches
+ * the allowed and the other URL the ordinary way (through the proxy).
  */
 import { createSocket } from "node:dgram";
 
-const p = JSON.parse(Deno.args[0]) as { udp_port: number; abstract: string; direct_port: number };
+const p = JSON.parse(Deno.args[0]) as {
+  udp_port: number;
+  abstract: string;
+  direct_port: number;
+  allowed: string;
+  other: string;
+};
 const out: Record<string, string> = {};
 const attempt = async (name: string, fn: () => Promise<string>) => {
   try {
@@ -15,6 +22,15 @@ const attempt = async (name: string, fn: () => Promise<string>) => {
     out[name] = `error: ${(e as Error).message}`;
   }
 };
+// Deno's fetch takes the proxy from HTTP_PROXY like any client: the allowed host works, the other is refused
+await attempt("fetch_allowed", async () => {
+  const r = await fetch(p.allowed);
+  return `status ${r.status} ${await r.text()}`;
+});
+await attempt("fetch_other", async () => {
+  const r = await fetch(p.other);
+  return `status ${r.status} ${await r.text()}`;
+});
 const udp = createSocket("udp4");
 const send = (host: string, port: number) =>
   new Promise<string>((resolve, reject) =>
