@@ -11,8 +11,7 @@
  * listener, so the fixed port is free. Started from the CLI edge at `--sandbox-stage=runtime`
  * (`src/cli/main.ts`), before any Lua.
  */
-import { type Denial, DENIAL_FEED } from "./net_proxy.ts";
-import { splice, writeAll } from "./net_pipe.ts";
+import { type Denial, DENIAL_FEED, splice, writeAll } from "./net_pipe.ts";
 
 /** The loopback port the bridge listens on inside the run's network namespace. */
 export const BRIDGE_PORT = 3128;

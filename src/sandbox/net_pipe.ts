@@ -1,6 +1,7 @@
 /**
  * Byte pumping between two connections, for the sandbox's network proxy (`net_proxy.ts`) and
- * the bridge inside the run (`net_bridge.ts`).
+ * the bridge inside the run (`net_bridge.ts`), and the two sides' one shared word: the denial
+ * feed's request line and record (here so that the runtime's bridge loads none of the proxy).
  *
  * Owns `splice`: copies both ways until both directions end; when one side stops sending, the
  * other is told (`closeWrite`) so a half-closed HTTP exchange still completes; a failed read or
@@ -55,3 +56,13 @@ export async function splice(a: Duplex, b: Duplex): Promise<void> {
   closeQuietly(a);
   closeQuietly(b);
 }
+
+/** One refused connection. */
+export interface Denial {
+  host: string;
+  port: number;
+  reason: string;
+}
+
+/** The request line of the denial feed. */
+export const DENIAL_FEED = "AGENT-BLOCK-DENIALS";

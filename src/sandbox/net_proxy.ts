@@ -33,7 +33,7 @@
  */
 import { lookup } from "node:dns/promises";
 import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort, isIP } from "./net_policy.ts";
-import { type Duplex, splice, writeAll } from "./net_pipe.ts";
+import { type Denial, DENIAL_FEED, type Duplex, splice, writeAll } from "./net_pipe.ts";
 import { BufConn, forwardHttp, parseForwardHead } from "./net_forward.ts";
 
 /** What the proxy is started with (the launcher passes it as one JSON argument). */
@@ -42,16 +42,6 @@ export interface ProxyConfig {
   socket: string;
   allow: AllowEntry[];
 }
-
-/** One refused connection. */
-export interface Denial {
-  host: string;
-  port: number;
-  reason: string;
-}
-
-/** The request line of the denial feed. */
-export const DENIAL_FEED = "AGENT-BLOCK-DENIALS";
 
 const enc = new TextEncoder();
 
