@@ -90,6 +90,15 @@ export default async function sandboxBench(): Promise<void> {
  * with its proxy: this process is a child subreaper, so the proxy (which outlives the launcher's
  * `execve` as the run's child and ends with it) is reaped here and counted in
  * `getrusage(RUSAGE_CHILDREN)`. Target: at most 1.15 × on both.
+ *
+ * Measured (December 2026, shared 2-core machine, open loop ~0.8 s CPU, 1.4-1.7 s wall): wall
+ * 1.06-1.14 ×, CPU 1.22-1.26 × (missed). The extra CPU is the proxy process: ~95 ms is its start,
+ * which is the start of an empty `deno run` here (its own entry without the project's
+ * configuration, no `node:` module on that path but `node:dns`), and ~55 ms its work for the 100
+ * requests; the runtime's own CPU (the bridge included) did not differ measurably. A new
+ * connection per request (the first version forced `Connection: close`) cost ~1.5 ms a request
+ * more, and writing a head and its body as separate writes without `TCP_NODELAY` cost ~40 ms a
+ * request of wall (Nagle against delayed ACKs): both fixed (`net_forward.ts`).
  */
 async function netLoopBench(dir: string, baseEnv: Record<string, string>, cli: string): Promise<void> {
   const why = setChildSubreaper();
