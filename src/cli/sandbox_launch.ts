@@ -84,12 +84,13 @@ export type NetDenials = (listener: (d: { host: string; port: number; reason: st
  * Undefined otherwise.
  */
 export async function startNetBridge(): Promise<NetDenials | undefined> {
-  const { SOCKET_VAR, startBridge } = await import("../sandbox/net_bridge.ts");
-  const socket = edgeProcessEnv()[SOCKET_VAR];
+  const { SOCKET_VAR, startBridge, TOKEN_VAR } = await import("../sandbox/net_bridge.ts");
+  const env = edgeProcessEnv();
+  const socket = env[SOCKET_VAR];
   if (!socket) return undefined;
   const early: { host: string; port: number; reason: string }[] = [];
   let listener: ((d: { host: string; port: number; reason: string }) => void) | undefined;
-  startBridge(socket, (d) => listener ? listener(d) : early.push(d));
+  startBridge(socket, env[TOKEN_VAR] ?? "", (d) => listener ? listener(d) : early.push(d));
   return (fn) => {
     listener = fn;
     for (const d of early.splice(0)) fn(d);

@@ -50,7 +50,7 @@ import {
   showEntry,
 } from "./net_policy.ts";
 import { enterNetNamespace, proxyEnv, type StartedProxy, startProxy } from "./net_launch.ts";
-import { SOCKET_VAR } from "./net_bridge.ts";
+import { SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
 
 /** What the launcher needs from the CLI edge. */
 export interface LaunchRequest {
@@ -85,8 +85,9 @@ export interface LaunchRequest {
 export interface NetPlan {
   mode: NetMode;
   allow: AllowEntry[];
-  /** The proxy's Unix socket (allow-list only). */
+  /** The proxy's Unix socket and token (allow-list only). */
   socket?: string;
+  token?: string;
   /** The proxy this launcher started (ended if the launch fails). */
   proxy?: StartedProxy;
 }
@@ -107,13 +108,14 @@ export async function prepareNet(req: LaunchRequest): Promise<NetPlan> {
   ];
   if (req.inUserNs) {
     const socket = req.processEnv[SOCKET_VAR];
-    if (!socket) {
+    const token = req.processEnv[TOKEN_VAR];
+    if (!socket || !token) {
       throw new AgentBlockError(`--sandbox-net allow-list: the user-namespace stage was given no proxy`);
     }
-    return { mode, allow, socket };
+    return { mode, allow, socket, token };
   }
   const proxy = await startProxy(allow, req.launch);
-  return { mode, allow, socket: proxy.socket, proxy };
+  return { mode, allow, socket: proxy.socket, token: proxy.token, proxy };
 }
 
 /** libc for the launcher, or the start-up error of a platform that cannot have the sandbox. */
@@ -209,7 +211,10 @@ function launchConfined(req: LaunchRequest): never {
     : "none";
   let config = "read-only";
   const allowList = net.mode === "allow-list";
-  const runtimeEnv = proxyEnv(req.processEnv, allowList ? net.socket : undefined);
+  const runtimeEnv = proxyEnv(
+    req.processEnv,
+    allowList && net.socket && net.token ? { socket: net.socket, token: net.token } : undefined,
+  );
   if (allowList) {
     // before the mounts: a hop taken here carries both (`unshare --net --mount`)
     const refuse = (why: string) =>

@@ -19,23 +19,33 @@ export const BRIDGE_PORT = 3128;
 /** The variable naming the proxy's Unix socket for the confined runtime. */
 export const SOCKET_VAR = "AGENT_BLOCK_SANDBOX_NET_SOCKET";
 
+/** The variable holding the proxy's token for the confined runtime (`net_proxy.ts`). */
+export const TOKEN_VAR = "AGENT_BLOCK_SANDBOX_NET_TOKEN";
+
 /** The bridge while the run lasts. */
 export interface Bridge {
   close(): void;
 }
 
 /**
- * Listens on `127.0.0.1:BRIDGE_PORT` and carries each connection to the proxy at `socket`;
+ * Listens on `127.0.0.1:BRIDGE_PORT` and carries each connection to the proxy at `socket`, each
+ * opened with the proxy's `token` line;
  * `onDenial` is told of every connection the proxy refuses.
  */
-export function startBridge(socket: string, onDenial: (d: Denial) => void): Bridge {
+export function startBridge(socket: string, token: string, onDenial: (d: Denial) => void): Bridge {
+  const hello = new TextEncoder().encode(`${token}\r\n`);
   const listener = Deno.listen({ hostname: "127.0.0.1", port: BRIDGE_PORT });
   void (async () => {
     try {
       for await (const conn of listener) {
         conn.setNoDelay(true);
         void Deno.connect({ transport: "unix", path: socket }).then(
-          (up) => splice(conn, up),
+          async (up) => {
+            await writeAll(up, hello).then(() => splice(conn, up), () => {
+              up.close();
+              conn.close();
+            });
+          },
           () => conn.close(),
         );
       }
@@ -47,7 +57,7 @@ export function startBridge(socket: string, onDenial: (d: Denial) => void): Brid
   void (async () => {
     try {
       feed = await Deno.connect({ transport: "unix", path: socket });
-      await writeAll(feed, new TextEncoder().encode(`${DENIAL_FEED}\r\n\r\n`));
+      await writeAll(feed, new TextEncoder().encode(`${token}\r\n${DENIAL_FEED}\r\n\r\n`));
       const dec = new TextDecoder();
       let pending = "";
       const buf = new Uint8Array(4096);

@@ -17,7 +17,9 @@
  *   up. Where neither works the run fails closed (`AgentBlockError`), never runs open;
  * - `proxyEnv`: `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` (and their lower-case spellings: curl
  *   reads only `http_proxy`) pointing at the bridge (`net_bridge.ts`), `NO_PROXY` removed (every
- *   host goes through the proxy), and the socket for the runtime (`SOCKET_VAR`).
+ *   host goes through the proxy), and the socket and token for the runtime (`SOCKET_VAR`,
+ *   `TOKEN_VAR`). The token (random, per run) opens every connection to the proxy: its socket is
+ *   a file another run's processes could reach, its token is only in this run's environment.
  * The test seam `AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1` (starter only) pretends the kernel refuses
  * network namespaces: honoured only where it makes start-up fail.
  */
@@ -25,7 +27,7 @@ import { join } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import type { AllowEntry } from "./net_policy.ts";
-import { BRIDGE_PORT, SOCKET_VAR } from "./net_bridge.ts";
+import { BRIDGE_PORT, SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
 import { cstring, lastError, type Sys } from "./sys.ts";
 
 const CLONE_NEWNET = 0x40000000;
@@ -40,6 +42,8 @@ const SOCK_CLOEXEC = 0o2000000;
 /** The proxy a run's launcher started. */
 export interface StartedProxy {
   socket: string;
+  /** What every connection to it starts with (`net_proxy.ts`). */
+  token: string;
   /** Ends the proxy (a launch that failed after starting it). */
   kill(): void;
 }
@@ -52,6 +56,8 @@ export async function startProxy(
   const dir = await Deno.makeTempDir({ prefix: "agent-block-net-" });
   await Deno.chmod(dir, 0o700);
   const socket = join(dir, "proxy.sock");
+  const token = Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, "0"))
+    .join("");
   // from source, the proxy's own entry without the project's configuration; compiled, the binary
   const [cmd, ...args] = launch.mode === "source"
     ? [launch.prefix[0], "run", "-A", "--quiet", "--no-config", "--no-lock", PROXY_MAIN]
@@ -59,7 +65,7 @@ export async function startProxy(
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {
-      args: [...args, JSON.stringify({ socket, allow })],
+      args: [...args, JSON.stringify({ socket, token, allow })],
       stdin: "null",
       stdout: "piped",
       stderr: "inherit",
@@ -86,6 +92,7 @@ export async function startProxy(
   child.unref();
   return {
     socket,
+    token,
     kill: () => {
       try {
         child.kill();
@@ -165,16 +172,18 @@ export const PROXY_VARS = [
   "NO_PROXY",
   "no_proxy",
   SOCKET_VAR,
+  TOKEN_VAR,
 ];
 
-/** `env` for the confined runtime: the proxy variables set for `socket`, or cleared without one. */
+/** `env` for the confined runtime: the proxy variables set for `proxy`, or cleared without one. */
 export function proxyEnv(
   env: Readonly<Record<string, string>>,
-  socket: string | undefined,
+  proxy: { socket: string; token: string } | undefined,
 ): Record<string, string> {
   const out: Record<string, string> = { ...env };
-  if (socket === undefined) {
+  if (proxy === undefined) {
     delete out[SOCKET_VAR]; // only a launcher that started a proxy names one
+    delete out[TOKEN_VAR];
     return out;
   }
   for (const k of PROXY_VARS) delete out[k];
@@ -182,6 +191,7 @@ export function proxyEnv(
   for (const k of ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]) {
     out[k] = url;
   }
-  out[SOCKET_VAR] = socket;
+  out[SOCKET_VAR] = proxy.socket;
+  out[TOKEN_VAR] = proxy.token;
   return out;
 }

@@ -11,6 +11,9 @@
  * head. It never parses a body.
  *
  * Owns, for each connection:
+ * - the token: the first line must be the run's token (`ProxyConfig.token`, handed by the launcher
+ *   to the run's bridge only). The socket is a file another sandboxed run of the same user could
+ *   connect to; without the token it gets no answer, so it cannot use this run's list;
  * - `CONNECT host:port`: a tunnel (`200 Connection established`, then bytes both ways);
  * - `METHOD http://host[:port]/path`: forwarded in origin form, the connection kept alive, every
  *   request of it to the upstream the first was checked for (`net_forward.ts`);
@@ -40,6 +43,8 @@ import { BufConn, forwardHttp, parseForwardHead } from "./net_forward.ts";
 export interface ProxyConfig {
   /** The Unix socket to listen on (its directory exists and is private). */
   socket: string;
+  /** The first line of every connection the proxy serves. */
+  token: string;
   allow: AllowEntry[];
 }
 
@@ -79,7 +84,7 @@ export function serveProxy(cfg: ProxyConfig, say: (line: string) => void): Proxy
     try {
       for await (const conn of listener) {
         open.add(conn);
-        handle(conn, cfg.allow, deny, feeds, () => owner ??= conn).catch(() => undefined).finally(() => {
+        handle(conn, cfg, deny, feeds, () => owner ??= conn).catch(() => undefined).finally(() => {
           open.delete(conn);
           if (conn === owner) close(); // the run is gone: so is its proxy
           try {
@@ -119,6 +124,13 @@ async function reply(conn: Duplex, status: string, extra = "", body = ""): Promi
       }\r\nConnection: close\r\n\r\n${body}`,
     ),
   ).catch(() => undefined);
+}
+
+/** Whether `got` is `want`, compared in time that depends on `want`'s length only. */
+function sameToken(got: string, want: string): boolean {
+  let diff = got.length ^ want.length;
+  for (let i = 0; i < want.length; i++) diff |= (got.charCodeAt(i) | 0) ^ want.charCodeAt(i);
+  return diff === 0 && want.length > 0;
 }
 
 /** Splits `host:port` / `[v6]:port` (the port required). */
@@ -163,12 +175,14 @@ async function resolveAllowed(
 
 async function handle(
   conn: Duplex,
-  allow: readonly AllowEntry[],
+  cfg: ProxyConfig,
   deny: (d: Denial) => void,
   feeds: Set<Duplex>,
   claimOwner: () => void,
 ): Promise<void> {
   const client = new BufConn(conn);
+  if (!sameToken(await client.line(), cfg.token)) return; // not from this run: no answer at all
+  const allow = cfg.allow;
   const head = await client.head();
   if (head === undefined) return;
   if (head === DENIAL_FEED) {

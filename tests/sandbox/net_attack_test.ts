@@ -6,7 +6,8 @@
  * around the proxy: a direct TCP connection (curl `--noproxy`, and from a Deno child), UDP and DNS
  * to an outside resolver, an IP literal of a name that is listed only by name, a listed name that
  * resolves to 127.0.0.1 (DNS rebinding), `CONNECT` to the allowed address on another port, an
- * abstract Unix socket to a process outside, and a child that unsets the proxy variables.
+ * abstract Unix socket to a process outside, a child that unsets the proxy variables, and the
+ * proxy's own socket without the run's token (what a process of another run could try).
  *
  * The servers live in this test process, outside the run's network namespace, on 127.0.0.1:
  * `allowed` (listed by address), `other` (not listed), `byName` (listed only as
@@ -283,6 +284,10 @@ attack("UDP to a socket outside", (s) => {
 });
 attack("DNS to an outside resolver", (s) => {
   assert.match(s.probe.dns_outside ?? said(s, "probe"), /^error: /);
+});
+attack("the proxy's socket used without the run's token (as another run would)", (s) => {
+  assert.equal(s.probe.proxy_socket_no_token ?? said(s, "probe"), "closed unanswered");
+  assert.ok(s.allowedHits >= 2, "the allowed server still answered the run itself");
 });
 attack("an abstract Unix socket to a process outside", (s) => {
   assert.match(s.probe.abstract_unix ?? said(s, "probe"), /^error: .*refused/i);

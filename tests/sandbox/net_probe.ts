@@ -31,6 +31,18 @@ await attempt("fetch_other", async () => {
   const r = await fetch(p.other);
   return `status ${r.status} ${await r.text()}`;
 });
+// the proxy's socket itself, as another run's process would find it, without the run's token
+await attempt("proxy_socket_no_token", async () => {
+  const path = Deno.env.get("AGENT_BLOCK_SANDBOX_NET_SOCKET");
+  if (!path) return "no socket named";
+  const c = await Deno.connect({ transport: "unix", path });
+  const authority = new URL(p.allowed).host;
+  await c.write(new TextEncoder().encode(`not-the-token\r\nCONNECT ${authority} HTTP/1.1\r\n\r\n`));
+  const buf = new Uint8Array(512);
+  const n = await c.read(buf).catch(() => null);
+  c.close();
+  return n === null ? "closed unanswered" : `answered ${new TextDecoder().decode(buf.subarray(0, n))}`;
+});
 const udp = createSocket("udp4");
 const send = (host: string, port: number) =>
   new Promise<string>((resolve, reject) =>
