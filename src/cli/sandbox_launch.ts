@@ -90,7 +90,8 @@ export async function startNetBridge(): Promise<NetDenials | undefined> {
   if (!socket) return undefined;
   const early: { host: string; port: number; reason: string }[] = [];
   let listener: ((d: { host: string; port: number; reason: string }) => void) | undefined;
-  startBridge(socket, env[TOKEN_VAR] ?? "", (d) => listener ? listener(d) : early.push(d));
+  // before any Lua: every refusal of the run's requests reaches the run
+  await startBridge(socket, env[TOKEN_VAR] ?? "", (d) => listener ? listener(d) : early.push(d)).ready;
   return (fn) => {
     listener = fn;
     for (const d of early.splice(0)) fn(d);

@@ -24,6 +24,8 @@ export const TOKEN_VAR = "AGENT_BLOCK_SANDBOX_NET_TOKEN";
 
 /** The bridge while the run lasts. */
 export interface Bridge {
+  /** Settles once the proxy has registered the denial feed (or the feed failed). */
+  ready: Promise<void>;
   close(): void;
 }
 
@@ -54,6 +56,8 @@ export function startBridge(socket: string, token: string, onDenial: (d: Denial)
     }
   })();
   let feed: Deno.UnixConn | undefined;
+  let registered = () => {};
+  const ready = new Promise<void>((resolve) => registered = resolve);
   void (async () => {
     try {
       feed = await Deno.connect({ transport: "unix", path: socket });
@@ -69,6 +73,10 @@ export function startBridge(socket: string, token: string, onDenial: (d: Denial)
         while ((nl = pending.indexOf("\n")) >= 0) {
           const line = pending.slice(0, nl);
           pending = pending.slice(nl + 1);
+          if (line === "") {
+            registered();
+            continue;
+          }
           try {
             onDenial(JSON.parse(line) as Denial);
           } catch {
@@ -79,8 +87,10 @@ export function startBridge(socket: string, token: string, onDenial: (d: Denial)
     } catch {
       // the proxy is gone: requests fail, nothing more to record
     }
+    registered();
   })();
   return {
+    ready,
     close: () => {
       try {
         listener.close();

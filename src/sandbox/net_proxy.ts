@@ -25,7 +25,8 @@
  *   (`[warn] agent-block: --sandbox-net: refused ...`), and a denial record to every subscriber
  *   of the feed (the confined runtime, which records a `net_denied` kernel event);
  * - the feed: a connection whose request line is `AGENT-BLOCK-DENIALS` gets one JSON line
- *   `{"host","port","reason"}` per refused connection from then on. The first one is the
+ *   `{"host","port","reason"}` per refused connection from then on, after an empty line saying
+ *   it is registered. The first one is the
  *   runtime's (its bridge connects before any Lua runs) and ties the proxy to the run: when it
  *   closes — the runtime has exited, whatever way — the proxy ends at once, so it holds the
  *   run's stderr no longer than the run does.
@@ -188,6 +189,7 @@ async function handle(
   if (head === DENIAL_FEED) {
     claimOwner();
     feeds.add(conn);
+    await writeAll(conn, enc.encode("\n")); // registered: every refusal from now on is told
     const b = new Uint8Array(256);
     try {
       while (await conn.read(b) !== null) { /* the feed is one-way */ }
