@@ -49,7 +49,13 @@ import {
   resolveNetMode,
   showEntry,
 } from "./net_policy.ts";
-import { enterNetNamespace, proxyEnv, type StartedProxy, startProxy } from "./net_launch.ts";
+import {
+  enterNetNamespace,
+  netNamespaceProbe,
+  proxyEnv,
+  type StartedProxy,
+  startProxy,
+} from "./net_launch.ts";
 import { SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
 
 /** What the launcher needs from the CLI edge. */
@@ -135,8 +141,10 @@ function kernel(): Sys {
 
 /**
  * Checks that runs of `project` could be sandboxed here, without confining this process (a
- * server that hands `--sandbox` to every run fails at its start, not at each run). Returns the
- * Landlock ABI; throws the error a run would fail with.
+ * server that hands `--sandbox` to every run fails at its start, not at each run): the kernel's
+ * Landlock, and under `AGENT_BLOCK_SANDBOX_NET=allow-list` the list and a network namespace
+ * (`netNamespaceProbe`, in a child: this process stays where it is). Returns the Landlock ABI;
+ * throws the error a run would fail with.
  */
 export function sandboxPreflight(
   processEnv: Readonly<Record<string, string>>,
@@ -144,7 +152,24 @@ export function sandboxPreflight(
   cwd: string,
 ): number {
   const c = kernel();
-  return kernelPlan(c, resolvePolicy(sandboxRequest(processEnv, resolve(cwd, project), cwd))).abi;
+  const policy = resolvePolicy(sandboxRequest(processEnv, resolve(cwd, project), cwd));
+  const abi = kernelPlan(c, policy).abi;
+  if (resolveNetMode(undefined, processEnv, {}, policy.tcp) === "allow-list") {
+    parseAllowList(processEnv.AGENT_BLOCK_SANDBOX_NET_ALLOW);
+    const why = policy.testNoNetns
+      ? "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one"
+      : netNamespaceProbe();
+    if (why !== undefined) throw netRefusal(why);
+  }
+  return abi;
+}
+
+/** The fail-closed error of an allow-list run where no network namespace can be had. */
+function netRefusal(why: string): AgentBlockError {
+  return new AgentBlockError(
+    `--sandbox-net allow-list: no network namespace can be had here (${why}); the run does not ` +
+      `start rather than reach the network unchecked (--sandbox-net open or off need none)`,
+  );
 }
 
 /** The variables `env` holds beyond `processEnv`: what the project's `.env` added. */
@@ -217,11 +242,7 @@ function launchConfined(req: LaunchRequest): never {
   );
   if (allowList) {
     // before the mounts: a hop taken here carries both (`unshare --net --mount`)
-    const refuse = (why: string) =>
-      new AgentBlockError(
-        `--sandbox-net allow-list: no network namespace can be had here (${why}); the run does not ` +
-          `start rather than reach the network unchecked (--sandbox-net open or off need none)`,
-      );
+    const refuse = netRefusal;
     if (policy.testNoNetns) {
       throw refuse("AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one");
     }

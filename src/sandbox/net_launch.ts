@@ -29,8 +29,10 @@ import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import type { AllowEntry } from "./net_policy.ts";
 import { BRIDGE_PORT, SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
 import { cstring, lastError, type Sys } from "./sys.ts";
+import { userNamespaceHop } from "./mount_ns.ts";
 
 const CLONE_NEWNET = 0x40000000;
+const UNSHARE = "/usr/bin/unshare";
 const PROXY_MAIN = new URL("./net_proxy_main.ts", import.meta.url).pathname;
 const SIOCGIFFLAGS = 0x8913n;
 const SIOCSIFFLAGS = 0x8914n;
@@ -141,6 +143,28 @@ export function enterNetNamespace(c: Sys, inUserNs: boolean, viaUserNs: boolean)
   }
   const up = loopbackUp(c);
   return up === undefined ? { status: "entered" } : { status: "unavailable", why: up };
+}
+
+/**
+ * Why no network namespace could be had by a run started from here, or undefined when one can:
+ * the user-namespace hop with `--net`, or util-linux `unshare --net` (as root), run as a child so
+ * this process (a server checking before its runs) keeps its own.
+ */
+export function netNamespaceProbe(): string | undefined {
+  const hop = userNamespaceHop(true);
+  if ("prefix" in hop) return undefined;
+  try {
+    const r = new Deno.Command(UNSHARE, {
+      args: ["--net", "--", "true"],
+      clearEnv: true,
+      stdout: "null",
+      stderr: "piped",
+    }).outputSync();
+    if (r.success) return undefined;
+    return `${UNSHARE} --net: ${new TextDecoder().decode(r.stderr).trim().split("\n")[0]}; ${hop.why}`;
+  } catch (e) {
+    return `${(e as Error).message}; ${hop.why}`;
+  }
 }
 
 /** Brings `lo` up in this network namespace; the error text, or undefined. */

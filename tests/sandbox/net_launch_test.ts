@@ -3,7 +3,8 @@
  * namespace can be had (the test seam `AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1`, exit 1 before any
  * Lua, the proxy it started ended); it works through the unprivileged user-namespace path
  * (`AGENT_BLOCK_SANDBOX_TEST_USERNS=1`) as through the root one; `--sandbox-net` without the
- * sandbox is a usage error; `off` denies TCP; the project's `.env` cannot widen the list.
+ * sandbox is a usage error; `off` denies TCP; the project's `.env` cannot widen the list; and
+ * `agent-block mcp --sandbox`, whose runs would all fail closed, stops at its start.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -161,6 +162,33 @@ Deno.test({
     });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /TCP denied/);
+    await Deno.remove(root, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "sandbox net: agent-block mcp --sandbox with the allow-list and no network namespace stops at start",
+  ...opts,
+  fn: async () => {
+    const root = await tempProject({});
+    const env = sandboxEnv(root, {
+      AGENT_BLOCK_SANDBOX_NET: "allow-list",
+      AGENT_BLOCK_SANDBOX_TEST_NO_NETNS: "1",
+    });
+    const r = await runCli(["mcp", "--sandbox", "-p", root], { cwd: root, env, stdin: "" });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, /^error: mcp: --sandbox-net allow-list: no network namespace can be had here/);
+    const bad = await runCli(["mcp", "--sandbox", "-p", root], {
+      cwd: root,
+      env: sandboxEnv(root, {
+        AGENT_BLOCK_SANDBOX_NET: "allow-list",
+        AGENT_BLOCK_SANDBOX_NET_ALLOW: "a b:0",
+      }),
+      stdin: "",
+    });
+    assert.equal(bad.code, 1, bad.stderr);
+    assert.match(bad.stderr, /AGENT_BLOCK_SANDBOX_NET_ALLOW: 'b:0' is not a host\[:port\]/);
     await Deno.remove(root, { recursive: true });
   },
 });
