@@ -188,3 +188,36 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "sandbox proxy: a listed name that resolves to an address also listed is reached at that address",
+  ...opts,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_proxy_" });
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("local"),
+    );
+    const socket = join(dir, "proxy.sock");
+    const port = server.addr.port;
+    const said: string[] = [];
+    const proxy = serveProxy(
+      { socket, token: TOKEN, allow: parseAllowList(`localhost:${port},127.0.0.1:${port}`) },
+      (l) => said.push(l),
+    );
+    try {
+      const c = await Deno.connect({ transport: "unix", path: socket });
+      await c.write(
+        enc.encode(`${TOKEN}\r\nGET http://localhost:${port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n`),
+      );
+      assert.match((await readResponse(c, { buf: "" }))!, /^HTTP\/1\.1 200[^]*local$/);
+      c.close();
+      assert.deepEqual(said, []);
+    } finally {
+      proxy.close();
+      await proxy.done;
+      await server.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
