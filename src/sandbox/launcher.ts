@@ -6,14 +6,18 @@
  * stayed unconfined when it was tried in-process). So the launcher, on its main thread:
  * 1. resolves the policy from the run's environment (`policy.ts`) and checks the kernel
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
- * 2. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
+ * 2. under `--sandbox-net allow-list` (`prepareNet`, before this module's synchronous part): starts
+ *    the proxy outside, then enters a network namespace of the run's own with only `lo` up
+ *    (`net_launch.ts`; the same user-namespace hop as below when unprivileged), and hands the
+ *    runtime the proxy variables — or fails closed where no namespace can be had;
+ * 3. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
  *    `lib/`, `blocks/`, serve files and MCP token store `mcp-auth/`) read-only in a private mount namespace (`mount_ns.ts`;
  *    without privilege it first re-executes itself through `unshare` into a user namespace,
  *    `--sandbox-stage=userns`);
- * 3. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
+ * 4. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
  *    ruleset and the seccomp filter (`seccomp.ts`, all threads);
- * 4. prints one start-up line on stderr (what is enforced, and what is not);
- * 5. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
+ * 5. prints one start-up line on stderr (what is enforced, and what is not; the allowed hosts);
+ * 6. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
  *    binary) with `--sandbox-stage=runtime` first. Same pid, so process groups, tags and the
  *    parent-death signal are unchanged; every thread and child of the new image is inside the
  *    boundary, which no later code can lift.
@@ -21,14 +25,16 @@
  * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
  * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
  * stream protocols that reach TCP peers and raw sockets; the mount — writes into `.git` and
- * agent-block's configuration; no capabilities — whatever root could do around the others.
+ * agent-block's configuration; no capabilities — whatever root could do around the others; the
+ * network namespace (allow-list) — every connection but the proxy's, by any process.
  * The policy comes from the environment of whoever started the run (`processEnv`); the project's
  * `.env` (`env` minus `processEnv`) may only make it stricter (`policy.ts`). Deno's permissions are not
  * a layer here: Deno 2.9 asks for `--allow-all` to read any `/proc` path, and the runtime reads
  * `/proc` for its process tree, its tags and the file tools' descriptor checks, so any narrower
  * grant (even one that drops only FFI) breaks them. `stage.ts` is the runtime's side.
  *
- * Errors are `AgentBlockError` (exit 1) naming what failed; nothing is half-applied and then run.
+ * Errors are `AgentBlockError` (exit 1) naming what failed; nothing is half-applied and then run
+ * (a proxy this launcher started is ended when the launch fails).
  */
 import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
@@ -242,17 +248,16 @@ function launchConfined(req: LaunchRequest): never {
   );
   if (allowList) {
     // before the mounts: a hop taken here carries both (`unshare --net --mount`)
-    const refuse = netRefusal;
     if (policy.testNoNetns) {
-      throw refuse("AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one");
+      throw netRefusal("AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one");
     }
     const ns = enterNetNamespace(c, req.inUserNs, policy.testUserNs);
     if (ns.status === "hop") {
       const hop = userNamespaceHop(true);
       if ("prefix" in hop) execve(c, [...hop.prefix, ...selfArgs(req, "userns")], runtimeEnv);
-      throw refuse(`${ns.why}; ${hop.why}`);
+      throw netRefusal(`${ns.why}; ${hop.why}`);
     }
-    if (ns.status === "unavailable") throw refuse(ns.why);
+    if (ns.status === "unavailable") throw netRefusal(ns.why);
   }
   const paths = [...policy.gitDirs, ...policy.configPaths];
   if (paths.length) {
