@@ -25,7 +25,7 @@ const first = Deno.args[0];
 // The sandbox's network proxy (`--sandbox-net allow-list`), started by the launcher outside the
 // run's network namespace: nothing else of the CLI is loaded (src/cli/proxy_stage.ts).
 if (first === "--sandbox-stage=proxy") {
-  Deno.exit(await (await import("./src/cli/proxy_stage.ts")).runProxyStage(Deno.args[1]));
+  Deno.exit(await (await import("./src/cli/proxy_stage.ts")).runProxyStage());
 }
 if (
   first?.startsWith("-") && !first.startsWith("--sandbox-stage=") &&

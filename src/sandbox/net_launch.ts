@@ -5,8 +5,8 @@
  *
  * Owns:
  * - `startProxy`: runs the proxy (`net_proxy.ts`: from source its own entry `net_proxy_main.ts`,
- *   compiled this binary at `--sandbox-stage=proxy`) with a
- *   Unix socket in a fresh private directory, and waits for its `ready` line. It is started
+ *   compiled this binary at `--sandbox-stage=proxy`) with a Unix socket in a fresh private
+ *   directory and a random token (both on its stdin), and waits for its `ready` line. It is started
  *   before the namespace exists, so it alone keeps the host's network; it ends when the run
  *   does (it watches its parent, which the launcher becomes by `execve`);
  * - `enterNetNamespace`: `unshare(CLONE_NEWNET)` on the launcher's main thread (as root), then
@@ -67,8 +67,8 @@ export async function startProxy(
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {
-      args: [...args, JSON.stringify({ socket, token, allow })],
-      stdin: "null",
+      args,
+      stdin: "piped", // the configuration: the token must not be on a command line anyone can read
       stdout: "piped",
       stderr: "inherit",
     }).spawn();
@@ -77,8 +77,14 @@ export async function startProxy(
       `--sandbox-net allow-list: cannot start the proxy (${cmd}): ${(e as Error).message}`,
     );
   }
+  const config = child.stdin.getWriter();
+  await config.write(new TextEncoder().encode(JSON.stringify({ socket, token, allow }))).catch(() =>
+    undefined
+  );
+  await config.close().catch(() => undefined);
   const text = await firstLine(child.stdout);
   if (text.trim() !== "ready") {
+    await Deno.remove(dir, { recursive: true }).catch(() => undefined);
     try {
       child.kill();
     } catch {

@@ -247,11 +247,12 @@ async function handle(
   await splice(conn, up);
 }
 /**
- * The proxy stage (`--sandbox-stage=proxy <json>`): serves until the parent is gone, after one
- * `ready` line on stdout (the launcher waits for it).
+ * The proxy stage (`--sandbox-stage=proxy`, its `ProxyConfig` as JSON on stdin): serves until
+ * the run is gone, after one `ready` line on stdout (the launcher waits for it).
  */
-export async function proxyStage(arg: string | undefined): Promise<number> {
-  const cfg = JSON.parse(arg ?? "{}") as ProxyConfig;
+export async function proxyStage(): Promise<number> {
+  // on stdin, not the command line: /proc/<pid>/cmdline is anyone's to read, the token is not
+  const cfg = JSON.parse(await new Response(Deno.stdin.readable).text()) as ProxyConfig;
   const parent = Deno.ppid;
   const errs = (line: string) => {
     try {
