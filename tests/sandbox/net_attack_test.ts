@@ -20,13 +20,15 @@ import assert from "node:assert/strict";
 import { createSocket } from "node:dgram";
 import { tempProject } from "../helpers.ts";
 import { startEchoHttp } from "../host/mcp/peers.ts";
-import { sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
+import { answerHttp, sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
 
 if (SKIP) console.warn(`net_attack_test: skipped: ${SKIP}`);
 const opts = { ignore: SKIP !== undefined, sanitizeResources: false, sanitizeOps: false };
 
 const SCRIPT = new URL("./net.lua", import.meta.url).pathname;
 const PROBE = new URL("./net_probe.ts", import.meta.url).pathname;
+
+const ESCAPED = "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nescaped";
 
 /** A raw TCP server counting the connections it gets; each is answered `200 escaped`. */
 function countingServer(): { port: number; accepted: () => number; close: () => Promise<void> } {
@@ -35,7 +37,7 @@ function countingServer(): { port: number; accepted: () => number; close: () => 
   const serving = (async () => {
     for await (const conn of listener) {
       n++;
-      void answer(conn);
+      void answerHttp(conn, ESCAPED);
     }
   })().catch(() => undefined);
   return {
@@ -46,28 +48,6 @@ function countingServer(): { port: number; accepted: () => number; close: () => 
       await serving;
     },
   };
-}
-
-async function answer(conn: Deno.Conn): Promise<void> {
-  const buf = new Uint8Array(4096);
-  let head = "";
-  try {
-    while (!head.includes("\r\n\r\n")) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      head += new TextDecoder().decode(buf.subarray(0, n));
-    }
-    const body = "escaped";
-    await conn.write(
-      new TextEncoder().encode(
-        `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
-      ),
-    );
-  } catch {
-    // a raw connect closes without a request
-  } finally {
-    conn.close();
-  }
 }
 
 interface Suite {
