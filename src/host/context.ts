@@ -73,7 +73,7 @@ export interface RunContext {
    */
   mesh: { transport: MeshTransport; bus: BusHost } | undefined;
   /**
-   * Records host traffic (mesh messages) as an event of the run's innermost open kernel session;
+   * Records host traffic (mesh messages, the sandbox proxy's refusals) as an event of the run's innermost open kernel session;
    * set by the kernel's host module once installed (`knl.ts`), a no-op while no session is open.
    * `undefined` when the run never touched the kernel: nothing is recorded then.
    */

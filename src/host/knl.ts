@@ -39,7 +39,7 @@
  *   reads; a file's connection opens with the first opener's (see `store.ts`).
  * - `meta` and `data` are JSON objects; integral floats keep their floatness.
  * - Host traffic the run reports (`run.recordTraffic`: `mesh_send`, `mesh_request`, `mesh_reply`,
- *   `mesh_received`) is appended, deferred, to the session this run opened last and still has
+ *   `mesh_received`, and the sandbox proxy's refusals, `net_denied`) is appended, deferred, to the session this run opened last and still has
  *   open; with no session open it is not recorded.
  */
 import type { LuaEngine } from "../lua/engine.ts";

@@ -47,7 +47,13 @@ import {
 import { WallClock } from "./wall_clock.ts";
 
 /** What an in-process runner fixes for all its runs (the handles; see `RunHandles`). */
-export type InProcessOptions = RunHandles;
+export interface InProcessOptions extends RunHandles {
+  /**
+   * Subscribes to the connections the sandbox's network proxy refused (`RunSpec.netDenials`):
+   * set only by the CLI's confined runtime stage under `--sandbox-net allow-list`.
+   */
+  netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
+}
 
 const CORRELATION_VARS: [keyof Correlation, string][] = [
   ["traceId", "AGENT_BLOCK_TRACE_ID"],
@@ -155,6 +161,7 @@ export class InProcessRunner implements BlockRunner {
         llmFetch: o.fetch,
         onSessionOpen: (session) => observe({ type: "session_open", session }),
         observe: watched ? observe : undefined,
+        netDenials: o.netDenials,
       });
       return end(clock.judge(outcome));
     } catch (e) {

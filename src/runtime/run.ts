@@ -118,6 +118,12 @@ export interface RunSpec {
    * throw — pass `fanOut(...)`'s guarded function. The `end` event is the caller's to send.
    */
   observe?: RunObserver;
+  /**
+   * Subscribes to the connections the sandbox's network proxy refused (`--sandbox-net
+   * allow-list`, from the CLI edge): each becomes a `net_denied` event of the run's innermost
+   * open kernel session (`RunContext.recordTraffic`).
+   */
+  netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
 }
 
 /** The script's source and naming, read before the engine exists. */
@@ -227,6 +233,9 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     sessionOpened: spec.onSessionOpen ?? (() => {}),
     onCleanup: (fn) => cleanups.push(fn),
   };
+  spec.netDenials?.((d) =>
+    run.recordTraffic?.("net_denied", { host: d.host, port: d.port, reason: d.reason })
+  );
 
   const resolver = new ModuleResolver(
     libTiers(script.dir, projectRoot, home),

@@ -1,7 +1,7 @@
 /**
  * What the sandbox tests share: whether this machine can run them (Linux with Landlock, a
  * directory outside `/tmp` to aim the escapes at), and a sandboxed run of a Lua script whose
- * value is JSON.
+ * value is JSON; and the answer of the test servers its runs aim at (`answerHttp`).
  */
 import { join } from "node:path";
 import { REPO_ROOT, runCli, testEnv } from "../helpers.ts";
@@ -85,4 +85,26 @@ export async function sandboxedRun(
     // no value: the caller checks the code and stderr
   }
   return { code: r.code, stderr: r.stderr, value };
+}
+
+/**
+ * Enough HTTP for a test server the sandbox's runs aim at: the request is read to the end of its
+ * head, then `response` (a whole response) is written and the connection closed (closing with
+ * unread bytes would reset it). A raw connect that sends no request just gets closed.
+ */
+export async function answerHttp(conn: Deno.Conn, response: string): Promise<void> {
+  const buf = new Uint8Array(4096);
+  let head = "";
+  try {
+    while (!head.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      head += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    if (head.includes("\r\n\r\n")) await conn.write(new TextEncoder().encode(response));
+  } catch {
+    // a raw connect closes without a request
+  } finally {
+    conn.close();
+  }
 }
