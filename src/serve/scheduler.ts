@@ -9,7 +9,9 @@
  * 3. finds the due jobs — asked for (`requestRun`), or `every` past the end of the job's
  *    previous run (a job never run is due when first seen) — skipping jobs with a live run;
  * 4. starts them in due order (then by name) while fewer than `maxLive` runs are live; the rest
- *    wait for a later tick (`queueLength`).
+ *    wait (`queueLength`) for a free slot: when a run ends, the due runs are looked at again at
+ *    once (against the jobs as the last tick scanned them), so a freed slot is taken without
+ *    waiting for the next tick.
  *
  * A run is one `RunRequest` to the `BlockRunner` the manager was given (`serve` gives it the
  * child runner: each run an agent-block process of its own): the job's block in the project
@@ -238,7 +240,15 @@ export class Scheduler {
       for (const l of this.#live.values()) if (l.run.run_id === id) l.controller.abort();
     }
     this.#stops.clear();
+    this.#startDue(now);
+    this.metrics.lastTickMs = now;
+  }
 
+  /**
+   * Starts the due runs, in due order, while a slot is free (from a tick, and from a run's end:
+   * a freed slot is taken at once, not at the next tick).
+   */
+  #startDue(now: number): void {
     const due: { job: JobDecl; at: number }[] = [];
     for (const job of this.#jobs.values()) {
       if (this.#live.has(job.name)) continue;
@@ -261,7 +271,6 @@ export class Scheduler {
     }
     this.metrics.queue = due.length - started;
     this.metrics.live = this.#live.size;
-    this.metrics.lastTickMs = now;
   }
 
   #start(job: JobDecl, now: number): void {
@@ -380,6 +389,8 @@ export class Scheduler {
       this.#live.delete(job.name);
       this.metrics.live = this.#live.size;
       this.#keepEnded(run);
+      // the freed slot goes to the next due run now (the jobs as the last tick scanned them)
+      if (!this.#stopped) this.#startDue(Date.now());
     })();
     this.#live.set(job.name, { run, controller, done });
   }
