@@ -39,11 +39,15 @@ import { apiHandler } from "../serve/api.ts";
 import { loadOrMintToken } from "../serve/token.ts";
 import { VERSION } from "../version.ts";
 import { longTimeout, type LongTimer } from "../util/long_timer.ts";
+import { connectQueue, NATS_FLAGS, NATS_FLAGS_HELP, type NatsSettings, natsSettings } from "./nats_flags.ts";
+import { openRunQueue, RunQueueSetupError } from "../clients/nats/run_queue.ts";
+import { QueueDispatch } from "../serve/queue_dispatch.ts";
+import { basename } from "node:path";
 
 export const SERVE_HELP = `agent-block ${VERSION} serve — run a project's jobs on their schedule
 
 Usage:
-  agent-block serve [-p DIR] [--bind 127.0.0.1:7788] [--tick 5s] [--max-live 4]
+  agent-block serve [-p DIR] [--bind 127.0.0.1:7788] [--tick 5s] [--max-live 4] [--nats URL]
 
 A block with a job.toml beside it (blocks/<name>/job.toml, or blocks/<name>.job.toml beside
 <name>.lua) is a job: every = "2m" (since the previous run ended; omitted: on request only),
@@ -59,6 +63,9 @@ Options:
                         a host that is not loopback is an explicit opt-in)
       --tick DURATION   how often due runs are started and job files rescanned (default 5s)
       --max-live N      at most N runs at once (default 4)
+${NATS_FLAGS_HELP}
+                        with --nats every run goes to the NATS JetStream run queue and runs on
+                        an 'agent-block worker' (queue from the job's job.toml, default 'default')
   -h, --help            print this help
 `;
 
@@ -69,11 +76,14 @@ export interface ServeSettings {
   port: number;
   tickMs: number;
   maxLive: number;
+  /** `--nats` and its credentials: runs go to the run queue. */
+  nats?: NatsSettings;
 }
 
 /** Parses the flags of `agent-block serve`. */
-export function parseServeArgs(argv: string[]): ServeSettings | "help" {
+export function parseServeArgs(argv: string[], cwd = "."): ServeSettings | "help" {
   const { values: v } = parseFlags(argv, {
+    ...NATS_FLAGS,
     project: { type: "string", short: "p" },
     bind: { type: "string" },
     tick: { type: "string" },
@@ -105,6 +115,7 @@ export function parseServeArgs(argv: string[]): ServeSettings | "help" {
     port: Number(m[2]),
     tickMs,
     maxLive: Number(liveRaw),
+    nats: natsSettings("serve", v, cwd),
   };
 }
 
@@ -121,12 +132,12 @@ const say = (line: string) => writeStderr(enc.encode(`agent-block serve: ${line}
 
 /** Runs `agent-block serve`; returns the exit code. */
 export async function serveCommand(argv: string[]): Promise<number> {
-  const s = parseServeArgs(argv);
+  const cwd = edgeCwd();
+  const s = parseServeArgs(argv, cwd);
   if (s === "help") {
     Deno.stdout.writeSync(enc.encode(SERVE_HELP));
     return EXIT.OK;
   }
-  const cwd = edgeCwd();
   let projectRoot: string;
   try {
     projectRoot = Deno.realPathSync(resolve(cwd, s.project));
@@ -180,6 +191,43 @@ export async function serveCommand(argv: string[]): Promise<number> {
     record.close();
     throw new AgentBlockError(`serve: cannot listen on ${s.hostname}:${s.port}: ${(e as Error).message}`);
   }
+  // Under --nats the runs go to the queue: connect and set it up before any run is touched.
+  let queue: QueueDispatch | undefined;
+  let closeQueue = async () => {};
+  if (s.nats) {
+    const nats = s.nats;
+    try {
+      const nc = await connectQueue("serve", nats, `agent-block serve ${Deno.hostname()}:${Deno.pid}`);
+      closeQueue = async () => await nc.drain().catch(() => nc.close());
+      try {
+        const handles = await openRunQueue(nc);
+        queue = new QueueDispatch({
+          handles,
+          projectRoot,
+          defaultProject: basename(projectRoot),
+          stopping: stop.signal,
+          log: say,
+        });
+      } catch (e) {
+        await closeQueue();
+        if (e instanceof RunQueueSetupError) throw new AgentBlockError(`serve: ${e.message}`);
+        throw new AgentBlockError(
+          `serve: cannot set up the run queue on ${nats.target.shown}: ${(e as Error).message}`,
+        );
+      }
+      (async () => {
+        for await (const st of nc.status()) {
+          if (st.type === "disconnect") say(`disconnected from ${nats.target.shown}; reconnecting`);
+          else if (st.type === "reconnect") say(`reconnected to ${nats.target.shown}`);
+        }
+      })().catch(() => undefined);
+    } catch (e) {
+      await server.shutdown();
+      lock.release();
+      record.close();
+      throw e;
+    }
+  }
   const past = record.load(projectRoot);
   for (const r of past) {
     if (r.state !== "running") continue;
@@ -198,6 +246,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       maxLive: s.maxLive,
       log: say,
       sandboxedBefore: record.sandboxedBefore(projectRoot),
+      queue,
     },
     past,
   );
@@ -206,7 +255,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
   // The one line a launcher reads to find the manager.
   say(`listening on http://${host}:${a.port}${isLoopback(a.hostname) ? "" : " (not loopback: token only)"}`);
-  say(`project ${projectRoot}, tick ${s.tickMs} ms, at most ${s.maxLive} live run(s)`);
+  say(
+    `project ${projectRoot}, tick ${s.tickMs} ms, at most ${s.maxLive} live run(s)` +
+      (s.nats ? `, runs through the NATS run queue on ${s.nats.target.shown}` : ""),
+  );
 
   let timer: LongTimer | undefined;
   const tick = () => {
@@ -235,6 +287,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   stop.abort(`received ${why}`);
   await scheduler.drain();
   await procs.endAll();
+  await closeQueue();
   await server.shutdown();
   record.close();
   lock.release();

@@ -15,7 +15,11 @@
  * - `flow`: a Blueprint file, relative to the project root (`flows/x.bp.json`, `.yaml`, `.bp.lua`):
  *   the job runs that flow (`agent-block flow run`) instead of its block; `init` (a table) is then
  *   its initial context. A flow job takes no `prompt`/`context` and cannot be `sandbox`ed (its
- *   steps run in the manager's process); under the ratchet its runs fail.
+ *   steps run in the manager's process); under the ratchet its runs fail;
+ * - `queue`: the run queue's queue the job's runs go to under `serve --nats` (default `default`;
+ *   `[A-Za-z0-9_-]+`); `max_attempts`: how many attempts a run gets when its worker is lost
+ *   (default 1); `project`: the project's id the workers know it by (default: the project
+ *   directory's name; `[A-Za-z0-9_.-]+`).
  *
  * Invariants: scanning is a pure function of the file system at the time of the call (the
  * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
@@ -51,6 +55,12 @@ export interface JobDecl {
   flow?: string;
   /** `init`: the flow's initial context. */
   init?: Record<string, unknown>;
+  /** `queue` (default `default`): where its runs go under `serve --nats`. */
+  queue: string;
+  /** `max_attempts` (default 1): attempts of a run whose worker was lost. */
+  maxAttempts: number;
+  /** `project`: the project's id for the workers (absent: the project directory's name). */
+  project?: string;
 }
 
 /** A `job.toml` that cannot be used. */
@@ -99,7 +109,18 @@ function lineOfKey(text: string, key: string): number | undefined {
   return i < 0 ? undefined : i + 1;
 }
 
-const KEYS = ["every", "timeout", "prompt", "context", "sandbox", "flow", "init"];
+const KEYS = [
+  "every",
+  "timeout",
+  "prompt",
+  "context",
+  "sandbox",
+  "flow",
+  "init",
+  "queue",
+  "max_attempts",
+  "project",
+];
 
 /**
  * Parses one `job.toml` (`text`, read from `file`) of block `name` at `script`.
@@ -138,7 +159,15 @@ export function parseJobFile(
     if (v === undefined || typeof v === "string") return v;
     return { bad: error(`'${key}' must be a string, got ${JSON.stringify(v)}`, lineOfKey(text, key)) };
   };
-  const job: JobDecl = { name, script, file, timeout: "10m", timeoutMs: DEFAULT_TIMEOUT_MS };
+  const job: JobDecl = {
+    name,
+    script,
+    file,
+    timeout: "10m",
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    queue: "default",
+    maxAttempts: 1,
+  };
   for (const key of ["every", "timeout"] as const) {
     const v = str(key);
     if (v === undefined) continue;
@@ -163,6 +192,25 @@ export function parseJobFile(
     if (v === undefined) continue;
     if (typeof v !== "string") return v.bad;
     job[key] = v;
+  }
+  for (
+    const [key, re] of [["queue", /^[A-Za-z0-9_-]{1,64}$/], ["project", /^[A-Za-z0-9_.-]{1,128}$/]] as const
+  ) {
+    const v = str(key);
+    if (v === undefined) continue;
+    if (typeof v !== "string") return v.bad;
+    if (!re.test(v)) return error(`'${key}' must match ${re.source}, got '${v}'`, lineOfKey(text, key));
+    job[key] = v;
+  }
+  if (doc.max_attempts !== undefined) {
+    const v = doc.max_attempts;
+    if (typeof v !== "number" && typeof v !== "bigint" || !Number.isSafeInteger(Number(v)) || Number(v) < 1) {
+      return error(
+        `'max_attempts' must be a whole number of at least 1, got ${String(v)}`,
+        lineOfKey(text, "max_attempts"),
+      );
+    }
+    job.maxAttempts = Number(v);
   }
   if (doc.sandbox !== undefined) {
     if (typeof doc.sandbox !== "boolean") {

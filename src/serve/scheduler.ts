@@ -49,6 +49,7 @@ import { RunTally } from "../runner/tally.ts";
 import { runFlowJob } from "./flow_job.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
+import type { QueueDispatch, QueueReport } from "./queue_dispatch.ts";
 import {
   INLINE_RESULT_BYTES,
   type RunCountsRecord,
@@ -77,6 +78,11 @@ export interface SchedulerOptions {
   keepPerJob?: number;
   /** An earlier start of a manager for this project ran a job sandboxed (`ServeRecord.sandboxedBefore`). */
   sandboxedBefore?: boolean;
+  /**
+   * `serve --nats`: every run (a flow job's too) goes to the run queue and runs on a worker;
+   * `runner` and `flowRunner` are then unused.
+   */
+  queue?: QueueDispatch;
 }
 
 /** A job as the API shows it. */
@@ -249,7 +255,9 @@ export class Scheduler {
    * a freed slot is taken at once, not at the next tick).
    */
   #startDue(now: number): void {
-    const due: { job: JobDecl; at: number }[] = [];
+    // `slot` names an interval run for the run queue: its due time, 0 for a job's first run
+    // (managers sharing a queue agree on both, so they never start one interval twice)
+    const due: { job: JobDecl; at: number; slot?: number }[] = [];
     for (const job of this.#jobs.values()) {
       if (this.#live.has(job.name)) continue;
       const req = this.#requested.get(job.name);
@@ -260,20 +268,20 @@ export class Scheduler {
       if (job.everyMs === undefined) continue;
       const last = this.#lastEnd.get(job.name)?.ended_ms;
       const at = last === undefined ? this.#firstSeen.get(job.name)! : last + job.everyMs;
-      if (at <= now) due.push({ job, at });
+      if (at <= now) due.push({ job, at, slot: last === undefined ? 0 : at });
     }
     due.sort((a, b) => a.at - b.at || (a.job.name < b.job.name ? -1 : 1));
     let started = 0;
     for (const d of due) {
       if (this.#live.size >= this.#o.maxLive) break;
-      this.#start(d.job, now);
+      this.#start(d.job, now, d.slot);
       started++;
     }
     this.metrics.queue = due.length - started;
     this.metrics.live = this.#live.size;
   }
 
-  #start(job: JobDecl, now: number): void {
+  #start(job: JobDecl, now: number, slot?: number): void {
     const req = this.#requested.get(job.name);
     this.#requested.delete(job.name);
     const id = req?.id ?? newRunId(now);
@@ -323,33 +331,37 @@ export class Scheduler {
       });
       // What the run does, live on its in-memory record (the API and the dashboard read it).
       const tally = new RunTally((t) => run.counts = countsOf(t));
-      const report = job.flow !== undefined
+      const request = {
+        script: { path: job.script },
+        name: job.name,
+        projectRoot: this.#o.projectRoot,
+        prompt: job.prompt,
+        context: job.context,
+        labels: { job: job.name, run: id },
+        env: this.#o.env,
+        timeoutMs: job.timeoutMs,
+        sandbox: run.sandboxed,
+        correlation: { runId: id },
+      };
+      const hooks = {
+        signal: controller.signal,
+        observe: tally.observe,
+        onStart: ({ pid, tag }: { pid?: number; tag?: string }) => {
+          run.pid = pid ?? null;
+          run.tag = tag ?? null;
+          recordStart();
+        },
+      };
+      const report: { outcome: Outcome; stderrTail?: string } & Partial<QueueReport> = this.#o.queue
+        ? await this.#o.queue.run(job, request, slot, hooks)
+        : job.flow !== undefined
         ? await this.#flowRun(job, controller.signal, recordStart)
-        : await this.#o.runner.run(
-          {
-            script: { path: job.script },
-            name: job.name,
-            projectRoot: this.#o.projectRoot,
-            prompt: job.prompt,
-            context: job.context,
-            labels: { job: job.name, run: id },
-            env: this.#o.env,
-            timeoutMs: job.timeoutMs,
-            sandbox: run.sandboxed,
-            correlation: { runId: id },
-          },
-          {
-            signal: controller.signal,
-            observe: tally.observe,
-            onStart: ({ pid, tag }) => {
-              run.pid = pid ?? null;
-              run.tag = tag ?? null;
-              recordStart();
-            },
-          },
-        );
+        : await this.#o.runner.run(request, hooks);
       recordStart();
-      const { state, message } = stateOf(report.outcome);
+      const ended = stateOf(report.outcome);
+      const { state, message } = report.lost !== undefined
+        ? { state: "lost" as const, message: report.lost }
+        : ended;
       let result: string | null = null;
       let resultBytes: number | null = null;
       let file: string | null = null;
@@ -374,7 +386,7 @@ export class Scheduler {
       const end: RunEnd = {
         run_id: id,
         job: job.name,
-        ended_ms: Date.now(),
+        ended_ms: report.endedMs ?? Date.now(),
         exit_code: exitCodeOf(report.outcome),
         state,
         result,
@@ -382,7 +394,7 @@ export class Scheduler {
         result_file: file,
         message,
         stderr_tail: report.stderrTail ?? "",
-        counts: countsOf(tally),
+        counts: report.counts ?? countsOf(tally),
       };
       this.#write(() => this.#o.record.end(end), `the end of run ${id}`);
       Object.assign(run, end);
