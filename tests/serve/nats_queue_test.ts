@@ -203,3 +203,153 @@ Deno.test({
     }
   },
 });
+
+/** A block that says it started, then waits for `<_PROMPT>/go` and returns `done`. */
+const WAIT_FOR_GO = `std.fs.write(_PROMPT .. "/started", "")
+while not std.fs.exists(_PROMPT .. "/go") do std.task.sleep(0.05) end
+return "done"
+`;
+
+Deno.test({
+  name: "serve --nats: the NATS server restarted mid-run: the run's end is recorded",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
+    const scratch = join(p.root, "scratch");
+    Deno.mkdirSync(scratch);
+    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `prompt = "${scratch}"\n`);
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m = await startManager(p.root, p.home, ["--nats", srv.url]);
+    try {
+      const id = await requestRun(m, "wait");
+      await waitForRun(m, id, "running");
+      await waitFor(() => exists(join(scratch, "started")), { what: "the run to start" });
+      await srv.restart();
+      await waitFor(() => /reconnected/.test(w.stderr()) && /reconnected/.test(m.stderr()), {
+        what: `both to reconnect\n${w.stderr()}\n${m.stderr()}`,
+        timeoutMs: 60_000,
+      });
+      Deno.writeTextFileSync(join(scratch, "go"), "");
+      const r = await waitForRun(m, id, "ended", 120_000);
+      assert.equal(r.state, "ok", JSON.stringify(r));
+      assert.equal(r.result, "done");
+      assert.equal((await runStates(srv.url)).get(id).state, "ok");
+    } finally {
+      await stopAll([w], [m]);
+    }
+  },
+});
+
+Deno.test({
+  name: "serve --nats: a draining worker hands its run back and another worker completes it",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
+    const scratch = join(p.root, "scratch");
+    Deno.mkdirSync(scratch);
+    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `prompt = "${scratch}"\n`);
+    const a = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m = await startManager(p.root, p.home, ["--nats", srv.url]);
+    let b: Worker | undefined;
+    try {
+      const id = await requestRun(m, "wait");
+      await waitFor(() => exists(join(scratch, "started")), { what: "the run to start" });
+      assert.equal(await a.stop(), 0);
+      assert.match(a.stderr(), /handed back \(the worker is draining\)/);
+      assert.equal((await runStates(srv.url)).get(id).state, "queued");
+      Deno.writeTextFileSync(join(scratch, "go"), "");
+      b = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+      const r = await waitForRun(m, id, "ended", 120_000);
+      assert.equal(r.state, "ok", JSON.stringify(r));
+      assert.equal(r.result, "done");
+      const s = (await runStates(srv.url)).get(id);
+      assert.equal(s.attempt, 1); // a hand-back is no attempt
+      assert.equal(s.worker, `${Deno.hostname()}:${b.child.pid}`);
+    } finally {
+      await stopAll(b ? [b] : [], [m]);
+    }
+  },
+});
+
+Deno.test({
+  name: "serve --nats: two managers of one project never start one interval run twice",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({
+      "blocks/tick.lua": 'sh.exec("echo ran >> \'" .. _PROMPT .. "/log\'")\nreturn "ticked"\n',
+    });
+    const scratch = join(p.root, "scratch");
+    Deno.mkdirSync(scratch);
+    Deno.writeTextFileSync(join(p.root, "blocks/tick.job.toml"), `every = "1h"\nprompt = "${scratch}"\n`);
+    const home2 = join(p.home, "second");
+    Deno.mkdirSync(home2);
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const [m1, m2] = await Promise.all([
+      startManager(p.root, p.home, ["--nats", srv.url]),
+      startManager(p.root, home2, ["--nats", srv.url]),
+    ]);
+    try {
+      const ends = await Promise.all([m1, m2].map((m) => waitForEndOf(m, "tick")));
+      for (const e of ends) {
+        assert.equal(e.state, "ok");
+        assert.equal(e.result, "ticked");
+      }
+      assert.equal(Deno.readTextFileSync(join(scratch, "log")), "ran\n");
+      assert.equal((await runStates(srv.url)).size, 1);
+      // one followed the other's run: same end
+      assert.equal(ends[0].ended_ms, ends[1].ended_ms);
+    } finally {
+      await stopAll([w], [m1, m2]);
+    }
+  },
+});
+
+/** The first ended run of `job` on `m`. */
+// deno-lint-ignore no-explicit-any
+async function waitForEndOf(m: Manager, job: string): Promise<any> {
+  // deno-lint-ignore no-explicit-any
+  let run: any;
+  await waitFor(async () => {
+    const r = await m.api(`/runs?job=${job}`);
+    // deno-lint-ignore no-explicit-any
+    run = r.status === 200 ? r.body.runs.find((x: any) => x.state !== "running") : undefined;
+    return run !== undefined;
+  }, { what: `a run of ${job} to end\n${m.stderr()}`, timeoutMs: 120_000 });
+  return run;
+}
+
+Deno.test({
+  name: "serve --nats: a result past 64 KiB travels through the object store",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({
+      "blocks/big.lua": 'return string.rep("x", 100000)\n',
+      "blocks/big.job.toml": "",
+    });
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m = await startManager(p.root, p.home, ["--nats", srv.url]);
+    try {
+      const id = await requestRun(m, "big");
+      const r = await waitForRun(m, id, "ended", 120_000);
+      assert.equal(r.state, "ok");
+      assert.equal(r.result, null); // past the inline limit
+      assert.equal(r.result_bytes, 100000);
+      assert.equal(Deno.readTextFileSync(r.result_file), "x".repeat(100000));
+      assert.equal((await runStates(srv.url)).get(id).result_object, id);
+    } finally {
+      await stopAll([w], [m]);
+    }
+  },
+});
