@@ -271,3 +271,23 @@ export async function startWorker(
     },
   };
 }
+
+/** Runs a worker expected to exit by itself (one refused at start); its exit code and stderr. */
+export async function runWorkerToExit(
+  args: string[],
+  home: string,
+): Promise<{ code: number; stderr: string }> {
+  const child = workerCommand(args, home).spawn();
+  // bounded: a worker that does not refuse would pull forever, and is ended here instead
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+  }, 60_000);
+  try {
+    const out = await child.output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
