@@ -10,7 +10,11 @@
  * read the record back and close the runs a dead manager of this project left (`lost`; the API
  * answers 503 `starting` meanwhile), tick until SIGINT/SIGTERM, then end every live run (each
  * `stopped`, its whole process tree ended), close the listener, the record and the lock, exit 0.
- * The scheduling, the record, the lock and the API live in `src/serve/`.
+ * The scheduling, the record, the lock and the API live in `src/serve/`. With `--nats` (and the
+ * credential flags of `nats_flags.ts`) the manager connects to the run queue after binding its
+ * port and before reading its record back (refused credentials exit 2; a stream of incompatible
+ * settings exits 1, untouched), and every run goes to the queue (`src/serve/queue_dispatch.ts`).
+ * `--start-on-tick-only` keeps the scheduling before issue 30 (the benchmark's baseline).
  *
  * This is the manager's edge: the runs start from the process environment as it is, the host's
  * credentials included (a key given to the manager's service unit reaches a scheduled
@@ -63,6 +67,8 @@ Options:
                         a host that is not loopback is an explicit opt-in)
       --tick DURATION   how often due runs are started and job files rescanned (default 5s)
       --max-live N      at most N runs at once (default 4)
+      --start-on-tick-only  a run's end does not start the next due run (the scheduling before
+                        issue 30; the benchmark's baseline)
 ${NATS_FLAGS_HELP}
                         with --nats every run goes to the NATS JetStream run queue and runs on
                         an 'agent-block worker' (queue from the job's job.toml, default 'default')
@@ -78,6 +84,8 @@ export interface ServeSettings {
   maxLive: number;
   /** `--nats` and its credentials: runs go to the run queue. */
   nats?: NatsSettings;
+  /** `--start-on-tick-only`: the benchmark's baseline (a freed slot waits for the next tick). */
+  startOnTickOnly: boolean;
 }
 
 /** Parses the flags of `agent-block serve`. */
@@ -88,6 +96,7 @@ export function parseServeArgs(argv: string[], cwd = "."): ServeSettings | "help
     bind: { type: "string" },
     tick: { type: "string" },
     "max-live": { type: "string" },
+    "start-on-tick-only": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   }, { command: "serve" });
   if (v.help) return "help";
@@ -116,6 +125,7 @@ export function parseServeArgs(argv: string[], cwd = "."): ServeSettings | "help
     tickMs,
     maxLive: Number(liveRaw),
     nats: natsSettings("serve", v, cwd),
+    startOnTickOnly: v["start-on-tick-only"] === true,
   };
 }
 
@@ -230,7 +240,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const past = record.load(projectRoot);
   for (const r of past) {
-    if (r.state !== "running") continue;
+    // under --nats a run left running goes on on its worker: the scheduler follows it again
+    if (r.state !== "running" || queue) continue;
     Object.assign(r, await record.closeLost(r, 1000));
     say(`run ${r.run_id} of job ${r.job} was left running by a manager that stopped: closed as lost`);
   }
@@ -247,6 +258,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       log: say,
       sandboxedBefore: record.sandboxedBefore(projectRoot),
       queue,
+      startOnTickOnly: s.startOnTickOnly,
     },
     past,
   );

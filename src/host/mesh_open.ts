@@ -141,7 +141,8 @@ export async function openMesh(
   };
   const natsNkeySeed = (await readVarFile(NATS_NKEY_VAR))?.trim();
   const natsTlsCa = await readVarFile(NATS_TLS_CA_VAR);
-  const natsToken = run.env.get(NATS_TOKEN_VAR) || (await readVarFile(NATS_TOKEN_FILE_VAR))?.trim() || undefined;
+  const natsToken = run.env.get(NATS_TOKEN_VAR) || (await readVarFile(NATS_TOKEN_FILE_VAR))?.trim() ||
+    undefined;
   run.secrets.add(natsToken);
   run.secrets.add(natsNkeySeed);
   const shown = shownUrl(spec.relay);

@@ -18,7 +18,8 @@
  * worker holding the run ends it and records `stopped`); a run still queued is set `stopped`
  * here under compare-and-set, and the worker that receives it later only acks it. The manager
  * stopping (`stopping`) ends the following, not the run: it goes on on its worker, and the
- * report says so (`cancelled`, with that reason).
+ * report says so (`detached`: the scheduler leaves it `running` on the record, and the
+ * manager's next start follows it again, `follow`).
  *
  * Invariants: no code and no environment is published (`queue_form.ts`); every state write is a
  * compare-and-set against the revision read, and an ended state is never overwritten.
@@ -61,6 +62,8 @@ export interface QueueReport extends RunReport {
   endedMs?: number;
   /** What the run did, as its worker counted it. */
   counts?: RunCountsRecord;
+  /** The manager stopped following the run (it goes on on its worker; nothing to record). */
+  detached?: boolean;
   /** The worker of the last attempt, and the attempts begun. */
   worker?: string;
   attempt?: number;
@@ -77,8 +80,6 @@ export interface QueueDispatchOptions {
   stopping: AbortSignal;
   log: (line: string) => void;
 }
-
-const dec = new TextDecoder();
 
 /** A `wrong last sequence` (compare-and-set lost) error from the KV client. */
 export function isCasConflict(e: unknown): boolean {
@@ -212,7 +213,7 @@ export class QueueDispatch {
         sessions: [],
       };
     }
-    return await this.#follow(follow, hooks);
+    return await this.follow(follow, hooks);
   }
 
   /** Calls `fn` until it succeeds or the manager stops (then the last error is thrown). */
@@ -235,7 +236,8 @@ export class QueueDispatch {
     return { outcome: { status: "cancelled", reason }, artifacts: [], sessions: [] };
   }
 
-  async #follow(id: string, hooks: RunHooks): Promise<QueueReport> {
+  /** Follows run `id` in the state bucket to its end (a manager restarted follows its runs again). */
+  async follow(id: string, hooks: RunHooks): Promise<QueueReport> {
     const kv = this.#o.handles.state;
     const key = stateKey(id);
     let wake: () => void = () => {};
@@ -264,9 +266,10 @@ export class QueueDispatch {
     try {
       while (true) {
         if (this.#o.stopping.aborted) {
-          return this.#cancelled(
-            `the manager stopped following run ${id}; it goes on on its worker (state in the run-state bucket)`,
-          );
+          return {
+            ...this.#cancelled(`the manager stopped following run ${id}; it goes on on its worker`),
+            detached: true,
+          };
         }
         let entry: KvEntry | null = null;
         try {
@@ -363,9 +366,4 @@ export class QueueDispatch {
       attempt: s.attempt,
     };
   }
-}
-
-/** Decodes a KV value (for callers reading states directly). */
-export function entryText(e: KvEntry): string {
-  return dec.decode(e.value);
 }

@@ -32,6 +32,12 @@
  * Flow jobs run in the manager's own process, so under the ratchet their runs fail (`config`)
  * instead of running unconfined.
  *
+ * Under `serve --nats` (`queue`), every run — a flow job's too — goes to the run queue instead
+ * (`queue_dispatch.ts`): the request is published and the run followed to its end on a worker;
+ * an interval run carries its due slot (its due time, 0 for a job's first run) so managers
+ * sharing the queue never start one interval twice. The end is recorded here as any other, its
+ * end time, counts and `lost` state as the worker recorded them.
+ *
  * A flow job (`flow = ...` in its job.toml) runs its Blueprint instead (`flow_job.ts`), its steps
  * through `flowRunner` in this process, recorded in the project's kernel database; its outcome is
  * recorded like a block run's, and its result file holds `{flow_run, ctx}`.
@@ -83,6 +89,11 @@ export interface SchedulerOptions {
    * `runner` and `flowRunner` are then unused.
    */
   queue?: QueueDispatch;
+  /**
+   * Start due runs on ticks only, never at a run's end (the scheduling before issue 30: the
+   * benchmark's baseline, `serve --start-on-tick-only`).
+   */
+  startOnTickOnly?: boolean;
 }
 
 /** A job as the API shows it. */
@@ -188,6 +199,24 @@ export class Scheduler {
       if (r.state === "running") continue;
       this.#keepEnded(r);
     }
+    // under the run queue a run left `running` goes on on its worker: follow it again
+    if (options.queue) {
+      for (const r of past) if (r.state === "running") this.#resume(r);
+    }
+  }
+
+  #resume(r: RunRecord): void {
+    this.#o.log(`run ${r.run_id} of job ${r.job} was going on the run queue: following it again`);
+    const stub: JobDecl = {
+      name: r.job,
+      script: "",
+      file: "",
+      timeout: "",
+      timeoutMs: 0,
+      queue: "",
+      maxAttempts: 1,
+    };
+    this.#start(stub, r.started_ms, undefined, { ...r });
   }
 
   #keepEnded(r: RunRecord): void {
@@ -281,11 +310,15 @@ export class Scheduler {
     this.metrics.live = this.#live.size;
   }
 
-  #start(job: JobDecl, now: number, slot?: number): void {
-    const req = this.#requested.get(job.name);
-    this.#requested.delete(job.name);
-    const id = req?.id ?? newRunId(now);
-    const run: RunRecord = {
+  /**
+   * Starts a run of `job` (or, with `resumed`, follows again on the run queue a run an earlier
+   * start of this manager left going: its start is on the record already).
+   */
+  #start(job: JobDecl, now: number, slot?: number, resumed?: RunRecord): void {
+    const req = resumed ? undefined : this.#requested.get(job.name);
+    if (!resumed) this.#requested.delete(job.name);
+    const id = resumed?.run_id ?? req?.id ?? newRunId(now);
+    const run: RunRecord = resumed ?? {
       run_id: id,
       job: job.name,
       started_ms: now,
@@ -297,7 +330,7 @@ export class Scheduler {
     };
     const resultFile = join(this.#o.home, "runs", job.name, `${id}.json`);
     const controller = new AbortController();
-    let recordedStart = false;
+    let recordedStart = resumed !== undefined;
     const recordStart = () => {
       if (recordedStart) return;
       recordedStart = true;
@@ -352,12 +385,22 @@ export class Scheduler {
           recordStart();
         },
       };
-      const report: { outcome: Outcome; stderrTail?: string } & Partial<QueueReport> = this.#o.queue
-        ? await this.#o.queue.run(job, request, slot, hooks)
-        : job.flow !== undefined
-        ? await this.#flowRun(job, controller.signal, recordStart)
-        : await this.#o.runner.run(request, hooks);
+      const report: { outcome: Outcome; stderrTail?: string } & Partial<QueueReport> =
+        resumed && this.#o.queue
+          ? await this.#o.queue.follow(id, hooks)
+          : this.#o.queue
+          ? await this.#o.queue.run(job, request, slot, hooks)
+          : job.flow !== undefined
+          ? await this.#flowRun(job, controller.signal, recordStart)
+          : await this.#o.runner.run(request, hooks);
       recordStart();
+      if (report.detached) {
+        // the manager stopped following a queued run: it goes on on its worker, and stays
+        // `running` on the record for the next start of this manager to follow again
+        this.#live.delete(job.name);
+        this.metrics.live = this.#live.size;
+        return;
+      }
       const ended = stateOf(report.outcome);
       const { state, message } = report.lost !== undefined
         ? { state: "lost" as const, message: report.lost }
@@ -402,7 +445,7 @@ export class Scheduler {
       this.metrics.live = this.#live.size;
       this.#keepEnded(run);
       // the freed slot goes to the next due run now (the jobs as the last tick scanned them)
-      if (!this.#stopped) this.#startDue(Date.now());
+      if (!this.#stopped && !this.#o.startOnTickOnly) this.#startDue(Date.now());
     })();
     this.#live.set(job.name, { run, controller, done });
   }

@@ -353,3 +353,38 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "serve --nats: a manager restarted mid-run follows its run again; the run is not started twice",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
+    const scratch = join(p.root, "scratch");
+    Deno.mkdirSync(scratch);
+    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `every = "1h"\nprompt = "${scratch}"\n`);
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m1 = await startManager(p.root, p.home, ["--nats", srv.url]);
+    let m2: Manager | undefined;
+    try {
+      await waitFor(() => exists(join(scratch, "started")), { what: "the run to start", timeoutMs: 60_000 });
+      const [id] = [...(await runStates(srv.url)).keys()];
+      assert.equal(await m1.stop(), 0);
+      m2 = await startManager(p.root, p.home, ["--nats", srv.url]);
+      await waitFor(() => /following it again/.test(m2!.stderr()), {
+        what: "the manager to follow the run again",
+      });
+      Deno.writeTextFileSync(join(scratch, "go"), "");
+      const r = await waitForRun(m2, id, "ended", 120_000);
+      assert.equal(r.state, "ok", JSON.stringify(r));
+      assert.equal(r.result, "done");
+      const states = await runStates(srv.url);
+      assert.equal(states.size, 1, "one run of the interval");
+      assert.equal(states.get(id).attempt, 1);
+    } finally {
+      await stopAll([w], m2 ? [m2] : []);
+    }
+  },
+});

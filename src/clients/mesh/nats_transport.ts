@@ -51,8 +51,8 @@ import {
   type Msg,
   type MsgHdrs,
   type NatsConnection,
-  type NodeConnectionOptions,
   nkeyAuthenticator,
+  type NodeConnectionOptions,
 } from "@nats-io/transport-node";
 import { JsonError, parseJson, stringifyJson } from "../../json/codec.ts";
 import { encodeBase64Url } from "./base64url.ts";
