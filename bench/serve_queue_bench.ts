@@ -274,14 +274,12 @@ export default async function serveQueueBench(): Promise<void> {
   }
   const after = await manager([]);
   let afterRate: number;
-  const single: number[] = [];
   try {
     afterRate = await after.rate();
     await after.quiet();
-    await after.probe();
-    for (let i = 0; i < PROBES; i++) single.push(await after.probe());
-  } finally {
+  } catch (e) {
     await after.stop();
+    throw e;
   }
   console.log(
     `serve_queue: ${JOBS} due runs (return 1), --max-live ${MAX_LIVE}, default tick; rate over the first ${SAMPLE}`,
@@ -297,19 +295,27 @@ export default async function serveQueueBench(): Promise<void> {
   const missing = natsMissing();
   if (missing) {
     console.log(`  NATS phases skipped: ${missing}`);
+    await after.stop();
     return;
   }
   await using srv = await startNats("", { jetstream: true });
   const q = await manager(["--nats", srv.url], srv.url);
   let queueRate: number;
+  const single: number[] = [];
   const queued: number[] = [];
   try {
     queueRate = await q.rate();
     await q.quiet();
+    // one run at a time, the two managers interleaved (both idle otherwise), after a warm-up each
+    await after.probe();
     await q.probe();
-    for (let i = 0; i < PROBES; i++) queued.push(await q.probe());
+    for (let i = 0; i < PROBES; i++) {
+      single.push(await after.probe());
+      queued.push(await q.probe());
+    }
   } finally {
     await q.stop();
+    await after.stop();
   }
   const sm = median(single), qm = median(queued);
   console.log(

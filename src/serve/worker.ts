@@ -184,8 +184,9 @@ export class QueueWorker {
   #find(project: string, job: string): { root: string; decl: JobDecl } | string {
     let sawProject = false;
     for (const root of this.#o.projects) {
-      const decl = scanJobs(root, this.#o.home).jobs.find((j) => j.name === job);
-      const ids = new Set([basename(root), ...scanJobs(root, this.#o.home).jobs.map((j) => j.project)]);
+      const jobs = scanJobs(root, this.#o.home).jobs;
+      const decl = jobs.find((j) => j.name === job);
+      const ids = new Set([basename(root), ...jobs.map((j) => j.project)]);
       if (decl && (decl.project ?? basename(root)) === project) return { root, decl };
       if (ids.has(project)) sawProject = true;
     }
@@ -399,6 +400,17 @@ export class QueueWorker {
             status: "raised",
             code: "config",
             message: "this worker runs no flow jobs",
+            traceback: "",
+          },
+        };
+      }
+      if (asked.sandbox === true) {
+        return {
+          outcome: {
+            status: "raised",
+            code: "config",
+            message: `flow job ${decl.name}: the run asks for the sandbox, and a flow's steps run in the ` +
+              `worker's process, unconfined`,
             traceback: "",
           },
         };

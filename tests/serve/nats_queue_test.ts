@@ -388,3 +388,34 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "serve --nats: a flow job goes through the same queue and runs its Blueprint on the worker",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({
+      "blocks/up.lua": "return string.upper(_PROMPT)",
+      "blocks/nightly.lua": "return 'the job carrier'",
+      "blocks/nightly.job.toml": 'every = "1h"\nflow = "flows/up.bp.json"\n[init]\nword = "hi"\n',
+      "flows/up.bp.json": JSON.stringify({
+        id: "up-flow",
+        agents: [{ name: "up", kind: "block", spec: { block: "up" } }],
+        flow: { kind: "step", ref: "up", in: { op: "path", at: "$.word" }, out: { op: "path", at: "$.out" } },
+      }),
+    });
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m = await startManager(p.root, p.home, ["--nats", srv.url]);
+    try {
+      const r = await waitForEndOf(m, "nightly");
+      assert.equal(r.state, "ok", JSON.stringify(r));
+      assert.deepEqual(JSON.parse(Deno.readTextFileSync(r.result_file)).ctx, { word: "hi", out: "HI" });
+      const s = (await runStates(srv.url)).get(r.run_id);
+      assert.equal(s.worker, `${Deno.hostname()}:${w.child.pid}`);
+    } finally {
+      await stopAll([w], [m]);
+    }
+  },
+});
