@@ -56,6 +56,8 @@ export interface QueueRunState {
   result_bytes: number | null;
   /** The results object holding the value (the run id), when it was too large to inline. */
   result_object: string | null;
+  /** The results object holding the run's kernel export (`<run id>.knl`), when it opened sessions. */
+  knl_object?: string | null;
   message: string | null;
   stderr_tail: string;
   counts: RunCountsRecord | null;

@@ -3,9 +3,10 @@
  * `BlockRunner`, recording their state in the state bucket.
  *
  * Owns the pull loop and one queued run's life on this machine:
- * - one durable pull consumer per queue (`run_queue.ts`); a loop per queue fetches at most as
- *   many messages as there are free slots (`maxLive` less the live runs and the fetches of the
- *   other loops), so no run waits here for a slot another worker has free;
+ * - one durable pull consumer per queue (`run_queue.ts`); a loop per queue pulls at most as
+ *   many messages as there are free slots (`maxLive` less the live runs and the messages the
+ *   pulls still open may bring), so no run waits here for a slot another worker has free, and a
+ *   slot freed while a pull is open gets a pull of its own at once;
  * - a message names a project id and a job, never code: the run is the job's block in this
  *   worker's copy of that project (a `-p DIR`: its id is `project` in the job's job.toml, else
  *   the directory's name), run with this worker's environment (each run loads its project's
@@ -14,7 +15,8 @@
  *   worker is asked: the queue's workers are meant to hold the same projects);
  * - the state (`queue_form.ts`): `running` (worker, attempt, pid) under compare-and-set, the
  *   counts as the run goes (at most every `COUNTS_EVERY_MS`), then its end; a returned value
- *   past `INLINE_RESULT_BYTES` goes to the results object store. While a run goes the worker
+ *   past `INLINE_RESULT_BYTES` goes to the results object store, and so does the run's kernel
+ *   record (`<run id>.knl`: the `knl export --as events` lines of its sessions, `run_export.ts`). While a run goes the worker
  *   sends in-progress acks every third of `AckWait`; the message is acked when the run ends in
  *   any state;
  * - a redelivered message whose state says `running` is an attempt whose worker vanished (its
@@ -44,6 +46,7 @@ import { runFlowJob } from "./flow_job.ts";
 import { INLINE_RESULT_BYTES, type RunCountsRecord } from "./record.ts";
 import { stateOf } from "./scheduler.ts";
 import { isCasConflict } from "./queue_dispatch.ts";
+import { runKernelExport } from "./run_export.ts";
 import {
   isEnded,
   parseQueuedRun,
@@ -90,6 +93,7 @@ interface Live {
 }
 
 const enc = new TextEncoder();
+const isBlockJob = (f: { decl: JobDecl }) => f.decl.flow === undefined;
 
 /** Pulls queued runs and runs them (see the module doc). */
 export class QueueWorker {
@@ -140,34 +144,44 @@ export class QueueWorker {
 
   async #pull(c: Consumer, queue: string, stopping: AbortSignal): Promise<void> {
     let complained = false;
+    const fetches = new Set<Promise<void>>();
     while (!stopping.aborted) {
       const free = this.#o.maxLive - this.#live.size - this.#reserved;
       if (free <= 0) {
         await this.#freedP;
         continue;
       }
+      // a pull for the free slots; a slot freed meanwhile gets a pull of its own at once
       this.#reserved += free;
       let got = 0;
-      try {
-        const msgs = await c.fetch({ max_messages: free, expires: FETCH_EXPIRES_MS });
-        for await (const m of msgs) {
-          got++;
-          this.#reserved--;
-          if (stopping.aborted) {
-            m.nak(HAND_BACK_MS);
-            continue;
+      const fetch = (async () => {
+        try {
+          const msgs = await c.fetch({ max_messages: free, expires: FETCH_EXPIRES_MS });
+          for await (const m of msgs) {
+            got++;
+            this.#reserved--;
+            if (stopping.aborted) {
+              m.nak(HAND_BACK_MS);
+              continue;
+            }
+            this.#track(this.#handle(m));
           }
-          this.#track(this.#handle(m));
+          complained = false;
+        } catch (e) {
+          if (!complained) this.#o.log(`queue ${queue}: fetch failed (${(e as Error).message}); retrying`);
+          complained = true;
+          await new Promise((r) => setTimeout(r, 500));
+        } finally {
+          this.#reserved -= free - got;
         }
-        complained = false;
-      } catch (e) {
-        if (!complained) this.#o.log(`queue ${queue}: fetch failed (${(e as Error).message}); retrying`);
-        complained = true;
-        await new Promise((r) => setTimeout(r, 500));
-      } finally {
-        this.#reserved -= free - got;
-      }
+      })().finally(() => {
+        fetches.delete(fetch);
+        this.#kick();
+      });
+      fetches.add(fetch);
+      await this.#freedP;
     }
+    await Promise.all([...fetches]);
   }
 
   #track(p: Promise<void>): void {
@@ -359,8 +373,22 @@ export class QueueWorker {
         }
       }
     }
+    // the run's kernel record beside its result (`<run id>.knl`: knl export --as events lines)
+    let knlObject: string | null = null;
+    if (isBlockJob(found) && tally.counts.sessions.length > 0) {
+      const x = runKernelExport(found.root, this.#o.env, [...tally.counts.sessions]);
+      if ("text" in x) {
+        try {
+          await this.#o.handles.results.putBlob({ name: `${q.run_id}.knl` }, enc.encode(x.text));
+          knlObject = `${q.run_id}.knl`;
+        } catch (e) {
+          this.#o.log(`run ${q.run_id}: cannot store its kernel export: ${(e as Error).message}`);
+        }
+      } else this.#o.log(`run ${q.run_id}: no kernel export: ${x.why}`);
+    }
     const ended = await write({
       ...s,
+      knl_object: knlObject,
       state,
       ended_ms: now(),
       exit_code: exitCodeOf(report.outcome),

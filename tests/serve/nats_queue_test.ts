@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { Kvm } from "@nats-io/kv";
+import { Objm } from "@nats-io/obj";
 import { processAlive, waitFor } from "../helpers.ts";
 import { natsMissing, startNats } from "../mesh/nats_server.ts";
 import {
@@ -328,14 +329,15 @@ async function waitForEndOf(m: Manager, job: string): Promise<any> {
 }
 
 Deno.test({
-  name: "serve --nats: a result past 64 KiB travels through the object store",
+  name: "serve --nats: a result past 64 KiB and the run's kernel export travel through the object store",
   ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
     await using srv = await startNats("", { jetstream: true });
     const p = await jobProject({
-      "blocks/big.lua": 'return string.rep("x", 100000)\n',
+      "blocks/big.lua":
+        'require("knl").session({ owner = "big" }, function() end)\nreturn string.rep("x", 100000)\n',
       "blocks/big.job.toml": "",
     });
     const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
@@ -347,7 +349,20 @@ Deno.test({
       assert.equal(r.result, null); // past the inline limit
       assert.equal(r.result_bytes, 100000);
       assert.equal(Deno.readTextFileSync(r.result_file), "x".repeat(100000));
-      assert.equal((await runStates(srv.url)).get(id).result_object, id);
+      const state = (await runStates(srv.url)).get(id);
+      assert.equal(state.result_object, id);
+      // the run's kernel record beside it: knl export --as events lines of its session
+      assert.equal(state.knl_object, `${id}.knl`);
+      const nc = await connect({ servers: srv.url });
+      try {
+        const os = await new Objm(nc).open("AGENT_BLOCK_RUN_RESULTS");
+        const lines = new TextDecoder().decode((await os.getBlob(`${id}.knl`))!).trim().split("\n")
+          .map((l) => JSON.parse(l));
+        assert.equal(lines[0].stream, state.counts.sessions[0]);
+        assert.ok(lines.some((l) => l.kind === "session_open"), JSON.stringify(lines[0]));
+      } finally {
+        await nc.close();
+      }
     } finally {
       await stopAll([w], [m]);
     }
