@@ -26,7 +26,13 @@ import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
 import { isDir, writeAtomic, writeTarget } from "../util/fs.ts";
 import { parseRunArgs, type RunSettings } from "./run_args.ts";
-import { launchRun, type NetDenials, type RunStage, sandboxWanted, startNetBridge } from "./sandbox_launch.ts";
+import {
+  launchRun,
+  type NetDenials,
+  type RunStage,
+  sandboxWanted,
+  startNetBridge,
+} from "./sandbox_launch.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
@@ -47,8 +53,8 @@ export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, knl, blocks, types, mcp, flow, serve, vendor;
-                                       see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, flow, serve, worker,
+                                       vendor; see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run (- reads it from stdin)
