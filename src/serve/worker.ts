@@ -80,7 +80,7 @@ export interface WorkerOptions {
   env: Readonly<Record<string, string>>;
   /** Runs the blocks. */
   runner: BlockRunner<RunReport & { stderrTail?: string }>;
-  /** Runs flow jobs' steps (absent: a flow job's run fails). */
+  /** Runs unconfined flow jobs' steps (absent: such a run fails); a sandboxed one's go to `runner`. */
   flowRunner?: BlockRunner;
   /** This worker's name in run states (host and pid). */
   name: string;
@@ -422,23 +422,18 @@ export class QueueWorker {
       return { outcome: { status: "raised", code: "config", message: (e as Error).message, traceback: "" } };
     }
     if (decl.flow !== undefined) {
-      if (!this.#o.flowRunner) {
+      // sandboxed (the run asks, or its job file does): every step is a confined child run of
+      // the jobs' runner, never a run in this worker's process
+      const jobs = this.#o.runner;
+      const steps: BlockRunner | undefined = asked.sandbox === true || decl.sandbox === true
+        ? { run: (request, hooks) => jobs.run({ ...request, sandbox: true }, hooks) }
+        : this.#o.flowRunner;
+      if (!steps) {
         return {
           outcome: {
             status: "raised",
             code: "config",
             message: "this worker runs no flow jobs",
-            traceback: "",
-          },
-        };
-      }
-      if (asked.sandbox === true) {
-        return {
-          outcome: {
-            status: "raised",
-            code: "config",
-            message: `flow job ${decl.name}: the run asks for the sandbox, and a flow's steps run in the ` +
-              `worker's process, unconfined`,
             traceback: "",
           },
         };
@@ -450,7 +445,7 @@ export class QueueWorker {
           init: decl.init,
           projectRoot: root,
           env: this.#o.env,
-          runner: this.#o.flowRunner,
+          runner: steps,
           timeoutMs: asked.timeoutMs ?? decl.timeoutMs,
           signal,
         }),

@@ -434,3 +434,45 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "attack: a sandboxed flow job on a worker runs its steps as confined child runs",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    // A worker interprets a flow in its own process: with `sandbox = true` each step must still be
+    // a confined child run, so a step cannot plant a library in the home's lib/ (read-only to
+    // confined runs), and the flow completes with what the step saw.
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({
+      "blocks/plant.lua": `local f, err = io.open(os.getenv("AGENT_BLOCK_HOME") .. "/lib/planted.lua", "w")
+if f then f:write("return 1") f:close() return "planted" end
+return "refused: " .. tostring(err)`,
+      "blocks/nightly.lua": "return 'the job carrier'",
+      "blocks/nightly.job.toml":
+        'every = "1h"\nsandbox = true\nflow = "flows/plant.bp.json"\n[init]\nword = "hi"\n',
+      "flows/plant.bp.json": JSON.stringify({
+        id: "plant-flow",
+        agents: [{ name: "plant", kind: "block", spec: { block: "plant" } }],
+        flow: {
+          kind: "step",
+          ref: "plant",
+          in: { op: "path", at: "$.word" },
+          out: { op: "path", at: "$.out" },
+        },
+      }),
+    });
+    Deno.mkdirSync(join(p.home, "lib"), { recursive: true });
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m = await startManager(p.root, p.home, ["--nats", srv.url]);
+    try {
+      const r = await waitForEndOf(m, "nightly");
+      assert.equal(r.state, "ok", JSON.stringify(r));
+      assert.match(String(JSON.parse(Deno.readTextFileSync(r.result_file)).ctx.out), /^refused: /);
+      assert.throws(() => Deno.statSync(join(p.home, "lib", "planted.lua")), Deno.errors.NotFound);
+    } finally {
+      await stopAll([w], [m]);
+    }
+  },
+});
