@@ -3,9 +3,10 @@
  * in-process `BlockRunner` (`src/runner/in_process.ts`, the one in-process run loop).
  *
  * Layer: consumer (sdk). Owns the mapping of a config onto a `RunRequest` (serialisable: script,
- * prompt and context, labels, limits, stores, mesh, globals — the default agent's source and
- * options included) plus the handles beside it (the runner's options: the bus with the config's
- * host handlers, host tools, `fetch`, output sinks; the hooks: the signal and the config's
+ * prompt and context, labels, limits, stores, mesh, globals, telemetry settings and the caller's
+ * `traceparent` as correlation — the default agent's source and options included) plus the
+ * handles beside it (the runner's options: the bus with the config's host handlers, host tools,
+ * `fetch`, the embedder's tracer and meter providers, output sinks; the hooks: the signal and the config's
  * observers), and the report: the runner's outcome, artifacts and sessions, plus the returned
  * text, the error, the exit code and the tools registered.
  *
@@ -125,6 +126,10 @@ export function requestOf(config: BlockConfig, defaults: RunDefaults): RunReques
   if (config.home !== undefined) r.home = config.home;
   if (config.timeoutMs !== undefined) r.timeoutMs = config.timeoutMs;
   if (config.mcpRpcTimeoutMs !== undefined) r.mcpTimeoutMs = config.mcpRpcTimeoutMs;
+  if (config.telemetry !== undefined) r.telemetry = config.telemetry;
+  if (config.parentSpan !== undefined) {
+    r.correlation = { traceId: config.parentSpan.traceId, parentSpan: config.parentSpan.spanId };
+  }
   if (config.relay !== undefined) {
     r.mesh = config.secretKey !== undefined
       ? { relay: config.relay, secretKey: config.secretKey }
@@ -153,6 +158,8 @@ export async function runConfig(
     stderr: config.stderr,
     modules: [hostToolsModule(config.hostTools, (list) => (tools = list))],
     fetch: config.fetch,
+    tracerProvider: config.tracerProvider,
+    meterProvider: config.meterProvider,
     bus,
     // a bus of the embedder's own may be emitted into before the script touches `bus`
     busEager: config.bus !== undefined || config.autoServeBus,
