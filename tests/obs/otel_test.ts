@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { OtlpReceiver, type ReceivedSpan } from "./otlp_receiver.ts";
 import { anthropicMessage, MockLlm } from "../host/llm/mock_llm.ts";
 import { DENO, ECHO, lq } from "../host/mcp/peers.ts";
-import { CLI, REPO_ROOT, tempDir, testEnv } from "../helpers.ts";
+import { CLI, runCli, tempDir, testEnv, waitFor } from "../helpers.ts";
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { BlockConfig, runBlock, ScriptSource } from "../../mod.ts";
 import { telemetryFromEnv, TelemetrySettingsError } from "../../src/obs/otel/settings.ts";
 import { openExistingStore } from "../../src/knl/store.ts";
@@ -178,4 +179,261 @@ Deno.test({
       await rx.close();
     }
   },
+});
+
+/** `deno run -A cli.ts args` with V8's function-event log: which scripts the process compiled. */
+async function scriptsLoaded(dir: string, args: string[], env: Record<string, string>): Promise<string> {
+  const log = join(dir, `v8_${crypto.randomUUID()}.log`);
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      `--v8-flags=--log-function-events,--logfile=${log},--no-logfile-per-isolate`,
+      CLI,
+      ...args,
+    ],
+    env: testEnv(env),
+    clearEnv: true,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+  return await Deno.readTextFile(log);
+}
+
+Deno.test("otel: with no endpoint no OpenTelemetry module is loaded; with one they are", async () => {
+  const dir = await tempDir();
+  const script = join(dir, "s.lua");
+  await Deno.writeTextFile(script, `sh.exec("true") return "ok"`);
+  const rx = new OtlpReceiver();
+  try {
+    const off = await scriptsLoaded(dir, ["-s", script], {});
+    assert.ok(
+      !/opentelemetry|otel\/(tracer|export)\.ts|runner\/traced\.ts/.test(off),
+      "no OTel code without an endpoint",
+    );
+    const on = await scriptsLoaded(dir, ["-s", script], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    });
+    assert.match(on, /@opentelemetry\+sdk-trace/, "the detector sees the SDK when it is used");
+    assert.match(on, /otel\/export\.ts/);
+    assert.equal(rx.named("sh.exec").length, 1);
+  } finally {
+    await rx.close();
+  }
+});
+
+Deno.test("otel: a CLI run given TRACEPARENT joins the caller's trace; http/protobuf is the default encoding", async () => {
+  const dir = await tempDir();
+  const script = join(dir, "child_of_ci.lua");
+  await Deno.writeTextFile(script, `sh.exec("true") return "ok"`);
+  const rx = new OtlpReceiver();
+  try {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736", parent = "00f067aa0ba902b7";
+    const r = await runCli(["-s", script], {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        TRACEPARENT: `00-${traceId}-${parent}-01`,
+      },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const run = rx.one("invoke_agent child_of_ci.lua");
+    assert.equal(run.traceId, traceId);
+    assert.equal(run.parentSpanId, parent);
+    assert.equal(rx.one("sh.exec").parentSpanId, run.spanId);
+
+    // protobuf (the standard default): the official binary encoding reaches /v1/traces
+    const pb = new OtlpReceiver();
+    try {
+      const r2 = await runCli(["-s", script], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: pb.url } });
+      assert.equal(r2.code, 0, r2.stderr);
+      const traces = pb.requests.filter((q) => q.path === "/v1/traces");
+      assert.equal(traces.length, 1);
+      assert.equal(traces[0].contentType, "application/x-protobuf");
+      const text = new TextDecoder("utf-8", { fatal: false }).decode(traces[0].bytes);
+      assert.ok(text.includes("invoke_agent child_of_ci.lua") && text.includes("sh.exec"));
+    } finally {
+      await pb.close();
+    }
+  } finally {
+    await rx.close();
+  }
+});
+
+Deno.test("otel: SIGTERM ends the run and its spans are flushed before the process exits", async () => {
+  const dir = await tempDir();
+  const ready = join(dir, "ready");
+  const script = join(dir, "long.lua");
+  await Deno.writeTextFile(
+    script,
+    `sh.exec("touch ${ready}; sleep 60")
+     return "never"`,
+  );
+  const rx = new OtlpReceiver();
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", CLI, "-s", script],
+      env: testEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }),
+      clearEnv: true,
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    await waitFor(async () => {
+      try {
+        await Deno.stat(ready);
+        return true;
+      } catch {
+        return false;
+      }
+    }, { what: "the run's sh.exec to start" });
+    child.kill("SIGTERM");
+    const out = await child.output();
+    assert.equal(out.code, 130, new TextDecoder().decode(out.stderr));
+    const run = rx.one("invoke_agent long.lua");
+    assert.equal(run.attributes["agent_block.outcome"], "cancelled");
+    assert.equal(run.status.code, 2, "ERROR");
+    const exec = rx.one("sh.exec"); // cut by the stop, ended with the run
+    assert.equal(exec.parentSpanId, run.spanId);
+    assert.ok(exec.end <= run.end);
+  } finally {
+    await rx.close();
+  }
+});
+
+Deno.test("otel: the SDK sends spans to the embedder's tracer provider, under the traceparent it is given", async () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const report = await runBlock(
+    BlockConfig.builder(ScriptSource.inline(`sh.exec("true") return "ok"`, "embedded.lua"), ".")
+      .env({})
+      .tracerProvider(provider)
+      .traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+      .build(),
+  );
+  assert.equal(report.value, "ok");
+  const spans = exporter.getFinishedSpans();
+  const run = spans.find((s) => s.name === "invoke_agent embedded.lua")!;
+  assert.ok(run, spans.map((s) => s.name).join());
+  assert.equal(run.spanContext().traceId, "0af7651916cd43dd8448eb211c80319c");
+  assert.equal(run.parentSpanContext?.spanId, "b7ad6b7169203331");
+  const exec = spans.find((s) => s.name === "sh.exec")!;
+  assert.equal(exec.parentSpanContext?.spanId, run.spanContext().spanId);
+  assert.throws(
+    () => BlockConfig.builder(ScriptSource.inline("return 1", "x.lua"), ".").traceparent("00-nope").build(),
+    /traceparent must be a W3C traceparent header/,
+  );
+});
+
+Deno.test("otel: a collector that never answers costs the run at most the bound, and is told once", async () => {
+  const rx = new OtlpReceiver({ hang: true });
+  try {
+    const errs: string[] = [];
+    const settings = jsonSettings(rx, { OTEL_EXPORTER_OTLP_TIMEOUT: "200" });
+    for (let i = 0; i < 2; i++) {
+      const report = await runBlock(
+        BlockConfig.builder(ScriptSource.inline(`return "ok"`, "quick.lua"), ".")
+          .env({})
+          .telemetry(settings)
+          .stderr((b) => void errs.push(new TextDecoder().decode(b)))
+          .build(),
+      );
+      assert.equal(report.value, "ok", "the run is not failed by its collector");
+    }
+    const warnings = errs.join("").split("\n").filter((l) => l.includes("cannot export telemetry"));
+    assert.equal(warnings.length, 1, errs.join(""));
+    assert.match(warnings[0], /no answer within 200 ms/);
+    assert.ok(rx.requests.length >= 2, "both runs tried");
+  } finally {
+    await rx.close();
+  }
+});
+
+Deno.test("otel: settings come from the standard variables; bad values are refused by name", () => {
+  assert.equal(telemetryFromEnv({}), undefined);
+  assert.equal(
+    telemetryFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" }),
+    undefined,
+  );
+  assert.deepEqual(
+    telemetryFromEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/",
+      OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20t,x-team=qa",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=ci",
+      OTEL_SERVICE_NAME: "nightly",
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
+    }),
+    {
+      tracesEndpoint: "http://c:4318/v1/traces",
+      metricsEndpoint: "http://c:4318/v1/metrics",
+      protocol: "http/protobuf",
+      timeoutMs: 10_000,
+      serviceName: "nightly",
+      headers: { authorization: "Bearer t", "x-team": "qa" },
+      resourceAttributes: { "deployment.environment": "ci" },
+      captureContent: true,
+    },
+  );
+  const only = telemetryFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://c/traces" })!;
+  assert.equal(only.tracesEndpoint, "https://c/traces");
+  assert.equal(only.metricsEndpoint, undefined);
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "c:4318" }, /OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+      /PROTOCOL.*grpc.*HTTP only/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_EXPORTER_OTLP_TIMEOUT: "soon" },
+      /OTEL_EXPORTER_OTLP_TIMEOUT/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_EXPORTER_OTLP_HEADERS: "novalue" },
+      /OTEL_EXPORTER_OTLP_HEADERS/,
+    ],
+  ];
+  for (const [env, re] of bad) {
+    assert.throws(
+      () => telemetryFromEnv(env),
+      (e) => e instanceof TelemetrySettingsError && re.test(e.message),
+    );
+  }
+});
+
+Deno.test("otel: a bad OTEL_* variable stops the CLI run before it starts, naming the variable (exit 1)", async () => {
+  const dir = await tempDir();
+  const script = join(dir, "s.lua");
+  await Deno.writeTextFile(script, `return "ok"`);
+  const r = await runCli(["-s", script], {
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:1", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+  });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json/);
+});
+
+Deno.test("otel: a raise and a timeout are exported with their outcome", async () => {
+  const rx = new OtlpReceiver();
+  try {
+    const run = (source: string, name: string, timeoutMs?: number) => {
+      const b = BlockConfig.builder(ScriptSource.inline(source, name), ".").env({}).telemetry(
+        jsonSettings(rx),
+      )
+        .stderr(() => {});
+      if (timeoutMs) b.timeoutMs(timeoutMs);
+      return runBlock(b.build());
+    };
+    assert.equal((await run(`error("boom")`, "raises.lua")).outcome.status, "raised");
+    assert.equal((await run(`sh.exec("sleep 30")`, "slow.lua", 300)).outcome.status, "timed_out");
+    const raised = rx.one("invoke_agent raises.lua");
+    assert.equal(raised.status.code, 2);
+    assert.match(raised.status.message ?? "", /boom/);
+    assert.equal(raised.attributes["agent_block.outcome"], "raised");
+    const slow = rx.one("invoke_agent slow.lua");
+    assert.equal(slow.attributes["agent_block.outcome"], "timed_out");
+    assert.equal(slow.attributes["error.type"], "timed_out");
+  } finally {
+    await rx.close();
+  }
 });

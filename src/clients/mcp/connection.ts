@@ -271,7 +271,12 @@ export class McpConnection {
    * `tools/call`, with our own progress token (when: see the module header) and `extraMeta` (a
    * traced run's `traceparent`) in the request's `_meta`.
    */
-  callTool(tool: string, args: Record<string, unknown>, signal?: AbortSignal, extraMeta?: Record<string, string>) {
+  callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+    extraMeta?: Record<string, string>,
+  ) {
     if (this.deps.traceContext && !("__ab_obs" in args)) {
       const obs = this.deps.traceContext();
       if (Object.keys(obs).length) args = { ...args, __ab_obs: obs };

@@ -26,7 +26,8 @@
  *   background); metrics are collected and sent at each run's end. A process's exit is never
  *   held up by telemetry except by the bounded flush at a run's end.
  * - A flush takes at most `timeoutMs` (the request is aborted then); an unreachable or slow
- *   collector never fails a run, and says so once per process on stderr, naming the URL.
+ *   collector never fails a run, and says so once per process (per settings) on the stderr of
+ *   the run that met it first, naming the URL.
  * - The export requests carry the settings' headers and nothing else of the run.
  */
 import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace";
@@ -45,9 +46,8 @@ import { VERSION } from "../../version.ts";
 /** Spans waiting before a background export starts. */
 const BATCH = 512;
 
-/** POSTs OTLP payloads to one URL, each within the bound; the first failure is told once. */
+/** POSTs OTLP payloads to one URL, each within the bound; failures go to `warn` (told once per export). */
 class OtlpPoster {
-  #told = false;
   constructor(
     private readonly url: string,
     private readonly settings: TelemetrySettings,
@@ -85,8 +85,6 @@ class OtlpPoster {
   }
 
   #fail(why: string) {
-    if (this.#told) return;
-    this.#told = true;
     this.warn(
       `cannot export telemetry to ${new URL(this.url).origin}${new URL(this.url).pathname}: ${why} ` +
         `(telemetry of this process may be lost; runs go on)`,
@@ -163,7 +161,13 @@ export function otelExport(settings: TelemetrySettings, warn: (message: string) 
   return e;
 }
 
-function build(settings: TelemetrySettings, warn: (message: string) => void): OtelExport {
+function build(settings: TelemetrySettings, warnEvery: (message: string) => void): OtelExport {
+  let told = false;
+  const warn = (m: string) => {
+    if (told) return;
+    told = true;
+    warnEvery(m);
+  };
   const json = settings.protocol === "http/json";
   const resource = resourceFromAttributes({
     "service.name": settings.serviceName,
