@@ -17,6 +17,7 @@
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
+import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -241,6 +242,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     log,
     runner,
     env: edge.env,
+    telemetry: telemetryFromEnv(edge.env),
     runs,
     jobs: s.serveUrl !== undefined
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }

@@ -28,9 +28,12 @@
  *   a root is served on the next request, a removed one is gone from the enum and refused.
  * - Every call is one independent run; with the child runner each has its own process and
  *   process group, and calls run concurrently.
- * - Each run gets the server's environment (`env`, resolved at the command's edge); nothing
- *   here reads the process environment. Nothing here writes to stdout.
+ * - Each run gets the server's environment (`env`, resolved at the command's edge) and its
+ *   telemetry settings (`telemetry`); a `run_block` call whose `_meta` carries a W3C
+ *   `traceparent` makes the run's span a child of the caller's. Nothing here reads the process
+ *   environment. Nothing here writes to stdout.
  */
+import { parseTraceparent, type TelemetrySettings } from "../obs/otel/settings.ts";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -67,6 +70,8 @@ export interface BlockServerOptions {
   runner: BlockRunner<RunReport & { stderrTail?: string }>;
   /** The environment every run gets (the server's, resolved at its edge). */
   env: Readonly<Record<string, string>>;
+  /** OpenTelemetry export of every run (the server's `OTEL_*`, parsed at its edge); absent: none. */
+  telemetry?: TelemetrySettings;
   /** `tools/call` handlings in flight (the server waits for them when it stops). */
   runs?: Set<Promise<unknown>>;
   /** The job manager (`--serve-url`): adds the job tools (`job_tools.ts`); absent, they do not exist. */
@@ -264,6 +269,7 @@ export async function callRunBlock(
   args: unknown,
   signal: AbortSignal,
   onProgress?: (progress: number, message: string) => void,
+  traceparent?: string,
 ): Promise<CallToolResult> {
   const parsed = parseRunBlockArgs(args);
   if ("error" in parsed) return text(parsed.error, true);
@@ -279,6 +285,8 @@ export async function callRunBlock(
   }
   const n = ++callSeq;
   const started = performance.now();
+  // The caller's span (`_meta.traceparent`, the MCP convention): the run's span is its child.
+  const parent = parseTraceparent(traceparent);
   let notes = 0;
   const tally = new RunTally(
     onProgress && ((t) => onProgress(++notes, `block '${block.name}': ${t.summary()}`)),
@@ -291,6 +299,8 @@ export async function callRunBlock(
     context: parsed.context,
     env: opts.env,
     timeoutMs: opts.runTimeoutSecs * 1000,
+    ...(opts.telemetry ? { telemetry: opts.telemetry } : {}),
+    ...(parent ? { correlation: { traceId: parent.traceId, parentSpan: parent.spanId } } : {}),
   }, {
     signal,
     observe: onProgress && tally.observe,
@@ -355,7 +365,9 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       })
         .catch(() => undefined);
     };
-    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress);
+    const meta = (req.params._meta ?? ctx.mcpReq._meta) as Record<string, unknown> | undefined;
+    const traceparent = typeof meta?.traceparent === "string" ? meta.traceparent : undefined;
+    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress, traceparent);
     opts.runs?.add(handling);
     try {
       return await handling;

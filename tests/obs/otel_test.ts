@@ -21,6 +21,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@open
 import { BlockConfig, runBlock, ScriptSource } from "../../mod.ts";
 import { telemetryFromEnv, TelemetrySettingsError } from "../../src/obs/otel/settings.ts";
 import { openExistingStore } from "../../src/knl/store.ts";
+import { connectStdio, freshProject } from "../mcp_server/mcp_helpers.ts";
 
 const SECRET = "sk-ant-secret-0123456789abcdef";
 
@@ -436,4 +437,32 @@ Deno.test("otel: a raise and a timeout are exported with their outcome", async (
   } finally {
     await rx.close();
   }
+});
+
+Deno.test({
+  name: "otel: agent-block mcp runs a block under the traceparent in the run_block call's _meta",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const p = await freshProject();
+    const rx = new OtlpReceiver();
+    const s = await connectStdio(p.root, p.home, {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    });
+    try {
+      const traceId = "5bf92f3577b34da6a3ce929d0e0e4737", parent = "10f067aa0ba902b8";
+      const r = await s.client.callTool({
+        name: "run_block",
+        arguments: { block: "where" },
+        _meta: { traceparent: `00-${traceId}-${parent}-01` },
+      });
+      assert.ok(!r.isError, JSON.stringify(r));
+      const run = rx.one("invoke_agent where");
+      assert.equal(run.traceId, traceId);
+      assert.equal(run.parentSpanId, parent);
+    } finally {
+      await s.close();
+      await rx.close();
+    }
+  },
 });
