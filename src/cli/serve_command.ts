@@ -13,6 +13,7 @@
  * project's `.env` is NOT layered in here (each run loads it itself, so it never enters the
  * manager's environment) — minus the host's credentials (the process layer's rule).
  */
+import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -138,7 +139,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
     stopReason: "the manager is stopping",
   });
   const scheduler = new Scheduler(
-    { projectRoot, home, env, record, runner, maxLive: s.maxLive, log: say },
+    {
+      projectRoot,
+      home,
+      env,
+      telemetry: telemetryFromEnv(env),
+      record,
+      runner,
+      maxLive: s.maxLive,
+      log: say,
+    },
     past,
   );
 

@@ -138,6 +138,8 @@ function instrumentsOf(meter: Meter): Instruments {
 /** A span of ours: the API span plus what is needed to end it right. */
 interface Open {
   span: Span;
+  /** The context whose active span is this one (made once, for its children). */
+  ctx?: Context;
   start: number;
   ended: boolean;
   /** Latest end time of what ran under it (a turn ends at its last child's end). */
@@ -223,7 +225,7 @@ export class OtelRunTrace implements RunTrace {
   }
 
   #begin(name: string, kind: SpanKind, parent: Open, attrs?: Attributes, start = now()): Open {
-    const ctx: Context = trace.setSpan(ROOT_CONTEXT, parent.span);
+    const ctx: Context = parent.ctx ??= trace.setSpan(ROOT_CONTEXT, parent.span);
     const span = this.#tracer.startSpan(name, { kind, startTime: start, attributes: attrs }, ctx);
     const o: Open = { span, start, ended: false, last: start };
     this.#open.push(o);
