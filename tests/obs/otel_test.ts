@@ -218,7 +218,11 @@ Deno.test("otel: with no endpoint no OpenTelemetry module is loaded; with one th
       OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     });
-    assert.match(on, /@opentelemetry\+sdk-trace/, "the detector sees the SDK when it is used");
+    assert.match(
+      on,
+      /@opentelemetry\+otlp-transformer/,
+      "the detector sees the OTel packages when they are used",
+    );
     assert.match(on, /otel\/export\.ts/);
     assert.equal(rx.named("sh.exec").length, 1);
   } finally {
@@ -465,4 +469,26 @@ Deno.test({
       await rx.close();
     }
   },
+});
+
+Deno.test("otel: the lean tracer honours the caller's sampled flag and makes valid ids", async () => {
+  const { LeanTracer } = await import("../../src/obs/otel/lean_tracer.ts");
+  const { resourceFromAttributes } = await import("@opentelemetry/resources");
+  const { ROOT_CONTEXT, trace, TraceFlags } = await import("@opentelemetry/api");
+  const ended: string[] = [];
+  const t = new LeanTracer(resourceFromAttributes({}), { name: "t" }, (s) => void ended.push(s.name));
+  const unsampled = trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+    spanId: "00f067aa0ba902b7",
+    traceFlags: TraceFlags.NONE,
+  });
+  const dropped = t.startSpan("dropped", {}, unsampled);
+  dropped.end();
+  const kept = t.startSpan("kept");
+  kept.end();
+  kept.end();
+  assert.deepEqual(ended, ["kept"]);
+  assert.equal(dropped.spanContext().traceId, "4bf92f3577b34da6a3ce929d0e0e4736");
+  assert.match(kept.spanContext().traceId, /^[0-9a-f]{32}$/);
+  assert.match(kept.spanContext().spanId, /^[0-9a-f]{16}$/);
 });

@@ -1,5 +1,5 @@
 /**
- * The OTLP/HTTP export of a process's runs: a tracer provider and a meter provider built from
+ * The OTLP/HTTP export of a process's runs: a tracer (`lean_tracer.ts`) and a meter provider built from
  * `TelemetrySettings`, one per distinct settings in the process (the MCP server and `serve` run
  * many blocks: they share it), flushed at the end of every run within the settings' bound.
  *
@@ -12,9 +12,9 @@
  *   compile time (an open Deno issue), and a process that runs many blocks (MCP server, `serve`)
  *   cannot give one run other settings than the next. Here the settings travel with the run.
  * - It exports everything the process does (every `fetch`, `Deno.serve`), not the run's record.
- * - The SDK packages used are small and pure (`sdk-trace`, `sdk-metrics`, `resources`, and
- *   `otlp-transformer` for the official protobuf/JSON encodings); none of them reads the process
- *   environment. The exporters' own packages (`exporter-*-otlp-*`) are not used: their Node
+ * - The SDK packages used are small and pure (`sdk-metrics`, `resources`, and `otlp-transformer`
+ *   for the official protobuf/JSON encodings; spans are recorded by `lean_tracer.ts`, which says
+ *   why not by `sdk-trace`); none of them reads the process environment. The exporters' own packages (`exporter-*-otlp-*`) are not used: their Node
  *   transport reads `OTEL_*` from the process environment and retries on timers of its own. The
  *   transport here is `fetch` with one bounded attempt (`OtlpPoster`).
  * An embedder that already has a provider (Deno's built-in one included, which hooks
@@ -30,8 +30,9 @@
  *   the run that met it first, naming the URL.
  * - The export requests carry the settings' headers and nothing else of the run.
  */
-import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace";
-import { TracerProvider } from "@opentelemetry/sdk-trace";
+import type { TracerProvider } from "@opentelemetry/api";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace";
+import { LeanTracer } from "./lean_tracer.ts";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -92,8 +93,8 @@ class OtlpPoster {
   }
 }
 
-/** Keeps ended spans until a flush (or a full batch); exports them through `poster`. */
-class RunEndSpanProcessor implements SpanProcessor {
+/** Keeps ended spans until a flush (or a full batch); exports them through `send`. */
+class SpanBuffer {
   #waiting: ReadableSpan[] = [];
   #inflight = new Set<Promise<void>>();
   constructor(
@@ -101,11 +102,11 @@ class RunEndSpanProcessor implements SpanProcessor {
     private readonly timeoutMs: number,
   ) {}
 
-  onStart(_span: Span): void {}
-  onEnd(span: ReadableSpan): void {
+  /** Takes one ended span. */
+  readonly add = (span: ReadableSpan): void => {
     this.#waiting.push(span);
     if (this.#waiting.length >= BATCH) this.#track(this.#drain(performance.now() + this.timeoutMs));
-  }
+  };
   #drain(deadline: number): Promise<void> {
     const spans = this.#waiting;
     this.#waiting = [];
@@ -116,12 +117,9 @@ class RunEndSpanProcessor implements SpanProcessor {
     p.finally(() => this.#inflight.delete(p));
   }
   /** Exports what waits and waits for what is in flight, all within the bound. */
-  async forceFlush(): Promise<void> {
+  async flush(): Promise<void> {
     const deadline = performance.now() + this.timeoutMs;
     await Promise.all([this.#drain(deadline), ...this.#inflight]);
-  }
-  shutdown(): Promise<void> {
-    return this.forceFlush();
   }
 }
 
@@ -178,11 +176,11 @@ function build(settings: TelemetrySettings, warnEvery: (message: string) => void
   });
   const traces = new OtlpPoster(settings.tracesEndpoint, settings, warn);
   const traceSerializer = json ? JsonTraceSerializer : ProtobufTraceSerializer;
-  const processor = new RunEndSpanProcessor(
+  const buffer = new SpanBuffer(
     (spans, deadline) => traces.post(traceSerializer.serializeRequest(spans), deadline),
     settings.timeoutMs,
   );
-  const tracerProvider = new TracerProvider({ resource, spanProcessors: [processor] });
+  const tracerProvider = new LeanTracer(resource, { name: "agent-block", version: VERSION }, buffer.add);
   let meterProvider: MeterProvider | undefined;
   let reader: RunEndMetricReader | undefined;
   if (settings.metricsEndpoint) {
@@ -201,7 +199,7 @@ function build(settings: TelemetrySettings, warnEvery: (message: string) => void
     meterProvider,
     flush: async () => {
       await Promise.all([
-        processor.forceFlush(),
+        buffer.flush(),
         reader?.forceFlush({ timeoutMillis: settings.timeoutMs }).catch(() => undefined),
       ]);
     },
