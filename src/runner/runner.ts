@@ -37,8 +37,11 @@ import type { RunEvent, RunObserver } from "../obs/run_events.ts";
 import type { EngineLimits } from "../lua/engine.ts";
 import type { HostModule } from "../host/context.ts";
 import type { BusHost } from "../host/bus.ts";
-import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
-import type { TelemetrySettings } from "../obs/otel/settings.ts";
+import type {
+  OtelMeterProvider as MeterProvider,
+  OtelTracerProvider as TracerProvider,
+  TelemetrySettings,
+} from "../obs/otel/settings.ts";
 
 export type { RunEvent, RunObserver, TelemetrySettings };
 

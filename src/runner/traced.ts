@@ -11,9 +11,15 @@
  * provider is the embedder's to flush: nothing is awaited for it); the run span's trace id is the
  * one the run stamps on its kernel sessions.
  */
-import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
+import type { Meter, Tracer } from "@opentelemetry/api";
 import { OtelRunTrace } from "../obs/otel/tracer.ts";
-import { parseTraceparent, type TelemetrySettings, type TraceParent } from "../obs/otel/settings.ts";
+import {
+  type OtelMeterProvider,
+  type OtelTracerProvider,
+  parseTraceparent,
+  type TelemetrySettings,
+  type TraceParent,
+} from "../obs/otel/settings.ts";
 import type { Outcome } from "../outcome.ts";
 import { VERSION } from "../version.ts";
 import type { Correlation } from "./runner.ts";
@@ -38,12 +44,13 @@ export async function openTrace(o: {
   correlation?: Correlation;
   labels?: Record<string, string>;
   settings?: TelemetrySettings;
-  tracerProvider?: TracerProvider;
-  meterProvider?: MeterProvider;
+  tracerProvider?: OtelTracerProvider;
+  meterProvider?: OtelMeterProvider;
   warn: (message: string) => void;
 }): Promise<OpenTrace> {
   let flush: (() => Promise<void>) | undefined;
-  let tracerProvider = o.tracerProvider, meterProvider = o.meterProvider;
+  let tracerProvider: OtelTracerProvider | undefined = o.tracerProvider;
+  let meterProvider: OtelMeterProvider | undefined = o.meterProvider;
   if (!tracerProvider) {
     const ex = (await import("../obs/otel/export.ts")).otelExport(o.settings!, o.warn);
     tracerProvider = ex.tracerProvider;
@@ -55,8 +62,8 @@ export async function openTrace(o: {
   if (o.correlation?.agentId) attributes["gen_ai.agent.id"] = o.correlation.agentId;
   for (const [k, v] of Object.entries(o.labels ?? {})) attributes[`agent_block.label.${k}`] = v;
   const trace = new OtelRunTrace({
-    tracer: tracerProvider.getTracer("agent-block", VERSION),
-    meter: meterProvider?.getMeter("agent-block", VERSION),
+    tracer: tracerProvider.getTracer("agent-block", VERSION) as Tracer,
+    meter: meterProvider?.getMeter("agent-block", VERSION) as Meter | undefined,
     name: o.name,
     parent: parentOf(o.correlation),
     captureContent: o.settings?.captureContent,

@@ -15,8 +15,12 @@
  * - Nothing here reads the process: `env` and `cwd` left unset are filled by the edge that runs
  *   the config (`mod.ts`'s `runBlock`: this process's environment and working directory).
  */
-import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
-import { parseTraceparent, type TelemetrySettings, type TraceParent } from "../obs/otel/settings.ts";
+import {
+  type OtelMeterProvider as MeterProvider,
+  type OtelTracerProvider as TracerProvider,
+  parseTraceparent,
+  type TelemetrySettings,
+} from "../obs/otel/settings.ts";
 import { isAbsolute } from "node:path";
 import type { JsonValue } from "../json/codec.ts";
 import type { BusHandler, BusHost } from "../host/bus.ts";
@@ -410,8 +414,8 @@ export class BlockConfig {
   readonly tracerProvider?: TracerProvider;
   /** The embedder's meter provider. */
   readonly meterProvider?: MeterProvider;
-  /** The caller's span (parsed `traceparent`). */
-  readonly parentSpan?: TraceParent;
+  /** The caller's span, a checked W3C `traceparent` header. */
+  readonly traceparent?: string;
 
   /**
    * A checked config; throws a `BlockError` (code `config`) naming the first field refused.
@@ -488,8 +492,10 @@ export class BlockConfig {
       );
     }
     if (f.traceparent !== undefined) {
-      this.parentSpan = parseTraceparent(f.traceparent);
-      if (!this.parentSpan) fail(`traceparent must be a W3C traceparent header, got ${show(f.traceparent)}`);
+      if (typeof f.traceparent !== "string" || !parseTraceparent(f.traceparent)) {
+        fail(`traceparent must be a W3C traceparent header, got ${show(f.traceparent)}`);
+      }
+      this.traceparent = f.traceparent;
     }
     this.telemetry = f.telemetry;
     this.tracerProvider = f.tracerProvider;

@@ -19,6 +19,7 @@
  * report returns (their guard is the runner's: one that throws is detached with a warning on
  * the run's stderr).
  */
+import { parseTraceparent } from "../obs/otel/settings.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { busCore, BusHost } from "../host/bus.ts";
 import type { BlockConfig } from "./config.ts";
@@ -127,9 +128,8 @@ export function requestOf(config: BlockConfig, defaults: RunDefaults): RunReques
   if (config.timeoutMs !== undefined) r.timeoutMs = config.timeoutMs;
   if (config.mcpRpcTimeoutMs !== undefined) r.mcpTimeoutMs = config.mcpRpcTimeoutMs;
   if (config.telemetry !== undefined) r.telemetry = config.telemetry;
-  if (config.parentSpan !== undefined) {
-    r.correlation = { traceId: config.parentSpan.traceId, parentSpan: config.parentSpan.spanId };
-  }
+  const parent = parseTraceparent(config.traceparent);
+  if (parent) r.correlation = { traceId: parent.traceId, parentSpan: parent.spanId };
   if (config.relay !== undefined) {
     r.mesh = config.secretKey !== undefined
       ? { relay: config.relay, secretKey: config.secretKey }

@@ -137,6 +137,8 @@ const STABLE_SURFACE = [
   "JsonValue",
   "McpServerConfig",
   "NewEvent",
+  "OtelMeterProvider",
+  "OtelTracerProvider",
   "Outcome",
   "OutcomeStatus",
   "RAISED_CODES",
@@ -154,6 +156,8 @@ const STABLE_SURFACE = [
   "SessionSummary",
   "StartFacts",
   "StorePaths",
+  "TelemetrySettings",
+  "TelemetrySettingsError",
   "TextSource",
   "ToolInfo",
   "UnknownSession",
@@ -169,6 +173,7 @@ const STABLE_SURFACE = [
   "openExistingStore",
   "runBlock",
   "scanBlocks",
+  "telemetryFromEnv",
 ]; // deno-fmt-ignore
 
 Deno.test("docs: the stable surface of mod.ts is exactly the pinned list", async () => {

@@ -28,7 +28,20 @@
  */
 import { AgentBlockError } from "../../errors.ts";
 
-/** The run's telemetry settings: where and how its spans and metrics are exported. Plain JSON data. */
+/**
+ * The run's telemetry settings: where and how its spans and metrics are exported. Plain JSON
+ * data (it travels in a `RunRequest` to a child process).
+ *
+ * ```ts
+ * import type { TelemetrySettings } from "@agent-block/agent-block";
+ * const settings: TelemetrySettings = {
+ *   tracesEndpoint: "http://127.0.0.1:4318/v1/traces",
+ *   protocol: "http/json",
+ *   timeoutMs: 2_000,
+ *   serviceName: "ci-agents",
+ * };
+ * ```
+ */
 export interface TelemetrySettings {
   /** URL spans are POSTed to (`.../v1/traces`). */
   tracesEndpoint: string;
@@ -48,7 +61,19 @@ export interface TelemetrySettings {
   captureContent?: boolean;
 }
 
-/** A bad `OTEL_*` value; the message names the variable. Exit code 1 (the run never starts). */
+/**
+ * A bad `OTEL_*` value; the message names the variable. Exit code 1 (the run never starts).
+ *
+ * ```ts
+ * import { telemetryFromEnv, TelemetrySettingsError } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * assert.throws(
+ *   () => telemetryFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
+ *   (e) => e instanceof TelemetrySettingsError && e.exitCode === 1 && /OTEL_EXPORTER_OTLP_PROTOCOL/.test(e.message),
+ * );
+ * ```
+ */
 export class TelemetrySettingsError extends AgentBlockError {
   /**
    * An error naming the variable and what was wrong with it.
@@ -110,10 +135,21 @@ function under(base: string, path: string): string {
  * The settings the standard `OTEL_*` variables of `env` describe, or `undefined` when nothing is
  * to be exported (no endpoint, or `OTEL_SDK_DISABLED=true`). Throws `TelemetrySettingsError`.
  *
+ * @example Export a run's spans where the standard variables say
  * ```ts
- * import { telemetryFromEnv } from "./settings.ts";
- * const s = telemetryFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" });
- * if (s?.tracesEndpoint !== "http://127.0.0.1:4318/v1/traces") throw new Error("wrong endpoint");
+ * import { BlockConfig, runBlock, ScriptSource, telemetryFromEnv } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_SERVICE_NAME: "nightly" };
+ * const settings = telemetryFromEnv(env);
+ * assert.equal(settings?.tracesEndpoint, "http://127.0.0.1:4318/v1/traces");
+ * assert.equal(telemetryFromEnv({}), undefined); // no endpoint: nothing exported, nothing loaded
+ * const config = BlockConfig.builder(ScriptSource.inline("return 1", "one.lua"), ".")
+ *   .env({})
+ *   .telemetry(settings)
+ *   .build();
+ * assert.equal(config.telemetry?.serviceName, "nightly");
+ * void runBlock; // runBlock(config) would export to the collector at that address
  * ```
  */
 export function telemetryFromEnv(
@@ -164,6 +200,38 @@ export function telemetryFromEnv(
   return out;
 }
 
+/**
+ * What agent-block needs of an embedder's OpenTelemetry tracer provider: `@opentelemetry/api`'s
+ * `TracerProvider` (the SDK's, Deno's built-in one) is one.
+ *
+ * ```ts
+ * import type { OtelTracerProvider } from "@agent-block/agent-block";
+ * import { trace } from "@opentelemetry/api";
+ * const provider: OtelTracerProvider = trace.getTracerProvider(); // whatever is registered
+ * void provider;
+ * ```
+ */
+export interface OtelTracerProvider {
+  /** A tracer (an `@opentelemetry/api` `Tracer`). */
+  getTracer(name: string, version?: string): unknown;
+}
+
+/**
+ * What agent-block needs of an embedder's OpenTelemetry meter provider: `@opentelemetry/api`'s
+ * `MeterProvider` is one.
+ *
+ * ```ts
+ * import type { OtelMeterProvider } from "@agent-block/agent-block";
+ * import { metrics } from "@opentelemetry/api";
+ * const provider: OtelMeterProvider = metrics.getMeterProvider();
+ * void provider;
+ * ```
+ */
+export interface OtelMeterProvider {
+  /** A meter (an `@opentelemetry/api` `Meter`). */
+  getMeter(name: string, version?: string): unknown;
+}
+
 /** A parsed W3C `traceparent`: the caller's trace and span. */
 export interface TraceParent {
   /** 32 lower-case hex digits, not all zero. */
@@ -178,13 +246,8 @@ const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(
 
 /**
  * `header` as a W3C traceparent, or `undefined` when it is not one (an invalid one is ignored, as
- * the W3C rule says: the run starts a trace of its own).
- *
- * ```ts
- * import { parseTraceparent } from "./settings.ts";
- * const p = parseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
- * if (p?.spanId !== "00f067aa0ba902b7" || !p.sampled) throw new Error("not parsed");
- * ```
+ * the W3C rule says: the run starts a trace of its own). Version `ff` and all-zero ids are
+ * invalid; a version-00 header has exactly four fields.
  */
 export function parseTraceparent(header: string | undefined): TraceParent | undefined {
   if (header === undefined) return undefined;
