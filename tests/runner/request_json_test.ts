@@ -86,8 +86,16 @@ Deno.test("request JSON: the parser names the file and the field", () => {
   bad({ correlation: { run_id: 5 } }, /field 'correlation\.run_id' must be a string/);
   bad({ mesh: { secret_key: "k" } }, /field 'mesh\.relay' is required/);
   bad({ sandbox: "yes" }, /field 'sandbox' must be true or false/);
-  const t = { traces_endpoint: "http://c/v1/traces", protocol: "http/json", timeout_ms: 10, service_name: "s" };
-  bad({ telemetry: { ...t, protocol: "grpc" } }, /field 'telemetry\.protocol' must be http\/protobuf or http\/json/);
+  const t = {
+    traces_endpoint: "http://c/v1/traces",
+    protocol: "http/json",
+    timeout_ms: 10,
+    service_name: "s",
+  };
+  bad(
+    { telemetry: { ...t, protocol: "grpc" } },
+    /field 'telemetry\.protocol' must be http\/protobuf or http\/json/,
+  );
   bad({ telemetry: { ...t, timeout_ms: undefined } }, /field 'telemetry\.timeout_ms' is required/);
   bad({ telemetry: { ...t, endpoint: "x" } }, /unknown field 'telemetry\.endpoint'/);
   assert.throws(() => parseRequestJson("{", "run.json"), /run\.json: not valid JSON/);
