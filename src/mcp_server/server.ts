@@ -29,8 +29,9 @@
  * - Every call is one independent run; with the child runner each has its own process and
  *   process group, and calls run concurrently.
  * - Each run gets the server's environment (`env`, resolved at the command's edge) and its
- *   telemetry settings (`telemetry`); a `run_block` call whose `_meta` carries a W3C
- *   `traceparent` makes the run's span a child of the caller's. Nothing here reads the process
+ *   telemetry settings (`telemetry`); with them each `run_block` call is a SERVER span
+ *   `tools/call run_block` (`src/obs/otel/server_span.ts`, loaded only then), a child of the W3C
+ *   `traceparent` in the call's `_meta` when there is one, and the run's span is its child. Nothing here reads the process
  *   environment. Nothing here writes to stdout.
  */
 import { parseTraceparent, type TelemetrySettings } from "../obs/otel/settings.ts";
@@ -285,8 +286,17 @@ export async function callRunBlock(
   }
   const n = ++callSeq;
   const started = performance.now();
-  // The caller's span (`_meta.traceparent`, the MCP convention): the run's span is its child.
-  const parent = parseTraceparent(traceparent);
+  // The caller's span (`_meta.traceparent`, the MCP convention) is the parent of this request's
+  // SERVER span (exported by this process), which is the parent of the run's span.
+  let parent = parseTraceparent(traceparent);
+  const span = opts.telemetry
+    ? (await import("../obs/otel/server_span.ts")).serverSpan(
+      opts.telemetry,
+      { method: "tools/call", tool: "run_block", parent, attributes: { "gen_ai.agent.name": block.name } },
+      (m) => opts.log.warn(m),
+    )
+    : undefined;
+  if (span) parent = { traceId: span.traceId, spanId: span.spanId, sampled: parent?.sampled ?? true };
   let notes = 0;
   const tally = new RunTally(
     onProgress && ((t) => onProgress(++notes, `block '${block.name}': ${t.summary()}`)),
@@ -317,10 +327,18 @@ export async function callRunBlock(
   let report: RunReport & { stderrTail?: string; sandboxed?: boolean };
   try {
     report = await running;
+  } catch (e) {
+    span?.end("_OTHER"); // a runner never rejects; if one did, its span still ends
+    throw e;
   } finally {
     clearInterval(ticker);
   }
   const ending: CallEnding = { cancelled: signal.aborted, stderrTail: report.stderrTail };
+  span?.end(
+    report.outcome.status === "returned" || report.outcome.status === "deferred"
+      ? undefined
+      : report.outcome.status,
+  );
   opts.log.info(
     `run_block #${n} '${block.name}': ${outcomeWord(report.outcome, ending)} in ${
       Math.round(performance.now() - started)

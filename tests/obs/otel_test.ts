@@ -444,7 +444,8 @@ Deno.test("otel: a raise and a timeout are exported with their outcome", async (
 });
 
 Deno.test({
-  name: "otel: agent-block mcp runs a block under the traceparent in the run_block call's _meta",
+  name:
+    "otel: agent-block mcp serves run_block as a SERVER span under the _meta traceparent, the run its child",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -463,7 +464,16 @@ Deno.test({
       assert.ok(!r.isError, JSON.stringify(r));
       const run = rx.one("invoke_agent where");
       assert.equal(run.traceId, traceId);
-      assert.equal(run.parentSpanId, parent);
+      // the server's own span (exported in the background after the call) sits between
+      await waitFor(() => rx.named("tools/call run_block").length === 1, { what: "the server span" });
+      const server = rx.one("tools/call run_block");
+      assert.equal(server.kind, 2, "SERVER");
+      assert.equal(server.traceId, traceId);
+      assert.equal(server.parentSpanId, parent);
+      assert.equal(run.parentSpanId, server.spanId);
+      await waitFor(() => rx.points.some((p) => p.metric === "mcp.server.operation.duration"), {
+        what: "mcp.server.operation.duration",
+      });
     } finally {
       await s.close();
       await rx.close();
