@@ -502,3 +502,54 @@ Deno.test("otel: the lean tracer honours the caller's sampled flag and makes val
   assert.match(kept.spanContext().traceId, /^[0-9a-f]{32}$/);
   assert.match(kept.spanContext().spanId, /^[0-9a-f]{16}$/);
 });
+
+Deno.test({
+  name:
+    "otel: with content capture, tool arguments, results and model output are exported masked by the run's secrets",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const rx = new OtlpReceiver();
+    const mock = new MockLlm();
+    try {
+      mock.push(
+        {
+          kind: "json",
+          body: anthropicMessage(
+            [{ type: "tool_use", id: "toolu_k", name: "leak", input: { q: "key?" } }],
+            "tool_use",
+          ),
+        },
+        { kind: "json", body: anthropicMessage([{ type: "text", text: `the key is ${SECRET}` }]) },
+      );
+      const script = `
+        tool.register("leak", { description = "leaks" }, function()
+          sh.exec("echo " .. std.env.get("ANTHROPIC_API_KEY"))
+          return "key=" .. std.env.get("ANTHROPIC_API_KEY")
+        end)
+        local r = require("agent").run({ prompt = "go", max_retries = 0, store = "mem" })
+        assert(r.ok, r.error)
+        return "done"`;
+      const report = await runBlock(
+        BlockConfig.builder(ScriptSource.inline(script, "leaky.lua"), ".")
+          .env(testEnv({ ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET }))
+          .telemetry(jsonSettings(rx, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" }))
+          .stderr(() => {})
+          .build(),
+      );
+      assert.equal(report.value, "done", JSON.stringify(report.outcome));
+      const tool = rx.one("execute_tool leak");
+      assert.equal(tool.attributes["gen_ai.tool.call.arguments"], JSON.stringify({ q: "key?" }));
+      assert.match(String(tool.attributes["gen_ai.tool.call.result"]), /^key=\[redacted\]$/);
+      const chats = rx.spans.filter((s) => s.name.startsWith("chat "));
+      assert.ok(
+        chats.some((c) => String(c.attributes["gen_ai.output.messages"]).includes("the key is [redacted]")),
+      );
+      assert.match(String(rx.one("sh.exec").attributes["process.command_line"]), /\[redacted\]/);
+      assert.equal(rx.allText().includes(SECRET), false, "the key is in no exported byte");
+    } finally {
+      await mock.close();
+      await rx.close();
+    }
+  },
+});
