@@ -16,7 +16,9 @@
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
  * `--progress` and `--events` become observers of the run (`watch.ts`, imported only when one
- * is given).
+ * is given). The standard `OTEL_*` variables of the run's environment become its telemetry
+ * settings, and `TRACEPARENT` (a W3C header; an invalid one is ignored) the parent of its span
+ * (`src/obs/otel/settings.ts`); the run flushes its spans before it reports, SIGTERM included.
  *
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
@@ -48,6 +50,7 @@ import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
 import { taskGraceMs } from "../run_env.ts";
 import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
+import { formatTraceparent, parseTraceparent, telemetryFromEnv } from "../obs/otel/settings.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
@@ -364,6 +367,10 @@ async function runFlagged(
   if (s.prompt !== undefined) config.prompt(s.prompt);
   if (s.context !== undefined) config.context(s.context);
   for (const o of observers) config.observe(o);
+  // OpenTelemetry: the standard variables are read here, at the edge, and travel typed.
+  config.telemetry(telemetryFromEnv(s.env));
+  const parent = parseTraceparent(s.env.TRACEPARENT);
+  if (parent) config.traceparent(formatTraceparent(parent.traceId, parent.spanId, parent.sampled));
   const report = await runConfig(
     config.build(),
     { env: () => s.env, cwd: () => s.cwd },

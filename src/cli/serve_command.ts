@@ -24,6 +24,7 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
+import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -250,6 +251,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       projectRoot,
       home,
       env,
+      telemetry: telemetryFromEnv(env),
       record,
       runner,
       // flow jobs' steps run in this process (src/serve/flow_job.ts); their output goes to its stderr

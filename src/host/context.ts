@@ -14,6 +14,7 @@ import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
 import type { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
+import type { RunTrace } from "../obs/otel/run_trace.ts";
 import type { MeshTransport } from "../clients/mesh/transport.ts";
 import type { BusHost } from "./bus.ts";
 
@@ -67,6 +68,12 @@ export interface RunContext {
    * the MCP host its connects and calls. `undefined` when nothing watches: then do nothing extra.
    */
   observe: RunObserver | undefined;
+  /**
+   * The run's trace when it is traced (`src/obs/otel/run_trace.ts`): the kernel hands it its rows,
+   * MCP calls, `sh.exec` and `http.request` open spans in it, model requests go through its
+   * `modelFetch`. `undefined` when the run is not traced: then do nothing extra.
+   */
+  trace?: RunTrace;
   /**
    * The run's mesh connection (`--relay`), opened before the script runs, and the bus its inbound
    * requests are emitted into (kind `mesh`); `undefined` without `--relay`.

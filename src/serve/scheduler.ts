@@ -47,6 +47,7 @@
  * record at construction); nothing here throws for anything a run or a job file did — a
  * record that cannot be written is logged and the run still ends.
  */
+import type { TelemetrySettings } from "../obs/otel/settings.ts";
 import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
@@ -72,6 +73,8 @@ export interface SchedulerOptions {
   home: string;
   /** The environment every run starts from (the manager's own). */
   env: Readonly<Record<string, string>>;
+  /** OpenTelemetry export of every run (the manager's `OTEL_*`, parsed at its edge); absent: none. */
+  telemetry?: TelemetrySettings;
   record: ServeRecord;
   /** Runs the jobs' blocks (a runner that keeps a stderr tail reports it in `stderrTail`). */
   runner: BlockRunner<RunReport & { stderrTail?: string }>;
@@ -377,6 +380,7 @@ export class Scheduler {
         timeoutMs: job.timeoutMs,
         sandbox: run.sandboxed,
         correlation: { runId: id },
+        ...(this.#o.telemetry ? { telemetry: this.#o.telemetry } : {}),
       };
       const hooks = {
         signal: controller.signal,
