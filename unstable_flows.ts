@@ -19,7 +19,7 @@
  *   agents: [{ name: "hello", kind: "lua", spec: { source: "return 'hello, ' .. _PROMPT" } }],
  *   flow: { kind: "step", ref: "hello", in: { op: "path", at: "$.name" }, out: { op: "path", at: "$.out" } },
  * }, { file: `${project}/one.bp.json` });
- * const result = await runFlow(blueprint, { projectRoot: project, env: {}, initCtx: { name: "flows" } });
+ * const result = await runFlow(blueprint, { projectRoot: project, env: { HOME: project }, initCtx: { name: "flows" } });
  * console.log(result.ctx); // { name: "flows", out: "hello, flows" }
  * await Deno.remove(project, { recursive: true });
  * ```
