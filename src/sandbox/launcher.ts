@@ -211,6 +211,14 @@ function launchConfined(req: LaunchRequest): never {
       // not creatable: it grants nothing, and the run reports what it cannot write
     }
   }
+  // A manager lock an earlier version left readable could be opened and held from inside.
+  try {
+    for (const e of Deno.readDirSync(serveLocksDir(home))) {
+      if (e.isFile && e.name.endsWith(".lock")) Deno.chmodSync(join(serveLocksDir(home), e.name), 0o200);
+    }
+  } catch {
+    // not readable: nothing in it can be opened from inside either
+  }
   const policy = resolvePolicy(
     sandboxRequest(
       req.processEnv,

@@ -128,3 +128,25 @@ for (const path of PATHS) {
     },
   });
 }
+
+Deno.test({
+  name: "attack: sandbox a manager lock an earlier version left readable is not held from inside",
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    // No manager runs: the launcher makes the old, readable lock file unreadable before the run.
+    const project = await tempDir("ab_sbx_oldlock_");
+    writeTree(project, { "grab.lua": GRAB });
+    const home = join(project, "home");
+    const lockPath = managerLockPath(home, project);
+    Deno.mkdirSync(serveLocksDir(home), { recursive: true, mode: 0o700 });
+    Deno.writeTextFileSync(lockPath, '{"pid":1}\n', { mode: 0o600 });
+    Deno.chmodSync(lockPath, 0o600);
+    const r = await sandboxedRun(project, "grab.lua", {
+      env: sandboxEnv(project, {}),
+      prompt: JSON.stringify({ lock: lockPath, dir: serveLocksDir(home) }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.value.said, /DONE/, r.value.said);
+    assert.equal(Deno.statSync(lockPath).mode! & 0o777, 0o200);
+  },
+});
