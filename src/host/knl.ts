@@ -53,6 +53,7 @@ import { type EventRow, type EventStore, type NewEvent, openStore } from "../knl
 import { EventWriter } from "../knl/writer.ts";
 import { busyTimeoutMs, commitWindowMs } from "./knl_settings.ts";
 import { envValue, type EnvView } from "../home.ts";
+import { correlationIds } from "../correlation.ts";
 import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
 import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
 import { ignoreLocalState } from "../knl/local_state.ts";
@@ -60,22 +61,9 @@ import { dirname, join } from "node:path";
 import { PUBLISHED_COLUMNS } from "../knl/schema.ts";
 import setupSource from "./knl.lua" with { type: "text" };
 
-/** Environment variables stamped on seed events, and the `meta` key each becomes. */
-export const CORRELATION_IDS: readonly [string, string][] = [
-  ["AGENT_BLOCK_TRACE_ID", "trace_id"],
-  ["AGENT_BLOCK_RUN_ID", "run_id"],
-  ["AGENT_BLOCK_AGENT_ID", "agent_id"],
-  ["AGENT_BLOCK_AGENT_NAME", "agent_name"],
-];
-
 /** The `meta` of a run's seed events: labels, then whichever correlation ids `env` sets. */
 export function seedMeta(labels: Record<string, string>, env: EnvView): Record<string, unknown> {
-  const meta: Record<string, unknown> = { ...labels };
-  for (const [name, key] of CORRELATION_IDS) {
-    const v = envValue(env, name);
-    if (v !== undefined && v !== "") meta[key] = v;
-  }
-  return meta;
+  return { ...labels, ...correlationIds((name) => envValue(env, name)) };
 }
 
 /** A new session id: time-ordered, unique across processes. */

@@ -92,6 +92,7 @@ import { type Args, LuaArgError, optField } from "../lua/args.ts";
 import { LuaMulti, luaTypeName } from "../json/values.ts";
 import { VERSION } from "../version.ts";
 import type { RunEnv } from "../run_env.ts";
+import { correlationIds } from "../correlation.ts";
 import type { RunContext } from "./context.ts";
 import { type CallbackKind, CallbackRegistry } from "./mcp/callbacks.ts";
 import { authOption } from "./mcp/auth_opts.ts";
@@ -585,19 +586,7 @@ function notAnObject(server: string, method: string, raw: unknown): McpError {
 
 /** The run's non-empty correlation ids, injected as `__ab_obs` by `trace_context` connections. */
 function traceIds(env: RunEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (
-    const [k, name] of [
-      ["trace_id", "AGENT_BLOCK_TRACE_ID"],
-      ["run_id", "AGENT_BLOCK_RUN_ID"],
-      ["agent_id", "AGENT_BLOCK_AGENT_ID"],
-      ["agent_name", "AGENT_BLOCK_AGENT_NAME"],
-    ]
-  ) {
-    const v = env.get(name);
-    if (v) out[k] = v;
-  }
-  return out;
+  return correlationIds((name) => env.get(name));
 }
 
 /**

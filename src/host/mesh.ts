@@ -41,6 +41,7 @@
 import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.ts";
 import { type Args, LuaArgError } from "../lua/args.ts";
 import { obsLine } from "../obs/ab_obs.ts";
+import { correlationIds } from "../correlation.ts";
 import { busCore, type BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
 import { MeshError, type MeshHandler, type MeshTransport } from "../clients/mesh/transport.ts";
@@ -66,15 +67,7 @@ export interface ObsSource {
 
 /** The `__ab_obs` object for a run whose mesh AgentId is `agentId` (members only when non-empty). */
 export function obsContext(env: ObsSource, agentId: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const put = (k: string, v: string | undefined) => {
-    if (v !== undefined && v !== "") out[k] = v;
-  };
-  put("trace_id", env.get("AGENT_BLOCK_TRACE_ID"));
-  put("run_id", env.get("AGENT_BLOCK_RUN_ID"));
-  put("agent_id", env.get("AGENT_BLOCK_AGENT_ID") || agentId);
-  put("agent_name", env.get("AGENT_BLOCK_AGENT_NAME"));
-  return out;
+  return correlationIds((name) => env.get(name), { agent_id: agentId }); // the run's own id, else the mesh's
 }
 
 /**

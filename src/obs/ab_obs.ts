@@ -12,6 +12,7 @@
  * value never carries userinfo, a query or a fragment; values with whitespace or `=` are
  * JSON-quoted so a line always splits on spaces into `k=v` pairs.
  */
+import { correlationIds } from "../correlation.ts";
 
 /** Correlation ids stamped on every obs line. */
 export interface Correlation {
@@ -36,11 +37,12 @@ export interface CorrelationSource {
 
 /** The correlation ids of `env`, read at each call (a run may set them late, `std.env.set`). */
 export function correlation(env: CorrelationSource): Correlation {
+  const ids = correlationIds((name) => env.get(name));
   return {
-    trace_id: env.get("AGENT_BLOCK_TRACE_ID") ?? "",
-    run_id: env.get("AGENT_BLOCK_RUN_ID") ?? "",
-    agent_id: env.get("AGENT_BLOCK_AGENT_ID") || processAgentIdentity(),
-    agent_name: env.get("AGENT_BLOCK_AGENT_NAME") ?? "",
+    trace_id: ids.trace_id ?? "",
+    run_id: ids.run_id ?? "",
+    agent_id: ids.agent_id ?? processAgentIdentity(),
+    agent_name: ids.agent_name ?? "",
   };
 }
 

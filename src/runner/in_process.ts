@@ -34,13 +34,13 @@ import { resolve } from "node:path";
 import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
 import { runBlock } from "../runtime/run.ts";
 import { notStarted, type Outcome } from "../outcome.ts";
+import { correlationVariable, RUN_CORRELATION_IDS } from "../correlation.ts";
 import { fanOut } from "../obs/run_events.ts";
 import { writeStderr } from "../obs/log.ts";
 import {
   ARTIFACT_KIND,
   type BlockRunner,
   cancelSignal,
-  type Correlation,
   ReportFold,
   type RunHandles,
   type RunHooks,
@@ -60,13 +60,6 @@ export interface InProcessOptions extends RunHandles {
    */
   netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
 }
-
-const CORRELATION_VARS: [keyof Correlation, string][] = [
-  ["traceId", "AGENT_BLOCK_TRACE_ID"],
-  ["runId", "AGENT_BLOCK_RUN_ID"],
-  ["agentId", "AGENT_BLOCK_AGENT_ID"],
-  ["agentName", "AGENT_BLOCK_AGENT_NAME"],
-];
 
 async function readText(
   field: string,
@@ -127,9 +120,9 @@ export class InProcessRunner implements BlockRunner {
         return end(notStarted((e as Error).message));
       }
       const env: Record<string, string> = { ...request.env };
-      for (const [field, name] of CORRELATION_VARS) {
+      for (const { field, variable } of RUN_CORRELATION_IDS) {
         const v = request.correlation?.[field];
-        if (v !== undefined) env[name] = v;
+        if (v !== undefined) env[variable] = v;
       }
       if (request.telemetry || o.tracerProvider) {
         traced = await (await import("./traced.ts")).openTrace({
@@ -141,7 +134,7 @@ export class InProcessRunner implements BlockRunner {
           meterProvider: o.meterProvider,
           warn,
         });
-        env.AGENT_BLOCK_TRACE_ID = traced.trace.traceId; // the kernel sessions find the trace
+        env[correlationVariable("traceId")] = traced.trace.traceId; // the kernel sessions find the trace
       }
       const bus = o.bus ?? new BusHost();
       const core = busCore(bus);

@@ -78,6 +78,7 @@ export const LAYERS: readonly (readonly string[])[] = [
     "src/net",
     "src/run_env.ts",
     "src/home.ts",
+    "src/correlation.ts",
     "src/outcome.ts",
     "src/version.ts",
     "src/blocks",
