@@ -14,9 +14,9 @@ import { CLI, REPO_ROOT, waitFor } from "../helpers.ts";
 export const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "mcp_project");
 export const DENO_CONFIG = join(REPO_ROOT, "deno.json");
 
-/** The command that starts the server from source. */
-export function serverCommand(args: string[]): [string, ...string[]] {
-  return [Deno.execPath(), "run", "-A", "--quiet", "--config", DENO_CONFIG, CLI, "mcp", ...args];
+/** The command that starts the server (`mcp`, or another such as `a2a serve`) from source. */
+export function serverCommand(args: string[], command = "mcp"): [string, ...string[]] {
+  return [Deno.execPath(), "run", "-A", "--quiet", "--config", DENO_CONFIG, CLI, ...command.split(" "), ...args];
 }
 
 function copyDir(from: string, to: string): void {
@@ -147,12 +147,20 @@ export interface HttpServerProc {
 }
 
 /** Starts `agent-block mcp --http 127.0.0.1:0 …` and waits for its "listening on" line. */
-export async function startHttpServer(
+export function startHttpServer(
   projectRoot: string,
   home: string,
   extraArgs: string[] = [],
 ): Promise<HttpServerProc> {
-  const [cmd, ...args] = serverCommand(["-p", projectRoot, "--http", "127.0.0.1:0", ...extraArgs]);
+  return startListening(serverCommand(["-p", projectRoot, "--http", "127.0.0.1:0", ...extraArgs]), home);
+}
+
+/**
+ * Starts an agent-block server process (`argv`, from `serverCommand` or the like) with the test's
+ * home and waits for the "listening on URL" line it writes to stderr.
+ */
+export async function startListening(argv: [string, ...string[]], home: string): Promise<HttpServerProc> {
+  const [cmd, ...args] = argv;
   const proc = new Deno.Command(cmd, {
     args,
     env: serverEnv(home),
