@@ -114,6 +114,8 @@ function eventSummary(e: RunEvent): string {
       return `mcp connect ${e.server}: ${e.ok ? "ok" : e.error}`;
     case "mcp_call":
       return `mcp call ${e.server}/${e.tool}: ${e.ok ? "ok" : e.error}`;
+    case "a2a_call":
+      return `a2a ${e.method} ${e.agent}: ${e.ok ? "ok" : e.error}`;
     case "session_open":
       return `session ${e.session} opened`;
     case "artifact":

@@ -120,7 +120,9 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
   const app = express();
   let server: Server | undefined;
   const seenAuth: string[] = [];
-  const waiting = new Map<string, ExecutionEventBus>();
+  // A "slow" task's execute stays pending until it is cancelled (the SDK ends a task's stream
+  // when execute returns).
+  const waiting = new Map<string, { bus: ExecutionEventBus; done: () => void }>();
   const executor: AgentExecutor = {
     execute(ctx: RequestContext, bus: ExecutionEventBus) {
       const { taskId, contextId } = ctx;
@@ -160,8 +162,9 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
         return Promise.resolve();
       }
       if (said.startsWith("slow")) {
-        waiting.set(taskId, bus);
-        return Promise.resolve();
+        const done = Promise.withResolvers<void>();
+        waiting.set(taskId, { bus, done: done.resolve });
+        return done.promise;
       }
       bus.publish(AgentEvent.artifactUpdate({
         taskId,
@@ -183,8 +186,9 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
       return Promise.resolve();
     },
     cancelTask(taskId: string, bus: ExecutionEventBus) {
-      const b = waiting.get(taskId) ?? bus;
+      const w = waiting.get(taskId);
       waiting.delete(taskId);
+      const b = w?.bus ?? bus;
       b.publish(AgentEvent.statusUpdate({
         taskId,
         contextId: "",
@@ -192,6 +196,7 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
         metadata: undefined,
       }));
       b.finished();
+      w?.done();
       return Promise.resolve();
     },
   };

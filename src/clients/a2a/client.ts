@@ -13,8 +13,10 @@
  *   `Task.toJSON`, `StreamResponse.toJSON`), not the SDK's internal protobuf-ts objects;
  * - failures as `A2aFailure` with a `kind` (`card`, `transport`, `timeout`, `cancelled`, `remote`,
  *   `stream`) and, for an error the agent answered, its A2A `reason` as `code`;
- * - a stream that ends before a final state (the agent dropped the connection) is a `stream`
- *   failure naming the last state seen, never a silent partial result.
+ * - a stream that ends before a final state is checked with one `GetTask` (a task cancelled by
+ *   another client ends some servers' streams without its last event); still not final, it is a
+ *   `stream` failure naming the last state seen (the agent dropped the connection), never a
+ *   silent partial result.
  *
  * The SDK is imported by this module only; the Lua face (`src/host/a2a.ts`) loads it on first use.
  */
@@ -231,6 +233,11 @@ export class A2aClients {
       }
       if (!task) throw new A2aFailure(`${url}: the stream ended before the agent sent a task`, "stream");
       if (state === undefined || !(TERMINAL.has(state) || INTERRUPTED.has(state))) {
+        // The stream ended early; the task may have ended anyway (a cancel from elsewhere ends
+        // some servers' streams without the last event): ask once before calling it a drop.
+        const now = await client.getTask({ tenant: "", id: String(task.id) }, ro).catch(() => undefined);
+        const s = now?.status?.state;
+        if (now && s !== undefined && (TERMINAL.has(s) || INTERRUPTED.has(s))) return { task: Task.toJSON(now) as Wire };
         throw new A2aFailure(
           `${url}: the stream of task ${task.id} ended in state ${stateName(state)} before a final state ` +
             `(the agent dropped the connection)`,
