@@ -21,7 +21,12 @@
  * finished task is refused by the SDK's request handler before it reaches here).
  */
 import { type AgentCard, type Message, type Part, Role, TaskState } from "@a2a-js/sdk";
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
+import {
+  AgentEvent,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from "@a2a-js/sdk/server";
 import type { BlockEntry } from "../blocks/registry.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import type { RunEvent } from "../obs/run_events.ts";
@@ -80,7 +85,12 @@ export function agentCard(blocks: readonly BlockEntry[], base: string): AgentCar
 }
 
 function textPart(text: string): Part {
-  return { content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" };
+  return {
+    content: { $case: "text", value: text },
+    metadata: undefined,
+    filename: "",
+    mediaType: "text/plain",
+  };
 }
 
 function dataPart(value: unknown): Part {
@@ -128,7 +138,11 @@ function eventSummary(e: RunEvent): string {
 /** The block a message asks for, or why none. */
 function pickBlock(blocks: readonly BlockEntry[], msg: Message): BlockEntry | string {
   const meta = (msg.metadata ?? {}) as Record<string, unknown>;
-  const named = typeof meta.skill === "string" ? meta.skill : typeof meta.block === "string" ? meta.block : undefined;
+  const named = typeof meta.skill === "string"
+    ? meta.skill
+    : typeof meta.block === "string"
+    ? meta.block
+    : undefined;
   const list = blocks.map((b) => b.name).join(", ") || "(none)";
   if (named !== undefined) {
     return blocks.find((b) => b.name === named) ?? `no skill '${named}'; skills: ${list}`;
@@ -195,7 +209,11 @@ export class BlockExecutor implements AgentExecutor {
       bus.publish(AgentEvent.task({
         id: taskId,
         contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+        status: {
+          state: TaskState.TASK_STATE_SUBMITTED,
+          message: undefined,
+          timestamp: new Date().toISOString(),
+        },
         artifacts: [],
         history: [userMessage],
         metadata: undefined,

@@ -41,7 +41,7 @@ import {
 } from "@a2a-js/sdk/server";
 import { admit, allowedHostnames, type GuardPolicy, type Refusal } from "../net/guard.ts";
 import type { Logger } from "../obs/log.ts";
-import { type AgentOptions, BlockExecutor, agentCard } from "./agent.ts";
+import { agentCard, type AgentOptions, BlockExecutor } from "./agent.ts";
 
 /** Largest request body: a message carries the caller's prompt and context. 16 MiB. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -71,9 +71,13 @@ function jsonResponse(body: unknown, status = 200): Response {
 /** A refusal in the binding's error form. */
 function refusalResponse(r: Refusal, jsonRpc: boolean): Response {
   const headers = { "content-type": "application/json", ...r.headers };
-  const body = jsonRpc
-    ? { jsonrpc: "2.0", id: null, error: { code: -32600, message: r.message } }
-    : { error: { code: r.status, status: r.status === 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED", message: r.message } };
+  const body = jsonRpc ? { jsonrpc: "2.0", id: null, error: { code: -32600, message: r.message } } : {
+    error: {
+      code: r.status,
+      status: r.status === 401 ? "UNAUTHENTICATED" : "PERMISSION_DENIED",
+      message: r.message,
+    },
+  };
   return new Response(JSON.stringify(body), { status: r.status, headers });
 }
 
@@ -127,7 +131,10 @@ function restError(e: unknown): { status: number; body: unknown } {
   const reason = typeof err?.reason === "string" ? err.reason : "INTERNAL_ERROR";
   const [status, word] = REST_STATUS[reason] ?? [500, "INTERNAL"];
   const details = typeof err?.toErrorInfo === "function" ? [err.toErrorInfo()] : [];
-  return { status, body: { error: { code: status, status: word, message: String(err?.message ?? e), details } } };
+  return {
+    status,
+    body: { error: { code: status, status: word, message: String(err?.message ?? e), details } },
+  };
 }
 
 /** Starts the server; resolves once it listens. */
@@ -167,7 +174,11 @@ export function serveA2a(opts: ServeOptions): A2aServing {
     try {
       body = await req.json();
     } catch (e) {
-      return jsonResponse({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(e as Error).message}` } });
+      return jsonResponse({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: `Parse error: ${(e as Error).message}` },
+      });
     }
     let context: ServerCallContext;
     try {
@@ -183,7 +194,11 @@ export function serveA2a(opts: ServeOptions): A2aServing {
     if (typeof (out as AsyncGenerator)?.[Symbol.asyncIterator] !== "function") return jsonResponse(out);
     const it = (out as AsyncGenerator<unknown>)[Symbol.asyncIterator]();
     const id = (body as { id?: unknown })?.id ?? null;
-    const wordError = (e: unknown) => ({ jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(e) });
+    const wordError = (e: unknown) => ({
+      jsonrpc: "2.0",
+      id,
+      error: JsonRpcTransportHandler.mapToJSONRPCError(e),
+    });
     let first: IteratorResult<unknown>;
     try {
       first = await it.next();
@@ -211,7 +226,12 @@ export function serveA2a(opts: ServeOptions): A2aServing {
       return: async () => (await it.return?.(undefined)) ?? { done: true, value: undefined },
     };
     if (first.done) return new Response(null, { status: 204 });
-    return sseResponse(StreamResponse.toJSON(first.value as StreamResponse), mapped, (e) => restError(e).body, opts.log);
+    return sseResponse(
+      StreamResponse.toJSON(first.value as StreamResponse),
+      mapped,
+      (e) => restError(e).body,
+      opts.log,
+    );
   };
 
   const onRest = async (req: Request, path: string): Promise<Response> => {
@@ -222,7 +242,9 @@ export function serveA2a(opts: ServeOptions): A2aServing {
         try {
           return text === "" ? {} : JSON.parse(text);
         } catch (e) {
-          throw Object.assign(new Error(`Invalid JSON payload: ${(e as Error).message}`), { reason: "INVALID_REQUEST" });
+          throw Object.assign(new Error(`Invalid JSON payload: ${(e as Error).message}`), {
+            reason: "INVALID_REQUEST",
+          });
         }
       };
       const checkSend = (p: SendMessageRequest) => {
@@ -232,7 +254,10 @@ export function serveA2a(opts: ServeOptions): A2aServing {
         return p;
       };
       if (req.method === "POST" && path === "message:send") {
-        const r = await handler.sendMessage(checkSend(SendMessageRequest.fromJSON(await readBody())), context);
+        const r = await handler.sendMessage(
+          checkSend(SendMessageRequest.fromJSON(await readBody())),
+          context,
+        );
         const payload = "messageId" in r
           ? { $case: "message" as const, value: r }
           : { $case: "task" as const, value: r };
@@ -250,18 +275,24 @@ export function serveA2a(opts: ServeOptions): A2aServing {
           const hl = new URL(req.url).searchParams.get("historyLength");
           const historyLength = hl === null ? undefined : Number(hl);
           if (historyLength !== undefined && !(Number.isInteger(historyLength) && historyLength >= 0)) {
-            throw Object.assign(new Error("historyLength must be a non-negative integer"), { reason: "INVALID_REQUEST" });
+            throw Object.assign(new Error("historyLength must be a non-negative integer"), {
+              reason: "INVALID_REQUEST",
+            });
           }
           return jsonResponse(Task.toJSON(await handler.getTask({ tenant: "", id, historyLength }, context)));
         }
         if (m[2] === "cancel" && req.method === "POST") {
-          return jsonResponse(Task.toJSON(await handler.cancelTask({ tenant: "", id, metadata: undefined }, context)));
+          return jsonResponse(
+            Task.toJSON(await handler.cancelTask({ tenant: "", id, metadata: undefined }, context)),
+          );
         }
         if (m[2] === "subscribe" && (req.method === "GET" || req.method === "POST")) {
           return await restStream(handler.resubscribe({ tenant: "", id }, context));
         }
       }
-      return jsonResponse({ error: { code: 404, status: "NOT_FOUND", message: `no route ${req.method} /${path}` } }, 404);
+      return jsonResponse({
+        error: { code: 404, status: "NOT_FOUND", message: `no route ${req.method} /${path}` },
+      }, 404);
     } catch (e) {
       const r = restError(e);
       return jsonResponse(r.body, r.status);

@@ -86,7 +86,9 @@ export function parseA2aServeArgs(argv: string[]): A2aServeSettings | "help" {
   if (v["run-timeout"] !== undefined) {
     const n = Number(v["run-timeout"]);
     if (!Number.isFinite(n) || n <= 0) {
-      throw new UsageError(`a2a serve: --run-timeout must be a positive number of seconds, got '${v["run-timeout"]}'`);
+      throw new UsageError(
+        `a2a serve: --run-timeout must be a positive number of seconds, got '${v["run-timeout"]}'`,
+      );
     }
     runTimeoutSecs = n;
   }
@@ -145,7 +147,12 @@ export async function a2aCommand(argv: string[]): Promise<number> {
     }
   }
   const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
-  const log = Logger.forLevel(edge.env["AGENT_BLOCK_LOG"], "agent-block a2a", undefined, (m) => secrets.scrub(m));
+  const log = Logger.forLevel(
+    edge.env["AGENT_BLOCK_LOG"],
+    "agent-block a2a",
+    undefined,
+    (m) => secrets.scrub(m),
+  );
   for (const w of edge.warnings) log.warn(w);
 
   const home = agentBlockHome(edge.env, edge.cwd);

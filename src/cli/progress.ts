@@ -92,7 +92,9 @@ export class ProgressReporter {
         this.write(
           e.ok
             ? `[progress] a2a: ${e.method} ${e.agent} ok in ${duration(e.ms)}`
-            : `[progress] a2a: ${e.method} ${e.agent} failed after ${duration(e.ms)}: ${quote(e.error ?? "")}`,
+            : `[progress] a2a: ${e.method} ${e.agent} failed after ${duration(e.ms)}: ${
+              quote(e.error ?? "")
+            }`,
         );
         return;
       case "end":

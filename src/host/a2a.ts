@@ -36,7 +36,11 @@ import type { RunContext } from "./context.ts";
 import type { A2aClients, Binding, SendResult, Wire } from "../clients/a2a/client.ts";
 
 const DEFAULT_TIMEOUT_S = 120;
-const BINDING_NAMES: Record<string, Binding> = { jsonrpc: "JSONRPC", "http+json": "HTTP+JSON", rest: "HTTP+JSON" };
+const BINDING_NAMES: Record<string, Binding> = {
+  jsonrpc: "JSONRPC",
+  "http+json": "HTTP+JSON",
+  rest: "HTTP+JSON",
+};
 
 type ClientModule = typeof import("../clients/a2a/client.ts");
 
@@ -61,13 +65,17 @@ export function installA2a(engine: LuaEngine, run: RunContext): void {
       optField<T>(a, i, "opts", opts, k, kind);
     const timeout = field<number>("timeout", "number") ?? DEFAULT_TIMEOUT_S;
     if (!(timeout > 0)) {
-      throw new LuaArgError(`${a.fn}: argument ${i} (opts) field 'timeout' must be a positive number, got ${timeout}`);
+      throw new LuaArgError(
+        `${a.fn}: argument ${i} (opts) field 'timeout' must be a positive number, got ${timeout}`,
+      );
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(field<Record<string, unknown>>("headers", "table") ?? {})) {
       if (typeof v !== "string" && typeof v !== "number") {
         throw new LuaArgError(
-          `${a.fn}: argument ${i} (opts) field 'headers' value of '${k}' must be a string, got ${luaTypeName(v)}`,
+          `${a.fn}: argument ${i} (opts) field 'headers' value of '${k}' must be a string, got ${
+            luaTypeName(v)
+          }`,
         );
       }
       headers[k] = String(v);
@@ -75,7 +83,9 @@ export function installA2a(engine: LuaEngine, run: RunContext): void {
     const rawBinding = field<string>("binding", "string");
     const binding = rawBinding === undefined ? undefined : BINDING_NAMES[rawBinding.toLowerCase()];
     if (rawBinding !== undefined && !binding) {
-      throw new LuaArgError(`${a.fn}: argument ${i} (opts) field 'binding' must be "JSONRPC" or "HTTP+JSON", got "${rawBinding}"`);
+      throw new LuaArgError(
+        `${a.fn}: argument ${i} (opts) field 'binding' must be "JSONRPC" or "HTTP+JSON", got "${rawBinding}"`,
+      );
     }
     run.secrets.addHeaders(headers);
     return {
@@ -101,7 +111,14 @@ export function installA2a(engine: LuaEngine, run: RunContext): void {
       run.secrets.addUrl(url);
       const t0 = performance.now();
       const told = (ok: boolean, error?: string) =>
-        observe?.({ type: "a2a_call", agent: run.secrets.scrub(url), method, ms: performance.now() - t0, ok, error });
+        observe?.({
+          type: "a2a_call",
+          agent: run.secrets.scrub(url),
+          method,
+          ms: performance.now() - t0,
+          ok,
+          error,
+        });
       const { m, c } = await load();
       try {
         const out = await body(a, m, c, cx.signal);
@@ -117,7 +134,9 @@ export function installA2a(engine: LuaEngine, run: RunContext): void {
         told(false, error);
         if (cx.signal.aborted) throw e;
         run.log.debug(error);
-        return e.code !== undefined ? { ok: false, error, kind: e.kind, code: e.code } : { ok: false, error, kind: e.kind };
+        return e.code !== undefined
+          ? { ok: false, error, kind: e.kind, code: e.code }
+          : { ok: false, error, kind: e.kind };
       }
     },
   });
@@ -127,7 +146,9 @@ export function installA2a(engine: LuaEngine, run: RunContext): void {
     const artifactText = ((task.artifacts as Wire[] | undefined) ?? [])
       .map((x) => textOf(x.parts))
       .filter((t): t is string => t !== undefined);
-    const text = artifactText.length ? artifactText.join("\n") : textOf((status.message as Wire | undefined)?.parts);
+    const text = artifactText.length
+      ? artifactText.join("\n")
+      : textOf((status.message as Wire | undefined)?.parts);
     return {
       id: task.id,
       context_id: task.contextId,
@@ -158,22 +179,30 @@ export function installA2a(engine: LuaEngine, run: RunContext): void {
         const parts: unknown[] = [];
         if (t.text !== undefined) {
           if (typeof t.text !== "string") {
-            throw new LuaArgError(`a2a.send: argument 2 (message) field 'text' must be a string, got ${luaTypeName(t.text)}`);
+            throw new LuaArgError(
+              `a2a.send: argument 2 (message) field 'text' must be a string, got ${luaTypeName(t.text)}`,
+            );
           }
           parts.push({ text: t.text });
         }
         if (t.parts !== undefined) {
           if (!Array.isArray(t.parts)) {
-            throw new LuaArgError(`a2a.send: argument 2 (message) field 'parts' must be a list, got ${luaTypeName(t.parts)}`);
+            throw new LuaArgError(
+              `a2a.send: argument 2 (message) field 'parts' must be a list, got ${luaTypeName(t.parts)}`,
+            );
           }
           parts.push(...t.parts);
         }
-        if (parts.length === 0) throw new LuaArgError("a2a.send: argument 2 (message) has neither 'text' nor 'parts'");
+        if (parts.length === 0) {
+          throw new LuaArgError("a2a.send: argument 2 (message) has neither 'text' nor 'parts'");
+        }
         message = { parts };
         if (t.metadata !== undefined) message.metadata = t.metadata;
         if (typeof t.skill === "string") message.metadata = { ...(message.metadata as Wire), skill: t.skill };
       } else {
-        throw new LuaArgError(`a2a.send: argument 2 (message) must be a string or a table, got ${luaTypeName(raw)}`);
+        throw new LuaArgError(
+          `a2a.send: argument 2 (message) must be a string or a table, got ${luaTypeName(raw)}`,
+        );
       }
       const { call: o, field } = common(a, 3);
       const skill = field<string>("skill", "string");
@@ -205,7 +234,9 @@ export function installA2a(engine: LuaEngine, run: RunContext): void {
             await engine.callLua(onUpdate, [shaped]);
           }),
         });
-        if ("message" in r) return { state: "message", text: textOf(r.message.parts) ?? "", message: r.message };
+        if ("message" in r) {
+          return { state: "message", text: textOf(r.message.parts) ?? "", message: r.message };
+        }
         return taskShape(m, r.task);
       } finally {
         onUpdate?.release();

@@ -161,7 +161,13 @@ export function parseEventLine(line: string, where: string): RunEvent {
       return error !== undefined ? { ...e, error } : e;
     }
     case "a2a_call": {
-      const e: RunEvent = { type: "a2a_call", agent: str("agent"), method: str("method"), ms: num("ms"), ok: bool("ok") };
+      const e: RunEvent = {
+        type: "a2a_call",
+        agent: str("agent"),
+        method: str("method"),
+        ms: num("ms"),
+        ok: bool("ok"),
+      };
       const error = optStr("error");
       return error !== undefined ? { ...e, error } : e;
     }

@@ -8,12 +8,7 @@
 import { join } from "node:path";
 import express from "express";
 import type { Server } from "node:http";
-import {
-  agentCardHandler,
-  jsonRpcHandler,
-  restHandler,
-  UserBuilder,
-} from "@a2a-js/sdk/server/express";
+import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from "@a2a-js/sdk/server/express";
 import {
   AgentEvent,
   type AgentExecutor,
@@ -23,7 +18,13 @@ import {
   type RequestContext,
 } from "@a2a-js/sdk/server";
 import { type AgentCard, type Part, Role, TaskState } from "@a2a-js/sdk";
-import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
+import {
+  type Client,
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from "@a2a-js/sdk/client";
 import { tempProject } from "../helpers.ts";
 import { type HttpServerProc, serverCommand, startListening } from "../mcp_server/mcp_helpers.ts";
 
@@ -34,7 +35,7 @@ export const A2A_BLOCKS: Record<string, string> = {
     'bus.emit("artifact", { name = "note", content = "half way" })\nreturn "done"\n',
   "blocks/busy.lua": "-- Starts a sleeper, writes its pid under _PROMPT, then waits for ever.\n" +
     "local dir = assert(_PROMPT)\n" +
-    "local _s = io.popen(\"echo $$ > '\" .. dir .. \"/sleeper.pid.tmp'; mv '\" .. dir .. \"/sleeper.pid.tmp' '\" .. dir .. \"/sleeper.pid'; exec sleep 300\")\n" +
+    'local _s = io.popen("echo $$ > \'" .. dir .. "/sleeper.pid.tmp\'; mv \'" .. dir .. "/sleeper.pid.tmp\' \'" .. dir .. "/sleeper.pid\'; exec sleep 300")\n' +
     "local x = 0\nwhile true do x = x + 1 end\n",
   "blocks/fails.lua": "-- Raises.\nerror('broken on purpose')\n",
 };
@@ -78,7 +79,12 @@ export function userMessage(text: string, metadata?: Record<string, unknown>) {
     contextId: "",
     taskId: "",
     role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text" as const, value: text }, metadata: undefined, filename: "", mediaType: "" }],
+    parts: [{
+      content: { $case: "text" as const, value: text },
+      metadata: undefined,
+      filename: "",
+      mediaType: "",
+    }],
     metadata,
     extensions: [],
     referenceTaskIds: [],
@@ -126,7 +132,9 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
   const executor: AgentExecutor = {
     execute(ctx: RequestContext, bus: ExecutionEventBus) {
       const { taskId, contextId } = ctx;
-      const said = ctx.userMessage.parts.map((p) => p.content?.$case === "text" ? p.content.value : "").join("");
+      const said = ctx.userMessage.parts.map((p) => p.content?.$case === "text" ? p.content.value : "").join(
+        "",
+      );
       const status = (state: TaskState, t?: string) =>
         bus.publish(AgentEvent.statusUpdate({
           taskId,
@@ -150,7 +158,11 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
       bus.publish(AgentEvent.task({
         id: taskId,
         contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+        status: {
+          state: TaskState.TASK_STATE_SUBMITTED,
+          message: undefined,
+          timestamp: new Date().toISOString(),
+        },
         artifacts: [],
         history: [ctx.userMessage],
         metadata: undefined,
@@ -192,7 +204,11 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
       b.publish(AgentEvent.statusUpdate({
         taskId,
         contextId: "",
-        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
+        status: {
+          state: TaskState.TASK_STATE_CANCELED,
+          message: undefined,
+          timestamp: new Date().toISOString(),
+        },
         metadata: undefined,
       }));
       b.finished();
@@ -208,7 +224,12 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
     provider: undefined,
     documentationUrl: undefined,
     iconUrl: undefined,
-    capabilities: { streaming: opts.streaming ?? true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: {
+      streaming: opts.streaming ?? true,
+      pushNotifications: false,
+      extensions: [],
+      extendedAgentCard: false,
+    },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ["text/plain"],
@@ -231,9 +252,14 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
     next();
   });
   if (opts.card !== undefined) {
-    app.get("/.well-known/agent-card.json", (_req: unknown, res: { type(t: string): { send(b: string): void } }) => {
-      res.type("application/json").send(typeof opts.card === "string" ? opts.card : JSON.stringify(opts.card));
-    });
+    app.get(
+      "/.well-known/agent-card.json",
+      (_req: unknown, res: { type(t: string): { send(b: string): void } }) => {
+        res.type("application/json").send(
+          typeof opts.card === "string" ? opts.card : JSON.stringify(opts.card),
+        );
+      },
+    );
   } else {
     app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
   }

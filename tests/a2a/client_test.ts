@@ -98,7 +98,9 @@ Deno.test("a2a client: an agent whose card does not stream is sent a plain SendM
   try {
     const r = await lua(`
       local kinds = {}
-      local r = a2a.send(${JSON.stringify(agent.url)}, "plain", { on_update = function(ev) kinds[#kinds+1] = ev.kind end })
+      local r = a2a.send(${
+      JSON.stringify(agent.url)
+    }, "plain", { on_update = function(ev) kinds[#kinds+1] = ev.kind end })
       return std.json.encode({ state = r.state, text = r.text, kinds = kinds })
     `);
     assertEquals(r, { state: "completed", text: "echo: plain", kinds: ["task"] });
@@ -112,9 +114,16 @@ Deno.test("a2a client: malformed cards and unreachable agents are clear errors, 
     ["{not json", "not JSON"],
     [[1, 2], "not a JSON object"],
     [{ name: "x" }, "'supportedInterfaces' must be a non-empty array"],
-    [{ name: "x", supportedInterfaces: [{ url: "http://127.0.0.1:1/x", protocolBinding: "GRPC" }] }, "no interface speaks"],
+    [
+      { name: "x", supportedInterfaces: [{ url: "http://127.0.0.1:1/x", protocolBinding: "GRPC" }] },
+      "no interface speaks",
+    ],
     [{ name: "x", supportedInterfaces: [{ url: "not a url", protocolBinding: "JSONRPC" }] }, "is not a URL"],
-    [{ name: "x", supportedInterfaces: [{ url: "http://127.0.0.1:1/x", protocolBinding: "JSONRPC" }], skills: {} }, "'skills' must be an array"],
+    [{
+      name: "x",
+      supportedInterfaces: [{ url: "http://127.0.0.1:1/x", protocolBinding: "JSONRPC" }],
+      skills: {},
+    }, "'skills' must be an array"],
   ];
   for (const [card, want] of cases) {
     const agent = await startSdkAgent({ card });

@@ -19,7 +19,10 @@ import { a2aProject, sdkClient, sendRequest, startA2aServer } from "./a2a_helper
 
 const BINDINGS = ["JSONRPC", "HTTP+JSON"] as const;
 
-function artifactText(task: { artifacts: { name: string; parts: { content?: { $case: string; value: unknown } }[] }[] }, name: string) {
+function artifactText(
+  task: { artifacts: { name: string; parts: { content?: { $case: string; value: unknown } }[] }[] },
+  name: string,
+) {
   const a = task.artifacts.find((x) => x.name === name);
   return a?.parts.map((p) => p.content?.$case === "text" ? p.content.value : "").join("");
 }
@@ -31,56 +34,70 @@ Deno.test("a2a serve: the SDK client reads the card, sends, streams, gets and ca
     await t.step("the card lists the blocks as skills, with both bindings", async () => {
       const card = await (await fetch(`${server.url}/.well-known/agent-card.json`)).json();
       assertEquals(card.skills.map((s: { id: string }) => s.id).sort(), ["busy", "fails", "shout", "steps"]);
-      assertEquals(card.skills.find((s: { id: string }) => s.id === "shout").description, "Shouts the prompt back.");
+      assertEquals(
+        card.skills.find((s: { id: string }) => s.id === "shout").description,
+        "Shouts the prompt back.",
+      );
       assertEquals(card.supportedInterfaces.map((i: { protocolBinding: string }) => i.protocolBinding), [
         "JSONRPC",
         "HTTP+JSON",
       ]);
     });
     for (const binding of BINDINGS) {
-      await t.step(`${binding}: send runs the named block and returns its value as the result artifact`, async () => {
-        const client = await sdkClient(server.url, binding);
-        assertEquals(client.transport.protocolName, binding);
-        const r = await client.sendMessage(sendRequest("hello", "shout"));
-        assert("id" in r, `a task, got ${JSON.stringify(r)}`);
-        assertEquals(r.status?.state, TaskState.TASK_STATE_COMPLETED);
-        assertEquals(artifactText(r, "result"), "echo: HELLO");
-        const again = await client.getTask({ tenant: "", id: r.id });
-        assertEquals(again.status?.state, TaskState.TASK_STATE_COMPLETED);
-        assertEquals(artifactText(again, "result"), "echo: HELLO");
-      });
-      await t.step(`${binding}: stream carries working updates, the staged artifact and the end`, async () => {
-        const client = await sdkClient(server.url, binding);
-        const kinds: string[] = [];
-        const artifacts: string[] = [];
-        let last: TaskState | undefined;
-        for await (const ev of client.sendMessageStream(sendRequest("x", "steps"))) {
-          const p = ev.payload!;
-          kinds.push(p.$case);
-          if (p.$case === "statusUpdate") last = p.value.status?.state;
-          if (p.$case === "artifactUpdate") artifacts.push(p.value.artifact!.name);
-        }
-        assertEquals(kinds[0], "task");
-        assert(kinds.includes("statusUpdate"));
-        assertEquals(artifacts, ["note", "result"]);
-        assertEquals(last, TaskState.TASK_STATE_COMPLETED);
-      });
+      await t.step(
+        `${binding}: send runs the named block and returns its value as the result artifact`,
+        async () => {
+          const client = await sdkClient(server.url, binding);
+          assertEquals(client.transport.protocolName, binding);
+          const r = await client.sendMessage(sendRequest("hello", "shout"));
+          assert("id" in r, `a task, got ${JSON.stringify(r)}`);
+          assertEquals(r.status?.state, TaskState.TASK_STATE_COMPLETED);
+          assertEquals(artifactText(r, "result"), "echo: HELLO");
+          const again = await client.getTask({ tenant: "", id: r.id });
+          assertEquals(again.status?.state, TaskState.TASK_STATE_COMPLETED);
+          assertEquals(artifactText(again, "result"), "echo: HELLO");
+        },
+      );
+      await t.step(
+        `${binding}: stream carries working updates, the staged artifact and the end`,
+        async () => {
+          const client = await sdkClient(server.url, binding);
+          const kinds: string[] = [];
+          const artifacts: string[] = [];
+          let last: TaskState | undefined;
+          for await (const ev of client.sendMessageStream(sendRequest("x", "steps"))) {
+            const p = ev.payload!;
+            kinds.push(p.$case);
+            if (p.$case === "statusUpdate") last = p.value.status?.state;
+            if (p.$case === "artifactUpdate") artifacts.push(p.value.artifact!.name);
+          }
+          assertEquals(kinds[0], "task");
+          assert(kinds.includes("statusUpdate"));
+          assertEquals(artifacts, ["note", "result"]);
+          assertEquals(last, TaskState.TASK_STATE_COMPLETED);
+        },
+      );
       await t.step(`${binding}: a block that raises fails the task with its error`, async () => {
         const client = await sdkClient(server.url, binding);
         const r = await client.sendMessage(sendRequest("", "fails"));
         assert("id" in r);
         assertEquals(r.status?.state, TaskState.TASK_STATE_FAILED);
-        const msg = r.status?.message?.parts.map((p) => p.content?.$case === "text" ? p.content.value : "").join("");
+        const msg = r.status?.message?.parts.map((p) => p.content?.$case === "text" ? p.content.value : "")
+          .join("");
         assertStringIncludes(msg ?? "", "broken on purpose");
       });
-      await t.step(`${binding}: with several blocks and no skill named, the task is rejected naming them`, async () => {
-        const client = await sdkClient(server.url, binding);
-        const r = await client.sendMessage(sendRequest("hi"));
-        assert("id" in r);
-        assertEquals(r.status?.state, TaskState.TASK_STATE_REJECTED);
-        const msg = r.status?.message?.parts.map((p) => p.content?.$case === "text" ? p.content.value : "").join("");
-        assertStringIncludes(msg ?? "", "skills: ");
-      });
+      await t.step(
+        `${binding}: with several blocks and no skill named, the task is rejected naming them`,
+        async () => {
+          const client = await sdkClient(server.url, binding);
+          const r = await client.sendMessage(sendRequest("hi"));
+          assert("id" in r);
+          assertEquals(r.status?.state, TaskState.TASK_STATE_REJECTED);
+          const msg = r.status?.message?.parts.map((p) => p.content?.$case === "text" ? p.content.value : "")
+            .join("");
+          assertStringIncludes(msg ?? "", "skills: ");
+        },
+      );
       await t.step(`${binding}: cancel ends the run's process tree and the task is canceled`, async () => {
         const client = await sdkClient(server.url, binding);
         const dir = await tempDir("ab_a2a_busy_");
@@ -125,7 +142,10 @@ Deno.test("attack: a2a serve refuses a missing or wrong bearer token and a forge
   const tokenFile = join(root, ".token");
   Deno.writeTextFileSync(tokenFile, "s3cret-token\n");
   const marker = join(root, "ran");
-  Deno.writeTextFileSync(join(root, "blocks", "mark.lua"), `-- Marks.\nio.open(${JSON.stringify(marker)}, "w"):close()\nreturn "x"\n`);
+  Deno.writeTextFileSync(
+    join(root, "blocks", "mark.lua"),
+    `-- Marks.\nio.open(${JSON.stringify(marker)}, "w"):close()\nreturn "x"\n`,
+  );
   const server = await startA2aServer(root, home, ["--token-file", tokenFile]);
   try {
     for (const binding of BINDINGS) {
@@ -156,7 +176,9 @@ Deno.test("attack: a2a serve refuses a missing or wrong bearer token and a forge
       jsonrpc: "2.0",
       id: 1,
       method: "SendMessage",
-      params: { message: { messageId: "m", role: "ROLE_USER", parts: [{ text: "x" }], metadata: { skill: "mark" } } },
+      params: {
+        message: { messageId: "m", role: "ROLE_USER", parts: [{ text: "x" }], metadata: { skill: "mark" } },
+      },
     });
     const forged = await rawHttp(`${server.url}/a2a/jsonrpc`, {
       Host: "evil.example:80",

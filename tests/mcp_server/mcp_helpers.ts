@@ -16,7 +16,17 @@ export const DENO_CONFIG = join(REPO_ROOT, "deno.json");
 
 /** The command that starts the server (`mcp`, or another such as `a2a serve`) from source. */
 export function serverCommand(args: string[], command = "mcp"): [string, ...string[]] {
-  return [Deno.execPath(), "run", "-A", "--quiet", "--config", DENO_CONFIG, CLI, ...command.split(" "), ...args];
+  return [
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--quiet",
+    "--config",
+    DENO_CONFIG,
+    CLI,
+    ...command.split(" "),
+    ...args,
+  ];
 }
 
 function copyDir(from: string, to: string): void {

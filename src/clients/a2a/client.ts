@@ -82,7 +82,10 @@ const TERMINAL = new Set<TaskState>([
   TaskState.TASK_STATE_CANCELED,
   TaskState.TASK_STATE_REJECTED,
 ]);
-const INTERRUPTED = new Set<TaskState>([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
+const INTERRUPTED = new Set<TaskState>([
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
 
 /** The card's URL for what a caller gave: a card URL as is, else `<base>/.well-known/agent-card.json`. */
 export function cardUrl(url: string): string {
@@ -137,7 +140,9 @@ export function checkCard(raw: unknown, where: string): Wire {
       const k = s as Wire;
       if (typeof k !== "object" || k === null) throw bad(`'skills[${n}]' must be an object`);
       if (typeof k.id !== "string") throw bad(`'skills[${n}].id' must be a string`);
-      if (k.name !== undefined && typeof k.name !== "string") throw bad(`'skills[${n}].name' must be a string`);
+      if (k.name !== undefined && typeof k.name !== "string") {
+        throw bad(`'skills[${n}].name' must be a string`);
+      }
     });
   }
   if (c.capabilities !== undefined && (typeof c.capabilities !== "object" || c.capabilities === null)) {
@@ -191,7 +196,12 @@ export class A2aClients {
       wire.role ??= "ROLE_USER";
       if (opts.contextId !== undefined) wire.contextId = opts.contextId;
       if (opts.taskId !== undefined) wire.taskId = opts.taskId;
-      const params = { tenant: "", message: Message.fromJSON(wire), configuration: undefined, metadata: undefined };
+      const params = {
+        tenant: "",
+        message: Message.fromJSON(wire),
+        configuration: undefined,
+        metadata: undefined,
+      };
       const ro = this.#requestOptions(opts, signal);
       const streaming = (card.capabilities as Wire | undefined)?.streaming === true;
       if (!streaming) {
@@ -237,7 +247,9 @@ export class A2aClients {
         // some servers' streams without the last event): ask once before calling it a drop.
         const now = await client.getTask({ tenant: "", id: String(task.id) }, ro).catch(() => undefined);
         const s = now?.status?.state;
-        if (now && s !== undefined && (TERMINAL.has(s) || INTERRUPTED.has(s))) return { task: Task.toJSON(now) as Wire };
+        if (now && s !== undefined && (TERMINAL.has(s) || INTERRUPTED.has(s))) {
+          return { task: Task.toJSON(now) as Wire };
+        }
         throw new A2aFailure(
           `${url}: the stream of task ${task.id} ended in state ${stateName(state)} before a final state ` +
             `(the agent dropped the connection)`,
@@ -263,7 +275,10 @@ export class A2aClients {
     return await this.#bounded(url, opts, async (signal) => {
       const { client } = await this.#client(url, opts, signal);
       return Task.toJSON(
-        await client.cancelTask({ tenant: "", id: taskId, metadata: undefined }, this.#requestOptions(opts, signal)),
+        await client.cancelTask(
+          { tenant: "", id: taskId, metadata: undefined },
+          this.#requestOptions(opts, signal),
+        ),
       ) as Wire;
     });
   }
@@ -299,7 +314,11 @@ export class A2aClients {
     }
   }
 
-  async #fetchCard(url: string, headers: Record<string, string> | undefined, signal: AbortSignal): Promise<Wire> {
+  async #fetchCard(
+    url: string,
+    headers: Record<string, string> | undefined,
+    signal: AbortSignal,
+  ): Promise<Wire> {
     const where = cardUrl(url);
     let res: Response;
     try {
@@ -327,7 +346,10 @@ export class A2aClients {
     if (!entry) {
       entry = (async () => {
         const card = await this.#fetchCard(url, opts.headers, signal);
-        if (opts.binding && !(card.supportedInterfaces as Wire[]).some((i) => i.protocolBinding === opts.binding)) {
+        if (
+          opts.binding &&
+          !(card.supportedInterfaces as Wire[]).some((i) => i.protocolBinding === opts.binding)
+        ) {
           throw new A2aFailure(`${url}: the agent card offers no ${opts.binding} interface`, "card");
         }
         const fetchImpl = this.#fetch;
