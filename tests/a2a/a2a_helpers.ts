@@ -124,7 +124,8 @@ export interface SdkAgent {
  */
 export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown } = {}): Promise<SdkAgent> {
   const app = express();
-  let server: Server | undefined;
+  // Set once listening; the executor's "drop" mode reaches it through the box.
+  const box: { server?: Server } = {};
   const seenAuth: string[] = [];
   // A "slow" task's execute stays pending until it is cancelled (the SDK ends a task's stream
   // when execute returns).
@@ -170,7 +171,7 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
       status(TaskState.TASK_STATE_WORKING, "thinking");
       if (said.startsWith("drop")) {
         // Every socket closed under the open stream: the client sees the connection end.
-        queueMicrotask(() => server?.closeAllConnections());
+        queueMicrotask(() => box.server?.closeAllConnections());
         return Promise.resolve();
       }
       if (said.startsWith("slow")) {
@@ -266,9 +267,9 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
   app.use("/jsonrpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   app.use("/rest", restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   const listening = Promise.withResolvers<void>();
-  server = app.listen(0, "127.0.0.1", () => listening.resolve());
+  const server: Server = box.server = app.listen(0, "127.0.0.1", () => listening.resolve());
   await listening.promise;
-  const port = (server!.address() as { port: number }).port;
+  const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   card.supportedInterfaces = [
     { url: `${url}/jsonrpc`, protocolBinding: "JSONRPC", protocolVersion: "1.0", tenant: "" },
@@ -279,8 +280,8 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
     seenAuth,
     close: () =>
       new Promise<void>((resolve) => {
-        server!.closeAllConnections();
-        server!.close(() => resolve());
+        server.closeAllConnections();
+        server.close(() => resolve());
       }),
   };
 }
