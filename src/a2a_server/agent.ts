@@ -13,7 +13,8 @@
  *   update (its content as text when a string, else as data).
  * - the end: `returned` → an artifact `result` holding the value (text), then `completed`;
  *   `deferred`/`exited`/`raised`/`timed_out` → `failed` with the reason as the status message;
- *   `cancelled` → `canceled`.
+ *   `cancelled` → `canceled`. The final update's metadata says `agent-block/sandboxed` when the
+ *   runner tells whether the run was confined.
  * - cancel: ends the run (its process tree, through the runner's signal); the task reaches
  *   `canceled` when the run has ended, so a cancel answered `canceled` means the process is gone.
  *
@@ -34,6 +35,9 @@ import type { Outcome } from "../outcome.ts";
 import { eventLine } from "../runner/event_json.ts";
 import type { Logger } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
+
+/** The final status update's metadata key saying whether the run was confined (`--sandbox`). */
+export const SANDBOXED_META = "agent-block/sandboxed";
 
 /** What the agent needs to run blocks. */
 export interface AgentOptions {
@@ -271,7 +275,10 @@ export class BlockExecutor implements AgentExecutor {
       this.#running.delete(taskId);
     }
     const o = report.outcome;
-    this.opts.log.info(`task ${taskId} '${block.name}': ${o.status}`);
+    // Whether the run was confined, when the runner says (the child runner does).
+    const sandboxed = (report as RunReport & { sandboxed?: boolean }).sandboxed;
+    const endMeta = sandboxed === undefined ? undefined : { [SANDBOXED_META]: sandboxed };
+    this.opts.log.info(`task ${taskId} '${block.name}': ${o.status}${sandboxed ? " (sandboxed)" : ""}`);
     if (o.status === "returned") {
       bus.publish(AgentEvent.artifactUpdate({
         taskId,
@@ -281,18 +288,18 @@ export class BlockExecutor implements AgentExecutor {
           name: "result",
           description: `The value block '${block.name}' returned.`,
           parts: [textPart(valueText(o.value))],
-          metadata: undefined,
+          metadata: endMeta,
           extensions: [],
         },
         append: false,
         lastChunk: true,
         metadata: undefined,
       }));
-      status(TaskState.TASK_STATE_COMPLETED);
+      status(TaskState.TASK_STATE_COMPLETED, undefined, endMeta);
     } else if (o.status === "cancelled") {
-      status(TaskState.TASK_STATE_CANCELED, [textPart(failureText(o))]);
+      status(TaskState.TASK_STATE_CANCELED, [textPart(failureText(o))], endMeta);
     } else {
-      status(TaskState.TASK_STATE_FAILED, [textPart(failureText(o))], { outcome: o.status });
+      status(TaskState.TASK_STATE_FAILED, [textPart(failureText(o))], { ...endMeta, outcome: o.status });
     }
     bus.finished();
   };
