@@ -157,3 +157,17 @@ Deno.test("a2a client: bad arguments raise naming the argument", async () => {
   const run2 = await runLua(`return a2a.send("http://127.0.0.1:9", "x", { binding = "grpc" })`);
   assertStringIncludes(JSON.stringify(run2.outcome), "field 'binding' must be");
 });
+
+Deno.test("a2a client: opts.timeout ends a call the agent does not finish, as kind timeout", async () => {
+  const agent = await startSdkAgent();
+  try {
+    const r = await lua(
+      `return std.json.encode(a2a.send(${JSON.stringify(agent.url)}, "slow", { timeout = 0.3 }))`,
+    );
+    assertEquals(r.ok, false);
+    assertEquals(r.kind, "timeout");
+    assertStringIncludes(r.error, "timed out after 0.3 s");
+  } finally {
+    await agent.close();
+  }
+});

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { TaskState } from "@a2a-js/sdk";
-import { processAlive, tempDir, waitFor } from "../helpers.ts";
+import { processAlive, resultOf, runCli, runLua, tempDir, waitFor } from "../helpers.ts";
 import {
   assert,
   assertEquals,
@@ -121,6 +121,20 @@ Deno.test("a2a serve: the SDK client reads the card, sends, streams, gets and ca
         const got = await client.getTask({ tenant: "", id: taskId });
         assertEquals(got.status?.state, TaskState.TASK_STATE_CANCELED);
       });
+      await t.step(`${binding}: our own a2a.send drives it too, seeing the run's updates`, async () => {
+        const r = resultOf(
+          await runLua(`
+          local seen = {}
+          local r = a2a.send(${JSON.stringify(server.url)}, "go", { skill = "steps", binding = "${binding}",
+            on_update = function(ev) seen[#seen + 1] = ev.kind .. ":" .. (ev.name or ev.state or "") end })
+          return std.json.encode({ state = r.state, text = r.text, seen = seen })
+        `),
+        );
+        assertEquals(r.state, "completed");
+        assertEquals(r.text, "half way\ndone");
+        assert(r.seen.includes("artifact:note") && r.seen.includes("artifact:result"), r.seen.join(","));
+        assertEquals(r.seen.at(-1), "status:completed");
+      });
       await t.step(`${binding}: an unknown task is TASK_NOT_FOUND`, async () => {
         const client = await sdkClient(server.url, binding);
         let err: unknown;
@@ -205,4 +219,20 @@ Deno.test("attack: a2a serve refuses a missing or wrong bearer token and a forge
   } finally {
     await server.stop();
   }
+});
+
+Deno.test("a2a serve: bad command lines exit 2 naming the flag, before listening", async () => {
+  const { root } = await a2aProject();
+  const nonLoopback = await runCli(["a2a", "serve", "-p", root, "--bind", "0.0.0.0:0"]);
+  assertEquals(nonLoopback.code, 2);
+  assertStringIncludes(nonLoopback.stderr, "--bind: refusing to listen on '0.0.0.0'");
+  const badTimeout = await runCli(["a2a", "serve", "-p", root, "--run-timeout", "soon"]);
+  assertEquals(badTimeout.code, 2);
+  assertStringIncludes(badTimeout.stderr, "--run-timeout must be a positive number");
+  const unknown = await runCli(["a2a", "listen"]);
+  assertEquals(unknown.code, 2);
+  assertStringIncludes(unknown.stderr, "a2a: unknown subcommand 'listen'");
+  const help = await runCli(["a2a", "serve", "--help"]);
+  assertEquals(help.code, 0);
+  assertStringIncludes(help.stdout, "agent-block a2a serve [-p DIR]");
 });
