@@ -8,9 +8,10 @@
  *   skills. The message's text parts, joined by newlines, are the run's `_PROMPT`; a data part's
  *   JSON is `_CONTEXT` (the last one wins).
  * - events: the task is `submitted`, then `working`; while the run goes on, each `RunEvent` is one
- *   `working` status update whose message carries the event as a data part (the `--events` JSON
- *   form, `src/runner/event_json.ts`) and a one-line text; an `artifact` event is an artifact
- *   update (its content as text when a string, else as data).
+ *   `working` status update whose message carries a line of text (the event and the run's tally:
+ *   turns, tokens, tool calls, `src/runner/tally.ts`) and the event as a data part (the `--events`
+ *   JSON form, `src/runner/event_json.ts`, kernel rows named without their data); an `artifact`
+ *   event is an artifact update (its content as text when a string, else as data).
  * - the end: `returned` → an artifact `result` holding the value (text), then `completed`;
  *   `deferred`/`exited`/`raised`/`timed_out` → `failed` with the reason as the status message;
  *   `cancelled` → `canceled`. The final update's metadata says `agent-block/sandboxed` when the
@@ -33,6 +34,7 @@ import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import type { RunEvent } from "../obs/run_events.ts";
 import type { Outcome } from "../outcome.ts";
 import { eventLine } from "../runner/event_json.ts";
+import { RunTally } from "../runner/tally.ts";
 import type { Logger } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
 
@@ -139,6 +141,18 @@ function eventSummary(e: RunEvent): string {
   }
 }
 
+/**
+ * An event as a status update carries it: the `--events` JSON form, except that kernel rows are
+ * named (kind, stream, seq) without their data — a row's data is the block's whole conversation
+ * (`llm_request` bodies), which the task's caller reads from the result, not from each update.
+ */
+function compactEvent(e: RunEvent): unknown {
+  if (e.type === "events") {
+    return { type: "events", rows: e.rows.map((r) => ({ kind: r.kind, stream: r.stream, seq: r.seq })) };
+  }
+  return JSON.parse(eventLine(e));
+}
+
 /** The block a message asks for, or why none. */
 function pickBlock(blocks: readonly BlockEntry[], msg: Message): BlockEntry | string {
   const meta = (msg.metadata ?? {}) as Record<string, unknown>;
@@ -234,6 +248,7 @@ export class BlockExecutor implements AgentExecutor {
     status(TaskState.TASK_STATE_WORKING, [textPart(`running block '${block.name}'`)]);
     const { prompt, context } = inputsOf(userMessage);
     let artifacts = 0;
+    const tally = new RunTally();
     const observe = (e: RunEvent) => {
       if (e.type === "end") return;
       if (e.type === "artifact") {
@@ -255,7 +270,11 @@ export class BlockExecutor implements AgentExecutor {
         }));
         return;
       }
-      status(TaskState.TASK_STATE_WORKING, [textPart(eventSummary(e)), dataPart(JSON.parse(eventLine(e)))]);
+      tally.observe(e);
+      status(TaskState.TASK_STATE_WORKING, [
+        textPart(`block '${block.name}': ${eventSummary(e)}; ${tally.summary()}`),
+        dataPart(compactEvent(e)),
+      ]);
     };
     const running = this.opts.runner.run({
       script: { path: block.path },

@@ -33,7 +33,13 @@ Deno.test("a2a serve: the SDK client reads the card, sends, streams, gets and ca
   try {
     await t.step("the card lists the blocks as skills, with both bindings", async () => {
       const card = await (await fetch(`${server.url}/.well-known/agent-card.json`)).json();
-      assertEquals(card.skills.map((s: { id: string }) => s.id).sort(), ["busy", "fails", "shout", "steps"]);
+      assertEquals(card.skills.map((s: { id: string }) => s.id).sort(), [
+        "busy",
+        "fails",
+        "notes",
+        "shout",
+        "steps",
+      ]);
       assertEquals(
         card.skills.find((s: { id: string }) => s.id === "shout").description,
         "Shouts the prompt back.",
@@ -77,6 +83,26 @@ Deno.test("a2a serve: the SDK client reads the card, sends, streams, gets and ca
           assertEquals(last, TaskState.TASK_STATE_COMPLETED);
         },
       );
+      await t.step(`${binding}: the run's kernel events stream as working updates`, async () => {
+        const client = await sdkClient(server.url, binding);
+        const kinds: string[] = [];
+        const texts: string[] = [];
+        for await (const ev of client.sendMessageStream(sendRequest("", "notes"))) {
+          const p = ev.payload!;
+          if (p.$case !== "statusUpdate" || p.value.status?.state !== TaskState.TASK_STATE_WORKING) continue;
+          for (const part of p.value.status.message?.parts ?? []) {
+            const c = part.content;
+            if (c?.$case === "text") texts.push(c.value);
+            if (c?.$case === "data" && c.value?.type === "events") {
+              for (const r of c.value.rows) kinds.push(r.kind);
+            }
+            if (c?.$case === "data" && c.value?.type === "session_open") kinds.push("(session_open)");
+          }
+        }
+        assertEquals(kinds.filter((k) => k === "note").length, 1, kinds.join(","));
+        assert(kinds.includes("(session_open)"), kinds.join(","));
+        assert(texts.some((t) => t.startsWith("block 'notes': kernel: ")), texts.join(" | "));
+      });
       await t.step(`${binding}: a block that raises fails the task with its error`, async () => {
         const client = await sdkClient(server.url, binding);
         const r = await client.sendMessage(sendRequest("", "fails"));
