@@ -173,9 +173,10 @@ export async function startSdkAgent(opts: { streaming?: boolean; card?: unknown 
       }));
       status(TaskState.TASK_STATE_WORKING, "thinking");
       if (said.startsWith("drop")) {
-        // Every socket closed under the open stream: the client sees the connection end.
-        queueMicrotask(() => box.server?.closeAllConnections());
-        return Promise.resolve();
+        // The task stays working (execute never returns) and every socket is closed under the
+        // open stream: the client sees the connection end mid-stream.
+        setTimeout(() => box.server?.closeAllConnections(), 0);
+        return new Promise<void>(() => {});
       }
       if (said.startsWith("slow")) {
         const done = Promise.withResolvers<void>();

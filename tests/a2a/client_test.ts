@@ -83,10 +83,10 @@ for (const binding of ["JSONRPC", "HTTP+JSON"]) {
         return std.json.encode({ r = r, seen = seen })
       `);
       assertEquals(r.r.ok, false);
-      assert(r.r.kind === "stream" || r.r.kind === "transport", JSON.stringify(r.r));
+      assertEquals(r.r.kind, "stream", JSON.stringify(r.r));
       assertStringIncludes(r.r.error, "a2a.send: ");
       assertStringIncludes(r.r.error, agent.url);
-      if (r.r.kind === "stream") assertStringIncludes(r.r.error, "before a final state");
+      assertStringIncludes(r.r.error, "ended in state working before a final state (the connection broke: ");
     } finally {
       await agent.close();
     }
@@ -167,6 +167,21 @@ Deno.test("a2a client: opts.timeout ends a call the agent does not finish, as ki
     assertEquals(r.ok, false);
     assertEquals(r.kind, "timeout");
     assertStringIncludes(r.error, "timed out after 0.3 s");
+  } finally {
+    await agent.close();
+  }
+});
+
+Deno.test("a2a client: an error raised by on_update raises out of a2a.send", async () => {
+  const agent = await startSdkAgent();
+  try {
+    const run = await runLua(`
+      return a2a.send(${JSON.stringify(agent.url)}, "hello", { on_update = function(ev)
+        if ev.kind == "artifact" then error("seen enough") end
+      end })
+    `);
+    assertEquals(run.outcome.status, "raised");
+    assertStringIncludes(JSON.stringify(run.outcome), "seen enough");
   } finally {
     await agent.close();
   }

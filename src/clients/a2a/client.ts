@@ -165,6 +165,19 @@ export function partsText(parts: unknown): string {
   return parts.filter((p) => typeof p?.text === "string").map((p) => p.text as string).join("\n");
 }
 
+/** An error the caller's `onEvent` raised, carried past our own error handling untouched. */
+class CallbackFailed {
+  constructor(readonly error: unknown) {}
+}
+
+async function callback(fn: (event: Wire) => Promise<void> | void, event: Wire): Promise<void> {
+  try {
+    await fn(event);
+  } catch (e) {
+    throw new CallbackFailed(e);
+  }
+}
+
 /** The result of a send: the final task, or the agent's direct message. */
 export type SendResult = { task: Wire } | { message: Wire };
 
@@ -208,38 +221,51 @@ export class A2aClients {
         const r = await client.sendMessage(params, ro);
         if ("messageId" in r) return { message: Message.toJSON(r) as Wire };
         const task = Task.toJSON(r) as Wire;
-        await opts.onEvent?.({ kind: "task", ...task });
+        if (opts.onEvent) await callback(opts.onEvent, { kind: "task", ...task });
         return { task };
       }
       let task: Wire | undefined;
       let state: TaskState | undefined;
-      for await (const ev of client.sendMessageStream(params, ro)) {
-        const p = ev.payload;
-        if (!p) continue;
-        if (p.$case === "message") return { message: Message.toJSON(p.value) as Wire };
-        if (p.$case === "task") {
-          task = Task.toJSON(p.value) as Wire;
-          state = p.value.status?.state;
-        } else if (p.$case === "statusUpdate") {
-          state = p.value.status?.state;
-          if (task && p.value.status) task.status = TaskStatus.toJSON(p.value.status) as Wire;
-        } else if (p.$case === "artifactUpdate" && task && p.value.artifact) {
-          const a = Artifact.toJSON(p.value.artifact) as Wire;
-          const list = (task.artifacts as Wire[] | undefined) ?? [];
-          const at = list.findIndex((x) => x.artifactId === a.artifactId);
-          if (at >= 0 && p.value.append) {
-            const old = list[at];
-            old.parts = [...((old.parts as unknown[]) ?? []), ...((a.parts as unknown[]) ?? [])];
-          } else if (at >= 0) list[at] = a;
-          else list.push(a);
-          task.artifacts = list;
+      let broken: string | undefined;
+      try {
+        for await (const ev of client.sendMessageStream(params, ro)) {
+          const p = ev.payload;
+          if (!p) continue;
+          if (p.$case === "message") return { message: Message.toJSON(p.value) as Wire };
+          if (p.$case === "task") {
+            task = Task.toJSON(p.value) as Wire;
+            state = p.value.status?.state;
+          } else if (p.$case === "statusUpdate") {
+            state = p.value.status?.state;
+            if (task && p.value.status) task.status = TaskStatus.toJSON(p.value.status) as Wire;
+          } else if (p.$case === "artifactUpdate" && task && p.value.artifact) {
+            const a = Artifact.toJSON(p.value.artifact) as Wire;
+            const list = (task.artifacts as Wire[] | undefined) ?? [];
+            const at = list.findIndex((x) => x.artifactId === a.artifactId);
+            if (at >= 0 && p.value.append) {
+              const old = list[at];
+              old.parts = [...((old.parts as unknown[]) ?? []), ...((a.parts as unknown[]) ?? [])];
+            } else if (at >= 0) list[at] = a;
+            else list.push(a);
+            task.artifacts = list;
+          }
+          if (opts.onEvent) {
+            const j = StreamResponse.toJSON(ev) as Wire;
+            const [kind] = Object.keys(j);
+            await callback(opts.onEvent, { kind: kindName(kind), ...(j[kind] as Wire) });
+          }
+          if (state !== undefined && (TERMINAL.has(state) || INTERRUPTED.has(state))) break;
         }
-        if (opts.onEvent) {
-          const j = StreamResponse.toJSON(ev) as Wire;
-          const [kind] = Object.keys(j);
-          await opts.onEvent({ kind: kindName(kind), ...(j[kind] as Wire) });
+      } catch (e) {
+        // The connection broke under an open stream: a drop, unless it is our own abort, an
+        // error the agent answered or one the caller's callback raised.
+        if (
+          e instanceof CallbackFailed || signal.aborted || !task ||
+          (e as { reason?: unknown })?.reason !== undefined
+        ) {
+          throw e;
         }
-        if (state !== undefined && (TERMINAL.has(state) || INTERRUPTED.has(state))) break;
+        broken = describe(e);
       }
       if (!task) throw new A2aFailure(`${url}: the stream ended before the agent sent a task`, "stream");
       if (state === undefined || !(TERMINAL.has(state) || INTERRUPTED.has(state))) {
@@ -252,7 +278,7 @@ export class A2aClients {
         }
         throw new A2aFailure(
           `${url}: the stream of task ${task.id} ended in state ${stateName(state)} before a final state ` +
-            `(the agent dropped the connection)`,
+            (broken ? `(the connection broke: ${broken})` : `(the agent dropped the connection)`),
           "stream",
         );
       }
@@ -297,6 +323,7 @@ export class A2aClients {
     try {
       return await fn(ac.signal);
     } catch (e) {
+      if (e instanceof CallbackFailed) throw e.error;
       if (ac.signal.aborted) {
         throw ac.signal.reason === "timeout"
           ? new A2aFailure(`${url}: timed out after ${opts.timeoutMs / 1000} s`, "timeout")
