@@ -177,7 +177,7 @@ Deno.test("a2a serve: the SDK client reads the card, sends, streams, gets and ca
   }
 });
 
-Deno.test("attack: a2a serve refuses a missing or wrong bearer token and a forged Host, and runs nothing", async () => {
+Deno.test("attack: a2a serve refuses a missing or wrong bearer token, a forged Host or Origin and an oversized body, and runs nothing", async () => {
   const { root, home } = await a2aProject();
   const tokenFile = join(root, ".token");
   Deno.writeTextFileSync(tokenFile, "s3cret-token\n");
@@ -235,6 +235,13 @@ Deno.test("attack: a2a serve refuses a missing or wrong bearer token and a forge
     assertEquals(badOrigin.status, 403);
     const noToken = await rawHttp(`${server.url}/a2a/jsonrpc`, { Host: new URL(server.url).host }, body);
     assertEquals(noToken.status, 401);
+    // A body declared past the 16 MiB limit is refused unread.
+    const huge = await rawHttp(`${server.url}/a2a/rest/message:send`, {
+      Host: new URL(server.url).host,
+      Authorization: "Bearer s3cret-token",
+      "Content-Length": String(17 * 1024 * 1024),
+    }, body);
+    assertEquals(huge.status, 413);
     let exists = true;
     try {
       Deno.statSync(marker);
