@@ -137,7 +137,7 @@ function restError(e: unknown): { status: number; body: unknown } {
   };
 }
 
-/** Starts the server; resolves once it listens. */
+/** Starts the server (listening when this returns; `finished` settles when it has stopped). */
 export function serveA2a(opts: ServeOptions): A2aServing {
   const policy: GuardPolicy = {
     allowedHosts: allowedHostnames(opts.hostname),
