@@ -170,14 +170,14 @@ function pickBlock(blocks: readonly BlockEntry[], msg: Message): BlockEntry | st
 }
 
 /** The run's `_PROMPT` and `_CONTEXT` from a message's parts. */
-function inputsOf(msg: Message): { prompt: string; context?: string } {
+function inputsOf(msg: Message): { prompt?: string; context?: string } {
   const texts: string[] = [];
   let context: string | undefined;
   for (const p of msg.parts) {
     if (p.content?.$case === "text") texts.push(p.content.value);
     else if (p.content?.$case === "data") context = JSON.stringify(p.content.value);
   }
-  return { prompt: texts.join("\n"), context };
+  return { prompt: texts.length ? texts.join("\n") : undefined, context };
 }
 
 function valueText(v: string | Uint8Array | undefined): string {

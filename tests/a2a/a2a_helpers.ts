@@ -38,6 +38,8 @@ export const A2A_BLOCKS: Record<string, string> = {
     'local _s = io.popen("echo $$ > \'" .. dir .. "/sleeper.pid.tmp\'; mv \'" .. dir .. "/sleeper.pid.tmp\' \'" .. dir .. "/sleeper.pid\'; exec sleep 300")\n' +
     "local x = 0\nwhile true do x = x + 1 end\n",
   "blocks/fails.lua": "-- Raises.\nerror('broken on purpose')\n",
+  "blocks/context.lua": "-- Returns its _PROMPT and _CONTEXT.\n" +
+    "return std.json.encode({ prompt = _PROMPT or 'none', context = _CONTEXT or 'none' })\n",
   "blocks/notes.lua": "-- Writes a note to a kernel session, then returns.\n" +
     'require("knl").session({ owner = "docs", store = "mem" }, function(s)\n' +
     '  s:append({ kind = "note", data = { text = "step one" } })\nend)\nreturn "noted"\n',

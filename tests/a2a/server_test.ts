@@ -35,6 +35,7 @@ Deno.test("a2a serve: the SDK client reads the card, sends, streams, gets and ca
       const card = await (await fetch(`${server.url}/.well-known/agent-card.json`)).json();
       assertEquals(card.skills.map((s: { id: string }) => s.id).sort(), [
         "busy",
+        "context",
         "fails",
         "notes",
         "shout",
@@ -160,6 +161,17 @@ Deno.test("a2a serve: the SDK client reads the card, sends, streams, gets and ca
         assertEquals(r.text, "half way\ndone");
         assert(r.seen.includes("artifact:note") && r.seen.includes("artifact:result"), r.seen.join(","));
         assertEquals(r.seen.at(-1), "status:completed");
+        // A data part is _CONTEXT; with no text part there is no _PROMPT.
+        const c = resultOf(
+          await runLua(`
+          local r = a2a.send(${
+            JSON.stringify(server.url)
+          }, { parts = { { data = { a = 1 } } }, skill = "context" },
+            { binding = "${binding}" })
+          return r.text
+        `),
+        );
+        assertEquals(c, { prompt: "none", context: '{"a":1}' });
       });
       await t.step(`${binding}: an unknown task is TASK_NOT_FOUND`, async () => {
         const client = await sdkClient(server.url, binding);
