@@ -13,6 +13,9 @@
  *   router (`@a2a-js/sdk/server/express`); we serve with `Deno.serve`, so these five routes are
  *   ours, errors in the spec's `{ error: { code, status, message, details } }` form.
  *
+ * Tasks live in memory for the server's life, the newest finished ones bounded
+ * (`task_store.ts`).
+ *
  * Invariants: every request passes the guard before any route (loopback bind unless the caller
  * opts out, Host and Origin checks, bearer token, body limit); a refused request never reaches
  * the SDK and never starts a run. The card is public to whoever passes the guard: with a token,
@@ -33,7 +36,6 @@ import {
 import {
   DefaultRequestHandler,
   defaultServerCallContextBuilder,
-  InMemoryTaskStore,
   JsonRpcTransportHandler,
   type ServerCallContext,
   UnauthenticatedUser,
@@ -42,6 +44,7 @@ import {
 import { admit, allowedHostnames, type GuardPolicy, type Refusal } from "../net/guard.ts";
 import type { Logger } from "../obs/log.ts";
 import { agentCard, type AgentOptions, BlockExecutor } from "./agent.ts";
+import { BoundedTaskStore } from "./task_store.ts";
 
 /** Largest request body: a message carries the caller's prompt and context. 16 MiB. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -147,7 +150,7 @@ export function serveA2a(opts: ServeOptions): A2aServing {
   let base = "";
   const card = agentCard(opts.blocks(), "http://127.0.0.1");
   const executor = new BlockExecutor(opts);
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  const handler = new DefaultRequestHandler(card, new BoundedTaskStore(), executor);
   const jsonRpc = new JsonRpcTransportHandler(handler);
   const currentCard = () => {
     const fresh = agentCard(opts.blocks(), base);
