@@ -224,6 +224,20 @@ Deno.test("attack: a2a serve refuses a missing or wrong bearer token, a forged H
       assert(err !== undefined, "a wrong token must be refused");
       assertStringIncludes(String((err as Error).message), "Unauthorized");
     }
+    // Our own client: the headers reach the card and every call; without them the card is refused.
+    const ours = resultOf(
+      await runLua(`
+      local url = ${JSON.stringify(server.url)}
+      local with = a2a.send(url, "a", { skill = "shout", headers = { authorization = "Bearer s3cret-token" } })
+      local without = a2a.send(url, "a", { skill = "shout" })
+      return std.json.encode({ with = with.text, without = without })
+    `),
+    );
+    assertEquals(ours.with, "echo: A");
+    assertEquals(ours.without.ok, false);
+    assertEquals(ours.without.kind, "card");
+    assertStringIncludes(ours.without.error, "HTTP 401");
+    assert(!ours.without.error.includes("s3cret"), "the token is never in an error");
     const body = JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
