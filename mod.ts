@@ -29,13 +29,18 @@
  * kernel writers, so a program can run many configs concurrently (or one config many times).
  *
  * This module is an edge, like the CLI: a config that sets no `env` runs with a copy of this
- * process's environment, and one that sets no `cwd` with this process's working directory, read
- * when `runBlock` is called. Nothing below it reads either, and nothing changes them.
+ * process's environment, read when `runBlock` is called. A run works in its project root unless
+ * the config sets `cwd(dir)` (the rule of every front end: the CLI, `mcp`, `serve`); a relative
+ * project root, and through it a relative script path, resolve against this process's working
+ * directory. Nothing below it reads the environment or the working directory, and nothing
+ * changes them.
  *
  * ## Talking to the host
  * - `hostHandler(kind, fn)` / `hostHandler(fn)`: TypeScript functions receiving
  *   `{ kind, id, payload, meta }` of the script's `bus.emit`, at once (no `bus.serve` needed);
- *   what they return is the acknowledgement. A Lua `bus.on` handler for a kind wins over them.
+ *   what they return is the acknowledgement of an event emitted from TypeScript (`BusHost.emit`
+ *   resolves with it, also when a Lua handler answers), while a Lua `bus.emit` returns only the
+ *   event id and never waits for a handler. A Lua `bus.on` handler for a kind wins over them.
  * - `bus(new BusHost())`: emit into the script's `bus.on` handlers from TypeScript;
  *   `autoServeBus()` serves those handlers in the background.
  * - `hostTool({ name, description, inputSchema, group, handler })`: a TypeScript function in the
@@ -94,8 +99,8 @@
  *   handler set, the any-kind handler receives `artifact` events too, so it skips them);
  *   artifacts arrive in `BlockReport.artifacts` (and at an `artifact` handler, if one is set);
  * - the per-task working directory: the config's `projectRoot` — it is `std.env.project_root()`
- *   and the default working directory of `sh.exec` and of MCP servers, and the host process's
- *   cwd is never changed;
+ *   and the working directory of the run, of `sh.exec` and of MCP servers, and the host
+ *   process's cwd is never changed;
  * - the engine's cancel token: `signal(token)`; its MCP timeout: `mcpRpcTimeoutMs(ms)`.
  *
  * ## Stability
@@ -112,7 +117,8 @@ import { InProcessRunner } from "./src/runner/in_process.ts";
 
 /**
  * Runs one block to its report. A config without `env` runs with a copy of this process's
- * environment, one without `cwd` in this process's working directory (both read now).
+ * environment (read now); one without `cwd` works in its project root, a relative one being
+ * taken from this process's working directory.
  * @param config the run, from `BlockConfig.builder(...).build()`
  *
  * @example Cancel a run
@@ -165,6 +171,7 @@ export {
   type McpServerConfig,
   ScriptSource,
   type ScriptSourceConstructors,
+  type SecretKeySource,
   type TextSource,
 } from "./src/sdk/sources.ts";
 export type { HostTool, HostToolContext, ToolInfo } from "./src/sdk/host_tools.ts";
@@ -183,6 +190,15 @@ export { type BusEvent, type BusHandler, BusHost } from "./src/host/bus.ts";
 export type { RunEvent, RunObserver } from "./src/obs/run_events.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
+export type {
+  Declaration,
+  DeclarationError,
+  JsonSchema,
+  PromptArgument,
+  PromptDeclaration,
+  ResourceDeclaration,
+  ToolDeclaration,
+} from "./src/blocks/declaration.ts";
 export { VERSION } from "./src/version.ts";
 export {
   exportSession,

@@ -22,8 +22,11 @@
  * request. Both clients get faster over the rounds as the JIT warms up; a round's figure varies
  * by ±20 %, so compare medians of several runs.
  */
-import { generateText, jsonSchema, stepCountIs, tool } from "ai";
-import { createOpenAI } from "@ai-sdk/openai";
+// bench-only packages: pinned here, not in deno.json's import map (a run installs only what it needs)
+// deno-lint-ignore no-import-prefix -- bench-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+import { generateText, jsonSchema, stepCountIs, tool } from "npm:ai@7.0.173";
+// deno-lint-ignore no-import-prefix -- bench-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+import { createOpenAI } from "npm:@ai-sdk/openai@4.0.118";
 import { runBlock } from "../src/runtime/run.ts";
 import type { LuaEngine } from "../src/lua/engine.ts";
 import { toolLoopReply } from "./mock_openai.ts";

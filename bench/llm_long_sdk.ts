@@ -7,8 +7,10 @@
  * does), and a step limit of TURNS + 2; exits 1 unless the run made TURNS + 1 steps. Not a
  * benchmark of its own (the name does not end in `_bench.ts`).
  */
-import { generateText, jsonSchema, stepCountIs, tool } from "ai";
-import { createOpenAI } from "@ai-sdk/openai";
+// deno-lint-ignore no-import-prefix -- bench-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+import { generateText, jsonSchema, stepCountIs, tool } from "npm:ai@7.0.173";
+// deno-lint-ignore no-import-prefix -- bench-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+import { createOpenAI } from "npm:@ai-sdk/openai@4.0.118";
 
 const [url, turnsText, which] = Deno.args;
 const turns = Number(turnsText);

@@ -2,44 +2,46 @@
 /** Embedded Lua sources, keyed by path relative to `embedded/`. */
 import m0 from "./agent/init.lua" with { type: "text" };
 import m1 from "./coding/init.lua" with { type: "text" };
-import m2 from "./flow/init.lua" with { type: "text" };
-import m3 from "./knl/init.lua" with { type: "text" };
-import m4 from "./knl_adapter/init.lua" with { type: "text" };
-import m5 from "./knl_types/init.lua" with { type: "text" };
-import m6 from "./llm_proto/anthropic.lua" with { type: "text" };
-import m7 from "./llm_proto/init.lua" with { type: "text" };
-import m8 from "./llm_proto/openai.lua" with { type: "text" };
-import m9 from "./llm_proto/port.lua" with { type: "text" };
-import m10 from "./lshape/check.lua" with { type: "text" };
-import m11 from "./lshape/init.lua" with { type: "text" };
-import m12 from "./lshape/luacats.lua" with { type: "text" };
-import m13 from "./lshape/reflect.lua" with { type: "text" };
-import m14 from "./lshape/t.lua" with { type: "text" };
-import m15 from "./lspec/init.lua" with { type: "text" };
-import m16 from "./mcp_tools/init.lua" with { type: "text" };
-import m17 from "./policy/init.lua" with { type: "text" };
-import m18 from "./session/init.lua" with { type: "text" };
-import m19 from "./supervisor/init.lua" with { type: "text" };
+import m2 from "./compile_loop/init.lua" with { type: "text" };
+import m3 from "./flow/init.lua" with { type: "text" };
+import m4 from "./knl/init.lua" with { type: "text" };
+import m5 from "./knl_adapter/init.lua" with { type: "text" };
+import m6 from "./knl_types/init.lua" with { type: "text" };
+import m7 from "./llm_proto/anthropic.lua" with { type: "text" };
+import m8 from "./llm_proto/init.lua" with { type: "text" };
+import m9 from "./llm_proto/openai.lua" with { type: "text" };
+import m10 from "./llm_proto/port.lua" with { type: "text" };
+import m11 from "./lshape/check.lua" with { type: "text" };
+import m12 from "./lshape/init.lua" with { type: "text" };
+import m13 from "./lshape/luacats.lua" with { type: "text" };
+import m14 from "./lshape/reflect.lua" with { type: "text" };
+import m15 from "./lshape/t.lua" with { type: "text" };
+import m16 from "./lspec/init.lua" with { type: "text" };
+import m17 from "./mcp_tools/init.lua" with { type: "text" };
+import m18 from "./policy/init.lua" with { type: "text" };
+import m19 from "./session/init.lua" with { type: "text" };
+import m20 from "./supervisor/init.lua" with { type: "text" };
 
 export const EMBEDDED_FILES: Readonly<Record<string, string>> = {
   "agent/init.lua": m0,
   "coding/init.lua": m1,
-  "flow/init.lua": m2,
-  "knl/init.lua": m3,
-  "knl_adapter/init.lua": m4,
-  "knl_types/init.lua": m5,
-  "llm_proto/anthropic.lua": m6,
-  "llm_proto/init.lua": m7,
-  "llm_proto/openai.lua": m8,
-  "llm_proto/port.lua": m9,
-  "lshape/check.lua": m10,
-  "lshape/init.lua": m11,
-  "lshape/luacats.lua": m12,
-  "lshape/reflect.lua": m13,
-  "lshape/t.lua": m14,
-  "lspec/init.lua": m15,
-  "mcp_tools/init.lua": m16,
-  "policy/init.lua": m17,
-  "session/init.lua": m18,
-  "supervisor/init.lua": m19,
+  "compile_loop/init.lua": m2,
+  "flow/init.lua": m3,
+  "knl/init.lua": m4,
+  "knl_adapter/init.lua": m5,
+  "knl_types/init.lua": m6,
+  "llm_proto/anthropic.lua": m7,
+  "llm_proto/init.lua": m8,
+  "llm_proto/openai.lua": m9,
+  "llm_proto/port.lua": m10,
+  "lshape/check.lua": m11,
+  "lshape/init.lua": m12,
+  "lshape/luacats.lua": m13,
+  "lshape/reflect.lua": m14,
+  "lshape/t.lua": m15,
+  "lspec/init.lua": m16,
+  "mcp_tools/init.lua": m17,
+  "policy/init.lua": m18,
+  "session/init.lua": m19,
+  "supervisor/init.lua": m20,
 };

@@ -53,8 +53,9 @@ export class UsageError extends AgentBlockError {
   /**
    * A command line that did not parse.
    * @param message what did not parse
+   * @param command the (sub)command whose help to point at (`knl show`); none: the run path
    */
-  constructor(message: string) {
+  constructor(message: string, readonly command?: string) {
     super(message, 2);
     this.name = "UsageError";
   }

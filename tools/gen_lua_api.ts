@@ -1,6 +1,7 @@
 /**
- * Generates the Lua API reference's files from `src/docs/lua_api/`: `docs/lua-api.md` and the
- * LuaCATS annotation files `docs/types/*.lua` (the very files `agent-block types` writes into a
+ * Generates the Lua API reference's files from `src/docs/lua_api/`: `docs/lua-api.md`,
+ * `docs/architecture/mcp-support.md` (the MCP capability matrix) and the LuaCATS annotation files
+ * `docs/types/*.lua` (the very files `agent-block types` writes into a
  * project's `.agent-block/types/`).
  *
  * Usage: `deno task gen` writes them; `--check` (in `deno task check`) exits 1 naming every file
@@ -10,12 +11,16 @@ import { join } from "node:path";
 import { LUA_API } from "../src/docs/lua_api/mod.ts";
 import { renderMarkdown } from "../src/docs/render_markdown.ts";
 import { renderLuaCats } from "../src/docs/render_luacats.ts";
+import { renderMcpSupport } from "../src/docs/render_mcp_support.ts";
 
 const docs = decodeURIComponent(new URL("../docs/", import.meta.url).pathname);
 
 /** Every generated file, by path relative to `docs/`. */
 export function generated(): Map<string, string> {
-  const out = new Map<string, string>([["lua-api.md", renderMarkdown(LUA_API)]]);
+  const out = new Map<string, string>([
+    ["lua-api.md", renderMarkdown(LUA_API)],
+    ["architecture/mcp-support.md", renderMcpSupport(LUA_API)],
+  ]);
   for (const [name, text] of renderLuaCats(LUA_API)) out.set(`types/${name}`, text);
   return out;
 }
@@ -50,6 +55,7 @@ if (import.meta.main) {
     }
   } else {
     Deno.mkdirSync(join(docs, "types"), { recursive: true });
+    Deno.mkdirSync(join(docs, "architecture"), { recursive: true });
     for (const [f, text] of files) Deno.writeTextFileSync(join(docs, f), text);
     for (const f of extra) Deno.removeSync(join(docs, f));
   }

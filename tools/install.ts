@@ -4,10 +4,10 @@
  *
  * Owns the launcher it writes, `<root>/bin/agent-block` (`agent-block.cmd` on Windows), which runs
  *
- *     <this Deno> run -A --quiet --config <repo>/deno.json --lock=<repo>/deno.lock --frozen <repo>/cli.ts ARGS…
+ *     <this Deno> run -A --quiet --config <repo>/deno.json --lock=<repo>/deno.run.lock --frozen <repo>/cli.ts ARGS…
  *
  * in the caller's working directory: the repository's import map, its `nodeModulesDir` and its
- * lockfile (frozen), wherever the command is started — the same command line `src/proc/self.ts`
+ * run lockfile (frozen; `deno.run.lock`, a run's packages only: tools/gen_run_lock.ts), wherever the command is started — the same command line `src/proc/self.ts`
  * builds when agent-block starts itself. The default root is Deno's own (`$DENO_INSTALL_ROOT`,
  * else `~/.deno`), so the command lands beside what `deno install -g` installs.
  *
@@ -23,6 +23,10 @@
  * (`deno install --frozen`, a no-op when they are there). After writing, the launcher is run once
  * with `--version` to prove it works. The launcher names the absolute path of the Deno that ran
  * this installer and of the checkout: moving either means installing again.
+ *
+ * A Deno from npx's cache (`npx --yes deno@2.9.6 task install`) would vanish with the next
+ * `npm cache clean`, and every launcher naming it with it: such a Deno is copied to
+ * `<root>/lib/agent-block/deno`, and the launcher names that copy instead.
  *
  * Invariant: an existing file at the launcher's path is replaced only when this installer wrote it
  * (its marker line) or `--force` is given; anything else is an error naming the file.
@@ -45,7 +49,7 @@ export function launchArgs(repo: string): string[] {
     "--quiet",
     "--config",
     join(repo, "deno.json"),
-    `--lock=${join(repo, "deno.lock")}`,
+    `--lock=${join(repo, "deno.run.lock")}`,
     "--frozen",
     join(repo, "cli.ts"),
   ];
@@ -85,14 +89,49 @@ export interface Installed {
   version: string;
 }
 
+/**
+ * Why `deno` (the path of the Deno running the installer) will not last, or undefined when it will:
+ * a Deno that npx (or `npm exec`) fetched lives in npm's `_npx` cache, which `npm cache clean`
+ * and npm's own pruning remove.
+ */
+export function transientDeno(deno: string): string | undefined {
+  return /[\\/]_npx[\\/]/.test(deno)
+    ? `${deno} is in npm's npx cache, which a cache clean removes`
+    : undefined;
+}
+
+/**
+ * A copy of `deno` the launcher owns: `<root>/lib/agent-block/deno` (`deno.exe` on Windows),
+ * replaced whole (written beside, then renamed) on every install that needs it.
+ */
+export function ownDeno(deno: string, root: string): string {
+  const dir = join(root, "lib", "agent-block");
+  Deno.mkdirSync(dir, { recursive: true });
+  const path = join(dir, Deno.build.os === "windows" ? "deno.exe" : "deno");
+  const tmp = `${path}.tmp-${crypto.randomUUID()}`;
+  Deno.copyFileSync(deno, tmp);
+  if (Deno.build.os !== "windows") Deno.chmodSync(tmp, 0o755);
+  Deno.renameSync(tmp, path);
+  return path;
+}
+
 /** Installs the launcher; throws an Error naming what failed. */
 export async function install(
   opts: { root: string; name: string; force: boolean; deno?: string; repo?: string },
 ): Promise<Installed> {
-  const deno = opts.deno ?? Deno.execPath();
+  const running = opts.deno ?? Deno.execPath();
   const repo = opts.repo ?? REPO;
-  const deps = await new Deno.Command(deno, {
-    args: ["install", "--frozen", "--quiet", "--config", join(repo, "deno.json")],
+  // A launcher must not name a Deno that goes away: one from npx's cache is copied to one of its own.
+  const deno = transientDeno(running) !== undefined ? ownDeno(running, opts.root) : running;
+  const deps = await new Deno.Command(running, {
+    args: [
+      "install",
+      "--frozen",
+      "--quiet",
+      "--config",
+      join(repo, "deno.json"),
+      `--lock=${join(repo, "deno.run.lock")}`,
+    ],
     cwd: repo,
     stdout: "inherit",
     stderr: "inherit",
@@ -134,7 +173,8 @@ const HELP = `deno task install [--root DIR] [--name NAME] [--force]
 
 Installs the agent-block command from this checkout into <root>/bin (default root:
 $DENO_INSTALL_ROOT, else ~/.deno). The command runs from any directory with this checkout's
-import map and frozen lockfile. Example:
+import map and frozen lockfile, with the Deno that ran this installer — or, when that Deno is in
+npx's cache, with a copy of it in <root>/lib/agent-block/. Example:
 
   deno task install && export PATH="$HOME/.deno/bin:$PATH" && agent-block --version
 `;

@@ -1007,7 +1007,7 @@ bus = {}
 ---@field payload any The payload.
 ---@field meta table Metadata (empty for events emitted from Lua).
 
----Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it.
+---Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it. Never blocks and never waits for a handler: what a handler returns (its acknowledgement) is not given back here — only an embedder's `BusHost.emit` receives one.
 ---
 ---```lua
 ---bus.emit("progress", { done = 3, of = 10 })
@@ -1182,9 +1182,9 @@ llm = {}
 ---@field thinking? boolean|{ effort: string?, budget_tokens: integer? } Reasoning / extended thinking (`false` turns it off where expressible).
 ---@field stop? string[] Stop sequences.
 ---@field response_format? table Structured output, OpenAI's shape (`{ type = "json_schema", json_schema = {...} }`).
----@field temperature? number Dropped with a warning where the model cannot take it.
----@field top_p? number As `temperature`.
----@field top_k? integer As `temperature`.
+---@field temperature? number Forwarded; dropped with a warning where the model cannot take it (while thinking; `~= 1` on a Claude past Opus 4.6). An Anthropic request with a sampling parameter is sent as API version 2023-06-01 (2026-10-21 refuses them).
+---@field top_p? number Forwarded (Anthropic: as `temperature`).
+---@field top_k? integer Forwarded, except to api.openai.com (dropped with a warning).
 ---@field seed? integer Where supported.
 ---@field cache_control? boolean Anthropic prompt caching (default on).
 ---@field context_management? boolean Anthropic context editing (`agent.run`: default on).
@@ -1193,7 +1193,7 @@ llm = {}
 ---@field stream? boolean Stream the response (a truncated stream is an error).
 ---@field on_delta? fun(delta: table) Receives each streamed piece (`{ type = "text", text }`, ...); implies `stream`.
 ---@field prices? table Overrides of `require("llm_proto").prices`: `{ [model] = { input = usd_per_Mtok, output = ... } }`.
----@field replay? string `replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root).
+---@field replay? string `replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root). `AGENT_BLOCK_FORCE_REPLAY=1` in the run's environment makes `anthropic` and `openai` use it too.
 ---@field replay_as? "anthropic"|"openai" `replay` provider: which adapter builds (and checks) the request (default anthropic).
 
 ---One model call. Each attempt writes `ab.obs` `http_request` / `http_response` lines on stderr (keys and bodies are never logged).
@@ -1416,7 +1416,7 @@ function mcp.ping(name) end
 ---@return table # `{ ok = true }`, or an `mcp.Failure`.
 function mcp.set_log_level(name, level) end
 
----Subscribes to a resource's changes (see `on_resource_update`).
+---Subscribes to a resource's changes (see `on_resource_update`): `resources/subscribe` (2025 era) or `subscriptions/listen` (2026-07-28). A server without the capability `resources.subscribe` gets a failure in both eras (a modern one would accept the stream and stay silent).
 ---
 ---Errors: Raises only for bad arguments; every other failure is answered.
 ---
@@ -1563,6 +1563,96 @@ function mcp.set_elicitation_handler(server_name, handler) end
 ---@param server_name string The server name.
 ---@param handler? fun(server_name: string): { uri: string, name: string? }[] The callback (a Lua function; closures work).
 function mcp.set_roots_handler(server_name, handler) end
+
+-- mcp.client --------------------------------------------------------------------------------------
+
+---The client that called this block, when the block is served as a tool, resource or prompt of its own (`agent-block mcp --expose blocks`; the header declares it: `---@tool NAME`, `---@resource URI`, `---@prompt NAME`). It exists only in such a call, and not under `--sandbox` (a confined run is a process of its own). The call's arguments are `_ARGS` (a resource template's variables; a prompt's arguments), a resource's URI `_URI`. Requests to the client (`sample`, `elicit`, `roots`, `ask`) work in both protocol eras: the block waits while the client answers (a 2025-era client gets the request itself; a 2026-07-28 client an `input_required` result, and the call resumes in this very run when it answers). Asking for something the client did not declare raises (uncaught, the call fails with -32021 for a 2026-07-28 client). A cancelled call stops the block at its next host call.
+---@class mcp.client
+mcp.client = {}
+
+---Sends `notifications/progress` for the call, when the client asked for progress (a `progressToken`).
+---
+---```lua
+---mcp.client.progress(50, 100, "half way")
+---```
+---@param progress number How far (increasing).
+---@param total? number Out of how much.
+---@param message? string What is happening.
+---@return boolean # False when the client asked for no progress (nothing sent).
+function mcp.client.progress(progress, total, message) end
+
+---Sends a log message (`notifications/message`) to the client, filtered by the level it set (2025: `logging/setLevel`; 2026-07-28: the request's log level; none set: nothing is sent).
+---
+---```lua
+---mcp.client.log("info", "started")
+---```
+---@param level "debug"|"info"|"notice"|"warning"|"error"|"critical"|"alert"|"emergency" The level.
+---@param data any A string or any JSON value.
+---@param logger? string The logger's name.
+function mcp.client.log(level, data, logger) end
+
+---Asks the client's model (`sampling/createMessage`); needs the client's `sampling` capability.
+---
+---Errors: Raises when the client did not declare `sampling`, or the call ended.
+---
+---```lua
+---local r = mcp.client.sample("Name a colour")
+---print(r.content.text)
+---```
+---@param params string|table A prompt, or the request's params (`messages`, `maxTokens` (default 1000), `systemPrompt`, ...).
+---@return table # The client's `CreateMessageResult` (`role`, `content`, `model`, ...).
+function mcp.client.sample(params) end
+
+---Asks the user through the client (`elicitation/create`, form mode); needs its `elicitation` capability.
+---
+---Errors: Raises when the client did not declare `elicitation`, or the call ended.
+---
+---```lua
+---local r = mcp.client.elicit("Ship it?", { type = "object", properties = { ok = { type = "boolean" } } })
+---if r.action == "accept" and r.content.ok then print("shipping") end
+---```
+---@param message string What to ask.
+---@param schema? table The requested schema (a flat JSON Schema object).
+---@return table # `{ action = "accept", content = {...} }`, or `action` `"decline"`/`"cancel"`.
+function mcp.client.elicit(message, schema) end
+
+---The client's roots (`roots/list`); needs its `roots` capability.
+---
+---Errors: Raises when the client did not declare `roots`, or the call ended.
+---
+---```lua
+---for _, r in ipairs(mcp.client.roots()) do print(r.uri) end
+---```
+---@return { uri: string, name: string? }[] # The roots.
+function mcp.client.roots() end
+
+---Several requests to the client in one round, under keys the block names (what a 2026-07-28 client sees as the `input_required` result's `inputRequests`); answers when all are answered.
+---
+---Errors: Raises when the client lacks a capability one of them needs, or the call ended.
+---
+---```lua
+---local a = mcp.client.ask({ where = { method = "roots/list" } })
+---print(#a.where.roots)
+---```
+---@param requests table<string, { method: string, params: table? }> By key: `elicitation/create`, `sampling/createMessage` or `roots/list` with its params.
+---@return table<string, table> # The answers, by the same keys.
+function mcp.client.ask(requests) end
+
+---The capabilities the calling client declared (`sampling`, `elicitation`, `roots`, ...).
+---
+---```lua
+---if mcp.client.capabilities().elicitation then print('can ask the user') end
+---```
+---@return table # As the client sent them.
+function mcp.client.capabilities() end
+
+---The calling client's protocol era: `"2025"` or `"2026-07-28"`.
+---
+---```lua
+---print(mcp.client.era())
+---```
+---@return string # The era.
+function mcp.client.era() end
 
 -- mesh --------------------------------------------------------------------------------------------
 

@@ -16,16 +16,22 @@
 -- Refused: forced tool use under manual thinking; a budget below 1024 or not below `max_tokens`.
 -- A `redacted_thinking` block is normalised to `{ type = "thinking", thinking = "", redacted_data }`
 -- (so consumers see the four block types only) and sent back as `redacted_thinking`.
--- Dropped with a warning: `temperature`, `top_p`, `top_k` (API version 2026-10-21, the one the
--- pinned `@anthropic-ai/sdk` 1.x speaks, has no sampling parameters; the warning names the
--- narrower reason when one applies: thinking on, or a model past Opus 4.6) and `seed`. Messages keep their blocks; thinking blocks without a signature (those came from
--- another provider's reasoning) are dropped because the API would reject them.
+-- Sampling (the seed's rule): `temperature`, `top_p`, `top_k` are forwarded, except what a model
+-- cannot take, dropped with a warning — `temperature` while thinking is on (a reasoning model),
+-- `temperature ~= 1` on a Claude past Opus 4.6 — and `seed` (no Anthropic field). API version
+-- 2026-10-21 (what `@anthropic-ai/sdk` 1.x sends) refuses every sampling parameter, so a request
+-- that carries one says `api_version = A.SAMPLING_API_VERSION` (2023-06-01, which takes them),
+-- and the transport sends that version for it. Messages keep their blocks; thinking blocks
+-- without a signature (those came from another provider's reasoning) are dropped because the API
+-- would reject them.
 local P = require("llm_proto")
 local A = {}
 
 local type, ipairs, pairs, error, sformat = type, ipairs, pairs, error, string.format
 
 A.CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+--- The API version a request carrying sampling parameters is sent with: 2026-10-21 refuses them.
+A.SAMPLING_API_VERSION = "2023-06-01"
 --- The default context editing: clear old tool uses past 80K input tokens, keep the last 3,
 -- clear at least 10K.
 function A.default_context_management()
@@ -176,7 +182,7 @@ function convert_tools_uncached(tools, cache)
   return out
 end
 
---- Builds `{ body, betas }` for the Messages API.
+--- Builds `{ body, betas, api_version?, chain?, stable? }` for the Messages API (`api_version`: see the header).
 function A.build(req, profile, warn)
   local model = req.model or profile.model
   local max_tokens = req.max_tokens or profile.max_tokens
@@ -260,21 +266,20 @@ function A.build(req, profile, warn)
   end
 
   if req.stop ~= nil then body.stop_sequences = P.stop_list(req.stop) end
-  -- API version 2026-10-21 (the one @anthropic-ai/sdk 1.x speaks) has no sampling parameters:
-  -- the seed's narrower rules (no temperature while thinking, only 1 past Opus 4.6) are subsumed.
   if req.temperature ~= nil then
-    local why = "the Anthropic API (version 2026-10-21) has no sampling parameters"
     if body.thinking and body.thinking.type ~= "disabled" then
-      why = "temperature is not taken while thinking is on"
+      warn(sformat("temperature %s dropped: it is not taken while thinking is on", tostring(req.temperature)))
     elseif P.claude_fixed_temperature(model) and req.temperature ~= 1 then
-      why = sformat("%s takes temperature 1 only", model)
+      warn(sformat("temperature %s dropped: %s takes temperature 1 only", tostring(req.temperature), model))
+    else
+      body.temperature = req.temperature
     end
-    warn(sformat("temperature %s dropped: %s", tostring(req.temperature), why))
   end
-  for _, k in ipairs({ "top_p", "top_k" }) do
-    if req[k] ~= nil then warn(k .. " dropped: the Anthropic API (version 2026-10-21) has no sampling parameters") end
-  end
+  if req.top_p ~= nil then body.top_p = req.top_p end
+  if req.top_k ~= nil then body.top_k = req.top_k end
   if req.seed ~= nil then warn("seed is not taken by the Anthropic API; dropped") end
+  local api_version
+  if body.temperature ~= nil or body.top_p ~= nil or body.top_k ~= nil then api_version = A.SAMPLING_API_VERSION end
 
   local rf = req.response_format
   if rf ~= nil then
@@ -295,7 +300,8 @@ function A.build(req, profile, warn)
     for k, v in pairs(req.extra_body) do body[k] = v end
   end
   -- `chain`/`stable` (internal): the Port encodes only the wire messages past `stable` again
-  return { body = body, betas = betas, chain = body.messages == messages and chain or nil, stable = stable }
+  return { body = body, betas = betas, api_version = api_version,
+    chain = body.messages == messages and chain or nil, stable = stable }
 end
 
 --- Normalises a Messages API response body.

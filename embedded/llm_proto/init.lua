@@ -350,7 +350,8 @@ local function adapter(provider)
   return adapters[provider]
 end
 
---- Builds the wire request for `provider` from a canonical request: returns `{ body, betas }`.
+--- Builds the wire request for `provider` from a canonical request: returns `{ body, betas }`
+-- (and Anthropic's `api_version` when the request needs another than the default).
 -- `warn(msg)` receives dropped options.
 function M.build(provider, req, profile, warn)
   return adapter(provider).build(req, profile, warn or function() end)

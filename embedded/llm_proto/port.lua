@@ -47,6 +47,11 @@
 -- The file's cursor is shared by every Port on the same file in one run; past its last line
 -- `chat` raises naming the file and the request number. Relative paths resolve against the
 -- script's directory, then the project root.
+--
+-- Forcing replay: with `AGENT_BLOCK_FORCE_REPLAY` on in the run's environment (`1`, `true`, `yes`,
+-- `on`), `anthropic:open` and `openai:open` open a replay Port instead (with the same options:
+-- the block's `model` stays the scripted responses' default model), so a block that names its
+-- provider runs offline too — what `lspec.run_block(path, { replay = ... })` sets.
 local P = require("llm_proto")
 local T = require("llm_proto.transport")
 
@@ -105,9 +110,24 @@ local function open_opts(opts, who)
   return opts
 end
 
+local replay -- the replay provider (below), which the others hand over to when a run forces it
+
+local FORCE_ON = { ["1"] = true, ["true"] = true, yes = true, on = true }
+local FORCE_OFF = { ["0"] = true, ["false"] = true, no = true, off = true }
+--- Whether the run forces the replay provider (`AGENT_BLOCK_FORCE_REPLAY`); a bad value raises.
+local function replay_forced()
+  local v = T.env("AGENT_BLOCK_FORCE_REPLAY")
+  if v == nil then return false end
+  local k = v:lower():match("^%s*(.-)%s*$")
+  if k == "" or FORCE_OFF[k] then return false end
+  if FORCE_ON[k] then return true end
+  error(sformat("AGENT_BLOCK_FORCE_REPLAY must be 1, true, yes, on or 0, false, no, off; got %q", v), 0)
+end
+
 local function http_provider(wire, model_env, default_model)
   local prov = {}
   function prov:open(opts)
+    if replay_forced() then return replay:open(opts) end
     opts = open_opts(opts, wire)
     local model = opts.model or T.env(model_env) or default_model
     local base_url = T.base_url({ provider = wire, base_url = opts.base_url })
@@ -209,6 +229,7 @@ function Port:chat(request)
     api_key = req.api_key,
     api_key_env = req.api_key_env,
     betas = built.betas,
+    api_version = built.api_version,
     body = wire,
     raw_messages = raw,
     raw_chain = chain and chain.handle.id,
@@ -343,7 +364,7 @@ function Port:_replay(req, warn)
   return resp
 end
 
-local replay = {}
+replay = {}
 function replay:open(opts)
   opts = open_opts(opts, "replay")
   local path = opts.replay or T.env("AGENT_BLOCK_REPLAY")

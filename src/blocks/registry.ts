@@ -17,12 +17,14 @@
  * error (`unknownBlockText`, the one wording of `-b` and `lspec.run_block`) can say why a file that
  * is there does not count. A block's description is its leading
  * comment: `--` lines or a `--[[ ]]` long comment, after any blank lines (a first line that is
- * only the file's own path is skipped).
+ * only the file's own path is skipped). Its header may declare it an MCP tool, resource or prompt
+ * (`declaration.ts`); a malformed declaration is kept as `declarationError` with its line.
  *
  * Invariant: the registry is a pure function of the filesystem at the time of the call; callers
  * re-scan per request, so a block dropped into a root is callable at once.
  */
 import { join } from "node:path";
+import { type Declaration, type DeclarationError, parseDeclaration } from "./declaration.ts";
 
 /**
  * Tier of a block root.
@@ -89,6 +91,10 @@ export interface BlockEntry {
   path: string;
   /** The block's leading comment (`--` lines or a `--[[ ]]` comment), as one line. */
   description: string;
+  /** What its header declares it to be over MCP (`---@tool`, `---@resource`, `---@prompt`). */
+  declaration?: Declaration;
+  /** Its header's declaration is malformed: the line and why (the block is then served as none). */
+  declarationError?: DeclarationError;
 }
 
 /**
@@ -216,12 +222,16 @@ function scanRoot(root: BlockRoot): { blocks: BlockEntry[]; skipped: SkippedBloc
       skipped.push({ name, path, reason: problem });
       continue;
     }
-    blocks.push({
+    const header = parseDeclaration(read.source);
+    const entry: BlockEntry = {
       name: name.normalize("NFC"),
       tier: root.tier,
       path,
       description: leadingDescription(read.source),
-    });
+    };
+    if (header.declaration) entry.declaration = header.declaration;
+    if (header.error) entry.declarationError = header.error;
+    blocks.push(entry);
   }
   return { blocks, skipped };
 }

@@ -6,7 +6,8 @@
  * below it) and description, or one JSON line each with `--json` (`BlockEntry`, absolute path).
  * An empty registry says which directories were searched; a file that looks like a block but is
  * not registered (its name cannot be one, it cannot be read) is a warning on stderr naming it and
- * why. The project's `.env` is loaded first,
+ * why; a block whose header declares an MCP tool, resource or prompt badly (`---@tool` ...,
+ * `src/blocks/declaration.ts`) is a warning naming its file and line. The project's `.env` is loaded first,
  * so `AGENT_BLOCK_HOME` set there moves the user tier as it does for a run.
  */
 import { resolve } from "node:path";
@@ -63,6 +64,14 @@ export async function blocksCommand(argv: string[]): Promise<number> {
     writeStderr(
       enc.encode(`[warn] agent-block: not registered: ${displayPath(x.path, edge.cwd)} (${x.reason})\n`),
     );
+  }
+  for (const b of blocks) {
+    if (!b.declarationError) continue;
+    const e = b.declarationError;
+    writeStderr(enc.encode(
+      `[warn] agent-block: ${displayPath(b.path, edge.cwd)}:${e.line}: ${e.message} ` +
+        `(the block is not served as an MCP tool, resource or prompt)\n`,
+    ));
   }
   if (v.json) {
     if (blocks.length) writeStdout(enc.encode(blocks.map((b) => stringifyJson(b)).join("\n") + "\n"));

@@ -12,6 +12,7 @@
  */
 import { join, resolve } from "node:path";
 import { layerDotenv, readDotenv } from "../config/dotenv.ts";
+import { HOST_CREDENTIALS } from "../proc/child_env.ts";
 
 /** The environment and working directory the CLI resolves for one project. */
 export interface EdgeEnvironment {
@@ -31,6 +32,19 @@ export function edgeCwd(): string {
 /** The process environment, as it is (what a re-executed process is started with). */
 export function edgeProcessEnv(): Record<string, string> {
   return Deno.env.toObject();
+}
+
+/**
+ * The environment of a run `agent-block mcp` makes in its own process (a declared block's call):
+ * what a child run of `project` would have — this process's environment without the host's
+ * credentials (`HOST_CREDENTIALS`), the project's `.env` layered in (its keys are the project's
+ * own, as a child loading `.env` itself would get them).
+ */
+export function edgeEnvironmentWithoutHostCredentials(project: string): Record<string, string> {
+  const base = Deno.env.toObject();
+  for (const k of HOST_CREDENTIALS) delete base[k];
+  const root = resolve(edgeCwd(), project);
+  return layerDotenv(base, readDotenv(join(root, ".env"), join(project, ".env")).vars);
 }
 
 /** The environment a run of `project` (relative to the process cwd) gets from this process. */

@@ -8,7 +8,9 @@
  *   tokens, cost (`-` unless the model calls carried one) — or with `--json` one JSON line each
  *   (`SessionSummary`: the same facts, times in epoch ms).
  * - `knl show SESSION [--width N]`: the session as a readable transcript.
- * - `knl export --session ID --as events|messages`: JSON Lines on stdout, one record per line.
+ * - `knl export SESSION --as events|messages`: JSON Lines on stdout, one record per line.
+ * Both take the session positionally or as `--session SESSION`. A usage error names the
+ * subcommand, so the report points at its own `--help`.
  * An unknown session is a one-line `error:` on stderr and exit 1. `knl` alone prints the help on
  * stderr and exits 2 (a command is missing); an unknown command gets a "did you mean".
  * Without `--store`, the database is the one a script naming no store writes: the project's
@@ -67,7 +69,7 @@ Example:
 const SHOW_HELP = `agent-block knl show — one session as a readable transcript
 
 Usage:
-  agent-block knl show SESSION [--width N] [--store PATH] [-p DIR]
+  agent-block knl show (SESSION | --session SESSION) [--width N] [--store PATH] [-p DIR]
 
 Prints the prompt and messages, each model turn (model, tokens in/out, time, cost) with its text,
 each tool call with its arguments and its result, refusals, stops and errors, and the totals.
@@ -83,7 +85,7 @@ Example:
 const EXPORT_HELP = `agent-block knl export — one session as JSON Lines
 
 Usage:
-  agent-block knl export --session ID [--as events|messages] [--store PATH] [-p DIR]
+  agent-block knl export (SESSION | --session SESSION) [--as events|messages] [--store PATH] [-p DIR]
 
   --as events     every event upcast to today's shape (the default)
   --as messages   the conversation: msg_user / llm_response / tool_call / tool_result with beat,
@@ -99,14 +101,15 @@ export const KNL_HELP = `agent-block knl — read the kernel's session log from 
 Usage:
   agent-block knl sessions [--label K=V]... [--limit N] [--json] [--store PATH] [-p DIR]
   agent-block knl show SESSION [--width N] [--store PATH] [-p DIR]
-  agent-block knl export --session ID [--as events|messages] [--store PATH] [-p DIR]
+  agent-block knl export SESSION [--as events|messages] [--store PATH] [-p DIR]
 
   sessions  the sessions, newest first: id, script, labels, start, duration, status, turns,
             tokens, cost (--json: JSON Lines)
   show      one session as a readable transcript
   export    one session as JSON Lines: every event (events) or the conversation (messages)
 
-An unknown session is an error (exit 1). agent-block knl COMMAND --help says more.
+SESSION is positional or --session SESSION, for show and export alike. An unknown session is
+an error (exit 1). agent-block knl COMMAND --help says more.
 
 Examples:
   agent-block knl sessions --limit 10
@@ -161,18 +164,37 @@ function exportOf(store: EventStore, id: string, shape: ExportShape): Record<str
   }
 }
 
+/**
+ * The session `show` and `export` read: given as `SESSION` or `--session SESSION`, either way (the
+ * two agreeing when both are given).
+ */
+function sessionArg(command: string, flag: unknown, positionals: string[]): string {
+  const named = typeof flag === "string" ? [flag, ...positionals] : positionals;
+  const ids = [...new Set(named)];
+  if (ids.length === 1 && ids[0] !== "") return ids[0];
+  throw new UsageError(
+    ids.length === 0 || ids[0] === ""
+      ? `${command}: name the session: ${command} SESSION, or --session SESSION (knl sessions lists them)`
+      : `${command}: one session at a time, got ${ids.length}: ${ids.join(" ")}`,
+    command,
+  );
+}
+
 async function exportCommand(argv: string[]): Promise<number> {
-  const { values: v } = parse(argv, { session: { type: "string" }, as: { type: "string" } }, "knl export");
+  const { values: v, positionals } = parse(
+    argv,
+    { session: { type: "string" }, as: { type: "string" } },
+    "knl export",
+    true,
+  );
   if (v.help) return help(EXPORT_HELP);
-  if (typeof v.session !== "string" || v.session === "") {
-    throw new UsageError("knl export: --session ID is required");
-  }
+  const session = sessionArg("knl export", v.session, positionals);
   const as = v.as ?? "events";
   if (as !== "events" && as !== "messages") {
-    throw new UsageError(`knl export: --as must be events or messages, got '${as}'`);
+    throw new UsageError(`knl export: --as must be events or messages, got '${as}'`, "knl export");
   }
   const { store, secrets } = storeOf(v);
-  printLines(exportOf(store, v.session, as), secrets);
+  printLines(exportOf(store, session, as), secrets);
   return await Promise.resolve(EXIT.OK);
 }
 
@@ -203,7 +225,10 @@ async function sessionsCommand(argv: string[]): Promise<number> {
   if (v.limit !== undefined) {
     limit = Number(v.limit);
     if (!Number.isInteger(limit) || limit <= 0) {
-      throw new UsageError(`knl sessions: --limit must be a positive integer, got '${v.limit}'`);
+      throw new UsageError(
+        `knl sessions: --limit must be a positive integer, got '${v.limit}'`,
+        "knl sessions",
+      );
     }
   }
   const { store, secrets } = storeOf(v);
@@ -221,24 +246,24 @@ async function sessionsCommand(argv: string[]): Promise<number> {
 }
 
 async function showCommand(argv: string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, { width: { type: "string" } }, "knl show", true);
+  const { values: v, positionals } = parse(
+    argv,
+    { session: { type: "string" }, width: { type: "string" } },
+    "knl show",
+    true,
+  );
   if (v.help) return help(SHOW_HELP);
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0
-        ? "knl show: name the session: knl show SESSION (knl sessions lists them)"
-        : `knl show: one session at a time, got ${positionals.length}: ${positionals.join(" ")}`,
-    );
-  }
+  const session = sessionArg("knl show", v.session, positionals);
   const width = v.width === undefined ? 100 : Number(v.width);
   if (!Number.isInteger(width) || width < 0) {
     throw new UsageError(
       `knl show: --width must be a whole number of characters (0: no limit), got '${v.width}'`,
+      "knl show",
     );
   }
   const { store, secrets } = storeOf(v);
   // Masked before the layout cuts items to --width (no part of a key is left at a cut), and after.
-  const events = secrets.maskValue(exportOf(store, positionals[0], "events")) as EventRow[];
+  const events = secrets.maskValue(exportOf(store, session, "events")) as EventRow[];
   writeStdout(enc.encode(secrets.mask(transcript(events, width))));
   return await Promise.resolve(EXIT.OK);
 }
@@ -266,5 +291,6 @@ export async function knlCommand(argv: string[]): Promise<number> {
   const near = didYouMean(sub, Object.keys(COMMANDS));
   throw new UsageError(
     `knl: unknown command '${sub}'${near ? ` (did you mean '${near}'?)` : ""} (sessions, show, export)`,
+    "knl",
   );
 }

@@ -5,7 +5,8 @@
  * first argument that is a flag is the run path, and any other word — the run path takes no
  * positional arguments — an unknown command, with a "did you mean" when one is close) and the
  * last-resort error report: an `AgentBlockError` prints `error: <message>`
- * and exits with its code; a usage error adds a hint and exits 2; an unexpected exception is a
+ * and exits with its code; a usage error adds a hint — the `--help` of the command it names, else
+ * the top-level one — and exits 2; an unexpected exception is a
  * bug, printed with its stack, exit 1.
  */
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -68,7 +69,8 @@ export async function main(argv: string[]): Promise<number> {
     return await sub(argv.slice(1));
   } catch (e) {
     if (e instanceof UsageError) {
-      writeStderr(enc.encode(`error: ${e.message}\n(run agent-block --help for usage)\n`));
+      const help = e.command ? `agent-block ${e.command} --help` : "agent-block --help";
+      writeStderr(enc.encode(`error: ${e.message}\n(run ${help} for usage)\n`));
       return EXIT.USAGE;
     }
     if (e instanceof AgentBlockError) {

@@ -5,14 +5,17 @@
  *
  * Owns the flags (`-p/--project`, `--block-dir` (repeatable), `--http HOST:PORT`,
  * `--token-file F`, `--session-idle-secs SECS`, `--run-timeout SECS`, `--progress-secs SECS`,
- * `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`; `--sandbox`: every run is
+ * `--serve-url URL`: the job tools, `src/mcp_server/job_tools.ts`; `--expose blocks` (or the
+ * project's `AGENT_BLOCK_MCP_EXPOSE=blocks`): declared blocks served natively,
+ * `src/mcp_server/declared.ts`, run in this process unless sandboxed; `--sandbox`: every run is
  * started with `--sandbox`, as it is when `AGENT_BLOCK_SANDBOX` asks, and the kernel is checked
  * at start so that a server whose runs would all fail closed does not start), loading
  * `<project>/.env` (the host's configuration, e.g. `AGENT_BLOCK_HOME`), and the server's lifetime: it serves until the client closes stdin
  * (stdio) or the process gets SIGINT/SIGTERM, then ends every run still going (each run's whole
  * process tree), waits for them, and exits 0. The serving logic itself lives in `src/mcp_server/`;
  * the runs go through the child runner (`src/runner/child.ts`), one process each; the steps of
- * `run_flow` go through an in-process runner, so that tool is not offered under `--sandbox`.
+ * `run_flow` go through an in-process runner, or under `--sandbox` through the same confined
+ * child runner as every run (a step is then an agent-block process of its own).
  *
  * This is the server's edge: the environment is resolved here once (`edgeEnvironment`: the
  * process's, with the project's `.env` layered in) and handed to every run; each child loses the
@@ -23,7 +26,7 @@
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
-import { edgeEnvironment, edgeProcessEnv } from "./environment.ts";
+import { edgeEnvironment, edgeEnvironmentWithoutHostCredentials, edgeProcessEnv } from "./environment.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
@@ -35,6 +38,7 @@ import { InProcessRunner } from "../runner/in_process.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
 import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
 import { RegistryWatcher } from "../mcp_server/watch.ts";
+import { CallTable } from "../mcp_server/call_session.ts";
 import { VERSION } from "../version.ts";
 
 export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blocks over MCP
@@ -42,7 +46,7 @@ export const MCP_HELP = `agent-block ${VERSION} mcp — serve the registered blo
 Usage:
   agent-block mcp [-p DIR] [--block-dir DIR]... [--http 127.0.0.1:PORT [--token-file F]]
                   [--run-timeout SECS] [--progress-secs SECS] [--session-idle-secs SECS]
-                  [--serve-url http://127.0.0.1:7788] [--sandbox]
+                  [--serve-url http://127.0.0.1:7788] [--sandbox] [--expose blocks]
   agent-block mcp login URL | logout URL | auth status   (stored logins of remote
                   MCP servers; agent-block mcp login --help)
 
@@ -68,6 +72,10 @@ Options:
       --progress-secs SECS while a run goes on, send a progress notification every SECS
                            seconds to calls that asked for progress (default 10; 0: never)
       --sandbox            run every block under --sandbox (Linux; also AGENT_BLOCK_SANDBOX=1)
+      --expose blocks      also serve each block whose header declares ---@tool NAME,
+                           ---@resource URI or ---@prompt NAME as that tool, resource or
+                           prompt, in this process (a process each under --sandbox); also
+                           AGENT_BLOCK_MCP_EXPOSE=blocks (e.g. in the project's .env)
   -h, --help               print this help
 
 stdout carries the protocol only; logs and anything a block prints go to stderr.
@@ -90,6 +98,18 @@ export interface McpSettings {
   serveUrl?: string;
   /** `--sandbox`: every run is sandboxed. */
   sandbox: boolean;
+  /** `--expose blocks`: serve declared blocks natively (absent: the project's setting decides). */
+  expose?: "blocks" | "run_block";
+}
+
+/** What `--expose` or `AGENT_BLOCK_MCP_EXPOSE` asks for (`where` names the source in an error). */
+export function exposeOf(raw: string | undefined, where: string): "blocks" | "run_block" | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const v = raw.trim();
+  if (v === "blocks" || v === "run_block") return v;
+  throw new UsageError(
+    `mcp: ${where} must be 'blocks' (serve declared blocks natively) or 'run_block', got '${raw}'`,
+  );
 }
 
 /** Parses the flags of `agent-block mcp`. */
@@ -104,6 +124,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "session-idle-secs": { type: "string" },
     "serve-url": { type: "string" },
     sandbox: { type: "boolean" },
+    expose: { type: "string" },
     help: { type: "boolean", short: "h" },
   }, { command: "mcp" });
   const v = parsed.values as {
@@ -116,6 +137,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     "session-idle-secs"?: string;
     "serve-url"?: string;
     sandbox?: boolean;
+    expose?: string;
     help?: boolean;
   };
   if (v.help) return "help";
@@ -165,6 +187,7 @@ export function parseMcpArgs(argv: string[]): McpSettings | "help" {
     sessionIdleSecs,
     serveUrl: serveUrlOf(v["serve-url"]),
     sandbox: v.sandbox === true,
+    expose: exposeOf(v.expose, "--expose"),
   };
 }
 
@@ -241,6 +264,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     stopReason: "the server is shutting down",
     sandbox,
   });
+  // The project's setting (its .env) when the flag does not say.
+  const expose = s.expose ?? exposeOf(edge.env.AGENT_BLOCK_MCP_EXPOSE, "AGENT_BLOCK_MCP_EXPOSE") ??
+    "run_block";
   const opts: BlockServerOptions = {
     projectRoot,
     home: agentBlockHome(edge.env, edge.cwd),
@@ -251,15 +277,46 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     runner,
     env: edge.env,
     runs,
-    // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts),
-    // so run_flow is not offered when every run must be confined (--sandbox).
-    flowRunner: sandbox ? undefined : new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+    // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts);
+    // when every run must be confined (--sandbox), each step is a confined child run instead.
+    flowRunner: sandbox ? runner : new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
     jobs: s.serveUrl !== undefined
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
       : undefined,
   };
+  if (expose === "blocks") {
+    opts.declared = {
+      projectRoot,
+      // A declared call in this process gets what a child run would: no host credentials, the
+      // project's .env layered in (sandboxed, the child runner strips them itself).
+      env: sandbox ? edge.env : edgeEnvironmentWithoutHostCredentials(projectRoot),
+      runTimeoutSecs: s.runTimeoutSecs,
+      log,
+      runner,
+      // A declared call runs in this process, with its own mcp.client; what it prints goes to
+      // stderr (stdout is the protocol's in stdio mode).
+      inProcess: (modules) => new InProcessRunner({ modules, stdout: writeStderr, stderr: writeStderr }),
+      sandboxed: sandbox,
+      calls: new CallTable(),
+      runs,
+      stopping: stop.signal,
+    };
+  }
+  // A block whose header declares itself badly is left out: say so, with its file and line, at
+  // start and whenever the registry changes.
+  const reportDeclarations = () => {
+    for (const b of currentBlocks(opts)) {
+      if (b.declarationError && expose === "blocks") {
+        log.warn(
+          `${b.path}:${b.declarationError.line}: ${b.declarationError.message} (block '${b.name}' is not served)`,
+        );
+      }
+    }
+  };
+  reportDeclarations();
   // Clients that cache the tool list hear when blocks come and go.
   const watcher = new RegistryWatcher(() => currentBlocks(opts), log);
+  watcher.alsoNotify(reportDeclarations);
   watcher.start(1000);
   const factory = () => createBlockServer(opts);
 

@@ -3,17 +3,22 @@
  * environment (`src/config/settings.ts`), with the project's `.env` loaded through the edge
  * (`environment.ts`).
  *
+ * The working-directory rule (the same for every front end): the command line's own paths
+ * (`-s`, `-p`, `--config`, `--result`, `--outcome`, `--events`) are the caller's and resolve
+ * against the process working directory; the run itself works in the project root unless
+ * `--cwd DIR` names another directory (`runCwd`), as the MCP server, `serve` and the SDK do.
+ *
  * Its own module, with light imports only, because two callers need it: the run command, and
  * the sandbox's early launch (`sandbox_launch.ts`), which decides before the runtime's modules are
  * loaded whether the process re-executes itself confined.
  */
 import { resolve } from "node:path";
 import { parseFlags } from "./args.ts";
+import { UsageError } from "../errors.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, resolveRunSettings, runFlags } from "../config/settings.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
-import { UsageError } from "../errors.ts";
 import type { RunRequest } from "../runner/runner.ts";
 import { parseRequestJson, RequestJsonError } from "../runner/request_json.ts";
 
@@ -21,8 +26,12 @@ import { parseRequestJson, RequestJsonError } from "../runner/request_json.ts";
 export interface RunSettings extends LayeredRunSettings {
   /** The run's environment: the process's with the project's `.env` layered in. */
   env: Record<string, string>;
-  /** The process working directory. */
+  /** The process working directory: the command line's relative paths resolve against it. */
   cwd: string;
+  /** The project root, absolute (`--project` against `cwd`). */
+  projectRoot: string;
+  /** The run's working directory, absolute: `--cwd` against `cwd`, else the project root. */
+  runCwd: string;
   /** `--sandbox` was given. */
   sandbox: boolean;
   /** The project's `.env` file's warnings. */
@@ -48,6 +57,7 @@ const REQUEST_EXCLUDES = [
   "mcp-timeout-secs",
   "relay",
   "secret-key",
+  "cwd",
 ];
 
 /** Reads `--request FILE` (relative to the process working directory); a bad one is a usage error. */
@@ -81,6 +91,7 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     script: { type: "string", short: "s" },
     block: { type: "string", short: "b" },
     project: { type: "string", short: "p" },
+    cwd: { type: "string" },
     prompt: { type: "string" },
     context: { type: "string", short: "c" },
     config: { type: "string" },
@@ -110,10 +121,15 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
   const cfg: RunConfig = flags.config !== undefined
     ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
     : {};
+  const projectRoot = resolve(edge.cwd, project);
+  const cwdFlag = parsed.values.cwd as string | undefined;
+  if (cwdFlag !== undefined && cwdFlag.trim() === "") throw new UsageError("--cwd needs a directory");
   return {
     ...resolveRunSettings(flags, edge.env, cfg),
     env: edge.env,
     cwd: edge.cwd,
+    projectRoot,
+    runCwd: cwdFlag !== undefined ? resolve(edge.cwd, cwdFlag) : projectRoot,
     sandbox: parsed.values.sandbox === true,
     warnings: edge.warnings,
   };
@@ -144,6 +160,8 @@ function requestSettings(values: Readonly<Record<string, unknown>>, quiet: boole
     events,
     env: edge.env,
     cwd: edge.cwd,
+    projectRoot: resolve(edge.cwd, request.projectRoot),
+    runCwd: resolve(edge.cwd, request.cwd ?? request.projectRoot),
     sandbox: values.sandbox === true || request.sandbox === true,
     warnings: edge.warnings,
     request,

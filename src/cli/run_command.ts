@@ -47,12 +47,16 @@ export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, knl, blocks, types, mcp, vendor; see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, flow, serve, vendor;
+                                       see <command> --help)
 
 Options:
-  -s, --script FILE        Lua script to run
+  -s, --script FILE        Lua script to run (- reads it from stdin)
   -b, --block NAME         registered block to run (see "Blocks and libraries" in the README)
-  -p, --project DIR        project root: .env, lib/ and blocks/ tiers, databases (default .)
+  -p, --project DIR        project root: .env, lib/ and blocks/ tiers, databases, and the
+                           run's working directory (default .)
+      --cwd DIR            the run's working directory instead of the project root: what the
+                           block's relative paths resolve against (io.open, std.fs, ...)
       --prompt TEXT        sets _PROMPT
   -c, --context TEXT       sets _CONTEXT
       --config FILE        JSON file: prompt, context, result, labels, limits, ... (lowest layer)
@@ -85,8 +89,9 @@ Exit codes: 0 ran and returned; 75 job.defer(); 1 raised or never ran; 2 bad com
 130 interrupted (SIGINT/SIGTERM).
 
 Examples:
-  agent-block -b hello_agent --result hello.json
+  echo 'return "hello from " .. std.env.project_root()' | agent-block -s - --result hello.txt
   agent-block -s my_agent.lua --prompt "Summarise the README" --label job=nightly
+  agent-block -b hello_agent          (in the agent-block checkout: its blocks/hello_agent.lua)
 `;
 
 export { parseRunArgs, type RunSettings };
@@ -204,9 +209,49 @@ function orphanGraceMs(env: Record<string, string>): number {
   }
 }
 
+/** The name a script read from stdin (`-s -`) runs under: its chunk name, `_SCRIPT_NAME`. */
+const STDIN_SCRIPT = "stdin";
+
+/**
+ * All of stdin (`-s -`). The reader's lock is released after: what the script's `io.read` then
+ * reads is the end of the stream.
+ */
+async function readStdin(): Promise<Uint8Array> {
+  const reader = Deno.stdin.readable.getReader();
+  const parts: Uint8Array[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Refuses a directory that is not there (`what` names it), before a block is looked up in it. */
+function mustBeDirectory(path: string, what: string): void {
+  let isDir = false;
+  try {
+    isDir = Deno.statSync(path).isDirectory;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw new AgentBlockError(`${what}: ${(e as Error).message}`);
+    throw new AgentBlockError(`${what} does not exist`);
+  }
+  if (!isDir) throw new AgentBlockError(`${what} is not a directory`);
+}
+
 /** The script of the block `name`, or the unknown-block error listing what is there. */
 function blockPath(s: RunSettings, name: string): string {
-  const roots = blockRoots(resolve(s.cwd, s.project), agentBlockHome(s.env, s.cwd));
+  const roots = blockRoots(s.projectRoot, agentBlockHome(s.env, s.cwd));
   const b = findBlock(roots, name);
   if (b) return b.path;
   const near = didYouMean(name, scanRegistry(roots).blocks.map((x) => x.name));
@@ -228,14 +273,23 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     writeStdout(enc.encode(versionText()));
     return EXIT.OK;
   }
-  let scriptPath: string;
+  let script: ScriptSource | undefined;
   try {
     // Before anything runs: where the run's value and outcome go can be written.
     checkOutputPath("--result", s.result, s.cwd);
     checkOutputPath("--outcome", s.outcome, s.cwd);
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
     if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
-    scriptPath = s.block !== undefined ? blockPath(s, s.block) : s.script!;
+    mustBeDirectory(s.projectRoot, `project directory ${s.project}`);
+    if (s.runCwd !== s.projectRoot) mustBeDirectory(s.runCwd, `--cwd ${s.runCwd}`);
+    // the caller's path: against the process working directory, not the run's (a request names its own)
+    script = s.request !== undefined
+      ? undefined
+      : s.block !== undefined
+      ? ScriptSource.path(blockPath(s, s.block))
+      : s.script === "-"
+      ? ScriptSource.inline(await readStdin(), STDIN_SCRIPT)
+      : ScriptSource.path(resolve(s.cwd, s.script!));
   } catch (e) {
     // The run never started: it has no value, so an earlier run's must not stand for it.
     try {
@@ -263,7 +317,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     try {
       outcome = s.request !== undefined
         ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [])
-        : await runFlagged(s, scriptPath, stop.signal, watch?.observers ?? []);
+        : await runFlagged(s, script!, stop.signal, watch?.observers ?? []);
     } finally {
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
@@ -279,13 +333,13 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
 /** A run from flags: flags → `BlockConfig` → the SDK's `runConfig`, like any embedder's. */
 async function runFlagged(
   s: RunSettings,
-  scriptPath: string,
+  script: ScriptSource,
   signal: AbortSignal,
   observers: readonly RunObserver[],
 ): Promise<Outcome> {
-  const config = BlockConfig.builder(ScriptSource.path(scriptPath), s.project)
+  const config = BlockConfig.builder(script, s.projectRoot)
     .env(s.env)
-    .cwd(s.cwd)
+    .cwd(s.runCwd)
     .labels(s.labels)
     .limits({ cpuSeconds: s.cpuLimitSecs, memoryMb: s.memoryLimitMb })
     .mcpRpcTimeoutMs(s.mcpTimeoutSecs * 1000)
@@ -316,7 +370,7 @@ async function runRequest(
 ): Promise<Outcome> {
   const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
   const report = await new InProcessRunner().run(
-    { ...request, env: s.env, cwd: request.cwd ?? s.cwd, sandbox: undefined },
+    { ...request, env: s.env, cwd: s.runCwd, sandbox: undefined },
     { signal, observe },
   );
   return report.outcome;

@@ -7,7 +7,8 @@
  * `context`, `replay` (a JSON Lines file taken from the project root, or a list of scripted
  * responses written to a file in the spec's scratch directory; either way the run's
  * `AGENT_BLOCK_REPLAY`, which the `replay` provider reads when the block passes no `replay` of its
- * own), `env`, `labels` and `timeout`, and the result table: the `--outcome` file's fields
+ * own, with `AGENT_BLOCK_FORCE_REPLAY=1`, so a block that names its provider answers from it too
+ * instead of calling the live model), `env`, `labels` and `timeout`, and the result table: the `--outcome` file's fields
  * (`status`, `value`, `reason`, `code`, `message`, `traceback`, `error`, `seconds`) plus
  * `exit_code`, `stdout`, `stderr`, `artifacts` and `sessions`.
  *
@@ -74,10 +75,12 @@ export function specRunBlockModule(scratch: string): HostModule {
             throw new Error(`${FN}: opts.replay: no such file ${replay} (looked for ${file})`);
           }
           env.AGENT_BLOCK_REPLAY = file;
+          env.AGENT_BLOCK_FORCE_REPLAY = "1";
         } else if (Array.isArray(replay)) {
           const file = join(scratch, `replay_${++replays}.jsonl`);
           await Deno.writeTextFile(file, replay.map((r) => JSON.stringify(r) + "\n").join(""));
           env.AGENT_BLOCK_REPLAY = file;
+          env.AGENT_BLOCK_FORCE_REPLAY = "1";
         } else if (replay !== undefined) {
           throw new Error(`${FN}: opts.replay must be a file path or a list of scripted responses`);
         }

@@ -94,7 +94,7 @@ export function parseLabels(raw: readonly string[], command?: string): Record<st
   for (const l of raw) {
     const eq = l.indexOf("=");
     if (eq <= 0) {
-      throw new UsageError(`${command ? command + ": " : ""}--label must be KEY=VALUE, got '${l}'`);
+      throw new UsageError(`${command ? command + ": " : ""}--label must be KEY=VALUE, got '${l}'`, command);
     }
     out[l.slice(0, eq)] = l.slice(eq + 1);
   }

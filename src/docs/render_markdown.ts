@@ -20,8 +20,10 @@ const CONVENTIONS = `Conventions that hold for every function below:
   \`string.gsub\` callback, \`__tostring\`) such a call raises an error that says so.
 - **Values cross by one rule** (see [std.json](#std-json)): a table is an array when marked so or
   its keys are exactly \`1..n\`, otherwise an object; strings are byte-exact.
-- **Relative paths** resolve against the run's working directory, except where an entry says
-  otherwise (\`sh.exec\`'s \`cwd\` and the model-facing file tools: the project root).
+- **Relative paths** resolve against the run's working directory — the project root, unless
+  the caller named another (\`--cwd\`, the SDK's \`.cwd()\`), whichever front end runs the block
+  (the CLI, \`mcp\`, \`serve\`, the SDK) and wherever it was started — except where an entry says
+  otherwise (\`sh.exec\`'s \`cwd\` and the model-facing file tools: always the project root).
 - **Types** are written as LuaCATS (\`string?\` may be nil, \`string[]\` an array,
   \`table<string, string>\` a map). \`agent-block types\` writes the same entries as annotation
   files for lua-language-server, with a \`.luarc.json\` and a \`.luacheckrc\`.

@@ -43,7 +43,7 @@ import {
   type StoredValue,
   UnknownFlowRun,
 } from "./record.ts";
-import { stepRunner } from "./step_runner.ts";
+import { stepRunner, type StepUsage } from "./step_runner.ts";
 
 /** A TypeScript function an embedder registers as an agent (`kind: "fn"`). */
 export type FlowFn = (
@@ -266,6 +266,8 @@ async function evaluate(
     });
     const t0 = performance.now();
     let fold: StepFold;
+    // A block step's spend and its own sessions (an SDK function step has neither).
+    let spent: { usage: StepUsage | null; child_sessions: string[] } = { usage: null, child_sessions: [] };
     if (agent.run.type === "fn") {
       const fn = options.fns?.[agent.run.fnId];
       try {
@@ -295,9 +297,10 @@ async function evaluate(
         signal: stepSignal,
       });
       fold = foldStep(ref, result, agent.def.verdict);
+      spent = { usage: result.usage ?? null, child_sessions: result.sessions ?? [] };
     }
     const duration_ms = Math.round(performance.now() - t0);
-    const done = { ...ids, duration_ms, usage: null, child_labels: labels };
+    const done = { ...ids, duration_ms, ...spent, child_labels: labels };
     switch (fold.status) {
       case "passed":
         record.append("step_completed", {

@@ -44,7 +44,11 @@ export function showRun(events: readonly EventRow[]): string {
           : d.reason !== undefined
           ? short(d.reason)
           : short(d.value);
-        text = `${step} ${d.status} in ${d.duration_ms} ms: ${what}`;
+        const u = d.usage as { turns?: number; input_tokens?: number; output_tokens?: number } | null;
+        const spend = u && u.turns
+          ? `, ${u.turns} turns, ${u.input_tokens} tokens in / ${u.output_tokens} out`
+          : "";
+        text = `${step} ${d.status} in ${d.duration_ms} ms${spend}: ${what}`;
         break;
       }
       case "flow.replay_cut":

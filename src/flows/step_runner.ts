@@ -2,16 +2,16 @@
  * The one door from flows to a run: a flow step as a `RunRequest` to a `BlockRunner`, and what
  * comes back (outcome, returned value, staged artifacts, the last event emitted).
  *
- * This is the only file of `src/flows` that knows the runner's contract, so when the contract
- * grows (issue 28: globals and correlation in the request; artifacts, sessions and a JSON Lines
- * event stream in the report) only this file changes. Until then it gets what today's request
- * cannot carry by wrapping the block's source, on the chunk's first line so line numbers stay
- * true: the wrapper sets the step's globals (`_STEP_KEY`, `_TASK_METADATA`, `_AGENT_CTX`, …),
+ * This is the only file of `src/flows` that knows the runner's contract. What the contract
+ * carries comes from it: the outcome, the sessions the run opened (the step's child sessions)
+ * and its spend, counted from its events by `RunTally` (turns, tokens, tool calls, cost). What it
+ * does not carry comes from wrapping the block's source, on the chunk's first line so line numbers
+ * stay true: the wrapper sets the step's globals (`_STEP_KEY`, `_TASK_METADATA`, `_AGENT_CTX`, …),
  * taps `bus.emit` (every event still reaches the block's own bus), and returns one marked JSON
  * text holding the block's first return value (a table as JSON, so `return { ok = false }`
- * means what it says), the artifacts and the last non-artifact event. The run still goes
- * through the runner: the block's chunk name, directory, `require` path, environment, labels
- * and cancellation are the runner's, unchanged.
+ * means what it says — the contract's outcome has only its `tostring`), the artifacts and the
+ * last non-artifact event. The run still goes through the runner: the block's chunk name,
+ * directory, `require` path, environment, labels and cancellation are the runner's, unchanged.
  *
  * Invariants:
  * - Every step run gets the labels it is given (the flow's run id and the step key), stamped by
@@ -23,6 +23,7 @@
 import { dirname, relative } from "node:path";
 import type { Outcome } from "../outcome.ts";
 import type { BlockRunner, RunRequest } from "../runner/runner.ts";
+import { RunTally } from "../runner/tally.ts";
 import type { Json } from "./path.ts";
 
 /** One step's run. */
@@ -55,6 +56,37 @@ export interface StepRun {
   artifacts: { name: string; content: Json }[];
   /** The last event of another kind the block emitted (`bus.emit(kind, payload)`). */
   emitted?: { kind: string; payload: Json };
+  /** What the run spent, counted from its events (`src/runner/tally.ts`); absent when it never ran. */
+  usage?: StepUsage;
+  /** Ids of the kernel sessions the run opened, in order (the step's child sessions). */
+  sessions?: string[];
+}
+
+/** A step run's spend, as recorded in its `flow.step_completed` event (a type: it is stored as JSON). */
+export type StepUsage = {
+  /** Model turns. */
+  turns: number;
+  /** Input tokens over the turns. */
+  input_tokens: number;
+  /** Output tokens over the turns. */
+  output_tokens: number;
+  /** Tool calls (Lua tools and MCP calls). */
+  tool_calls: number;
+  /** Cost of the priced turns, USD (absent when no turn was priced). */
+  cost_usd?: number;
+};
+
+/** The usage of a tally's counts. */
+function usageOf(t: RunTally): StepUsage {
+  const c = t.counts;
+  const u: StepUsage = {
+    turns: c.turns,
+    input_tokens: c.tokensIn,
+    output_tokens: c.tokensOut,
+    tool_calls: c.toolCalls,
+  };
+  if (c.costUsd !== undefined) u.cost_usd = c.costUsd;
+  return u;
 }
 
 /** Runs flow steps through a `BlockRunner`. */
@@ -127,7 +159,8 @@ export function stepRunner(runner: BlockRunner): StepRunner {
     const script: RunRequest["script"] = w === undefined
       ? ("path" in req.script ? req.script : { source, name, dir })
       : { source: w, name, dir };
-    const { outcome } = await runner.run({
+    const tally = new RunTally();
+    const report = await runner.run({
       script,
       name,
       projectRoot: req.projectRoot,
@@ -135,8 +168,10 @@ export function stepRunner(runner: BlockRunner): StepRunner {
       prompt: req.prompt,
       context: req.context,
       labels: req.labels,
-    }, { signal: req.signal });
-    if (outcome.status !== "returned") return { outcome, artifacts: [] };
+    }, { signal: req.signal, observe: tally.observe });
+    const { outcome } = report;
+    const spent = { usage: usageOf(tally), sessions: [...report.sessions] };
+    if (outcome.status !== "returned") return { outcome, artifacts: [], ...spent };
     const v = outcome.value;
     if (typeof v === "string" && v.startsWith(MARK)) {
       const env = JSON.parse(v.slice(MARK.length)) as {
@@ -155,6 +190,7 @@ export function stepRunner(runner: BlockRunner): StepRunner {
           : { type: "string", value: env.value as string },
         artifacts: arts.map((a) => ({ name: a.name, content: a.content ?? null })),
         ...(env.emitted ? { emitted: { kind: env.emitted.kind, payload: env.emitted.payload ?? null } } : {}),
+        ...spent,
       };
     }
     const text = v === undefined ? undefined : typeof v === "string" ? v : new TextDecoder().decode(v);
@@ -162,6 +198,7 @@ export function stepRunner(runner: BlockRunner): StepRunner {
       outcome,
       returned: text === undefined ? { type: "none" } : { type: "string", value: text },
       artifacts: [],
+      ...spent,
     };
   };
 }

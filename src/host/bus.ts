@@ -71,7 +71,9 @@ export interface BusEvent {
 }
 
 /**
- * A TypeScript handler; its (awaited) return value is the ack.
+ * A TypeScript handler; its (awaited) return value is the ack that `BusHost.emit` resolves with.
+ * A Lua `bus.emit` does not wait for it: it returns the event id, and the ack of its event is
+ * dropped (a handler's failure is logged as a warning of the run).
  *
  * ```ts
  * import { BlockConfig, type BusHandler, runBlock, ScriptSource } from "@agent-block/agent-block";
@@ -81,7 +83,7 @@ export interface BusEvent {
  * let answer: unknown;
  * const onResult: BusHandler = (event) => {
  *   answer ??= event.payload;
- *   return "stored"; // the ack (may be a promise)
+ *   return "stored"; // the ack: what a BusHost.emit of this kind would get; the script's bus.emit gets its id
  * };
  * const report = await runBlock(
  *   BlockConfig.builder(ScriptSource.inline('bus.emit("result", { content = "42" })', "r.lua"), ".")

@@ -1,8 +1,9 @@
 /**
  * The kernel's syscall surface: what `require("knl")` reaches in the host, and nothing more.
  *
- * Owns the host half of sessions — opening stores (the project's default database,
- * `{ sqlite = path }`, or `"mem"`: one in-memory log per run), session trees opened and closed
+ * Owns the host half of sessions — opening stores (the project's default database, with the
+ * `.gitignore` of `src/knl/local_state.ts` beside it in `.agent-block/`, `{ sqlite = path }`, or
+ * `"mem"`: one in-memory log per run), session trees opened and closed
  * in one transaction, appends, the two fixed reads and the read-only query — and the stamping of
  * every session's seed event `meta` with the run's labels (`--label`) and the correlation ids
  * `AGENT_BLOCK_TRACE_ID` / `RUN_ID` / `AGENT_ID` / `AGENT_NAME` of the run's environment (as
@@ -52,6 +53,8 @@ import { busyTimeoutMs, commitWindowMs } from "./knl_settings.ts";
 import { envValue, type EnvView } from "../home.ts";
 import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
 import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
+import { ignoreLocalState } from "../knl/local_state.ts";
+import { dirname, join } from "node:path";
 import { PUBLISHED_COLUMNS } from "../knl/schema.ts";
 import setupSource from "./knl.lua" with { type: "text" };
 
@@ -141,14 +144,18 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     }
     return w;
   };
+  let ignoring = false; // the project's .agent-block/.gitignore was seen to this run
   const openFor = (spec: unknown): EventWriter => {
     if (spec === undefined || spec === "default") {
       const typed = run.stores?.kernel;
-      return writerFor(
-        typed !== undefined
-          ? storePathFrom(run.projectRoot, typed)
-          : defaultStorePath(run.projectRoot, (k) => run.env.get(k)),
-      );
+      const path = typed !== undefined
+        ? storePathFrom(run.projectRoot, typed)
+        : defaultStorePath(run.projectRoot, (k) => run.env.get(k));
+      const w = writerFor(path);
+      const stateDir = join(run.projectRoot, ".agent-block");
+      if (!ignoring && dirname(path) === stateDir) ignoreLocalState(stateDir); // `git status` stays clean
+      ignoring = true;
+      return w;
     }
     if (spec === "mem") return writerFor(MEMORY);
     if (

@@ -7,7 +7,9 @@
  * - `messages`: the conversation — `msg_user`, `msg_assistant`, `llm_response`, `tool_call` and
  *   `tool_result`, one record each carrying `beat`, `seq`, `epoch_ms`, `kind`, plus `role` and
  *   `content` in the Anthropic message vocabulary (and `usage` / `model` / `stop_reason` on
- *   responses);
+ *   responses); each tool use is listed once: a `tool_call` whose use the model's response
+ *   already carries (a `tool_use` block with its id) is left out, one made outside a response
+ *   (a block's own `tool.call` in a session) stays;
  * - `listSessions`: one line per session, newest first (by the open event's `position`): the
  *   columns of `knl.views.sessions` (the same SQL, from the Lua side) plus the script that opened
  *   it, when it ended, and the cost its model calls carried.
@@ -182,9 +184,17 @@ export function exportSession(store: EventStore, id: string, shape: ExportShape)
   const events = store.read(id);
   if (shape === "events") return events as unknown as Record<string, unknown>[];
   const out: Record<string, unknown>[] = [];
+  const used = new Set<unknown>(); // ids of tool uses a model response already carried
   for (const ev of events) {
     const r = messageRecord(ev);
-    if (r) out.push(r);
+    if (!r) continue;
+    if (ev.kind === "tool_call" && used.has(ev.data.id)) continue; // listed once, in its response
+    if (ev.kind === "llm_response" || ev.kind === "msg_assistant") {
+      for (const b of Array.isArray(r.content) ? r.content : []) {
+        if (b?.type === "tool_use" && b.id !== undefined) used.add(b.id);
+      }
+    }
+    out.push(r);
   }
   return out;
 }

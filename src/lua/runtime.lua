@@ -432,12 +432,23 @@ function R.request_exit(code, reason)
 end
 
 --- Runs a compiled main chunk; its first return value is stringified (a string passes
--- unchanged). Returns `"ok", string|nil` / `"error", message, traceback, value` / `"exit", code, reason`.
+-- unchanged). A table (or function, thread, userdata) without `__tostring` becomes only its
+-- address (`table: 0x...`): that is kept, as the seed says, but warned about once, naming
+-- `std.json.encode`. Returns `"ok", string|nil` / `"error", message, traceback, value` /
+-- `"exit", code, reason`.
 function R.main(chunk)
   local kind, a, b = R.run(function()
     local r = pack(chunk())
     if r.n == 0 or r[1] == nil then return nil end
-    return (tostring(r[1]))
+    local v, t = r[1], type(r[1])
+    if t == "table" or t == "function" or t == "thread" or t == "userdata" then
+      local mt = getmetatable(v)
+      if type(mt) ~= "table" or mt.__tostring == nil then
+        H.warn(sformat("the block returned a %s, which becomes its address (%s) in the result; "
+          .. "return std.json.encode(value) for its contents", t, tostring(v)))
+      end
+    end
+    return (tostring(v))
   end)
   if kind == "ok" then return "ok", a[1] end
   if kind == "error" then return "error", R.describe_error(a.err), a.traceback, a.err end

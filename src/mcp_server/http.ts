@@ -152,6 +152,7 @@ export function serveHttp(
   opts.watcher?.alsoNotify(() => {
     modern.notify.toolsChanged();
     modern.notify.resourcesChanged();
+    modern.notify.promptsChanged();
   });
 
   async function legacy(req: Request): Promise<Response> {

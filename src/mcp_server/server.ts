@@ -22,7 +22,12 @@
  * - with `flowRunner`, the `run_flow` tool of `flow_tool.ts` (flows of the project's `flows/`);
  * - resources `agent-block://guide` (the authoring contract, `guide.md`), `agent-block://blocks`
  *   (the registry as JSON: name, tier, path, description) and `agent-block://blocks/<name>` (one
- *   block's source), plus the template for the last.
+ *   block's source), plus the template for the last;
+ * - with `declared` (`--expose blocks`), the blocks whose headers declare a tool, resource or
+ *   prompt, listed and served as such (`declared.ts`), and the capabilities that go with them
+ *   (prompts, resource subscriptions, logging, completions: a prompt argument declared as
+ *   `"a"|"b"` completes to those values); a declared tool named like a fixed tool (`run_block`,
+ *   `run_flow`, the job tools) is not served.
  *
  * Invariants:
  * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
@@ -40,6 +45,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprotocol/server";
 import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
+import type { ToolDeclaration } from "../blocks/declaration.ts";
 import type { Logger } from "../obs/log.ts";
 import type { Outcome } from "../outcome.ts";
 import type { Artifact, BlockRunner, RunReport } from "../runner/runner.ts";
@@ -48,6 +54,13 @@ import { VERSION } from "../version.ts";
 import guide from "./guide.md" with { type: "text" };
 import { callJobTool, isJobTool, JOB_TOOLS, type JobApi } from "./job_tools.ts";
 import { callRunFlow, projectFlows, RUN_FLOW, runFlowTool } from "./flow_tool.ts";
+import {
+  callDeclaredTool,
+  declaredBlocks,
+  type DeclaredContext,
+  getDeclaredPrompt,
+  readDeclaredResource,
+} from "./declared.ts";
 
 /** Everything the server needs, fixed for its lifetime. */
 export interface BlockServerOptions {
@@ -75,6 +88,11 @@ export interface BlockServerOptions {
   jobs?: JobApi;
   /** Runs the steps of flows: adds the `run_flow` tool (`flow_tool.ts`); absent, it does not exist. */
   flowRunner?: BlockRunner;
+  /**
+   * `--expose blocks`: every block whose header declares a tool, resource or prompt is served as
+   * one (`declared.ts`), beside `run_block`; absent, only the generic surface is.
+   */
+  declared?: DeclaredContext;
 }
 
 /** The authoring guide served as `agent-block://guide`. */
@@ -329,22 +347,48 @@ export async function callRunBlock(
 
 /** A fresh server instance with the agent-block surface (the factory both serving entries use). */
 export function createBlockServer(opts: BlockServerOptions): Server {
+  const dc = opts.declared;
   const server = new Server(
     { name: "agent-block", version: VERSION },
     {
       // listChanged: the registry watcher (watch.ts) says when blocks come and go.
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
-      instructions: "Runs agent-block blocks (Lua scripts) as the run_block tool. " +
-        "Read agent-block://guide for how to write one and agent-block://blocks for what is registered.",
+      capabilities: dc
+        ? {
+          tools: { listChanged: true },
+          resources: { listChanged: true, subscribe: true },
+          prompts: { listChanged: true },
+          logging: {},
+          completions: {},
+        }
+        : { tools: { listChanged: true }, resources: { listChanged: true } },
+      instructions: "Runs agent-block blocks (Lua scripts) as the run_block tool" +
+        (dc ? ", and serves the blocks that declare themselves tools, resources or prompts as such" : "") +
+        ". Read agent-block://guide for how to write one and agent-block://blocks for what is registered.",
+      // A block may ask its client many times in one call (mcp.client.elicit, sample, roots).
+      inputRequired: { maxRounds: 1000 },
     },
   );
-  server.setRequestHandler("tools/list", () => ({
-    tools: [
-      runBlockTool(currentBlocks(opts)),
-      ...(opts.flowRunner ? [runFlowTool(projectFlows(opts.projectRoot))] : []),
-      ...(opts.jobs ? JOB_TOOLS : []),
-    ],
-  }));
+  /** The fixed tools' names: a declared tool of the same name is not served. */
+  const fixed = () => [
+    "run_block",
+    ...(opts.flowRunner ? [RUN_FLOW] : []),
+    ...(opts.jobs ? JOB_TOOLS.map((t) => t.name) : []),
+  ];
+  const declaredTools = (blocks: BlockEntry[]) => {
+    const taken = new Set(fixed());
+    return declaredBlocks(blocks).tools.filter((b) => !taken.has(b.declaration.name));
+  };
+  server.setRequestHandler("tools/list", () => {
+    const blocks = currentBlocks(opts);
+    return {
+      tools: [
+        runBlockTool(blocks),
+        ...(opts.flowRunner ? [runFlowTool(projectFlows(opts.projectRoot))] : []),
+        ...(opts.jobs ? JOB_TOOLS : []),
+        ...(dc ? declaredTools(blocks).map((b) => declaredToolEntry(b.declaration)) : []),
+      ],
+    };
+  });
   server.setRequestHandler("tools/call", async (req, ctx) => {
     if (opts.jobs && isJobTool(req.params.name)) {
       return await callJobTool(opts.jobs, req.params.name, req.params.arguments ?? {}, ctx.mcpReq.signal);
@@ -363,9 +407,16 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       }
     }
     if (req.params.name !== "run_block") {
+      const block = dc &&
+        declaredTools(currentBlocks(opts)).find((b) => b.declaration.name === req.params.name);
+      if (dc && block) return await callDeclaredTool(dc, server, block, req, ctx);
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
-        `Unknown tool: ${req.params.name} (this server has one tool: run_block)`,
+        `Unknown tool: ${req.params.name} (this server's tools: ${
+          [...fixed(), ...(dc ? declaredTools(currentBlocks(opts)).map((b) => b.declaration.name) : [])].join(
+            ", ",
+          )
+        })`,
       );
     }
     const token = req.params._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
@@ -384,37 +435,125 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       opts.runs?.delete(handling);
     }
   });
-  server.setRequestHandler("resources/list", () => ({
-    resources: [
+  server.setRequestHandler("resources/list", () => {
+    const blocks = currentBlocks(opts);
+    return {
+      resources: [
+        {
+          uri: GUIDE_URI,
+          name: "guide",
+          title: "How to write an agent-block block",
+          mimeType: "text/markdown",
+        },
+        {
+          uri: BLOCKS_URI,
+          name: "blocks",
+          title: "Registered blocks",
+          description: "The block registry as JSON: name, tier, path, description.",
+          mimeType: "application/json",
+        },
+        ...blocks.map((b) => ({
+          uri: BLOCK_URI_PREFIX + encodeURIComponent(b.name),
+          name: `block ${b.name}`,
+          description: b.description || undefined,
+          mimeType: "text/x-lua",
+        })),
+        ...(dc
+          ? declaredBlocks(blocks).resources.filter((b) => !b.declaration.template).map((b) => ({
+            uri: b.declaration.uri,
+            name: b.declaration.name,
+            ...(b.declaration.title ? { title: b.declaration.title } : {}),
+            description: b.declaration.description || `block ${b.name}`,
+            mimeType: b.declaration.mimeType,
+          }))
+          : []),
+      ],
+    };
+  });
+  server.setRequestHandler("resources/templates/list", () => ({
+    resourceTemplates: [
       {
-        uri: GUIDE_URI,
-        name: "guide",
-        title: "How to write an agent-block block",
-        mimeType: "text/markdown",
-      },
-      {
-        uri: BLOCKS_URI,
-        name: "blocks",
-        title: "Registered blocks",
-        description: "The block registry as JSON: name, tier, path, description.",
-        mimeType: "application/json",
-      },
-      ...currentBlocks(opts).map((b) => ({
-        uri: BLOCK_URI_PREFIX + encodeURIComponent(b.name),
-        name: `block ${b.name}`,
-        description: b.description || undefined,
+        uriTemplate: `${BLOCK_URI_PREFIX}{name}`,
+        name: "block source",
+        description: "The Lua source of one registered block.",
         mimeType: "text/x-lua",
-      })),
+      },
+      ...(dc
+        ? declaredBlocks(currentBlocks(opts)).resources.filter((b) => b.declaration.template).map((b) => ({
+          uriTemplate: b.declaration.uri,
+          name: b.declaration.name,
+          ...(b.declaration.title ? { title: b.declaration.title } : {}),
+          description: b.declaration.description || `block ${b.name}`,
+          mimeType: b.declaration.mimeType,
+        }))
+        : []),
     ],
   }));
-  server.setRequestHandler("resources/templates/list", () => ({
-    resourceTemplates: [{
-      uriTemplate: `${BLOCK_URI_PREFIX}{name}`,
-      name: "block source",
-      description: "The Lua source of one registered block.",
-      mimeType: "text/x-lua",
-    }],
-  }));
-  server.setRequestHandler("resources/read", (req) => readResource(opts, req.params.uri));
+  server.setRequestHandler("resources/read", async (req, ctx) => {
+    if (dc && !req.params.uri.startsWith("agent-block://")) {
+      const r = await readDeclaredResource(dc, server, currentBlocks(opts), req.params.uri, ctx);
+      if (r) return r;
+    }
+    return await readResource(opts, req.params.uri);
+  });
+  if (dc) {
+    const subscribed = new Set<string>();
+    server.setRequestHandler("resources/subscribe", (req) => {
+      subscribed.add(req.params.uri);
+      return {};
+    });
+    server.setRequestHandler("resources/unsubscribe", (req) => {
+      subscribed.delete(req.params.uri);
+      return {};
+    });
+    server.setRequestHandler("prompts/list", () => ({
+      prompts: declaredBlocks(currentBlocks(opts)).prompts.map((b) => ({
+        name: b.declaration.name,
+        ...(b.declaration.title ? { title: b.declaration.title } : {}),
+        description: b.declaration.description || `block ${b.name}`,
+        arguments: b.declaration.arguments.map(({ values: _, ...a }) => a),
+      })),
+    }));
+    server.setRequestHandler("prompts/get", async (req, ctx) => {
+      const block = declaredBlocks(currentBlocks(opts)).prompts.find((b) =>
+        b.declaration.name === req.params.name
+      );
+      if (!block) {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`);
+      }
+      return await getDeclaredPrompt(dc, server, block, req.params.arguments ?? {}, ctx);
+    });
+    // A prompt argument declared as "a"|"b" completes to those values (by prefix); anything else
+    // to none.
+    server.setRequestHandler("completion/complete", (req) => ({
+      completion: completionOf(declaredBlocks(currentBlocks(opts)).prompts, req.params),
+    }));
+  }
   return server;
+}
+
+/** The `tools/list` entry of a declared tool. */
+export function declaredToolEntry(d: ToolDeclaration): Tool {
+  const t: Tool = {
+    name: d.name,
+    description: d.description || `block tool ${d.name}`,
+    inputSchema: d.inputSchema as Tool["inputSchema"],
+  };
+  if (d.title) t.title = d.title;
+  if (d.outputSchema) t.outputSchema = d.outputSchema as Tool["outputSchema"];
+  if (d.annotations) t.annotations = d.annotations as Tool["annotations"];
+  return t;
+}
+
+/** The completion of a prompt argument: its declared values starting with what was typed (at most 100). */
+export function completionOf(
+  prompts: { declaration: { name: string; arguments: { name: string; values?: string[] }[] } }[],
+  params: { ref: { type: string; name?: string; uri?: string }; argument: { name: string; value: string } },
+): { values: string[]; total: number; hasMore: boolean } {
+  const p = params.ref.type === "ref/prompt"
+    ? prompts.find((x) => x.declaration.name === params.ref.name)
+    : undefined;
+  const all = p?.declaration.arguments.find((a) => a.name === params.argument.name)?.values ?? [];
+  const hits = all.filter((v) => v.startsWith(params.argument.value));
+  return { values: hits.slice(0, 100), total: hits.length, hasMore: hits.length > 100 };
 }

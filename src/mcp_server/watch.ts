@@ -3,8 +3,9 @@
  *
  * The registry is re-scanned on every request anyway; this is for clients that cache the tool
  * list (most do). The watcher re-scans the block roots on an interval and, when the set of
- * blocks (names, tiers, paths, descriptions) differs from the last scan, sends
- * `notifications/tools/list_changed` and `notifications/resources/list_changed`:
+ * blocks (names, tiers, paths, descriptions, what their headers declare) differs from the last
+ * scan, sends `notifications/tools/list_changed`, `notifications/resources/list_changed` and
+ * `notifications/prompts/list_changed`:
  * - to every tracked server instance (stdio connections and 2025-era HTTP sessions; on a
  *   2026-07-28 stdio connection the SDK routes them onto the client's `subscriptions/listen`);
  * - through every extra notifier (the HTTP handler's bus for 2026-07-28 listen streams).
@@ -19,9 +20,13 @@ import type { Server } from "@modelcontextprotocol/server";
 import type { BlockEntry } from "../blocks/registry.ts";
 import type { Logger } from "../obs/log.ts";
 
-/** What identifies the registry's state: names, tiers, paths and descriptions. */
+/** What identifies the registry's state: names, tiers, paths, descriptions and MCP declarations. */
 export function registrySignature(blocks: BlockEntry[]): string {
-  return JSON.stringify(blocks.map((b) => [b.name, b.tier, b.path, b.description]));
+  return JSON.stringify(
+    blocks.map((
+      b,
+    ) => [b.name, b.tier, b.path, b.description, b.declaration ?? null, b.declarationError ?? null]),
+  );
 }
 
 /** Watches the registry and notifies clients of changes. */
@@ -68,6 +73,7 @@ export class RegistryWatcher {
       try {
         server.sendToolListChanged().catch(drop);
         server.sendResourceListChanged().catch(drop);
+        if (server.getCapabilities().prompts) server.sendPromptListChanged().catch(drop);
       } catch {
         drop();
       }

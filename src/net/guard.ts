@@ -36,6 +36,13 @@ export interface GuardPolicy {
   token?: string;
   /** Largest request body in bytes (default `DEFAULT_MAX_BODY_BYTES`). */
   maxBodyBytes?: number;
+  /**
+   * Whether a request whose body the guard read keeps following the served request's `signal`
+   * (default true: a server that cancels work on a client's disconnect needs it). False for a
+   * server that never reads it (`serve`'s API): reading a served request's `signal` makes
+   * Deno.serve print its legacy-abort deprecation warning.
+   */
+  followSignal?: boolean;
 }
 
 /** A refused request: the status and the reason, for the caller to word. */
@@ -166,8 +173,17 @@ export async function admit(
     };
   }
   if (body === undefined) return { refusal: tooLarge(max) };
-  // stream chunks (and so their join) are backed by a plain ArrayBuffer
-  return { request: new Request(req, { body: body as Uint8Array<ArrayBuffer> }) };
+  // Stream chunks (and so their join) are backed by a plain ArrayBuffer. Copying the request
+  // (`new Request(req, ...)`) follows its `signal`; without `followSignal` it is built from its
+  // parts, so the served request's `signal` is never read (see `GuardPolicy.followSignal`).
+  const copy = policy.followSignal === false
+    ? new Request(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: body as Uint8Array<ArrayBuffer>,
+    })
+    : new Request(req, { body: body as Uint8Array<ArrayBuffer> });
+  return { request: copy };
 }
 
 /** A JSON response for `refusal` (`{"error": message}`); callers with a protocol word their own. */

@@ -3,9 +3,10 @@
  *
  * Owns the one decision that differs between the two ways agent-block is installed:
  * - from source, the running executable is the Deno CLI, so the command is
- *   `deno run -A --quiet [--config <repo>/deno.json] <repo>/cli.ts ARGS…` — the config is named
- *   explicitly so the child uses the repository's import map and lock file whatever directory it
- *   is started in;
+ *   `deno run -A --quiet [--config <repo>/deno.json] [--lock=<repo>/deno.run.lock] <repo>/cli.ts
+ *   ARGS…` — the config is named explicitly so the child uses the repository's import map whatever
+ *   directory it is started in, and the run's lockfile so it installs a run's packages only
+ *   (`tools/gen_run_lock.ts`), as the launcher `deno task install` writes does;
  * - from a `deno compile`d binary, the executable IS agent-block, so the command is
  *   `<binary> ARGS…`.
  * The compiled case is recognised by the module living inside the binary's embedded file system
@@ -42,8 +43,10 @@ export function selfLaunch(
   const repo = join(dirname(filePath(moduleUrl)), "..", "..");
   const cli = join(repo, "cli.ts");
   const config = join(repo, "deno.json");
+  const runLock = join(repo, "deno.run.lock");
   const prefix: [string, ...string[]] = [execPath, "run", "-A", "--quiet"];
   if (isFile(config)) prefix.push("--config", config);
+  if (isFile(runLock)) prefix.push(`--lock=${runLock}`); // a run's packages only (tools/gen_run_lock.ts)
   prefix.push(cli);
   return { mode: "source", prefix };
 }

@@ -130,22 +130,32 @@ interface LoadedScript {
   ref: string;
 }
 
+/** `path` with its symlinks resolved, or as it is when it cannot be (`/dev/stdin` on a pipe). */
+function realOrSelf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 function loadScript(spec: RunSpec, cwd: string, projectRoot: string): LoadedScript | { error: string } {
   if ("path" in spec.script) {
     const path = resolve(cwd, spec.script.path);
+    const shown = displayPath(path, cwd); // as chunk names show it: relative to the run's cwd when inside
     try {
       const info = Deno.statSync(path);
-      if (info.isDirectory) return { error: `cannot read script ${spec.script.path}: it is a directory` };
+      if (info.isDirectory) return { error: `cannot read script ${shown}: it is a directory` };
       return {
         source: Deno.readFileSync(path),
         chunkname: "@" + displayPath(path, cwd),
         dir: dirname(path),
         name: basename(path),
-        ref: displayPath(Deno.realPathSync(path), projectRoot),
+        ref: displayPath(realOrSelf(path), projectRoot),
       };
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-      return { error: `cannot read script ${spec.script.path}: ${why}` };
+      return { error: `cannot read script ${shown}: ${why}` };
     }
   }
   const src = spec.script.source;

@@ -4,7 +4,9 @@
  * Owns the embedder's settings and their validation — every refusal is a `BlockError` with code
  * `config` naming the field and the value, thrown by `build()` (or `new BlockConfig`) before
  * anything runs. Files named by the config (the script, prompt and context files) are read when
- * the run starts, against the run's working directory.
+ * the run starts, against the run's working directory: `cwd`, else the project root (one rule
+ * for the CLI, the MCP server, `serve` and the SDK); a relative project root resolves against
+ * the caller's directory (`runBlock`: this process's working directory).
  *
  * Invariants:
  * - A config is immutable and can be run any number of times, concurrently too; each run gets
@@ -12,8 +14,9 @@
  *   exception is a config given a `BusHost` (`bus(host)`): a bus serves one run.
  * - `extraGlobals` are JSON values set as Lua globals after the standard library (nesting kept,
  *   converted natively, never spliced into source); names the runtime defines are refused.
- * - Nothing here reads the process: `env` and `cwd` left unset are filled by the edge that runs
- *   the config (`mod.ts`'s `runBlock`: this process's environment and working directory).
+ * - Nothing here reads the process: `env` left unset and the directory a relative project root
+ *   resolves against are filled by the edge that runs the config (`mod.ts`'s `runBlock`: this
+ *   process's environment and working directory).
  */
 import { isAbsolute } from "node:path";
 import type { JsonValue } from "../json/codec.ts";
@@ -21,9 +24,15 @@ import type { BusHandler, BusHost } from "../host/bus.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import { BlockError } from "./errors.ts";
 import { meshUrlProblem } from "../clients/mesh/connect.ts";
-import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 import { checkHostTools, type HostTool } from "./host_tools.ts";
-import { checkTextSource, type ScriptSource, show, type TextSource } from "./sources.ts";
+import {
+  checkSecretKeySource,
+  checkTextSource,
+  type ScriptSource,
+  type SecretKeySource,
+  show,
+  type TextSource,
+} from "./sources.ts";
 
 /**
  * Where the run's stores live; each defaults as in the CLI (`AGENT_BLOCK_*_PATH`, then home).
@@ -96,7 +105,11 @@ export interface BlockLimits {
 export interface BlockConfigFields {
   /** The script to run. */
   script: ScriptSource;
-  /** The project root: `.env` is not read here, but `lib/` and `blocks/` tiers, the kernel log, `sh.exec`'s cwd. */
+  /**
+   * The project root (relative: against the caller's directory): `.env` is not read here, but
+   * `lib/` and `blocks/` tiers, the kernel log, `sh.exec`'s cwd, and the run's working directory
+   * unless `cwd` names another.
+   */
   projectRoot: string;
   /** `_PROMPT`: text, or `{ file }` read when the run starts. */
   prompt?: TextSource;
@@ -106,7 +119,7 @@ export interface BlockConfigFields {
   extraGlobals?: Readonly<Record<string, JsonValue>>;
   /** The run's environment (default: this process's, read by `runBlock`). */
   env?: Readonly<Record<string, string>>;
-  /** The run's working directory, absolute (default: this process's). */
+  /** The run's working directory, absolute (default: the project root). */
   cwd?: string;
   /** `$AGENT_BLOCK_HOME` (default: the run environment's, then `~/.agent-block`). */
   home?: string;
@@ -130,10 +143,11 @@ export interface BlockConfigFields {
    */
   relay?: string;
   /**
-   * The mesh identity (`--secret-key`): 64 hex characters, an Ed25519 seed. Default: the run's
+   * The mesh identity (`--secret-key`): 64 hex characters, an Ed25519 seed — or `{ env }` /
+   * `{ file }` to read them when the run starts (`SecretKeySource`). Default: the run's
    * `AGENT_BLOCK_MESH_SECRET_KEY`, else a random key (the AgentId then changes every run).
    */
-  secretKey?: string;
+  secretKey?: SecretKeySource;
   /** TypeScript functions registered as Lua tools. */
   hostTools?: readonly HostTool[];
   /** Paths of the kv, sql, ts and kernel stores. */
@@ -239,13 +253,6 @@ function checkRelay(url: string | undefined): string | undefined {
   const why = meshUrlProblem(url, "relay");
   if (why !== undefined) fail(why);
   return url;
-}
-
-function checkSecretKey(hex: string | undefined): string | undefined {
-  if (hex === undefined) return undefined;
-  const why = secretKeyProblem(hex);
-  if (why !== undefined) fail(`secretKey: ${why}`);
-  return hex;
 }
 
 function stringRecord(field: string, r: Readonly<Record<string, string>> | undefined) {
@@ -356,7 +363,7 @@ export class BlockConfig {
   readonly extraGlobals: Readonly<Record<string, JsonValue>>;
   /** The run's environment (`undefined`: the runner's process environment). */
   readonly env?: Readonly<Record<string, string>>;
-  /** The run's working directory (`undefined`: the runner's process working directory). */
+  /** The run's working directory (`undefined`: the project root). */
   readonly cwd?: string;
   /** `$AGENT_BLOCK_HOME`. */
   readonly home?: string;
@@ -376,8 +383,8 @@ export class BlockConfig {
   readonly mcpRpcTimeoutMs: number;
   /** The mesh to join (`--relay`). */
   readonly relay?: string;
-  /** The mesh identity's seed, hex (`--secret-key`). */
-  readonly secretKey?: string;
+  /** The mesh identity (`--secret-key`): the hex seed, or where to read it. */
+  readonly secretKey?: SecretKeySource;
   /** Host tools. */
   readonly hostTools: readonly HostTool[];
   /** Store paths. */
@@ -445,7 +452,7 @@ export class BlockConfig {
     this.timeoutMs = positive("timeoutMs", f.timeoutMs);
     this.mcpRpcTimeoutMs = positive("mcpRpcTimeoutMs", f.mcpRpcTimeoutMs) ?? 30_000;
     this.relay = checkRelay(f.relay);
-    this.secretKey = checkSecretKey(f.secretKey);
+    if (f.secretKey !== undefined) this.secretKey = checkSecretKeySource(f.secretKey);
     this.hostTools = checkHostTools(f.hostTools ?? []);
     this.stores = checkStores(f.stores);
     this.fetch = f.fetch;
@@ -463,7 +470,8 @@ export class BlockConfig {
   /**
    * A builder for a config running `script` in `projectRoot`.
    * @param script where the script comes from (`ScriptSource`)
-   * @param projectRoot the project root (resolved against the run's working directory)
+   * @param projectRoot the project root (relative: against the caller's directory, `runBlock`'s
+   *   being this process's working directory); also the run's working directory unless `cwd` is set
    */
   static builder(script: ScriptSource, projectRoot: string): BlockConfigBuilder {
     return new BlockConfigBuilder(script, projectRoot);
@@ -543,7 +551,7 @@ export class BlockConfigBuilder {
     this.#f.env = env;
     return this;
   }
-  /** The run's working directory, absolute (default: this process's). */
+  /** The run's working directory, absolute (default: the project root). */
   cwd(cwd: string): this {
     this.#f.cwd = cwd;
     return this;
@@ -605,9 +613,9 @@ export class BlockConfigBuilder {
     this.#f.relay = url;
     return this;
   }
-  /** The mesh identity: 64 hex characters (an Ed25519 seed). */
-  secretKey(hex: string): this {
-    this.#f.secretKey = hex;
+  /** The mesh identity: 64 hex characters (an Ed25519 seed), `{ env }` or `{ file }` (`SecretKeySource`). */
+  secretKey(source: SecretKeySource): this {
+    this.#f.secretKey = source;
     return this;
   }
   /** Adds a host tool. */

@@ -9,8 +9,14 @@
  * observers), and the report: the runner's outcome, artifacts and sessions, plus the returned
  * text, the error, the exit code and the tools registered.
  *
- * This is below the edge: `env` and `cwd` a config leaves unset come from `defaults`, which the
- * edge supplies (`mod.ts`: this process's; the CLI always sets both).
+ * The working directory is one rule for every front end: the config's `cwd`, else its project
+ * root; a relative project root resolves against the caller's directory. Relative files of the
+ * config (the script, prompt, context and secret key) resolve against the run's working directory.
+ * A secret key given as `{ env }` or `{ file }` is read here, when the run starts, so the request
+ * carries the key itself (a key that cannot be read is a run that never started).
+ *
+ * This is below the edge: `env` a config leaves unset and the caller's directory come from
+ * `defaults`, which the edge supplies (`mod.ts`: this process's; the CLI sets both itself).
  *
  * Invariants: it never rejects for anything the run did or the config asked — every ending is a
  * report, a failure to start being `raised` with code `config`; a run cancelled by its timer is
@@ -18,11 +24,13 @@
  * report returns (their guard is the runner's: one that throws is detached with a warning on
  * the run's stderr).
  */
+import { resolve } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { busCore, BusHost } from "../host/bus.ts";
 import type { BlockConfig } from "./config.ts";
 import { type BlockError, blockErrorOf } from "./errors.ts";
 import { hostToolsModule, type ToolInfo } from "./host_tools.ts";
+import { readSecretKey } from "./sources.ts";
 import {
   type Artifact,
   ARTIFACT_KIND,
@@ -32,6 +40,7 @@ import {
 } from "../runner/runner.ts";
 import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_SOURCE } from "./default_agent.ts";
 import { fanOut, type RunObserver } from "../obs/run_events.ts";
+import { writeStderr } from "../obs/log.ts";
 import type { JsonValue } from "../json/codec.ts";
 
 export type { Artifact };
@@ -79,18 +88,21 @@ export interface BlockReport {
   tools: ToolInfo[];
 }
 
-/** What the edge fills in for a config that leaves `env` or `cwd` unset. */
+/** What the edge fills in for a config that leaves `env` unset or its project root relative. */
 export interface RunDefaults {
   /** The run's environment. */
   env(): Record<string, string>;
-  /** The run's working directory (absolute). */
+  /** The caller's directory (absolute): a relative project root resolves against it. */
   cwd(): string;
 }
 
 const decoder = new TextDecoder();
 
-/** The request a config stands for (everything serialisable about the run). */
-export function requestOf(config: BlockConfig, defaults: RunDefaults): RunRequest {
+/**
+ * The request a config stands for (everything serialisable about the run); `secretKey` is the
+ * mesh key already read (`readSecretKey`), when the config names one.
+ */
+export function requestOf(config: BlockConfig, defaults: RunDefaults, secretKey?: string): RunRequest {
   const globals: Record<string, JsonValue> = { ...config.extraGlobals };
   let script: RunRequest["script"];
   switch (config.script.kind) {
@@ -110,11 +122,13 @@ export function requestOf(config: BlockConfig, defaults: RunDefaults): RunReques
       break;
     }
   }
+  // One rule for every front end: the run works in its project root unless the config names a cwd.
+  const projectRoot = resolve(defaults.cwd(), config.projectRoot);
   const r: RunRequest = {
     script,
-    projectRoot: config.projectRoot,
+    projectRoot,
     env: { ...(config.env ?? defaults.env()) },
-    cwd: config.cwd ?? defaults.cwd(),
+    cwd: config.cwd ?? projectRoot,
     labels: { ...config.labels },
     globals,
     limits: { ...config.limits },
@@ -126,9 +140,7 @@ export function requestOf(config: BlockConfig, defaults: RunDefaults): RunReques
   if (config.timeoutMs !== undefined) r.timeoutMs = config.timeoutMs;
   if (config.mcpRpcTimeoutMs !== undefined) r.mcpTimeoutMs = config.mcpRpcTimeoutMs;
   if (config.relay !== undefined) {
-    r.mesh = config.secretKey !== undefined
-      ? { relay: config.relay, secretKey: config.secretKey }
-      : { relay: config.relay };
+    r.mesh = secretKey !== undefined ? { relay: config.relay, secretKey } : { relay: config.relay };
   }
   return r;
 }
@@ -160,8 +172,30 @@ export async function runConfig(
   const observe: RunObserver | undefined = config.observers.length === 1
     ? config.observers[0]
     : fanOut(config.observers, () => {}); // each is guarded by the runner's own fan-out too
-  const report = await runner.run(requestOf(config, defaults), { signal: config.signal, observe });
+  let request: RunRequest;
+  try {
+    request = requestOf(config, defaults);
+    const key = await readSecretKey(config.secretKey, request.env, request.cwd!);
+    if (key !== undefined) request = requestOf(config, defaults, key);
+  } catch (e) {
+    // Not started: the observers still see the run's one `end`, as for any other ending.
+    const outcome: Outcome = {
+      status: "raised",
+      code: "config",
+      message: (e as Error).message,
+      traceback: "",
+    };
+    const guarded = fanOut(config.observers, (m) => warnOn(config, m));
+    guarded?.({ type: "end", outcome, ms: 0 });
+    return reportOf({ outcome, artifacts: [], sessions: [] }, tools);
+  }
+  const report = await runner.run(request, { signal: config.signal, observe });
   return reportOf(report, tools);
+}
+
+/** A `[warn]` line on the config's stderr (this process's when it names none). */
+function warnOn(config: BlockConfig, message: string): void {
+  (config.stderr ?? writeStderr)(new TextEncoder().encode(`[warn] agent-block: ${message}\n`));
 }
 
 /** The embedder's report of a runner's report. */

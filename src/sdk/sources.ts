@@ -6,7 +6,9 @@
  * starts (`run_block.ts`), against the run's working directory, never at build time.
  */
 import type { JsonValue } from "../json/codec.ts";
+import { resolve } from "node:path";
 import { BlockError } from "./errors.ts";
+import { secretKeyProblem as hexProblem } from "../clients/mesh/base64url.ts";
 
 /**
  * An MCP server the default agent connects, in `agent.run`'s `mcp_servers` form: `name` plus
@@ -229,7 +231,8 @@ export const ScriptSource: ScriptSourceConstructors = {
 };
 
 /**
- * Text given inline, or read from a file when the run starts (relative to the run's cwd).
+ * Text given inline, or read from a file when the run starts (relative to the run's cwd: the
+ * project root unless `.cwd()` names another).
  *
  * ```ts
  * import { BlockConfig, runBlock, ScriptSource, type TextSource } from "@agent-block/agent-block";
@@ -238,13 +241,12 @@ export const ScriptSource: ScriptSourceConstructors = {
  *
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(join(dir, "system.md"), "You review pull requests.");
- * const context: TextSource = { file: "system.md" }; // read when the run starts, against its cwd
+ * const context: TextSource = { file: "system.md" }; // read when the run starts, in its project root
  * const prompt: TextSource = "Review #42";
  * const report = await runBlock(
  *   BlockConfig.builder(ScriptSource.inline("return _CONTEXT .. ' / ' .. _PROMPT", "ctx.lua"), dir)
  *     .context(context)
  *     .prompt(prompt)
- *     .cwd(dir)
  *     .env({})
  *     .build(),
  * );
@@ -270,4 +272,81 @@ export function show(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
   if (typeof v === "object") return "an object";
   return `${typeof v}${typeof v === "number" || typeof v === "boolean" ? ` ${v}` : ""}`;
+}
+
+/**
+ * Where the mesh identity (`secretKey`) comes from, like the script and the prompt: the 64 hex
+ * characters themselves, a variable of the run's environment (`{ env }`, read when the run
+ * starts), or a file (`{ file }`, read when the run starts, relative to the run's cwd; surrounding
+ * whitespace ignored — a key file usually ends in a newline). A source that gives no valid key
+ * is the run's `config` error, naming the source; the key itself is never in a message.
+ *
+ * ```ts
+ * import { BlockConfig, runBlock, ScriptSource, type SecretKeySource } from "@agent-block/agent-block";
+ * import assert from "node:assert/strict";
+ *
+ * const fromEnv: SecretKeySource = { env: "MY_AGENT_KEY" };
+ * const report = await runBlock(
+ *   BlockConfig.builder(ScriptSource.inline("return 'ok'", "k.lua"), ".")
+ *     .secretKey(fromEnv)
+ *     .env({}) // the variable is not there
+ *     .build(),
+ * );
+ * assert.equal(report.error?.code, "config");
+ * assert.equal(report.error?.message, "secretKey: the variable MY_AGENT_KEY is not set");
+ * ```
+ */
+export type SecretKeySource = string | { readonly env: string } | { readonly file: string };
+
+/** Checks a `SecretKeySource` for the builder (a key given as a value is checked now). */
+export function checkSecretKeySource(v: SecretKeySource): SecretKeySource {
+  if (typeof v === "string") {
+    const why = hexProblem(v);
+    if (why !== undefined) throw new BlockError("config", `secretKey: ${why}`);
+    return v;
+  }
+  if (typeof v === "object" && v !== null) {
+    const o = v as { env?: unknown; file?: unknown };
+    if (typeof o.env === "string" && o.env !== "" && o.file === undefined) {
+      return Object.freeze({ env: o.env });
+    }
+    if (typeof o.file === "string" && o.file !== "" && o.env === undefined) {
+      return Object.freeze({ file: o.file });
+    }
+  }
+  throw new BlockError(
+    "config",
+    `secretKey must be 64 hex characters, { env: <variable> } or { file: <path> }, got ${show(v)}`,
+  );
+}
+
+/**
+ * The key `source` gives, read now (`env` from the run's environment, `file` against `cwd`);
+ * throws an `Error` naming the source, never the key, when it gives none or a bad one.
+ */
+export async function readSecretKey(
+  source: SecretKeySource | undefined,
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+): Promise<string | undefined> {
+  if (source === undefined || typeof source === "string") return source;
+  let key: string;
+  let from: string;
+  if ("env" in source) {
+    from = `the variable ${source.env}`;
+    const v = env[source.env];
+    if (v === undefined || v.trim() === "") throw new Error(`secretKey: ${from} is not set`);
+    key = v.trim();
+  } else {
+    from = `the file ${source.file}`;
+    try {
+      key = (await Deno.readTextFile(resolve(cwd, source.file))).trim();
+    } catch (e) {
+      const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+      throw new Error(`secretKey: cannot read ${from}: ${why}`);
+    }
+  }
+  const why = hexProblem(key);
+  if (why !== undefined) throw new Error(`secretKey: ${from} does not hold a key: ${why}`);
+  return key;
 }

@@ -17,8 +17,9 @@
  *   `{name, file, every: string|null, every_ms: number|null, timeout, timeout_ms,
  *   prompt: string|null, context: string|null, sandbox: boolean, error: {file, line: number|null, message}|null,
  *   last_end: {run_id, state, ended_ms}|null, live_run: {run_id, started_ms}|null,
- *   requested_run: string|null}` — a job whose file is bad has `error` set and the declaration
- *   fields null.
+ *   requested_run: string|null, next_run_ms: number|null}` — a job whose file is bad has `error`
+ *   set and the declaration fields null; `next_run_ms` is when `every` makes the job due next
+ *   (null for a job run on request only, a bad file, or a run going now: it counts from its end).
  * - `GET /runs?job=<name>&limit=<n>` → 200 `{"runs": [Run]}`, newest first; `limit` 1..1000,
  *   default 50; `Run` is `{run_id, job, state, requested, sandboxed, started_ms, ended_ms, duration_ms,
  *   exit_code, result, result_bytes, result_file, message, pid, counts}` (null where not known
@@ -96,6 +97,7 @@ export function jobView(j: JobState): Record<string, unknown> {
       : null,
     live_run: j.live ? { run_id: j.live.run_id, started_ms: j.live.started_ms } : null,
     requested_run: j.requested ?? null,
+    next_run_ms: j.nextRunMs ?? null,
   };
 }
 
@@ -124,7 +126,8 @@ export function apiHandler(
       }
       return dashboardResponse(req.method);
     }
-    const admitted = await admit(req, { maxBodyBytes: MAX_API_BODY_BYTES, ...policy });
+    // no route reads the request's signal: following it would only make Deno print a deprecation
+    const admitted = await admit(req, { maxBodyBytes: MAX_API_BODY_BYTES, ...policy, followSignal: false });
     if ("refusal" in admitted) return refuse(admitted.refusal);
     try {
       return route(admitted.request, scheduler);

@@ -115,7 +115,8 @@ function renderJobs(jobs) {
       var td = el("td", j.error.file + (j.error.line ? ":" + j.error.line : "") + ": " + j.error.message, "error");
       td.colSpan = 3; tr.appendChild(td);
     } else {
-      tr.appendChild(el("td", j.every ? "every " + j.every + ", timeout " + j.timeout : "on request, timeout " + j.timeout));
+      tr.appendChild(el("td", (j.every ? "every " + j.every + ", timeout " + j.timeout : "on request, timeout " + j.timeout) +
+        (j.next_run_ms ? "; next " + time(j.next_run_ms) : "")));
       if (j.last_end) tr.appendChild(stateCell(j.last_end.state)); else tr.appendChild(el("td", "never run", "muted"));
       tr.appendChild(el("td", j.live_run ? "running " + j.live_run.run_id : (j.requested_run ? "requested " + j.requested_run : "")));
     }

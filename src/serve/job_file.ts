@@ -14,17 +14,19 @@
  *   manager has seen it, every job: `scheduler.ts`'s ratchet);
  * - `flow`: a Blueprint file, relative to the project root (`flows/x.bp.json`, `.yaml`, `.bp.lua`):
  *   the job runs that flow (`agent-block flow run`) instead of its block; `init` (a table) is then
- *   its initial context. A flow job takes no `prompt`/`context` and cannot be `sandbox`ed (its
- *   steps run in the manager's process); under the ratchet its runs fail.
+ *   its initial context. A flow job takes no `prompt`/`context`; sandboxed (its own `sandbox` or
+ *   the ratchet), its steps run as confined child runs.
  *
  * Invariants: scanning is a pure function of the file system at the time of the call (the
  * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
- * that does not parse, has an unknown key or a bad value never throws: it is a `JobFileError`
- * naming the file, the line (when one can be named) and the rule, and that job is not run.
+ * that does not parse, has an unknown key (a misspelt one gets a "did you mean") or a bad value
+ * never throws: it is a `JobFileError` naming the file and every problem of it at once, each with
+ * its line (when one can be named) and the rule, and that job is not run.
  */
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { blockRoots, scanBlocks } from "../blocks/registry.ts";
+import { didYouMean } from "../util/spelling.ts";
 
 /** A job's default wall-clock limit: 10 minutes. */
 export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -62,6 +64,16 @@ export interface JobFileError {
   /** The file (absolute). */
   file: string;
   /** 1-based line of the problem, when one can be named. */
+  line?: number;
+  /** What is wrong and the rule: the first problem, then every other one (`; and line N: ...`). */
+  message: string;
+  /** Every problem of the file, in line order (the first is `line` / the start of `message`). */
+  problems: JobProblem[];
+}
+
+/** One problem of a `job.toml`. */
+export interface JobProblem {
+  /** 1-based line, when one can be named. */
   line?: number;
   /** What is wrong and the rule. */
   message: string;
@@ -102,7 +114,9 @@ function lineOfKey(text: string, key: string): number | undefined {
 const KEYS = ["every", "timeout", "prompt", "context", "sandbox", "flow", "init"];
 
 /**
- * Parses one `job.toml` (`text`, read from `file`) of block `name` at `script`.
+ * Parses one `job.toml` (`text`, read from `file`) of block `name` at `script`. Every problem of
+ * the file is found in one pass (a file that is not TOML has only that one): the error's
+ * `problems` lists them in line order, its `line` and `message` say the first, then how many more.
  *
  * @example
  * ```ts ignore
@@ -117,40 +131,46 @@ export function parseJobFile(
   text: string,
   projectRoot?: string,
 ): { job: JobDecl } | { error: JobFileError } {
-  const error = (message: string, line?: number) => ({ error: { name, script, file, line, message } });
+  const problems: JobProblem[] = [];
+  const problem = (message: string, line?: number) => void problems.push({ line, message });
   let doc: Record<string, unknown>;
   try {
     doc = parse(text) as Record<string, unknown>;
   } catch (e) {
     if (e instanceof TomlError) {
       const first = e.message.split("\n")[0].replace(/^Invalid TOML document:\s*/, "");
-      return error(`not valid TOML: ${first}`, e.line);
+      problem(`not valid TOML: ${first}`, e.line);
+    } else {
+      problem(`not valid TOML: ${(e as Error).message}`);
     }
-    return error(`not valid TOML: ${(e as Error).message}`);
+    return { error: errorOf(name, script, file, problems) };
   }
   for (const key of Object.keys(doc)) {
     if (!KEYS.includes(key)) {
-      return error(`unknown key '${key}' (a job.toml has ${KEYS.join(", ")})`, lineOfKey(text, key));
+      const near = didYouMean(key, KEYS);
+      problem(
+        `unknown key '${key}'${near ? ` (did you mean '${near}'?)` : ""} (a job.toml has ${KEYS.join(", ")})`,
+        lineOfKey(text, key),
+      );
     }
   }
-  const str = (key: string): string | { bad: ReturnType<typeof error> } | undefined => {
+  const str = (key: string): string | undefined => {
     const v = doc[key];
     if (v === undefined || typeof v === "string") return v;
-    return { bad: error(`'${key}' must be a string, got ${JSON.stringify(v)}`, lineOfKey(text, key)) };
+    problem(`'${key}' must be a string, got ${JSON.stringify(v)}`, lineOfKey(text, key));
+    return undefined;
   };
   const job: JobDecl = { name, script, file, timeout: "10m", timeoutMs: DEFAULT_TIMEOUT_MS };
   for (const key of ["every", "timeout"] as const) {
     const v = str(key);
     if (v === undefined) continue;
-    if (typeof v !== "string") return v.bad;
     const ms = parseDuration(v);
     if (ms === undefined) {
-      return error(
+      problem(
         `'${key}' is not a duration: '${v}' (write e.g. "30s", "2m", "1h", "1h30m")`,
         lineOfKey(text, key),
       );
-    }
-    if (key === "every") {
+    } else if (key === "every") {
       job.every = v;
       job.everyMs = ms;
     } else {
@@ -160,47 +180,56 @@ export function parseJobFile(
   }
   for (const key of ["prompt", "context"] as const) {
     const v = str(key);
-    if (v === undefined) continue;
-    if (typeof v !== "string") return v.bad;
-    job[key] = v;
+    if (v !== undefined) job[key] = v;
   }
   if (doc.sandbox !== undefined) {
     if (typeof doc.sandbox !== "boolean") {
-      return error(
+      problem(
         `'sandbox' must be true or false, got ${JSON.stringify(doc.sandbox)}`,
         lineOfKey(text, "sandbox"),
       );
-    }
-    if (doc.sandbox) job.sandbox = true;
+    } else if (doc.sandbox) job.sandbox = true;
   }
   if (doc.flow !== undefined) {
     const line = lineOfKey(text, "flow");
     if (typeof doc.flow !== "string" || doc.flow === "") {
-      return error(`'flow' must be a Blueprint file's path`, line);
-    }
-    if (isAbsolute(doc.flow) || doc.flow.split(/[\\/]/).includes("..")) {
-      return error(`'flow' is a path inside the project (relative, no '..'), got '${doc.flow}'`, line);
+      problem(`'flow' must be a Blueprint file's path`, line);
+    } else if (isAbsolute(doc.flow) || doc.flow.split(/[\\/]/).includes("..")) {
+      problem(`'flow' is a path inside the project (relative, no '..'), got '${doc.flow}'`, line);
+    } else {
+      job.flow = join(projectRoot ?? dirname(script), doc.flow);
     }
     for (const k of ["prompt", "context"] as const) {
       if (job[k] !== undefined) {
-        return error(`a flow job takes no '${k}' (its input is 'init')`, lineOfKey(text, k));
+        problem(`a flow job takes no '${k}' (its input is 'init')`, lineOfKey(text, k));
       }
     }
-    if (job.sandbox) {
-      return error(`a flow job cannot be sandboxed yet (its steps run in the manager's process)`, line);
-    }
-    job.flow = join(projectRoot ?? dirname(script), doc.flow);
   }
   if (doc.init !== undefined) {
-    if (job.flow === undefined) {
-      return error(`'init' is a flow job's initial context: give 'flow' too`, lineOfKey(text, "init"));
+    if (doc.flow === undefined) {
+      problem(`'init' is a flow job's initial context: give 'flow' too`, lineOfKey(text, "init"));
+    } else if (typeof doc.init !== "object" || doc.init === null || Array.isArray(doc.init)) {
+      problem(`'init' must be a table`, lineOfKey(text, "init"));
+    } else {
+      job.init = JSON.parse(JSON.stringify(doc.init)) as Record<string, unknown>; // plain objects (TOML dates as text)
     }
-    if (typeof doc.init !== "object" || doc.init === null || Array.isArray(doc.init)) {
-      return error(`'init' must be a table`, lineOfKey(text, "init"));
-    }
-    job.init = JSON.parse(JSON.stringify(doc.init)) as Record<string, unknown>; // plain objects (TOML dates as text)
   }
-  return { job };
+  return problems.length ? { error: errorOf(name, script, file, problems) } : { job };
+}
+
+/** The one error of a file with `problems` (at least one): the first, sorted by line, leads. */
+function errorOf(name: string, script: string, file: string, problems: JobProblem[]): JobFileError {
+  const sorted = [...problems].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+  const [first, ...rest] = sorted;
+  const more = rest.map((p) => `${p.line ? `line ${p.line}: ` : ""}${p.message}`);
+  return {
+    name,
+    script,
+    file,
+    line: first.line,
+    message: first.message + (more.length ? `; and ${more.join("; ")}` : ""),
+    problems: sorted,
+  };
 }
 
 /** The `job.toml` beside a block's script: `<dir>/job.toml` for `init.lua`, else `<name>.job.toml`. */
@@ -220,12 +249,9 @@ export function scanJobs(projectRoot: string, home: string): JobScan {
       text = Deno.readTextFileSync(file);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) continue;
-      out.errors.push({
-        name: block.name,
-        script: block.path,
-        file,
-        message: `cannot read: ${(e as Error).message}`,
-      });
+      out.errors.push(
+        errorOf(block.name, block.path, file, [{ message: `cannot read: ${(e as Error).message}` }]),
+      );
       continue;
     }
     const r = parseJobFile(block.name, block.path, file, text, projectRoot);

@@ -27,8 +27,8 @@
  * every later run of every job is sandboxed for the manager's life. A confined run may write the
  * project, which holds the job files and the other jobs' code: one that rewrote its own
  * `job.toml` to `sandbox = false`, or planted a new job, must not be run unconfined after it.
- * Flow jobs run in the manager's own process, so under the ratchet their runs fail (`config`)
- * instead of running unconfined.
+ * A flow job is interpreted in the manager's process, but under the ratchet (or its own
+ * `sandbox = true`) its steps run as confined child runs, never in the manager's process.
  *
  * A flow job (`flow = ...` in its job.toml) runs its Blueprint instead (`flow_job.ts`), its steps
  * through `flowRunner` in this process, recorded in the project's kernel database; its outcome is
@@ -86,6 +86,8 @@ export interface JobState {
   live?: RunRecord;
   /** The run id reserved by a request not started yet. */
   requested?: string;
+  /** When `every` makes the job due next (ms since the epoch); absent without `every` or while a run goes. */
+  nextRunMs?: number;
 }
 
 /** Counters for `/metrics`. */
@@ -247,10 +249,8 @@ export class Scheduler {
         due.push({ job, at: req.at });
         continue;
       }
-      if (job.everyMs === undefined) continue;
-      const last = this.#lastEnd.get(job.name)?.ended_ms;
-      const at = last === undefined ? this.#firstSeen.get(job.name)! : last + job.everyMs;
-      if (at <= now) due.push({ job, at });
+      const at = this.#nextRunMs(job.name); // the one rule GET /jobs shows as next_run_ms
+      if (at !== undefined && at <= now) due.push({ job, at });
     }
     due.sort((a, b) => a.at - b.at || (a.job.name < b.job.name ? -1 : 1));
     let started = 0;
@@ -315,7 +315,7 @@ export class Scheduler {
       // What the run does, live on its in-memory record (the API and the dashboard read it).
       const tally = new RunTally((t) => run.counts = countsOf(t));
       const report = job.flow !== undefined
-        ? await this.#flowRun(job, controller.signal, recordStart)
+        ? await this.#flowRun(job, run.sandboxed, controller.signal, recordStart)
         : await this.#o.runner.run(
           {
             script: { path: job.script },
@@ -384,14 +384,24 @@ export class Scheduler {
     this.#live.set(job.name, { run, controller, done });
   }
 
-  /** A flow job's run (`flow_job.ts`): its value (the result file) is `{flow_run, ctx}`. */
+  /**
+   * A flow job's run (`flow_job.ts`): its value (the result file) is `{flow_run, ctx}`. The flow
+   * is interpreted here; its steps (and a `.bp.lua` Blueprint, which is a block too) run through
+   * `flowRunner` in this process, or — when the run is sandboxed — through the jobs' runner as
+   * confined child runs, so the ratchet holds for flows as for blocks.
+   */
   async #flowRun(
     job: JobDecl,
+    sandboxed: boolean,
     signal: AbortSignal,
     recordStart: () => void,
   ): Promise<{ outcome: Outcome; stderrTail?: string }> {
     recordStart();
-    if (!this.#o.flowRunner) {
+    const jobs = this.#o.runner;
+    const runner: BlockRunner | undefined = sandboxed
+      ? { run: (request, hooks) => jobs.run({ ...request, sandbox: true }, hooks) }
+      : this.#o.flowRunner;
+    if (!runner) {
       return {
         outcome: {
           status: "raised",
@@ -401,23 +411,12 @@ export class Scheduler {
         },
       };
     }
-    if (this.#sandboxAll) {
-      return {
-        outcome: {
-          status: "raised",
-          code: "config",
-          message: `flow job ${job.name}: this manager sandboxes every run, and a flow's steps run in ` +
-            `its own process, unconfined; run the flow with 'agent-block flow run' outside serve`,
-          traceback: "",
-        },
-      };
-    }
     const outcome = await runFlowJob({
       flow: job.flow!,
       init: job.init,
       projectRoot: this.#o.projectRoot,
       env: this.#o.env,
-      runner: this.#o.flowRunner,
+      runner,
       timeoutMs: job.timeoutMs,
       signal,
     });
@@ -462,7 +461,16 @@ export class Scheduler {
       lastEnd: this.#lastEnd.get(name),
       live: this.#live.get(name)?.run,
       requested: this.#requested.get(name)?.id,
+      nextRunMs: this.#nextRunMs(name),
     }));
+  }
+
+  /** When `every` makes job `name` due: its last end plus `every`, or when it was first seen. */
+  #nextRunMs(name: string): number | undefined {
+    const every = this.#jobs.get(name)?.everyMs;
+    if (every === undefined || this.#live.has(name)) return undefined;
+    const last = this.#lastEnd.get(name)?.ended_ms;
+    return last === undefined ? this.#firstSeen.get(name) : last + every;
   }
 
   /** True when `name` is a job now or has runs on the record. */

@@ -6,7 +6,8 @@
  * Waits are on conditions (a line on stderr, a file, a state), never sleeps.
  */
 import { join } from "node:path";
-import express from "express";
+// deno-lint-ignore no-import-prefix -- test-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+import express from "npm:express@5.3.0";
 import type { Server } from "node:http";
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from "@a2a-js/sdk/server/express";
 import {

@@ -222,7 +222,8 @@ const RULES: Rule[] = [
   {
     rule:
       "src/flows/** (flows of blocks, a consumer of the runner) never imports src/runtime/**, src/sdk/**, " +
-      "src/cli/**, src/mcp_server/** or src/serve/**, and of src/runner/** only the interface runner/runner.ts",
+      "src/cli/**, src/mcp_server/** or src/serve/**, and of src/runner/** only the contract (the interface " +
+      "runner/runner.ts and the pure modules beside it), never a runner or its parts",
     from: under("src/flows"),
     forbids: (to) =>
       any(
@@ -231,8 +232,8 @@ const RULES: Rule[] = [
         under("src/cli"),
         under("src/mcp_server"),
         under("src/serve"),
-      )(to) ||
-      (under("src/runner")(to) && to !== "src/runner/runner.ts"),
+        RUNNER_IMPLEMENTATION,
+      )(to),
   },
   {
     rule: "src/flows/** is imported only by the edges and consumers above it (unstable_flows.ts, " +

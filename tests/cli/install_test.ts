@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertIncludes, REPO_ROOT, tempDir, tempProject, testEnv } from "../helpers.ts";
-import { launcherText, MARKER } from "../../tools/install.ts";
+import { install, launcherText, MARKER, transientDeno } from "../../tools/install.ts";
 
 const INSTALLER = join(REPO_ROOT, "tools", "install.ts");
 const dec = new TextDecoder();
@@ -118,9 +118,86 @@ Deno.test("install: the launcher quotes paths for the shell and pins the checkou
     sh,
     `#!/bin/sh\n# ${MARKER} from /src/agent block (deno task install)\n` +
       `exec '/opt/deno it'\\''s/deno' 'run' '-A' '--quiet' '--config' '/src/agent block/deno.json' ` +
-      `'--lock=/src/agent block/deno.lock' '--frozen' '/src/agent block/cli.ts' "$@"\n`,
+      `'--lock=/src/agent block/deno.run.lock' '--frozen' '/src/agent block/cli.ts' "$@"\n`,
   );
   const cmd = launcherText("C:\\deno\\deno.exe", "C:\\src\\ab", "windows");
   assertIncludes(cmd, `@"C:\\deno\\deno.exe" "run" "-A" "--quiet" "--config"`);
   assert.ok(cmd.endsWith(" %*\r\n"));
+});
+
+Deno.test({
+  name:
+    "install: run by a Deno from npx's cache, the launcher gets a Deno of its own that a cache clean leaves",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    const root = await tempDir("ab_install_own_root_");
+    // what `npx --yes deno@2.9.6 task install` runs: a deno under ~/.npm/_npx/<hash>/node_modules/
+    const cache = await tempDir("ab_install_cache_");
+    const npxDir = join(cache, ".npm", "_npx", "0f1e2d3c", "node_modules", "deno");
+    Deno.mkdirSync(npxDir, { recursive: true });
+    const npxDeno = join(npxDir, "deno");
+    Deno.symlinkSync(Deno.execPath(), npxDeno);
+    assert.ok(transientDeno(npxDeno));
+    if (!Deno.execPath().includes("_npx")) assert.equal(transientDeno(Deno.execPath()), undefined);
+    const done = await install({ root, name: "agent-block", force: false, deno: npxDeno });
+    const own = join(root, "lib", "agent-block", "deno");
+    const text = Deno.readTextFileSync(done.path);
+    assert.equal(text, launcherText(own, REPO_ROOT));
+    assert.ok(!text.includes("_npx"), "the launcher does not name the npx cache");
+    assert.match(done.version, /^agent-block \d+\.\d+\.\d+/);
+    // the cache is cleaned: the launcher still runs
+    Deno.removeSync(join(cache, ".npm"), { recursive: true });
+    const after = await run(done.path, ["--version"], { env: testEnv() });
+    assert.equal(after.code, 0, after.stderr);
+    assert.match(after.stdout, /^agent-block \d+\.\d+\.\d+/);
+  },
+});
+
+Deno.test({
+  name: "a run installs a run's npm packages only: the README's run command in a fresh copy of the checkout",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    // the checkout's tracked files, without node_modules: what a fresh clone has
+    const copy = await tempDir("ab_fresh_clone_");
+    const files = dec.decode(
+      (await new Deno.Command("git", { args: ["ls-files", "-z"], cwd: REPO_ROOT, stdout: "piped" }).output())
+        .stdout,
+    ).split("\0").filter((f) => f !== "");
+    for (const f of files) {
+      Deno.mkdirSync(join(copy, f, ".."), { recursive: true });
+      Deno.copyFileSync(join(REPO_ROOT, f), join(copy, f));
+    }
+    // packages come from this machine's cache (DENO_DIR): nothing is downloaded, only set up
+    // the README's run command (`deno task` would install every package of deno.lock first: by design)
+    const r = await run(Deno.execPath(), [
+      "run",
+      "-A",
+      "--quiet",
+      "--lock=deno.run.lock",
+      "cli.ts",
+      "--version",
+    ], {
+      cwd: copy,
+      env: testEnv(),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^agent-block /);
+    const runLock = JSON.parse(Deno.readTextFileSync(join(copy, "deno.run.lock")));
+    const installed = [...Deno.readDirSync(join(copy, "node_modules", ".deno"))]
+      .filter((e) => e.isDirectory && e.name !== "node_modules") // Deno's own hoisting directory
+      .map((e) => e.name);
+    assert.equal(installed.length, Object.keys(runLock.npm).length, installed.join(" "));
+    for (
+      const testOnly of [
+        "playwright-core",
+        "openai",
+        "@anthropic-ai+sdk",
+        "@modelcontextprotocol+server-everything",
+      ]
+    ) {
+      assert.ok(!installed.some((p) => p.startsWith(testOnly + "@")), `${testOnly} is a test's, not a run's`);
+    }
+    const full = JSON.parse(Deno.readTextFileSync(join(copy, "deno.lock")));
+    assert.ok(Object.keys(full.npm).length > installed.length, "deno.lock still pins the tests' packages");
+  },
 });

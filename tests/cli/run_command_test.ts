@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { evalLua, runCli, tempProject } from "../helpers.ts";
+import { evalLua, REPO_ROOT, runCli, tempProject } from "../helpers.ts";
+import { SUBCOMMANDS } from "../../src/cli/main.ts";
 import { LUA_VERSION } from "../../src/lua/wasm.ts";
 import { VERSION } from "../../src/version.ts";
 
@@ -447,6 +448,41 @@ Deno.test("io.read reads the real stdin", async () => {
   const r = await p.cli(["-s", "stdin.lua", "--result", "in.out"], { stdin: "line one\n 17 tail\nmore\n" });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(Deno.readTextFileSync(join(p.root, "in.out")), "line one|17| tail\nmore\n");
+});
+
+Deno.test("-s - reads the script from stdin; -s /dev/stdin on a pipe is read, not 'no such file'", async () => {
+  const p = await project({ "lib/greet.lua": `return { hi = function() return "hi from lib" end }` });
+  let r = await p.cli(["-s", "-", "--result", "out.txt"], {
+    stdin: `print(_SCRIPT_NAME, io.read("a") == "")\nreturn require("greet").hi()`,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "stdin\ttrue\n", "the script was all of stdin");
+  assert.equal(Deno.readTextFileSync(join(p.root, "out.txt")), "hi from lib", "the project's lib/ is found");
+  r = await p.cli(["-s", "-"], { stdin: `local x = 1\nerror("boom")` });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /error: stdin:2: boom/);
+  r = await p.cli(["-s", "/dev/stdin"], { stdin: `print("piped")` });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "piped\n");
+});
+
+Deno.test("--help lists every command, and its first example works in an empty directory", async () => {
+  const r = await runCli(["--help"]);
+  assert.equal(r.code, 0);
+  const usage = r.stdout.slice(r.stdout.indexOf("agent-block <command>"), r.stdout.indexOf("Options:"));
+  for (const name of Object.keys(SUBCOMMANDS)) assert.match(usage, new RegExp(`\\b${name}\\b`), name);
+  const first = r.stdout.split("Examples:\n")[1].split("\n")[0].trim();
+  const dir = await tempProject({}, "ab_help_");
+  const agentBlock = `'${Deno.execPath()}' run -A --quiet '${join(REPO_ROOT, "cli.ts")}'`;
+  const ran = await new Deno.Command("sh", {
+    args: ["-c", first.replaceAll("agent-block", agentBlock)],
+    cwd: dir,
+    env: { NO_COLOR: "1", AGENT_BLOCK_HOME: join(dir, "_home") },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(ran.code, 0, new TextDecoder().decode(ran.stderr));
+  assert.equal(Deno.readTextFileSync(join(dir, "hello.txt")), `hello from ${Deno.realPathSync(dir)}`);
 });
 
 Deno.test("io.write / io.stderr go to the real streams; print output is not buffered away", async () => {

@@ -200,6 +200,11 @@ if _PROMPT == "leave" then os.exit(4) end
 if _PROMPT == "later" then job.defer("no input yet") end
 return r.ok and r.content or ("failed: " .. tostring(r.error))
 `,
+    // a block that names its providers: a spec's replay answers for them, no live model is called
+    "blocks/live.lua":
+      `local r = require("agent").run({ provider = "anthropic", model = "claude-sonnet-4-5", prompt = _PROMPT })
+local c = llm.chat("and you?", { provider = "openai", model = "gpt-4o-mini" })
+return r.content .. " / " .. c.content[1].text .. " / " .. tostring(r.ok)`,
     "spec/greet.replay.jsonl": `{"expect": {"last_message_contains": "hi"}, "content": "hello, world"}\n`,
     "spec/greeter_spec.lua": `local lspec = require("lspec")
 describe("greeter", function()
@@ -225,8 +230,13 @@ describe("greeter", function()
     expect(r.status).to.equal("returned")
     expect(r.value).to.match("failed: .*does not match the script: expected the last message to contain")
   end)
+  it("forces the replay provider on a block that names anthropic or openai", function()
+    local r = lspec.run_block("live", { prompt = "hi", replay = { { content = "from the script" }, { content = "me too" } } })
+    expect(r.status).to.equal("returned")
+    expect(r.value).to.equal("from the script / me too / true")
+  end)
   it("names what it cannot find", function()
-    expect(function() lspec.run_block("nope") end).to.fail.with("unknown block 'nope'; known blocks: greeter")
+    expect(function() lspec.run_block("nope") end).to.fail.with("unknown block 'nope'; known blocks: greeter, live")
     expect(function() lspec.run_block("blocks/nope.lua") end).to.fail.with("no block file blocks/nope.lua")
     expect(function() lspec.run_block("greeter", { replay = "x.jsonl" }) end).to.fail.with("opts.replay: no such file x.jsonl")
     expect(function() lspec.run_block("greeter", { promt = "x" }) end).to.fail.with("unknown field 'promt'")
@@ -239,7 +249,7 @@ end)
     env: testEnv({ HOME: home, AGENT_BLOCK_HOME: join(home, "ab") }),
   });
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /\n4 passed, 0 failed\n$/);
+  assert.match(r.stdout, /\n5 passed, 0 failed\n$/);
   assert.throws(() => Deno.statSync(join(home, "ab")), Deno.errors.NotFound, "the user's home is untouched");
   assert.throws(
     () => Deno.statSync(join(root, ".agent-block")),

@@ -31,6 +31,7 @@ Deno.test("types writes the reference's annotation files, .luarc.json and .luach
     "agent-block.lua",
     "agent.lua",
     "coding.lua",
+    "compile_loop.lua",
     "knl.lua",
     "lspec.lua",
     "policy.lua",

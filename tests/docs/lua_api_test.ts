@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LUA_API } from "../../src/docs/lua_api/mod.ts";
 import { allEntries, anchor } from "../../src/docs/names.ts";
+import { renderMcpSupport } from "../../src/docs/render_mcp_support.ts";
 import { LUA_GLOBALS } from "../../src/sdk/config.ts";
 import { REPO_ROOT, resultOf, runCli, runLua, tempProject, testEnv } from "../helpers.ts";
 
@@ -62,7 +63,7 @@ for k, v in pairs(_G) do
 end
 add("table agent"); walk("agent.", require("agent"))
 add("table knl"); walk("knl.", knl)
-for _, m in ipairs({ "policy", "supervisor", "coding" }) do add("table " .. m); walk(m .. ".", require(m)) end
+for _, m in ipairs({ "policy", "supervisor", "coding", "compile_loop" }) do add("table " .. m); walk(m .. ".", require(m)) end
 for name, c in pairs(classes) do
   for k, v in pairs(c) do
     if type(k) == "string" and k:sub(1, 1) ~= "_" and type(v) == "function" then add("function " .. name .. ":" .. k) end
@@ -81,7 +82,7 @@ print("WALK " .. std.json.encode(out))`,
 function declared(specOnly: boolean): Set<string> {
   const out = new Set<string>();
   for (const s of LUA_API) {
-    if (Boolean(s.specOnly) !== specOnly) continue;
+    if (Boolean(s.specOnly) !== specOnly || s.servedOnly) continue;
     for (const t of s.tables ?? []) out.add(`table ${t}`);
     for (const e of s.entries) {
       if (e.kind === "function") out.add(`function ${e.name}`);
@@ -199,4 +200,35 @@ Deno.test("the README links the reference and shows the shipped replay file verb
     "\n",
   );
   for (const l of lines) assert.ok(readme.includes(l), `the README's replay example lacks ${l}`);
+});
+
+Deno.test("the README's contents list every section, in order, with working anchors", () => {
+  const readme = Deno.readTextFileSync(join(REPO_ROOT, "README.md"));
+  const anchor = (h: string) => h.toLowerCase().replace(/[^\w\- ]/g, "").replaceAll(" ", "-");
+  const sections = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]).filter((h) => h !== "Contents");
+  const contents = readme.slice(
+    readme.indexOf("## Contents"),
+    readme.indexOf("\n## ", readme.indexOf("## Contents") + 1),
+  );
+  const listed = [...contents.matchAll(/^- \[(.+?)\]\(#([^)]+)\)/gm)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(listed.map(([title]) => title), sections);
+  assert.deepEqual(listed.map(([, a]) => a), sections.map(anchor));
+  const headings = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((m) => anchor(m[1])));
+  for (const [, a] of [...contents.matchAll(/\(#([^)]+)\)/g)].map((m) => ["", m[1]])) {
+    assert.ok(headings.has(a), `#${a} names no heading`);
+  }
+});
+
+Deno.test("docs/architecture/mcp-support.md: one matrix row per mcp.* function of the reference, kept in step", () => {
+  const doc = Deno.readTextFileSync(join(REPO_ROOT, "docs", "architecture", "mcp-support.md"));
+  assert.equal(doc, renderMcpSupport(LUA_API), "run deno task gen");
+  const fns = allEntries(LUA_API).filter(({ entry }) =>
+    entry.kind === "function" && entry.name.startsWith("mcp.")
+  );
+  for (const { entry } of fns) assert.ok(doc.includes(`[\`${entry.name}(`), entry.name);
+  // a function the reference gains without a row fails the render, naming it
+  const extra = structuredClone(LUA_API) as typeof LUA_API;
+  const mcp = extra.find((s) => s.id === "mcp")!;
+  mcp.entries.push({ kind: "function", name: "mcp.teleport", doc: "New." });
+  assert.throws(() => renderMcpSupport(extra), /MCP_METHODS lacks mcp\.teleport/);
 });

@@ -9,10 +9,13 @@
  * the package's bare npm specifiers through the package's own import map, so the test fails when
  * any of those is broken. Nothing is written into this repository (the workspace and its lock
  * live in the temp dir); npm packages come from this machine's cache (`DENO_DIR`).
+ *
+ * The README's "Use it from your own program" recipe is run as written too: its shell block,
+ * taken from the README, in an empty directory with `AGENT_BLOCK` naming this checkout.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO_ROOT, testEnv } from "../helpers.ts";
+import { REPO_ROOT, tempDir, testEnv } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
 const MAIN = `import { BlockConfig, exitCodeOf, runBlock, ScriptSource } from "@agent-block/agent-block";
@@ -64,4 +67,40 @@ Deno.test("downstream: a project outside the repository imports the package and 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** The shell block under the README's "Use it from your own program" heading. */
+function readmeRecipe(): string {
+  const readme = Deno.readTextFileSync(join(REPO_ROOT, "README.md"));
+  const at = readme.indexOf("### Use it from your own program");
+  assert.ok(at >= 0, "the README has the recipe");
+  const m = /```sh\n([\s\S]*?)\n```/.exec(readme.slice(at));
+  assert.ok(m, "the recipe has a shell block");
+  return m[1];
+}
+
+Deno.test("downstream: the README's own-program recipe works as written, outside the checkout", async () => {
+  const dir = await tempDir("ab_recipe_");
+  const recipe = readmeRecipe();
+  assert.match(
+    recipe,
+    new RegExp(`@agent-block/agent-block@\\^${VERSION.replaceAll(".", "\\.")}`),
+    "the version",
+  );
+  const r = await new Deno.Command("sh", {
+    args: ["-e", "-c", recipe],
+    cwd: dir,
+    env: {
+      ...testEnv(),
+      AGENT_BLOCK: REPO_ROOT,
+      PATH: `${join(Deno.execPath(), "..")}:${Deno.env.get("PATH")}`,
+    },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(r.stderr);
+  assert.equal(r.code, 0, `the recipe failed:\n${stderr}`);
+  const app = join(Deno.realPathSync(dir), "my-app", "app");
+  assert.equal(new TextDecoder().decode(r.stdout).trim(), `hello, you, from ${app}`);
 });

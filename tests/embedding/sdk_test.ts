@@ -501,3 +501,38 @@ Deno.test("observe: several observers see the same events in order, the end last
     /observers\[0\] must be a function, got number 1/,
   );
 });
+
+Deno.test("a TypeScript handler's return is the ack of a BusHost.emit; a Lua bus.emit gets the event id", async () => {
+  const host = new BusHost();
+  const report = await runBlock(
+    BlockConfig.builder(
+      ScriptSource.inline(
+        `local id = bus.emit("ask", { q = 1 }, "ev-1")
+         local ack = bus.emit("ask", { q = 2 })
+         return id .. " " .. type(ack)`,
+        "acks.lua",
+      ),
+      ".",
+    )
+      .hostHandler("ask", () => "the ack")
+      .bus(host)
+      .env({})
+      .build(),
+  );
+  assert.equal(report.value, "ev-1 string", "the script gets ids, not the handler's return");
+  // what the ack is for: a TypeScript emitter awaiting it (the same handler answers it)
+  assert.equal(await host.emit("ask", { q: 3 }).catch((e) => (e as Error).message), "bus: the run has ended");
+  const live = new BusHost();
+  let ack: unknown;
+  const r2 = await runBlock(
+    BlockConfig.builder(ScriptSource.inline('bus.emit("go", true) return "ok"', "s.lua"), ".")
+      .hostHandler("go", async () => void (ack = await live.emit("ask", { q: 4 })))
+      .hostHandler("ask", () => "the ack")
+      .bus(live)
+      .env({})
+      .build(),
+  );
+  assert.equal(r2.value, "ok");
+  await waitFor(() => ack !== undefined, { what: "the ack of BusHost.emit" });
+  assert.equal(ack, "the ack");
+});

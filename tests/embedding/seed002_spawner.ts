@@ -25,8 +25,8 @@
  *   (`error` set).
  * - The project root is, highest first: `invocation.work_dir`, `invocation.project_root`,
  *   `spec.project_root`, the host's working directory when `build` ran. It is the run's
- *   `std.env.project_root()` and default cwd of `sh.exec` and MCP servers; the host process's
- *   working directory is never changed.
+ *   `std.env.project_root()`, its working directory (a bare relative path resolves there) and the
+ *   default cwd of `sh.exec` and MCP servers; the host process's working directory is never changed.
  * - `invocation.signal` cancels the run; `spec.mcp_rpc_timeout_ms` bounds every MCP request.
  */
 import {

@@ -14,7 +14,7 @@
  * and of an `sh.exec` (the process is gone); two concurrent invocations kept apart.
  */
 import assert from "node:assert/strict";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { processAlive, REPO_ROOT, tempDir, tempProject, testEnv, waitFor } from "../helpers.ts";
 import { anthropicMessage, MockLlm } from "../host/llm/mock_llm.ts";
 import {
@@ -306,8 +306,8 @@ Deno.test({
 local pwd = sh.exec("pwd").stdout:gsub("%s+$", "")
 assert(mcp.connect("where", _AGENT_CTX.command, _AGENT_CTX.args))
 local server_cwd = mcp.call("where", "cwd", {}).content[1].text
--- a bare relative path is still the host's: the host process was not moved
-local f = io.open(_AGENT_CTX.host_relative)
+-- a bare relative path is the task's: the run works in its project root (the host was not moved)
+local f = io.open("marker.txt")
 local host_file = f and f:read("l")
 if f then f:close() end
 bus.emit("result", { content = std.json.encode({
@@ -317,14 +317,10 @@ bus.emit("result", { content = std.json.encode({
       { project_root: specRoot },
     );
     const server = envServer("where");
-    // the repository's deno.json, relative to the host's cwd (no project root holds that path)
-    const hostFile = join(REPO_ROOT, "deno.json");
-    const agent_ctx = {
-      command: server.command,
-      args: server.args!,
-      host_relative: relative(hostCwd, hostFile),
-    };
-    const hostLine = Deno.readTextFileSync(hostFile).split("\n")[0];
+    for (const root of [specRoot, taskRoot, workDir]) {
+      Deno.writeTextFileSync(join(root, "marker.txt"), root + "\n");
+    }
+    const agent_ctx = { command: server.command, args: server.args! };
     const cases = [
       { inv: {}, want: specRoot },
       { inv: { project_root: taskRoot }, want: taskRoot },
@@ -338,7 +334,7 @@ bus.emit("result", { content = std.json.encode({
       const real = Deno.realPathSync(want);
       assert.deepEqual(
         seen,
-        { root: want, pwd: real, server: real, host_file: hostLine },
+        { root: want, pwd: real, server: real, host_file: want },
         JSON.stringify(inv),
       );
       assert.equal(Deno.cwd(), hostCwd, "the host process's cwd is unchanged");

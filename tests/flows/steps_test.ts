@@ -252,6 +252,9 @@ return "noted"`,
   assert.equal(child[0].owner, "note");
   const completed = f.store().read(r.runId).find((e) => e.kind === "flow.step_completed")!;
   assert.equal(child[0].labels.flow_step, completed.data.key);
+  // the step's record names the session its block opened, and a block with no model spent nothing
+  assert.deepEqual(completed.data.child_sessions, [child[0].id]);
+  assert.deepEqual(completed.data.usage, { turns: 0, input_tokens: 0, output_tokens: 0, tool_calls: 0 });
 });
 
 Deno.test("agent_block prompt mode: agent.run with the agent.md body as system prompt, profile.model, the replay provider", async () => {
@@ -293,4 +296,11 @@ Deno.test("agent_block prompt mode: agent.run with the agent.md body as system p
   const sessions = listSessions(f.store(), { labels: { flow_run: r.runId } });
   assert.equal(sessions.length, 1);
   assert.equal(sessions[0].tokens, 42);
+  // the step's record carries the same spend as the kernel, and links the agent's session
+  const completed = f.store().read(r.runId).find((e) => e.kind === "flow.step_completed")!;
+  const usage = completed.data.usage as Record<string, number>;
+  assert.equal(usage.turns, 1);
+  assert.equal(usage.input_tokens, 40);
+  assert.equal(usage.output_tokens, 2);
+  assert.deepEqual(completed.data.child_sessions, [sessions[0].id]);
 });

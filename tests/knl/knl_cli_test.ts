@@ -86,21 +86,25 @@ Deno.test("the seed's knl example runs, and export matches what the Lua side rea
   const msgs = await runCli(["knl", "export", "--session", id, "--as", "messages", "-p", dir]);
   assert.equal(msgs.code, 0, msgs.stderr);
   const m = jsonLines(msgs.stdout);
+  // each tool use once: in the response that asked for it (its tool_call event is not repeated)
   assert.deepEqual(m.map((x) => x.kind), [
     "msg_user",
     "llm_response",
-    "tool_call",
     "tool_result",
     "llm_response",
   ]);
-  assert.deepEqual(m.map((x) => x.beat), [null, 1, 1, 1, 2]);
+  assert.deepEqual(m.map((x) => x.beat), [null, 1, 1, 2]);
+  const uses = m.flatMap((x) => x.content).filter((b: { type: string }) => b.type === "tool_use");
+  assert.equal(uses.length, 1, JSON.stringify(m));
+  assert.equal(m[2].content[0].tool_use_id, uses[0].id);
+  assert.ok(exported.some((e) => e.kind === "tool_call"), "the events export keeps the tool_call");
   for (const x of m) {
     const e = luaEvents.find((l) => l.seq === x.seq);
     assert.equal(e.kind, x.kind);
     assert.equal(e.epoch_ms, x.epoch_ms);
   }
-  assert.equal(m[3].content[0].content, "5");
-  assert.equal(m[4].content[0].text, "five");
+  assert.equal(m[2].content[0].content, "5");
+  assert.equal(m[3].content[0].text, "five");
 
   const ls = await runCli(["knl", "sessions", "--json", "--label", "job=drain", "--limit", "5"], {
     cwd: dir,
@@ -130,9 +134,41 @@ Deno.test("knl export: unknown session, missing database, bad flags", async () =
   assert.match(missing.stderr, /^error: no kernel database at .*absent\.sqlite/);
   const bad = await runCli(["knl", "export", "--session", "x", "--as", "xml"], { cwd: dir });
   assert.equal(bad.code, 2);
+  assert.match(
+    bad.stderr,
+    /\(run agent-block knl export --help for usage\)/,
+    "points at the command's own help",
+  );
   const noSession = await runCli(["knl", "export"], { cwd: dir });
   assert.equal(noSession.code, 2);
-  assert.match(noSession.stderr, /--session ID is required/);
+  assert.match(noSession.stderr, /knl export: name the session: knl export SESSION, or --session SESSION/);
+  assert.match(noSession.stderr, /\(run agent-block knl export --help for usage\)/);
+});
+
+Deno.test("knl show and knl export take the session the same way: positional or --session", async () => {
+  const dir = await project({
+    "s.lua": `print(require("knl").session({ owner = "x" }, function(s) return s.id end))`,
+  });
+  const ran = await runCli(["-s", "s.lua"], { cwd: dir });
+  assert.equal(ran.code, 0, ran.stderr);
+  const id = ran.stdout.trim();
+  for (const cmd of ["show", "export"]) {
+    const positional = await runCli(["knl", cmd, id], { cwd: dir });
+    const flagged = await runCli(["knl", cmd, "--session", id], { cwd: dir });
+    const both = await runCli(["knl", cmd, id, "--session", id], { cwd: dir });
+    assert.equal(positional.code, 0, positional.stderr);
+    assert.equal(flagged.code, 0, flagged.stderr);
+    assert.equal(both.code, 0, both.stderr);
+    assert.equal(positional.stdout, flagged.stdout, `knl ${cmd}: the same session either way`);
+    assert.equal(both.stdout, flagged.stdout);
+    const two = await runCli(["knl", cmd, id, "--session", "other"], { cwd: dir });
+    assert.equal(two.code, 2);
+    assert.match(two.stderr, new RegExp(`knl ${cmd}: one session at a time, got 2`));
+    assert.match(two.stderr, new RegExp(`\\(run agent-block knl ${cmd} --help for usage\\)`));
+    const none = await runCli(["knl", cmd], { cwd: dir });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, new RegExp(`knl ${cmd}: name the session`));
+  }
 });
 
 Deno.test("stores: AGENT_BLOCK_KNL_PATH, { sqlite = path } and --store agree", async () => {
@@ -349,4 +385,28 @@ Deno.test("knl export reads an earlier-layout database, upcast to today's shape"
     (await runCli(["knl", "sessions", "--json", "--store", "old.sqlite"], { cwd: dir })).stdout,
   );
   assert.deepEqual(ls.map((s) => [s.id, s.closed]), [["old-b", false], ["old-a", true]]);
+});
+
+Deno.test("a project's .agent-block/ gets a .gitignore for its local state: git status stays clean", async () => {
+  const dir = await project({ "s.lua": `require("knl").session({ owner = "x" }, function() end)` });
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, cwd: dir, stdout: "piped", stderr: "piped" }).output();
+  assert.equal((await git("init", "-q")).code, 0);
+  assert.equal((await runCli(["-s", "s.lua"], { cwd: dir })).code, 0);
+  assert.ok(Deno.statSync(join(dir, ".agent-block", "knl.sqlite")).isFile);
+  const status = new TextDecoder().decode(
+    (await git("status", "--porcelain", "--untracked-files=all")).stdout,
+  );
+  assert.doesNotMatch(status, /\.agent-block/, "nothing of .agent-block is untracked");
+  assert.match(status, /\?\? s\.lua/);
+  // a file of the user's own there is not ignored, and their own .gitignore is never replaced
+  Deno.mkdirSync(join(dir, ".agent-block", "lib"));
+  Deno.writeTextFileSync(join(dir, ".agent-block", "lib", "mine.lua"), "return {}");
+  Deno.writeTextFileSync(join(dir, ".agent-block", ".gitignore"), "# mine\n");
+  assert.equal((await runCli(["-s", "s.lua"], { cwd: dir })).code, 0);
+  assert.equal(Deno.readTextFileSync(join(dir, ".agent-block", ".gitignore")), "# mine\n");
+  const after = new TextDecoder().decode(
+    (await git("status", "--porcelain", "--untracked-files=all")).stdout,
+  );
+  assert.match(after, /\?\? \.agent-block\/lib\/mine\.lua/);
 });

@@ -280,3 +280,28 @@ Deno.test("stopping a run from outside ends it at the next host wait", async () 
   const r = await p;
   assert.deepEqual(r.outcome, { status: "cancelled", reason: "test stop" });
 });
+
+Deno.test("a returned table is tostring'd, as the seed says, with one warning naming std.json.encode", async () => {
+  const warned =
+    /the block returned a table, which becomes its address \(table: 0x[0-9a-f]+\) in the result; return std\.json\.encode\(value\) for its contents/;
+  let r = await runLua(`return { answer = 42 }`);
+  assert.equal(r.outcome.status, "returned");
+  assert.match(String(r.outcome.status === "returned" && r.outcome.value), /^table: 0x[0-9a-f]+$/);
+  assert.match(r.stderr, warned);
+  assert.equal(r.stderr.match(/the block returned/g)?.length, 1, "said once");
+  r = await runLua(`return function() end`);
+  assert.match(r.stderr, /the block returned a function/);
+  // what the script meant to be text is not warned about
+  for (
+    const src of [
+      `return std.json.encode({ answer = 42 })`,
+      `return setmetatable({}, { __tostring = function() return "mine" end })`,
+      `return 42`,
+      `return nil`,
+    ]
+  ) {
+    r = await runLua(src);
+    assert.equal(r.outcome.status, "returned", src);
+    assert.doesNotMatch(r.stderr, /the block returned/, src);
+  }
+});

@@ -156,24 +156,34 @@ export interface HttpServerProc {
   stop: () => Promise<void>;
 }
 
-/** Starts `agent-block mcp --http 127.0.0.1:0 …` and waits for its "listening on" line. */
+/** Starts `agent-block mcp --http 127.0.0.1:0 …` (`extraEnv` over the test's environment) and waits for its "listening on" line. */
 export function startHttpServer(
   projectRoot: string,
   home: string,
   extraArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
 ): Promise<HttpServerProc> {
-  return startListening(serverCommand(["-p", projectRoot, "--http", "127.0.0.1:0", ...extraArgs]), home);
+  return startListening(
+    serverCommand(["-p", projectRoot, "--http", "127.0.0.1:0", ...extraArgs]),
+    home,
+    extraEnv,
+  );
 }
 
 /**
  * Starts an agent-block server process (`argv`, from `serverCommand` or the like) with the test's
- * home and waits for the "listening on URL" line it writes to stderr.
+ * home (`extraEnv` over the test's environment) and waits for the "listening on URL" line it writes
+ * to stderr.
  */
-export async function startListening(argv: [string, ...string[]], home: string): Promise<HttpServerProc> {
+export async function startListening(
+  argv: [string, ...string[]],
+  home: string,
+  extraEnv: Record<string, string> = {},
+): Promise<HttpServerProc> {
   const [cmd, ...args] = argv;
   const proc = new Deno.Command(cmd, {
     args,
-    env: serverEnv(home),
+    env: { ...serverEnv(home), ...extraEnv },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -88,3 +88,33 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "attack: mcp --sandbox runs run_flow's steps confined (a step cannot plant a library in the home)",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    Deno.mkdirSync(join(p.home, "lib"), { recursive: true });
+    writeTree(p.root, {
+      "blocks/plant.lua": `local f, err = io.open(os.getenv("AGENT_BLOCK_HOME") .. "/lib/planted.lua", "w")
+if f then f:write("return 1") f:close() return "planted" end
+return "refused: " .. tostring(err)`,
+      "flows/plant.bp.json": JSON.stringify({
+        id: "plant-flow",
+        agents: [{ name: "plant", kind: "block", spec: { block: "plant" } }],
+        flow: { kind: "step", ref: "plant", in: { op: "lit", value: "" }, out: P("$.out") },
+      }),
+    });
+    const s = await connectStdio(p.root, p.home, { extraArgs: ["--sandbox"] });
+    try {
+      const done = await s.client.callTool({ name: "run_flow", arguments: { flow: "plant.bp.json" } });
+      assert.ok(!done.isError, resultText(done) + s.stderr());
+      const body = JSON.parse(resultText(done));
+      assert.equal(body.status, "completed");
+      assert.match(String(body.ctx.out), /^refused: /);
+      assert.throws(() => Deno.statSync(join(p.home, "lib", "planted.lua")), Deno.errors.NotFound);
+    } finally {
+      await s.close();
+    }
+  },
+});

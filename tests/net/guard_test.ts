@@ -172,3 +172,17 @@ Deno.test("attack: a chunked body is read up to the guard's limit and refused pa
   const n = await admit(none, p);
   assert.ok("request" in n && n.request === none);
 });
+
+Deno.test("followSignal: false builds the read request from its parts, without the served request's signal", async () => {
+  const ac = new AbortController();
+  const within = req({ host: "127.0.0.1:9", "x-extra": "kept" }, {
+    body: chunked(10, 100),
+    signal: ac.signal,
+  });
+  const ok = await admit(within, policy({ maxBodyBytes: 1000, followSignal: false }));
+  assert.ok("request" in ok);
+  assert.equal(ok.request.headers.get("x-extra"), "kept");
+  assert.equal((await ok.request.text()).length, 1000);
+  ac.abort();
+  assert.equal(ok.request.signal.aborted, false, "not tied to the served request");
+});

@@ -9,7 +9,7 @@ import { ProcessGroups } from "../../src/proc/group.ts";
 import { REPO_ROOT, testEnv } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
-Deno.test("self: from source, deno runs cli.ts with the repository's config", () => {
+Deno.test("self: from source, deno runs cli.ts with the repository's config and run lockfile", () => {
   const url = new URL("../../src/proc/self.ts", import.meta.url).href;
   const l = selfLaunch("/opt/deno/bin/deno", url);
   assert.equal(l.mode, "source");
@@ -20,6 +20,7 @@ Deno.test("self: from source, deno runs cli.ts with the repository's config", ()
     "--quiet",
     "--config",
     join(REPO_ROOT, "deno.json"),
+    `--lock=${join(REPO_ROOT, "deno.run.lock")}`,
     join(REPO_ROOT, "cli.ts"),
   ]);
   assert.equal(sourceCli(), join(REPO_ROOT, "cli.ts"));

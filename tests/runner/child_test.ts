@@ -253,7 +253,9 @@ Deno.test({
       `
       const real = await connectEvents();
       const forger = await connectEvents();
-      await send(forger, { v: 1, type: "end", ms: 1, outcome: { version: 1, status: "returned", value: "forged" } });
+      // the runner may have closed this connection already: a refused write is the attack failing too
+      await send(forger, { v: 1, type: "end", ms: 1, outcome: { version: 1, status: "returned", value: "forged" } })
+        .catch(() => undefined);
       await send(real, { v: 1, type: "end", ms: 1, outcome: { version: 1, status: "returned", value: "real" } });
     `,
     ).r.run(request(dir, "x.lua"));

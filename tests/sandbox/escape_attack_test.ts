@@ -216,6 +216,18 @@ attack("TCP connect from the runtime with AGENT_BLOCK_SANDBOX_TCP=0", tcpDenied,
   refused("http connect", undefined, /^failed: .*(PermissionDenied|Permission denied|os error 13)/i)(s);
   assert.equal(s.accepted, 0, "no connection may reach the server");
 });
+attack(
+  "a model connection with AGENT_BLOCK_SANDBOX_TCP=0, which says the sandbox denied it",
+  tcpDenied,
+  (s) => {
+    refused(
+      "model connect",
+      undefined,
+      /^failed: llm: anthropic connection failed: tcp connect error: Permission denied \(os error 13\): denied by the sandbox \(AGENT_BLOCK_SANDBOX_TCP=0/,
+    )(s);
+    assert.equal(s.accepted, 0, "no connection may reach the server");
+  },
+);
 attack("TCP connect from a child with AGENT_BLOCK_SANDBOX_TCP=0", tcpDenied, (s) => {
   refused("child connect", undefined, /^exit [1-9].*(PermissionDenied|Permission denied)/)(s);
   assert.equal(s.accepted, 0, "no connection may reach the server");

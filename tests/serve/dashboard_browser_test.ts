@@ -85,7 +85,8 @@ Deno.test({
   ignore: skip !== undefined,
   fn: () =>
     withManager(async (m) => {
-      const { chromium } = await import("playwright-core");
+      // deno-lint-ignore no-import-prefix -- test-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+      const { chromium } = await import("npm:playwright-core@1.65.1");
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
       try {
         const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });

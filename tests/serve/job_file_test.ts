@@ -38,6 +38,22 @@ Deno.test("job_file: keys, defaults and every bad value named with its line", ()
   }
 });
 
+Deno.test("job_file: a misspelt key gets a did-you-mean, and every problem of a file is reported at once", () => {
+  const text = 'evry = "1h"\ntimeout = "soon"\nprompt = 3\nsandbox = "yes"\n';
+  const r = parseJobFile("d", "/p/d.lua", "/p/d.job.toml", text);
+  assert.ok("error" in r);
+  assert.deepEqual(r.error.problems.map((p) => p.line), [1, 2, 3, 4]);
+  assert.match(r.error.problems[0].message, /^unknown key 'evry' \(did you mean 'every'\?\)/);
+  assert.equal(r.error.line, 1);
+  assert.match(
+    r.error.message,
+    /^unknown key 'evry' \(did you mean 'every'\?\).*; and line 2: 'timeout' is not a duration: 'soon'.*; line 3: 'prompt' must be a string, got 3; line 4: 'sandbox' must be true or false, got "yes"$/,
+  );
+  const far = parseJobFile("d", "/p/d.lua", "/p/d.job.toml", 'schedule = "1h"\n');
+  assert.ok("error" in far);
+  assert.doesNotMatch(far.error.message, /did you mean/);
+});
+
 Deno.test("job_file: a job.toml beside init.lua or <name>.job.toml beside <name>.lua; other blocks are no jobs", async () => {
   const root = await tempProject({
     "blocks/drain/init.lua": "return 1",
@@ -69,11 +85,18 @@ Deno.test("job_file: flow jobs — the Blueprint under the project, init as a ta
   assert.ok("job" in ok);
   assert.equal(ok.job.flow, "/p/flows/x.bp.json");
   assert.deepEqual(ok.job.init, { word: "hi" });
+  const confined = parseJobFile(
+    "n",
+    "/p/blocks/n.lua",
+    "/p/blocks/n.job.toml",
+    'flow = "f.json"\nsandbox = true\n',
+    "/p",
+  );
+  assert.ok("job" in confined && confined.job.sandbox === true);
   const cases: [string, RegExp][] = [
     ['flow = "/etc/x.json"\n', /'flow' is a path inside the project/],
     ['flow = "../x.json"\n', /'flow' is a path inside the project/],
     ['flow = "f.json"\nprompt = "x"\n', /a flow job takes no 'prompt'/],
-    ['flow = "f.json"\nsandbox = true\n', /a flow job cannot be sandboxed yet/],
     ["[init]\na = 1\n", /'init' is a flow job's initial context: give 'flow' too/],
     ['flow = "f.json"\ninit = 3\n', /'init' must be a table/],
   ];

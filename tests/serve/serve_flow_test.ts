@@ -63,21 +63,29 @@ Deno.test({
   name: "attack: serve a flow job never runs unconfined once the manager sandboxes its runs",
   ...opts,
   fn: async () => {
-    // A sandboxed job may write the project: a flow job planted (or kept) beside it would run its
-    // steps in the manager's own, unconfined process. Under the ratchet its runs fail instead.
+    // A sandboxed job may write the project: a flow job planted (or kept) beside it must not run
+    // its steps in the manager's own, unconfined process. Under the ratchet each step is a
+    // confined child run: a step that tries to plant a library in the home's lib/ (read-only to
+    // confined runs) is refused, and the flow still completes with what the step saw.
     const p = await jobProject({
-      "blocks/up.lua": "return string.upper(_PROMPT)",
+      "blocks/plant.lua": `local f, err = io.open(os.getenv("AGENT_BLOCK_HOME") .. "/lib/planted.lua", "w")
+if f then f:write("return 1") f:close() return "planted" end
+return "refused: " .. tostring(err)`,
       "blocks/confined.lua": "return 'confined'",
       "blocks/confined.job.toml": "sandbox = true\n",
       "blocks/nightly.lua": "return 'the job carrier'",
-      "blocks/nightly.job.toml": 'every = "1h"\nflow = "flows/up.bp.json"\n[init]\nword = "hi"\n',
-      "flows/up.bp.json": flow("up"),
+      "blocks/nightly.job.toml": 'every = "1h"\nflow = "flows/plant.bp.json"\n[init]\nword = "hi"\n',
+      "flows/plant.bp.json": flow("plant"),
     });
+    Deno.mkdirSync(join(p.home, "lib"), { recursive: true });
     const m = await startManager(p.root, p.home);
     try {
-      const bad = await waitForEnd(m, "nightly");
-      assert.equal(bad.state, "failed", JSON.stringify(bad));
-      assert.match(bad.message, /sandboxes every run, and a flow's steps run in its own process/);
+      const run = await waitForEnd(m, "nightly");
+      assert.equal(run.state, "ok", JSON.stringify(run));
+      assert.equal(run.sandboxed, true);
+      const result = JSON.parse(Deno.readTextFileSync(run.result_file));
+      assert.match(String(result.ctx.out), /^refused: /);
+      assert.throws(() => Deno.statSync(join(p.home, "lib", "planted.lua")), Deno.errors.NotFound);
     } finally {
       assert.equal(await m.stop(), 0);
     }

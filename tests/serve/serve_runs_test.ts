@@ -74,6 +74,8 @@ std.task.sleep(300)`,
       const jobs = (await m.api("/jobs")).body.jobs;
       assert.deepEqual(jobs.map((j: { name: string }) => j.name), ["fast", "later", "overrun"]);
       assert.equal(jobs[0].last_end.run_id, fast.run_id);
+      // when `every` makes it due next: its last end plus an hour (what the dashboard shows)
+      assert.equal(jobs[0].next_run_ms, jobs[0].last_end.ended_ms + 3_600_000);
       const metrics = (await m.api("/metrics")).body as string;
       assert.match(metrics, /agent_block_serve_runs_total\{job="overrun",state="timed_out"\} 1/);
       assert.match(metrics, /agent_block_serve_run_duration_seconds_count 3/);
@@ -149,5 +151,34 @@ Deno.test({
     } finally {
       assert.equal(await m.stop(), 0);
     }
+  },
+});
+
+Deno.test({
+  name:
+    "serve: a POST with a streamed body starts the run, and the manager prints no Deno deprecation warning",
+  ...opts,
+  fn: async () => {
+    const p = await jobProject({
+      "blocks/now.lua": 'return "now"',
+      "blocks/now.job.toml": 'timeout = "1m"\n',
+    });
+    const m = await startManager(p.root, p.home);
+    try {
+      // a body of unknown length (chunked): the guard reads it and hands the route a copy
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode("{}"));
+          c.close();
+        },
+      });
+      const r = await m.api("/jobs/now/runs", { method: "POST", body, duplex: "half" } as RequestInit);
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      const run = await waitForEnd(m, "now");
+      assert.equal(run.result, "now");
+    } finally {
+      assert.equal(await m.stop(), 0);
+    }
+    assert.doesNotMatch(m.stderr(), /request\.signal|legacy|deprecat/i, m.stderr());
   },
 });

@@ -1,6 +1,7 @@
 /**
  * The LLM HTTP transport: one model request = one POST, retried on transient failures, streamed
- * or not, with one `ab.obs` `http_request` and one `http_response` line per attempt.
+ * or not, with one `ab.obs` `http_request` and one `http_response` line per attempt — at `debug`
+ * (`AGENT_BLOCK_LOG=debug`), so a run that goes well stays quiet; a failed attempt's at `warn`.
  *
  * Owns: the timeout (one deadline per attempt for the whole exchange, from sending the request
  * to the last byte of the answer, streamed or not: a server that keeps streaming forever is cut
@@ -62,7 +63,7 @@ export interface LlmHttpRequest {
   /** The correlation ids of the obs lines, asked for only when a line is written. */
   correlation: () => Correlation;
   /** Where obs lines go (stderr through the run's logger); `line` is only called when the level is on. */
-  obs: (level: "info" | "warn", line: () => string) => void;
+  obs: (level: "debug" | "warn", line: () => string) => void;
   /** The `fetch` to send with (an embedder's router or recorder); default the global one. */
   fetch?: typeof fetch;
 }
@@ -77,6 +78,18 @@ export interface LlmHttpResult {
 
 /** Longest `Retry-After` honoured; a longer one is capped to this. */
 export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * What a failed `fetch` says about why: its cause's last clause (`tcp connect error: Connection
+ * refused (os error 111)`, `dns error: ...`) rather than the bare "fetch failed".
+ */
+function connectFailure(e: unknown): string {
+  const top = (e as Error)?.message ?? String(e);
+  const cause = (e as Error)?.cause;
+  if (!(cause instanceof Error) || !cause.message) return top;
+  const at = cause.message.lastIndexOf("): ");
+  return at >= 0 ? cause.message.slice(at + 3) : cause.message;
+}
 
 /** Sends `req`, retrying transient failures; resolves with the response body. */
 export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult> {
@@ -214,7 +227,7 @@ async function attemptOnce(
   const fields = { method: "POST", url: req.url, provider: P, attempt, stream: req.stream };
   let idsMemo: Correlation | undefined;
   const ids = () => (idsMemo ??= req.correlation());
-  req.obs("info", () => obsLine("http_request", "http", fields, ids()));
+  req.obs("debug", () => obsLine("http_request", "http", fields, ids()));
   const own = req.deadlines ? undefined : new Deadlines(); // a request on its own: a clock of its own
   const deadline = (req.deadlines ?? own!).start(req.timeoutSecs * 1000, req.signal);
   const timeoutError = () => new LlmError(P, `${P} request timed out after ${req.timeoutSecs} s (timeout)`);
@@ -249,13 +262,13 @@ async function attemptOnce(
     );
     if (timedOut) throw timeoutError();
     if (req.signal?.aborted) throw e;
-    throw new LlmError(P, `${P} connection failed: ${scrub(req, (e as Error).message ?? String(e))}`, {
-      retryable: true,
-    });
+    const why = connectFailure(e);
+    const denied = /\(os error 13\)/.test(why); // EACCES on connect: not permitted here, no retry helps
+    throw new LlmError(P, `${P} connection failed: ${scrub(req, why)}`, { retryable: !denied, denied });
   }
   const latencyMs = Math.round(performance.now() - started);
   req.obs(
-    res.ok ? "info" : "warn",
+    res.ok ? "debug" : "warn",
     () => obsLine("http_response", "http", { ...fields, status: res.status, latency_ms: latencyMs }, ids()),
   );
   try {

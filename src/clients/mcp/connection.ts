@@ -322,6 +322,18 @@ export class McpConnection {
       return;
     }
     if (this.#resourceSubs.has(uri)) return;
+    // A 2025 server refuses `resources/subscribe` itself; a `subscriptions/listen` stream is
+    // accepted by any modern server and would then stay silent: refused here, as the 2025 one is.
+    if (this.capabilities.resources?.subscribe !== true) {
+      this.#assertOpen("subscriptions/listen");
+      throw new McpError(
+        `server '${this.name}': subscriptions/listen '${uri}' refused: the server does not offer ` +
+          `resource subscriptions (capability resources.subscribe)`,
+        this.name,
+        "subscriptions/listen",
+        "failed",
+      );
+    }
     this.#wanted.add(uri);
     try {
       const sub = await this.request(

@@ -73,10 +73,16 @@ const PORT_OPTIONS: Field[] = [
     name: "temperature",
     type: "number",
     optional: true,
-    doc: "Dropped with a warning where the model cannot take it.",
+    doc:
+      "Forwarded; dropped with a warning where the model cannot take it (while thinking; `~= 1` on a Claude past Opus 4.6). An Anthropic request with a sampling parameter is sent as API version 2023-06-01 (2026-10-21 refuses them).",
   },
-  { name: "top_p", type: "number", optional: true, doc: "As `temperature`." },
-  { name: "top_k", type: "integer", optional: true, doc: "As `temperature`." },
+  { name: "top_p", type: "number", optional: true, doc: "Forwarded (Anthropic: as `temperature`)." },
+  {
+    name: "top_k",
+    type: "integer",
+    optional: true,
+    doc: "Forwarded, except to api.openai.com (dropped with a warning).",
+  },
   { name: "seed", type: "integer", optional: true, doc: "Where supported." },
   { name: "cache_control", type: "boolean", optional: true, doc: "Anthropic prompt caching (default on)." },
   {
@@ -116,7 +122,7 @@ const PORT_OPTIONS: Field[] = [
     type: "string",
     optional: true,
     doc:
-      "`replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root).",
+      "`replay` provider: the JSON Lines script (default `AGENT_BLOCK_REPLAY`; relative: the script's directory, then the project root). `AGENT_BLOCK_FORCE_REPLAY=1` in the run's environment makes `anthropic` and `openai` use it too.",
   },
   {
     name: "replay_as",

@@ -356,7 +356,9 @@ export const MCP: Section = {
     ),
     rpc(
       "subscribe_resource",
-      "Subscribes to a resource's changes (see `on_resource_update`).",
+      "Subscribes to a resource's changes (see `on_resource_update`): `resources/subscribe` (2025 era) " +
+        "or `subscriptions/listen` (2026-07-28). A server without the capability `resources.subscribe` " +
+        "gets a failure in both eras (a modern one would accept the stream and stay silent).",
       [{ name: "server", type: "string", doc: "The server name." }, {
         name: "uri",
         type: "string",

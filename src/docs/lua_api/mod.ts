@@ -8,7 +8,8 @@
  * `job`, `http`, `a2a`, `log`, the run's `_PROMPT`/`_CONTEXT`/`_SCRIPT_NAME`), through
  * `require("agent")`, `require("knl")`, the packs `policy` and `supervisor` and the consumer
  * `coding`, the methods of task handles, kernel sessions, stores and supervisor watches, and the
- * globals of a spec file has an entry here, and no entry names anything that does not exist. A change of the Lua surface therefore fails the suite until this file says it.
+ * globals of a spec file has an entry here, and no entry names anything that does not exist
+ * (`mcp.client`, which only a served MCP call has, is walked in such a call). A change of the Lua surface therefore fails the suite until this file says it.
  *
  * Not on the CLI's start-up path: only the `types` subcommand (loaded on first use), the
  * generator and the tests import it.
@@ -23,12 +24,13 @@ import { HTTP, SH } from "./sh_http.ts";
 import { BUS, TOOL } from "./tool_bus.ts";
 import { LLM } from "./llm.ts";
 import { MCP } from "./mcp.ts";
+import { MCP_CLIENT } from "./mcp_client.ts";
 import { MESH } from "./mesh.ts";
 import { A2A } from "./a2a.ts";
 import { AGENT } from "./agent.ts";
 import { KNL } from "./knl.ts";
 import { LSPEC } from "./lspec.ts";
-import { CODING, POLICY, SUPERVISOR } from "./packs.ts";
+import { CODING, COMPILE_LOOP, POLICY, SUPERVISOR } from "./packs.ts";
 
 export type * from "./types.ts";
 
@@ -53,6 +55,7 @@ export const LUA_API: readonly Section[] = [
   LOG,
   LLM,
   MCP,
+  MCP_CLIENT,
   MESH,
   A2A,
   AGENT,
@@ -60,5 +63,6 @@ export const LUA_API: readonly Section[] = [
   POLICY,
   SUPERVISOR,
   CODING,
+  COMPILE_LOOP,
   LSPEC,
 ];

@@ -643,3 +643,63 @@ export const CODING: Section = {
     ),
   ],
 };
+
+export const COMPILE_LOOP: Section = {
+  id: "compile_loop",
+  title: 'require("compile_loop")',
+  file: "compile_loop",
+  module: "compile_loop",
+  tables: ["compile_loop"],
+  doc: "The older tool factory for an edit → run → fix loop (seed 002: embedded into core), kept as a " +
+    "compatibility module over `coding.run`. `make(conf)` registers the tool and returns it. The tool's " +
+    "input is `{ spec, target_file | target_files, lang? }` (both or neither target raises; relative " +
+    "targets are taken from the run's working directory and must lie inside the project root); its " +
+    'handler answers a JSON string `{ ok, artifact_path, modified_files, iters, summary ("PASS in N ' +
+    'iters" or "give-up: ..."), failure_reason, last_error }`.',
+  entries: [
+    {
+      kind: "class",
+      name: "compile_loop.Conf",
+      doc: "What `make` takes.",
+      fields: [
+        {
+          name: "runner",
+          type:
+            "fun(target: string|string[]): { ok: boolean?, stdout: string?, stderr: string?, code: integer? }",
+          doc: "Runs the target (a list of paths for `target_files`); `ok` nil means `code == 0`.",
+        },
+        {
+          name: "llm",
+          type: "table",
+          optional: true,
+          doc:
+            "`{ provider (default openai), base_url, api_key, api_key_env, model, max_tokens, temperature, " +
+            "disable_thinking, timeout, replay }`.",
+        },
+        { name: "max_iters", type: "integer", optional: true, doc: "Default 5." },
+        { name: "lang", type: "string", optional: true, doc: "Default `lua`." },
+        { name: "name", type: "string", optional: true, doc: "The tool's name (default `compile_loop`)." },
+        { name: "system", type: "string", optional: true, doc: "The system prompt." },
+        { name: "on_iter", type: "fun(info: table)", optional: true, doc: "After each failed iteration." },
+        {
+          name: "edit_mode",
+          type: '"full"|"diff"',
+          optional: true,
+          doc: "Accepted; the edits are `coding`'s.",
+        },
+        { name: "target_func", type: "string", optional: true, doc: "Accepted, unused." },
+      ],
+    },
+    fn(
+      "compile_loop.make",
+      "Registers the tool (`tool.register`) and returns `{ name, schema, handler }`; `handler(input)` runs " +
+        "`coding.run` with the spec and the targets as the files it may write, and `runner` as verify.",
+      [{ name: "conf", type: "compile_loop.Conf", doc: "The runner, the model and the limits." }],
+      [{ type: "{ name: string, schema: table, handler: fun(input: table): string }", doc: "The tool." }],
+      'local t = require("compile_loop").make({ runner = function(path)\n' +
+        '  local r = sh.exec("lua " .. path) return { ok = r.ok, stdout = r.stdout, stderr = r.stderr, code = r.code }\n' +
+        'end, llm = { provider = "anthropic" } })',
+      "Raises when `conf.runner` is not a function; the handler raises for a bad input.",
+    ),
+  ],
+};

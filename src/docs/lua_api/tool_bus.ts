@@ -125,7 +125,9 @@ export const BUS: Section = {
     {
       kind: "function",
       name: "bus.emit",
-      doc: "Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it.",
+      doc: "Emits an event; it waits in the queue for `bus.serve` unless a TypeScript handler takes it. " +
+        "Never blocks and never waits for a handler: what a handler returns (its acknowledgement) is not " +
+        "given back here — only an embedder's `BusHost.emit` receives one.",
       params: [
         { name: "kind", type: "string", doc: "The event kind (non-empty)." },
         { name: "payload", type: "any", optional: true, doc: "A JSON-able payload." },

@@ -111,6 +111,11 @@ export interface Section {
   module?: string;
   /** Only in spec files (`agent-block test`): the globals lspec sets. */
   specOnly?: boolean;
+  /**
+   * Only in the run of a block serving a declared MCP call (`agent-block mcp --expose blocks`):
+   * `mcp.client`. Editors and linters know it like any block global.
+   */
+  servedOnly?: boolean;
   /** The namespace tables it declares (`std.fs`), outermost first. */
   tables?: string[];
   /** Its entries, in the order the reference shows them. */

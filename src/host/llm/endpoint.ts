@@ -43,12 +43,14 @@ export function resolveEndpoint(
   provider: WireProvider,
   opts: EndpointOptions,
   betas: string[] = [],
+  apiVersion?: string,
 ): Endpoint {
   const keyVar = opts.api_key_env || VARS[provider].key;
   return endpoint(provider, {
     base: opts.base_url || nonEmpty(env, VARS[provider].base),
     key: opts.api_key || nonEmpty(env, keyVar),
     betas,
+    apiVersion,
     missingKey: `set ${keyVar}${opts.api_key_env ? "" : " or pass api_key / api_key_env"}`,
     userAgent: USER_AGENT,
   });

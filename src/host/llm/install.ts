@@ -106,6 +106,16 @@ function llmErrorTable(e: LlmError, secrets: Secrets): LuaErrorTable {
   return new LuaErrorTable(`llm: ${secrets.scrub(e.message)}`, fields);
 }
 
+/**
+ * Whether the run's environment turns the sandbox's TCP off (`AGENT_BLOCK_SANDBOX_TCP`, spelt as
+ * the sandbox reads it: `0`, `false`, `no`, `off`). A connection refused with `EACCES` in such a
+ * run is the sandbox's doing, and the error says so.
+ */
+function tcpDeniedBySandbox(env: RunContext["env"]): boolean {
+  const v = env.get("AGENT_BLOCK_SANDBOX_TCP")?.trim().toLowerCase();
+  return v === "0" || v === "false" || v === "no" || v === "off";
+}
+
 /** Installs the llm host functions and `llm.chat`. */
 export function installLlm(engine: LuaEngine, run: RunContext): void {
   // Wire messages and tool lists encoded once, to UTF-8 JSON bytes, and referred to by id: a loop
@@ -210,7 +220,8 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
       try {
         const provider = wireProvider(a, t.provider);
         const betas = Array.isArray(t.betas) ? t.betas.map(String) : [];
-        const ep = resolveEndpoint(run.env, provider, endpointOpts(a, t), betas);
+        const apiVersion = typeof t.api_version === "string" ? t.api_version : undefined;
+        const ep = resolveEndpoint(run.env, provider, endpointOpts(a, t), betas, apiVersion);
         // The key this request sends, wherever it came from, is one of the run's secrets.
         run.secrets.addHeaders(ep.headers);
         run.secrets.addUrl(ep.url);
@@ -257,6 +268,16 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           { status: res.status, attempts: res.attempts, latency_ms: res.latencyMs },
         ]);
       } catch (e) {
+        if (e instanceof LlmError && e.denied && tcpDeniedBySandbox(run.env)) {
+          throw llmErrorTable(
+            new LlmError(
+              e.provider,
+              `${e.message}: denied by the sandbox (AGENT_BLOCK_SANDBOX_TCP=0 allows no TCP connection)`,
+              { denied: true },
+            ),
+            run.secrets,
+          );
+        }
         throw e instanceof LlmError ? llmErrorTable(e, run.secrets) : e;
       } finally {
         onDelta?.release();

@@ -247,5 +247,5 @@ Deno.test("blocks/hello_agent.lua runs offline through the CLI on its replay scr
   );
   assert.equal(ex.code, 0, ex.stderr);
   const kinds = ex.stdout.trim().split("\n").map((l) => JSON.parse(l).kind);
-  assert.deepEqual(kinds, ["msg_user", "llm_response", "tool_call", "tool_result", "llm_response"]);
+  assert.deepEqual(kinds, ["msg_user", "llm_response", "tool_result", "llm_response"]);
 });

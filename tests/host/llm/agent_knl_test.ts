@@ -45,7 +45,6 @@ function foldExport(records: Record<string, unknown>[]): Msg[] {
   const out: Msg[] = [];
   const blocks = (c: unknown): Block[] => typeof c === "string" ? [{ type: "text", text: c }] : c as Block[];
   for (const r of records) {
-    if (r.kind === "tool_call") continue;
     const role = r.role as string;
     const last = out.at(-1);
     if (last && last.role === role) {
@@ -145,10 +144,10 @@ Deno.test("agent.run through the CLI: seed labels and correlation ids, beats, pa
   const ms = await runCli(["knl", "export", "--session", out.id, "--as", "messages", "-p", dir]);
   assert.equal(ms.code, 0, ms.stderr);
   const records = jsonLines(ms.stdout);
+  // each tool use once, in the response that asked for it (no tool_call record repeating it)
   assert.deepEqual(records.map((x) => x.kind), [
     "msg_user",
     "llm_response",
-    "tool_call",
     "tool_result",
     "llm_response",
   ]);

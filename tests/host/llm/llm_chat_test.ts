@@ -4,7 +4,8 @@
  * a cut stream, a timeout, obs lines, endpoint and key resolution.
  */
 import assert from "node:assert/strict";
-import { evalLua, runLua, testEnv } from "../../helpers.ts";
+import { evalLua, runLua, tempDir, testEnv } from "../../helpers.ts";
+import { join } from "node:path";
 import {
   anthropicError,
   anthropicMessage,
@@ -334,6 +335,7 @@ Deno.test("obs lines: one http_request and one http_response per attempt, ids, n
   mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "ok" }]) });
   {
     const env = testEnv({
+      AGENT_BLOCK_LOG: "debug", // the lines are debug: a run that goes well stays quiet
       AGENT_BLOCK_TRACE_ID: "trace-123",
       AGENT_BLOCK_RUN_ID: "run-9",
       AGENT_BLOCK_AGENT_NAME: "tester",
@@ -348,6 +350,11 @@ Deno.test("obs lines: one http_request and one http_response per attempt, ids, n
     );
     assert.match(lines[1], /event=http_response .* status=200 latency_ms=\d+/);
     assert.ok(!r.stderr.includes(KEY) && !r.stderr.includes("SECRET-PROMPT-TEXT"));
+    // at the default level, a call that went well prints nothing
+    mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "ok" }]) });
+    const quiet = await runLua(`llm.chat("hi", ${anth()})`);
+    assert.equal(quiet.outcome.status, "returned", quiet.stderr);
+    assert.equal(quiet.stderr, "");
   }
 });
 
@@ -402,8 +409,13 @@ Deno.test("a refused connection is retried, then reported", async () => {
   l.close();
   const { error, stderr } = await chatError(
     `{ base_url = "http://127.0.0.1:${port}", api_key = "k", max_retries = 1 }`,
+    testEnv({ AGENT_BLOCK_LOG: "debug" }),
   );
-  assert.match(error, /llm: anthropic connection failed: .* \(gave up after 2 attempts\)/);
+  // the cause, not a bare "fetch failed"
+  assert.match(
+    error,
+    /llm: anthropic connection failed: tcp connect error: Connection refused .*\(gave up after 2 attempts\)/,
+  );
   assert.equal(stderr.split("\n").filter((l) => l.includes("event=http_request")).length, 2);
   assert.match(stderr, /event=http_response .* status=0 latency_ms=\d+ error=connection/);
 });
@@ -422,7 +434,7 @@ Deno.test("errors never carry userinfo, a key in the URL or the API key", async 
 });
 
 Deno.test("obs agent_id: AGENT_BLOCK_AGENT_ID when set, else one id per process", async () => {
-  const ids = async (env = testEnv()) => {
+  const ids = async (env = testEnv({ AGENT_BLOCK_LOG: "debug" })) => {
     mock.reset();
     mock.push(
       { kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) },
@@ -434,10 +446,66 @@ Deno.test("obs agent_id: AGENT_BLOCK_AGENT_ID when set, else one id per process"
   const auto = [...await ids(), ...await ids()];
   assert.equal(auto.length, 8);
   assert.equal(new Set(auto).size, 1, "the made-up id is stable within the process");
-  assert.deepEqual(await ids(testEnv({ AGENT_BLOCK_AGENT_ID: "agent-7" })), [
+  assert.deepEqual(await ids(testEnv({ AGENT_BLOCK_LOG: "debug", AGENT_BLOCK_AGENT_ID: "agent-7" })), [
     "agent-7",
     "agent-7",
     "agent-7",
     "agent-7",
   ]);
+});
+
+Deno.test("anthropic: sampling parameters are forwarded as the seed says, under the API version that takes them", async () => {
+  // 2026-10-21 refuses temperature/top_p/top_k: a request carrying one goes out as 2023-06-01.
+  mock.reset();
+  mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) });
+  await chat(anth(`, temperature = 0.2, top_p = 0.9, top_k = 40`));
+  let req = mock.requests[0];
+  assert.equal(req.body.temperature, 0.2);
+  assert.equal(req.body.top_p, 0.9);
+  assert.equal(req.body.top_k, 40);
+  assert.equal(req.headers["anthropic-version"], "2023-06-01");
+  assert.equal(req.headers["x-api-key"], KEY);
+  assert.equal(req.headers["authorization"], undefined);
+  // what the seed lists is dropped with a warning: temperature ~= 1 past Opus 4.6; the rest goes on
+  mock.reset();
+  mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) });
+  const r = await runLua(
+    `return std.json.encode(llm.chat("hi", ${
+      anth(`, model = "claude-opus-4-7", temperature = 0.2, top_p = 0.9`)
+    }))`,
+  );
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  assert.match(r.stderr, /temperature 0\.2 dropped: claude-opus-4-7 takes temperature 1 only/);
+  req = mock.requests[0];
+  assert.equal(req.body.temperature, undefined);
+  assert.equal(req.body.top_p, 0.9);
+  assert.equal(req.headers["anthropic-version"], "2023-06-01");
+  // without any, the pinned SDK's version and header
+  mock.reset();
+  mock.push({ kind: "json", body: anthropicMessage([{ type: "text", text: "a" }]) });
+  await chat(anth(`, model = "claude-opus-4-7", temperature = 0.2, thinking = { effort = "low" }`));
+  req = mock.requests[0];
+  assert.equal(req.body.temperature, undefined, "no temperature while thinking");
+  assert.equal(req.headers["anthropic-version"], "2026-10-21");
+  assert.equal(req.headers["authorization"], `Bearer ${KEY}`);
+});
+
+Deno.test("AGENT_BLOCK_FORCE_REPLAY: a run answers from the replay script whatever provider it names", async () => {
+  const dir = await tempDir("ab_force_replay_");
+  const script = join(dir, "answers.jsonl");
+  Deno.writeTextFileSync(script, `{"content": "scripted"}\n{"content": "again"}\n`);
+  const src =
+    `return llm.chat("hi", { provider = "anthropic", model = "claude-opus-4-7" }).content[1].text .. " " ..
+    llm.chat("hi", { provider = "openai", base_url = "http://127.0.0.1:9/v1" }).content[1].text`;
+  let r = await runLua(src, { env: testEnv({ AGENT_BLOCK_FORCE_REPLAY: "1", AGENT_BLOCK_REPLAY: script }) });
+  assert.equal(r.outcome.status, "returned", r.stderr);
+  assert.equal((r.outcome as { value: string }).value, "scripted again");
+  r = await runLua(src, {
+    env: testEnv({ AGENT_BLOCK_FORCE_REPLAY: "sometimes", AGENT_BLOCK_REPLAY: script }),
+  });
+  assert.equal(r.outcome.status, "raised");
+  assert.match(
+    (r.outcome as { message: string }).message,
+    /AGENT_BLOCK_FORCE_REPLAY must be 1, true, yes, on or 0/,
+  );
 });

@@ -10,8 +10,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
+// test-only packages: pinned here, not in deno.json's import map (a run installs only what it needs)
+// deno-lint-ignore no-import-prefix -- test-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+import Anthropic from "npm:@anthropic-ai/sdk@1.14.0";
+// deno-lint-ignore no-import-prefix -- test-only package, kept out of deno.json's import map (tools/gen_run_lock.ts)
+import OpenAI from "npm:openai@7.59.0";
 import { evalLua, REPO_ROOT } from "../../helpers.ts";
 import {
   anthropicMessage,
@@ -111,15 +114,24 @@ Deno.test("our request bodies type-check against the official SDKs' params", asy
   ];
   // runtime checks of what the type check cannot see
   assert.deepEqual((anthropicBeta[0].context_management as { edits: unknown[] }).edits.length, 1);
+  // Sampling parameters go out under API version 2023-06-01 (2026-10-21, the pinned SDK's, has
+  // none, so its types cannot check them): checked here, and the rest of each body by the types.
+  assert.equal(anthropicPlain[0].top_k, 20);
+  assert.equal(anthropicPlain[2].temperature, 0.3);
+  assert.equal(anthropicPlain[2].top_p, 0.9);
+  const SAMPLING = new Set(["temperature", "top_p", "top_k"]);
+  const typed = anthropicPlain.map((b) =>
+    Object.fromEntries(Object.entries(b).filter(([k]) => !SAMPLING.has(k)))
+  );
   assert.equal(openaiBodies[2].max_completion_tokens, 500);
   assert.equal(openaiBodies[2].temperature, undefined);
   const second = openaiBodies[1].messages as Record<string, unknown>[];
   assert.deepEqual(second.map((m) => m.role), ["system", "user", "assistant", "tool"]);
 
   const lines = [
-    `import type Anthropic from "@anthropic-ai/sdk";`,
-    `import type OpenAI from "openai";`,
-    ...anthropicPlain.map((b, i) =>
+    `import type Anthropic from "npm:@anthropic-ai/sdk@1.14.0";`,
+    `import type OpenAI from "npm:openai@7.59.0";`,
+    ...typed.map((b, i) =>
       `export const a${i} = ${JSON.stringify(b)} satisfies Anthropic.MessageCreateParams;`
     ),
     ...anthropicBeta.map((b, i) =>

@@ -6,7 +6,8 @@
  * `ok = false`.
  */
 import assert from "node:assert/strict";
-import { runLua } from "../../helpers.ts";
+import { join } from "node:path";
+import { REPO_ROOT, runCli, runLua, tempDir, testEnv } from "../../helpers.ts";
 import { lq, type Peer, startEchoHttp, startSubscribe } from "./peers.ts";
 
 // Whether updates stopped is decided by events, not by a stretch of silence: `sub://clock` stays
@@ -58,6 +59,16 @@ Deno.test("resource subscriptions in both eras", async (t) => {
       });
     }
     echo = await startEchoHttp();
+    await t.step("a server without resources.subscribe answers ok = false (2026-07-28 era too)", async () => {
+      const out = await runLua(`
+        assert(mcp.connect_http("e", ${lq(echo!.url)}))
+        return std.json.encode({ era = mcp.server_info("e").server_info.era, r = mcp.subscribe_resource("e", "text://hello") })
+      `);
+      const r = JSON.parse(String((out.outcome as { value: string }).value));
+      assert.deepEqual(r.era, "modern");
+      assert.deepEqual(r.r.ok, false);
+      assert.match(r.r.error, /does not offer resource subscriptions \(capability resources\.subscribe\)/);
+    });
     await t.step("a server without resources.subscribe answers ok = false (2025 era)", async () => {
       const out = await runLua(`
         assert(mcp.connect_http("e", ${lq(echo!.url)}, { era = "legacy" }))
@@ -67,6 +78,37 @@ Deno.test("resource subscriptions in both eras", async (t) => {
       assert.deepEqual(r.ok, false);
       assert.match(r.error, /resources\/subscribe 'text:\/\/hello' on server 'e' failed/);
     });
+  } finally {
+    await sub?.stop();
+    await echo?.stop();
+  }
+});
+
+Deno.test("the seed's subscribe smoke: the fixture prints SUBSCRIBE_OK, RESOURCE_UPDATE_EV_OK, UPDATE_HITS=1, FIXTURE_DONE", async () => {
+  const fixture = join(REPO_ROOT, "tests", "fixtures", "mcp_on_resource_update_callback.lua");
+  let sub: Peer | undefined;
+  let echo: Peer | undefined;
+  try {
+    // Step 2 of docs/runbooks/e2e-mcp-resource-subscribe.md: the positive shell check
+    sub = await startSubscribe();
+    const ok = await runCli(["-s", fixture], {
+      cwd: await tempDir(),
+      env: testEnv({ MCP_HTTP_URL: sub.url }),
+    });
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.equal(ok.stdout, "SUBSCRIBE_OK\nRESOURCE_UPDATE_EV_OK\nUPDATE_HITS=1\nFIXTURE_DONE\n");
+    // Step 3: the negative one, a server without resources.subscribe
+    echo = await startEchoHttp();
+    const no = await runCli(["-s", fixture], {
+      cwd: await tempDir(),
+      env: testEnv({ MCP_HTTP_URL: echo.url, MCP_RESOURCE_URI: "text://hello" }),
+    });
+    assert.equal(no.code, 1, no.stdout + no.stderr);
+    assert.match(
+      no.stdout,
+      /^SUBSCRIBE_FAILED: .*'text:\/\/hello'.*the server does not offer resource subscriptions/,
+    );
+    assert.doesNotMatch(no.stdout, /FIXTURE_DONE/);
   } finally {
     await sub?.stop();
     await echo?.stop();
