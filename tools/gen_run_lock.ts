@@ -10,17 +10,6 @@
  * `deno.lock` stays the one that is edited (`deno install`); this file is derived from it, never
  * resolved afresh, so the two can never pin different versions.
  *
- * Hoisting as `deno.lock` hoists: besides its packages' own `node_modules`, Deno links one
- * version of each package name for the whole install — a package the lockfile names itself
- * (its `specifiers`) at `node_modules/<name>`, any other at `node_modules/.deno/node_modules/<name>`,
- * the newest version of the name there is. A smaller set of packages can pick another version
- * (express's `content-type` was 2.1.0 among a run's packages, 3.1.1 among all of them), and a run
- * with this lockfile would then relink what `deno install` laid out. So for every name among the
- * run's packages this file also keeps what `deno.lock` hoists for it (the specifiers naming it,
- * or every package of its newest version) with their dependencies, until nothing is added: both
- * lockfiles link the same version for every name a run has. (A child agent-block starts never
- * installs at all: `src/proc/self.ts`; this keeps the runs people start from relinking too.)
- *
  * Usage: `deno task gen` writes it; `--check` (in `deno task check`) exits 1 when it is stale.
  */
 import { join } from "node:path";
@@ -43,51 +32,6 @@ function nameOf(key: string): string {
   return key.slice(0, at);
 }
 
-/** The version of an npm lock key, without its `_peer` suffixes. */
-function versionOf(key: string): string {
-  return key.slice(nameOf(key).length + 1).split("_")[0];
-}
-
-/** Semver order: numbers first, a pre-release before its release, pre-release fields in order. */
-function compareVersions(a: string, b: string): number {
-  const [coreA, preA] = splitPre(a);
-  const [coreB, preB] = splitPre(b);
-  for (let i = 0; i < 3; i++) {
-    const d = Number(coreA[i] ?? 0) - Number(coreB[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  if (preA === undefined || preB === undefined) return preA === preB ? 0 : preA === undefined ? 1 : -1;
-  const fa = preA.split("."), fb = preB.split(".");
-  for (let i = 0; i < Math.max(fa.length, fb.length); i++) {
-    if (fa[i] === undefined || fb[i] === undefined) return fa[i] === undefined ? -1 : 1;
-    const na = /^\d+$/.test(fa[i]), nb = /^\d+$/.test(fb[i]);
-    const d = na && nb
-      ? Number(fa[i]) - Number(fb[i])
-      : na !== nb
-      ? (na ? -1 : 1)
-      : fa[i] < fb[i]
-      ? -1
-      : fa[i] > fb[i]
-      ? 1
-      : 0;
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
-/** `[major, minor, patch]` and the pre-release of a version (build metadata dropped). */
-function splitPre(v: string): [string[], string | undefined] {
-  const plain = v.split("+")[0];
-  const dash = plain.indexOf("-");
-  return dash < 0 ? [plain.split("."), undefined] : [plain.slice(0, dash).split("."), plain.slice(dash + 1)];
-}
-
-/** The keys of `keys` (one package name) at its newest version. */
-export function newest(keys: string[]): string[] {
-  const top = keys.map(versionOf).reduce((a, b) => compareVersions(a, b) >= 0 ? a : b);
-  return keys.filter((k) => versionOf(k) === top);
-}
-
 /** The run's part of `lock`: the closure of its workspace's npm dependencies. */
 export function runLock(lock: Lock): Lock {
   const npm = lock.npm ?? {};
@@ -104,28 +48,14 @@ export function runLock(lock: Lock): Lock {
     return keys[0];
   };
   const keep = new Set<string>();
-  const close = (todo: string[]) => {
-    while (todo.length) {
-      const key = todo.pop()!;
-      if (keep.has(key)) continue;
-      if (!npm[key]) throw new Error(`deno.lock: no entry for ${key}`);
-      keep.add(key);
-      for (const d of [...npm[key].dependencies ?? [], ...npm[key].optionalDependencies ?? []]) {
-        todo.push(keyOfDependency(d));
-      }
-    }
-  };
-  close((lock.workspace?.dependencies ?? []).filter((d) => d.startsWith("npm:")).map(keyOfSpecifier));
-  // What deno.lock hoists for each name the run has, until nothing is added.
-  const topLevel = new Map<string, string[]>();
-  for (const spec of Object.keys(specifiers).filter((s) => s.startsWith("npm:"))) {
-    const key = keyOfSpecifier(spec);
-    topLevel.set(nameOf(key), [...(topLevel.get(nameOf(key)) ?? []), key]);
-  }
-  for (let size = -1; size !== keep.size;) {
-    size = keep.size;
-    for (const name of new Set([...keep].map(nameOf))) {
-      close([...topLevel.get(name) ?? newest(byName.get(name)!)]);
+  const todo = (lock.workspace?.dependencies ?? []).filter((d) => d.startsWith("npm:")).map(keyOfSpecifier);
+  while (todo.length) {
+    const key = todo.pop()!;
+    if (keep.has(key)) continue;
+    if (!npm[key]) throw new Error(`deno.lock: no entry for ${key}`);
+    keep.add(key);
+    for (const d of [...npm[key].dependencies ?? [], ...npm[key].optionalDependencies ?? []]) {
+      todo.push(keyOfDependency(d));
     }
   }
   return {
