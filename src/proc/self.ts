@@ -21,9 +21,13 @@
  * sandboxed child, for which `node_modules` is read-only, failed outright ("File exists (os error
  * 17), symlink"), as did a sandboxed first run on a fresh checkout (nothing installed, nothing
  * installable from inside). Whichever dependency comes next, a child that never installs cannot
- * hit this. Making the run lockfile hoist as `deno.lock` does instead would follow Deno's internal
- * hoisting rule and still leave the sandboxed child installing on a fresh checkout.
- * The price is the invariant below: the parent lays the packages out first.
+ * hit this. Making the run lockfile hoist as `deno.lock` does was tried and cannot work: Deno lays
+ * out only the packages a lockfile's own specifiers reach, and the version `deno.lock` hoists
+ * may be reached only from test packages (`content-type@3.1.1` kept in `deno.run.lock` was not
+ * laid out); it would also have left the sandboxed child installing on a fresh checkout.
+ * The price is the invariant below: the parent lays the packages out first. A run a person
+ * starts with the run lockfile (`deno task agent-block`, the installed launcher) is such a
+ * parent: unconfined, it lays `node_modules` out as Deno does, and may relink a hoisted package.
  *
  * Invariants:
  * - nothing here starts a process. Callers hand the command to `ProcessGroups.spawn`
