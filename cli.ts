@@ -14,12 +14,19 @@
  * dynamic import too (a static one is loaded and evaluated before the check; wasmoon's evaluation
  * was ~30 ms of every sandboxed start). Measured on the plain path: the same median as the static
  * import (30 interleaved runs, December 2026), and a compile root in `compile.include` like main.ts.
+ * The sandbox's network proxy (`--sandbox-stage=proxy`) is dispatched first of all, for the same
+ * reason: it loads only its own few modules.
  * @module
  */
 // A run that names --sandbox (or whose environment sets AGENT_BLOCK_SANDBOX) goes to the sandbox
 // launcher before the runtime and Lua are loaded: it re-executes the process confined, or falls
 // through to the ordinary path, which decides again (src/cli/sandbox_launch.ts).
 const first = Deno.args[0];
+// The sandbox's network proxy (`--sandbox-net allow-list`), started by the launcher outside the
+// run's network namespace: nothing else of the CLI is loaded (src/cli/proxy_stage.ts).
+if (first === "--sandbox-stage=proxy") {
+  Deno.exit(await (await import("./src/cli/proxy_stage.ts")).runProxyStage());
+}
 if (
   first?.startsWith("-") && !first.startsWith("--sandbox-stage=") &&
   (Deno.args.includes("--sandbox") || Deno.env.get("AGENT_BLOCK_SANDBOX"))

@@ -103,6 +103,14 @@
  *   process's cwd is never changed;
  * - the engine's cancel token: `signal(token)`; its MCP timeout: `mcpRpcTimeoutMs(ms)`.
  *
+ * ## Traces and metrics (OpenTelemetry)
+ * A run exports its spans and metrics in the OpenTelemetry GenAI conventions when its config has
+ * telemetry settings (`BlockConfig.builder(...).telemetry(telemetryFromEnv(env))`: nothing reads
+ * the `OTEL_*` variables unless you do) or your own providers
+ * (`.tracerProvider(provider, meterProvider?)`: the spans go to them, and flushing is yours).
+ * `.traceparent(header)` makes the run's span a child of yours. Without either, no OpenTelemetry
+ * code is loaded.
+ *
  * ## Stability
  * This module (`@agent-block/agent-block`) is the stable surface. The engine below it — the Lua
  * engine, its C API and value converter, raw host functions and host modules, the runners,
@@ -188,6 +196,13 @@ export { AgentBlockError, EXIT, UsageError } from "./src/errors.ts";
 export type { JsonValue } from "./src/json/codec.ts";
 export { type BusEvent, type BusHandler, BusHost } from "./src/host/bus.ts";
 export type { RunEvent, RunObserver } from "./src/obs/run_events.ts";
+export {
+  type OtelMeterProvider,
+  type OtelTracerProvider,
+  telemetryFromEnv,
+  type TelemetrySettings,
+  TelemetrySettingsError,
+} from "./src/obs/otel/settings.ts";
 export { blockRoots, findBlock, scanBlocks } from "./src/blocks/registry.ts";
 export type { BlockEntry, BlockRoot, BlockTier } from "./src/blocks/registry.ts";
 export type {

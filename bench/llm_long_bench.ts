@@ -75,7 +75,7 @@ try {
 } catch { /* CPU is then not measured */ }
 
 /** CPU seconds (user + system) of every reaped child of this process so far, in ms. */
-function childrenCpuMs(): number {
+export function childrenCpuMs(): number {
   if (!getrusage) return NaN;
   const buf = new Uint8Array(144);
   if (getrusage(RUSAGE_CHILDREN, buf) !== 0) return NaN;

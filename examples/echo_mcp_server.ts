@@ -16,7 +16,7 @@
  *                            `--log-interval-ms` apart (default 1000) before it answers
  *   --request-sampling       each `echo` asks the client for a sampling round trip first and
  *                            appends `sampling: <text>` to its answer
- *   --test-tools             adds the tools the test suite needs: `noop`, `sample`, `ask`,
+ *   --test-tools             adds the tools the test suite needs: `noop`, `meta`, `sample`, `ask`,
  *                            `ask_url`, `roots`, `bump`, `bump_lists`, `touch`, `hang`, `exit_now`,
  *                            `exit_mid_stream` (a progress notification, then the process exits)
  *   --cancel-log PATH        `hang` appends `started <request id>` to PATH when called and
@@ -218,6 +218,12 @@ function addTestTools(server: McpServer): void {
     "noop",
     { description: "Does nothing", _meta: { group: "bench" } },
     () => ({ content: [text("ok")] }),
+  );
+
+  server.registerTool(
+    "meta",
+    { description: "Answers the request's _meta as JSON (traceparent, progress token)" },
+    (ctx: ServerContext) => ({ content: [text(JSON.stringify(ctx.mcpReq._meta ?? {}))] }),
   );
 
   server.registerTool("sample", {

@@ -23,6 +23,7 @@
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
+import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -276,6 +277,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     log,
     runner,
     env: edge.env,
+    telemetry: telemetryFromEnv(edge.env),
     runs,
     // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts);
     // when every run must be confined (--sandbox), each step is a confined child run instead.

@@ -34,6 +34,8 @@ export interface RunSettings extends LayeredRunSettings {
   runCwd: string;
   /** `--sandbox` was given. */
   sandbox: boolean;
+  /** `--sandbox-net MODE` (`open`, `off`, `allow-list`), when given: checked by the launcher. */
+  sandboxNet?: string;
   /** The project's `.env` file's warnings. */
   warnings: string[];
   /**
@@ -107,6 +109,7 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     "secret-key": { type: "string" },
     sandbox: { type: "boolean" },
     request: { type: "string" },
+    "sandbox-net": { type: "string" },
     version: { type: "boolean", short: "V" },
     help: { type: "boolean", short: "h" },
   });
@@ -131,6 +134,7 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     projectRoot,
     runCwd: cwdFlag !== undefined ? resolve(edge.cwd, cwdFlag) : projectRoot,
     sandbox: parsed.values.sandbox === true,
+    sandboxNet: parsed.values["sandbox-net"] as string | undefined,
     warnings: edge.warnings,
   };
 }

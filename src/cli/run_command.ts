@@ -16,17 +16,25 @@
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
  * `--progress` and `--events` become observers of the run (`watch.ts`, imported only when one
- * is given).
+ * is given). The standard `OTEL_*` variables of the run's environment become its telemetry
+ * settings, and `TRACEPARENT` (a W3C header; an invalid one is ignored) the parent of its span
+ * (`src/obs/otel/settings.ts`); the run flushes its spans before it reports, SIGTERM included.
  *
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
 import { dirname, resolve } from "node:path";
-import { AgentBlockError, EXIT } from "../errors.ts";
+import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
 import { isDir, writeAtomic, writeTarget } from "../util/fs.ts";
 import { parseRunArgs, type RunSettings } from "./run_args.ts";
-import { launchRun, type RunStage, sandboxWanted } from "./sandbox_launch.ts";
+import {
+  launchRun,
+  type NetDenials,
+  type RunStage,
+  sandboxWanted,
+  startNetBridge,
+} from "./sandbox_launch.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
@@ -42,13 +50,14 @@ import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
 import { taskGraceMs } from "../run_env.ts";
 import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
+import { formatTraceparent, parseTraceparent, telemetryFromEnv } from "../obs/otel/settings.ts";
 
 export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, knl, blocks, types, mcp, flow, serve, vendor;
-                                       see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, flow, serve, worker,
+                                       vendor; see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run (- reads it from stdin)
@@ -78,10 +87,13 @@ Options:
       --secret-key HEX     mesh identity, 64 hex characters (env AGENT_BLOCK_MESH_SECRET_KEY,
                            also from .env; default: a random key, new every run)
       --request FILE       run the request in FILE (JSON, as the child runner writes it: the
-                           whole run; only --result, --outcome, --events, --progress and
-                           --sandbox may stand beside it)
+                           whole run; only --result, --outcome, --events, --progress,
+                           --sandbox and --sandbox-net may stand beside it)
       --sandbox            confine the run (Linux: Landlock, seccomp; see "Sandbox mode" in the
                            README; also AGENT_BLOCK_SANDBOX=1)
+      --sandbox-net MODE   the sandbox's network: open (default), off (no TCP) or
+                           allow-list (only AGENT_BLOCK_SANDBOX_NET_ALLOW's hosts and the
+                           configured ones, through a proxy; also AGENT_BLOCK_SANDBOX_NET)
   -V, --version            print agent-block's version and commit, Deno's and Lua's
   -h, --help               print this help
 
@@ -278,6 +290,9 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     // Before anything runs: where the run's value and outcome go can be written.
     checkOutputPath("--result", s.result, s.cwd);
     checkOutputPath("--outcome", s.outcome, s.cwd);
+    if (s.sandboxNet !== undefined && stage === undefined && !sandboxWanted(s)) {
+      throw new UsageError(`--sandbox-net ${s.sandboxNet} needs --sandbox (or AGENT_BLOCK_SANDBOX)`);
+    }
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
     if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
     mustBeDirectory(s.projectRoot, `project directory ${s.project}`);
@@ -299,6 +314,8 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     }
     throw e;
   }
+  // the confined runtime under the network allow-list: the bridge to the proxy, before any Lua
+  const netDenials = stage === "runtime" ? await startNetBridge() : undefined;
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
     ? await (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
@@ -316,8 +333,8 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     let outcome: Outcome;
     try {
       outcome = s.request !== undefined
-        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [])
-        : await runFlagged(s, script!, stop.signal, watch?.observers ?? []);
+        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [], netDenials)
+        : await runFlagged(s, script!, stop.signal, watch?.observers ?? [], netDenials);
     } finally {
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
@@ -336,6 +353,7 @@ async function runFlagged(
   script: ScriptSource,
   signal: AbortSignal,
   observers: readonly RunObserver[],
+  netDenials: NetDenials | undefined,
 ): Promise<Outcome> {
   const config = BlockConfig.builder(script, s.projectRoot)
     .env(s.env)
@@ -349,10 +367,14 @@ async function runFlagged(
   if (s.prompt !== undefined) config.prompt(s.prompt);
   if (s.context !== undefined) config.context(s.context);
   for (const o of observers) config.observe(o);
+  // OpenTelemetry: the standard variables are read here, at the edge, and travel typed.
+  config.telemetry(telemetryFromEnv(s.env));
+  const parent = parseTraceparent(s.env.TRACEPARENT);
+  if (parent) config.traceparent(formatTraceparent(parent.traceId, parent.spanId, parent.sampled));
   const report = await runConfig(
     config.build(),
     { env: () => s.env, cwd: () => s.cwd },
-    (handles) => new InProcessRunner(handles),
+    (handles) => new InProcessRunner({ ...handles, netDenials }),
   );
   return report.outcome;
 }
@@ -367,9 +389,10 @@ async function runRequest(
   request: RunRequest,
   signal: AbortSignal,
   observers: readonly RunObserver[],
+  netDenials: NetDenials | undefined,
 ): Promise<Outcome> {
   const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
-  const report = await new InProcessRunner().run(
+  const report = await new InProcessRunner({ netDenials }).run(
     { ...request, env: s.env, cwd: s.runCwd, sandbox: undefined },
     { signal, observe },
   );

@@ -39,7 +39,7 @@ const enc = new TextEncoder();
 
 /** Hands the run to the launcher; returns only by throwing (`AgentBlockError`: fail closed). */
 export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage): Promise<never> {
-  const { launchSandboxed } = await import("../sandbox/launcher.ts");
+  const { launchSandboxed, prepareNet } = await import("../sandbox/launcher.ts");
   const processEnv = edgeProcessEnv();
   if (stage === undefined) {
     // serve's token exists before the run, so the launcher keeps it read-only: a confined run
@@ -63,15 +63,19 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
       );
     }
   }
-  return launchSandboxed({
+  const req = {
     argv,
     env: s.env,
     processEnv,
     cwd: s.cwd,
     project: s.project,
     inUserNs: stage === "userns",
-    say: (line) => writeStderr(enc.encode(line + "\n")),
-  });
+    say: (line: string) => writeStderr(enc.encode(line + "\n")),
+    netFlag: s.sandboxNet,
+    relay: s.relay,
+  };
+  // under the allow-list the proxy starts here, outside the namespace the launch enters
+  return launchSandboxed({ ...req, net: await prepareNet(req) });
 }
 
 /** The early launch: re-executes a sandboxed run confined, or returns for the ordinary path. */
@@ -85,4 +89,28 @@ export async function launchEarly(argv: string[]): Promise<void> {
   if (typeof s === "string" || !sandboxWanted(s)) return;
   sayWarnings(s.warnings); // the confined runtime parses its command line quietly
   await launchRun(argv, s).catch(() => undefined); // the ordinary path launches again, or reports why not
+}
+
+/** A subscription to the proxy's refusals (what `RunSpec.netDenials` takes). */
+export type NetDenials = (listener: (d: { host: string; port: number; reason: string }) => void) => void;
+
+/**
+ * In the confined runtime under `--sandbox-net allow-list` (the launcher named the proxy's socket
+ * in the environment): starts the loopback bridge to the proxy (`src/sandbox/net_bridge.ts`) and
+ * returns the subscription to its refusals, which holds those that come before the run listens.
+ * Undefined otherwise.
+ */
+export async function startNetBridge(): Promise<NetDenials | undefined> {
+  const { SOCKET_VAR, startBridge, TOKEN_VAR } = await import("../sandbox/net_bridge.ts");
+  const env = edgeProcessEnv();
+  const socket = env[SOCKET_VAR];
+  if (!socket) return undefined;
+  const early: { host: string; port: number; reason: string }[] = [];
+  let listener: ((d: { host: string; port: number; reason: string }) => void) | undefined;
+  // before any Lua: every refusal of the run's requests reaches the run
+  await startBridge(socket, env[TOKEN_VAR] ?? "", (d) => listener ? listener(d) : early.push(d)).ready;
+  return (fn) => {
+    listener = fn;
+    for (const d of early.splice(0)) fn(d);
+  };
 }

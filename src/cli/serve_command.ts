@@ -10,7 +10,11 @@
  * read the record back and close the runs a dead manager of this project left (`lost`; the API
  * answers 503 `starting` meanwhile), tick until SIGINT/SIGTERM, then end every live run (each
  * `stopped`, its whole process tree ended), close the listener, the record and the lock, exit 0.
- * The scheduling, the record, the lock and the API live in `src/serve/`.
+ * The scheduling, the record, the lock and the API live in `src/serve/`. With `--nats` (and the
+ * credential flags of `nats_flags.ts`) the manager connects to the run queue after binding its
+ * port and before reading its record back (refused credentials exit 2; a stream of incompatible
+ * settings exits 1, untouched), and every run goes to the queue (`src/serve/queue_dispatch.ts`).
+ * `--start-on-tick-only` keeps the scheduling before issue 30 (the benchmark's baseline).
  *
  * This is the manager's edge: the runs start from the process environment as it is, the host's
  * credentials included (a key given to the manager's service unit reaches a scheduled
@@ -20,6 +24,7 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
+import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -39,11 +44,15 @@ import { apiHandler } from "../serve/api.ts";
 import { loadOrMintToken } from "../serve/token.ts";
 import { VERSION } from "../version.ts";
 import { longTimeout, type LongTimer } from "../util/long_timer.ts";
+import { connectQueue, NATS_FLAGS, NATS_FLAGS_HELP, type NatsSettings, natsSettings } from "./nats_flags.ts";
+import { openRunQueue, RunQueueSetupError } from "../clients/nats/run_queue.ts";
+import { QueueDispatch } from "../serve/queue_dispatch.ts";
+import { basename } from "node:path";
 
 export const SERVE_HELP = `agent-block ${VERSION} serve — run a project's jobs on their schedule
 
 Usage:
-  agent-block serve [-p DIR] [--bind 127.0.0.1:7788] [--tick 5s] [--max-live 4]
+  agent-block serve [-p DIR] [--bind 127.0.0.1:7788] [--tick 5s] [--max-live 4] [--nats URL]
 
 A block with a job.toml beside it (blocks/<name>/job.toml, or blocks/<name>.job.toml beside
 <name>.lua) is a job: every = "2m" (since the previous run ended; omitted: on request only),
@@ -59,6 +68,11 @@ Options:
                         a host that is not loopback is an explicit opt-in)
       --tick DURATION   how often due runs are started and job files rescanned (default 5s)
       --max-live N      at most N runs at once (default 4)
+      --start-on-tick-only  a run's end does not start the next due run (the scheduling before
+                        issue 30; the benchmark's baseline)
+${NATS_FLAGS_HELP}
+                        with --nats every run goes to the NATS JetStream run queue and runs on
+                        an 'agent-block worker' (queue from the job's job.toml, default 'default')
   -h, --help            print this help
 `;
 
@@ -69,15 +83,21 @@ export interface ServeSettings {
   port: number;
   tickMs: number;
   maxLive: number;
+  /** `--nats` and its credentials: runs go to the run queue. */
+  nats?: NatsSettings;
+  /** `--start-on-tick-only`: the benchmark's baseline (a freed slot waits for the next tick). */
+  startOnTickOnly: boolean;
 }
 
 /** Parses the flags of `agent-block serve`. */
-export function parseServeArgs(argv: string[]): ServeSettings | "help" {
+export function parseServeArgs(argv: string[], cwd = "."): ServeSettings | "help" {
   const { values: v } = parseFlags(argv, {
+    ...NATS_FLAGS,
     project: { type: "string", short: "p" },
     bind: { type: "string" },
     tick: { type: "string" },
     "max-live": { type: "string" },
+    "start-on-tick-only": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   }, { command: "serve" });
   if (v.help) return "help";
@@ -105,6 +125,8 @@ export function parseServeArgs(argv: string[]): ServeSettings | "help" {
     port: Number(m[2]),
     tickMs,
     maxLive: Number(liveRaw),
+    nats: natsSettings("serve", v, cwd),
+    startOnTickOnly: v["start-on-tick-only"] === true,
   };
 }
 
@@ -121,12 +143,12 @@ const say = (line: string) => writeStderr(enc.encode(`agent-block serve: ${line}
 
 /** Runs `agent-block serve`; returns the exit code. */
 export async function serveCommand(argv: string[]): Promise<number> {
-  const s = parseServeArgs(argv);
+  const cwd = edgeCwd();
+  const s = parseServeArgs(argv, cwd);
   if (s === "help") {
     Deno.stdout.writeSync(enc.encode(SERVE_HELP));
     return EXIT.OK;
   }
-  const cwd = edgeCwd();
   let projectRoot: string;
   try {
     projectRoot = Deno.realPathSync(resolve(cwd, s.project));
@@ -180,9 +202,47 @@ export async function serveCommand(argv: string[]): Promise<number> {
     record.close();
     throw new AgentBlockError(`serve: cannot listen on ${s.hostname}:${s.port}: ${(e as Error).message}`);
   }
+  // Under --nats the runs go to the queue: connect and set it up before any run is touched.
+  let queue: QueueDispatch | undefined;
+  let closeQueue = async () => {};
+  if (s.nats) {
+    const nats = s.nats;
+    try {
+      const nc = await connectQueue("serve", nats, `agent-block serve ${Deno.hostname()}:${Deno.pid}`);
+      closeQueue = async () => await nc.drain().catch(() => nc.close());
+      try {
+        const handles = await openRunQueue(nc);
+        queue = new QueueDispatch({
+          handles,
+          projectRoot,
+          defaultProject: basename(projectRoot),
+          stopping: stop.signal,
+          log: say,
+        });
+      } catch (e) {
+        await closeQueue();
+        if (e instanceof RunQueueSetupError) throw new AgentBlockError(`serve: ${e.message}`);
+        throw new AgentBlockError(
+          `serve: cannot set up the run queue on ${nats.target.shown}: ${(e as Error).message}`,
+        );
+      }
+      (async () => {
+        for await (const st of nc.status()) {
+          if (st.type === "disconnect") say(`disconnected from ${nats.target.shown}; reconnecting`);
+          else if (st.type === "reconnect") say(`reconnected to ${nats.target.shown}`);
+        }
+      })().catch(() => undefined);
+    } catch (e) {
+      await server.shutdown();
+      lock.release();
+      record.close();
+      throw e;
+    }
+  }
   const past = record.load(projectRoot);
   for (const r of past) {
-    if (r.state !== "running") continue;
+    // under --nats a run left running goes on on its worker: the scheduler follows it again
+    if (r.state !== "running" || queue) continue;
     Object.assign(r, await record.closeLost(r, 1000));
     say(`run ${r.run_id} of job ${r.job} was left running by a manager that stopped: closed as lost`);
   }
@@ -191,6 +251,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       projectRoot,
       home,
       env,
+      telemetry: telemetryFromEnv(env),
       record,
       runner,
       // flow jobs' steps run in this process (src/serve/flow_job.ts); their output goes to its stderr
@@ -198,6 +259,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       maxLive: s.maxLive,
       log: say,
       sandboxedBefore: record.sandboxedBefore(projectRoot),
+      queue,
+      startOnTickOnly: s.startOnTickOnly,
     },
     past,
   );
@@ -206,7 +269,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const host = a.hostname.includes(":") ? `[${a.hostname}]` : a.hostname;
   // The one line a launcher reads to find the manager.
   say(`listening on http://${host}:${a.port}${isLoopback(a.hostname) ? "" : " (not loopback: token only)"}`);
-  say(`project ${projectRoot}, tick ${s.tickMs} ms, at most ${s.maxLive} live run(s)`);
+  say(
+    `project ${projectRoot}, tick ${s.tickMs} ms, at most ${s.maxLive} live run(s)` +
+      (s.nats ? `, runs through the NATS run queue on ${s.nats.target.shown}` : ""),
+  );
 
   let timer: LongTimer | undefined;
   const tick = () => {
@@ -235,6 +301,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   stop.abort(`received ${why}`);
   await scheduler.drain();
   await procs.endAll();
+  await closeQueue();
   await server.shutdown();
   record.close();
   lock.release();

@@ -14,6 +14,7 @@ import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
 import type { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
+import type { RunTrace } from "../obs/otel/run_trace.ts";
 import type { MeshTransport } from "../clients/mesh/transport.ts";
 import type { BusHost } from "./bus.ts";
 
@@ -68,12 +69,18 @@ export interface RunContext {
    */
   observe: RunObserver | undefined;
   /**
+   * The run's trace when it is traced (`src/obs/otel/run_trace.ts`): the kernel hands it its rows,
+   * MCP calls, `sh.exec` and `http.request` open spans in it, model requests go through its
+   * `modelFetch`. `undefined` when the run is not traced: then do nothing extra.
+   */
+  trace?: RunTrace;
+  /**
    * The run's mesh connection (`--relay`), opened before the script runs, and the bus its inbound
    * requests are emitted into (kind `mesh`); `undefined` without `--relay`.
    */
   mesh: { transport: MeshTransport; bus: BusHost } | undefined;
   /**
-   * Records host traffic (mesh messages) as an event of the run's innermost open kernel session;
+   * Records host traffic (mesh messages, the sandbox proxy's refusals) as an event of the run's innermost open kernel session;
    * set by the kernel's host module once installed (`knl.ts`), a no-op while no session is open.
    * `undefined` when the run never touched the kernel: nothing is recorded then.
    */

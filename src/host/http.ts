@@ -21,6 +21,8 @@
  *   each event, one at a time, so it may yield; returning `false` closes the stream early. The
  *   answer then has `body = ""`. An error in the callback raises out of `http.request`.
  * - The calling task yields while the request runs; cancelling the task aborts the request.
+ * - A traced run (`run.trace`) gets a CLIENT span per request (method, server, status) and sends
+ *   its W3C `traceparent` header, unless the script set one itself.
  */
 import type { LuaEngine } from "../lua/engine.ts";
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
@@ -211,6 +213,15 @@ function describe(e: unknown): string {
   return cause && cause !== err.message ? `${err.message}: ${cause}` : String(err.message ?? e);
 }
 
+/** The host of `url` (for a span), or undefined. */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Installs `http.request`. */
 export function installHttp(engine: LuaEngine, run: RunContext): void {
   engine.define("http.request", {
@@ -223,6 +234,12 @@ export function installHttp(engine: LuaEngine, run: RunContext): void {
       const onCancel = () => ac.abort(new Error("cancelled"));
       cx.signal.addEventListener("abort", onCancel);
       let callbackError: unknown;
+      // A traced run: a CLIENT span per request, its traceparent sent (unless the script set one).
+      const span = run.trace?.start(spec.method, "client", {
+        "http.request.method": spec.method,
+        "server.address": hostOf(spec.url),
+      });
+      if (span && !spec.headers.has("traceparent")) spec.headers.set("traceparent", span.traceparent());
       try {
         const res = await fetch(spec.url, {
           method: spec.method,
@@ -257,6 +274,8 @@ export function installHttp(engine: LuaEngine, run: RunContext): void {
           // Stopped early (on_event said so, a callback failed, too large): the rest is not read.
           await reader?.cancel().catch(() => undefined);
         }
+        span?.set({ "http.response.status_code": res.status });
+        if (span && res.status >= 500) span.fail(String(res.status));
         return { ok: true, status: res.status, headers, body };
       } catch (e) {
         if (callbackError !== undefined) throw new Error(`http.request: on_event: ${(e as Error).message}`);
@@ -265,8 +284,14 @@ export function installHttp(engine: LuaEngine, run: RunContext): void {
             ? `timed out after ${spec.timeoutMs / 1000} s`
             : "cancelled")
           : describe(e);
-        return { ok: false, error: run.secrets.scrub(`http.request: ${spec.method} ${spec.url}: ${why}`) };
+        const error = run.secrets.scrub(`http.request: ${spec.method} ${spec.url}: ${why}`);
+        span?.fail(
+          why === "cancelled" ? "cancelled" : why.startsWith("timed out") ? "timeout" : "_OTHER",
+          error,
+        );
+        return { ok: false, error };
       } finally {
+        span?.end();
         clearTimeout(timer);
         cx.signal.removeEventListener("abort", onCancel);
         spec.onEvent?.release();

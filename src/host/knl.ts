@@ -25,7 +25,9 @@
  * process never commits, drops or fails this run's events, and a row of this run that the
  * database refuses fails this run only (at the next call through the store, when the commit that
  * met it had no caller). A watched run (`run.observe`) gives each of its writers the observer, so
- * every commit reaches it as the rows a reader will see (`src/obs/run_events.ts`).
+ * every commit reaches it as the rows a reader will see (`src/obs/run_events.ts`). A traced run
+ * (`run.trace`) is handed every row as the kernel hands it over, before it commits: the spans of
+ * sessions, turns, model and tool calls are made from them (`src/obs/otel/tracer.ts`).
  *
  * Invariants:
  * - The data and meta of every event a run writes pass through the run's secrets
@@ -39,7 +41,7 @@
  *   reads; a file's connection opens with the first opener's (see `store.ts`).
  * - `meta` and `data` are JSON objects; integral floats keep their floatness.
  * - Host traffic the run reports (`run.recordTraffic`: `mesh_send`, `mesh_request`, `mesh_reply`,
- *   `mesh_received`) is appended, deferred, to the session this run opened last and still has
+ *   `mesh_received`, and the sandbox proxy's refusals, `net_denied`) is appended, deferred, to the session this run opened last and still has
  *   open; with no session open it is not recorded.
  */
 import type { LuaEngine } from "../lua/engine.ts";
@@ -211,6 +213,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       } else {
         s.appendMany(events);
       }
+      run.trace?.rows(events);
       for (const id of ids) {
         open.set(`${s.path}\0${id}`, { store: s, id });
         run.sessionOpened(id);
@@ -227,7 +230,9 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       const s = store(a);
       const ids = a.table(2, "ids") as unknown as string[];
       const data = clean(jsonObject("knl.session", 3, "data", a.at(3)));
-      s.appendMany(ids.map((id) => ({ stream: id, kind: "session_close", data, meta: "{}" })));
+      const closes = ids.map((id) => ({ stream: id, kind: "session_close", data, meta: "{}" }));
+      s.appendMany(closes);
+      run.trace?.rows(closes);
       for (const id of ids) open.delete(`${s.path}\0${id}`);
       return 0;
     },
@@ -286,6 +291,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         data: objectAt(L, 4, "s:append", "event.data"),
         meta: metaAt(L, 5, "s:append", beat),
       };
+      run.trace?.rows([ev]);
       if (defer) {
         s.defer(ev);
         engine.effectPending();
@@ -326,6 +332,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
         api.settop(L, e - 1);
         events.push({ stream, kind, data, meta });
       }
+      run.trace?.rows(events);
       if (defer) {
         s.deferMany(events);
         engine.effectPending();

@@ -67,6 +67,9 @@
  * - A watched run (`run.observe`, see `src/obs/run_events.ts`) is told each connect and each
  *   `tools/call` as it finishes, with its duration and failure (scrubbed like every error text):
  *   the kernel records a model's tool calls but not the MCP traffic under them, nor connects.
+ * - A traced run (`run.trace`) gets a CLIENT span `tools/call <tool>` per `tools/call` (`mcp.*`,
+ *   `gen_ai.tool.name`, `error.type`), its W3C `traceparent` in the request's `_meta`, and the
+ *   request's duration in `mcp.client.operation.duration`.
  * - Disconnect happens in the run's cleanup, before remaining process groups are ended, so stdio
  *   servers get a clean EOF; a failing disconnect is logged and never changes the exit code.
  *
@@ -164,6 +167,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
 
   // A watched run is told each connect and tool call as it finishes (`src/obs/run_events.ts`).
   const observe = run.observe;
+  const trace = run.trace;
 
   const connectFn = (
     open: (a: Args, common: CommonConnectOptions, opts?: Record<string, unknown>) => Promise<unknown>,
@@ -278,11 +282,35 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       if (raw !== undefined && (luaTypeName(raw) !== "table" || Array.isArray(raw))) {
         throw notAnObject(c.name, "tools/call", raw);
       }
-      const t0 = observe && performance.now();
+      const t0 = (observe || trace) && performance.now();
+      // A traced run: a CLIENT span per request, its traceparent in `_meta` (the MCP convention).
+      const span = trace?.start(`tools/call ${tool}`, "client", {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": tool,
+        "gen_ai.operation.name": "execute_tool",
+        "mcp.server.name": c.name,
+        "network.transport": c.kind === "stdio" ? "pipe" : "tcp",
+      });
+      const spanEnd = (error?: string) => {
+        if (!span) return;
+        if (error !== undefined) span.fail(signal.aborted ? "cancelled" : "tool_error", error);
+        span.end();
+        trace!.mcpDuration((performance.now() - t0!) / 1000, {
+          "mcp.method.name": "tools/call",
+          "gen_ai.tool.name": tool,
+          "error.type": error === undefined ? undefined : signal.aborted ? "cancelled" : "tool_error",
+        });
+      };
       let r;
       try {
-        r = await c.callTool(tool, (raw ?? {}) as Record<string, unknown>, signal);
+        r = await c.callTool(
+          tool,
+          (raw ?? {}) as Record<string, unknown>,
+          signal,
+          span && { traceparent: span.traceparent() },
+        );
       } catch (e) {
+        spanEnd(run.secrets.scrub(e instanceof McpError ? e.message : String((e as Error)?.message ?? e)));
         observe?.({
           type: "mcp_call",
           server: c.name,
@@ -297,6 +325,11 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
       }
       const out: Record<string, unknown> = { content: r.content ?? [], is_error: r.isError === true };
       if (r.structuredContent !== undefined) out.structured_content = r.structuredContent;
+      spanEnd(
+        r.isError === true
+          ? run.secrets.scrub(firstText(r.content) ?? "the tool answered isError")
+          : undefined,
+      );
       observe?.({
         type: "mcp_call",
         server: c.name,

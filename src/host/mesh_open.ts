@@ -6,7 +6,9 @@
  * `AGENT_BLOCK_MESH_SECRET_KEY` (the CLI's run environment has the project's `.env` layered in),
  * else a random key with a warning that the AgentId changes every run; NATS credentials from
  * `AGENT_BLOCK_NATS_CREDS` (a `.creds` file, resolved against the run's working directory and
- * read now) or `AGENT_BLOCK_NATS_TOKEN` (or `nats://token@host` in the URL). The key and the
+ * read now), `AGENT_BLOCK_NATS_NKEY` (a file holding an nkey seed), `AGENT_BLOCK_NATS_TOKEN` or
+ * `AGENT_BLOCK_NATS_TOKEN_FILE` (or `nats://token@host` in the URL), and
+ * `AGENT_BLOCK_NATS_TLS_CA` (the CA's PEM file: TLS required). The key and the
  * token join the run's secrets, so no log line, record or outcome shows them. A NATS run's
  * replay memory is the project's `.agent-block/mesh_seen.sqlite` (`seen_ids.ts`), so a
  * captured message is not accepted again by the agent's next run. Dropped-message warnings go
@@ -49,6 +51,13 @@ export const SECRET_KEY_VAR = "AGENT_BLOCK_MESH_SECRET_KEY";
 export const NATS_CREDS_VAR = "AGENT_BLOCK_NATS_CREDS";
 /** The run's environment variable holding a NATS token. */
 export const NATS_TOKEN_VAR = "AGENT_BLOCK_NATS_TOKEN";
+
+/** The run's environment variable naming a file holding a NATS nkey seed. */
+export const NATS_NKEY_VAR = "AGENT_BLOCK_NATS_NKEY";
+/** The run's environment variable naming a file holding a NATS token. */
+export const NATS_TOKEN_FILE_VAR = "AGENT_BLOCK_NATS_TOKEN_FILE";
+/** The run's environment variable naming the PEM file of the CA a NATS server's certificate chains to. */
+export const NATS_TLS_CA_VAR = "AGENT_BLOCK_NATS_TLS_CA";
 
 /** The mesh could not be joined: the run does not start. */
 export class MeshStartError extends Error {
@@ -120,8 +129,22 @@ export async function openMesh(
       throw new MeshStartError(`mesh: ${NATS_CREDS_VAR}: cannot read ${credsPath}: ${why}`);
     }
   }
-  const natsToken = run.env.get(NATS_TOKEN_VAR) || undefined;
+  const readVarFile = async (name: string): Promise<string | undefined> => {
+    const path = run.env.get(name);
+    if (path === undefined || path === "") return undefined;
+    try {
+      return await Deno.readTextFile(resolve(run.cwd, path));
+    } catch (e) {
+      const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+      throw new MeshStartError(`mesh: ${name}: cannot read ${path}: ${why}`);
+    }
+  };
+  const natsNkeySeed = (await readVarFile(NATS_NKEY_VAR))?.trim();
+  const natsTlsCa = await readVarFile(NATS_TLS_CA_VAR);
+  const natsToken = run.env.get(NATS_TOKEN_VAR) || (await readVarFile(NATS_TOKEN_FILE_VAR))?.trim() ||
+    undefined;
   run.secrets.add(natsToken);
+  run.secrets.add(natsNkeySeed);
   const shown = shownUrl(spec.relay);
   const seenIds = seenIdsOf(spec, run);
   // a flood of forged messages writes a few lines and a count, not a line each
@@ -135,6 +158,8 @@ export async function openMesh(
       connectTimeoutMs: 10_000,
       natsCreds,
       natsToken,
+      natsNkeySeed,
+      natsTlsCa,
       seenIds,
       // in place before the transport listens (see `inboundHandler`)
       handler: inboundHandler(run, parseMeshUrl(spec.relay).kind === "nats" ? "nats" : "relay", runBus),

@@ -32,6 +32,8 @@
  * itself, whatever its code (test `code == 0` for success). Otherwise `ok = false` and `error`
  * says why, beside `signal` (a signalled command, `code` then nil), `timed_out = true` or
  * `killed = true`. Output is the exact bytes (a Lua string). Truncation does not change `ok`.
+ *
+ * A traced run (`run.trace`) gets a span `sh.exec` per command, with its exit code.
  */
 import { resolve } from "node:path";
 import type { LuaEngine } from "../lua/engine.ts";
@@ -148,99 +150,120 @@ export function installSh(engine: LuaEngine, run: RunContext): void {
   /** Groups ended by `sh.kill`, so their `sh.exec` can say `killed = true`. */
   const killedByUser = new WeakSet<ManagedProcess>();
 
+  const exec = async (a: Args): Promise<Record<string, unknown>> => {
+    const cmd = a.string(1, "cmd");
+    const o = readOptions(a, run);
+    if (o.label !== undefined && run.procs.byLabel(o.label)) {
+      throw new Error(`sh.exec: label '${o.label}' is already used by a running command`);
+    }
+    try {
+      if (!Deno.statSync(o.cwd).isDirectory) {
+        return { ok: false, error: `sh.exec: cwd ${o.cwd} is not a directory` };
+      }
+    } catch {
+      return { ok: false, error: `sh.exec: cwd ${o.cwd} does not exist` };
+    }
+    let proc: ManagedProcess;
+    try {
+      proc = run.procs.spawn({
+        cmd: ["/bin/sh", "-c", cmd],
+        cwd: o.cwd,
+        env: o.env,
+        stdin: o.stdin !== undefined ? "piped" : "null",
+        stdout: "piped",
+        stderr: "piped",
+        label: o.label,
+      });
+    } catch (e) {
+      return { ok: false, error: `sh.exec: cannot start /bin/sh: ${(e as Error).message}` };
+    }
+    if (o.stdin !== undefined) feed(proc, o.stdin);
+
+    let timedOut = false;
+    const timer = o.timeoutMs <= MAX_TIMER_MS
+      ? setTimeout(() => {
+        timedOut = true;
+        proc.kill().catch(() => undefined);
+      }, o.timeoutMs)
+      : undefined;
+    // Both pipes are read to the end concurrently (in Deno's runtime, the cheapest way). If a
+    // process of the group still holds them DRAIN_MS after the leader exited, the group is
+    // ended: that is what closes the pipes, and output() then holds everything written.
+    const output = Promise.all([
+      gather(proc.child.stdout, o.maxOutputBytes),
+      gather(proc.child.stderr, o.maxOutputBytes),
+      proc.status,
+    ]);
+    let settled = false;
+    let drainTimer: ReturnType<typeof setTimeout> | undefined;
+    const drained = proc.status.then(() =>
+      new Promise<"drain">((r) => {
+        if (!settled) drainTimer = setTimeout(() => r("drain"), DRAIN_MS);
+      })
+    );
+    if ((await Promise.race([output, drained])) === "drain") {
+      run.log.debug(`sh.exec: pipes still open ${DRAIN_MS} ms after the command exited; ending its group`);
+      await proc.killGroup();
+      // Still open: a process that detached from the group (setsid) holds them; end the tree.
+      let held: ReturnType<typeof setTimeout> | undefined;
+      const stillOpen = new Promise<"open">((r) => held = setTimeout(() => r("open"), DRAIN_MS));
+      if ((await Promise.race([output, stillOpen])) === "open") {
+        run.log.debug(`sh.exec: a detached process still holds the pipes; ending the command's tree`);
+        await proc.kill();
+      }
+      clearTimeout(held);
+    }
+    const [stdout, stderr, status] = await output;
+    settled = true;
+    clearTimeout(drainTimer);
+    clearTimeout(timer);
+
+    const result: Record<string, unknown> = {
+      ok: true,
+      code: status.signal ? undefined : status.code,
+      stdout: stdout.bytes,
+      stderr: stderr.bytes,
+    };
+    if (status.signal) result.signal = status.signal;
+    if (stdout.truncated || stderr.truncated) {
+      result.truncated = true;
+      if (stdout.truncated) result.stdout_truncated = true;
+      if (stderr.truncated) result.stderr_truncated = true;
+    }
+    if (timedOut) {
+      Object.assign(result, {
+        ok: false,
+        timed_out: true,
+        error: `sh.exec: timed out after ${o.timeoutMs / 1000} s (process group killed)`,
+      });
+    } else if (killedByUser.has(proc)) {
+      Object.assign(result, { ok: false, killed: true, error: `sh.exec: killed by sh.kill('${o.label}')` });
+    } else if (status.signal) {
+      Object.assign(result, { ok: false, error: `sh.exec: terminated by ${status.signal}` });
+    }
+    return result;
+  };
+  const trace = run.trace;
   engine.define("sh.exec", {
-    async: async (a) => {
-      const cmd = a.string(1, "cmd");
-      const o = readOptions(a, run);
-      if (o.label !== undefined && run.procs.byLabel(o.label)) {
-        throw new Error(`sh.exec: label '${o.label}' is already used by a running command`);
-      }
+    async: !trace ? exec : async (a: Args) => {
+      // A traced run: one span per command (its exit code; the command line only with content capture).
+      const span = trace.start("sh.exec", "internal", {
+        "process.executable.name": "sh",
+        "process.command_line": trace.captureContent ? run.secrets.scrub(String(a.at(1))) : undefined,
+      });
       try {
-        if (!Deno.statSync(o.cwd).isDirectory) {
-          return { ok: false, error: `sh.exec: cwd ${o.cwd} is not a directory` };
+        const r = await exec(a);
+        span.set({ "process.exit.code": typeof r.code === "number" ? r.code : undefined });
+        if (r.ok !== true) {
+          span.fail(r.timed_out ? "timeout" : r.killed ? "killed" : "sh_error", String(r.error));
         }
-      } catch {
-        return { ok: false, error: `sh.exec: cwd ${o.cwd} does not exist` };
-      }
-      let proc: ManagedProcess;
-      try {
-        proc = run.procs.spawn({
-          cmd: ["/bin/sh", "-c", cmd],
-          cwd: o.cwd,
-          env: o.env,
-          stdin: o.stdin !== undefined ? "piped" : "null",
-          stdout: "piped",
-          stderr: "piped",
-          label: o.label,
-        });
+        return r;
       } catch (e) {
-        return { ok: false, error: `sh.exec: cannot start /bin/sh: ${(e as Error).message}` };
+        span.fail("sh_error", run.secrets.scrub(String((e as Error)?.message ?? e)));
+        throw e;
+      } finally {
+        span.end();
       }
-      if (o.stdin !== undefined) feed(proc, o.stdin);
-
-      let timedOut = false;
-      const timer = o.timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(() => {
-          timedOut = true;
-          proc.kill().catch(() => undefined);
-        }, o.timeoutMs)
-        : undefined;
-      // Both pipes are read to the end concurrently (in Deno's runtime, the cheapest way). If a
-      // process of the group still holds them DRAIN_MS after the leader exited, the group is
-      // ended: that is what closes the pipes, and output() then holds everything written.
-      const output = Promise.all([
-        gather(proc.child.stdout, o.maxOutputBytes),
-        gather(proc.child.stderr, o.maxOutputBytes),
-        proc.status,
-      ]);
-      let settled = false;
-      let drainTimer: ReturnType<typeof setTimeout> | undefined;
-      const drained = proc.status.then(() =>
-        new Promise<"drain">((r) => {
-          if (!settled) drainTimer = setTimeout(() => r("drain"), DRAIN_MS);
-        })
-      );
-      if ((await Promise.race([output, drained])) === "drain") {
-        run.log.debug(`sh.exec: pipes still open ${DRAIN_MS} ms after the command exited; ending its group`);
-        await proc.killGroup();
-        // Still open: a process that detached from the group (setsid) holds them; end the tree.
-        let held: ReturnType<typeof setTimeout> | undefined;
-        const stillOpen = new Promise<"open">((r) => held = setTimeout(() => r("open"), DRAIN_MS));
-        if ((await Promise.race([output, stillOpen])) === "open") {
-          run.log.debug(`sh.exec: a detached process still holds the pipes; ending the command's tree`);
-          await proc.kill();
-        }
-        clearTimeout(held);
-      }
-      const [stdout, stderr, status] = await output;
-      settled = true;
-      clearTimeout(drainTimer);
-      clearTimeout(timer);
-
-      const result: Record<string, unknown> = {
-        ok: true,
-        code: status.signal ? undefined : status.code,
-        stdout: stdout.bytes,
-        stderr: stderr.bytes,
-      };
-      if (status.signal) result.signal = status.signal;
-      if (stdout.truncated || stderr.truncated) {
-        result.truncated = true;
-        if (stdout.truncated) result.stdout_truncated = true;
-        if (stderr.truncated) result.stderr_truncated = true;
-      }
-      if (timedOut) {
-        Object.assign(result, {
-          ok: false,
-          timed_out: true,
-          error: `sh.exec: timed out after ${o.timeoutMs / 1000} s (process group killed)`,
-        });
-      } else if (killedByUser.has(proc)) {
-        Object.assign(result, { ok: false, killed: true, error: `sh.exec: killed by sh.kill('${o.label}')` });
-      } else if (status.signal) {
-        Object.assign(result, { ok: false, error: `sh.exec: terminated by ${status.signal}` });
-      }
-      return result;
     },
   });
 

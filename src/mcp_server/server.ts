@@ -34,9 +34,13 @@
  *   a root is served on the next request, a removed one is gone from the enum and refused.
  * - Every call is one independent run; with the child runner each has its own process and
  *   process group, and calls run concurrently.
- * - Each run gets the server's environment (`env`, resolved at the command's edge); nothing
- *   here reads the process environment. Nothing here writes to stdout.
+ * - Each run gets the server's environment (`env`, resolved at the command's edge) and its
+ *   telemetry settings (`telemetry`); with them each `run_block` call is a SERVER span
+ *   `tools/call run_block` (`src/obs/otel/server_span.ts`, loaded only then), a child of the W3C
+ *   `traceparent` in the call's `_meta` when there is one, and the run's span is its child. Nothing here reads the process
+ *   environment. Nothing here writes to stdout.
  */
+import { parseTraceparent, type TelemetrySettings } from "../obs/otel/settings.ts";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -82,6 +86,8 @@ export interface BlockServerOptions {
   runner: BlockRunner<RunReport & { stderrTail?: string }>;
   /** The environment every run gets (the server's, resolved at its edge). */
   env: Readonly<Record<string, string>>;
+  /** OpenTelemetry export of every run (the server's `OTEL_*`, parsed at its edge); absent: none. */
+  telemetry?: TelemetrySettings;
   /** `tools/call` handlings in flight (the server waits for them when it stops). */
   runs?: Set<Promise<unknown>>;
   /** The job manager (`--serve-url`): adds the job tools (`job_tools.ts`); absent, they do not exist. */
@@ -286,6 +292,7 @@ export async function callRunBlock(
   args: unknown,
   signal: AbortSignal,
   onProgress?: (progress: number, message: string) => void,
+  traceparent?: string,
 ): Promise<CallToolResult> {
   const parsed = parseRunBlockArgs(args);
   if ("error" in parsed) return text(parsed.error, true);
@@ -301,6 +308,17 @@ export async function callRunBlock(
   }
   const n = ++callSeq;
   const started = performance.now();
+  // The caller's span (`_meta.traceparent`, the MCP convention) is the parent of this request's
+  // SERVER span (exported by this process), which is the parent of the run's span.
+  let parent = parseTraceparent(traceparent);
+  const span = opts.telemetry
+    ? (await import("../obs/otel/server_span.ts")).serverSpan(
+      opts.telemetry,
+      { method: "tools/call", tool: "run_block", parent, attributes: { "gen_ai.agent.name": block.name } },
+      (m) => opts.log.warn(m),
+    )
+    : undefined;
+  if (span) parent = { traceId: span.traceId, spanId: span.spanId, sampled: parent?.sampled ?? true };
   let notes = 0;
   const tally = new RunTally(
     onProgress && ((t) => onProgress(++notes, `block '${block.name}': ${t.summary()}`)),
@@ -313,6 +331,8 @@ export async function callRunBlock(
     context: parsed.context,
     env: opts.env,
     timeoutMs: opts.runTimeoutSecs * 1000,
+    ...(opts.telemetry ? { telemetry: opts.telemetry } : {}),
+    ...(parent ? { correlation: { traceId: parent.traceId, parentSpan: parent.spanId } } : {}),
   }, {
     signal,
     observe: onProgress && tally.observe,
@@ -329,10 +349,18 @@ export async function callRunBlock(
   let report: RunReport & { stderrTail?: string; sandboxed?: boolean };
   try {
     report = await running;
+  } catch (e) {
+    span?.end("_OTHER"); // a runner never rejects; if one did, its span still ends
+    throw e;
   } finally {
     clearInterval(ticker);
   }
   const ending: CallEnding = { cancelled: signal.aborted, stderrTail: report.stderrTail };
+  span?.end(
+    report.outcome.status === "returned" || report.outcome.status === "deferred"
+      ? undefined
+      : report.outcome.status,
+  );
   opts.log.info(
     `run_block #${n} '${block.name}': ${outcomeWord(report.outcome, ending)} in ${
       Math.round(performance.now() - started)
@@ -427,7 +455,9 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       })
         .catch(() => undefined);
     };
-    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress);
+    const meta = (req.params._meta ?? ctx.mcpReq._meta) as Record<string, unknown> | undefined;
+    const traceparent = typeof meta?.traceparent === "string" ? meta.traceparent : undefined;
+    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress, traceparent);
     opts.runs?.add(handling);
     try {
       return await handling;

@@ -88,8 +88,8 @@ let laidOut: Promise<void> | undefined;
 export function layOutPackages(launch: SelfLaunch = selfLaunch()): Promise<void> {
   if (launch.mode === "compiled") return Promise.resolve();
   laidOut ??= (async () => {
-    const file = "wasmoon/package.json"; // a variable: loaded when called, not with this module
-    await import(file, { with: { type: "json" } });
+    // loaded when called, not with this module (deno.json's lazy-dynamic-imports)
+    await import("wasmoon/package.json", { with: { type: "json" } });
   })().catch((e) => {
     laidOut = undefined; // the next start tries again
     throw e;

@@ -22,6 +22,10 @@
  * - A request it cannot honour (`sandbox`: only a process can be confined; an unreadable prompt
  *   file) and anything the runtime throws (a bug) are a `raised` outcome with code `config`,
  *   never a rejection.
+ * - A traced run (the request's `telemetry`, or the runner's `tracerProvider`; `traced.ts`, loaded
+ *   only then) has its spans ended and flushed before its `end` event, whatever the outcome
+ *   (a raise, the timeout, a cancel such as SIGTERM), within the export's bound; its trace id
+ *   replaces `AGENT_BLOCK_TRACE_ID`, so every kernel session of the run names the trace.
  * - Correlation ids given in the request override the run environment's `AGENT_BLOCK_TRACE_ID`,
  *   `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID` and `AGENT_BLOCK_AGENT_NAME` (the names every
  *   face stamps its records from).
@@ -40,14 +44,22 @@ import {
   ReportFold,
   type RunHandles,
   type RunHooks,
+  runName,
   type RunReport,
   type RunRequest,
   type RunText,
 } from "./runner.ts";
+import type { OpenTrace } from "./traced.ts";
 import { WallClock } from "./wall_clock.ts";
 
 /** What an in-process runner fixes for all its runs (the handles; see `RunHandles`). */
-export type InProcessOptions = RunHandles;
+export interface InProcessOptions extends RunHandles {
+  /**
+   * Subscribes to the connections the sandbox's network proxy refused (`RunSpec.netDenials`):
+   * set only by the CLI's confined runtime stage under `--sandbox-net allow-list`.
+   */
+  netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
+}
 
 const CORRELATION_VARS: [keyof Correlation, string][] = [
   ["traceId", "AGENT_BLOCK_TRACE_ID"],
@@ -92,7 +104,11 @@ export class InProcessRunner implements BlockRunner {
         (m) => stderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`)),
       )!
       : fold.observe;
-    const end = (outcome: Outcome): RunReport => {
+    const warn = (m: string) => stderr(new TextEncoder().encode(`[warn] agent-block: ${m}\n`));
+    // A traced run only (telemetry settings, or the embedder's provider) loads OpenTelemetry.
+    let traced: OpenTrace | undefined;
+    const end = async (outcome: Outcome): Promise<RunReport> => {
+      await traced?.finish(outcome); // bounded: a dead collector costs at most its timeout
       observe({ type: "end", outcome, ms: performance.now() - started });
       return fold.report(outcome);
     };
@@ -114,6 +130,18 @@ export class InProcessRunner implements BlockRunner {
       for (const [field, name] of CORRELATION_VARS) {
         const v = request.correlation?.[field];
         if (v !== undefined) env[name] = v;
+      }
+      if (request.telemetry || o.tracerProvider) {
+        traced = await (await import("./traced.ts")).openTrace({
+          name: runName(request),
+          correlation: request.correlation,
+          labels: request.labels,
+          settings: request.telemetry,
+          tracerProvider: o.tracerProvider,
+          meterProvider: o.meterProvider,
+          warn,
+        });
+        env.AGENT_BLOCK_TRACE_ID = traced.trace.traceId; // the kernel sessions find the trace
       }
       const bus = o.bus ?? new BusHost();
       const core = busCore(bus);
@@ -155,6 +183,8 @@ export class InProcessRunner implements BlockRunner {
         llmFetch: o.fetch,
         onSessionOpen: (session) => observe({ type: "session_open", session }),
         observe: watched ? observe : undefined,
+        netDenials: o.netDenials,
+        trace: traced?.trace,
       });
       return end(clock.judge(outcome));
     } catch (e) {

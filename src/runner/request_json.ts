@@ -18,7 +18,9 @@
  * - `globals`: an object of JSON values;
  * - `sandbox`: a boolean;
  * - `correlation`: `{"trace_id", "parent_span", "run_id", "agent_id", "agent_name",
- *   "parent_session", "step_key"}`, strings.
+ *   "parent_session", "step_key"}`, strings;
+ * - `telemetry`: `{"traces_endpoint", "metrics_endpoint"?, "protocol", "headers"?, "timeout_ms",
+ *   "service_name", "resource_attributes"?, "capture_content"?}` (`TelemetrySettings`).
  *
  * Invariants: `parseRequestJson(requestToJson(r))` deep-equals `r` without its `signal` (a
  * handle, never serialised). The parser refuses anything else — an unknown version or field, a
@@ -27,7 +29,7 @@
  * checks what it writes with the same parser: it never writes a request the reader refuses.
  */
 import type { JsonValue } from "../json/codec.ts";
-import type { Correlation, RunRequest, RunStores, RunText } from "./runner.ts";
+import type { Correlation, RunRequest, RunStores, RunText, TelemetrySettings } from "./runner.ts";
 
 /** Version of the JSON form this module writes and reads. */
 export const REQUEST_JSON_VERSION = 1;
@@ -109,6 +111,20 @@ export function requestToObject(request: RunRequest): Record<string, unknown> {
     const c: Record<string, string> = {};
     for (const [ts, json] of CORRELATION) if (r.correlation[ts] !== undefined) c[json] = r.correlation[ts]!;
     out.correlation = c;
+  }
+  if (r.telemetry) {
+    const t = r.telemetry;
+    const o: Record<string, unknown> = {
+      traces_endpoint: t.tracesEndpoint,
+      protocol: t.protocol,
+      timeout_ms: t.timeoutMs,
+      service_name: t.serviceName,
+    };
+    if (t.metricsEndpoint !== undefined) o.metrics_endpoint = t.metricsEndpoint;
+    if (t.headers !== undefined) o.headers = { ...t.headers };
+    if (t.resourceAttributes !== undefined) o.resource_attributes = { ...t.resourceAttributes };
+    if (t.captureContent !== undefined) o.capture_content = t.captureContent;
+    out.telemetry = o;
   }
   return out;
 }
@@ -227,6 +243,7 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     "globals",
     "sandbox",
     "correlation",
+    "telemetry",
   ]);
   if (f.obj.version !== REQUEST_JSON_VERSION) {
     f.fail("version", `must be ${REQUEST_JSON_VERSION}`, f.obj.version ?? "nothing");
@@ -317,6 +334,38 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
       if (v !== undefined) c[ts] = v;
     }
     r.correlation = c;
+  }
+  const tf = f.sub("telemetry");
+  if (tf) {
+    tf.only([
+      "traces_endpoint",
+      "metrics_endpoint",
+      "protocol",
+      "headers",
+      "timeout_ms",
+      "service_name",
+      "resource_attributes",
+      "capture_content",
+    ]);
+    const protocol = tf.need("protocol", tf.str("protocol")) as TelemetrySettings["protocol"];
+    if (protocol !== "http/protobuf" && protocol !== "http/json") {
+      tf.fail("protocol", "must be http/protobuf or http/json", protocol);
+    }
+    const t: TelemetrySettings = {
+      tracesEndpoint: tf.need("traces_endpoint", tf.str("traces_endpoint", true)),
+      protocol,
+      timeoutMs: tf.need("timeout_ms", tf.positive("timeout_ms", true)),
+      serviceName: tf.need("service_name", tf.str("service_name", true)),
+    };
+    const metrics = tf.str("metrics_endpoint", true);
+    if (metrics !== undefined) t.metricsEndpoint = metrics;
+    const headers = tf.strings("headers");
+    if (headers !== undefined) t.headers = headers;
+    const attrs = tf.strings("resource_attributes");
+    if (attrs !== undefined) t.resourceAttributes = attrs;
+    const capture = tf.bool("capture_content");
+    if (capture !== undefined) t.captureContent = capture;
+    r.telemetry = t;
   }
   return r;
 }

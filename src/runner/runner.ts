@@ -37,8 +37,13 @@ import type { RunEvent, RunObserver } from "../obs/run_events.ts";
 import type { EngineLimits } from "../lua/engine.ts";
 import type { HostModule } from "../host/context.ts";
 import type { BusHost } from "../host/bus.ts";
+import type {
+  OtelMeterProvider as MeterProvider,
+  OtelTracerProvider as TracerProvider,
+  TelemetrySettings,
+} from "../obs/otel/settings.ts";
 
-export type { RunEvent, RunObserver };
+export type { RunEvent, RunObserver, TelemetrySettings };
 
 /**
  * Ids that tie a run to what started it (trace context, a serve run, a flow step). Every field
@@ -158,6 +163,13 @@ export interface RunRequest {
   sandbox?: boolean;
   /** Ids tying the run to its caller. */
   correlation?: Correlation;
+  /**
+   * Export the run's traces and metrics over OTLP/HTTP (the edge parses the standard `OTEL_*`
+   * variables into this: `telemetryFromEnv`). Absent: nothing is exported, and no OpenTelemetry
+   * code is loaded, unless the in-process runner was given a tracer provider. With
+   * `correlation.traceId` and `correlation.parentSpan` (a W3C pair) the run's span is their child.
+   */
+  telemetry?: TelemetrySettings;
   /**
    * @deprecated the one handle a request used to carry; pass `RunHooks.signal`. Never part of
    * the JSON form. When both are given, either aborting cancels the run.
@@ -280,6 +292,13 @@ export interface RunHandles {
   limits?: EngineLimits;
   /** Timeout of every MCP request, ms, for runs whose request sets none (default 30 000). */
   mcpTimeoutMs?: number;
+  /**
+   * The embedder's OpenTelemetry tracer provider: every run's spans go to it (its export and
+   * flushing are the embedder's), whatever the request's `telemetry` says.
+   */
+  tracerProvider?: TracerProvider;
+  /** The embedder's meter provider, for the runs' metrics (with `tracerProvider`). */
+  meterProvider?: MeterProvider;
 }
 
 /** Makes an in-process runner over `handles` (what the edge gives a consumer that has handles). */

@@ -36,6 +36,7 @@ import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv, taskGraceMs } from "../run_env.ts";
 import { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
+import type { RunTrace } from "../obs/otel/run_trace.ts";
 import type { MeshSpec } from "../host/mesh_open.ts";
 
 /** What to run and with what. */
@@ -118,6 +119,17 @@ export interface RunSpec {
    * throw — pass `fanOut(...)`'s guarded function. The `end` event is the caller's to send.
    */
   observe?: RunObserver;
+  /**
+   * Subscribes to the connections the sandbox's network proxy refused (`--sandbox-net
+   * allow-list`, from the CLI edge): each becomes a `net_denied` event of the run's innermost
+   * open kernel session (`RunContext.recordTraffic`).
+   */
+  netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
+  /**
+   * The run's trace (`src/obs/otel/run_trace.ts`), when it is traced: host modules feed it kernel
+   * rows and open spans for their calls. Absent: nothing is traced, at no cost.
+   */
+  trace?: RunTrace;
 }
 
 /** The script's source and naming, read before the engine exists. */
@@ -223,10 +235,14 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     mcpTimeoutMs: spec.mcpTimeoutMs ?? 30_000,
     llmFetch: spec.llmFetch,
     observe: spec.observe,
+    trace: spec.trace,
     mesh: undefined,
     sessionOpened: spec.onSessionOpen ?? (() => {}),
     onCleanup: (fn) => cleanups.push(fn),
   };
+  spec.netDenials?.((d) =>
+    run.recordTraffic?.("net_denied", { host: d.host, port: d.port, reason: d.reason })
+  );
 
   const resolver = new ModuleResolver(
     libTiers(script.dir, projectRoot, home),

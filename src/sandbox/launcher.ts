@@ -6,31 +6,38 @@
  * stayed unconfined when it was tried in-process). So the launcher, on its main thread:
  * 1. resolves the policy from the run's environment (`policy.ts`) and checks the kernel
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
- * 2. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
+ * 2. under `--sandbox-net allow-list` (`prepareNet`, before this module's synchronous part): starts
+ *    the proxy outside, then enters a network namespace of the run's own with only `lo` up
+ *    (`net_launch.ts`; the same user-namespace hop as below when unprivileged), and hands the
+ *    runtime the proxy variables — or fails closed where no namespace can be had;
+ * 3. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
  *    `lib/`, `blocks/`, serve files and MCP token store `mcp-auth/`) read-only in a private mount namespace (`mount_ns.ts`;
  *    without privilege it first re-executes itself through `unshare` into a user namespace,
  *    `--sandbox-stage=userns`);
- * 3. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
+ * 4. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
  *    ruleset and the seccomp filter (`seccomp.ts`, all threads);
- * 4. prints one start-up line on stderr (what is enforced, and what is not);
- * 5. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
+ * 5. prints one start-up line on stderr (what is enforced, and what is not; the allowed hosts);
+ * 6. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
  *    binary; `src/proc/self.ts`) with `--sandbox-stage=runtime` first. From source that command
  *    uses `node_modules` as it is (`--node-modules-dir=manual`), which the first stage laid out
- *    before any of this (`src/cli/sandbox_launch.ts`): inside the boundary it is read-only. Same pid, so process groups, tags and the
+ *    before any of this (`src/cli/sandbox_launch.ts`): inside the boundary it is read-only. Same
+ *    pid, so process groups, tags and the
  *    parent-death signal are unchanged; every thread and child of the new image is inside the
  *    boundary, which no later code can lift.
  *
  * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
  * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
  * stream protocols that reach TCP peers and raw sockets; the mount — writes into `.git` and
- * agent-block's configuration; no capabilities — whatever root could do around the others.
+ * agent-block's configuration; no capabilities — whatever root could do around the others; the
+ * network namespace (allow-list) — every connection but the proxy's, by any process.
  * The policy comes from the environment of whoever started the run (`processEnv`); the project's
  * `.env` (`env` minus `processEnv`) may only make it stricter (`policy.ts`). Deno's permissions are not
  * a layer here: Deno 2.9 asks for `--allow-all` to read any `/proc` path, and the runtime reads
  * `/proc` for its process tree, its tags and the file tools' descriptor checks, so any narrower
  * grant (even one that drops only FFI) breaks them. `stage.ts` is the runtime's side.
  *
- * Errors are `AgentBlockError` (exit 1) naming what failed; nothing is half-applied and then run.
+ * Errors are `AgentBlockError` (exit 1) naming what failed; nothing is half-applied and then run
+ * (a proxy this launcher started is ended when the launch fails).
  */
 import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
@@ -39,10 +46,26 @@ import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
 import { installSeccomp } from "./seccomp.ts";
-import { protectPaths } from "./mount_ns.ts";
+import { protectPaths, userNamespaceHop } from "./mount_ns.ts";
 import { dropCapabilities } from "./caps.ts";
 import { archInfo, cstring, lastError, type Sys, sys } from "./sys.ts";
 import { STAGE_FLAG } from "./stage.ts";
+import {
+  type AllowEntry,
+  configuredHosts,
+  type NetMode,
+  parseAllowList,
+  resolveNetMode,
+  showEntry,
+} from "./net_policy.ts";
+import {
+  enterNetNamespace,
+  netNamespaceProbe,
+  proxyEnv,
+  type StartedProxy,
+  startProxy,
+} from "./net_launch.ts";
+import { SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
 
 /** What the launcher needs from the CLI edge. */
 export interface LaunchRequest {
@@ -65,6 +88,49 @@ export interface LaunchRequest {
   say: (line: string) => void;
   /** How to start this program (default `selfLaunch()`). */
   launch?: SelfLaunch;
+  /** `--sandbox-net`, when given. */
+  netFlag?: string;
+  /** The mesh URL the run joins (`--relay`): allowed under the allow-list. */
+  relay?: string;
+  /** The network plan `prepareNet` made (the proxy started). */
+  net?: NetPlan;
+}
+
+/** How the run reaches the network, and under the allow-list the proxy's socket. */
+export interface NetPlan {
+  mode: NetMode;
+  allow: AllowEntry[];
+  /** The proxy's Unix socket and token (allow-list only). */
+  socket?: string;
+  token?: string;
+  /** The proxy this launcher started (ended if the launch fails). */
+  proxy?: StartedProxy;
+}
+
+/**
+ * The run's network plan; under the allow-list, the proxy is started here (outside the namespace
+ * the launch will enter) unless this is the second launcher of the user-namespace hop, which is
+ * handed the first one's socket.
+ */
+export async function prepareNet(req: LaunchRequest): Promise<NetPlan> {
+  const fromProject = projectAdded(req.env, req.processEnv);
+  const tcp = sandboxRequest(req.processEnv, resolve(req.cwd, req.project), req.cwd, fromProject).tcp;
+  const mode = resolveNetMode(req.netFlag, req.processEnv, fromProject, tcp);
+  if (mode !== "allow-list") return { mode, allow: [] };
+  const allow = [
+    ...parseAllowList(req.processEnv.AGENT_BLOCK_SANDBOX_NET_ALLOW),
+    ...configuredHosts(req.env, req.relay),
+  ];
+  if (req.inUserNs) {
+    const socket = req.processEnv[SOCKET_VAR];
+    const token = req.processEnv[TOKEN_VAR];
+    if (!socket || !token) {
+      throw new AgentBlockError(`--sandbox-net allow-list: the user-namespace stage was given no proxy`);
+    }
+    return { mode, allow, socket, token };
+  }
+  const proxy = await startProxy(allow, req.launch);
+  return { mode, allow, socket: proxy.socket, token: proxy.token, proxy };
 }
 
 /** libc for the launcher, or the start-up error of a platform that cannot have the sandbox. */
@@ -84,8 +150,10 @@ function kernel(): Sys {
 
 /**
  * Checks that runs of `project` could be sandboxed here, without confining this process (a
- * server that hands `--sandbox` to every run fails at its start, not at each run). Returns the
- * Landlock ABI; throws the error a run would fail with.
+ * server that hands `--sandbox` to every run fails at its start, not at each run): the kernel's
+ * Landlock, and under `AGENT_BLOCK_SANDBOX_NET=allow-list` the list and a network namespace
+ * (`netNamespaceProbe`, in a child: this process stays where it is). Returns the Landlock ABI;
+ * throws the error a run would fail with.
  */
 export function sandboxPreflight(
   processEnv: Readonly<Record<string, string>>,
@@ -93,7 +161,24 @@ export function sandboxPreflight(
   cwd: string,
 ): number {
   const c = kernel();
-  return kernelPlan(c, resolvePolicy(sandboxRequest(processEnv, resolve(cwd, project), cwd))).abi;
+  const policy = resolvePolicy(sandboxRequest(processEnv, resolve(cwd, project), cwd));
+  const abi = kernelPlan(c, policy).abi;
+  if (resolveNetMode(undefined, processEnv, {}, policy.tcp) === "allow-list") {
+    parseAllowList(processEnv.AGENT_BLOCK_SANDBOX_NET_ALLOW);
+    const why = policy.testNoNetns
+      ? "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one"
+      : netNamespaceProbe();
+    if (why !== undefined) throw netRefusal(why);
+  }
+  return abi;
+}
+
+/** The fail-closed error of an allow-list run where no network namespace can be had. */
+function netRefusal(why: string): AgentBlockError {
+  return new AgentBlockError(
+    `--sandbox-net allow-list: no network namespace can be had here (${why}); the run does not ` +
+      `start rather than reach the network unchecked (--sandbox-net open or off need none)`,
+  );
 }
 
 /** The variables `env` holds beyond `processEnv`: what the project's `.env` added. */
@@ -106,7 +191,17 @@ function projectAdded(
 
 /** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
 export function launchSandboxed(req: LaunchRequest): never {
+  try {
+    return launchConfined(req);
+  } catch (e) {
+    req.net?.proxy?.kill();
+    throw e;
+  }
+}
+
+function launchConfined(req: LaunchRequest): never {
   const c = kernel();
+  const net = req.net ?? { mode: "open", allow: [] };
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
@@ -125,6 +220,7 @@ export function launchSandboxed(req: LaunchRequest): never {
       projectAdded(req.env, req.processEnv),
     ),
   );
+  if (net.mode === "off") policy.tcp = false;
   const plan = kernelPlan(c, policy);
   const warnings: string[] = [];
   for (const name of policy.ignored) {
@@ -148,11 +244,29 @@ export function launchSandboxed(req: LaunchRequest): never {
     ? "read-only"
     : "none";
   let config = "read-only";
+  const allowList = net.mode === "allow-list";
+  const runtimeEnv = proxyEnv(
+    req.processEnv,
+    allowList && net.socket && net.token ? { socket: net.socket, token: net.token } : undefined,
+  );
+  if (allowList) {
+    // before the mounts: a hop taken here carries both (`unshare --net --mount`)
+    if (policy.testNoNetns) {
+      throw netRefusal("AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one");
+    }
+    const ns = enterNetNamespace(c, req.inUserNs, policy.testUserNs);
+    if (ns.status === "hop") {
+      const hop = userNamespaceHop(true);
+      if ("prefix" in hop) execve(c, [...hop.prefix, ...selfArgs(req, "userns")], runtimeEnv);
+      throw netRefusal(`${ns.why}; ${hop.why}`);
+    }
+    if (ns.status === "unavailable") throw netRefusal(ns.why);
+  }
   const paths = [...policy.gitDirs, ...policy.configPaths];
   if (paths.length) {
-    const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs);
+    const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
     if (prot.status === "hop") {
-      execve(c, [...prot.prefix, ...selfArgs(req, "userns")], req.processEnv);
+      execve(c, [...prot.prefix, ...selfArgs(req, "userns")], runtimeEnv);
     }
     if (prot.status === "unavailable") {
       const store = tokenStore(home);
@@ -174,8 +288,8 @@ export function launchSandboxed(req: LaunchRequest): never {
   applyLandlock(c, plan, policy.writable);
   if (arch) installSeccomp(c, arch, { tcp: policy.tcp });
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
-  req.say(startupLine(policy, plan, arch !== undefined, git, config));
-  execve(c, selfArgs(req, "runtime"), req.processEnv);
+  req.say(startupLine(policy, plan, arch !== undefined, git, config, net));
+  execve(c, selfArgs(req, "runtime"), runtimeEnv);
 }
 
 /**
@@ -218,13 +332,17 @@ export function startupLine(
   seccomp: boolean,
   git: string,
   config = "read-only",
+  net?: NetPlan,
 ): string {
   const writes = policy.writable.map((w) => w.path).join(", ");
+  const network = net?.mode === "allow-list"
+    ? `; network: allow-list through the proxy (${net.allow.map(showEntry).join(", ") || "no hosts"})`
+    : "";
   return `agent-block: sandbox on (Landlock ABI ${plan.abi}${
     seccomp ? ", seccomp" : ""
   }): writes only to ${writes}; ` +
     `TCP ${policy.tcp ? "allowed" : "denied"}; io_uring ${seccomp ? "denied" : "NOT denied"}; .git ${git}; ` +
-    `agent-block config ${config}; no capabilities`;
+    `agent-block config ${config}; no capabilities${network}`;
 }
 
 /** Replaces this process with `cmd`; throws when the kernel refuses. */

@@ -53,16 +53,18 @@ export type GitProtection =
  * @param viaUserNs take the user-namespace hop even with privilege (the test seam
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`, so the unprivileged path is tested as root); without a
  *   hop to take that is an error, never a weaker run
+ * @param net a hop also enters a network namespace (`--sandbox-net allow-list`)
  */
 export function protectPaths(
   c: Sys,
   dirs: readonly string[],
   inUserNs: boolean,
   viaUserNs = false,
+  net = false,
 ): GitProtection {
   if (dirs.length === 0) return { status: "read-only" };
   if (!inUserNs && viaUserNs) {
-    const hop = userNamespaceHop();
+    const hop = userNamespaceHop(net);
     if ("prefix" in hop) return { status: "hop", prefix: hop.prefix };
     throw new AgentBlockError(
       `--sandbox: AGENT_BLOCK_SANDBOX_TEST_USERNS=1 asks for the user namespace, but ${hop.why}`,
@@ -71,7 +73,7 @@ export function protectPaths(
   if (!inUserNs) {
     if (c.unshare(CLONE_NEWNS) !== 0) {
       const first = lastError(c).text;
-      const hop = userNamespaceHop();
+      const hop = userNamespaceHop(net);
       if ("prefix" in hop) return { status: "hop", prefix: hop.prefix };
       return { status: "unavailable", why: `unshare(CLONE_NEWNS): ${first}; ${hop.why}` };
     }
@@ -103,11 +105,21 @@ export function protectPaths(
   return { status: "read-only" };
 }
 
-let hopProbe: { prefix: [string, ...string[]] } | { why: string } | undefined;
+const hopProbes = new Map<boolean, { prefix: [string, ...string[]] } | { why: string }>();
 
-/** The `unshare` command that enters a user and mount namespace, or why there is none (probed once). */
-export function userNamespaceHop(): { prefix: [string, ...string[]] } | { why: string } {
-  if (hopProbe) return hopProbe;
+/**
+ * The `unshare` command that enters a user and mount namespace (and with `net` a network
+ * namespace: `--sandbox-net allow-list`), or why there is none (probed once each).
+ */
+export function userNamespaceHop(net = false): { prefix: [string, ...string[]] } | { why: string } {
+  const known = hopProbes.get(net);
+  if (known) return known;
+  const hop = probeHop(net);
+  hopProbes.set(net, hop);
+  return hop;
+}
+
+function probeHop(net: boolean): { prefix: [string, ...string[]] } | { why: string } {
   const path = UNSHARE_PATHS.find((p) => {
     try {
       return Deno.statSync(p).isFile;
@@ -116,7 +128,7 @@ export function userNamespaceHop(): { prefix: [string, ...string[]] } | { why: s
     }
   });
   if (!path) {
-    return hopProbe = {
+    return {
       why: `no user namespace: util-linux unshare not found in ${UNSHARE_PATHS.join(", ")}`,
     };
   }
@@ -126,6 +138,7 @@ export function userNamespaceHop(): { prefix: [string, ...string[]] } | { why: s
     "--map-current-user",
     "--keep-caps",
     "--mount",
+    ...(net ? ["--net"] : []),
     "--propagation",
     "private",
     "--",
@@ -140,10 +153,10 @@ export function userNamespaceHop(): { prefix: [string, ...string[]] } | { why: s
       .outputSync();
     if (r.code !== 0) {
       const err = new TextDecoder().decode(r.stderr).trim().split("\n")[0];
-      return hopProbe = { why: `no user namespace (${path}: ${err || `exit ${r.code}`})` };
+      return { why: `no user namespace (${path}: ${err || `exit ${r.code}`})` };
     }
   } catch (e) {
-    return hopProbe = { why: `no user namespace (cannot run ${path}: ${(e as Error).message})` };
+    return { why: `no user namespace (cannot run ${path}: ${(e as Error).message})` };
   }
-  return hopProbe = { prefix };
+  return { prefix };
 }

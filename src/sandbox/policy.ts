@@ -29,7 +29,11 @@
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
  *   is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the unprivileged path to the read-only paths (a
- *   user namespace) even as root, an error where it cannot be taken (`mount_ns.ts`).
+ *   user namespace) even as root, an error where it cannot be taken (`mount_ns.ts`);
+ *   `AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1`: as if no network namespace could be had, which fails an
+ *   allow-list start (`net_launch.ts`) and changes nothing else.
+ * The network's mode and allow-list are `net_policy.ts`'s (`AGENT_BLOCK_SANDBOX_NET_ALLOW` is
+ * starter-only, listed here).
  *
  * `sandboxRequest` is pure (no file touched); `resolvePolicy` resolves the paths through the
  * file-system view it is given (`realPath`, `lstat`, `readTextFile`), so tests can hand in their
@@ -64,6 +68,8 @@ export interface SandboxRequest {
   testAbi?: number;
   /** The test seam `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: the read-only `.git` through a user namespace. */
   testUserNs: boolean;
+  /** The test seam `AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1`: as if no network namespace could be had. */
+  testNoNetns: boolean;
   /** Settings of the project's `.env` that were ignored because they would widen the sandbox. */
   ignored: string[];
 }
@@ -77,6 +83,8 @@ export const STARTER_ONLY = [
   "USERPROFILE",
   "AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI",
   "AGENT_BLOCK_SANDBOX_TEST_USERNS",
+  "AGENT_BLOCK_SANDBOX_NET_ALLOW",
+  "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS",
 ] as const;
 
 /** The home's entries a confined run may not write (configuration and code of every project). */
@@ -117,6 +125,7 @@ export interface SandboxPolicy {
   ignored: string[];
   testAbi?: number;
   testUserNs: boolean;
+  testNoNetns: boolean;
 }
 
 const OFF = new Set(["0", "false", "no", "off"]);
@@ -175,6 +184,7 @@ export function sandboxRequest(
     gitRw: switchValue(env, "AGENT_BLOCK_SANDBOX_GIT_RW", false),
     testAbi,
     testUserNs: switchValue(env, "AGENT_BLOCK_SANDBOX_TEST_USERNS", false),
+    testNoNetns: switchValue(env, "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS", false),
     ignored,
   };
 }
@@ -233,6 +243,7 @@ export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): 
     ignored: request.ignored,
     testAbi: request.testAbi,
     testUserNs: request.testUserNs,
+    testNoNetns: request.testNoNetns,
   };
 }
 

@@ -16,6 +16,8 @@ const SYMBOLS = {
   prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
   open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  ioctl: { parameters: ["i32", "u64", "u64"], result: "i32" },
   unshare: { parameters: ["i32"], result: "i32" },
   mount: { parameters: ["buffer", "buffer", "buffer", "u64", "pointer"], result: "i32" },
   execve: { parameters: ["buffer", "buffer", "buffer"], result: "i32" },

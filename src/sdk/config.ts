@@ -18,6 +18,12 @@
  *   resolves against are filled by the edge that runs the config (`mod.ts`'s `runBlock`: this
  *   process's environment and working directory).
  */
+import {
+  type OtelMeterProvider as MeterProvider,
+  type OtelTracerProvider as TracerProvider,
+  parseTraceparent,
+  type TelemetrySettings,
+} from "../obs/otel/settings.ts";
 import { isAbsolute } from "node:path";
 import type { JsonValue } from "../json/codec.ts";
 import type { BusHandler, BusHost } from "../host/bus.ts";
@@ -164,6 +170,14 @@ export interface BlockConfigFields {
   stderr?: (bytes: Uint8Array) => void;
   /** Watch the run as it goes: kernel events as committed, MCP connects and calls, the end. */
   observers?: readonly RunObserver[];
+  /** Export the run's traces and metrics over OTLP/HTTP (`telemetryFromEnv` makes it from `OTEL_*`). */
+  telemetry?: TelemetrySettings;
+  /** The embedder's tracer provider: the run's spans go to it (its export is the embedder's). */
+  tracerProvider?: TracerProvider;
+  /** The embedder's meter provider, for the run's metrics. */
+  meterProvider?: MeterProvider;
+  /** The caller's span, a W3C `traceparent` header: the run's span is its child. */
+  traceparent?: string;
 }
 
 /** The globals of stock Lua 5.4 (the standard libraries and base functions). */
@@ -401,6 +415,14 @@ export class BlockConfig {
   readonly stderr?: (bytes: Uint8Array) => void;
   /** The run's observers, in order. */
   readonly observers: readonly RunObserver[];
+  /** OTLP export settings. */
+  readonly telemetry?: TelemetrySettings;
+  /** The embedder's tracer provider. */
+  readonly tracerProvider?: TracerProvider;
+  /** The embedder's meter provider. */
+  readonly meterProvider?: MeterProvider;
+  /** The caller's span, a checked W3C `traceparent` header. */
+  readonly traceparent?: string;
 
   /**
    * A checked config; throws a `BlockError` (code `config`) naming the first field refused.
@@ -464,6 +486,27 @@ export class BlockConfig {
     this.stdout = f.stdout;
     this.stderr = f.stderr;
     this.observers = Object.freeze([...observers]);
+    if (f.tracerProvider !== undefined && typeof f.tracerProvider?.getTracer !== "function") {
+      fail(
+        `tracerProvider must be an OpenTelemetry TracerProvider (with getTracer), got ${
+          show(f.tracerProvider)
+        }`,
+      );
+    }
+    if (f.meterProvider !== undefined && typeof f.meterProvider?.getMeter !== "function") {
+      fail(
+        `meterProvider must be an OpenTelemetry MeterProvider (with getMeter), got ${show(f.meterProvider)}`,
+      );
+    }
+    if (f.traceparent !== undefined) {
+      if (typeof f.traceparent !== "string" || !parseTraceparent(f.traceparent)) {
+        fail(`traceparent must be a W3C traceparent header, got ${show(f.traceparent)}`);
+      }
+      this.traceparent = f.traceparent;
+    }
+    this.telemetry = f.telemetry;
+    this.tracerProvider = f.tracerProvider;
+    this.meterProvider = f.meterProvider;
     Object.freeze(this);
   }
 
@@ -670,6 +713,28 @@ export class BlockConfigBuilder {
    */
   observe(observer: RunObserver): this {
     this.#f.observers = [...(this.#f.observers ?? []), observer];
+    return this;
+  }
+  /**
+   * Exports the run's traces and metrics over OTLP/HTTP: `telemetryFromEnv(env)` makes the
+   * settings from the standard `OTEL_*` variables (nothing reads them unless you do).
+   */
+  telemetry(settings: TelemetrySettings | undefined): this {
+    this.#f.telemetry = settings;
+    return this;
+  }
+  /**
+   * Sends the run's spans (and, with `meterProvider`, its metrics) to your OpenTelemetry
+   * providers instead of an export of agent-block's own; flushing them is yours.
+   */
+  tracerProvider(provider: TracerProvider, meterProvider?: MeterProvider): this {
+    this.#f.tracerProvider = provider;
+    this.#f.meterProvider = meterProvider;
+    return this;
+  }
+  /** Makes the run's span a child of the caller's (a W3C `traceparent` header). */
+  traceparent(header: string): this {
+    this.#f.traceparent = header;
     return this;
   }
   /** The checked config; throws a `BlockError` (code `config`) naming the field refused. */

@@ -3,9 +3,10 @@
  * in-process `BlockRunner` (`src/runner/in_process.ts`, the one in-process run loop).
  *
  * Layer: consumer (sdk). Owns the mapping of a config onto a `RunRequest` (serialisable: script,
- * prompt and context, labels, limits, stores, mesh, globals — the default agent's source and
- * options included) plus the handles beside it (the runner's options: the bus with the config's
- * host handlers, host tools, `fetch`, output sinks; the hooks: the signal and the config's
+ * prompt and context, labels, limits, stores, mesh, globals, telemetry settings and the caller's
+ * `traceparent` as correlation — the default agent's source and options included) plus the
+ * handles beside it (the runner's options: the bus with the config's host handlers, host tools,
+ * `fetch`, the embedder's tracer and meter providers, output sinks; the hooks: the signal and the config's
  * observers), and the report: the runner's outcome, artifacts and sessions, plus the returned
  * text, the error, the exit code and the tools registered.
  *
@@ -25,6 +26,7 @@
  * the run's stderr).
  */
 import { resolve } from "node:path";
+import { parseTraceparent } from "../obs/otel/settings.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { busCore, BusHost } from "../host/bus.ts";
 import type { BlockConfig } from "./config.ts";
@@ -139,6 +141,9 @@ export function requestOf(config: BlockConfig, defaults: RunDefaults, secretKey?
   if (config.home !== undefined) r.home = config.home;
   if (config.timeoutMs !== undefined) r.timeoutMs = config.timeoutMs;
   if (config.mcpRpcTimeoutMs !== undefined) r.mcpTimeoutMs = config.mcpRpcTimeoutMs;
+  if (config.telemetry !== undefined) r.telemetry = config.telemetry;
+  const parent = parseTraceparent(config.traceparent);
+  if (parent) r.correlation = { traceId: parent.traceId, parentSpan: parent.spanId };
   if (config.relay !== undefined) {
     r.mesh = secretKey !== undefined ? { relay: config.relay, secretKey } : { relay: config.relay };
   }
@@ -165,6 +170,8 @@ export async function runConfig(
     stderr: config.stderr,
     modules: [hostToolsModule(config.hostTools, (list) => (tools = list))],
     fetch: config.fetch,
+    tracerProvider: config.tracerProvider,
+    meterProvider: config.meterProvider,
     bus,
     // a bus of the embedder's own may be emitted into before the script touches `bus`
     busEager: config.bus !== undefined || config.autoServeBus,

@@ -15,7 +15,11 @@
  * - `flow`: a Blueprint file, relative to the project root (`flows/x.bp.json`, `.yaml`, `.bp.lua`):
  *   the job runs that flow (`agent-block flow run`) instead of its block; `init` (a table) is then
  *   its initial context. A flow job takes no `prompt`/`context`; sandboxed (its own `sandbox` or
- *   the ratchet), its steps run as confined child runs.
+ *   the ratchet), its steps run as confined child runs;
+ * - `queue`: the run queue's queue the job's runs go to under `serve --nats` (default `default`;
+ *   `[A-Za-z0-9_-]+`); `max_attempts`: how many attempts a run gets when its worker is lost
+ *   (default 1); `project`: the project's id the workers know it by (default: the project
+ *   directory's name; `[A-Za-z0-9_.-]+`).
  *
  * Invariants: scanning is a pure function of the file system at the time of the call (the
  * manager rescans every tick, so adding a file adds the job and removing it removes it); a file
@@ -53,6 +57,12 @@ export interface JobDecl {
   flow?: string;
   /** `init`: the flow's initial context. */
   init?: Record<string, unknown>;
+  /** `queue` (default `default`): where its runs go under `serve --nats`. */
+  queue: string;
+  /** `max_attempts` (default 1): attempts of a run whose worker was lost. */
+  maxAttempts: number;
+  /** `project`: the project's id for the workers (absent: the project directory's name). */
+  project?: string;
 }
 
 /** A `job.toml` that cannot be used. */
@@ -111,7 +121,18 @@ function lineOfKey(text: string, key: string): number | undefined {
   return i < 0 ? undefined : i + 1;
 }
 
-const KEYS = ["every", "timeout", "prompt", "context", "sandbox", "flow", "init"];
+const KEYS = [
+  "every",
+  "timeout",
+  "prompt",
+  "context",
+  "sandbox",
+  "flow",
+  "init",
+  "queue",
+  "max_attempts",
+  "project",
+];
 
 /**
  * Parses one `job.toml` (`text`, read from `file`) of block `name` at `script`. Every problem of
@@ -160,7 +181,15 @@ export function parseJobFile(
     problem(`'${key}' must be a string, got ${JSON.stringify(v)}`, lineOfKey(text, key));
     return undefined;
   };
-  const job: JobDecl = { name, script, file, timeout: "10m", timeoutMs: DEFAULT_TIMEOUT_MS };
+  const job: JobDecl = {
+    name,
+    script,
+    file,
+    timeout: "10m",
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    queue: "default",
+    maxAttempts: 1,
+  };
   for (const key of ["every", "timeout"] as const) {
     const v = str(key);
     if (v === undefined) continue;
@@ -181,6 +210,23 @@ export function parseJobFile(
   for (const key of ["prompt", "context"] as const) {
     const v = str(key);
     if (v !== undefined) job[key] = v;
+  }
+  for (
+    const [key, re] of [["queue", /^[A-Za-z0-9_-]{1,64}$/], ["project", /^[A-Za-z0-9_.-]{1,128}$/]] as const
+  ) {
+    const v = str(key);
+    if (v === undefined) continue;
+    if (re.test(v)) job[key] = v;
+    else problem(`'${key}' must match ${re.source}, got '${v}'`, lineOfKey(text, key));
+  }
+  if (doc.max_attempts !== undefined) {
+    const v = doc.max_attempts;
+    if (typeof v !== "number" && typeof v !== "bigint" || !Number.isSafeInteger(Number(v)) || Number(v) < 1) {
+      problem(
+        `'max_attempts' must be a whole number of at least 1, got ${String(v)}`,
+        lineOfKey(text, "max_attempts"),
+      );
+    } else job.maxAttempts = Number(v);
   }
   if (doc.sandbox !== undefined) {
     if (typeof doc.sandbox !== "boolean") {

@@ -9,7 +9,9 @@
  * 3. finds the due jobs — asked for (`requestRun`), or `every` past the end of the job's
  *    previous run (a job never run is due when first seen) — skipping jobs with a live run;
  * 4. starts them in due order (then by name) while fewer than `maxLive` runs are live; the rest
- *    wait for a later tick (`queueLength`).
+ *    wait (`queueLength`) for a free slot: when a run ends, the due runs are looked at again at
+ *    once (against the jobs as the last tick scanned them), so a freed slot is taken without
+ *    waiting for the next tick.
  *
  * A run is one `RunRequest` to the `BlockRunner` the manager was given (`serve` gives it the
  * child runner: each run an agent-block process of its own): the job's block in the project
@@ -30,6 +32,12 @@
  * A flow job is interpreted in the manager's process, but under the ratchet (or its own
  * `sandbox = true`) its steps run as confined child runs, never in the manager's process.
  *
+ * Under `serve --nats` (`queue`), every run — a flow job's too — goes to the run queue instead
+ * (`queue_dispatch.ts`): the request is published and the run followed to its end on a worker;
+ * an interval run carries its due slot (its due time, 0 for a job's first run) so managers
+ * sharing the queue never start one interval twice. The end is recorded here as any other, its
+ * end time, counts and `lost` state as the worker recorded them.
+ *
  * A flow job (`flow = ...` in its job.toml) runs its Blueprint instead (`flow_job.ts`), its steps
  * through `flowRunner` in this process, recorded in the project's kernel database; its outcome is
  * recorded like a block run's, and its result file holds `{flow_run, ctx}`.
@@ -39,6 +47,7 @@
  * record at construction); nothing here throws for anything a run or a job file did — a
  * record that cannot be written is logged and the run still ends.
  */
+import type { TelemetrySettings } from "../obs/otel/settings.ts";
 import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
@@ -47,6 +56,7 @@ import { RunTally } from "../runner/tally.ts";
 import { runFlowJob } from "./flow_job.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
+import type { QueueDispatch, QueueReport } from "./queue_dispatch.ts";
 import {
   INLINE_RESULT_BYTES,
   type RunCountsRecord,
@@ -63,6 +73,8 @@ export interface SchedulerOptions {
   home: string;
   /** The environment every run starts from (the manager's own). */
   env: Readonly<Record<string, string>>;
+  /** OpenTelemetry export of every run (the manager's `OTEL_*`, parsed at its edge); absent: none. */
+  telemetry?: TelemetrySettings;
   record: ServeRecord;
   /** Runs the jobs' blocks (a runner that keeps a stderr tail reports it in `stderrTail`). */
   runner: BlockRunner<RunReport & { stderrTail?: string }>;
@@ -75,6 +87,16 @@ export interface SchedulerOptions {
   keepPerJob?: number;
   /** An earlier start of a manager for this project ran a job sandboxed (`ServeRecord.sandboxedBefore`). */
   sandboxedBefore?: boolean;
+  /**
+   * `serve --nats`: every run (a flow job's too) goes to the run queue and runs on a worker;
+   * `runner` and `flowRunner` are then unused.
+   */
+  queue?: QueueDispatch;
+  /**
+   * Start due runs on ticks only, never at a run's end (the scheduling before issue 30: the
+   * benchmark's baseline, `serve --start-on-tick-only`).
+   */
+  startOnTickOnly?: boolean;
 }
 
 /** A job as the API shows it. */
@@ -182,6 +204,24 @@ export class Scheduler {
       if (r.state === "running") continue;
       this.#keepEnded(r);
     }
+    // under the run queue a run left `running` goes on on its worker: follow it again
+    if (options.queue) {
+      for (const r of past) if (r.state === "running") this.#resume(r);
+    }
+  }
+
+  #resume(r: RunRecord): void {
+    this.#o.log(`run ${r.run_id} of job ${r.job} was going on the run queue: following it again`);
+    const stub: JobDecl = {
+      name: r.job,
+      script: "",
+      file: "",
+      timeout: "",
+      timeoutMs: 0,
+      queue: "",
+      maxAttempts: 1,
+    };
+    this.#start(stub, r.started_ms, undefined, { ...r });
   }
 
   #keepEnded(r: RunRecord): void {
@@ -240,8 +280,18 @@ export class Scheduler {
       for (const l of this.#live.values()) if (l.run.run_id === id) l.controller.abort();
     }
     this.#stops.clear();
+    this.#startDue(now);
+    this.metrics.lastTickMs = now;
+  }
 
-    const due: { job: JobDecl; at: number }[] = [];
+  /**
+   * Starts the due runs, in due order, while a slot is free (from a tick, and from a run's end:
+   * a freed slot is taken at once, not at the next tick).
+   */
+  #startDue(now: number): void {
+    // `slot` names an interval run for the run queue: its due time, 0 for a job's first run
+    // (managers sharing a queue agree on both, so they never start one interval twice)
+    const due: { job: JobDecl; at: number; slot?: number }[] = [];
     for (const job of this.#jobs.values()) {
       if (this.#live.has(job.name)) continue;
       const req = this.#requested.get(job.name);
@@ -250,25 +300,30 @@ export class Scheduler {
         continue;
       }
       const at = this.#nextRunMs(job.name); // the one rule GET /jobs shows as next_run_ms
-      if (at !== undefined && at <= now) due.push({ job, at });
+      // the due slot a queued run carries: 0 for a job's first run, else its due time
+      const slot = this.#lastEnd.get(job.name)?.ended_ms === undefined ? 0 : at;
+      if (at !== undefined && at <= now) due.push({ job, at, slot });
     }
     due.sort((a, b) => a.at - b.at || (a.job.name < b.job.name ? -1 : 1));
     let started = 0;
     for (const d of due) {
       if (this.#live.size >= this.#o.maxLive) break;
-      this.#start(d.job, now);
+      this.#start(d.job, now, d.slot);
       started++;
     }
     this.metrics.queue = due.length - started;
     this.metrics.live = this.#live.size;
-    this.metrics.lastTickMs = now;
   }
 
-  #start(job: JobDecl, now: number): void {
-    const req = this.#requested.get(job.name);
-    this.#requested.delete(job.name);
-    const id = req?.id ?? newRunId(now);
-    const run: RunRecord = {
+  /**
+   * Starts a run of `job` (or, with `resumed`, follows again on the run queue a run an earlier
+   * start of this manager left going: its start is on the record already).
+   */
+  #start(job: JobDecl, now: number, slot?: number, resumed?: RunRecord): void {
+    const req = resumed ? undefined : this.#requested.get(job.name);
+    if (!resumed) this.#requested.delete(job.name);
+    const id = resumed?.run_id ?? req?.id ?? newRunId(now);
+    const run: RunRecord = resumed ?? {
       run_id: id,
       job: job.name,
       started_ms: now,
@@ -280,7 +335,7 @@ export class Scheduler {
     };
     const resultFile = join(this.#o.home, "runs", job.name, `${id}.json`);
     const controller = new AbortController();
-    let recordedStart = false;
+    let recordedStart = resumed !== undefined;
     const recordStart = () => {
       if (recordedStart) return;
       recordedStart = true;
@@ -314,33 +369,48 @@ export class Scheduler {
       });
       // What the run does, live on its in-memory record (the API and the dashboard read it).
       const tally = new RunTally((t) => run.counts = countsOf(t));
-      const report = job.flow !== undefined
-        ? await this.#flowRun(job, run.sandboxed, controller.signal, recordStart)
-        : await this.#o.runner.run(
-          {
-            script: { path: job.script },
-            name: job.name,
-            projectRoot: this.#o.projectRoot,
-            prompt: job.prompt,
-            context: job.context,
-            labels: { job: job.name, run: id },
-            env: this.#o.env,
-            timeoutMs: job.timeoutMs,
-            sandbox: run.sandboxed,
-            correlation: { runId: id },
-          },
-          {
-            signal: controller.signal,
-            observe: tally.observe,
-            onStart: ({ pid, tag }) => {
-              run.pid = pid ?? null;
-              run.tag = tag ?? null;
-              recordStart();
-            },
-          },
-        );
+      const request = {
+        script: { path: job.script },
+        name: job.name,
+        projectRoot: this.#o.projectRoot,
+        prompt: job.prompt,
+        context: job.context,
+        labels: { job: job.name, run: id },
+        env: this.#o.env,
+        timeoutMs: job.timeoutMs,
+        sandbox: run.sandboxed,
+        correlation: { runId: id },
+        ...(this.#o.telemetry ? { telemetry: this.#o.telemetry } : {}),
+      };
+      const hooks = {
+        signal: controller.signal,
+        observe: tally.observe,
+        onStart: ({ pid, tag }: { pid?: number; tag?: string }) => {
+          run.pid = pid ?? null;
+          run.tag = tag ?? null;
+          recordStart();
+        },
+      };
+      const report: { outcome: Outcome; stderrTail?: string } & Partial<QueueReport> =
+        resumed && this.#o.queue
+          ? await this.#o.queue.follow(id, hooks)
+          : this.#o.queue
+          ? await this.#o.queue.run(job, request, slot, hooks)
+          : job.flow !== undefined
+          ? await this.#flowRun(job, run.sandboxed, controller.signal, recordStart)
+          : await this.#o.runner.run(request, hooks);
       recordStart();
-      const { state, message } = stateOf(report.outcome);
+      if (report.detached) {
+        // the manager stopped following a queued run: it goes on on its worker, and stays
+        // `running` on the record for the next start of this manager to follow again
+        this.#live.delete(job.name);
+        this.metrics.live = this.#live.size;
+        return;
+      }
+      const ended = stateOf(report.outcome);
+      const { state, message } = report.lost !== undefined
+        ? { state: "lost" as const, message: report.lost }
+        : ended;
       let result: string | null = null;
       let resultBytes: number | null = null;
       let file: string | null = null;
@@ -365,7 +435,7 @@ export class Scheduler {
       const end: RunEnd = {
         run_id: id,
         job: job.name,
-        ended_ms: Date.now(),
+        ended_ms: report.endedMs ?? Date.now(),
         exit_code: exitCodeOf(report.outcome),
         state,
         result,
@@ -373,13 +443,15 @@ export class Scheduler {
         result_file: file,
         message,
         stderr_tail: report.stderrTail ?? "",
-        counts: countsOf(tally),
+        counts: report.counts ?? countsOf(tally),
       };
       this.#write(() => this.#o.record.end(end), `the end of run ${id}`);
       Object.assign(run, end);
       this.#live.delete(job.name);
       this.metrics.live = this.#live.size;
       this.#keepEnded(run);
+      // the freed slot goes to the next due run now (the jobs as the last tick scanned them)
+      if (!this.#stopped && !this.#o.startOnTickOnly) this.#startDue(Date.now());
     })();
     this.#live.set(job.name, { run, controller, done });
   }

@@ -31,7 +31,7 @@
  * only `src/runner/**` imports `src/runtime/**` (the runners are the one way to run a block),
  * and the consumers (`src/sdk`, `src/mcp_server`, `src/serve`, `src/a2a_server`, `src/flows`) import from
  * `src/runner/**` the contract only (`runner.ts` and the pure modules beside it), never a runner
- * (`in_process.ts`, `child.ts`) or its parts: the edge picks the implementation. Rules that say
+ * (`in_process.ts`, `child.ts`) or its parts (`forward.ts`, `wall_clock.ts`, `traced.ts`): the edge picks the implementation. Rules that say
  * "never reaches" are checked over the transitive closure (`reaches`), not just direct edges.
  */
 import assert from "node:assert/strict";
@@ -106,6 +106,7 @@ const RUNNER_IMPLEMENTATION = any(
   is("src/runner/child.ts"),
   is("src/runner/forward.ts"),
   is("src/runner/wall_clock.ts"),
+  is("src/runner/traced.ts"),
 );
 
 /** The dependency rules. */

@@ -78,10 +78,21 @@ export interface StdioSession {
 export async function connectStdio(
   projectRoot: string,
   home: string,
-  opts: { era?: "legacy" | "auto"; extraArgs?: string[]; clientOptions?: ClientOptions } = {},
+  opts: {
+    era?: "legacy" | "auto";
+    extraArgs?: string[];
+    clientOptions?: ClientOptions;
+    /** More variables of the server's environment. */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<StdioSession> {
   const [command, ...args] = serverCommand(["-p", projectRoot, ...(opts.extraArgs ?? [])]);
-  const transport = new StdioClientTransport({ command, args, env: serverEnv(home), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: { ...serverEnv(home), ...opts.env },
+    stderr: "pipe",
+  });
   let err = "";
   transport.stderr?.on("data", (d: Uint8Array | string) => {
     err += typeof d === "string" ? d : new TextDecoder().decode(d);

@@ -7,6 +7,7 @@ import { REPO_ROOT, runCli, tempProject, testEnv } from "../helpers.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { IDS, threeBlocks } from "./three_blocks.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
+import { nkeys } from "@nats-io/transport-node";
 
 const missing = natsMissing();
 const ignore = missing !== undefined;
@@ -145,5 +146,41 @@ Deno.test(
     } finally {
       await srv.stop();
     }
+  },
+);
+
+Deno.test(
+  { name: "mesh nats cli: AGENT_BLOCK_NATS_NKEY names the seed a server requiring nkeys wants", ignore },
+  async () => {
+    const kp = nkeys.createUser();
+    const seed = new TextDecoder().decode(kp.getSeed());
+    await using srv = await startNats(`authorization { users = [ { nkey: ${kp.getPublicKey()} } ] }\n`);
+    const dir = await tempProject({
+      "m.lua": "print(mesh.agent_id())",
+      "nkey.seed": seed + "\n",
+      ".env": `AGENT_BLOCK_MESH_SECRET_KEY=${KEY_A}\nAGENT_BLOCK_NATS_NKEY=nkey.seed\n`,
+    });
+    const r = await runCli(["-s", "m.lua", "--relay", srv.url], { cwd: dir, env: testEnv(), clearEnv: true });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), ID(KEY_A));
+    // without the seed the server refuses the connection, and the run says so
+    const anon = await runCli(["-s", "m.lua", "--relay", srv.url], {
+      cwd: await tempProject({
+        "m.lua": "print(mesh.agent_id())",
+        ".env": `AGENT_BLOCK_MESH_SECRET_KEY=${KEY_A}\n`,
+      }),
+      env: testEnv(),
+      clearEnv: true,
+    });
+    assert.equal(anon.code, 1);
+    assert.match(anon.stderr, /authoriz/i);
+    // a seed file that cannot be read names the variable and the file
+    const gone = await runCli(["-s", "m.lua", "--relay", srv.url], {
+      cwd: await tempProject({ "m.lua": "", ".env": "AGENT_BLOCK_NATS_NKEY=missing.seed\n" }),
+      env: testEnv(),
+      clearEnv: true,
+    });
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /AGENT_BLOCK_NATS_NKEY: cannot read missing\.seed: no such file/);
   },
 );

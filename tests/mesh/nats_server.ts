@@ -2,7 +2,9 @@
  * A real `nats-server` (Debian's package) for the mesh tests, on 127.0.0.1 and a free port.
  *
  * Owns starting one (`startNats`), learning its port from its log, restarting it on the same
- * port (`restart`: the clients' reconnect test) and stopping it. It stops by itself too: the
+ * port (`restart`: the clients' reconnect test) and stopping it. With `{ jetstream: true }` it runs
+ * JetStream (`-js`) with its store in the test's temporary directory, kept across `restart` (file
+ * storage: what the run queue tests restart it for). It stops by itself too: the
  * server runs under a small shell that ends it when its stdin closes, and stdin is a pipe from
  * the test process — if the test process dies, the server follows.
  *
@@ -30,7 +32,7 @@ export interface NatsServer extends AsyncDisposable {
   /** `nats://127.0.0.1:<port>`. */
   url: string;
   port: number;
-  /** Stops the server and starts it again on the same port (its state is lost). */
+  /** Stops the server and starts it again on the same port (core state is lost; a JetStream store is kept). */
   restart(): Promise<void>;
   /** Stops it (idempotent). */
   stop(): Promise<void>;
@@ -47,7 +49,7 @@ interface Running {
  * Starts `nats-server` on 127.0.0.1. `config` is extra server configuration text (for example
  * `max_payload: 4096`, or an `authorization` block).
  */
-export async function startNats(config = ""): Promise<NatsServer> {
+export async function startNats(config = "", opts: { jetstream?: boolean } = {}): Promise<NatsServer> {
   const dir = await tempDir("ab_nats_");
   const conf = join(dir, "nats.conf");
   await Deno.writeTextFile(conf, config);
@@ -56,6 +58,7 @@ export async function startNats(config = ""): Promise<NatsServer> {
 
   const start = async (): Promise<void> => {
     const args = ["-c", conf, "-a", "127.0.0.1", "-p", String(port)];
+    if (opts.jetstream) args.push("-js", "-sd", join(dir, "store"));
     const child = new Deno.Command("sh", {
       // the server ends when the test process's pipe to this shell closes
       args: ["-c", 'nats-server "$@" & pid=$!; cat >/dev/null; kill -KILL $pid; wait $pid', "sh", ...args],

@@ -37,6 +37,16 @@ const FULL: RunRequest = {
     parentSession: "s",
     stepKey: "k",
   },
+  telemetry: {
+    tracesEndpoint: "http://127.0.0.1:4318/v1/traces",
+    metricsEndpoint: "http://127.0.0.1:4318/v1/metrics",
+    protocol: "http/json",
+    headers: { authorization: "Bearer t" },
+    timeoutMs: 2000,
+    serviceName: "ci",
+    resourceAttributes: { "deployment.environment": "ci" },
+    captureContent: true,
+  },
 };
 
 Deno.test("request JSON: every field round-trips exactly", () => {
@@ -76,6 +86,18 @@ Deno.test("request JSON: the parser names the file and the field", () => {
   bad({ correlation: { run_id: 5 } }, /field 'correlation\.run_id' must be a string/);
   bad({ mesh: { secret_key: "k" } }, /field 'mesh\.relay' is required/);
   bad({ sandbox: "yes" }, /field 'sandbox' must be true or false/);
+  const t = {
+    traces_endpoint: "http://c/v1/traces",
+    protocol: "http/json",
+    timeout_ms: 10,
+    service_name: "s",
+  };
+  bad(
+    { telemetry: { ...t, protocol: "grpc" } },
+    /field 'telemetry\.protocol' must be http\/protobuf or http\/json/,
+  );
+  bad({ telemetry: { ...t, timeout_ms: undefined } }, /field 'telemetry\.timeout_ms' is required/);
+  bad({ telemetry: { ...t, endpoint: "x" } }, /unknown field 'telemetry\.endpoint'/);
   assert.throws(() => parseRequestJson("{", "run.json"), /run\.json: not valid JSON/);
   assert.throws(() => parseRequestJson("[]", "run.json"), /run\.json: must be a JSON object, got array/);
 });

@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempProject } from "../helpers.ts";
-import { gitProtectionMissing, outsideDir, sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
+import { answerHttp, gitProtectionMissing, outsideDir, sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
 
 if (SKIP) console.warn(`escape_attack_test: skipped: ${SKIP}`);
 const opts = { ignore: SKIP !== undefined, sanitizeResources: false, sanitizeOps: false };
@@ -48,7 +48,7 @@ async function suite(tcp: boolean): Promise<Suite> {
   const serving = (async () => {
     for await (const conn of listener) {
       s.accepted++;
-      void answer(conn);
+      void answerHttp(conn, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
     }
   })();
   try {
@@ -73,29 +73,6 @@ async function suite(tcp: boolean): Promise<Suite> {
     await serving.catch(() => undefined);
   }
   return s;
-}
-
-/**
- * Enough HTTP for http.request to get an answer when TCP is allowed: the request is read to the
- * end of its head before the answer (closing with unread bytes would reset the connection).
- */
-async function answer(conn: Deno.Conn): Promise<void> {
-  const buf = new Uint8Array(4096);
-  let head = "";
-  try {
-    while (!head.includes("\r\n\r\n")) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      head += new TextDecoder().decode(buf.subarray(0, n));
-    }
-    if (head.includes("\r\n\r\n")) {
-      await conn.write(new TextEncoder().encode("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"));
-    }
-  } catch {
-    // a raw connect (the child's) closes without a request
-  } finally {
-    conn.close();
-  }
 }
 
 let open: Promise<Suite> | undefined;

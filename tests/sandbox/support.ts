@@ -1,7 +1,8 @@
 /**
  * What the sandbox tests share: whether this machine can run them (Linux with Landlock, a
- * directory outside `/tmp` to aim the escapes at), a sandboxed run of a Lua script whose
- * value is JSON, and a private copy of the checkout (its own `node_modules`) outside every grant.
+ * directory outside `/tmp` to aim the escapes at), and a sandboxed run of a Lua script whose
+ * value is JSON; the answer of the test servers its runs aim at (`answerHttp`); and a private
+ * copy of the checkout (its own `node_modules`) outside every grant (`checkoutCopy`).
  */
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -86,6 +87,28 @@ export async function sandboxedRun(
     // no value: the caller checks the code and stderr
   }
   return { code: r.code, stderr: r.stderr, value };
+}
+
+/**
+ * Enough HTTP for a test server the sandbox's runs aim at: the request is read to the end of its
+ * head, then `response` (a whole response) is written and the connection closed (closing with
+ * unread bytes would reset it). A raw connect that sends no request just gets closed.
+ */
+export async function answerHttp(conn: Deno.Conn, response: string): Promise<void> {
+  const buf = new Uint8Array(4096);
+  let head = "";
+  try {
+    while (!head.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      head += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    if (head.includes("\r\n\r\n")) await conn.write(new TextEncoder().encode(response));
+  } catch {
+    // a raw connect closes without a request
+  } finally {
+    conn.close();
+  }
 }
 
 /** What a run of `cli.ts` needs of the checkout: its code, config and both lockfiles. */

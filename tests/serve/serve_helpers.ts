@@ -206,3 +206,88 @@ export async function waitForEnd(m: Manager, name: string, timeoutMs = 60_000): 
   }, { what: `a run of ${name} to end\n${m.stderr()}`, timeoutMs });
   return runs.find((x) => x.state !== "running");
 }
+
+/** A running `agent-block worker`. */
+export interface Worker {
+  child: Deno.ChildProcess;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
+  /** SIGTERM (it drains), then the exit code. */
+  stop(): Promise<number>;
+  /** SIGKILL, then the exit status. */
+  kill(): Promise<Deno.CommandStatus>;
+}
+
+/** The `agent-block worker` command of the tests (own `AGENT_BLOCK_HOME`, small environment). */
+export function workerCommand(args: string[], home: string, env: Record<string, string> = {}): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, "worker", ...args],
+    env: { NO_COLOR: "1", AGENT_BLOCK_HOME: home, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  });
+}
+
+/** Starts `agent-block worker args...` and waits until it pulls. */
+export async function startWorker(
+  args: string[],
+  home: string,
+  env: Record<string, string> = {},
+): Promise<Worker> {
+  const child = workerCommand(args, home, env).spawn();
+  let text = "";
+  const dec = new TextDecoder();
+  const reading = (async () => {
+    for await (const chunk of child.stderr) text += dec.decode(chunk, { stream: true });
+  })();
+  reading.catch(() => undefined);
+  let status: Deno.CommandStatus | undefined;
+  child.status.then((s) => status = s);
+  await waitFor(() => /agent-block worker: pulling /.test(text) || status !== undefined, {
+    what: "the worker to pull",
+    timeoutMs: 60_000,
+  });
+  if (status !== undefined) throw new Error(`the worker did not start:\n${text}`);
+  return {
+    child,
+    stderr: () => text,
+    stop: async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      const s = await child.status;
+      await reading;
+      return s.code;
+    },
+    kill: async () => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      const s = await child.status;
+      await reading.catch(() => undefined);
+      return s;
+    },
+  };
+}
+
+/** Runs a worker expected to exit by itself (one refused at start); its exit code and stderr. */
+export async function runWorkerToExit(
+  args: string[],
+  home: string,
+): Promise<{ code: number; stderr: string }> {
+  const child = workerCommand(args, home).spawn();
+  // bounded: a worker that does not refuse would pull forever, and is ended here instead
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+  }, 60_000);
+  try {
+    const out = await child.output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

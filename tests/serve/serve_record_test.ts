@@ -110,7 +110,7 @@ Deno.test({
         file: join(p.root, "blocks/other.job.toml"),
         line: 2,
         message:
-          "unknown key 'every_other' (a job.toml has every, timeout, prompt, context, sandbox, flow, init)",
+          "unknown key 'every_other' (a job.toml has every, timeout, prompt, context, sandbox, flow, init, queue, max_attempts, project)",
       });
       const refused = await m.api("/jobs/other/runs", { method: "POST" });
       assert.equal(refused.status, 409);

@@ -140,6 +140,8 @@ const STABLE_SURFACE = [
   "JsonValue",
   "McpServerConfig",
   "NewEvent",
+  "OtelMeterProvider",
+  "OtelTracerProvider",
   "Outcome",
   "OutcomeStatus",
   "PromptArgument",
@@ -161,6 +163,8 @@ const STABLE_SURFACE = [
   "SessionSummary",
   "StartFacts",
   "StorePaths",
+  "TelemetrySettings",
+  "TelemetrySettingsError",
   "TextSource",
   "ToolDeclaration",
   "ToolInfo",
@@ -177,6 +181,7 @@ const STABLE_SURFACE = [
   "openExistingStore",
   "runBlock",
   "scanBlocks",
+  "telemetryFromEnv",
 ]; // deno-fmt-ignore
 
 Deno.test("docs: the stable surface of mod.ts is exactly the pinned list", async () => {

@@ -275,8 +275,16 @@ export class McpConnection {
     );
   }
 
-  /** `tools/call`, with our own progress token (when: see the module header). */
-  callTool(tool: string, args: Record<string, unknown>, signal?: AbortSignal) {
+  /**
+   * `tools/call`, with our own progress token (when: see the module header) and `extraMeta` (a
+   * traced run's `traceparent`) in the request's `_meta`.
+   */
+  callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+    extraMeta?: Record<string, string>,
+  ) {
     if (this.deps.traceContext && !("__ab_obs" in args)) {
       const obs = this.deps.traceContext();
       if (Object.keys(obs).length) args = { ...args, __ab_obs: obs };
@@ -290,6 +298,7 @@ export class McpConnection {
       if (this.kind !== "stdio" || this.deps.callbacks()?.get("progress")) {
         meta.progressToken = `ab-${++this.#progressSeq}`;
       }
+      if (extraMeta) Object.assign(meta, extraMeta); // a traced run's `traceparent`
       return this.client.callTool({ name: tool, arguments: args, _meta: meta }, opts);
     }, signal);
   }

@@ -51,6 +51,7 @@ import {
   type Msg,
   type MsgHdrs,
   type NatsConnection,
+  nkeyAuthenticator,
   type NodeConnectionOptions,
 } from "@nats-io/transport-node";
 import { JsonError, parseJson, stringifyJson } from "../../json/codec.ts";
@@ -168,12 +169,15 @@ export async function connectNats(
   };
   if (options.natsCreds !== undefined) {
     opts.authenticator = credsAuthenticator(enc.encode(options.natsCreds));
+  } else if (options.natsNkeySeed !== undefined) {
+    opts.authenticator = nkeyAuthenticator(enc.encode(options.natsNkeySeed.trim()));
   } else if (user !== undefined) {
     opts.user = user;
     opts.pass = pass;
   } else if (token !== undefined) {
     opts.token = token;
   }
+  if (options.natsTlsCa !== undefined) opts.tls = { ca: options.natsTlsCa };
   let nc: NatsConnection;
   const abort = options.signal;
   if (abort?.aborted) throw new MeshError("closed", `connect to ${shown} cancelled`);

@@ -128,6 +128,10 @@ export interface MeshConnectOptions {
   natsCreds?: string;
   /** NATS token (also accepted as `nats://token@host`). */
   natsToken?: string;
+  /** An nkey seed (`AGENT_BLOCK_NATS_NKEY` names its file). */
+  natsNkeySeed?: string;
+  /** PEM text of the CA the NATS server's certificate must chain to (`AGENT_BLOCK_NATS_TLS_CA`). */
+  natsTlsCa?: string;
   /**
    * The handler for inbound requests from the moment the transport listens (`setHandler` changes
    * it later): set here, no request that arrives while `connect` is still settling is answered

@@ -21,7 +21,8 @@
  * built only on the error path: a turn that succeeds converts nothing more than before. The key a
  * request sends joins the run's secrets (`run.secrets`), and the message is scrubbed of them and
  * of URL credentials before Lua sees it, so an error body that echoes the key is not recorded or
- * printed with it.
+ * printed with it. A traced run's requests go through its trace's `modelFetch` (`traceparent` out,
+ * `server.address`, time to the first chunk; `src/obs/otel/run_trace.ts`).
  */
 import { isAbsolute, join } from "node:path";
 import type { LuaEngine } from "../../lua/engine.ts";
@@ -203,6 +204,10 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
 
   let transportModule: typeof import("../../clients/llm/transport.ts") | undefined; // loaded once, on first use
   const ids = () => correlation(run.env);
+  // A traced run's model requests carry `traceparent` and tell the trace their server and first chunk.
+  const llmFetch = run.trace
+    ? run.trace.modelFetch(run.llmFetch ?? ((input, init) => fetch(input, init)))
+    : run.llmFetch;
   // The run's request timeouts share one timer, stopped with the run.
   const deadlines = new Deadlines();
   run.onCleanup(() => deadlines.stop());
@@ -256,7 +261,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
             }
             : undefined,
           signal: cx.signal,
-          fetch: run.llmFetch,
+          fetch: llmFetch,
           deadlines,
           correlation: ids,
           obs: (level, line) => {

@@ -1,0 +1,223 @@
+/**
+ * The sandbox's proxy on its own (`src/sandbox/net_proxy.ts`, `net_forward.ts`), served in this
+ * process on a Unix socket and spoken to in raw HTTP: the token line, keep-alive forwarding with
+ * `Content-Length` and chunked bodies, a later request for another upstream on the same connection
+ * (closed, never forwarded), `CONNECT` tunnels, the denial feed, and the feed owner's end ending
+ * the proxy.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type ProxyHandle, serveProxy } from "../../src/sandbox/net_proxy.ts";
+import { parseAllowList } from "../../src/sandbox/net_policy.ts";
+import { DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
+
+const opts = { ignore: Deno.build.os === "windows", sanitizeResources: false, sanitizeOps: false };
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const TOKEN = "t0ken";
+
+interface World {
+  socket: string;
+  proxy: ProxyHandle;
+  said: string[];
+  allowedPort: number;
+  otherPort: number;
+  /** Requests the allowed upstream answered: method, path and body. */
+  seen: string[];
+  otherHits: () => number;
+  close(): Promise<void>;
+}
+
+async function world(): Promise<World> {
+  const dir = await Deno.makeTempDir({ prefix: "ab_proxy_" });
+  const seen: string[] = [];
+  const allowed = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.text();
+    seen.push(`${req.method} ${new URL(req.url).pathname} ${body}`);
+    return new Response(`echo ${body}`);
+  });
+  let otherHits = 0;
+  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    otherHits++;
+    return new Response("other");
+  });
+  const socket = join(dir, "proxy.sock");
+  const said: string[] = [];
+  const proxy = serveProxy(
+    { socket, token: TOKEN, allow: parseAllowList(`127.0.0.1:${allowed.addr.port}`) },
+    (l) => said.push(l),
+  );
+  return {
+    socket,
+    proxy,
+    said,
+    allowedPort: allowed.addr.port,
+    otherPort: other.addr.port,
+    seen,
+    otherHits: () => otherHits,
+    close: async () => {
+      proxy.close();
+      await proxy.done;
+      await allowed.shutdown();
+      await other.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Reads one response (head and a Content-Length body); undefined when the connection closed first. */
+async function readResponse(c: Deno.Conn, pending: { buf: string }): Promise<string | undefined> {
+  const b = new Uint8Array(4096);
+  while (true) {
+    const end = pending.buf.indexOf("\r\n\r\n");
+    if (end >= 0) {
+      const len = Number(/content-length:\s*(\d+)/i.exec(pending.buf.slice(0, end))?.[1] ?? 0);
+      if (pending.buf.length >= end + 4 + len) {
+        const out = pending.buf.slice(0, end + 4 + len);
+        pending.buf = pending.buf.slice(end + 4 + len);
+        return out;
+      }
+    }
+    const n = await c.read(b).catch(() => null);
+    if (n === null) return undefined;
+    pending.buf += dec.decode(b.subarray(0, n));
+  }
+}
+
+Deno.test({
+  name: "sandbox proxy: keep-alive forwarding with Content-Length and chunked bodies, in origin form",
+  ...opts,
+  fn: async () => {
+    const w = await world();
+    try {
+      const c = await Deno.connect({ transport: "unix", path: w.socket });
+      const pending = { buf: "" };
+      const base = `http://127.0.0.1:${w.allowedPort}`;
+      await c.write(
+        enc.encode(`${TOKEN}\r\nPOST ${base}/one HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc`),
+      );
+      assert.match((await readResponse(c, pending))!, /^HTTP\/1\.1 200[^]*echo abc$/);
+      await c.write(
+        enc.encode(
+          `POST ${base}/two HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nProxy-Authorization: x\r\n\r\n` +
+            `2\r\nde\r\n3;ext=1\r\nfgh\r\n0\r\n\r\n`,
+        ),
+      );
+      assert.match((await readResponse(c, pending))!, /echo defgh$/);
+      await c.write(enc.encode(`GET ${base}/three HTTP/1.1\r\nHost: x\r\n\r\n`));
+      assert.match((await readResponse(c, pending))!, /^HTTP\/1\.1 200/);
+      assert.deepEqual(w.seen, ["POST /one abc", "POST /two defgh", "GET /three "]);
+      // another upstream on the same connection: closed, never forwarded anywhere
+      await c.write(enc.encode(`GET http://127.0.0.1:${w.otherPort}/x HTTP/1.1\r\nHost: x\r\n\r\n`));
+      assert.equal(await readResponse(c, pending), undefined);
+      assert.equal(w.otherHits(), 0);
+      assert.equal(w.seen.length, 3);
+      c.close();
+    } finally {
+      await w.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "attack: sandbox net: the proxy answers nothing without the token, and refuses what the list lacks",
+  ...opts,
+  fn: async () => {
+    const w = await world();
+    try {
+      const wrong = await Deno.connect({ transport: "unix", path: w.socket });
+      await wrong.write(enc.encode(`nope\r\nCONNECT 127.0.0.1:${w.allowedPort} HTTP/1.1\r\n\r\n`));
+      assert.equal(await readResponse(wrong, { buf: "" }), undefined);
+      wrong.close();
+      const c = await Deno.connect({ transport: "unix", path: w.socket });
+      await c.write(enc.encode(`${TOKEN}\r\nCONNECT 127.0.0.1:${w.otherPort} HTTP/1.1\r\n\r\n`));
+      assert.match(
+        (await readResponse(c, { buf: "" }))!,
+        /^HTTP\/1\.1 403 [^]*X-Agent-Block-Denied: 127\.0\.0\.1:\d+/,
+      );
+      c.close();
+      assert.equal(w.otherHits(), 0);
+      assert.equal(w.said.length, 1);
+      assert.match(w.said[0], /refused 127\.0\.0\.1:\d+ \(an address not on the allow-list/);
+    } finally {
+      await w.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "sandbox proxy: a CONNECT tunnel carries bytes both ways; the feed tells of refusals; its owner's end ends the proxy",
+  ...opts,
+  fn: async () => {
+    const w = await world();
+    try {
+      const feed = await Deno.connect({ transport: "unix", path: w.socket });
+      await feed.write(enc.encode(`${TOKEN}\r\n${DENIAL_FEED}\r\n\r\n`));
+      const b = new Uint8Array(1024);
+      assert.equal(dec.decode(b.subarray(0, (await feed.read(b))!)), "\n", "registered");
+      const t = await Deno.connect({ transport: "unix", path: w.socket });
+      await t.write(enc.encode(`${TOKEN}\r\nCONNECT 127.0.0.1:${w.allowedPort} HTTP/1.1\r\n\r\n`));
+      const pending = { buf: "" };
+      assert.match((await readResponse(t, pending))!, /^HTTP\/1\.1 200 Connection established/);
+      await t.write(enc.encode(`GET /tunnel HTTP/1.1\r\nHost: x\r\n\r\n`));
+      assert.match((await readResponse(t, pending))!, /^HTTP\/1\.1 200/);
+      t.close();
+      const r = await Deno.connect({ transport: "unix", path: w.socket });
+      await r.write(
+        enc.encode(`${TOKEN}\r\nGET http://localhost:${w.otherPort}/ HTTP/1.1\r\nHost: x\r\n\r\n`),
+      );
+      assert.match((await readResponse(r, { buf: "" }))!, /^HTTP\/1\.1 403/);
+      r.close();
+      let line = "";
+      while (!line.includes("\n")) {
+        const n = await feed.read(b);
+        assert.ok(n !== null, "the feed ended before the refusal came");
+        line += dec.decode(b.subarray(0, n));
+      }
+      assert.deepEqual(JSON.parse(line), {
+        host: "localhost",
+        port: w.otherPort,
+        reason: `not on the allow-list at this port`,
+      });
+      feed.close(); // the owner (first feed) goes: the proxy ends
+      await w.proxy.done;
+      await assert.rejects(() => Deno.connect({ transport: "unix", path: w.socket }));
+    } finally {
+      await w.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "sandbox proxy: a listed name that resolves to an address also listed is reached at that address",
+  ...opts,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_proxy_" });
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("local"),
+    );
+    const socket = join(dir, "proxy.sock");
+    const port = server.addr.port;
+    const said: string[] = [];
+    const proxy = serveProxy(
+      { socket, token: TOKEN, allow: parseAllowList(`localhost:${port},127.0.0.1:${port}`) },
+      (l) => said.push(l),
+    );
+    try {
+      const c = await Deno.connect({ transport: "unix", path: socket });
+      await c.write(
+        enc.encode(`${TOKEN}\r\nGET http://localhost:${port}/ HTTP/1.1\r\nHost: localhost\r\n\r\n`),
+      );
+      assert.match((await readResponse(c, { buf: "" }))!, /^HTTP\/1\.1 200[^]*local$/);
+      c.close();
+      assert.deepEqual(said, []);
+    } finally {
+      proxy.close();
+      await proxy.done;
+      await server.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
