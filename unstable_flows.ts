@@ -19,7 +19,7 @@
  *   agents: [{ name: "hello", kind: "lua", spec: { source: "return 'hello, ' .. _PROMPT" } }],
  *   flow: { kind: "step", ref: "hello", in: { op: "path", at: "$.name" }, out: { op: "path", at: "$.out" } },
  * }, { file: `${project}/one.bp.json` });
- * const result = await runFlow(blueprint, { projectRoot: project, env: {}, initCtx: { name: "flows" } });
+ * const result = await runFlow(blueprint, { projectRoot: project, env: { HOME: project }, initCtx: { name: "flows" } });
  * console.log(result.ctx); // { name: "flows", out: "hello, flows" }
  * await Deno.remove(project, { recursive: true });
  * ```
@@ -29,6 +29,7 @@
 import {
   type FlowEdge,
   type FlowOptions,
+  listFlowRunsWith,
   rerunFlowWith,
   resumeFlowWith,
   runFlowWith,
@@ -36,6 +37,8 @@ import {
 import type { Blueprint } from "./src/flows/blueprint.ts";
 import type { Json as FlowJson } from "./src/flows/path.ts";
 import type { FlowResult } from "./src/flows/run.ts";
+import type { FlowRunSummary } from "./src/flows/record.ts";
+import type { EventStore } from "./src/knl/store.ts";
 import { InProcessRunner } from "./src/runner/in_process.ts";
 
 const FLOW_EDGE: FlowEdge = {
@@ -77,7 +80,7 @@ const FLOW_EDGE: FlowEdge = {
  * }, { file: `${project}/greet.bp.json` });
  * const result = await runFlow(blueprint, {
  *   projectRoot: project,
- *   env: {},
+ *   env: { HOME: project }, // the run's own environment: its home (flow locks, stores) is under it
  *   initCtx: { name: "flows" },
  *   fns: { shout: (text) => String(text).toUpperCase() },
  * });
@@ -97,7 +100,8 @@ export function runFlow(
  * Continues a flow run that was interrupted, cancelled, failed or is waiting (`answer`: the
  * waiting step's value). The flow is evaluated again from the start; steps the record has a pass
  * for return their recorded value without running. The Blueprint is the one given, else the
- * run's recorded file (read and compiled again, so an edited agent's steps run again).
+ * run's recorded file (read and compiled again, so an edited agent's steps run again). A run
+ * another process still runs is refused (`FlowRunBusy`).
  * @param runId the run (`FlowResult.runId`, `agent-block flow runs`)
  * @param options as `runFlow`'s, plus `blueprint` and `answer`
  */
@@ -109,7 +113,7 @@ export function resumeFlow(
 }
 
 /**
- * Runs a finished flow run again from the first occurrence of step `from`: the steps recorded
+ * Runs a flow run that no process runs (finished, waiting or interrupted) again from the first occurrence of step `from`: the steps recorded
  * before it replay, it and everything after it run (the record is cut with an event, never edited).
  * @param runId the run
  * @param from the step's ref
@@ -121,6 +125,18 @@ export function rerunFlow(
   options: FlowOptions & { blueprint?: Blueprint } = {},
 ): Promise<FlowResult> {
   return rerunFlowWith(FLOW_EDGE, runId, from, options);
+}
+
+/**
+ * Every flow run recorded in `store`, newest first, with its state. A run recorded `running` is
+ * shown `interrupted` when no process runs it any more (no process holds its lock: it was killed,
+ * or its machine went down); `resumeFlow` or `rerunFlow` continues it.
+ * @param store the kernel store the runs are recorded in
+ * @param options `home`: the agent-block home the runs' processes use (their locks are in its
+ *   `flow-locks/`; default `AGENT_BLOCK_HOME`, else `~/.agent-block`)
+ */
+export function listFlowRuns(store: EventStore, options: { home?: string } = {}): FlowRunSummary[] {
+  return listFlowRunsWith(FLOW_EDGE, store, options.home);
 }
 
 export type { FlowEdge, FlowOptions } from "./src/flows/api.ts";
@@ -151,5 +167,6 @@ export {
   FlowWaiting,
 } from "./src/flows/errors.ts";
 export type { FlowEvent, FlowFn, FlowResult } from "./src/flows/run.ts";
-export { type FlowRunState, type FlowRunSummary, listFlowRuns, UnknownFlowRun } from "./src/flows/record.ts";
+export { type FlowRunState, type FlowRunSummary, UnknownFlowRun } from "./src/flows/record.ts";
+export { FlowRunBusy } from "./src/flows/run_lock.ts";
 export type { BlockRunner, RunHooks, RunReport, RunRequest } from "./src/runner/runner.ts";

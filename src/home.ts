@@ -3,7 +3,8 @@
  *
  * Owns the resolution of the user's home directory and of `$AGENT_BLOCK_HOME` (default
  * `~/.agent-block`), the per-user state directory holding the user's `blocks/` and `lib/` tiers and
- * the default databases, and the MCP token store inside it (`mcpAuthDir`). Pure functions of an environment view: they never read the process
+ * the default databases, and the MCP token store inside it (`mcpAuthDir`) and the flow runs'
+ * locks (`flowLocksDir`). Pure functions of an environment view: they never read the process
  * environment, so two runs with different environments resolve different homes.
  */
 import { join } from "node:path";
@@ -39,4 +40,13 @@ export function agentBlockHome(env: EnvView, fallback: string): string {
  */
 export function mcpAuthDir(home: string): string {
   return join(home, "mcp-auth");
+}
+
+/**
+ * The flow runs' locks of a home: `<home>/flow-locks`, one lock file per live run (`flow run`,
+ * `resume`, `rerun`). Here so the sandbox launcher, which keeps it read-only, and the flows agree
+ * on the place.
+ */
+export function flowLocksDir(home: string): string {
+  return join(home, "flow-locks");
 }

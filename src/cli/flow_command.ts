@@ -8,9 +8,10 @@
  * stderr), `--events FILE|-` (the `flow.*` events as JSON Lines).
  *
  * Exit codes: 0 the flow completed (a halt gate is a completion); 1 it failed or was cancelled
- * (`failed_step` on stderr and in the record), or a run id is unknown; 2 usage or compile errors
- * (the file, the JSON pointer or line, and what was expected); 75 a step is waiting for an answer
- * (`flow resume RUN --answer JSON`).
+ * (`failed_step` on stderr and in the record), or a run id is unknown, or another process still
+ * runs the run a `resume`/`rerun` names (it holds the run's lock, `flows/run_lock.ts`); 2 usage
+ * or compile errors (the file, the JSON pointer or line, and what was expected); 75 a step is
+ * waiting for an answer (`flow resume RUN --answer JSON`).
  */
 import { isAbsolute, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -32,7 +33,8 @@ import {
   resumeFlow,
   runFlow,
 } from "../flows/run.ts";
-import { listFlowRuns, UnknownFlowRun } from "../flows/record.ts";
+import { listFlowRuns, shownState, UnknownFlowRun } from "../flows/record.ts";
+import { runIsLive } from "../flows/run_lock.ts";
 import { blueprintSchema } from "../flows/schema.ts";
 import { showRun } from "../flows/show.ts";
 import type { Json } from "../flows/path.ts";
@@ -51,7 +53,9 @@ Usage:
 
 FILE is a Blueprint: .json, .yaml/.yml, or .bp.lua (a Lua script returning the Blueprint table,
 with require("flow") builders). Every run is recorded in the project's kernel database; resume
-and rerun re-evaluate the flow and replay the steps already done.
+and rerun re-evaluate the flow and replay the steps already done. A run whose process died
+(SIGKILL, a crash) is listed as interrupted; resume and rerun continue it, and refuse a run
+another process still runs.
 
 Options:
       --init JSON|@FILE    the initial context (merged over the Blueprint's default_init_ctx)
@@ -347,7 +351,8 @@ export async function flowCommand(argv: string[]): Promise<number> {
       let runs: ReturnType<typeof listFlowRuns> = [];
       try {
         Deno.statSync(edge.storePath);
-        runs = listFlowRuns(openStore(edge.storePath));
+        const store = openStore(edge.storePath);
+        runs = listFlowRuns(store, runIsLive(edge.home, store));
       } catch (e) {
         if (!(e instanceof Deno.errors.NotFound)) throw e;
       }
@@ -376,7 +381,7 @@ export async function flowCommand(argv: string[]): Promise<number> {
       if (!events.some((e) => e.kind === "flow.run_started")) {
         throw new UnknownFlowRun(positionals[0], edge.storePath);
       }
-      writeStdout(enc.encode(showRun(events) + "\n"));
+      writeStdout(enc.encode(showRun(events, shownState(events, runIsLive(edge.home, store))) + "\n"));
       return EXIT.OK;
     }
   }
@@ -395,6 +400,7 @@ function base(
     projectRoot: edge.projectRoot,
     env: edge.env,
     store,
+    home: edge.home,
     signal,
     ...(onEvent ? { onEvent } : {}),
   };

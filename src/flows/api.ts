@@ -8,6 +8,9 @@
  * `<project>/.agent-block/knl.sqlite`), `$AGENT_BLOCK_HOME` for block lookup, reading and
  * compiling the Blueprint (JSON, YAML or `.bp.lua`; warnings to `onWarning`).
  *
+ * The run's lock (`run_lock.ts`) lives in that home's `flow-locks/`: a process listing runs, or
+ * resuming one, must resolve the same home as the process running it to see it live.
+ *
  * Invariant: a resume or rerun compiles the Blueprint (the one given, else the run's recorded
  * file) before the record is touched, so a Blueprint that no longer compiles changes nothing.
  */
@@ -21,8 +24,9 @@ import { type CompiledFlow, compileFlow } from "./compile.ts";
 import type { Externs } from "./expr.ts";
 import { readLuaBlueprint } from "./lua_form.ts";
 import type { Json } from "./path.ts";
-import { UnknownFlowRun } from "./record.ts";
+import { type FlowRunSummary, listFlowRuns, UnknownFlowRun } from "./record.ts";
 import * as core from "./run.ts";
+import { runIsLive } from "./run_lock.ts";
 
 /** Where and how a flow runs (everything optional). */
 export interface FlowOptions {
@@ -64,6 +68,7 @@ function prepare(blueprint: string | Blueprint | undefined, o: FlowOptions, edge
   const projectRoot = resolve(cwd, o.projectRoot ?? ".");
   const runner = o.runner ?? edge.runner();
   const includes = (o.includes ?? []).map((d) => resolve(cwd, d));
+  const home = agentBlockHome(env, cwd);
   const store = typeof o.store === "object" ? o.store : openStore(
     o.store !== undefined ? storePathFrom(cwd, o.store) : defaultStorePath(projectRoot, (k) => env[k]),
   );
@@ -77,7 +82,7 @@ function prepare(blueprint: string | Blueprint | undefined, o: FlowOptions, edge
   const compile = async (b: string | Blueprint): Promise<CompiledFlow> => {
     const compiled = compileFlow(await read(b), {
       projectRoot,
-      home: agentBlockHome(env, cwd),
+      home,
       fns: new Set(Object.keys(o.fns ?? {})),
     });
     for (const w of compiled.warnings) o.onWarning?.(w);
@@ -89,6 +94,7 @@ function prepare(blueprint: string | Blueprint | undefined, o: FlowOptions, edge
     projectRoot,
     env,
     store,
+    home,
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.externs ? { externs: o.externs } : {}),
     ...(o.fns ? { fns: o.fns } : {}),
@@ -144,4 +150,12 @@ export async function rerunFlowWith(
   const p = prepare(options.blueprint, options, edge);
   const compiled = await p.compile(options.blueprint ?? recorded(p.store, runId));
   return await core.rerunFlow(runId, from, p.base(compiled));
+}
+
+/**
+ * Every flow run in `store`, newest first, a run recorded `running` that no process runs shown
+ * `interrupted` (its lock looked for under `home`, default the edge environment's home).
+ */
+export function listFlowRunsWith(edge: FlowEdge, store: EventStore, home?: string): FlowRunSummary[] {
+  return listFlowRuns(store, runIsLive(home ?? agentBlockHome(edge.env(), edge.cwd()), store));
 }

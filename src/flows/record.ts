@@ -14,8 +14,11 @@
  *   a cut at step `s` drops the first entry of `s` and every entry recorded after it.
  * - A value whose JSON is over 64 KiB is written to `.agent-block/flows/<run>/<step key>.json`
  *   and recorded as `{path, sha256, bytes}`; reading it back checks the hash.
- * - A run's state is the last of its `run_started`/`run_resumed` (`running`), `run_waiting`
- *   (`waiting`) and `run_finished` (its status) events.
+ * - A run's recorded state is the last of its `run_started`/`run_resumed` (`running`),
+ *   `run_waiting` (`waiting`) and `run_finished` (its status) events. A run recorded `running`
+ *   whose process is gone (no process holds its lock, `run_lock.ts`: it was killed, or its
+ *   machine went down) is shown `interrupted`; the record itself never says so (nothing is
+ *   appended for a death), so the state a listing shows depends on the `live` probe it is given.
  */
 import { dirname, join } from "node:path";
 import type { EventRow, EventStore } from "../knl/store.ts";
@@ -27,8 +30,11 @@ import type { Json } from "./path.ts";
 /** Values past this many bytes of JSON are kept in a file beside the database. */
 export const INLINE_VALUE_LIMIT = 64 * 1024;
 
-/** The states of a run. */
-export type FlowRunState = "running" | "waiting" | "completed" | "failed" | "cancelled";
+/**
+ * The states of a run: `interrupted` is a run recorded `running` that no live process runs
+ * (`flow resume` or `flow rerun` continues it).
+ */
+export type FlowRunState = "running" | "interrupted" | "waiting" | "completed" | "failed" | "cancelled";
 
 /** A recorded step value: inline, or a pointer to its file. */
 export type StoredValue = { value: Json } | { value_ref: { path: string; sha256: string; bytes: number } };
@@ -173,7 +179,7 @@ export function replayTable(events: readonly EventRow[]): Map<string, ReplayEntr
   return new Map(entries.map((x) => [x.key, x.entry]));
 }
 
-/** The state of a run from its events. */
+/** The state of a run as its events record it (never `interrupted`: see `shownState`). */
 export function runState(events: readonly EventRow[]): FlowRunState {
   let state: FlowRunState = "running";
   for (const e of events) {
@@ -182,6 +188,16 @@ export function runState(events: readonly EventRow[]): FlowRunState {
     else if (e.kind === "flow.run_finished") state = e.data.status as FlowRunState;
   }
   return state;
+}
+
+/**
+ * The state of run `events` to show: `interrupted` for a recorded `running` that `live` (read
+ * after the events) says no process runs; without `live`, the recorded state.
+ */
+export function shownState(events: readonly EventRow[], live?: (runId: string) => boolean): FlowRunState {
+  const state = runState(events);
+  const run = events[0]?.stream;
+  return state === "running" && live && run !== undefined && !live(run) ? "interrupted" : state;
 }
 
 /** One run, as `flow runs` lists it. */
@@ -202,21 +218,24 @@ export interface FlowRunSummary {
   failed_step?: string;
 }
 
-/** Every flow run in `store`, newest first. */
-export function listFlowRuns(store: EventStore): FlowRunSummary[] {
+/**
+ * Every flow run in `store`, newest first; `live` tells a run recorded `running` that a process
+ * still runs from an `interrupted` one (`runIsLive`; without it, such a run is listed `running`).
+ */
+export function listFlowRuns(store: EventStore, live?: (runId: string) => boolean): FlowRunSummary[] {
   const rows = readOnlyQuery(
     store,
     `SELECT stream FROM events WHERE kind = 'flow.run_started' ORDER BY position DESC`,
     [],
     { raw: true },
   ) as { stream: string }[];
-  return rows.map((r) => summarise(store.read(String(r.stream))));
+  return rows.map((r) => summarise(store.read(String(r.stream)), live));
 }
 
-/** A run's summary from its events. */
-export function summarise(events: readonly EventRow[]): FlowRunSummary {
+/** A run's summary from its events (`live`: as for `listFlowRuns`). */
+export function summarise(events: readonly EventRow[], live?: (runId: string) => boolean): FlowRunSummary {
   const started = events.find((e) => e.kind === "flow.run_started");
-  const state = runState(events);
+  const state = shownState(events, live);
   const lastWait = [...events].reverse().find((e) => e.kind === "flow.run_waiting");
   const lastFinish = [...events].reverse().find((e) => e.kind === "flow.run_finished");
   const failed = (lastFinish?.data.error as { failed_step?: string } | undefined)?.failed_step;

@@ -21,6 +21,11 @@
  *   same context and only missing steps run.
  * - A failed command changes nothing in the record: resume, answer and rerun check the run and
  *   its state before appending anything (the caller compiles the Blueprint before calling).
+ * - One process runs a run at a time: a run, a resume or a rerun holds the run's lock
+ *   (`run_lock.ts`, under `options.home`) from before its first append to after its last; a
+ *   resume or rerun takes it before reading the state it acts on, and is refused (`FlowRunBusy`,
+ *   exit 1) while another process holds it. A run recorded `running` whose lock it could take is
+ *   `interrupted` (its process died): resume and rerun continue it.
  * - `job.defer` in an agent with `spec.on_defer = "wait"` ends the run `waiting` (exit 75); an
  *   answer is recorded as that step's value (`answered`) and the run goes on.
  */
@@ -43,6 +48,7 @@ import {
   type StoredValue,
   UnknownFlowRun,
 } from "./record.ts";
+import { type RunLock, takeRunLock } from "./run_lock.ts";
 import { stepRunner, type StepUsage } from "./step_runner.ts";
 
 /** A TypeScript function an embedder registers as an agent (`kind: "fn"`). */
@@ -73,6 +79,8 @@ export interface FlowRunOptions {
   env: Readonly<Record<string, string>>;
   /** The kernel store the run is recorded in. */
   store: EventStore;
+  /** The agent-block home: the run's lock is in its `flow-locks/`. */
+  home: string;
   /** The file name the record shows (default the Blueprint's file). */
   script?: string;
   /** Stops the run: in-flight steps get the signal, the run is recorded `cancelled`. */
@@ -114,15 +122,32 @@ export async function runFlow(
   const runId = newRunId();
   const record = recordOf(options, runId);
   const initCtx = mergeInitCtx(bp.default_init_ctx, options.initCtx);
-  record.open(bp.id, options.script ?? bp.file);
-  record.append("run_started", {
-    blueprint_id: bp.id,
-    blueprint_file: bp.file,
-    agents: Object.fromEntries([...options.compiled.agents].map(([n, a]) => [n, a.digest])),
-    init_ctx: initCtx,
-    ...(options.taskMetadata !== undefined ? { task_metadata: options.taskMetadata } : {}),
+  return await holding(takeRunLock(options.home, options.store, runId), async () => {
+    record.open(bp.id, options.script ?? bp.file);
+    record.append("run_started", {
+      blueprint_id: bp.id,
+      blueprint_file: bp.file,
+      agents: Object.fromEntries([...options.compiled.agents].map(([n, a]) => [n, a.digest])),
+      init_ctx: initCtx,
+      ...(options.taskMetadata !== undefined ? { task_metadata: options.taskMetadata } : {}),
+    });
+    return await evaluate(options, record, initCtx, options.taskMetadata, new Map());
   });
-  return await evaluate(options, record, initCtx, options.taskMetadata, new Map());
+}
+
+/** Runs `f` holding `lock`, and lets it go however `f` ends. */
+async function holding<T>(lock: RunLock, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } finally {
+    lock.release();
+  }
+}
+
+/** Takes run `runId`'s lock, once the run is known to exist (an unknown id is `UnknownFlowRun`). */
+function lockRun(options: FlowRunOptions, runId: string): RunLock {
+  recordedRun(options, runId);
+  return takeRunLock(options.home, options.store, runId);
 }
 
 /** Run `runId`'s record, its events, its start event and its state; `UnknownFlowRun` without a start. */
@@ -134,11 +159,18 @@ function recordedRun(options: FlowRunOptions, runId: string) {
   return { record, events, started, state: runState(events) };
 }
 
-/** Continues run `runId` (recorded in `options.store`); `answer` answers a waiting step. */
+/**
+ * Continues run `runId` (recorded in `options.store`); `answer` answers a waiting step. A run
+ * another process still runs is refused (`FlowRunBusy`).
+ */
 export async function resumeFlow(
   runId: string,
   options: FlowRunOptions & { answer?: Json },
 ): Promise<FlowResult> {
+  return await holding(lockRun(options, runId), () => resumeHeld(runId, options));
+}
+
+async function resumeHeld(runId: string, options: FlowRunOptions & { answer?: Json }): Promise<FlowResult> {
   const { record, events, started, state } = recordedRun(options, runId);
   if (state === "completed") {
     throw new AgentBlockError(
@@ -179,12 +211,17 @@ export async function resumeFlow(
   );
 }
 
-/** Runs run `runId` again from the first occurrence of step `from`, keeping the steps before it. */
+/**
+ * Runs run `runId` again from the first occurrence of step `from`, keeping the steps before it;
+ * any run no process runs (finished, waiting, or `interrupted`), else `FlowRunBusy`.
+ */
 export async function rerunFlow(runId: string, from: string, options: FlowRunOptions): Promise<FlowResult> {
-  const { record, events, started, state } = recordedRun(options, runId);
-  if (state === "running") {
-    throw new AgentBlockError(`flow run ${runId} is still running; rerun takes a finished run`, 1);
-  }
+  return await holding(lockRun(options, runId), () => rerunHeld(runId, from, options));
+}
+
+/** Rerun with the lock held: a run recorded `running` here is interrupted (its process died). */
+async function rerunHeld(runId: string, from: string, options: FlowRunOptions): Promise<FlowResult> {
+  const { record, events, started } = recordedRun(options, runId);
   const refs = new Set(events.filter((e) => e.kind === "flow.step_completed").map((e) => String(e.data.ref)));
   if (!refs.has(from)) {
     throw new AgentBlockError(

@@ -2,9 +2,11 @@
  * `flow show RUN`: a flow run's record as readable lines (a view over `knl export`).
  *
  * Invariant: read-only; one line per `flow.*` event, in record order, with the time since the run
- * started; values are shown shortened (the record has them whole).
+ * started; values are shown shortened (the record has them whole); the last line is the run's
+ * state as `flow runs` shows it (`interrupted`: recorded running, but no process runs it).
  */
 import type { EventRow } from "../knl/store.ts";
+import type { FlowRunState } from "./record.ts";
 
 const short = (v: unknown, max = 100) => {
   const s = typeof v === "string" ? v : JSON.stringify(v);
@@ -12,8 +14,8 @@ const short = (v: unknown, max = 100) => {
   return s.length > max ? s.slice(0, max - 3) + "..." : s;
 };
 
-/** The readable view of a run's events. */
-export function showRun(events: readonly EventRow[]): string {
+/** The readable view of a run's events, ending with its `state`. */
+export function showRun(events: readonly EventRow[], state: FlowRunState): string {
   const t0 = events[0]?.epoch_ms ?? 0;
   const lines: string[] = [];
   for (const e of events) {
@@ -70,5 +72,10 @@ export function showRun(events: readonly EventRow[]): string {
     }
     lines.push(`${at.padStart(10)}  ${text}`);
   }
+  const run = events[0]?.stream ?? "RUN";
+  const hint = state === "interrupted"
+    ? ` (recorded running, but no process runs it: agent-block flow resume ${run} continues it)`
+    : "";
+  lines.push(`${"".padStart(10)}  state: ${state}${hint}`);
   return lines.join("\n");
 }

@@ -11,7 +11,8 @@
  *    (`net_launch.ts`; the same user-namespace hop as below when unprivileged), and hands the
  *    runtime the proxy variables — or fails closed where no namespace can be had;
  * 3. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
- *    `lib/`, `blocks/`, serve files and MCP token store `mcp-auth/`) read-only in a private mount namespace (`mount_ns.ts`;
+ *    `lib/`, `blocks/`, serve files, MCP token store `mcp-auth/` and flow locks `flow-locks/`)
+ *    read-only in a private mount namespace (`mount_ns.ts`;
  *    without privilege it first re-executes itself through `unshare` into a user namespace,
  *    `--sandbox-stage=userns`);
  * 4. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
@@ -41,7 +42,7 @@
  */
 import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
-import { agentBlockHome, mcpAuthDir } from "../home.ts";
+import { agentBlockHome, flowLocksDir, mcpAuthDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
@@ -205,9 +206,10 @@ function launchConfined(req: LaunchRequest): never {
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
-  for (const dir of [home, join(home, "lib"), join(home, "blocks"), mcpAuthDir(home)]) {
+  const private_ = [mcpAuthDir(home), flowLocksDir(home)];
+  for (const dir of [home, join(home, "lib"), join(home, "blocks"), ...private_]) {
     try {
-      Deno.mkdirSync(dir, { recursive: true, mode: dir === mcpAuthDir(home) ? 0o700 : 0o777 });
+      Deno.mkdirSync(dir, { recursive: true, mode: private_.includes(dir) ? 0o700 : 0o777 });
     } catch {
       // not creatable: it grants nothing, and the run reports what it cannot write
     }

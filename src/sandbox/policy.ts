@@ -24,8 +24,10 @@
  *   hooks live), unless `AGENT_BLOCK_SANDBOX_GIT_RW=1` (`gitDirs`); and agent-block's own
  *   configuration and code (`configPaths`): the project's `.env`, the home's `lib/` and `blocks/`
  *   tiers, `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`) and
- *   the MCP token store (`mcp-auth/`: logins a later unconfined run trusts), each where it exists
- *   (the launcher creates `lib/`, `blocks/` and `mcp-auth/` first, so they always do);
+ *   the MCP token store (`mcp-auth/`: logins a later unconfined run trusts), and the flow runs'
+ *   locks (`flow-locks/`: a lock a confined run could create or hold would make a dead flow run
+ *   look live, `flows/run_lock.ts`), each where it exists (the launcher creates `lib/`,
+ *   `blocks/`, `mcp-auth/` and `flow-locks/` first, so they always do);
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
  *   is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the unprivileged path to the read-only paths (a
@@ -96,6 +98,7 @@ export const HOME_READ_ONLY = [
   "serve.sqlite-wal",
   "serve.sqlite-shm",
   "mcp-auth",
+  "flow-locks",
 ];
 
 /** A writable path, resolved. */

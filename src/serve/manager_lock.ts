@@ -12,12 +12,15 @@
  * SIGKILL included — so "the lock is mine" proves that no other manager of this project is alive,
  * which is what closing a run as `lost` needs (no pid is ever trusted: pids are reused).
  *
- * Invariants: taking the lock never waits and never steals; a lock that cannot be taken is an
- * `AgentBlockError` (exit 1) naming the project and the holder's pid; `release()` is idempotent.
+ * Invariants: taking the lock never waits and never steals (`util/file_lock.ts` holds the
+ * `flock` part, shared with the flow runs' locks); a lock that cannot be taken is an
+ * `AgentBlockError` (exit 1) naming the project and the holder's pid; `release()` is idempotent;
+ * the file is never removed (the next manager takes the same one).
  */
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { AgentBlockError } from "../errors.ts";
+import { releaseLockFile, tryLockFile } from "../util/file_lock.ts";
 
 /** What the lock file says about its holder. */
 export interface LockHolder {
@@ -47,16 +50,13 @@ export class ManagerLock {
   static take(home: string, holder: LockHolder): ManagerLock {
     const path = lockPath(home, holder.project);
     Deno.mkdirSync(join(home, "serve-locks"), { recursive: true, mode: 0o700 });
-    const file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
-    let taken = false;
+    let file: Deno.FsFile | undefined;
     try {
-      taken = file.tryLockSync(true);
+      file = tryLockFile(path, { mode: 0o600, read: true });
     } catch (e) {
-      file.close();
       throw new AgentBlockError(`serve: cannot lock ${path}: ${(e as Error).message}`);
     }
-    if (!taken) {
-      file.close();
+    if (!file) {
       let who = "another manager";
       try {
         const h = JSON.parse(Deno.readTextFileSync(path)) as Partial<LockHolder>;
@@ -77,8 +77,6 @@ export class ManagerLock {
   release(): void {
     const f = this.#file;
     this.#file = undefined;
-    try {
-      f?.close();
-    } catch { /* already closed */ }
+    if (f) releaseLockFile(f);
   }
 }

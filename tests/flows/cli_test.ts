@@ -1,11 +1,14 @@
 /**
  * `agent-block flow` as a user runs it: real CLI processes on a temporary project (acceptance
- * check 19 — SIGKILL during the third step, then `flow resume` — plus SIGINT, waiting and
- * answering, YAML and Lua Blueprints, and the exit codes and messages of bad input).
+ * check 19 — SIGKILL during the third step, then `flow resume` — plus a SIGKILLed run listed
+ * `interrupted` and rerun, a live run refused by a concurrent resume or rerun, SIGINT, waiting
+ * and answering, YAML and Lua Blueprints, and the exit codes and messages of bad input). The
+ * processes of one test share the project's own agent-block home, where the runs' locks are.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CLI, runCli, tempProject, waitFor } from "../helpers.ts";
+import { EventStore } from "../../src/knl/store.ts";
 
 /** A block that logs `_STEP_KEY` to calls/<name>.log and returns `_PROMPT .. "-<name>"`. */
 const counted = (name: string, body = "") =>
@@ -47,11 +50,28 @@ async function abcProject() {
   });
 }
 
+/** The environment of a test's flow processes: the project's own agent-block home. */
+const homeEnv = (root: string) => ({ AGENT_BLOCK_HOME: join(root, "home") });
+
+/** `agent-block flow ARGS` in `root`, to its end. */
+const flowCli = (root: string, args: string[]) =>
+  runCli(["flow", ...args], { cwd: root, env: homeEnv(root) });
+
+/** The kinds of the run's recorded events, read from the project's kernel file. */
+function recordedKinds(root: string, runId: string): string[] {
+  const store = new EventStore(join(root, ".agent-block", "knl.sqlite"));
+  try {
+    return store.read(runId).map((e) => e.kind);
+  } finally {
+    store.close();
+  }
+}
+
 function spawnFlow(root: string, args: string[]): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--quiet", CLI, "flow", ...args],
     cwd: root,
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...homeEnv(root) },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -66,15 +86,15 @@ Deno.test("SIGKILL during the third step: flow resume runs only that step, same 
   assert.notEqual(killed.code, 0);
   const runId = calls(root, "c")[0].split("/")[0];
 
-  const runs = await runCli(["flow", "runs", "--json"], { cwd: root });
+  const runs = await flowCli(root, ["runs", "--json"]);
   assert.equal(runs.code, 0, runs.stderr);
   assert.deepEqual(runs.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((r) => [r.run, r.state]), [[
     runId,
-    "running",
+    "interrupted",
   ]]);
 
   await Deno.writeTextFile(join(root, "go"), "");
-  const resumed = await runCli(["flow", "resume", runId, "--result", "out.json"], { cwd: root });
+  const resumed = await flowCli(root, ["resume", runId, "--result", "out.json"]);
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.match(resumed.stderr, new RegExp(`flow run ${runId}: completed`));
   assert.deepEqual([calls(root, "a").length, calls(root, "b").length, calls(root, "c").length], [1, 1, 2]);
@@ -82,23 +102,104 @@ Deno.test("SIGKILL during the third step: flow resume runs only that step, same 
   assert.equal(k1, k2, "_STEP_KEY is equal across the crash and its resume");
   const resumedCtx = JSON.parse(await Deno.readTextFile(join(root, "out.json")));
 
-  const fresh = await runCli([
-    "flow",
+  const fresh = await flowCli(root, [
     "run",
     "flows/abc.bp.json",
     "--init",
     '{"s":"s"}',
     "--result",
     "fresh.json",
-  ], { cwd: root });
+  ]);
   assert.equal(fresh.code, 0, fresh.stderr);
   assert.deepEqual(resumedCtx, JSON.parse(await Deno.readTextFile(join(root, "fresh.json"))));
   assert.deepEqual(resumedCtx, { s: "s", a: "s-a", b: "s-a-b", c: "s-a-b-c" });
 
-  const show = await runCli(["flow", "show", runId], { cwd: root });
+  const show = await flowCli(root, ["show", runId]);
   assert.equal(show.code, 0, show.stderr);
   assert.match(show.stdout, /a#0 replayed \(passed\)/);
   assert.match(show.stdout, /run completed/);
+  assert.match(show.stdout.trimEnd(), /\n {12}state: completed$/);
+});
+
+Deno.test("a SIGKILLed run is listed and shown interrupted, and flow rerun --from takes it: earlier steps replay", async () => {
+  const root = await abcProject();
+  const child = spawnFlow(root, ["run", "flows/abc.bp.json", "--init", '{"s":"s"}']);
+  await waitFor(() => calls(root, "c").length === 1, { what: "step c to start" });
+  child.kill("SIGKILL");
+  assert.notEqual((await child.output()).code, 0);
+  const runId = calls(root, "c")[0].split("/")[0];
+  assert.equal(recordedKinds(root, runId).at(-1), "flow.step_dispatched", "the record still says running");
+
+  const runs = await flowCli(root, ["runs"]);
+  assert.equal(runs.code, 0, runs.stderr);
+  assert.match(runs.stdout, new RegExp(`${runId}\\s+abc\\s+interrupted\\s`));
+  const show = await flowCli(root, ["show", runId]);
+  assert.equal(show.code, 0, show.stderr);
+  assert.match(
+    show.stdout.trimEnd(),
+    new RegExp(`state: interrupted \\(.*flow resume ${runId} continues it\\)$`),
+  );
+
+  await Deno.writeTextFile(join(root, "go"), "");
+  const rerun = await flowCli(root, ["rerun", runId, "--from", "b", "--result", "out.json"]);
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.match(rerun.stderr, new RegExp(`flow run ${runId}: completed`));
+  assert.deepEqual([calls(root, "a").length, calls(root, "b").length, calls(root, "c").length], [1, 2, 2]);
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(join(root, "out.json"))), {
+    s: "s",
+    a: "s-a",
+    b: "s-a-b",
+    c: "s-a-b-c",
+  });
+  const after = await flowCli(root, ["runs", "--json"]);
+  assert.equal(JSON.parse(after.stdout.trim()).state, "completed");
+});
+
+Deno.test("a live run is refused by a concurrent rerun and resume, naming the run and the rule; the record is unchanged", async () => {
+  const root = await abcProject();
+  const child = spawnFlow(root, ["run", "flows/abc.bp.json", "--init", '{"s":"s"}']);
+  try {
+    await waitFor(() => calls(root, "c").length === 1, { what: "step c to start" });
+    const runId = calls(root, "c")[0].split("/")[0];
+    const before = recordedKinds(root, runId);
+
+    const runs = await flowCli(root, ["runs", "--json"]);
+    assert.deepEqual(JSON.parse(runs.stdout.trim()).state, "running");
+    const show = await flowCli(root, ["show", runId]);
+    assert.match(show.stdout.trimEnd(), /\n {12}state: running$/);
+    for (
+      const args of [["rerun", runId, "--from", "a"], ["rerun", runId, "--from", "c"], ["resume", runId]]
+    ) {
+      const r = await flowCli(root, args);
+      assert.equal(r.code, 1, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `flow run ${runId} is running in another process \\(it holds the run's lock .*flow-locks/[0-9a-f]{32}\\.lock\\); ` +
+            "a run is resumed or rerun only when no process runs it",
+        ),
+      );
+    }
+    assert.deepEqual(recordedKinds(root, runId), before, "a refused command appends nothing");
+    assert.deepEqual([calls(root, "a").length, calls(root, "b").length, calls(root, "c").length], [1, 1, 1]);
+
+    await Deno.writeTextFile(join(root, "go"), "");
+    const out = await child.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.deepEqual(
+      [...Deno.readDirSync(join(root, "home", "flow-locks"))],
+      [],
+      "a finished run's lock is removed",
+    );
+    const rerun = await flowCli(root, ["rerun", runId, "--from", "c"]);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.deepEqual([calls(root, "a").length, calls(root, "b").length, calls(root, "c").length], [1, 1, 2]);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+      await child.output();
+    } catch { /* it has ended */ }
+  }
 });
 
 Deno.test("SIGINT cancels the run (exit 1, recorded cancelled); flow resume continues it", async () => {
@@ -123,7 +224,7 @@ Deno.test("SIGINT cancels the run (exit 1, recorded cancelled); flow resume cont
   assert.deepEqual(events.slice(-2).map((e) => e.kind), ["flow.cancel_requested", "flow.run_finished"]);
   const runId = events[0].run;
   await Deno.writeTextFile(join(root, "go"), "");
-  const resumed = await runCli(["flow", "resume", runId], { cwd: root });
+  const resumed = await flowCli(root, ["resume", runId]);
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.deepEqual([calls(root, "a").length, calls(root, "b").length, calls(root, "c").length], [1, 1, 2]);
 });
@@ -147,18 +248,16 @@ flow:
     - { kind: step, ref: ship, in: { op: path, at: $.approval }, out: { op: path, at: $.result } }
 `,
   });
-  const run = await runCli(["flow", "run", "flows/release.bp.yaml"], { cwd: root });
+  const run = await flowCli(root, ["run", "flows/release.bp.yaml"]);
   assert.equal(run.code, 75, run.stderr);
   const runId = /flow run (flow-\S+): waiting at step 'approve': needs sign-off/.exec(run.stderr)?.[1];
   assert.ok(runId, run.stderr);
-  const runs = await runCli(["flow", "runs"], { cwd: root });
+  const runs = await flowCli(root, ["runs"]);
   assert.match(runs.stdout, new RegExp(`${runId}\\s+release\\s+waiting\\s+.*approve: needs sign-off`));
-  const noAnswer = await runCli(["flow", "resume", runId], { cwd: root });
+  const noAnswer = await flowCli(root, ["resume", runId]);
   assert.equal(noAnswer.code, 1);
   assert.match(noAnswer.stderr, /waiting at step 'approve'.*--answer JSON/);
-  const answered = await runCli(["flow", "resume", runId, "--answer", '{"ok":true}', "--result", "r.json"], {
-    cwd: root,
-  });
+  const answered = await flowCli(root, ["resume", runId, "--answer", '{"ok":true}', "--result", "r.json"]);
   assert.equal(answered.code, 0, answered.stderr);
   assert.deepEqual(JSON.parse(await Deno.readTextFile(join(root, "r.json"))), {
     approval: { ok: true },
@@ -180,10 +279,7 @@ return {
   }),
 }`,
   });
-  const r = await runCli(
-    ["flow", "run", "flows/up.bp.lua", "--init", '{"word":"hi"}', "--result", "r.json"],
-    { cwd: root },
-  );
+  const r = await flowCli(root, ["run", "flows/up.bp.lua", "--init", '{"word":"hi"}', "--result", "r.json"]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(await Deno.readTextFile(join(root, "r.json"))), {
     word: "hi",
@@ -192,7 +288,7 @@ return {
     last: 11,
     ok: true,
   });
-  const lint = await runCli(["flow", "lint", "flows/up.bp.lua"], { cwd: root });
+  const lint = await flowCli(root, ["lint", "flows/up.bp.lua"]);
   assert.equal(lint.code, 0, lint.stderr);
   assert.match(lint.stderr, /flows\/up\.bp\.lua: ok \(1 agent\(s\)/);
 });
@@ -224,12 +320,12 @@ Deno.test("bad input: syntax error, unknown node kind, bad path, missing agent f
   ];
   for (const [file, want] of cases) {
     for (const cmd of ["run", "lint"]) {
-      const r = await runCli(["flow", cmd, file], { cwd: root });
+      const r = await flowCli(root, [cmd, file]);
       assert.equal(r.code, 2, `${cmd} ${file}: ${r.stderr}`);
       assert.match(r.stderr, want);
     }
   }
-  const missing = await runCli(["flow", "run", "nope.json"], { cwd: root });
+  const missing = await flowCli(root, ["run", "nope.json"]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /cannot read Blueprint nope\.json: no such file/);
   assert.ok(
@@ -240,29 +336,29 @@ Deno.test("bad input: syntax error, unknown node kind, bad path, missing agent f
 
 Deno.test("unknown run ids, commands and flags are clear errors", async () => {
   const root = await abcProject();
-  let r = await runCli(["flow", "resume", "flow-nope"], { cwd: root });
+  let r = await flowCli(root, ["resume", "flow-nope"]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /no kernel database at .*no flow has run in this project/);
   await Deno.writeTextFile(join(root, "go"), "");
   assert.equal(
-    (await runCli(["flow", "run", "flows/abc.bp.json", "--init", '{"s":"s"}'], { cwd: root })).code,
+    (await flowCli(root, ["run", "flows/abc.bp.json", "--init", '{"s":"s"}'])).code,
     0,
   );
-  r = await runCli(["flow", "resume", "flow-nope"], { cwd: root });
+  r = await flowCli(root, ["resume", "flow-nope"]);
   assert.equal(r.code, 1);
   assert.match(
     r.stderr,
     /error: no flow run 'flow-nope' in .*knl\.sqlite \(agent-block flow runs lists them\)/,
   );
-  r = await runCli(["flow", "show", "flow-nope"], { cwd: root });
+  r = await flowCli(root, ["show", "flow-nope"]);
   assert.equal(r.code, 1);
-  r = await runCli(["flow", "rerun", "flow-nope"], { cwd: root });
+  r = await flowCli(root, ["rerun", "flow-nope"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--from STEP is required/);
-  r = await runCli(["flow", "rnu"], { cwd: root });
+  r = await flowCli(root, ["rnu"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /unknown command 'rnu' \(did you mean 'run'\?\)/);
-  r = await runCli(["flow", "run", "flows/abc.bp.json", "--init", "{bad"], { cwd: root });
+  r = await flowCli(root, ["run", "flows/abc.bp.json", "--init", "{bad"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--init: not valid JSON/);
 });

@@ -2,16 +2,20 @@
  * The durable record, resume, rerun and cancellation, in process (acceptance checks 20–24 of the
  * flow reference, §5.2; the SIGKILL check 19 is in cli_test.ts). Blocks count their own
  * invocations in files, so "only that step ran again" is proved by the counts, not by timing.
+ * The run's lock in process: a live run refuses a resume or rerun; an in-memory store's runs.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { waitFor } from "../helpers.ts";
+import { pathExists, waitFor } from "../helpers.ts";
 import { blockAgent, flowProject, L, P, seq, step } from "./flow_helpers.ts";
 import { rerunFlow, resumeFlow } from "../../src/flows/run.ts";
 import { exportSession } from "../../src/knl/export.ts";
 import { sha256Hex } from "../../src/flows/hash.ts";
 import { AgentBlockError } from "../../src/errors.ts";
-import { UnknownFlowRun } from "../../src/flows/record.ts";
+import { listFlowRuns, UnknownFlowRun } from "../../src/flows/record.ts";
+import { FlowRunBusy, runIsLive, runLockPath } from "../../src/flows/run_lock.ts";
+import { lockIsHeld } from "../../src/util/file_lock.ts";
+import { EventStore } from "../../src/knl/store.ts";
 
 /** A block that logs `_STEP_KEY` to calls/<name>.log and returns `_PROMPT .. suffix`. */
 const counted = (name: string, body = "") =>
@@ -299,4 +303,73 @@ Deno.test("an AbortSignal stops in-flight fanout steps and records cancelled; a 
     new Set(keys.slice(3)),
     "each lane's step key is the same on resume",
   );
+});
+
+Deno.test("in one process too, a live run's lock refuses a resume and a rerun (FlowRunBusy); its listing is running, then completed", async () => {
+  const f = await flowProject({
+    "calls/.keep": "",
+    "blocks/a.lua": counted("a"),
+    "blocks/b.lua": counted("b", waitGo),
+  });
+  const compiled = f.compile({
+    id: "two",
+    agents: [blockAgent("a"), blockAgent("b")],
+    flow: seq(step("a", L("x"), "$.a"), step("b", P("$.a"), "$.b")),
+  });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const running = runFlow(f.options(compiled));
+  await waitFor(() => calls(f.root, "b").length === 1, { what: "step b to start" });
+  const runId = calls(f.root, "b")[0].split("/")[0];
+  const home = join(f.root, "home");
+  const before = f.store().read(runId).length;
+  const lock = runLockPath(home, f.store(), runId);
+  assert.equal(lockIsHeld(lock), true);
+  assert.equal(Deno.statSync(lock).mode! & 0o777, 0o200, "the lock file has no read permission");
+  await assert.rejects(
+    resumeFlow(runId, f.options(compiled)),
+    (e) => e instanceof FlowRunBusy && e.exitCode === 1 && e.message.includes(lock),
+  );
+  await assert.rejects(rerunFlow(runId, "a", f.options(compiled)), FlowRunBusy);
+  assert.equal(f.store().read(runId).length, before, "a refused command appends nothing");
+  assert.deepEqual(listFlowRuns(f.store(), runIsLive(home, f.store())).map((r) => r.state), ["running"]);
+  await Deno.writeTextFile(join(f.root, "go"), "");
+  assert.equal((await running).status, "completed");
+  assert.equal(lockIsHeld(lock), false);
+  assert.equal(pathExists(lock), false, "a finished run's lock file is removed");
+  assert.deepEqual(listFlowRuns(f.store(), runIsLive(home, f.store())).map((r) => r.state), ["completed"]);
+});
+
+Deno.test("an in-memory store's runs are locked in the process: a live run refuses a rerun; a run left running with no holder is interrupted", async () => {
+  const f = await flowProject();
+  const compiled = f.compile({
+    id: "mem",
+    agents: [{ name: "wait", kind: "fn" }],
+    flow: step("wait", L("x"), "$.w"),
+  });
+  const store = new EventStore(":memory:");
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  let started!: (runId: string) => void;
+  const startedRun = new Promise<string>((r) => started = r);
+  const fns = {
+    wait: async (_: unknown, info: { stepKey: string }) => {
+      started(info.stepKey.split("/")[0]);
+      await gate;
+      return "done";
+    },
+  };
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const running = runFlow({ ...f.options(compiled, { store, fns }) });
+  const runId = await startedRun;
+  await assert.rejects(rerunFlow(runId, "wait", f.options(compiled, { store, fns })), FlowRunBusy);
+  assert.deepEqual(listFlowRuns(store, runIsLive(f.root, store)).map((r) => r.state), ["running"]);
+  release();
+  assert.equal((await running).status, "completed");
+  // a run whose record says running and that nothing in this process runs (as after a crash)
+  store.append({ stream: runId, kind: "flow.run_resumed", data: "{}", meta: "{}" });
+  assert.deepEqual(listFlowRuns(store, runIsLive(f.root, store)).map((r) => r.state), ["interrupted"]);
+  assert.deepEqual(listFlowRuns(store).map((r) => r.state), ["running"], "without a probe: as recorded");
+  const again = await rerunFlow(runId, "wait", f.options(compiled, { store, fns }));
+  assert.equal(again.status, "completed");
+  store.close();
 });

@@ -46,6 +46,7 @@ export async function flowProject(files: Record<string, string> = {}) {
     projectRoot: root,
     env: testEnv(),
     store: openStore(storePath),
+    home: join(root, "home"),
     ...extra,
   });
   const run = (doc: unknown, initCtx?: Json, extra: Partial<FlowRunOptions> = {}) =>

@@ -3,7 +3,8 @@
  * later reads as configuration, code or a switch outside the sandbox.
  *
  * The test lists every such file of a realistic setup — the project's `.env` and `.git` (config,
- * hooks, HEAD), the run's home (`lib/`, `blocks/`, `serve.token`, `serve.sqlite`), the default home
+ * hooks, HEAD), the run's home (`lib/`, `blocks/`, `serve.token`, `serve.sqlite`, a flow run's lock in
+ * `flow-locks/`), the default home
  * of the user (`~/.agent-block`), git's user and system configuration — and holds two things:
  * - structurally: walking every write grant of the run's policy (`resolvePolicy`, the paths the
  *   start-up line names), each listed file inside a grant lies under a path the policy keeps
@@ -49,6 +50,7 @@ function readLater(project: string, home: string, user: string): string[] {
     join(home, "blocks", "planted", "job.toml"),
     join(home, "serve.token"),
     join(home, "serve.sqlite"),
+    join(home, "flow-locks", "0123456789abcdef0123456789abcdef.lock"),
     join(user, ".agent-block", "lib", "planted.lua"),
     join(user, ".gitconfig"),
     join(user, ".config", "git", "config"),

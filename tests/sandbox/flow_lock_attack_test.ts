@@ -1,0 +1,85 @@
+/**
+ * The flow runs' locks under `--sandbox`: a run recorded `running` is `interrupted` once no
+ * process holds its lock (`flows/run_lock.ts`), so a confined run that could create or hold a
+ * lock would make a dead run look live and keep `flow resume`/`rerun` refused. The locks live in
+ * the home's `flow-locks/`, which the launcher mounts read-only, and a lock file has mode 0200
+ * (the confined run holds no capability to read past it). A confined block — the shape of a
+ * sandboxed flow step — tries every way to a descriptor it could `flock` (open for reading, for
+ * writing, `chmod`, util-linux `flock`) and to plant a lock of its own; every attempt fails and
+ * the live run's lock stays held by its own process only.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { pathExists, tempDir, writeTree } from "../helpers.ts";
+import { sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
+import { userNamespaceHop } from "../../src/sandbox/mount_ns.ts";
+import { EventStore } from "../../src/knl/store.ts";
+import { runLockPath, takeRunLock } from "../../src/flows/run_lock.ts";
+import { flowLocksDir } from "../../src/home.ts";
+import { lockIsHeld } from "../../src/util/file_lock.ts";
+
+if (SKIP) console.warn(`flow_lock_attack_test: skipped: ${SKIP}`);
+const noHop = SKIP ?? (() => {
+  const hop = userNamespaceHop();
+  return "why" in hop ? hop.why : undefined;
+})();
+
+const GRAB = `
+local p = std.json.decode(_PROMPT)
+local out = {}
+local function try(what, f) local ok, err = f(); out[#out + 1] = what .. ": " .. (ok and "DONE" or tostring(err)) end
+local function open(path, mode) return function()
+  local f, e = io.open(path, mode); if not f then return false, e end; f:close(); return true
+end end
+try("read", open(p.lock, "r"))
+try("write", open(p.lock, "a"))
+try("plant", open(p.dir .. "/ffffffffffffffffffffffffffffffff.lock", "w"))
+try("remove", function() return os.remove(p.lock) end)
+for _, cmd in ipairs({ "chmod 600 ", "flock -n " }) do
+  local r = sh.exec(cmd .. p.lock .. (cmd:match("flock") and " true" or "") .. " 2>&1")
+  out[#out + 1] = cmd:match("%S+") .. ": " .. (r.code == 0 and "DONE" or ("exit " .. tostring(r.code) .. " " .. r.stdout))
+end
+return std.json.encode({ said = table.concat(out, "\\n") })
+`;
+
+const PATHS = [
+  { name: "root path", env: {} as Record<string, string>, skip: SKIP },
+  { name: "user-namespace path", env: { AGENT_BLOCK_SANDBOX_TEST_USERNS: "1" }, skip: noHop },
+];
+
+for (const path of PATHS) {
+  Deno.test({
+    name: `attack: sandbox a confined run can neither hold nor plant a flow run's lock (${path.name})`,
+    ignore: path.skip !== undefined,
+    fn: async () => {
+      const project = await tempDir("ab_sbx_flowlock_");
+      writeTree(project, { "grab.lua": GRAB });
+      const home = join(project, "home");
+      const store = new EventStore(join(project, ".agent-block", "knl.sqlite"));
+      const runId = "flow-live-0123456789ab";
+      const lock = takeRunLock(home, store, runId);
+      const lockPath = runLockPath(home, store, runId);
+      try {
+        const r = await sandboxedRun(project, "grab.lua", {
+          env: sandboxEnv(project, path.env),
+          prompt: JSON.stringify({ lock: lockPath, dir: flowLocksDir(home) }),
+        });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, /agent-block config read-only/);
+        const said = r.value.said;
+        assert.doesNotMatch(said, /DONE/, said);
+        assert.match(said, /^read: .*Permission denied$/m);
+        assert.equal(said.match(/^(write|plant|remove): .*Read-only file system$/gm)?.length, 3, said);
+        assert.match(said, /^chmod: exit [1-9]\d* .*Read-only file system/m);
+        assert.match(said, /^flock: exit [1-9]\d* /m);
+        assert.equal(pathExists(join(flowLocksDir(home), "ffffffffffffffffffffffffffffffff.lock")), false);
+        assert.equal(Deno.statSync(lockPath).mode! & 0o777, 0o200, "the lock's mode is as it was");
+        assert.equal(lockIsHeld(lockPath), true, "the live run still holds its lock");
+      } finally {
+        lock.release();
+        store.close();
+      }
+      assert.equal(lockIsHeld(lockPath), false, "once its process lets go, nothing holds the lock");
+    },
+  });
+}
