@@ -117,7 +117,7 @@ export function natsConnectionOptions(
   const opts: NodeConnectionOptions = {
     servers: target.servers,
     name,
-    timeout: 10_000,
+    timeout: 20_000, // the client's own default: a saturated machine's first handshake may be slow
     maxReconnectAttempts: -1,
     reconnectTimeWait: RECONNECT_WAIT_MS,
     reconnectJitter: 250,
