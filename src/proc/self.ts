@@ -89,7 +89,7 @@ export function layOutPackages(launch: SelfLaunch = selfLaunch()): Promise<void>
   if (launch.mode === "compiled") return Promise.resolve();
   laidOut ??= (async () => {
     // loaded when called, not with this module (deno.json's lazy-dynamic-imports)
-    await import("wasmoon/package.json", { with: { type: "json" } });
+    await import("./run_packages.ts");
   })().catch((e) => {
     laidOut = undefined; // the next start tries again
     throw e;
