@@ -3,8 +3,8 @@
  *
  * Owns the resolution of the user's home directory and of `$AGENT_BLOCK_HOME` (default
  * `~/.agent-block`), the per-user state directory holding the user's `blocks/` and `lib/` tiers and
- * the default databases, and the MCP token store inside it (`mcpAuthDir`) and the flow runs'
- * locks (`flowLocksDir`). Pure functions of an environment view: they never read the process
+ * the default databases, and the MCP token store inside it (`mcpAuthDir`), the flow runs'
+ * locks (`flowLocksDir`) and `serve`'s managers' locks (`serveLocksDir`). Pure functions of an environment view: they never read the process
  * environment, so two runs with different environments resolve different homes.
  */
 import { join } from "node:path";
@@ -49,4 +49,13 @@ export function mcpAuthDir(home: string): string {
  */
 export function flowLocksDir(home: string): string {
   return join(home, "flow-locks");
+}
+
+/**
+ * `serve`'s managers' locks of a home: `<home>/serve-locks`, one lock file (and its holder's
+ * note) per served project. Here so the sandbox launcher, which keeps it read-only, and `serve`
+ * agree on the place.
+ */
+export function serveLocksDir(home: string): string {
+  return join(home, "serve-locks");
 }

@@ -11,8 +11,8 @@
  *    (`net_launch.ts`; the same user-namespace hop as below when unprivileged), and hands the
  *    runtime the proxy variables — or fails closed where no namespace can be had;
  * 3. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
- *    `lib/`, `blocks/`, serve files, MCP token store `mcp-auth/` and flow locks `flow-locks/`)
- *    read-only in a private mount namespace (`mount_ns.ts`;
+ *    `lib/`, `blocks/`, serve files and locks `serve-locks/`, MCP token store `mcp-auth/` and flow
+ *    locks `flow-locks/`) read-only in a private mount namespace (`mount_ns.ts`;
  *    without privilege it first re-executes itself through `unshare` into a user namespace,
  *    `--sandbox-stage=userns`);
  * 4. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
@@ -42,7 +42,7 @@
  */
 import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
-import { agentBlockHome, flowLocksDir, mcpAuthDir } from "../home.ts";
+import { agentBlockHome, flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
@@ -206,13 +206,21 @@ function launchConfined(req: LaunchRequest): never {
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
-  const private_ = [mcpAuthDir(home), flowLocksDir(home)];
+  const private_ = [mcpAuthDir(home), flowLocksDir(home), serveLocksDir(home)];
   for (const dir of [home, join(home, "lib"), join(home, "blocks"), ...private_]) {
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: private_.includes(dir) ? 0o700 : 0o777 });
     } catch {
       // not creatable: it grants nothing, and the run reports what it cannot write
     }
+  }
+  // A manager lock an earlier version left readable could be opened and held from inside.
+  try {
+    for (const e of Deno.readDirSync(serveLocksDir(home))) {
+      if (e.isFile && e.name.endsWith(".lock")) Deno.chmodSync(join(serveLocksDir(home), e.name), 0o200);
+    }
+  } catch {
+    // not readable: nothing in it can be opened from inside either
   }
   const policy = resolvePolicy(
     sandboxRequest(

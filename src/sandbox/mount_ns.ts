@@ -1,8 +1,8 @@
 /**
  * The read-only paths inside the grants: a private mount namespace in which each of them (the
  * project's version-control directories, and agent-block's configuration and code: the
- * project's `.env`, the home's `lib/`, `blocks/`, serve files, MCP token store `mcp-auth/` and
- * flow locks `flow-locks/` — `policy.ts` lists them) is bind-mounted over itself and made
+ * project's `.env`, the home's `lib/`, `blocks/`, serve files and locks, MCP token store
+ * `mcp-auth/` and flow locks `flow-locks/` — `policy.ts` lists them) is bind-mounted over itself and made
  * read-only.
  *
  * Landlock only grants, so it cannot take a path back out of the writable project root or home;

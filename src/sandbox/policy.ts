@@ -26,8 +26,10 @@
  *   tiers, `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`) and
  *   the MCP token store (`mcp-auth/`: logins a later unconfined run trusts), and the flow runs'
  *   locks (`flow-locks/`: a lock a confined run could create or hold would make a dead flow run
- *   look live, `flows/run_lock.ts`), each where it exists (the launcher creates `lib/`,
- *   `blocks/`, `mcp-auth/` and `flow-locks/` first, so they always do);
+ *   look live, `flows/run_lock.ts`) and `serve`'s managers' locks (`serve-locks/`: one a confined
+ *   run could hold would keep every later manager of the project from starting), each where it
+ *   exists (the launcher creates `lib/`, `blocks/`, `mcp-auth/`, `flow-locks/` and `serve-locks/`
+ *   first, so they always do);
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
  *   is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the unprivileged path to the read-only paths (a
@@ -99,6 +101,7 @@ export const HOME_READ_ONLY = [
   "serve.sqlite-shm",
   "mcp-auth",
   "flow-locks",
+  "serve-locks",
 ];
 
 /** A writable path, resolved. */

@@ -7,6 +7,10 @@
  * sandboxed flow step — tries every way to a descriptor it could `flock` (open for reading, for
  * writing, `chmod`, util-linux `flock`) and to plant a lock of its own; every attempt fails and
  * the live run's lock stays held by its own process only.
+ *
+ * `serve`'s manager locks (`serve/manager_lock.ts`, in `serve-locks/`) get the same treatment
+ * and the same attack: a confined run holding one after its manager died would keep every later
+ * manager of the project from starting.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -15,7 +19,8 @@ import { sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
 import { userNamespaceHop } from "../../src/sandbox/mount_ns.ts";
 import { EventStore } from "../../src/knl/store.ts";
 import { runLockPath, takeRunLock } from "../../src/flows/run_lock.ts";
-import { flowLocksDir } from "../../src/home.ts";
+import { flowLocksDir, serveLocksDir } from "../../src/home.ts";
+import { lockPath as managerLockPath, ManagerLock } from "../../src/serve/manager_lock.ts";
 import { lockIsHeld } from "../../src/util/file_lock.ts";
 
 if (SKIP) console.warn(`flow_lock_attack_test: skipped: ${SKIP}`);
@@ -83,3 +88,65 @@ for (const path of PATHS) {
     },
   });
 }
+
+for (const path of PATHS) {
+  Deno.test({
+    name: `attack: sandbox a confined run can neither hold nor plant a serve manager's lock (${path.name})`,
+    ignore: path.skip !== undefined,
+    fn: async () => {
+      const project = await tempDir("ab_sbx_servelock_");
+      writeTree(project, { "grab.lua": GRAB });
+      const home = join(project, "home");
+      // a lock file an earlier version left readable, with its holder's text inside
+      const lockPath = managerLockPath(home, project);
+      Deno.mkdirSync(serveLocksDir(home), { recursive: true, mode: 0o700 });
+      Deno.writeTextFileSync(lockPath, '{"pid":1}\n', { mode: 0o600 });
+      Deno.chmodSync(lockPath, 0o600);
+      const lock = ManagerLock.take(home, { pid: Deno.pid, project, session: "s", started_ms: 0 });
+      try {
+        assert.equal(Deno.statSync(lockPath).mode! & 0o777, 0o200, "a readable lock file is made unreadable");
+        const r = await sandboxedRun(project, "grab.lua", {
+          env: sandboxEnv(project, path.env),
+          prompt: JSON.stringify({ lock: lockPath, dir: serveLocksDir(home) }),
+        });
+        assert.equal(r.code, 0, r.stderr);
+        const said = r.value.said;
+        assert.doesNotMatch(said, /DONE/, said);
+        assert.match(said, /^read: .*Permission denied$/m);
+        assert.equal(said.match(/^(write|plant|remove): .*Read-only file system$/gm)?.length, 3, said);
+        assert.match(said, /^flock: exit [1-9]\d* /m);
+        assert.equal(pathExists(join(serveLocksDir(home), "ffffffffffffffffffffffffffffffff.lock")), false);
+        assert.equal(lockIsHeld(lockPath), true, "the manager still holds its lock");
+        assert.throws(
+          () => ManagerLock.take(home, { pid: 2, project, session: "t", started_ms: 0 }),
+          new RegExp(`the manager with pid ${Deno.pid} already serves project`),
+        );
+      } finally {
+        lock.release();
+      }
+      assert.equal(lockIsHeld(lockPath), false, "once the manager lets go, nothing holds the lock");
+    },
+  });
+}
+
+Deno.test({
+  name: "attack: sandbox a manager lock an earlier version left readable is not held from inside",
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    // No manager runs: the launcher makes the old, readable lock file unreadable before the run.
+    const project = await tempDir("ab_sbx_oldlock_");
+    writeTree(project, { "grab.lua": GRAB });
+    const home = join(project, "home");
+    const lockPath = managerLockPath(home, project);
+    Deno.mkdirSync(serveLocksDir(home), { recursive: true, mode: 0o700 });
+    Deno.writeTextFileSync(lockPath, '{"pid":1}\n', { mode: 0o600 });
+    Deno.chmodSync(lockPath, 0o600);
+    const r = await sandboxedRun(project, "grab.lua", {
+      env: sandboxEnv(project, {}),
+      prompt: JSON.stringify({ lock: lockPath, dir: serveLocksDir(home) }),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.value.said, /DONE/, r.value.said);
+    assert.equal(Deno.statSync(lockPath).mode! & 0o777, 0o200);
+  },
+});
