@@ -11,7 +11,10 @@
  * empty `deno run`), ~12 ms of modules up to the launcher — ~7 ms of it Deno's Node-compat start
  * for `node:path`/`node:url`/`node:util`, which the flag parsing and path handling need — and
  * ~3.5 ms in the launcher (libc's FFI binding ~1.7, policy ~0.7, the mount namespace, Landlock
- * and seccomp ~1 together). The confined runtime then starts as an unconfined run does. Kept
+ * and seccomp ~1 together). The confined runtime then starts as an unconfined run does, except
+ * that it uses `node_modules` as the launcher laid it out (`src/proc/self.ts`; with the launcher
+ * on `deno.lock` and the runtime re-laying it from `deno.run.lock`, the ratio was 2.0-2.3 against
+ * 1.4-1.5 on a loaded machine, December 2026, ABBA runs). Kept
  * down by cli.ts handing a sandboxed run to the launcher before wasmoon or the runtime is loaded
  * (with the static wasm import, wasmoon's evaluation added ~30 ms: ratio ~1.5).
  *

@@ -10,6 +10,11 @@
  * `deno.lock` stays the one that is edited (`deno install`); this file is derived from it, never
  * resolved afresh, so the two can never pin different versions.
  *
+ * Optional peer dependencies are left out, with their edge: Deno links a package's optional peer
+ * whenever the lockfile holds that package at all, so `@a2a-js/sdk`, whose Express router only
+ * the tests' reference agent loads, got the tests' `express` and ~60 packages with it. A run
+ * that needs such a package names it in the import map, which brings it in as a dependency.
+ *
  * Usage: `deno task gen` writes it; `--check` (in `deno task check`) exits 1 when it is stale.
  */
 import { join } from "node:path";
@@ -18,10 +23,26 @@ import { fileURLToPath } from "node:url";
 /** The checkout. */
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 
+/** One package of a lockfile's `npm` section. */
+interface NpmEntry {
+  dependencies?: string[];
+  optionalDependencies?: string[];
+  optionalPeers?: string[];
+  [k: string]: unknown;
+}
+
+/** `entry` without its optional peers: neither the edges to them nor the list naming them. */
+function withoutOptionalPeers(entry: NpmEntry): NpmEntry {
+  const peers = new Set(entry.optionalPeers ?? []);
+  if (peers.size === 0) return entry;
+  const { optionalPeers: _, ...rest } = entry;
+  return { ...rest, dependencies: (entry.dependencies ?? []).filter((d) => !peers.has(d)) };
+}
+
 interface Lock {
   version: string;
   specifiers?: Record<string, string>;
-  npm?: Record<string, { dependencies?: string[]; optionalDependencies?: string[] }>;
+  npm?: Record<string, NpmEntry>;
   workspace?: { dependencies?: string[] };
   [k: string]: unknown;
 }
@@ -32,7 +53,7 @@ function nameOf(key: string): string {
   return key.slice(0, at);
 }
 
-/** The run's part of `lock`: the closure of its workspace's npm dependencies. */
+/** The run's part of `lock`: the closure of its workspace's npm dependencies, optional peers left out. */
 export function runLock(lock: Lock): Lock {
   const npm = lock.npm ?? {};
   const specifiers = lock.specifiers ?? {};
@@ -54,7 +75,8 @@ export function runLock(lock: Lock): Lock {
     if (keep.has(key)) continue;
     if (!npm[key]) throw new Error(`deno.lock: no entry for ${key}`);
     keep.add(key);
-    for (const d of [...npm[key].dependencies ?? [], ...npm[key].optionalDependencies ?? []]) {
+    const entry = withoutOptionalPeers(npm[key]);
+    for (const d of [...entry.dependencies ?? [], ...entry.optionalDependencies ?? []]) {
       todo.push(keyOfDependency(d));
     }
   }
@@ -63,7 +85,9 @@ export function runLock(lock: Lock): Lock {
     specifiers: Object.fromEntries(
       Object.entries(specifiers).filter(([s]) => !s.startsWith("npm:") || keep.has(keyOfSpecifier(s))),
     ),
-    npm: Object.fromEntries(Object.entries(npm).filter(([k]) => keep.has(k))),
+    npm: Object.fromEntries(
+      Object.entries(npm).filter(([k]) => keep.has(k)).map(([k, e]) => [k, withoutOptionalPeers(e)]),
+    ),
   };
 }
 

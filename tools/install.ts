@@ -7,8 +7,9 @@
  *     <this Deno> run -A --quiet --config <repo>/deno.json --lock=<repo>/deno.run.lock --frozen <repo>/cli.ts ARGS…
  *
  * in the caller's working directory: the repository's import map, its `nodeModulesDir` and its
- * run lockfile (frozen; `deno.run.lock`, a run's packages only: tools/gen_run_lock.ts), wherever the command is started — the same command line `src/proc/self.ts`
- * builds when agent-block starts itself. The default root is Deno's own (`$DENO_INSTALL_ROOT`,
+ * run lockfile (frozen; `deno.run.lock`, a run's packages only: tools/gen_run_lock.ts), wherever the command is started — the command line `src/proc/self.ts`
+ * builds when agent-block starts itself, except that the launcher lays `node_modules` out (Deno's
+ * `auto`) and the children it starts use it as laid out (`--node-modules-dir=manual`). The default root is Deno's own (`$DENO_INSTALL_ROOT`,
  * else `~/.deno`), so the command lands beside what `deno install -g` installs.
  *
  * Why not `deno install -g`: Deno 2.9 installs a local script by copying `deno.json` into

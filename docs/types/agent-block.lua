@@ -1707,3 +1707,112 @@ function mesh.request(agent_id, payload, timeout) end
 ---```
 ---@param fn fun(event: bus.Event): any The handler.
 function mesh.on(fn) end
+
+-- a2a ---------------------------------------------------------------------------------------------
+
+---A client for A2A (Agent2Agent, spec 1.0) agents, over JSON-RPC or HTTP+JSON as the agent's card offers (the official `@a2a-js/sdk` client). Every call answers `{ ok = true, ... }` or an `a2a.Failure`; only bad arguments raise. The calling task yields while a call runs; cancelling it aborts the call. A watched run is told each call (`a2a_call` in `--events`). `agent-block a2a serve` serves a project's blocks as such an agent.
+---@class a2a
+a2a = {}
+
+---Options every call takes.
+---@class a2a.Opts
+---@field timeout? number Seconds for the whole call (default 120).
+---@field headers? table<string, string> HTTP headers on every request of the call, the card's included (e.g. `authorization`); their values join the run's secrets.
+---@field binding? string `"JSONRPC"` or `"HTTP+JSON"` (default: the first of the card's interfaces we speak).
+
+---Options of `a2a.send`.
+---@class a2a.SendOpts : a2a.Opts
+---@field on_update? fun(ev: a2a.Update) Sees each streamed event in order, as a Lua task (it may yield); an error it raises raises out of `send`. A non-streaming agent gives one `task` event.
+---@field context_id? string Continue this conversation.
+---@field task_id? string Continue this task (an `input-required` one).
+---@field skill? string Sets `metadata.skill` (which block an agent-block agent runs).
+
+---A message to send (or a plain string: one text part).
+---@class a2a.Message
+---@field text? string A text part.
+---@field parts? table[] More parts in the spec's JSON form: `{ text = ... }`, `{ data = ... }`, `{ url = ..., mediaType = ... }`.
+---@field metadata? table The message's metadata.
+---@field skill? string Sets `metadata.skill`.
+
+---One streamed event, as `on_update` sees it.
+---@class a2a.Update
+---@field kind string `"task"`, `"status"` or `"artifact"`.
+---@field state? string `task` and `status`: the task's state, lower case (`submitted`, `working`, `completed`, `failed`, `canceled`, `rejected`, `input-required`, `auth-required`).
+---@field text? string The text parts of the status message or artifact.
+---@field name? string `artifact`: the artifact's name.
+---@field event table The event in the spec's JSON form.
+
+---A task as `send`, `get` and `cancel` answer it.
+---@class a2a.Task
+---@field ok boolean `true`.
+---@field id? string The task's id (absent for a message answer).
+---@field context_id? string The conversation's id.
+---@field state string The final state (see `a2a.Update.state`), or `"message"` when the agent answered with a message instead of a task.
+---@field text string The text parts of the artifacts (else of the status message, or of the message), joined by newlines.
+---@field task? table The task in the spec's JSON form (status, artifacts, history).
+---@field message? table The agent's message, when it answered with one.
+
+---What a failed call answers.
+---@class a2a.Failure
+---@field ok boolean `false`.
+---@field error string What went wrong, naming the call and the agent (a malformed card names the field), scrubbed of the run's secrets.
+---@field kind string `card` (unreachable or malformed card), `transport`, `timeout`, `stream` (the stream ended before a final state: the agent dropped it), `invalid` (not a URL), `remote` (the agent answered an error).
+---@field code? string With `remote`: the A2A error reason (`TASK_NOT_FOUND`, ...).
+
+---Fetches and checks an agent's card.
+---
+---Errors: Raises only for bad arguments.
+---
+---```lua
+---local c = a2a.card("http://127.0.0.1:7790")
+---if c.ok then print(c.name, #c.skills) end
+---```
+---@param url string The agent's base URL (its card is read from `/.well-known/agent-card.json`), or the card's own URL (ending in `.json`).
+---@param opts? a2a.Opts Timeout, headers, binding.
+---@return table # `{ ok = true, card, name, skills }`, or an `a2a.Failure`.
+function a2a.card(url, opts) end
+
+---Sends a message and waits for the task's final state (streamed when the agent streams), or for an `input-required`/`auth-required` state.
+---
+---Errors: Raises for bad arguments and for an error raised by `on_update`.
+---
+---```lua
+---local r = a2a.send("http://127.0.0.1:7790", "summarise the README", {
+---  skill = "summarise",
+---  on_update = function(ev) print(ev.kind, ev.state or ev.name) end,
+---})
+---if r.ok and r.state == "completed" then print(r.text) end
+---```
+---@param url string The agent's base URL (its card is read from `/.well-known/agent-card.json`), or the card's own URL (ending in `.json`).
+---@param message string|a2a.Message The message.
+---@param opts? a2a.SendOpts Updates, conversation, timeout, headers.
+---@return a2a.Task|a2a.Failure # The task, or the failure.
+function a2a.send(url, message, opts) end
+
+---The task as the agent has it now.
+---
+---Errors: Raises only for bad arguments.
+---
+---```lua
+---local t = a2a.get(url, id)
+---print(t.state)
+---```
+---@param url string The agent's base URL (its card is read from `/.well-known/agent-card.json`), or the card's own URL (ending in `.json`).
+---@param task_id string The task's id (`a2a.Task.id`).
+---@param opts? a2a.Opts Timeout, headers, binding.
+---@return a2a.Task|a2a.Failure # The task, or the failure.
+function a2a.get(url, task_id, opts) end
+
+---Asks the agent to cancel the task; answers the task as it then is.
+---
+---Errors: Raises only for bad arguments.
+---
+---```lua
+---local t = a2a.cancel(url, id)
+---assert(t.state == "canceled")
+---```
+---@param url string The agent's base URL (its card is read from `/.well-known/agent-card.json`), or the card's own URL (ending in `.json`).
+---@param task_id string The task's id (`a2a.Task.id`).
+---@param opts? a2a.Opts Timeout, headers, binding.
+---@return a2a.Task|a2a.Failure # The task, or the failure (`TASK_NOT_CANCELABLE` for a finished one).
+function a2a.cancel(url, task_id, opts) end

@@ -39,6 +39,7 @@ local agent = {}
 ---@field history? llm.Message[] Earlier messages (`user`, `assistant`, `system`), e.g. a previous result's `messages`.
 ---@field store? "mem"|{ sqlite: string } Where the session is recorded (default the project's kernel database).
 ---@field mcp_servers? agent.McpServer[] Servers to connect for this run (disconnected on every exit path).
+---@field a2a_agents? table<string, string> A2A agents to delegate to: `{ name = url }`. Each is a tool named `name` taking `{ message, skill? }`, described by the agent's card (its skills listed); a call is `a2a.send`, the answer's text the result, a task that did not complete an error result. A card that cannot be read fails the run.
 ---@field sampling? fun(params: table, server_name: string): table Answers every server's `sampling/createMessage`.
 ---@field on_progress? fun(ev: { type: "progress", server: string, token: any, progress: number, total: number?, message: string? }) Progress notifications of every server.
 ---@field progress_to_log? boolean Log progress with `log.info` (when no `on_progress`).

@@ -28,7 +28,8 @@
 -- tool_groups, history, store (see above), the protocol options of llm_proto (tool_choice,
 -- parallel_tool_calls, thinking, dialect, response_format, temperature, top_p, top_k, stop,
 -- seed, cache_control, extra_body), replay, and the MCP options (mcp_servers, sampling,
--- on_progress, progress_to_log, on_log, log_to_stderr, enable_resources, enable_prompts).
+-- on_progress, progress_to_log, on_log, log_to_stderr, enable_resources, enable_prompts), and
+-- a2a_agents ({ name = url }: each A2A agent offered as a tool named `name`, through `a2a`).
 --
 -- Result: `{ ok, content, usage, num_turns, messages, stop_reason, model_stop_reason,
 -- session_id }`, plus `error` when not ok (and `status` / `retryable` when a model request failed:
@@ -150,6 +151,17 @@ local function check_opts(opts)
   if opts.extra_tools ~= nil and type(opts.extra_tools) ~= "table" then
     return "agent.run: opts.extra_tools must be an array, got " .. type(opts.extra_tools)
   end
+  if opts.a2a_agents ~= nil then
+    if type(opts.a2a_agents) ~= "table" then
+      return "agent.run: opts.a2a_agents must be a table of name = url, got " .. type(opts.a2a_agents)
+    end
+    for k, v in pairs(opts.a2a_agents) do
+      if type(k) ~= "string" or not k:match("^[%w_%-]+$") or type(v) ~= "string" then
+        return sformat("agent.run: opts.a2a_agents must map tool names (letters, digits, _ and -) to URLs, got %s = %s",
+          tostring(k), tostring(v))
+      end
+    end
+  end
   if opts.mcp_servers ~= nil and type(opts.mcp_servers) ~= "table" then
     return "agent.run: opts.mcp_servers must be an array of server entries, got " .. type(opts.mcp_servers)
   end
@@ -188,6 +200,43 @@ local function connect_mcp(opts)
   error("agent.run: " .. mcp_tools.reason(conn), 0)
 end
 
+-- `opts.a2a_agents` ({ name = url, ... }) as tools: each agent's card is fetched (a failure is
+-- the run's error), its skills make the description, and a call is `a2a.send` of the model's
+-- message; the answer's text is the tool's result, a task that did not complete an is_error one.
+local function a2a_tools(agents, extra, handlers)
+  local names = {}
+  for name in pairs(agents) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local url = agents[name]
+    local c = a2a.card(url)
+    if not c.ok then error(sformat("agent.run: a2a_agents.%s: %s", name, c.error), 0) end
+    local lines, ids = {}, {}
+    for _, sk in ipairs(c.skills) do
+      ids[#ids + 1] = sk.id
+      lines[#lines + 1] = sformat("- %s: %s", sk.id, sk.description or sk.name or "")
+    end
+    local props = { message = { type = "string", description = "What to ask the agent." } }
+    if #ids > 0 then
+      props.skill = { type = "string", enum = ids, description = "The skill to use." }
+    end
+    extra[#extra + 1] = {
+      name = name,
+      description = sformat("Delegate to the A2A agent '%s'%s.%s", c.name,
+        (c.card.description and c.card.description ~= "") and (": " .. c.card.description) or "",
+        #lines > 0 and ("\nSkills:\n" .. concat(lines, "\n")) or ""),
+      input_schema = { type = "object", properties = props, required = { "message" } },
+    }
+    handlers[name] = function(input)
+      local r = a2a.send(url, tostring(input.message or ""), { skill = input.skill })
+      if not r.ok then error(r.error, 0) end
+      if r.state ~= "completed" and r.state ~= "message" then
+        error(sformat("the agent's task ended %s: %s", r.state, r.text), 0)
+      end
+      return r.text
+    end
+  end
+end
 
 -- A tool's failure, raised so the beat records an is_error result with exactly this text (a
 -- table, so that no text a tool returns can pass for a cancel).
@@ -301,6 +350,7 @@ function M.run(opts)
     if type(opts.mcp_servers) == "table" and #opts.mcp_servers > 0 then
       conn = connect_mcp(opts)
     end
+    if opts.a2a_agents ~= nil then a2a_tools(opts.a2a_agents, extra, handlers) end
 
     -- what the model offered this turn that cannot be run: tool_use id -> the raw arguments
     local invalid = {}

@@ -1,7 +1,7 @@
 /**
  * Entry of the CLI: picks the subcommand and turns typed errors into exit codes.
  *
- * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, `blocks`, `types`, `serve`, `flow`, `worker`, each loaded on first use; a
+ * Owns the dispatch table (`test`, `knl`, `mcp`, `vendor`, `blocks`, `types`, `serve`, `flow`, `worker`, `a2a`, each loaded on first use; a
  * first argument that is a flag is the run path, and any other word — the run path takes no
  * positional arguments — an unknown command, with a "did you mean" when one is close) and the
  * last-resort error report: an `AgentBlockError` prints `error: <message>`
@@ -35,6 +35,7 @@ export const SUBCOMMANDS: Record<string, Subcommand | { load: () => Promise<Subc
   serve: { load: async () => (await import("./serve_command.ts")).serveCommand },
   flow: { load: async () => (await import("./flow_command.ts")).flowCommand },
   worker: { load: async () => (await import("./worker_command.ts")).workerCommand },
+  a2a: { load: async () => (await import("./a2a_command.ts")).a2aCommand },
 };
 
 /** The error for a first argument that is neither a flag nor a command. */

@@ -88,6 +88,15 @@ export class ProgressReporter {
             : `[progress] mcp: ${e.server}.${e.tool} failed after ${duration(e.ms)}: ${quote(e.error ?? "")}`,
         );
         return;
+      case "a2a_call":
+        this.write(
+          e.ok
+            ? `[progress] a2a: ${e.method} ${e.agent} ok in ${duration(e.ms)}`
+            : `[progress] a2a: ${e.method} ${e.agent} failed after ${duration(e.ms)}: ${
+              quote(e.error ?? "")
+            }`,
+        );
+        return;
       case "end":
         this.write(`[progress] end: ${this.#end(e)}`);
         return;

@@ -56,8 +56,8 @@ export const RUN_HELP = `agent-block ${VERSION} — run one Lua block, then exit
 
 Usage:
   agent-block (-s FILE | -b NAME) [options]
-  agent-block <command> [options]     (test, knl, blocks, types, mcp, flow, serve, worker,
-                                       vendor; see <command> --help)
+  agent-block <command> [options]     (test, knl, blocks, types, mcp, a2a, flow, serve,
+                                       worker, vendor; see <command> --help)
 
 Options:
   -s, --script FILE        Lua script to run (- reads it from stdin)

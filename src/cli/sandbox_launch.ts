@@ -6,7 +6,9 @@
  * - `launchRun`, from the run command: a run that asked (`--sandbox`, or `AGENT_BLOCK_SANDBOX`
  *   from the environment or the project's `.env`) is launched or fails closed with the
  *   launcher's `AgentBlockError`, before any Lua runs. First it mints `serve`'s token in the home
- *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only;
+ *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only, and
+ *   lays out the run's packages in `node_modules` (`layOutPackages`, `src/proc/self.ts`): the
+ *   stages after it use `node_modules` as it is, and the confined one could not write it;
  * - `launchEarly`, from `cli.ts` when the command line names `--sandbox` or the process
  *   environment sets `AGENT_BLOCK_SANDBOX`: the same decision taken before the runtime's modules
  *   and the Lua engine are loaded, so the launcher's own start stays small (the sandbox
@@ -22,6 +24,8 @@ import { mintTokenIfAbsent } from "../serve/token.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { writeStderr } from "../obs/log.ts";
+import { layOutPackages } from "../proc/self.ts";
+import { AgentBlockError } from "../errors.ts";
 
 /** Where a run stands in the sandbox launch (`src/sandbox/stage.ts`): unset outside it. */
 export type RunStage = "runtime" | "userns";
@@ -44,6 +48,19 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
       mintTokenIfAbsent(join(resolve(s.cwd, agentBlockHome(processEnv, s.cwd)), "serve.token"));
     } catch {
       // a home that cannot be written grants nothing: the launcher says what it could not protect
+    }
+  }
+  if (stage === undefined) {
+    // The confined stages use node_modules as it is and could not write it (src/proc/self.ts):
+    // the packages are laid out now, while this process may still write.
+    try {
+      await layOutPackages();
+    } catch (e) {
+      throw new AgentBlockError(
+        `--sandbox: cannot lay out the packages the confined run needs in node_modules: ${
+          (e as Error).message
+        }`,
+      );
     }
   }
   const req = {

@@ -30,6 +30,7 @@ import { installStores } from "./stores/index.ts";
 import { type BusHost, busModule, installBus } from "./bus.ts";
 import { installHttp } from "./http.ts";
 import { installMesh } from "./mesh.ts";
+import { installA2a } from "./a2a.ts";
 
 const LAZY_BUS = lazily({ tables: ["bus"] }, installBus);
 
@@ -54,6 +55,7 @@ export const STANDARD_MODULES: readonly HostModule[] = [
   lazily({ tables: ["http"] }, installHttp),
   lazily({ tables: ["mcp"] }, installMcp),
   lazily({ tables: ["mesh"] }, installMesh),
+  lazily({ tables: ["a2a"] }, installA2a),
 ];
 
 /**

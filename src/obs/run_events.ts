@@ -8,6 +8,7 @@
  *   a record of `agent-block knl export --as events` (the same JSON once encoded);
  * - `mcp_connect` / `mcp_call`: an MCP connection opened (or refused), a `tools/call` answered
  *   (or failed), from `src/host/mcp.ts` — the kernel does not record them;
+ * - `a2a_call`: an A2A call answered (or failed), from `src/host/a2a.ts`, likewise;
  * - `session_open`: a kernel session the run opened (`src/host/knl.ts`, through the runner);
  * - `artifact`: a part the block staged with `bus.emit("artifact", ...)` (the runner's bus tap);
  * - `end`: the run's outcome, from the runner (`src/runner/in_process.ts`), after the run's
@@ -85,6 +86,20 @@ export type RunEvent =
     /** How long the call took, ms. */
     ms: number;
     /** False when the request failed or the tool answered `isError`. */
+    ok: boolean;
+    /** The failure, when it failed. */
+    error?: string;
+  }
+  | {
+    /** An A2A call finished (`a2a.card`, `a2a.send`, `a2a.get`, `a2a.cancel`, an agent's delegation). */
+    type: "a2a_call";
+    /** The agent's URL (credentials scrubbed). */
+    agent: string;
+    /** `card`, `send`, `get` or `cancel`. */
+    method: string;
+    /** How long the call took, ms. */
+    ms: number;
+    /** False when the call failed (the task's own state is the answer's, not this). */
     ok: boolean;
     /** The failure, when it failed. */
     error?: string;

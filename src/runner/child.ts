@@ -3,7 +3,8 @@
  * its request from a file and tells its events back over a socket, live.
  *
  * Layer: runner. Owns the child's command line, its files and its event channel. The child is
- * this same program (`src/proc/self.ts`) started as
+ * this same program (`src/proc/self.ts`: from source it uses `node_modules` as laid out, so the
+ * runner lays the packages out first, once per process) started as
  * `--request <tmp>/request.json --events <tmp>/events.sock` (and `--sandbox` when the runner,
  * the request or the request's environment (`AGENT_BLOCK_SANDBOX`) asks for the sandbox: the
  * report's `sandboxed` says so, and is true — a child given `--sandbox` runs confined or not at
@@ -43,7 +44,7 @@ import { isAbsolute, join } from "node:path";
 import type { Outcome, RaisedCode } from "../outcome.ts";
 import type { ManagedProcess, ProcessGroups } from "../proc/group.ts";
 import { HOST_CREDENTIALS } from "../proc/child_env.ts";
-import { selfCommand, type SelfLaunch, selfLaunch } from "../proc/self.ts";
+import { layOutPackages, selfCommand, type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import { endTree } from "../proc/tree.ts";
 import { fanOut, type RunEvent } from "../obs/run_events.ts";
 import { forwardLines, type Kept, tailLines } from "./forward.ts";
@@ -144,6 +145,12 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     } catch (e) {
       return end(failed(`the request cannot be sent to a child: ${(e as Error).message}`));
     }
+    const launch = this.options.launch ?? selfLaunch();
+    try {
+      await layOutPackages(launch); // the child uses node_modules as it is (src/proc/self.ts)
+    } catch (e) {
+      return end(failed(`cannot lay out the packages a child run needs: ${(e as Error).message}`));
+    }
     let dir: string;
     try {
       // A sandboxed child may write only /tmp of the temporary places (whatever TMPDIR says).
@@ -152,7 +159,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       return end(failed(`cannot create the run's temporary directory: ${(e as Error).message}`));
     }
     try {
-      const r = await this.#runIn(dir, cwd, text, request, signal, hooks, observe, sandboxed);
+      const r = await this.#runIn(dir, cwd, text, request, signal, hooks, observe, sandboxed, launch);
       return end(r.outcome, r.stderrTail);
     } catch (e) {
       return end(failed(`internal failure running the block in a child: ${(e as Error)?.message ?? e}`));
@@ -174,6 +181,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     hooks: RunHooks | undefined,
     observe: (e: RunEvent) => void,
     sandboxed: boolean,
+    launch: SelfLaunch,
   ): Promise<{ outcome: Outcome; stderrTail: string }> {
     const requestPath = join(dir, "request.json");
     const socketPath = join(dir, "events.sock");
@@ -200,7 +208,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     };
     const cmd = selfCommand(
       ["--request", requestPath, "--events", socketPath, ...(sandboxed ? ["--sandbox"] : [])],
-      this.options.launch ?? selfLaunch(),
+      launch,
     );
     const name = runName(request);
     let proc: ManagedProcess;

@@ -8,7 +8,7 @@
  *   `agent-block knl export --as events` prints (`position`, `stream`, `seq`, `epoch_ms`, `kind`,
  *   `schema_version`, `meta`, `data`);
  * - `mcp_connect` (`server`, `transport`, `ms`, `ok`, `error`?), `mcp_call` (`server`, `tool`,
- *   `ms`, `ok`, `error`?), `session_open` (`session`), `artifact` (`name`, `id`, `content`? —
+ *   `ms`, `ok`, `error`?), `a2a_call` (`agent`, `method`, `ms`, `ok`, `error`?), `session_open` (`session`), `artifact` (`name`, `id`, `content`? —
  *   `content_unencodable` instead when it has no JSON form);
  * - `end` (`ms`, `outcome`: the outcome's JSON object, `outcome_json.ts`), the stream's last line.
  *
@@ -81,6 +81,7 @@ const FIELDS: Record<RunEvent["type"], string[]> = {
   events: ["rows"],
   mcp_connect: ["server", "transport", "ms", "ok", "error"],
   mcp_call: ["server", "tool", "ms", "ok", "error"],
+  a2a_call: ["agent", "method", "ms", "ok", "error"],
   session_open: ["session"],
   artifact: ["name", "id", "content", "content_unencodable"],
   end: ["ms", "outcome"],
@@ -153,6 +154,17 @@ export function parseEventLine(line: string, where: string): RunEvent {
         type: "mcp_call",
         server: str("server"),
         tool: str("tool"),
+        ms: num("ms"),
+        ok: bool("ok"),
+      };
+      const error = optStr("error");
+      return error !== undefined ? { ...e, error } : e;
+    }
+    case "a2a_call": {
+      const e: RunEvent = {
+        type: "a2a_call",
+        agent: str("agent"),
+        method: str("method"),
         ms: num("ms"),
         ok: bool("ok"),
       };

@@ -19,7 +19,10 @@
  *    ruleset and the seccomp filter (`seccomp.ts`, all threads);
  * 5. prints one start-up line on stderr (what is enforced, and what is not; the allowed hosts);
  * 6. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
- *    binary) with `--sandbox-stage=runtime` first. Same pid, so process groups, tags and the
+ *    binary; `src/proc/self.ts`) with `--sandbox-stage=runtime` first. From source that command
+ *    uses `node_modules` as it is (`--node-modules-dir=manual`), which the first stage laid out
+ *    before any of this (`src/cli/sandbox_launch.ts`): inside the boundary it is read-only. Same
+ *    pid, so process groups, tags and the
  *    parent-death signal are unchanged; every thread and child of the new image is inside the
  *    boundary, which no later code can lift.
  *

@@ -29,7 +29,7 @@
  * layer): a file may import only its own folder and the layers below its own — never a folder
  * beside it in the same layer, never a layer above. The run contract has two rules of its own:
  * only `src/runner/**` imports `src/runtime/**` (the runners are the one way to run a block),
- * and the consumers (`src/sdk`, `src/mcp_server`, `src/serve`, `src/flows`) import from
+ * and the consumers (`src/sdk`, `src/mcp_server`, `src/serve`, `src/a2a_server`, `src/flows`) import from
  * `src/runner/**` the contract only (`runner.ts` and the pure modules beside it), never a runner
  * (`in_process.ts`, `child.ts`) or its parts (`forward.ts`, `wall_clock.ts`, `traced.ts`): the edge picks the implementation. Rules that say
  * "never reaches" are checked over the transitive closure (`reaches`), not just direct edges.
@@ -89,7 +89,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["src/runtime"],
   ["src/runner"],
   ["src/flows"],
-  ["src/sdk", "src/mcp_server", "src/serve"],
+  ["src/sdk", "src/mcp_server", "src/serve", "src/a2a_server"],
   ["src/cli"],
 ];
 
@@ -128,9 +128,15 @@ const RULES: Rule[] = [
     forbids: under("src/runtime"),
   },
   {
-    rule: "the consumers (src/sdk, src/mcp_server, src/serve, src/flows) import the runner contract only, " +
-      "never a runner (src/runner/in_process.ts, child.ts) or its parts: the edge picks one",
-    from: any(under("src/sdk"), under("src/mcp_server"), under("src/serve"), under("src/flows")),
+    rule: "the consumers (src/sdk, src/mcp_server, src/serve, src/a2a_server, src/flows) import the runner " +
+      "contract only, never a runner (src/runner/in_process.ts, child.ts) or its parts: the edge picks one",
+    from: any(
+      under("src/sdk"),
+      under("src/mcp_server"),
+      under("src/serve"),
+      under("src/a2a_server"),
+      under("src/flows"),
+    ),
     forbids: RUNNER_IMPLEMENTATION,
   },
   {
@@ -359,7 +365,13 @@ const NEVER_REACHES: { rule: string; from: (p: string) => boolean; target: (p: s
   },
   {
     rule: "the consumers never reach a concrete runner (src/runner/in_process.ts, child.ts)",
-    from: any(under("src/sdk"), under("src/mcp_server"), under("src/serve"), under("src/flows")),
+    from: any(
+      under("src/sdk"),
+      under("src/mcp_server"),
+      under("src/serve"),
+      under("src/a2a_server"),
+      under("src/flows"),
+    ),
     target: any(is("src/runner/in_process.ts"), is("src/runner/child.ts")),
   },
 ];

@@ -14,9 +14,19 @@ import { CLI, REPO_ROOT, waitFor } from "../helpers.ts";
 export const FIXTURE = join(REPO_ROOT, "tests", "fixtures", "mcp_project");
 export const DENO_CONFIG = join(REPO_ROOT, "deno.json");
 
-/** The command that starts the server from source. */
-export function serverCommand(args: string[]): [string, ...string[]] {
-  return [Deno.execPath(), "run", "-A", "--quiet", "--config", DENO_CONFIG, CLI, "mcp", ...args];
+/** The command that starts the server (`mcp`, or another such as `a2a serve`) from source. */
+export function serverCommand(args: string[], command = "mcp"): [string, ...string[]] {
+  return [
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--quiet",
+    "--config",
+    DENO_CONFIG,
+    CLI,
+    ...command.split(" "),
+    ...args,
+  ];
 }
 
 function copyDir(from: string, to: string): void {
@@ -158,13 +168,30 @@ export interface HttpServerProc {
 }
 
 /** Starts `agent-block mcp --http 127.0.0.1:0 …` (`extraEnv` over the test's environment) and waits for its "listening on" line. */
-export async function startHttpServer(
+export function startHttpServer(
   projectRoot: string,
   home: string,
   extraArgs: string[] = [],
   extraEnv: Record<string, string> = {},
 ): Promise<HttpServerProc> {
-  const [cmd, ...args] = serverCommand(["-p", projectRoot, "--http", "127.0.0.1:0", ...extraArgs]);
+  return startListening(
+    serverCommand(["-p", projectRoot, "--http", "127.0.0.1:0", ...extraArgs]),
+    home,
+    extraEnv,
+  );
+}
+
+/**
+ * Starts an agent-block server process (`argv`, from `serverCommand` or the like) with the test's
+ * home (`extraEnv` over the test's environment) and waits for the "listening on URL" line it writes
+ * to stderr.
+ */
+export async function startListening(
+  argv: [string, ...string[]],
+  home: string,
+  extraEnv: Record<string, string> = {},
+): Promise<HttpServerProc> {
+  const [cmd, ...args] = argv;
   const proc = new Deno.Command(cmd, {
     args,
     env: { ...serverEnv(home), ...extraEnv },

@@ -9,7 +9,7 @@ import { ProcessGroups } from "../../src/proc/group.ts";
 import { REPO_ROOT, testEnv } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
-Deno.test("self: from source, deno runs cli.ts with the repository's config and run lockfile", () => {
+Deno.test("self: from source, deno runs cli.ts with the repository's config and run lockfile, node_modules as it is", () => {
   const url = new URL("../../src/proc/self.ts", import.meta.url).href;
   const l = selfLaunch("/opt/deno/bin/deno", url);
   assert.equal(l.mode, "source");
@@ -18,6 +18,7 @@ Deno.test("self: from source, deno runs cli.ts with the repository's config and 
     "run",
     "-A",
     "--quiet",
+    "--node-modules-dir=manual",
     "--config",
     join(REPO_ROOT, "deno.json"),
     `--lock=${join(REPO_ROOT, "deno.run.lock")}`,
@@ -26,10 +27,24 @@ Deno.test("self: from source, deno runs cli.ts with the repository's config and 
   assert.equal(sourceCli(), join(REPO_ROOT, "cli.ts"));
   // No deno.json beside cli.ts: no --config.
   const bare = selfLaunch("/usr/bin/deno", "file:///nowhere/src/proc/self.ts");
-  assert.deepEqual(bare.prefix, ["/usr/bin/deno", "run", "-A", "--quiet", "/nowhere/cli.ts"]);
+  assert.deepEqual(bare.prefix, [
+    "/usr/bin/deno",
+    "run",
+    "-A",
+    "--quiet",
+    "--node-modules-dir=manual",
+    "/nowhere/cli.ts",
+  ]);
   // The module's URL is percent-encoded; the command names the path it stands for.
   const spaced = selfLaunch("/usr/bin/deno", "file:///no%20where/%C3%A9t%C3%A9%23/src/proc/self.ts");
-  assert.deepEqual(spaced.prefix, ["/usr/bin/deno", "run", "-A", "--quiet", "/no where/été#/cli.ts"]);
+  assert.deepEqual(spaced.prefix, [
+    "/usr/bin/deno",
+    "run",
+    "-A",
+    "--quiet",
+    "--node-modules-dir=manual",
+    "/no where/été#/cli.ts",
+  ]);
 });
 
 Deno.test("self: a compiled binary runs itself", () => {

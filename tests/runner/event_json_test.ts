@@ -29,6 +29,15 @@ const EVENTS: RunEvent[] = [
   { type: "artifact", name: "empty", content: undefined, id: "ev-2" },
   { type: "end", ms: 40, outcome: { status: "raised", code: "script", message: "m", traceback: "t" } },
   { type: "end", ms: 41, outcome: { status: "returned", value: "ok" } },
+  { type: "a2a_call", agent: "http://127.0.0.1:7790", method: "send", ms: 2, ok: true },
+  {
+    type: "a2a_call",
+    agent: "http://127.0.0.1:7790",
+    method: "get",
+    ms: 1,
+    ok: false,
+    error: "a2a.get: gone",
+  },
 ];
 
 Deno.test("event JSON: every kind round-trips, one line each", () => {

@@ -13,6 +13,8 @@ import { jobProject, startManager, waitForEnd } from "../serve/serve_helpers.ts"
 import { parseJobFile } from "../../src/serve/job_file.ts";
 import { SANDBOXED_META } from "../../src/mcp_server/server.ts";
 import { outsideDir, SKIP } from "./support.ts";
+import { sdkClient, sendRequest, startA2aServer } from "../a2a/a2a_helpers.ts";
+import { SANDBOXED_META as A2A_SANDBOXED_META } from "../../src/a2a_server/agent.ts";
 
 const opts = { ignore: SKIP !== undefined, sanitizeResources: false, sanitizeOps: false };
 
@@ -157,6 +159,48 @@ Deno.test({
       }
       assert.throws(() => Deno.statSync(join(outside, "escaped.txt")), Deno.errors.NotFound);
       assert.throws(() => Deno.statSync(join(outside, "open.txt")), Deno.errors.NotFound);
+    } finally {
+      Deno.removeSync(outside, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "sandbox: agent-block a2a serve --sandbox runs every block confined, and the task says so",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    Deno.writeTextFileSync(join(p.root, "blocks", "try_write.lua"), TRY_WRITE);
+    const outside = outsideDir();
+    try {
+      for (const sandbox of [true, false]) {
+        const server = await startA2aServer(p.root, p.home, sandbox ? ["--sandbox"] : []);
+        try {
+          const client = await sdkClient(server.url, "JSONRPC");
+          let meta: Record<string, unknown> | undefined;
+          let text = "";
+          for await (const ev of client.sendMessageStream(sendRequest(outside, "try_write"))) {
+            const pl = ev.payload;
+            if (pl?.$case === "statusUpdate" && pl.value.metadata) meta = pl.value.metadata;
+            if (pl?.$case === "artifactUpdate" && pl.value.artifact?.name === "result") {
+              const c = pl.value.artifact.parts[0]?.content;
+              text = c?.$case === "text" ? c.value : "";
+              assert.equal(pl.value.artifact.metadata?.[A2A_SANDBOXED_META], sandbox);
+            }
+          }
+          assert.equal(meta?.[A2A_SANDBOXED_META], sandbox);
+          if (sandbox) {
+            assert.match(text, /^denied: .*Permission denied/);
+            assert.match(server.stderr(), /sandboxed runs/);
+            assert.throws(() => Deno.statSync(join(outside, "escaped.txt")), Deno.errors.NotFound);
+          } else {
+            assert.equal(text, "wrote"); // the same block, unconfined: the test can fail
+            Deno.removeSync(join(outside, "escaped.txt"));
+          }
+        } finally {
+          await server.stop();
+        }
+      }
     } finally {
       Deno.removeSync(outside, { recursive: true });
     }

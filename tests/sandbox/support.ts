@@ -1,8 +1,10 @@
 /**
  * What the sandbox tests share: whether this machine can run them (Linux with Landlock, a
  * directory outside `/tmp` to aim the escapes at), and a sandboxed run of a Lua script whose
- * value is JSON; and the answer of the test servers its runs aim at (`answerHttp`).
+ * value is JSON; the answer of the test servers its runs aim at (`answerHttp`); and a private
+ * copy of the checkout (its own `node_modules`) outside every grant (`checkoutCopy`).
  */
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT, runCli, testEnv } from "../helpers.ts";
 import { landlockAbi } from "../../src/sandbox/landlock.ts";
@@ -107,4 +109,26 @@ export async function answerHttp(conn: Deno.Conn, response: string): Promise<voi
   } finally {
     conn.close();
   }
+}
+
+/** What a run of `cli.ts` needs of the checkout: its code, config and both lockfiles. */
+const CHECKOUT_FILES = ["cli.ts", "mod.ts", "src", "embedded", "deno.json", "deno.lock", "deno.run.lock"];
+
+/** Where a private copy of the checkout can go: the user's home, when it is outside `/tmp`. */
+const COPY_BASE = [Deno.env.get("HOME")].find((d) => d && d !== "/tmp" && !d.startsWith("/tmp/"));
+
+/** Why `checkoutCopy` cannot be had here, or undefined when it can. */
+export const CHECKOUT_COPY_SKIP: string | undefined = COPY_BASE === undefined
+  ? "HOME is unset or under /tmp, which a sandboxed run may write: no place for a checkout outside the grants"
+  : undefined;
+
+/**
+ * A copy of the checkout's code with no `node_modules`, in a fresh directory outside every grant
+ * of a sandboxed run and outside the checkout (the user's home), so a test can lay out and watch
+ * its own `node_modules` without the other tests' processes touching it. The caller removes it.
+ */
+export function checkoutCopy(): string {
+  const dir = Deno.makeTempDirSync({ dir: COPY_BASE, prefix: ".ab_checkout_" });
+  for (const f of CHECKOUT_FILES) cpSync(join(REPO_ROOT, f), join(dir, f), { recursive: true });
+  return dir;
 }

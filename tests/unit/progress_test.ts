@@ -55,6 +55,8 @@ Deno.test("progress: one line per step, costs only where the kernel recorded one
     { type: "mcp_connect", server: "web", transport: "http", ms: 12, ok: false, error: "refused" },
     { type: "mcp_call", server: "echo", tool: "echo", ms: 12, ok: true },
     { type: "mcp_call", server: "echo", tool: "boom", ms: 3, ok: false, error: "tool failed" },
+    { type: "a2a_call", agent: "http://127.0.0.1:7790", method: "send", ms: 40, ok: true },
+    { type: "a2a_call", agent: "http://127.0.0.1:7790", method: "get", ms: 2, ok: false, error: "gone" },
     events(
       row("llm_response", {
         model: "claude-haiku-4-5",
@@ -80,6 +82,8 @@ Deno.test("progress: one line per step, costs only where the kernel recorded one
     "[progress] mcp: connect to web (http) failed after 12 ms: refused",
     "[progress] mcp: echo.echo ok in 12 ms",
     "[progress] mcp: echo.boom failed after 3 ms: tool failed",
+    "[progress] a2a: send http://127.0.0.1:7790 ok in 40 ms",
+    "[progress] a2a: get http://127.0.0.1:7790 failed after 2 ms: gone",
     "[progress] turn 2: claude-haiku-4-5, 170 tokens in (+100 cached) / 8 out, 800 ms, stop end_turn, " +
     "cost so far $0.0002",
     "[progress] turn 3: the model call failed after 50 ms: HTTP 529 overloaded",

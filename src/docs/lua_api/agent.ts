@@ -115,6 +115,15 @@ export const AGENT: Section = {
           doc: "Servers to connect for this run (disconnected on every exit path).",
         },
         {
+          name: "a2a_agents",
+          type: "table<string, string>",
+          optional: true,
+          doc: "A2A agents to delegate to: `{ name = url }`. Each is a tool named `name` taking " +
+            "`{ message, skill? }`, described by the agent's card (its skills listed); a call is `a2a.send`, " +
+            "the answer's text the result, a task that did not complete an error result. A card that " +
+            "cannot be read fails the run.",
+        },
+        {
           name: "sampling",
           type: "fun(params: table, server_name: string): table",
           optional: true,

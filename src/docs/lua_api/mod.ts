@@ -5,7 +5,7 @@
  *
  * Invariant, held by `tests/docs/lua_api_test.ts` against a real run: every function and value a
  * script can reach through the agent-block globals (`std.*`, `sh`, `tool`, `mcp`, `mesh`, `llm`, `bus`,
- * `job`, `http`, `log`, the run's `_PROMPT`/`_CONTEXT`/`_SCRIPT_NAME`), through
+ * `job`, `http`, `a2a`, `log`, the run's `_PROMPT`/`_CONTEXT`/`_SCRIPT_NAME`), through
  * `require("agent")`, `require("knl")`, the packs `policy` and `supervisor` and the consumer
  * `coding`, the methods of task handles, kernel sessions, stores and supervisor watches, and the
  * globals of a spec file has an entry here, and no entry names anything that does not exist
@@ -26,6 +26,7 @@ import { LLM } from "./llm.ts";
 import { MCP } from "./mcp.ts";
 import { MCP_CLIENT } from "./mcp_client.ts";
 import { MESH } from "./mesh.ts";
+import { A2A } from "./a2a.ts";
 import { AGENT } from "./agent.ts";
 import { KNL } from "./knl.ts";
 import { LSPEC } from "./lspec.ts";
@@ -56,6 +57,7 @@ export const LUA_API: readonly Section[] = [
   MCP,
   MCP_CLIENT,
   MESH,
+  A2A,
   AGENT,
   KNL,
   POLICY,

@@ -5,7 +5,7 @@
  *   imports flagged `isDynamic` and type-only imports under `type` instead of `code`. The modules
  *   reachable from cli.ts through static code imports (plus cli.ts's dynamic import of
  *   `src/cli/main.ts`, which is the run path itself) are what every `agent-block -s` run loads;
- *   none may belong to an SDK package (MCP, zod, the LLM SDKs). As a control, the same
+ *   none may belong to an SDK package (MCP, zod, the LLM SDKs, A2A). As a control, the same
  *   walk including dynamic imports must reach the MCP client (so a change of format or a
  *   broken walk fails here instead of passing vacuously).
  * - `deno.json` keeps `"unstable": ["lazy-dynamic-imports"]`: without it `deno run` prepares the
@@ -37,7 +37,7 @@ interface Info {
 }
 
 /** Packages a run that does not use them must not load. */
-const SDK_PACKAGE = /^(@modelcontextprotocol\/|zod@|@anthropic-ai\/|openai@|ai@|@ai-sdk\/)/;
+const SDK_PACKAGE = /^(@modelcontextprotocol\/|zod@|@anthropic-ai\/|openai@|ai@|@ai-sdk\/|@a2a-js\/)/;
 
 /** cli.ts loads `src/cli/main.ts` dynamically on purpose (after starting the wasm compile). */
 const CLI_SPEC = new URL(`file://${CLI}`).href;
