@@ -27,7 +27,10 @@
  *   prompt, listed and served as such (`declared.ts`), and the capabilities that go with them
  *   (prompts, resource subscriptions, logging, completions: a prompt argument declared as
  *   `"a"|"b"` completes to those values); a declared tool named like a fixed tool (`run_block`,
- *   `run_flow`, the job tools) is not served.
+ *   `run_flow`, the job tools) is not served;
+ * - with `record` (`call_record.ts`), the kernel record of every `run_block` call (a session per
+ *   call, refused or run, linked to the sessions its run opens; the result names it in
+ *   `_meta["agent-block/session"]`).
  *
  * Invariants:
  * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
@@ -65,6 +68,8 @@ import {
   getDeclaredPrompt,
   readDeclaredResource,
 } from "./declared.ts";
+import { type Caller, callerOf, type CallRecorder, relativeScript } from "./call_record.ts";
+import { SESSION_META } from "./result_shape.ts";
 
 /** Everything the server needs, fixed for its lifetime. */
 export interface BlockServerOptions {
@@ -99,6 +104,11 @@ export interface BlockServerOptions {
    * one (`declared.ts`), beside `run_block`; absent, only the generic surface is.
    */
   declared?: DeclaredContext;
+  /**
+   * The kernel record of every call (`call_record.ts`): each `run_block` call, and each declared
+   * call (`declared.record`, the same recorder), is a kernel session; absent, none is written.
+   */
+  record?: CallRecorder;
 }
 
 /** The authoring guide served as `agent-block://guide`. */
@@ -286,24 +296,36 @@ export async function readResource(opts: BlockServerOptions, uri: string): Promi
 
 let callSeq = 0;
 
-/** Runs one `tools/call` of `run_block`. */
+/** Runs one `tools/call` of `run_block` (recorded as a kernel session when `opts.record` is set). */
 export async function callRunBlock(
   opts: BlockServerOptions,
   args: unknown,
   signal: AbortSignal,
   onProgress?: (progress: number, message: string) => void,
   traceparent?: string,
+  caller: Caller = {},
 ): Promise<CallToolResult> {
   const parsed = parseRunBlockArgs(args);
-  if ("error" in parsed) return text(parsed.error, true);
-  const blocks = currentBlocks(opts);
-  const block = blocks.find((b) => b.name === parsed.block);
+  const blocks = "error" in parsed ? [] : currentBlocks(opts);
+  const block = "error" in parsed ? undefined : blocks.find((b) => b.name === parsed.block);
+  const call = opts.record?.begin({
+    kind: "tool",
+    name: "run_block",
+    ...("error" in parsed ? {} : { block: parsed.block }),
+    ...(block ? { script: relativeScript(opts.projectRoot, block.path) } : {}),
+    arguments: args,
+    ...caller,
+  });
+  const refuse = (message: string) => {
+    call?.end({ outcome: "invalid", error: message });
+    return withSession(text(message, true), call?.session);
+  };
+  if ("error" in parsed) return refuse(parsed.error);
   if (!block) {
-    return text(
+    return refuse(
       `run_block: unknown block '${parsed.block}'; registered: ${
         blocks.map((b) => b.name).join(", ") || "(none)"
       }`,
-      true,
     );
   }
   const n = ++callSeq;
@@ -331,6 +353,7 @@ export async function callRunBlock(
     context: parsed.context,
     env: opts.env,
     timeoutMs: opts.runTimeoutSecs * 1000,
+    ...(call?.session !== undefined ? { labels: call.runLabels() } : {}),
     ...(opts.telemetry ? { telemetry: opts.telemetry } : {}),
     ...(parent ? { correlation: { traceId: parent.traceId, parentSpan: parent.spanId } } : {}),
   }, {
@@ -351,6 +374,7 @@ export async function callRunBlock(
     report = await running;
   } catch (e) {
     span?.end("_OTHER"); // a runner never rejects; if one did, its span still ends
+    call?.end({ outcome: "invalid", error: `internal failure: ${(e as Error)?.message ?? e}` });
     throw e;
   } finally {
     clearInterval(ticker);
@@ -367,10 +391,27 @@ export async function callRunBlock(
     } ms${report.sandboxed ? " (sandboxed)" : ""}`,
   );
   const result = toolResultOf(block.name, report.outcome, ending);
+  call?.end({
+    outcome: report.outcome,
+    sessions: report.sessions,
+    ...(report.outcome.status === "returned" ? { value: resultText(result) } : { error: resultText(result) }),
+  });
   result.content.push(...report.artifacts.map(artifactContent));
   // The call's record of its run: whether it ran under the sandbox (a runner that knows says).
   if (report.sandboxed !== undefined) result._meta = { ...result._meta, [SANDBOXED_META]: report.sandboxed };
-  return result;
+  return withSession(result, call?.session);
+}
+
+/** The text of a result's first content block. */
+function resultText(r: CallToolResult): string {
+  const first = r.content[0];
+  return first?.type === "text" ? first.text : "";
+}
+
+/** `r` naming its call's kernel session in `_meta` (when there is one). */
+function withSession(r: CallToolResult, session: string | undefined): CallToolResult {
+  if (session !== undefined) r._meta = { ...r._meta, [SESSION_META]: session };
+  return r;
 }
 
 /** A fresh server instance with the agent-block surface (the factory both serving entries use). */
@@ -457,7 +498,14 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     };
     const meta = (req.params._meta ?? ctx.mcpReq._meta) as Record<string, unknown> | undefined;
     const traceparent = typeof meta?.traceparent === "string" ? meta.traceparent : undefined;
-    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress, traceparent);
+    const handling = callRunBlock(
+      opts,
+      req.params.arguments ?? {},
+      ctx.mcpReq.signal,
+      progress,
+      traceparent,
+      callerOf(server, ctx),
+    );
     opts.runs?.add(handling);
     try {
       return await handling;
