@@ -28,6 +28,10 @@
  * - `---@annotation KEY VALUE`: a tool annotation (`readOnlyHint`, `destructiveHint`,
  *   `idempotentHint`, `openWorldHint` take `true`/`false`; `title` takes text).
  * - `---@title TEXT`, `---@mime TYPE` (a resource's MIME type; default `text/plain`).
+ * - `---@watch PATH` (a resource's; repeatable): a file or directory, relative to the project root,
+ *   whose change changes the resource's content — a subscribed client is told
+ *   (`notifications/resources/updated`) when it, or the block's own file, changes. A template's
+ *   variables may appear in it (`notes/{id}.txt`). No absolute path, no `..` segment.
  * - Any other tag (`@meta`, `@diagnostic`, `@class`, ...) belongs to the editor and is ignored.
  *
  * Invariants: a pure function of the source; a header without `@tool`/`@resource`/`@prompt`
@@ -103,6 +107,11 @@ export interface ResourceDeclaration {
   description: string;
   /** `---@mime` (default `text/plain`). */
   mimeType: string;
+  /**
+   * `---@watch` paths (relative to the project root; a template's `{var}` allowed): what the
+   * content comes from, besides the block's own file.
+   */
+  watch?: string[];
 }
 
 /**
@@ -266,6 +275,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
   let output: JsonSchema | undefined;
   let title: string | undefined;
   let mime: string | undefined;
+  const watch: { line: number; path: string }[] = [];
   const annotations: Record<string, boolean | string> = {};
   for (let k = 0; k < lines.length; k++) {
     const { line, text } = lines[k];
@@ -345,6 +355,16 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         if (!rest) throw new HeaderError(line, "@title needs text");
         title = rest;
         break;
+      case "watch":
+        if (!rest) throw new HeaderError(line, "@watch needs a path (relative to the project root)");
+        if (rest.startsWith("/") || /^[A-Za-z]:[\\/]/.test(rest) || rest.split(/[\\/]/).includes("..")) {
+          throw new HeaderError(
+            line,
+            `@watch: '${rest}' must be a path relative to the project root, with no '..' segment`,
+          );
+        }
+        watch.push({ line, path: rest });
+        break;
       case "mime":
         if (!/^[\w.+-]+\/[\w.+-]+$/.test(rest)) {
           throw new HeaderError(line, `@mime: not a MIME type: '${rest}'`);
@@ -371,6 +391,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     }
   }
   if (kind.kind !== "resource" && mime) stray("@mime", lines.find((l) => /^\s*@mime/.test(l.text))!.line);
+  if (kind.kind !== "resource" && watch.length) stray("@watch", watch[0].line);
   if (kind.kind === "tool") {
     if (!NAME_RE.test(kind.arg)) {
       throw new HeaderError(
@@ -444,6 +465,20 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     mimeType: mime ?? "text/plain",
   };
   if (title) decl.title = title;
+  const vars = new Set([...kind.arg.matchAll(/\{(\w+)\}/g)].map((m) => m[1]));
+  for (const w of watch) {
+    for (const m of w.path.matchAll(/\{(\w+)\}/g)) {
+      if (!vars.has(m[1])) {
+        throw new HeaderError(
+          w.line,
+          `@watch: {${m[1]}} is not a variable of ${kind.arg}${
+            vars.size ? ` (its: ${[...vars].join(", ")})` : ""
+          }`,
+        );
+      }
+    }
+  }
+  if (watch.length) decl.watch = watch.map((w) => w.path);
   return decl;
 }
 

@@ -25,8 +25,9 @@
  *   block's source), plus the template for the last;
  * - with `declared` (`--expose blocks`), the blocks whose headers declare a tool, resource or
  *   prompt, listed and served as such (`declared.ts`), and the capabilities that go with them
- *   (prompts, resource subscriptions, logging, completions: a prompt argument declared as
- *   `"a"|"b"` completes to those values); a declared tool named like a fixed tool (`run_block`,
+ *   (prompts, resource subscriptions — `subscriptions.ts`, one set per connection,
+ *   ended when it closes; `resourcePaths` says which files a URI's content comes from —,
+ *   logging, completions: a prompt argument declared as `"a"|"b"` completes to those values); a declared tool named like a fixed tool (`run_block`,
  *   `run_flow`, the job tools) is not served;
  * - with `record` (`call_record.ts`), the kernel record of every `run_block` call (a session per
  *   call, refused or run, linked to the sessions its run opens; the result names it in
@@ -52,7 +53,9 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprotocol/server";
 import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
-import type { ToolDeclaration } from "../blocks/declaration.ts";
+import { matchTemplate, type ToolDeclaration } from "../blocks/declaration.ts";
+import { resolve, sep } from "node:path";
+import { ResourceSubscriptions } from "./subscriptions.ts";
 import type { Logger } from "../obs/log.ts";
 import type { Outcome } from "../outcome.ts";
 import type { Artifact, BlockRunner, RunReport } from "../runner/runner.ts";
@@ -575,13 +578,23 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     return await readResource(opts, req.params.uri);
   });
   if (dc) {
-    const subscribed = new Set<string>();
+    // A subscribed resource's client hears when its block's file or a path it watches changes.
+    const subscriptions = new ResourceSubscriptions({
+      pathsOf: (uri) => resourcePaths(opts, currentBlocks(opts), uri),
+      notify: (uri) => server.sendResourceUpdated({ uri }),
+      log: opts.log,
+    });
+    const closed = server.onclose;
+    server.onclose = () => {
+      subscriptions.close();
+      closed?.();
+    };
     server.setRequestHandler("resources/subscribe", (req) => {
-      subscribed.add(req.params.uri);
+      subscriptions.subscribe(req.params.uri);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", (req) => {
-      subscribed.delete(req.params.uri);
+      subscriptions.unsubscribe(req.params.uri);
       return {};
     });
     server.setRequestHandler("prompts/list", () => ({
@@ -608,6 +621,51 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     }));
   }
   return server;
+}
+
+/**
+ * The files `uri`'s content comes from (`subscriptions.ts`): a declared resource's block file and
+ * its `---@watch` paths (a template's variables filled in; a path that would leave the project
+ * root is left out), or a block's file for `agent-block://blocks/<name>`; undefined for any other
+ * URI.
+ */
+export function resourcePaths(
+  opts: Pick<BlockServerOptions, "projectRoot">,
+  blocks: BlockEntry[],
+  uri: string,
+): string[] | undefined {
+  if (uri.startsWith(BLOCK_URI_PREFIX)) {
+    let name: string;
+    try {
+      name = decodeURIComponent(uri.slice(BLOCK_URI_PREFIX.length));
+    } catch {
+      return undefined;
+    }
+    const b = blocks.find((x) => x.name === name);
+    return b ? [b.path] : undefined;
+  }
+  const { resources } = declaredBlocks(blocks);
+  let vars: Record<string, string> | undefined;
+  let block = resources.find((b) => !b.declaration.template && b.declaration.uri === uri);
+  if (block) vars = {};
+  else {
+    for (const b of resources) {
+      vars = b.declaration.template ? matchTemplate(b.declaration.uri, uri) : undefined;
+      if (vars) {
+        block = b;
+        break;
+      }
+    }
+  }
+  if (!block || !vars) return undefined;
+  const root = resolve(opts.projectRoot);
+  const paths = [block.path];
+  for (const w of block.declaration.watch ?? []) {
+    const filled = w.replace(/\{(\w+)\}/g, (_, v: string) => vars![v] ?? "");
+    const p = resolve(root, filled);
+    if (p === root || p.startsWith(root + sep)) paths.push(p);
+  }
+  return paths;
 }
 
 /** The `tools/list` entry of a declared tool. */

@@ -91,6 +91,11 @@ Deno.test("declaration: a malformed header is reported with its line, and the bl
     ["---@resource test://x\n---@annotation readOnlyHint true\nreturn 1", 2, "does not apply to a @resource"],
     ["---@tool t\n---@annotation readOnlyHint maybe\nreturn 1", 2, "takes true or false"],
     ["---@tool t\n---@param a string\n---@param a number\nreturn 1", 3, "declared twice"],
+    ["---@tool t\n---@watch notes\nreturn 1", 2, "@watch does not apply to a @tool"],
+    ["---@resource n://x\n---@watch\nreturn 1", 2, "@watch needs a path"],
+    ["---@resource n://x\n---@watch /etc/passwd\nreturn 1", 2, "relative to the project root"],
+    ["---@resource n://x\n---@watch notes/../../x\nreturn 1", 2, "no '..' segment"],
+    ["---@resource n://{id}\n---@watch notes/{day}.txt\nreturn 1", 2, "{day} is not a variable of n://{id}"],
   ];
   for (const [src, line, text] of cases) {
     const r = parseDeclaration(src);
@@ -148,4 +153,20 @@ Deno.test("schema check: the first problem names the field", () => {
     }),
     "q: is required",
   );
+});
+
+Deno.test("declaration: a resource's @watch paths are kept, a template's variables allowed", () => {
+  const { declaration, error } = parseDeclaration(
+    "--- A note.\n---@resource note://{id} note\n---@watch notes/{id}.txt\n---@watch shared\nreturn 1",
+  );
+  assert.deepEqual(error, undefined);
+  assert.deepEqual(declaration, {
+    kind: "resource",
+    uri: "note://{id}",
+    template: true,
+    name: "note",
+    description: "A note.",
+    mimeType: "text/plain",
+    watch: ["notes/{id}.txt", "shared"],
+  });
 });
