@@ -28,6 +28,10 @@
  * - `---@annotation KEY VALUE`: a tool annotation (`readOnlyHint`, `destructiveHint`,
  *   `idempotentHint`, `openWorldHint` take `true`/`false`; `title` takes text).
  * - `---@title TEXT`, `---@mime TYPE` (a resource's MIME type; default `text/plain`).
+ * - `---@examples NAME JSON-ARRAY`: example values of a `@param` (a prompt's argument: strings,
+ *   what `completion/complete` offers beside a `"a"|"b"` type's values; a tool's: the property's
+ *   JSON Schema `examples`) or of a resource template's `{NAME}` variable (strings, what completion
+ *   offers for it). The JSON may go on over the next `---` lines.
  * - `---@watch PATH` (a resource's; repeatable): a file or directory, relative to the project root,
  *   whose change changes the resource's content — a subscribed client is told
  *   (`notifications/resources/updated`) when it, or the block's own file, changes. A template's
@@ -112,6 +116,8 @@ export interface ResourceDeclaration {
    * content comes from, besides the block's own file.
    */
   watch?: string[];
+  /** `---@examples VAR [...]`: example values of a template's variables, what completion offers. */
+  examples?: Record<string, string[]>;
 }
 
 /**
@@ -132,6 +138,8 @@ export interface PromptArgument {
   required: boolean;
   /** Its values, when its type is a union of string literals (`"a"|"b"`): what completion offers. */
   values?: string[];
+  /** `---@examples NAME [...]`: example values, offered by completion too. */
+  examples?: string[];
 }
 
 /**
@@ -276,6 +284,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
   let title: string | undefined;
   let mime: string | undefined;
   const watch: { line: number; path: string }[] = [];
+  const examples = new Map<string, { line: number; values: unknown[] }>();
   const annotations: Record<string, boolean | string> = {};
   for (let k = 0; k < lines.length; k++) {
     const { line, text } = lines[k];
@@ -355,6 +364,28 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         if (!rest) throw new HeaderError(line, "@title needs text");
         title = rest;
         break;
+      case "examples": {
+        const m = /^([A-Za-z_][\w-]*)\s+([\s\S]*)$/.exec(rest);
+        if (!m) {
+          throw new HeaderError(line, `@examples must be 'NAME [values...]' (a JSON array), got '${rest}'`);
+        }
+        let json = m[2];
+        while (k + 1 < lines.length && !/^\s*@/.test(lines[k + 1].text) && lines[k + 1].text.trim()) {
+          json += "\n" + lines[++k].text;
+        }
+        let values: unknown;
+        try {
+          values = JSON.parse(json);
+        } catch (e) {
+          throw new HeaderError(line, `@examples ${m[1]}: not valid JSON: ${(e as Error).message}`);
+        }
+        if (!Array.isArray(values) || values.length === 0) {
+          throw new HeaderError(line, `@examples ${m[1]}: a non-empty JSON array of values`);
+        }
+        if (examples.has(m[1])) throw new HeaderError(line, `@examples ${m[1]} is declared twice`);
+        examples.set(m[1], { line, values });
+        break;
+      }
       case "watch":
         if (!rest) throw new HeaderError(line, "@watch needs a path (relative to the project root)");
         if (rest.startsWith("/") || /^[A-Za-z]:[\\/]/.test(rest) || rest.split(/[\\/]/).includes("..")) {
@@ -402,8 +433,19 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     if (input && params.length) {
       throw new HeaderError(params[0].line, "@param and @input both give the input schema: use one");
     }
+    if (input && examples.size) {
+      throw new HeaderError(
+        [...examples.values()][0].line,
+        "@examples applies to @param lines: with @input, give them in the schema's own 'examples'",
+      );
+    }
+    exampleTargets(examples, new Set(params.map((p) => p.name)), (n) => `no @param ${n}`, false);
     const properties: Record<string, JsonSchema> = {};
-    for (const p of params) properties[p.name] = p.desc ? { ...p.schema, description: p.desc } : p.schema;
+    for (const p of params) {
+      properties[p.name] = p.desc ? { ...p.schema, description: p.desc } : p.schema;
+      const ex = examples.get(p.name);
+      if (ex) properties[p.name] = { ...properties[p.name], examples: ex.values };
+    }
     const required = params.filter((p) => !p.optional).map((p) => p.name);
     const decl: ToolDeclaration = {
       kind: "tool",
@@ -431,6 +473,15 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         );
       }
     }
+    exampleTargets(examples, new Set(params.map((p) => p.name)), (n) => `no @param ${n}`, true);
+    for (const p of params) {
+      const ex = examples.get(p.name);
+      const allowed = p.schema.enum as unknown[] | undefined;
+      const outside = allowed && ex?.values.find((v) => !allowed.includes(v));
+      if (ex && outside !== undefined) {
+        throw new HeaderError(ex.line, `@examples ${p.name}: '${outside}' is not one of its values`);
+      }
+    }
     const decl: PromptDeclaration = {
       kind: "prompt",
       name: kind.arg,
@@ -440,6 +491,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         ...(p.desc ? { description: p.desc } : {}),
         required: !p.optional,
         ...(Array.isArray(p.schema.enum) ? { values: p.schema.enum as string[] } : {}),
+        ...(examples.has(p.name) ? { examples: examples.get(p.name)!.values as string[] } : {}),
       })),
     };
     if (title) decl.title = title;
@@ -479,7 +531,31 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     }
   }
   if (watch.length) decl.watch = watch.map((w) => w.path);
+  exampleTargets(examples, vars, (n) => `${kind!.arg} has no variable {${n}}`, true);
+  if (examples.size) {
+    decl.examples = Object.fromEntries([...examples].map(([n, e]) => [n, e.values as string[]]));
+  }
   return decl;
+}
+
+/** Every `@examples` names one of `names` (`missing` says it does not); `strings`: its values are strings. */
+function exampleTargets(
+  examples: Map<string, { line: number; values: unknown[] }>,
+  names: Set<string>,
+  missing: (name: string) => string,
+  strings: boolean,
+): void {
+  for (const [name, e] of examples) {
+    if (!names.has(name)) {
+      throw new HeaderError(
+        e.line,
+        `@examples ${name}: ${missing(name)}${names.size ? ` (known: ${[...names].join(", ")})` : ""}`,
+      );
+    }
+    if (strings && e.values.some((v) => typeof v !== "string")) {
+      throw new HeaderError(e.line, `@examples ${name}: the values must be strings`);
+    }
+  }
 }
 
 /** The variables of `uri` under `template` (`{name}` matches one or more characters but `/`), or undefined. */

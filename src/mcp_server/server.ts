@@ -27,7 +27,8 @@
  *   prompt, listed and served as such (`declared.ts`), and the capabilities that go with them
  *   (prompts, resource subscriptions — `subscriptions.ts`, one set per connection,
  *   ended when it closes; `resourcePaths` says which files a URI's content comes from —,
- *   logging, completions: a prompt argument declared as `"a"|"b"` completes to those values); a declared tool named like a fixed tool (`run_block`,
+ *   logging, completions: a prompt argument declared as `"a"|"b"` completes to those values, a
+ *   prompt argument or a template variable with `---@examples` to those); a declared tool named like a fixed tool (`run_block`,
  *   `run_flow`, the job tools) is not served;
  * - with `record` (`call_record.ts`), the kernel record of every `run_block` call (a session per
  *   call, refused or run, linked to the sessions its run opens; the result names it in
@@ -602,7 +603,7 @@ export function createBlockServer(opts: BlockServerOptions): Server {
         name: b.declaration.name,
         ...(b.declaration.title ? { title: b.declaration.title } : {}),
         description: b.declaration.description || `block ${b.name}`,
-        arguments: b.declaration.arguments.map(({ values: _, ...a }) => a),
+        arguments: b.declaration.arguments.map(({ values: _, examples: __, ...a }) => a),
       })),
     }));
     server.setRequestHandler("prompts/get", async (req, ctx) => {
@@ -614,10 +615,10 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       }
       return await getDeclaredPrompt(dc, server, block, req.params.arguments ?? {}, ctx);
     });
-    // A prompt argument declared as "a"|"b" completes to those values (by prefix); anything else
-    // to none.
+    // A prompt argument declared as "a"|"b" completes to those values, and a prompt argument or a
+    // template variable with ---@examples to those (by prefix); anything else to none.
     server.setRequestHandler("completion/complete", (req) => ({
-      completion: completionOf(declaredBlocks(currentBlocks(opts)).prompts, req.params),
+      completion: completionOf(declaredBlocks(currentBlocks(opts)), req.params),
     }));
   }
   return server;
@@ -681,15 +682,34 @@ export function declaredToolEntry(d: ToolDeclaration): Tool {
   return t;
 }
 
-/** The completion of a prompt argument: its declared values starting with what was typed (at most 100). */
+/**
+ * The completion of a prompt argument or a resource template's variable: what its header declares
+ * — a `"a"|"b"` type's values, then its `---@examples` — starting with what was typed (exactly
+ * first; then, when that finds none, ignoring case), at most 100. A free-text argument with no
+ * examples completes to nothing.
+ */
 export function completionOf(
-  prompts: { declaration: { name: string; arguments: { name: string; values?: string[] }[] } }[],
+  declared: {
+    prompts: {
+      declaration: { name: string; arguments: { name: string; values?: string[]; examples?: string[] }[] };
+    }[];
+    resources?: { declaration: { uri: string; template: boolean; examples?: Record<string, string[]> } }[];
+  },
   params: { ref: { type: string; name?: string; uri?: string }; argument: { name: string; value: string } },
 ): { values: string[]; total: number; hasMore: boolean } {
-  const p = params.ref.type === "ref/prompt"
-    ? prompts.find((x) => x.declaration.name === params.ref.name)
-    : undefined;
-  const all = p?.declaration.arguments.find((a) => a.name === params.argument.name)?.values ?? [];
-  const hits = all.filter((v) => v.startsWith(params.argument.value));
+  let all: string[] = [];
+  if (params.ref.type === "ref/prompt") {
+    const p = declared.prompts.find((x) => x.declaration.name === params.ref.name);
+    const a = p?.declaration.arguments.find((x) => x.name === params.argument.name);
+    all = [...(a?.values ?? []), ...(a?.examples ?? [])];
+  } else if (params.ref.type === "ref/resource") {
+    const r = declared.resources?.find((x) => x.declaration.template && x.declaration.uri === params.ref.uri);
+    all = r?.declaration.examples?.[params.argument.name] ?? [];
+  }
+  const typed = params.argument.value;
+  let hits = [...new Set(all)].filter((v) => v.startsWith(typed));
+  if (hits.length === 0) {
+    hits = [...new Set(all)].filter((v) => v.toLowerCase().startsWith(typed.toLowerCase()));
+  }
   return { values: hits.slice(0, 100), total: hits.length, hasMore: hits.length > 100 };
 }

@@ -96,6 +96,13 @@ Deno.test("declaration: a malformed header is reported with its line, and the bl
     ["---@resource n://x\n---@watch /etc/passwd\nreturn 1", 2, "relative to the project root"],
     ["---@resource n://x\n---@watch notes/../../x\nreturn 1", 2, "no '..' segment"],
     ["---@resource n://{id}\n---@watch notes/{day}.txt\nreturn 1", 2, "{day} is not a variable of n://{id}"],
+    ['---@prompt p\n---@param a string\n---@examples b ["x"]\nreturn 1', 3, "@examples b: no @param b"],
+    ["---@prompt p\n---@param a string\n---@examples a [1]\nreturn 1", 3, "the values must be strings"],
+    ["---@prompt p\n---@param a string\n---@examples a []\nreturn 1", 3, "a non-empty JSON array"],
+    ["---@prompt p\n---@param a string\n---@examples a [x]\nreturn 1", 3, "not valid JSON"],
+    ['---@prompt p\n---@param a "x"|"y"\n---@examples a ["z"]\nreturn 1', 3, "'z' is not one of its values"],
+    ['---@resource n://{id}\n---@examples day ["x"]\nreturn 1', 2, "n://{id} has no variable {day}"],
+    ['---@tool t\n---@input {"type": "object"}\n---@examples a [1]\nreturn 1', 3, "with @input"],
   ];
   for (const [src, line, text] of cases) {
     const r = parseDeclaration(src);
