@@ -25,6 +25,9 @@
  *   `T[]`, or a union of string literals `"a"|"b"` (an enum). `?` makes it optional.
  * - `---@input JSON` / `---@output JSON`: a whole JSON Schema (the JSON may go on over the next
  *   `---` lines that are not tags); `@input` replaces what `@param` lines build.
+ * - `---@input lshape MODULE[:FIELD]`: the input schema is an lshape shape a Lua module exports
+ *   (`require(MODULE)`, or its field FIELD); the server turns it into JSON Schema by running the
+ *   module (`src/mcp_server/lshape_input.ts`) — this parser only records where it is.
  * - `---@annotation KEY VALUE`: a tool annotation (`readOnlyHint`, `destructiveHint`,
  *   `idempotentHint`, `openWorldHint` take `true`/`false`; `title` takes text).
  * - `---@title TEXT`, `---@mime TYPE` (a resource's MIME type; default `text/plain`).
@@ -78,6 +81,11 @@ export interface ToolDeclaration {
   outputSchema?: JsonSchema;
   /** `---@annotation` lines. */
   annotations?: Record<string, boolean | string>;
+  /**
+   * `---@input lshape MODULE[:FIELD]`: the input schema is this lshape shape (until the server
+   * resolves it, `inputSchema` is `{ type: "object" }`).
+   */
+  inputLshape?: { module: string; field?: string; line: number };
 }
 
 /**
@@ -280,6 +288,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
   const description: string[] = [];
   const params: { line: number; name: string; optional: boolean; schema: JsonSchema; desc: string }[] = [];
   let input: JsonSchema | undefined;
+  let inputLshape: { module: string; field?: string; line: number } | undefined;
   let output: JsonSchema | undefined;
   let title: string | undefined;
   let mime: string | undefined;
@@ -331,6 +340,19 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
       }
       case "input":
       case "output": {
+        if (name === "input" && /^lshape(\s|$)/.test(rest)) {
+          const m = /^lshape\s+([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)(?::([A-Za-z_]\w*))?$/.exec(rest);
+          if (!m) {
+            throw new HeaderError(
+              line,
+              `@input lshape must be 'lshape MODULE[:FIELD]' (a require name), got '${rest}'`,
+            );
+          }
+          if (input || inputLshape) throw new HeaderError(line, "@input is given twice");
+          inputLshape = { module: m[1], ...(m[2] ? { field: m[2] } : {}), line };
+          input = { type: "object" };
+          break;
+        }
         let json = rest;
         while (k + 1 < lines.length && !/^\s*@/.test(lines[k + 1].text) && lines[k + 1].text.trim()) {
           json += "\n" + lines[++k].text;
@@ -339,8 +361,10 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         if (schema.type !== undefined && schema.type !== "object") {
           throw new HeaderError(line, `@${name}: the schema's type must be "object"`);
         }
-        if (name === "input") input = schema;
-        else output = schema;
+        if (name === "input") {
+          if (input) throw new HeaderError(line, "@input is given twice");
+          input = schema;
+        } else output = schema;
         break;
       }
       case "annotation": {
@@ -456,6 +480,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     if (title) decl.title = title;
     if (output) decl.outputSchema = output;
     if (Object.keys(annotations).length) decl.annotations = annotations;
+    if (inputLshape) decl.inputLshape = inputLshape;
     return decl;
   }
   if (kind.kind === "prompt") {

@@ -29,7 +29,9 @@
  *   ended when it closes; `resourcePaths` says which files a URI's content comes from —,
  *   logging, completions: a prompt argument declared as `"a"|"b"` completes to those values, a
  *   prompt argument or a template variable with `---@examples` to those); a declared tool named like a fixed tool (`run_block`,
- *   `run_flow`, the job tools) is not served;
+ *   `run_flow`, the job tools) is not served; a tool whose input schema is an lshape shape
+ *   (`---@input lshape MODULE[:FIELD]`) is served with its JSON Schema form (`lshape_input.ts`),
+ *   or left out when that cannot be had;
  * - with `record` (`call_record.ts`), the kernel record of every `run_block` call (a session per
  *   call, refused or run, linked to the sessions its run opens; the result names it in
  *   `_meta["agent-block/session"]`).
@@ -57,6 +59,7 @@ import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
 import { matchTemplate, type ToolDeclaration } from "../blocks/declaration.ts";
 import { resolve, sep } from "node:path";
 import { ResourceSubscriptions } from "./subscriptions.ts";
+import { LshapeInputs } from "./lshape_input.ts";
 import type { Logger } from "../obs/log.ts";
 import type { Outcome } from "../outcome.ts";
 import type { Artifact, BlockRunner, RunReport } from "../runner/runner.ts";
@@ -447,18 +450,30 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     ...(opts.flowRunner ? [RUN_FLOW] : []),
     ...(opts.jobs ? JOB_TOOLS.map((t) => t.name) : []),
   ];
-  const declaredTools = (blocks: BlockEntry[]) => {
+  /** The declared tools served: not named like a fixed tool; an lshape input schema resolved. */
+  const declaredTools = async (blocks: BlockEntry[]) => {
     const taken = new Set(fixed());
-    return declaredBlocks(blocks).tools.filter((b) => !taken.has(b.declaration.name));
+    const out: (BlockEntry & { declaration: ToolDeclaration })[] = [];
+    for (const b of declaredBlocks(blocks).tools) {
+      if (taken.has(b.declaration.name)) continue;
+      if (!b.declaration.inputLshape) {
+        out.push(b);
+        continue;
+      }
+      // An lshape input schema that cannot be resolved leaves its tool out (logged with its line).
+      const a = await lshapeInputsOf(opts, dc!).resolve(b);
+      if ("schema" in a) out.push({ ...b, declaration: { ...b.declaration, inputSchema: a.schema } });
+    }
+    return out;
   };
-  server.setRequestHandler("tools/list", () => {
+  server.setRequestHandler("tools/list", async () => {
     const blocks = currentBlocks(opts);
     return {
       tools: [
         runBlockTool(blocks),
         ...(opts.flowRunner ? [runFlowTool(projectFlows(opts.projectRoot))] : []),
         ...(opts.jobs ? JOB_TOOLS : []),
-        ...(dc ? declaredTools(blocks).map((b) => declaredToolEntry(b.declaration)) : []),
+        ...(dc ? (await declaredTools(blocks)).map((b) => declaredToolEntry(b.declaration)) : []),
       ],
     };
   });
@@ -480,15 +495,13 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       }
     }
     if (req.params.name !== "run_block") {
-      const block = dc &&
-        declaredTools(currentBlocks(opts)).find((b) => b.declaration.name === req.params.name);
+      const served = dc ? await declaredTools(currentBlocks(opts)) : [];
+      const block = served.find((b) => b.declaration.name === req.params.name);
       if (dc && block) return await callDeclaredTool(dc, server, block, req, ctx);
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
         `Unknown tool: ${req.params.name} (this server's tools: ${
-          [...fixed(), ...(dc ? declaredTools(currentBlocks(opts)).map((b) => b.declaration.name) : [])].join(
-            ", ",
-          )
+          [...fixed(), ...served.map((b) => b.declaration.name)].join(", ")
         })`,
       );
     }
@@ -667,6 +680,24 @@ export function resourcePaths(
     if (p === root || p.startsWith(root + sep)) paths.push(p);
   }
   return paths;
+}
+
+/** The lshape input schemas of a server's declared tools (one cache for all its instances). */
+const lshapeInputs = new WeakMap<DeclaredContext, LshapeInputs>();
+
+function lshapeInputsOf(opts: BlockServerOptions, dc: DeclaredContext): LshapeInputs {
+  let l = lshapeInputs.get(dc);
+  if (!l) {
+    l = new LshapeInputs({
+      projectRoot: dc.projectRoot,
+      home: opts.home,
+      env: dc.env,
+      runner: () => dc.sandboxed ? dc.runner : dc.inProcess([]),
+      log: dc.log,
+    });
+    lshapeInputs.set(dc, l);
+  }
+  return l;
 }
 
 /** The `tools/list` entry of a declared tool. */
