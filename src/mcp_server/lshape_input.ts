@@ -99,7 +99,7 @@ export class LshapeInputs {
           source: converter,
           name: `${block.name}.input.lua`,
           dir: dirname(block.path),
-          chunkname: "=ab:lshape",
+          chunkname: "=ab:lshape_input",
         },
         name: block.name,
         projectRoot: this.cx.projectRoot,
