@@ -33,7 +33,12 @@ import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
-import { type BlockServerOptions, createBlockServer, currentBlocks } from "../mcp_server/server.ts";
+import {
+  type BlockServerOptions,
+  createBlockServer,
+  currentBlocks,
+  resourcePaths,
+} from "../mcp_server/server.ts";
 import { CallRecorder } from "../mcp_server/call_record.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
@@ -340,6 +345,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
         log,
         watcher,
         sessionIdleMs: s.sessionIdleSecs === undefined ? undefined : s.sessionIdleSecs * 1000,
+        ...(expose === "blocks"
+          ? { resourcePaths: (uri: string) => resourcePaths(opts, currentBlocks(opts), uri) }
+          : {}),
       });
       // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
       writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));

@@ -17,6 +17,10 @@
  * ancestor, recursively, so its creation is seen. After each notification the paths are resolved
  * again (the block's header may now name others).
  *
+ * `SharedSubscriptions` is the same for the 2026-07-28 era over HTTP, where the subscriptions are
+ * the `resourceSubscriptions` of open `subscriptions/listen` streams (`http.ts` reads them from
+ * the request): a URI is watched while a stream holds it.
+ *
  * Invariants: one set of watchers per URI (subscribing again replaces it); `unsubscribe(uri)`
  * and `close()` (the connection closed) close them and cancel a pending notification, and nothing
  * is sent after; a watcher that fails (a watched directory removed) is logged and closed, never
@@ -176,5 +180,50 @@ export class ResourceSubscriptions {
     // The block may now name other paths: watch what it names now.
     const now = this.host.pathsOf(uri);
     if (now && now.length && givenKey(now) !== w.given) this.subscribe(uri);
+  }
+}
+
+/**
+ * Subscriptions several holders share — the 2026-07-28 era's `subscriptions/listen` streams,
+ * whose `resourceSubscriptions` the server is told through one notifier for all of them: a URI is
+ * watched once while at least one open stream holds it, and released with the last.
+ */
+export class SharedSubscriptions {
+  readonly #count = new Map<string, number>();
+  readonly #subs: ResourceSubscriptions;
+
+  constructor(private readonly host: SubscriptionHost) {
+    this.#subs = new ResourceSubscriptions(host);
+  }
+
+  /** Holds `uris` (watched from now); the function returned releases them (once). */
+  hold(uris: readonly string[]): () => void {
+    const mine = [...new Set(uris)];
+    for (const uri of mine) {
+      const n = (this.#count.get(uri) ?? 0) + 1;
+      this.#count.set(uri, n);
+      if (n === 1) this.#subs.subscribe(uri);
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const uri of mine) {
+        const n = (this.#count.get(uri) ?? 1) - 1;
+        if (n > 0) {
+          this.#count.set(uri, n);
+          continue;
+        }
+        this.#count.delete(uri);
+        this.#subs.unsubscribe(uri);
+        this.host.log.debug(`subscriptions/listen: ${uri} released (no open stream holds it)`);
+      }
+    };
+  }
+
+  /** The server is stopping: every watch ends. */
+  close(): void {
+    this.#count.clear();
+    this.#subs.close();
   }
 }

@@ -4,6 +4,7 @@
  * HTTP (a 2025-era session). A subscribed resource's client is sent
  * `notifications/resources/updated` when a path its header watches (`---@watch`) or the block's
  * own file changes; not after `resources/unsubscribe`; and the watches end with the connection.
+ * In the 2026-07-28 era over HTTP the subscriptions are a `subscriptions/listen` stream's.
  * Every wait is for an event (the notification, a log line), never a sleep.
  */
 import { join } from "node:path";
@@ -148,6 +149,43 @@ Deno.test({
         what: "the subscriptions ended with the session",
         timeoutMs: 30_000,
       });
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "mcp subscriptions/listen over HTTP (2026-07-28): a listened resource is notified on change; closing the stream releases its watch",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const srv = await startHttpServer(p.root, p.home, ["--expose", "blocks"]);
+    try {
+      const client = new Client({ name: "listener", version: "0" }, {
+        versionNegotiation: { mode: "auto" as const },
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+      try {
+        assertEquals(client.getNegotiatedProtocolVersion(), "2026-07-28");
+        const u = updates(client);
+        const sub = await client.listen({ resourceSubscriptions: ["note://c", "status://now"] });
+        let next = u.next("note://c");
+        Deno.writeTextFileSync(join(p.root, "notes", "c.txt"), "c");
+        await within(next, "update of note://c on the listen stream");
+        next = u.next("status://now");
+        Deno.writeTextFileSync(join(p.root, "state", "z"), "z");
+        await within(next, "update of status://now on the listen stream");
+        assert(!u.seen.includes("note://d"), `unexpected: ${u.seen}`);
+        await sub.close();
+        await waitFor(() => srv.stderr().includes("subscriptions/listen: note://c released"), {
+          what: "the stream's watch released when it closed",
+          timeoutMs: 30_000,
+        });
+      } finally {
+        await client.close();
+      }
     } finally {
       await srv.stop();
     }
