@@ -25,9 +25,20 @@
  *   `T[]`, or a union of string literals `"a"|"b"` (an enum). `?` makes it optional.
  * - `---@input JSON` / `---@output JSON`: a whole JSON Schema (the JSON may go on over the next
  *   `---` lines that are not tags); `@input` replaces what `@param` lines build.
+ * - `---@input lshape MODULE[:FIELD]`: the input schema is an lshape shape a Lua module exports
+ *   (`require(MODULE)`, or its field FIELD); the server turns it into JSON Schema by running the
+ *   module (`src/mcp_server/lshape_input.ts`) — this parser only records where it is.
  * - `---@annotation KEY VALUE`: a tool annotation (`readOnlyHint`, `destructiveHint`,
  *   `idempotentHint`, `openWorldHint` take `true`/`false`; `title` takes text).
  * - `---@title TEXT`, `---@mime TYPE` (a resource's MIME type; default `text/plain`).
+ * - `---@examples NAME JSON-ARRAY`: example values of a `@param` (a prompt's argument: strings,
+ *   what `completion/complete` offers beside a `"a"|"b"` type's values; a tool's: the property's
+ *   JSON Schema `examples`) or of a resource template's `{NAME}` variable (strings, what completion
+ *   offers for it). The JSON may go on over the next `---` lines.
+ * - `---@watch PATH` (a resource's; repeatable): a file or directory, relative to the project root,
+ *   whose change changes the resource's content — a subscribed client is told
+ *   (`notifications/resources/updated`) when it, or the block's own file, changes. A template's
+ *   variables may appear in it (`notes/{id}.txt`). No absolute path, no `..` segment.
  * - Any other tag (`@meta`, `@diagnostic`, `@class`, ...) belongs to the editor and is ignored.
  *
  * Invariants: a pure function of the source; a header without `@tool`/`@resource`/`@prompt`
@@ -70,6 +81,11 @@ export interface ToolDeclaration {
   outputSchema?: JsonSchema;
   /** `---@annotation` lines. */
   annotations?: Record<string, boolean | string>;
+  /**
+   * `---@input lshape MODULE[:FIELD]`: the input schema is this lshape shape (until the server
+   * resolves it, `inputSchema` is `{ type: "object" }`).
+   */
+  inputLshape?: { module: string; field?: string; line: number };
 }
 
 /**
@@ -103,6 +119,13 @@ export interface ResourceDeclaration {
   description: string;
   /** `---@mime` (default `text/plain`). */
   mimeType: string;
+  /**
+   * `---@watch` paths (relative to the project root; a template's `{var}` allowed): what the
+   * content comes from, besides the block's own file.
+   */
+  watch?: string[];
+  /** `---@examples VAR [...]`: example values of a template's variables, what completion offers. */
+  examples?: Record<string, string[]>;
 }
 
 /**
@@ -123,6 +146,8 @@ export interface PromptArgument {
   required: boolean;
   /** Its values, when its type is a union of string literals (`"a"|"b"`): what completion offers. */
   values?: string[];
+  /** `---@examples NAME [...]`: example values, offered by completion too. */
+  examples?: string[];
 }
 
 /**
@@ -263,9 +288,12 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
   const description: string[] = [];
   const params: { line: number; name: string; optional: boolean; schema: JsonSchema; desc: string }[] = [];
   let input: JsonSchema | undefined;
+  let inputLshape: { module: string; field?: string; line: number } | undefined;
   let output: JsonSchema | undefined;
   let title: string | undefined;
   let mime: string | undefined;
+  const watch: { line: number; path: string }[] = [];
+  const examples = new Map<string, { line: number; values: unknown[] }>();
   const annotations: Record<string, boolean | string> = {};
   for (let k = 0; k < lines.length; k++) {
     const { line, text } = lines[k];
@@ -312,6 +340,19 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
       }
       case "input":
       case "output": {
+        if (name === "input" && /^lshape(\s|$)/.test(rest)) {
+          const m = /^lshape\s+([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)(?::([A-Za-z_]\w*))?$/.exec(rest);
+          if (!m) {
+            throw new HeaderError(
+              line,
+              `@input lshape must be 'lshape MODULE[:FIELD]' (a require name), got '${rest}'`,
+            );
+          }
+          if (input || inputLshape) throw new HeaderError(line, "@input is given twice");
+          inputLshape = { module: m[1], ...(m[2] ? { field: m[2] } : {}), line };
+          input = { type: "object" };
+          break;
+        }
         let json = rest;
         while (k + 1 < lines.length && !/^\s*@/.test(lines[k + 1].text) && lines[k + 1].text.trim()) {
           json += "\n" + lines[++k].text;
@@ -320,8 +361,10 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         if (schema.type !== undefined && schema.type !== "object") {
           throw new HeaderError(line, `@${name}: the schema's type must be "object"`);
         }
-        if (name === "input") input = schema;
-        else output = schema;
+        if (name === "input") {
+          if (input) throw new HeaderError(line, "@input is given twice");
+          input = schema;
+        } else output = schema;
         break;
       }
       case "annotation": {
@@ -344,6 +387,38 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
       case "title":
         if (!rest) throw new HeaderError(line, "@title needs text");
         title = rest;
+        break;
+      case "examples": {
+        const m = /^([A-Za-z_][\w-]*)\s+([\s\S]*)$/.exec(rest);
+        if (!m) {
+          throw new HeaderError(line, `@examples must be 'NAME [values...]' (a JSON array), got '${rest}'`);
+        }
+        let json = m[2];
+        while (k + 1 < lines.length && !/^\s*@/.test(lines[k + 1].text) && lines[k + 1].text.trim()) {
+          json += "\n" + lines[++k].text;
+        }
+        let values: unknown;
+        try {
+          values = JSON.parse(json);
+        } catch (e) {
+          throw new HeaderError(line, `@examples ${m[1]}: not valid JSON: ${(e as Error).message}`);
+        }
+        if (!Array.isArray(values) || values.length === 0) {
+          throw new HeaderError(line, `@examples ${m[1]}: a non-empty JSON array of values`);
+        }
+        if (examples.has(m[1])) throw new HeaderError(line, `@examples ${m[1]} is declared twice`);
+        examples.set(m[1], { line, values });
+        break;
+      }
+      case "watch":
+        if (!rest) throw new HeaderError(line, "@watch needs a path (relative to the project root)");
+        if (rest.startsWith("/") || /^[A-Za-z]:[\\/]/.test(rest) || rest.split(/[\\/]/).includes("..")) {
+          throw new HeaderError(
+            line,
+            `@watch: '${rest}' must be a path relative to the project root, with no '..' segment`,
+          );
+        }
+        watch.push({ line, path: rest });
         break;
       case "mime":
         if (!/^[\w.+-]+\/[\w.+-]+$/.test(rest)) {
@@ -371,6 +446,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     }
   }
   if (kind.kind !== "resource" && mime) stray("@mime", lines.find((l) => /^\s*@mime/.test(l.text))!.line);
+  if (kind.kind !== "resource" && watch.length) stray("@watch", watch[0].line);
   if (kind.kind === "tool") {
     if (!NAME_RE.test(kind.arg)) {
       throw new HeaderError(
@@ -381,8 +457,19 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     if (input && params.length) {
       throw new HeaderError(params[0].line, "@param and @input both give the input schema: use one");
     }
+    if (input && examples.size) {
+      throw new HeaderError(
+        [...examples.values()][0].line,
+        "@examples applies to @param lines: with @input, give them in the schema's own 'examples'",
+      );
+    }
+    exampleTargets(examples, new Set(params.map((p) => p.name)), (n) => `no @param ${n}`, false);
     const properties: Record<string, JsonSchema> = {};
-    for (const p of params) properties[p.name] = p.desc ? { ...p.schema, description: p.desc } : p.schema;
+    for (const p of params) {
+      properties[p.name] = p.desc ? { ...p.schema, description: p.desc } : p.schema;
+      const ex = examples.get(p.name);
+      if (ex) properties[p.name] = { ...properties[p.name], examples: ex.values };
+    }
     const required = params.filter((p) => !p.optional).map((p) => p.name);
     const decl: ToolDeclaration = {
       kind: "tool",
@@ -393,6 +480,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     if (title) decl.title = title;
     if (output) decl.outputSchema = output;
     if (Object.keys(annotations).length) decl.annotations = annotations;
+    if (inputLshape) decl.inputLshape = inputLshape;
     return decl;
   }
   if (kind.kind === "prompt") {
@@ -410,6 +498,15 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         );
       }
     }
+    exampleTargets(examples, new Set(params.map((p) => p.name)), (n) => `no @param ${n}`, true);
+    for (const p of params) {
+      const ex = examples.get(p.name);
+      const allowed = p.schema.enum as unknown[] | undefined;
+      const outside = allowed && ex?.values.find((v) => !allowed.includes(v));
+      if (ex && outside !== undefined) {
+        throw new HeaderError(ex.line, `@examples ${p.name}: '${outside}' is not one of its values`);
+      }
+    }
     const decl: PromptDeclaration = {
       kind: "prompt",
       name: kind.arg,
@@ -419,6 +516,7 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
         ...(p.desc ? { description: p.desc } : {}),
         required: !p.optional,
         ...(Array.isArray(p.schema.enum) ? { values: p.schema.enum as string[] } : {}),
+        ...(examples.has(p.name) ? { examples: examples.get(p.name)!.values as string[] } : {}),
       })),
     };
     if (title) decl.title = title;
@@ -444,7 +542,45 @@ function parseHeader(lines: HeaderLine[]): Declaration | undefined {
     mimeType: mime ?? "text/plain",
   };
   if (title) decl.title = title;
+  const vars = new Set([...kind.arg.matchAll(/\{(\w+)\}/g)].map((m) => m[1]));
+  for (const w of watch) {
+    for (const m of w.path.matchAll(/\{(\w+)\}/g)) {
+      if (!vars.has(m[1])) {
+        throw new HeaderError(
+          w.line,
+          `@watch: {${m[1]}} is not a variable of ${kind.arg}${
+            vars.size ? ` (its: ${[...vars].join(", ")})` : ""
+          }`,
+        );
+      }
+    }
+  }
+  if (watch.length) decl.watch = watch.map((w) => w.path);
+  exampleTargets(examples, vars, (n) => `${kind!.arg} has no variable {${n}}`, true);
+  if (examples.size) {
+    decl.examples = Object.fromEntries([...examples].map(([n, e]) => [n, e.values as string[]]));
+  }
   return decl;
+}
+
+/** Every `@examples` names one of `names` (`missing` says it does not); `strings`: its values are strings. */
+function exampleTargets(
+  examples: Map<string, { line: number; values: unknown[] }>,
+  names: Set<string>,
+  missing: (name: string) => string,
+  strings: boolean,
+): void {
+  for (const [name, e] of examples) {
+    if (!names.has(name)) {
+      throw new HeaderError(
+        e.line,
+        `@examples ${name}: ${missing(name)}${names.size ? ` (known: ${[...names].join(", ")})` : ""}`,
+      );
+    }
+    if (strings && e.values.some((v) => typeof v !== "string")) {
+      throw new HeaderError(e.line, `@examples ${name}: the values must be strings`);
+    }
+  }
 }
 
 /** The variables of `uri` under `template` (`{name}` matches one or more characters but `/`), or undefined. */

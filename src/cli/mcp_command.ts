@@ -33,7 +33,13 @@ import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { agentBlockHome } from "../home.ts";
-import { type BlockServerOptions, createBlockServer, currentBlocks } from "../mcp_server/server.ts";
+import {
+  type BlockServerOptions,
+  createBlockServer,
+  currentBlocks,
+  resourcePaths,
+} from "../mcp_server/server.ts";
+import { CallRecorder } from "../mcp_server/call_record.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
@@ -268,7 +274,10 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   // The project's setting (its .env) when the flag does not say.
   const expose = s.expose ?? exposeOf(edge.env.AGENT_BLOCK_MCP_EXPOSE, "AGENT_BLOCK_MCP_EXPOSE") ??
     "run_block";
+  // Every served call is a kernel session in the project's log (src/mcp_server/call_record.ts).
+  const record = new CallRecorder(projectRoot, edge.env, log);
   const opts: BlockServerOptions = {
+    record,
     projectRoot,
     home: agentBlockHome(edge.env, edge.cwd),
     blockDirs,
@@ -300,6 +309,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       inProcess: (modules) => new InProcessRunner({ modules, stdout: writeStderr, stderr: writeStderr }),
       sandboxed: sandbox,
       calls: new CallTable(),
+      record,
       runs,
       stopping: stop.signal,
     };
@@ -335,6 +345,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
         log,
         watcher,
         sessionIdleMs: s.sessionIdleSecs === undefined ? undefined : s.sessionIdleSecs * 1000,
+        ...(expose === "blocks"
+          ? { resourcePaths: (uri: string) => resourcePaths(opts, currentBlocks(opts), uri) }
+          : {}),
       });
       // The one line a launcher reads to find the server (stderr: stdout is not ours to use).
       writeStderr(new TextEncoder().encode(`agent-block mcp: listening on ${serving.url}\n`));

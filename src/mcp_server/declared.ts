@@ -19,9 +19,12 @@
  * Why a driver chunk: a block's return value reaches a runner as text (`tostring`), so a block
  * returning a table (a rich result) is run through a small driver that loads it by path (its
  * errors keep the block's own file and lines) and JSON-encodes a table behind a marker no text
- * result can start with. The driver also opens the call's kernel session (`mcp_call`,
- * `mcp_result` events, closed `ok` or `error`), so every call is in the project's kernel log
- * (`agent-block knl`); a tool result names it in `_meta["agent-block/session"]`.
+ * result can start with.
+ *
+ * Every call, refused or run, is a kernel session of its own (`call_record.ts`, through
+ * `DeclaredContext.record`), written by the server around the run — so a sandboxed run, a
+ * timeout and a cancellation are recorded like any other — and linked to the sessions the run
+ * opens; a tool result names it in `_meta["agent-block/session"]`.
  */
 import { dirname } from "node:path";
 import {
@@ -47,6 +50,7 @@ import type { JsonValue } from "../json/codec.ts";
 import type { HostModule } from "../host/context.ts";
 import type { Logger } from "../obs/log.ts";
 import { CallSession, type CallStop, type CallTable, type ClientAbilities } from "./call_session.ts";
+import { callerOf, type CallRecorder, type CallStart, type OpenCall, relativeScript } from "./call_record.ts";
 import { schemaProblem } from "./schema_check.ts";
 import { promptResultOf, resourceResultOf, RESULT_MARK, toolResultOf } from "./result_shape.ts";
 
@@ -73,6 +77,8 @@ export interface DeclaredContext {
   runs?: Set<Promise<unknown>>;
   /** The server is stopping: every call still going (or waiting for its client) is ended. */
   stopping?: AbortSignal;
+  /** The kernel record of every call (`call_record.ts`); absent, none is written. */
+  record?: CallRecorder;
 }
 
 /** The declared blocks by kind, nearer tier first winning a name or URI; malformed ones left out. */
@@ -113,12 +119,11 @@ function luaString(s: string): string {
 }
 
 /**
- * The driver chunk of one call: opens the call's kernel session (owner `agent-block mcp`, labels
- * `mcp_kind` and `mcp_name`), records the call (`mcp_call`: its arguments and URI), runs the block
- * at `path`, records what it returned (`mcp_result`), and marks a table result. `sandboxed`: the
- * run is confined (a child process), and `mcp.client` is a table whose every field raises saying so.
+ * The driver chunk of one call: runs the block at `path` and marks a table result. `sandboxed`:
+ * the run is confined (a child process), and `mcp.client` is a table whose every field raises
+ * saying so.
  */
-export function driverSource(path: string, kind: string, name: string, sandboxed = false): string {
+export function driverSource(path: string, sandboxed = false): string {
   // A confined run is a process of its own: it has no mcp.client, and says so when touched.
   const stub = sandboxed
     ? `mcp.client = setmetatable({}, { __index = function(_, k)
@@ -126,18 +131,11 @@ export function driverSource(path: string, kind: string, name: string, sandboxed
 end })
 `
     : "";
-  return `${stub}local knl = require("knl")
-local f, err = loadfile(${luaString(path)})
+  return `${stub}local f, err = loadfile(${luaString(path)})
 if not f then error(err, 0) end
-local kind, name = ${luaString(kind)}, ${luaString(name)}
-return knl.session({ owner = "agent-block mcp", scope = { mcp = kind, name = name },
-  labels = { mcp_kind = kind, mcp_name = name } }, function(s)
-  s:append({ kind = "mcp_call", data = { kind = kind, name = name, arguments = _ARGS, uri = _URI } })
-  local v = f()
-  if type(v) == "table" then v = ${luaString(RESULT_MARK)} .. std.json.encode(v) end
-  s:append({ kind = "mcp_result", data = { value = v } })
-  return v
-end)
+local v = f()
+if type(v) == "table" then v = ${luaString(RESULT_MARK)} .. std.json.encode(v) end
+return v
 `;
 }
 
@@ -163,10 +161,15 @@ export type RunAnswer = ({ ok: true; value: unknown } | { ok: false; message: st
   session?: string;
 };
 
-function answerOf(report: RunReport, name: string, cancelled: boolean): RunAnswer {
+function answerOf(report: RunReport, name: string, cancelled: boolean, call?: OpenCall): RunAnswer {
   const answer = answerOfOutcome(report, name, cancelled);
-  // The call's kernel session (the driver opens one first): where its record is.
-  if (report.sessions[0] !== undefined) answer.session = report.sessions[0];
+  // The call's kernel session: where its record is.
+  if (call?.session !== undefined) answer.session = call.session;
+  call?.end({
+    outcome: report.outcome,
+    sessions: report.sessions,
+    ...(answer.ok ? { value: answer.value } : { error: answer.message }),
+  });
   return answer;
 }
 
@@ -209,12 +212,13 @@ function answerOfOutcome(report: RunReport, name: string, cancelled: boolean): R
 
 let callSeq = 0;
 
-/** Starts one run of `block` for `session`; the session is told its end. */
+/** Starts one run of `block` for `session` (recorded as `call`); the session is told its end. */
 function startRun(
   dc: DeclaredContext,
   block: BlockEntry,
   globals: Record<string, unknown>,
   session: CallSession,
+  call: OpenCall | undefined,
 ): void {
   const n = ++callSeq;
   const started = performance.now();
@@ -224,12 +228,7 @@ function startRun(
   const runner: BlockRunner<RunReport> = dc.sandboxed ? dc.runner : dc.inProcess([session.module()]);
   const running = runner.run({
     script: {
-      source: driverSource(
-        block.path,
-        block.declaration!.kind,
-        block.declaration!.kind === "resource" ? block.declaration!.uri : block.declaration!.name,
-        dc.sandboxed,
-      ),
+      source: driverSource(block.path, dc.sandboxed),
       name: `${block.name}.lua`,
       dir: dirname(block.path),
       chunkname: "=ab:mcp",
@@ -239,19 +238,41 @@ function startRun(
     env: dc.env,
     timeoutMs: dc.runTimeoutSecs * 1000,
     globals: globals as Record<string, JsonValue>,
+    ...(call?.session !== undefined ? { labels: call.runLabels() } : {}),
   }, { signal: session.abort.signal }).then((report) => {
-    const answer = answerOf(report, block.name, session.abort.signal.aborted);
+    const answer = answerOf(report, block.name, session.abort.signal.aborted, call);
     dc.log.info(
       `${block.declaration!.kind} #${n} '${block.name}': ${report.outcome.status} in ${
         Math.round(performance.now() - started)
       } ms${dc.sandboxed ? " (sandboxed)" : ""}`,
     );
     session.finish(answer);
-  }, (e) => session.finish({ ok: false, message: `internal failure: ${(e as Error)?.message ?? e}` }));
+  }, (e) => {
+    const message = `internal failure: ${(e as Error)?.message ?? e}`;
+    call?.end({ outcome: "invalid", error: message });
+    session.finish({ ok: false, message });
+  });
   dc.runs?.add(running);
   void running.finally(() => {
     dc.runs?.delete(running);
     dc.stopping?.removeEventListener("abort", stop);
+  });
+}
+
+/** Records a call's arrival (nothing when the server keeps no record). */
+function begin(
+  dc: DeclaredContext,
+  server: Server,
+  ctx: ServerContext,
+  block: BlockEntry,
+  call: Omit<CallStart, "client" | "era" | "sandboxed" | "block" | "script">,
+): OpenCall | undefined {
+  return dc.record?.begin({
+    ...call,
+    block: block.name,
+    script: relativeScript(dc.projectRoot, block.path),
+    ...callerOf(server, ctx),
+    ...(dc.sandboxed ? { sandboxed: true } : {}),
   });
 }
 
@@ -313,15 +334,19 @@ export async function callDeclaredTool(
   let session = resumed(dc, ctx, token, owner);
   if (!session) {
     const args = req.params.arguments ?? {};
+    const call = begin(dc, server, ctx, block, {
+      kind: "tool",
+      name: block.declaration.name,
+      arguments: args,
+    });
     const problem = schemaProblem(block.declaration.inputSchema, args);
     if (problem) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `Invalid arguments for tool ${block.declaration.name}: ${problem}`,
-      );
+      const message = `Invalid arguments for tool ${block.declaration.name}: ${problem}`;
+      call?.end({ outcome: "invalid", error: message });
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, message);
     }
     session = new CallSession(ctx, abilitiesOf(server, ctx), token, owner);
-    startRun(dc, block, { _ARGS: args }, session);
+    startRun(dc, block, { _ARGS: args }, session, call);
   }
   const r = await step(dc, session);
   if ("resultType" in r) return r;
@@ -354,7 +379,13 @@ export async function readDeclaredResource(
   if (!block) return undefined;
   if (!session) {
     session = new CallSession(ctx, abilitiesOf(server, ctx), undefined, `resource ${uri}`);
-    startRun(dc, block, { _ARGS: vars, _URI: uri }, session);
+    const call = begin(dc, server, ctx, block, {
+      kind: "resource",
+      name: block.declaration.uri,
+      uri,
+      arguments: vars,
+    });
+    startRun(dc, block, { _ARGS: vars, _URI: uri }, session, call);
   }
   const r = await step(dc, session);
   if ("resultType" in r) return r;
@@ -373,16 +404,20 @@ export async function getDeclaredPrompt(
   const owner = `prompt ${block.declaration.name}`;
   let session = resumed(dc, ctx, undefined, owner);
   if (!session) {
+    const call = begin(dc, server, ctx, block, {
+      kind: "prompt",
+      name: block.declaration.name,
+      arguments: args,
+    });
     for (const a of block.declaration.arguments) {
       if (a.required && typeof args[a.name] !== "string") {
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          `Invalid arguments for prompt ${block.declaration.name}: ${a.name}: is required`,
-        );
+        const message = `Invalid arguments for prompt ${block.declaration.name}: ${a.name}: is required`;
+        call?.end({ outcome: "invalid", error: message });
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, message);
       }
     }
     session = new CallSession(ctx, abilitiesOf(server, ctx), undefined, owner);
-    startRun(dc, block, { _ARGS: args }, session);
+    startRun(dc, block, { _ARGS: args }, session, call);
   }
   const r = await step(dc, session);
   if ("resultType" in r) return r;

@@ -23,6 +23,10 @@
  *   idle longest is evicted when the table is full (503 only while every session has a call in
  *   flight). A client coming back to a closed session gets 404 and starts a new one.
  *
+ * - With `resourcePaths`, a 2026-07-28 `subscriptions/listen` request's `resourceSubscriptions`
+ *   are read from its body and watched while its stream is open (`subscriptions.ts`), their
+ *   changes broadcast through the handler's notifier (which sends each to the streams holding it).
+ *
  * Invariant: a request refused here never reaches the MCP layer and never starts a run.
  */
 import {
@@ -43,6 +47,22 @@ import {
 import type { Logger } from "../obs/log.ts";
 import type { RegistryWatcher } from "./watch.ts";
 import { SessionTable, track } from "./sessions.ts";
+import { SharedSubscriptions } from "./subscriptions.ts";
+
+/** The `resourceSubscriptions` of a 2026-07-28 `subscriptions/listen` request, else undefined. */
+async function listenedResources(req: Request): Promise<string[] | undefined> {
+  if (req.method !== "POST") return undefined;
+  let body: unknown;
+  try {
+    body = await req.clone().json();
+  } catch {
+    return undefined; // not JSON: the handler answers it
+  }
+  const m = body as { method?: unknown; params?: { notifications?: { resourceSubscriptions?: unknown } } };
+  if (m?.method !== "subscriptions/listen") return undefined;
+  const uris = m.params?.notifications?.resourceSubscriptions;
+  return Array.isArray(uris) ? uris.filter((u): u is string => typeof u === "string") : undefined;
+}
 
 /** Open 2025-era sessions at most; a client that never sends DELETE cannot grow this forever. */
 export const MAX_LEGACY_SESSIONS = 64;
@@ -129,6 +149,12 @@ export function serveHttp(
     watcher?: RegistryWatcher;
     /** Idle time after which a 2025-era session is closed, ms (default `DEFAULT_SESSION_IDLE_SECS`). */
     sessionIdleMs?: number;
+    /**
+     * The files a resource's content comes from (`resourcePaths`; `--expose blocks`): with it, the
+     * resources a 2026-07-28 `subscriptions/listen` stream subscribes to are watched while it is
+     * open, and their changes sent to it (`SharedSubscriptions`).
+     */
+    resourcePaths?: (uri: string) => string[] | undefined;
   },
 ): HttpServing {
   // Defence in depth: the address was checked when it was parsed; a caller may have built its own.
@@ -149,6 +175,13 @@ export function serveHttp(
       void s.server.close().catch(() => undefined);
     },
   });
+  const listened = opts.resourcePaths
+    ? new SharedSubscriptions({
+      pathsOf: opts.resourcePaths,
+      notify: (uri) => Promise.resolve(modern.notify.resourceUpdated(uri)),
+      log: opts.log,
+    })
+    : undefined;
   opts.watcher?.alsoNotify(() => {
     modern.notify.toolsChanged();
     modern.notify.resourcesChanged();
@@ -220,7 +253,17 @@ export function serveHttp(
       const req = admitted.request;
       if (new URL(req.url).pathname !== "/mcp") return jsonError(404, "Not found: the endpoint is /mcp");
       if (await isLegacyRequest(req)) return await legacy(req);
-      return await modern.fetch(req);
+      // A listen stream's resource subscriptions are watched while it is open.
+      const uris = listened ? await listenedResources(req) : undefined;
+      if (!listened || !uris?.length) return await modern.fetch(req);
+      const release = listened.hold(uris);
+      req.signal.addEventListener("abort", release, { once: true });
+      try {
+        return track(await modern.fetch(req), release);
+      } catch (e) {
+        release();
+        throw e;
+      }
     });
   } catch (e) {
     throw new AgentBlockError(
@@ -236,6 +279,7 @@ export function serveHttp(
     finished: server.finished,
     shutdown: async () => {
       clearInterval(sweeper);
+      listened?.close();
       for (const s of sessions.values()) await s.server.close().catch(() => undefined);
       sessions.clear();
       await modern.close().catch(() => undefined);

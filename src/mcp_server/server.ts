@@ -25,9 +25,16 @@
  *   block's source), plus the template for the last;
  * - with `declared` (`--expose blocks`), the blocks whose headers declare a tool, resource or
  *   prompt, listed and served as such (`declared.ts`), and the capabilities that go with them
- *   (prompts, resource subscriptions, logging, completions: a prompt argument declared as
- *   `"a"|"b"` completes to those values); a declared tool named like a fixed tool (`run_block`,
- *   `run_flow`, the job tools) is not served.
+ *   (prompts, resource subscriptions — `subscriptions.ts`, one set per connection,
+ *   ended when it closes; `resourcePaths` says which files a URI's content comes from —,
+ *   logging, completions: a prompt argument declared as `"a"|"b"` completes to those values, a
+ *   prompt argument or a template variable with `---@examples` to those); a declared tool named like a fixed tool (`run_block`,
+ *   `run_flow`, the job tools) is not served; a tool whose input schema is an lshape shape
+ *   (`---@input lshape MODULE[:FIELD]`) is served with its JSON Schema form (`lshape_input.ts`),
+ *   or left out when that cannot be had;
+ * - with `record` (`call_record.ts`), the kernel record of every `run_block` call (a session per
+ *   call, refused or run, linked to the sessions its run opens; the result names it in
+ *   `_meta["agent-block/session"]`).
  *
  * Invariants:
  * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
@@ -49,7 +56,10 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprotocol/server";
 import { type BlockEntry, blockRoots, scanBlocks } from "../blocks/registry.ts";
-import type { ToolDeclaration } from "../blocks/declaration.ts";
+import { matchTemplate, type ToolDeclaration } from "../blocks/declaration.ts";
+import { resolve, sep } from "node:path";
+import { ResourceSubscriptions } from "./subscriptions.ts";
+import { LshapeInputs } from "./lshape_input.ts";
 import type { Logger } from "../obs/log.ts";
 import type { Outcome } from "../outcome.ts";
 import type { Artifact, BlockRunner, RunReport } from "../runner/runner.ts";
@@ -65,6 +75,8 @@ import {
   getDeclaredPrompt,
   readDeclaredResource,
 } from "./declared.ts";
+import { type Caller, callerOf, type CallRecorder, relativeScript } from "./call_record.ts";
+import { SESSION_META } from "./result_shape.ts";
 
 /** Everything the server needs, fixed for its lifetime. */
 export interface BlockServerOptions {
@@ -99,6 +111,11 @@ export interface BlockServerOptions {
    * one (`declared.ts`), beside `run_block`; absent, only the generic surface is.
    */
   declared?: DeclaredContext;
+  /**
+   * The kernel record of every call (`call_record.ts`): each `run_block` call, and each declared
+   * call (`declared.record`, the same recorder), is a kernel session; absent, none is written.
+   */
+  record?: CallRecorder;
 }
 
 /** The authoring guide served as `agent-block://guide`. */
@@ -286,24 +303,36 @@ export async function readResource(opts: BlockServerOptions, uri: string): Promi
 
 let callSeq = 0;
 
-/** Runs one `tools/call` of `run_block`. */
+/** Runs one `tools/call` of `run_block` (recorded as a kernel session when `opts.record` is set). */
 export async function callRunBlock(
   opts: BlockServerOptions,
   args: unknown,
   signal: AbortSignal,
   onProgress?: (progress: number, message: string) => void,
   traceparent?: string,
+  caller: Caller = {},
 ): Promise<CallToolResult> {
   const parsed = parseRunBlockArgs(args);
-  if ("error" in parsed) return text(parsed.error, true);
-  const blocks = currentBlocks(opts);
-  const block = blocks.find((b) => b.name === parsed.block);
+  const blocks = "error" in parsed ? [] : currentBlocks(opts);
+  const block = "error" in parsed ? undefined : blocks.find((b) => b.name === parsed.block);
+  const call = opts.record?.begin({
+    kind: "tool",
+    name: "run_block",
+    ...("error" in parsed ? {} : { block: parsed.block }),
+    ...(block ? { script: relativeScript(opts.projectRoot, block.path) } : {}),
+    arguments: args,
+    ...caller,
+  });
+  const refuse = (message: string) => {
+    call?.end({ outcome: "invalid", error: message });
+    return withSession(text(message, true), call?.session);
+  };
+  if ("error" in parsed) return refuse(parsed.error);
   if (!block) {
-    return text(
+    return refuse(
       `run_block: unknown block '${parsed.block}'; registered: ${
         blocks.map((b) => b.name).join(", ") || "(none)"
       }`,
-      true,
     );
   }
   const n = ++callSeq;
@@ -331,6 +360,7 @@ export async function callRunBlock(
     context: parsed.context,
     env: opts.env,
     timeoutMs: opts.runTimeoutSecs * 1000,
+    ...(call?.session !== undefined ? { labels: call.runLabels() } : {}),
     ...(opts.telemetry ? { telemetry: opts.telemetry } : {}),
     ...(parent ? { correlation: { traceId: parent.traceId, parentSpan: parent.spanId } } : {}),
   }, {
@@ -351,6 +381,7 @@ export async function callRunBlock(
     report = await running;
   } catch (e) {
     span?.end("_OTHER"); // a runner never rejects; if one did, its span still ends
+    call?.end({ outcome: "invalid", error: `internal failure: ${(e as Error)?.message ?? e}` });
     throw e;
   } finally {
     clearInterval(ticker);
@@ -367,10 +398,27 @@ export async function callRunBlock(
     } ms${report.sandboxed ? " (sandboxed)" : ""}`,
   );
   const result = toolResultOf(block.name, report.outcome, ending);
+  call?.end({
+    outcome: report.outcome,
+    sessions: report.sessions,
+    ...(report.outcome.status === "returned" ? { value: resultText(result) } : { error: resultText(result) }),
+  });
   result.content.push(...report.artifacts.map(artifactContent));
   // The call's record of its run: whether it ran under the sandbox (a runner that knows says).
   if (report.sandboxed !== undefined) result._meta = { ...result._meta, [SANDBOXED_META]: report.sandboxed };
-  return result;
+  return withSession(result, call?.session);
+}
+
+/** The text of a result's first content block. */
+function resultText(r: CallToolResult): string {
+  const first = r.content[0];
+  return first?.type === "text" ? first.text : "";
+}
+
+/** `r` naming its call's kernel session in `_meta` (when there is one). */
+function withSession(r: CallToolResult, session: string | undefined): CallToolResult {
+  if (session !== undefined) r._meta = { ...r._meta, [SESSION_META]: session };
+  return r;
 }
 
 /** A fresh server instance with the agent-block surface (the factory both serving entries use). */
@@ -402,18 +450,30 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     ...(opts.flowRunner ? [RUN_FLOW] : []),
     ...(opts.jobs ? JOB_TOOLS.map((t) => t.name) : []),
   ];
-  const declaredTools = (blocks: BlockEntry[]) => {
+  /** The declared tools served: not named like a fixed tool; an lshape input schema resolved. */
+  const declaredTools = async (blocks: BlockEntry[]) => {
     const taken = new Set(fixed());
-    return declaredBlocks(blocks).tools.filter((b) => !taken.has(b.declaration.name));
+    const out: (BlockEntry & { declaration: ToolDeclaration })[] = [];
+    for (const b of declaredBlocks(blocks).tools) {
+      if (taken.has(b.declaration.name)) continue;
+      if (!b.declaration.inputLshape) {
+        out.push(b);
+        continue;
+      }
+      // An lshape input schema that cannot be resolved leaves its tool out (logged with its line).
+      const a = await lshapeInputsOf(opts, dc!).resolve(b);
+      if ("schema" in a) out.push({ ...b, declaration: { ...b.declaration, inputSchema: a.schema } });
+    }
+    return out;
   };
-  server.setRequestHandler("tools/list", () => {
+  server.setRequestHandler("tools/list", async () => {
     const blocks = currentBlocks(opts);
     return {
       tools: [
         runBlockTool(blocks),
         ...(opts.flowRunner ? [runFlowTool(projectFlows(opts.projectRoot))] : []),
         ...(opts.jobs ? JOB_TOOLS : []),
-        ...(dc ? declaredTools(blocks).map((b) => declaredToolEntry(b.declaration)) : []),
+        ...(dc ? (await declaredTools(blocks)).map((b) => declaredToolEntry(b.declaration)) : []),
       ],
     };
   });
@@ -435,15 +495,13 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       }
     }
     if (req.params.name !== "run_block") {
-      const block = dc &&
-        declaredTools(currentBlocks(opts)).find((b) => b.declaration.name === req.params.name);
+      const served = dc ? await declaredTools(currentBlocks(opts)) : [];
+      const block = served.find((b) => b.declaration.name === req.params.name);
       if (dc && block) return await callDeclaredTool(dc, server, block, req, ctx);
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
         `Unknown tool: ${req.params.name} (this server's tools: ${
-          [...fixed(), ...(dc ? declaredTools(currentBlocks(opts)).map((b) => b.declaration.name) : [])].join(
-            ", ",
-          )
+          [...fixed(), ...served.map((b) => b.declaration.name)].join(", ")
         })`,
       );
     }
@@ -457,7 +515,14 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     };
     const meta = (req.params._meta ?? ctx.mcpReq._meta) as Record<string, unknown> | undefined;
     const traceparent = typeof meta?.traceparent === "string" ? meta.traceparent : undefined;
-    const handling = callRunBlock(opts, req.params.arguments ?? {}, ctx.mcpReq.signal, progress, traceparent);
+    const handling = callRunBlock(
+      opts,
+      req.params.arguments ?? {},
+      ctx.mcpReq.signal,
+      progress,
+      traceparent,
+      callerOf(server, ctx),
+    );
     opts.runs?.add(handling);
     try {
       return await handling;
@@ -527,13 +592,23 @@ export function createBlockServer(opts: BlockServerOptions): Server {
     return await readResource(opts, req.params.uri);
   });
   if (dc) {
-    const subscribed = new Set<string>();
+    // A subscribed resource's client hears when its block's file or a path it watches changes.
+    const subscriptions = new ResourceSubscriptions({
+      pathsOf: (uri) => resourcePaths(opts, currentBlocks(opts), uri),
+      notify: (uri) => server.sendResourceUpdated({ uri }),
+      log: opts.log,
+    });
+    const closed = server.onclose;
+    server.onclose = () => {
+      subscriptions.close();
+      closed?.();
+    };
     server.setRequestHandler("resources/subscribe", (req) => {
-      subscribed.add(req.params.uri);
+      subscriptions.subscribe(req.params.uri);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", (req) => {
-      subscribed.delete(req.params.uri);
+      subscriptions.unsubscribe(req.params.uri);
       return {};
     });
     server.setRequestHandler("prompts/list", () => ({
@@ -541,7 +616,7 @@ export function createBlockServer(opts: BlockServerOptions): Server {
         name: b.declaration.name,
         ...(b.declaration.title ? { title: b.declaration.title } : {}),
         description: b.declaration.description || `block ${b.name}`,
-        arguments: b.declaration.arguments.map(({ values: _, ...a }) => a),
+        arguments: b.declaration.arguments.map(({ values: _, examples: __, ...a }) => a),
       })),
     }));
     server.setRequestHandler("prompts/get", async (req, ctx) => {
@@ -553,13 +628,76 @@ export function createBlockServer(opts: BlockServerOptions): Server {
       }
       return await getDeclaredPrompt(dc, server, block, req.params.arguments ?? {}, ctx);
     });
-    // A prompt argument declared as "a"|"b" completes to those values (by prefix); anything else
-    // to none.
+    // A prompt argument declared as "a"|"b" completes to those values, and a prompt argument or a
+    // template variable with ---@examples to those (by prefix); anything else to none.
     server.setRequestHandler("completion/complete", (req) => ({
-      completion: completionOf(declaredBlocks(currentBlocks(opts)).prompts, req.params),
+      completion: completionOf(declaredBlocks(currentBlocks(opts)), req.params),
     }));
   }
   return server;
+}
+
+/**
+ * The files `uri`'s content comes from (`subscriptions.ts`): a declared resource's block file and
+ * its `---@watch` paths (a template's variables filled in; a path that would leave the project
+ * root is left out), or a block's file for `agent-block://blocks/<name>`; undefined for any other
+ * URI.
+ */
+export function resourcePaths(
+  opts: Pick<BlockServerOptions, "projectRoot">,
+  blocks: BlockEntry[],
+  uri: string,
+): string[] | undefined {
+  if (uri.startsWith(BLOCK_URI_PREFIX)) {
+    let name: string;
+    try {
+      name = decodeURIComponent(uri.slice(BLOCK_URI_PREFIX.length));
+    } catch {
+      return undefined;
+    }
+    const b = blocks.find((x) => x.name === name);
+    return b ? [b.path] : undefined;
+  }
+  const { resources } = declaredBlocks(blocks);
+  let vars: Record<string, string> | undefined;
+  let block = resources.find((b) => !b.declaration.template && b.declaration.uri === uri);
+  if (block) vars = {};
+  else {
+    for (const b of resources) {
+      vars = b.declaration.template ? matchTemplate(b.declaration.uri, uri) : undefined;
+      if (vars) {
+        block = b;
+        break;
+      }
+    }
+  }
+  if (!block || !vars) return undefined;
+  const root = resolve(opts.projectRoot);
+  const paths = [block.path];
+  for (const w of block.declaration.watch ?? []) {
+    const filled = w.replace(/\{(\w+)\}/g, (_, v: string) => vars![v] ?? "");
+    const p = resolve(root, filled);
+    if (p === root || p.startsWith(root + sep)) paths.push(p);
+  }
+  return paths;
+}
+
+/** The lshape input schemas of a server's declared tools (one cache for all its instances). */
+const lshapeInputs = new WeakMap<DeclaredContext, LshapeInputs>();
+
+function lshapeInputsOf(opts: BlockServerOptions, dc: DeclaredContext): LshapeInputs {
+  let l = lshapeInputs.get(dc);
+  if (!l) {
+    l = new LshapeInputs({
+      projectRoot: dc.projectRoot,
+      home: opts.home,
+      env: dc.env,
+      runner: () => dc.sandboxed ? dc.runner : dc.inProcess([]),
+      log: dc.log,
+    });
+    lshapeInputs.set(dc, l);
+  }
+  return l;
 }
 
 /** The `tools/list` entry of a declared tool. */
@@ -575,15 +713,34 @@ export function declaredToolEntry(d: ToolDeclaration): Tool {
   return t;
 }
 
-/** The completion of a prompt argument: its declared values starting with what was typed (at most 100). */
+/**
+ * The completion of a prompt argument or a resource template's variable: what its header declares
+ * — a `"a"|"b"` type's values, then its `---@examples` — starting with what was typed (exactly
+ * first; then, when that finds none, ignoring case), at most 100. A free-text argument with no
+ * examples completes to nothing.
+ */
 export function completionOf(
-  prompts: { declaration: { name: string; arguments: { name: string; values?: string[] }[] } }[],
+  declared: {
+    prompts: {
+      declaration: { name: string; arguments: { name: string; values?: string[]; examples?: string[] }[] };
+    }[];
+    resources?: { declaration: { uri: string; template: boolean; examples?: Record<string, string[]> } }[];
+  },
   params: { ref: { type: string; name?: string; uri?: string }; argument: { name: string; value: string } },
 ): { values: string[]; total: number; hasMore: boolean } {
-  const p = params.ref.type === "ref/prompt"
-    ? prompts.find((x) => x.declaration.name === params.ref.name)
-    : undefined;
-  const all = p?.declaration.arguments.find((a) => a.name === params.argument.name)?.values ?? [];
-  const hits = all.filter((v) => v.startsWith(params.argument.value));
+  let all: string[] = [];
+  if (params.ref.type === "ref/prompt") {
+    const p = declared.prompts.find((x) => x.declaration.name === params.ref.name);
+    const a = p?.declaration.arguments.find((x) => x.name === params.argument.name);
+    all = [...(a?.values ?? []), ...(a?.examples ?? [])];
+  } else if (params.ref.type === "ref/resource") {
+    const r = declared.resources?.find((x) => x.declaration.template && x.declaration.uri === params.ref.uri);
+    all = r?.declaration.examples?.[params.argument.name] ?? [];
+  }
+  const typed = params.argument.value;
+  let hits = [...new Set(all)].filter((v) => v.startsWith(typed));
+  if (hits.length === 0) {
+    hits = [...new Set(all)].filter((v) => v.toLowerCase().startsWith(typed.toLowerCase()));
+  }
   return { values: hits.slice(0, 100), total: hits.length, hasMore: hits.length > 100 };
 }

@@ -91,6 +91,22 @@ Deno.test("declaration: a malformed header is reported with its line, and the bl
     ["---@resource test://x\n---@annotation readOnlyHint true\nreturn 1", 2, "does not apply to a @resource"],
     ["---@tool t\n---@annotation readOnlyHint maybe\nreturn 1", 2, "takes true or false"],
     ["---@tool t\n---@param a string\n---@param a number\nreturn 1", 3, "declared twice"],
+    ["---@tool t\n---@watch notes\nreturn 1", 2, "@watch does not apply to a @tool"],
+    ["---@resource n://x\n---@watch\nreturn 1", 2, "@watch needs a path"],
+    ["---@resource n://x\n---@watch /etc/passwd\nreturn 1", 2, "relative to the project root"],
+    ["---@resource n://x\n---@watch notes/../../x\nreturn 1", 2, "no '..' segment"],
+    ["---@resource n://{id}\n---@watch notes/{day}.txt\nreturn 1", 2, "{day} is not a variable of n://{id}"],
+    ['---@prompt p\n---@param a string\n---@examples b ["x"]\nreturn 1', 3, "@examples b: no @param b"],
+    ["---@prompt p\n---@param a string\n---@examples a [1]\nreturn 1", 3, "the values must be strings"],
+    ["---@prompt p\n---@param a string\n---@examples a []\nreturn 1", 3, "a non-empty JSON array"],
+    ["---@prompt p\n---@param a string\n---@examples a [x]\nreturn 1", 3, "not valid JSON"],
+    ['---@prompt p\n---@param a "x"|"y"\n---@examples a ["z"]\nreturn 1', 3, "'z' is not one of its values"],
+    ["---@tool t\n---@input lshape a/b\nreturn 1", 2, "'lshape MODULE[:FIELD]'"],
+    ["---@tool t\n---@input lshape m\n---@input lshape n\nreturn 1", 3, "@input is given twice"],
+    ["---@tool t\n---@param a string\n---@input lshape m\nreturn 1", 2, "@param and @input both"],
+    ["---@prompt p\n---@input lshape m\nreturn 1", 2, "@input does not apply to a @prompt"],
+    ['---@resource n://{id}\n---@examples day ["x"]\nreturn 1', 2, "n://{id} has no variable {day}"],
+    ['---@tool t\n---@input {"type": "object"}\n---@examples a [1]\nreturn 1', 3, "with @input"],
   ];
   for (const [src, line, text] of cases) {
     const r = parseDeclaration(src);
@@ -148,4 +164,37 @@ Deno.test("schema check: the first problem names the field", () => {
     }),
     "q: is required",
   );
+});
+
+Deno.test("declaration: a resource's @watch paths are kept, a template's variables allowed", () => {
+  const { declaration, error } = parseDeclaration(
+    "--- A note.\n---@resource note://{id} note\n---@watch notes/{id}.txt\n---@watch shared\nreturn 1",
+  );
+  assert.deepEqual(error, undefined);
+  assert.deepEqual(declaration, {
+    kind: "resource",
+    uri: "note://{id}",
+    template: true,
+    name: "note",
+    description: "A note.",
+    mimeType: "text/plain",
+    watch: ["notes/{id}.txt", "shared"],
+  });
+});
+
+Deno.test("declaration: @input lshape MODULE[:FIELD] records where the shape is", () => {
+  const a = parseDeclaration("--- Orders.\n---@tool order\n---@input lshape shop.schemas:Order\nreturn 1");
+  assert.deepEqual(a.error, undefined);
+  assert.deepEqual(a.declaration, {
+    kind: "tool",
+    name: "order",
+    description: "Orders.",
+    inputSchema: { type: "object" },
+    inputLshape: { module: "shop.schemas", field: "Order", line: 3 },
+  });
+  const b = parseDeclaration("---@tool order\n---@input lshape order_input\nreturn 1");
+  assert.deepEqual((b.declaration as { inputLshape?: unknown }).inputLshape, {
+    module: "order_input",
+    line: 2,
+  });
 });
