@@ -25,13 +25,7 @@ import { connect } from "@nats-io/transport-node";
 import { selfCommand } from "../src/proc/self.ts";
 import { natsMissing, startNats } from "../tests/mesh/nats_server.ts";
 import { openRunQueue, queueConsumer, runSubject } from "../src/clients/nats/run_queue.ts";
-import {
-  parseState,
-  queuedRunText,
-  type QueueRunState,
-  stateKey,
-  stateText,
-} from "../src/serve/queue_form.ts";
+import { parseState, queuedRunText, queuedState, stateKey, stateText } from "../src/serve/queue_form.ts";
 
 const JOBS = 200;
 const SAMPLE = 60;
@@ -215,28 +209,15 @@ async function queueLayer(url: string): Promise<number> {
     const window: Promise<unknown>[] = [];
     for (let i = 0; i < QUEUE_RUNS; i++) {
       const id = `${Date.now().toString(36)}-${i.toString(16).padStart(8, "0")}`;
-      const s: QueueRunState = {
+      const s = queuedState({
         run_id: id,
         job: "fake",
         project: "bench",
         queue: "bench",
-        state: "queued",
-        worker: null,
-        attempt: 0,
         max_attempts: 1,
         queued_ms: Date.now(),
-        started_ms: null,
-        ended_ms: null,
-        pid: null,
-        exit_code: null,
-        outcome: null,
-        result_bytes: null,
-        result_object: null,
-        message: null,
-        stderr_tail: "",
-        counts: null,
         requested: true,
-      };
+      });
       window.push((async () => {
         await h.state.create(stateKey(id), stateText(s));
         await h.js.publish(

@@ -45,6 +45,7 @@ import {
   parseState,
   type QueuedRun,
   queuedRunText,
+  queuedState,
   type QueueRunState,
   stateKey,
   stateText,
@@ -147,28 +148,15 @@ export class QueueDispatch {
       }
       if (follow === runId) {
         const now = Date.now();
-        const state: QueueRunState = {
+        const state = queuedState({
           run_id: runId,
           job: job.name,
           project: this.projectOf(job),
           queue: job.queue,
-          state: "queued",
-          worker: null,
-          attempt: 0,
           max_attempts: job.maxAttempts,
           queued_ms: now,
-          started_ms: null,
-          ended_ms: null,
-          pid: null,
-          exit_code: null,
-          outcome: null,
-          result_bytes: null,
-          result_object: null,
-          message: null,
-          stderr_tail: "",
-          counts: null,
           requested: slot === undefined,
-        };
+        });
         await this.#retry(`record run ${runId} as queued`, async () => {
           try {
             await kv.create(stateKey(runId), stateText(state));

@@ -143,6 +143,31 @@ export function parseQueuedRun(text: string, where: string): QueuedRun {
   };
 }
 
+/** A run's state as it is queued: nothing has happened to it yet. */
+export function queuedState(
+  run: Pick<
+    QueueRunState,
+    "run_id" | "job" | "project" | "queue" | "max_attempts" | "queued_ms" | "requested"
+  >,
+): QueueRunState {
+  return {
+    ...run,
+    state: "queued",
+    worker: null,
+    attempt: 0,
+    started_ms: null,
+    ended_ms: null,
+    pid: null,
+    exit_code: null,
+    outcome: null,
+    result_bytes: null,
+    result_object: null,
+    message: null,
+    stderr_tail: "",
+    counts: null,
+  };
+}
+
 /** The KV value of `s`. */
 export function stateText(s: QueueRunState): string {
   return stringifyJson({ v: QUEUE_FORM_VERSION, ...s });

@@ -52,6 +52,7 @@ import {
   parseQueuedRun,
   parseState,
   type QueuedRun,
+  queuedState,
   type QueueRunState,
   stateKey,
   stateText,
@@ -224,28 +225,17 @@ export class QueueWorker {
     const key = stateKey(q.run_id);
     const entry = await kv.get(key);
     let rev = entry?.revision ?? 0;
-    let s: QueueRunState = entry && entry.operation === "PUT" ? parseState(entry.string(), key) : {
-      run_id: q.run_id,
-      job: q.job,
-      project: q.project,
-      queue: q.queue,
-      state: "queued",
-      worker: null,
-      attempt: 0,
-      max_attempts: q.max_attempts,
-      queued_ms: Date.now(),
-      started_ms: null,
-      ended_ms: null,
-      pid: null,
-      exit_code: null,
-      outcome: null,
-      result_bytes: null,
-      result_object: null,
-      message: null,
-      stderr_tail: "",
-      counts: null,
-      requested: false,
-    };
+    let s: QueueRunState = entry && entry.operation === "PUT"
+      ? parseState(entry.string(), key)
+      : queuedState({
+        run_id: q.run_id,
+        job: q.job,
+        project: q.project,
+        queue: q.queue,
+        max_attempts: q.max_attempts,
+        queued_ms: Date.now(),
+        requested: false,
+      });
     // every write: compare-and-set on the revision last read or written
     const write = async (next: QueueRunState): Promise<boolean> => {
       try {
