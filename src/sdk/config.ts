@@ -239,7 +239,7 @@ export const LUA_GLOBALS: readonly string[] = [
  */
 export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
   ...LUA_GLOBALS,
-  "std", "sh", "tool", "mcp", "llm", "bus", "job", "http", "log", "knl", "mesh",
+  "std", "sh", "tool", "mcp", "llm", "bus", "job", "http", "log", "knl", "mesh", "a2a",
   "_PROMPT", "_CONTEXT", "_SCRIPT_NAME", "_DEFAULT_AGENT",
 ]); // deno-fmt-ignore
 
