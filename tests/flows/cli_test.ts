@@ -166,7 +166,11 @@ Deno.test("a live run is refused by a concurrent rerun and resume, naming the ru
     const runs = await flowCli(root, ["runs", "--json"]);
     assert.deepEqual(JSON.parse(runs.stdout.trim()).state, "running");
     const show = await flowCli(root, ["show", runId]);
-    assert.match(show.stdout.trimEnd(), /\n {12}state: running$/);
+    assert.match(
+      show.stdout.trimEnd(),
+      /\n {12}state: running$/,
+      `flow show: exit ${show.code}: ${show.stderr}`,
+    );
     for (
       const args of [["rerun", runId, "--from", "a"], ["rerun", runId, "--from", "c"], ["resume", runId]]
     ) {
