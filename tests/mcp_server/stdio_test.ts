@@ -222,13 +222,14 @@ for (const era of ["legacy", "auto"] as const) {
     ...opts,
     fn: async () => {
       const p = await freshProject();
-      // A 9 s run, a 4 s client timeout, a notification every 0.25 s: only the resets keep it alive
-      // (the margins are for a loaded machine, where a notification can come late).
+      // A 12 s run, a 6 s client timeout, a notification every 0.25 s: only the resets keep it alive
+      // (the margins are for a loaded machine — two suites at once on 2 cores — where a process can
+      // be starved for seconds and a notification come late).
       const s = await connectStdio(p.root, p.home, { era, extraArgs: ["--progress-secs", "0.25"] });
       try {
         const ticks: { progress: number; message?: string }[] = [];
-        const r = await s.client.callTool({ name: "run_block", arguments: { block: "slow", prompt: "9" } }, {
-          timeout: 4_000,
+        const r = await s.client.callTool({ name: "run_block", arguments: { block: "slow", prompt: "12" } }, {
+          timeout: 6_000,
           resetTimeoutOnProgress: true,
           onprogress: (p) => ticks.push(p),
         });
