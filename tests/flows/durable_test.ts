@@ -26,7 +26,8 @@ return _PROMPT .. "-${name}"`;
 
 const calls = (root: string, name: string): string[] => {
   try {
-    return Deno.readTextFileSync(join(root, "calls", `${name}.log`)).trim().split("\n");
+    // complete lines only: the step may be seen between creating the file and writing its line
+    return Deno.readTextFileSync(join(root, "calls", `${name}.log`)).split("\n").slice(0, -1);
   } catch {
     return [];
   }
