@@ -89,19 +89,27 @@ for (const path of PATHS) {
   });
 }
 
+/**
+ * A project with the grabbing block, and a manager lock file of it in its home as an earlier
+ * version left it: readable (0600), with its holder's text inside.
+ */
+async function projectWithReadableManagerLock(prefix: string) {
+  const project = await tempDir(prefix);
+  writeTree(project, { "grab.lua": GRAB });
+  const home = join(project, "home");
+  const lockPath = managerLockPath(home, project);
+  Deno.mkdirSync(serveLocksDir(home), { recursive: true, mode: 0o700 });
+  Deno.writeTextFileSync(lockPath, '{"pid":1}\n', { mode: 0o600 });
+  Deno.chmodSync(lockPath, 0o600);
+  return { project, home, lockPath };
+}
+
 for (const path of PATHS) {
   Deno.test({
     name: `attack: sandbox a confined run can neither hold nor plant a serve manager's lock (${path.name})`,
     ignore: path.skip !== undefined,
     fn: async () => {
-      const project = await tempDir("ab_sbx_servelock_");
-      writeTree(project, { "grab.lua": GRAB });
-      const home = join(project, "home");
-      // a lock file an earlier version left readable, with its holder's text inside
-      const lockPath = managerLockPath(home, project);
-      Deno.mkdirSync(serveLocksDir(home), { recursive: true, mode: 0o700 });
-      Deno.writeTextFileSync(lockPath, '{"pid":1}\n', { mode: 0o600 });
-      Deno.chmodSync(lockPath, 0o600);
+      const { project, home, lockPath } = await projectWithReadableManagerLock("ab_sbx_servelock_");
       const lock = ManagerLock.take(home, { pid: Deno.pid, project, session: "s", started_ms: 0 });
       try {
         assert.equal(Deno.statSync(lockPath).mode! & 0o777, 0o200, "a readable lock file is made unreadable");
@@ -134,13 +142,7 @@ Deno.test({
   ignore: SKIP !== undefined,
   fn: async () => {
     // No manager runs: the launcher makes the old, readable lock file unreadable before the run.
-    const project = await tempDir("ab_sbx_oldlock_");
-    writeTree(project, { "grab.lua": GRAB });
-    const home = join(project, "home");
-    const lockPath = managerLockPath(home, project);
-    Deno.mkdirSync(serveLocksDir(home), { recursive: true, mode: 0o700 });
-    Deno.writeTextFileSync(lockPath, '{"pid":1}\n', { mode: 0o600 });
-    Deno.chmodSync(lockPath, 0o600);
+    const { project, home, lockPath } = await projectWithReadableManagerLock("ab_sbx_oldlock_");
     const r = await sandboxedRun(project, "grab.lua", {
       env: sandboxEnv(project, {}),
       prompt: JSON.stringify({ lock: lockPath, dir: serveLocksDir(home) }),
