@@ -32,7 +32,7 @@
  */
 import { resolve } from "node:path";
 import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
-import { runBlock } from "../runtime/run.ts";
+import { runBlock, type RunSpec } from "../runtime/run.ts";
 import { notStarted, type Outcome } from "../outcome.ts";
 import { correlationVariable, RUN_CORRELATION_IDS } from "../correlation.ts";
 import { fanOut } from "../obs/run_events.ts";
@@ -58,7 +58,7 @@ export interface InProcessOptions extends RunHandles {
    * Subscribes to the connections the sandbox's network proxy refused (`RunSpec.netDenials`):
    * set only by the CLI's confined runtime stage under `--sandbox-net allow-list`.
    */
-  netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
+  netDenials?: RunSpec["netDenials"];
 }
 
 async function readText(
