@@ -217,14 +217,15 @@ export async function tempProject(files: Record<string, string> = {}, prefix = "
  */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
-  opts: { what: string; timeoutMs?: number },
+  opts: { what: string | (() => string); timeoutMs?: number },
 ): Promise<void> {
   const timeoutMs = opts.timeoutMs ?? 20_000;
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() >= deadline) {
       if (await condition()) return;
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.what}`);
+      const what = typeof opts.what === "function" ? opts.what() : opts.what;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     }
     await new Promise((r) => setTimeout(r, 20));
   }

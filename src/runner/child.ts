@@ -33,7 +33,8 @@
  *   name, to the runner's `stderr` sink (nothing a block prints reaches the host's stdout, which
  *   may belong to a protocol); the stderr tail is kept for the report. Once the child has
  *   exited its output and events get `DRAIN_MS` to end: a process it left behind holding the
- *   pipes does not hold the answer.
+ *   pipes does not hold the answer. Its event socket is its own (close-on-exec), so the events
+ *   are read to their end after it exited, however slowly a starved host reads them.
  * - Ending a run ends the child's whole process tree (`endTree`: SIGTERM to its group, so the
  *   child ends its run's processes itself; after the grace period SIGKILL to the child, its
  *   descendants and every process carrying its tag — a daemon its block detached included).
@@ -96,6 +97,27 @@ export interface ChildRunReport extends RunReport {
 
 /** How long the output may keep flowing after the run's process exited, ms. */
 const DRAIN_MS = 2000;
+
+/**
+ * How long the child's events may keep arriving after it exited, ms: no process but the child
+ * holds its end of the socket, so this bound is reached only by a fault, never by a slow host
+ * (a busy machine once took over `DRAIN_MS` to read an `end` that was already sent).
+ */
+const EVENTS_DRAIN_MS = 60_000;
+
+/** Waits for `streams` to end; past `ms`, calls `cancel` and waits for them to settle. */
+async function drainWithin(streams: Promise<unknown>[], ms: number, cancel: () => void): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const drained = await Promise.race([
+    Promise.all(streams).then(() => true),
+    new Promise<false>((r) => timer = setTimeout(() => r(false), ms)),
+  ]);
+  clearTimeout(timer);
+  if (!drained) {
+    cancel();
+    await Promise.all(streams);
+  }
+}
 
 /** Why the runner ended a run itself. */
 type EndedBy = "timeout" | "cancelled" | "stopping";
@@ -265,19 +287,14 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
       closeListener();
       await accepting.catch(() => undefined);
       // A process the run left behind in a session of its own may still hold the pipes open:
-      // give the output a moment to drain, then stop reading rather than wait for it.
-      let drainTimer: ReturnType<typeof setTimeout> | undefined;
-      const streams = [...outputs.map((o) => o.done), ...(reader ? [reader.done] : [])];
-      const drained = await Promise.race([
-        Promise.all(streams).then(() => true),
-        new Promise<false>((r) => drainTimer = setTimeout(() => r(false), DRAIN_MS)),
+      // give the output a moment to drain, then stop reading rather than wait for it. The event
+      // socket is the child's alone (close-on-exec), so it ends with the child: it is read to
+      // its end however long a starved host takes, bounded only against a runtime bug.
+      const r = reader;
+      await Promise.all([
+        drainWithin(outputs.map((o) => o.done), DRAIN_MS, () => outputs.forEach((o) => o.cancel())),
+        r ? drainWithin([r.done], EVENTS_DRAIN_MS, () => r.cancel()) : undefined,
       ]);
-      clearTimeout(drainTimer);
-      if (!drained) {
-        for (const o of outputs) o.cancel();
-        reader?.cancel();
-        await Promise.all(streams);
-      }
       // The leader is gone; make sure nothing of its tree lingers (a grandchild holding on, a
       // daemon of a child that was killed before it could end its run's processes).
       if (p.leftovers()) await p.terminate();

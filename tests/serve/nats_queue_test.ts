@@ -69,19 +69,30 @@ Deno.test({
       [0, 1, 2].map(() => startWorker(["--nats", srv.url, "-p", p.root, "--max-live", "3"], p.home)),
     );
     const m = await startManager(p.root, p.home, ["--nats", srv.url, "--max-live", "30"]);
+    let last = "";
     try {
       await waitFor(async () => {
         const r = await m.api("/runs?limit=100");
+        last = JSON.stringify(r.body);
         // deno-lint-ignore no-explicit-any
         return r.status === 200 && r.body.runs.filter((x: any) => x.state !== "running").length >= 30;
-      }, { what: `30 runs to end\n${m.stderr()}`, timeoutMs: 240_000 });
+      }, {
+        what: () =>
+          `30 runs to end; last /runs: ${last}\nmanager: ${m.stderr()}\n` +
+          workers.map((w, i) => `worker ${i}: ${w.stderr()}`).join("\n"),
+        timeoutMs: 240_000,
+      });
       const runs = (await m.api("/runs?limit=100")).body.runs;
       assert.equal(runs.length, 30);
       for (let i = 0; i < 30; i++) {
         // deno-lint-ignore no-explicit-any
         const mine = runs.filter((r: any) => r.job === `j${i}`);
         assert.equal(mine.length, 1, `job j${i} ran ${mine.length} times`);
-        assert.equal(mine[0].state, "ok");
+        assert.equal(
+          mine[0].state,
+          "ok",
+          `${JSON.stringify(mine[0])}\n${workers.map((w, i) => `worker ${i}: ${w.stderr()}`).join("\n")}`,
+        );
         assert.equal(mine[0].result, `j${i} ${mine[0].run_id}`);
       }
       const states = await runStates(srv.url);

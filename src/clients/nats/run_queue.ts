@@ -91,12 +91,19 @@ export interface RunQueueHandles {
 }
 
 /**
+ * How long a JetStream request (a publish's ack, a state write, a stream call) waits for the
+ * server, ms: the client's 5 s default was once passed by a state write on a saturated machine,
+ * failing a run that had ended well; 20 s matches the connect timeout (`connection.ts`).
+ */
+export const JETSTREAM_TIMEOUT_MS = 20_000;
+
+/**
  * Creates what is missing of the layout on `nc` (stream, bucket, object store) and checks what
  * exists.
  * @throws RunQueueSetupError for an incompatible existing stream
  */
 export async function openRunQueue(nc: NatsConnection): Promise<RunQueueHandles> {
-  const jsm = await jetstreamManager(nc);
+  const jsm = await jetstreamManager(nc, { timeout: JETSTREAM_TIMEOUT_MS });
   let info;
   try {
     info = await jsm.streams.info(RUNS_STREAM);
@@ -126,9 +133,10 @@ export async function openRunQueue(nc: NatsConnection): Promise<RunQueueHandles>
       duplicate_window: DUPLICATE_WINDOW_MS * NS,
     });
   }
-  const state = await new Kvm(nc).create(STATE_BUCKET, { history: 1, storage: StorageType.File });
-  const results = await new Objm(nc).create(RESULTS_BUCKET, { storage: StorageType.File });
-  return { nc, js: jetstream(nc), jsm, state, results };
+  const js = jetstream(nc, { timeout: JETSTREAM_TIMEOUT_MS });
+  const state = await new Kvm(js).create(STATE_BUCKET, { history: 1, storage: StorageType.File });
+  const results = await new Objm(js).create(RESULTS_BUCKET, { storage: StorageType.File });
+  return { nc, js, jsm, state, results };
 }
 
 /**
