@@ -154,7 +154,9 @@ Deno.test(
   async () => {
     const kp = nkeys.createUser();
     const seed = new TextDecoder().decode(kp.getSeed());
-    await using srv = await startNats(`authorization { users = [ { nkey: ${kp.getPublicKey()} } ] }\n`);
+    await using srv = await startNats(
+      `authorization { timeout: 10, users = [ { nkey: ${kp.getPublicKey()} } ] }\n`,
+    );
     const dir = await tempProject({
       "m.lua": "print(mesh.agent_id())",
       "nkey.seed": seed + "\n",
