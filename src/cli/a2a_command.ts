@@ -11,6 +11,7 @@
  * The one line a launcher reads to find the server goes to stderr:
  * `agent-block a2a: listening on http://127.0.0.1:PORT`.
  */
+import { onStopSignals, shutdownAfterRuns } from "./stop_signals.ts";
 import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -179,28 +180,16 @@ export async function a2aCommand(argv: string[]): Promise<number> {
     runTimeoutSecs: s.runTimeoutSecs,
     runs,
   });
-  const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((sig) => [
-    sig,
-    () => stop.abort(`received ${sig}`),
-  ]);
-  for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
+  using _signals = onStopSignals((sig) => stop.abort(`received ${sig}`));
   try {
     writeStderr(new TextEncoder().encode(`agent-block a2a: listening on ${serving.url}\n`));
     log.info(
       `serving the blocks of ${projectRoot} as an A2A agent${token ? " (bearer token required)" : ""}` +
         (sandbox ? " (sandboxed runs)" : ""),
     );
-    stop.signal.addEventListener(
-      "abort",
-      () =>
-        void Promise.allSettled([...runs])
-          .then(() => new Promise((r) => setTimeout(r, 0)))
-          .then(() => serving.shutdown()),
-      { once: true },
-    );
+    shutdownAfterRuns(stop.signal, runs, () => serving.shutdown());
     await serving.finished;
   } finally {
-    for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
     stop.abort("the server is stopping");
     await Promise.allSettled([...runs]);
     await procs.endAll();

@@ -13,6 +13,7 @@
  * or compile errors (the file, the JSON pointer or line, and what was expected); 75 a step is
  * waiting for an answer (`flow resume RUN --answer JSON`).
  */
+import { onStopSignals } from "./stop_signals.ts";
 import { isAbsolute, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
@@ -208,15 +209,8 @@ function progressLine(e: FlowEvent): void {
 /** Runs `f` with Ctrl-C / SIGTERM aborting its signal. */
 async function withSignals<T>(f: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const stop = new AbortController();
-  const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((
-    s,
-  ) => [s, () => stop.abort(`received ${s}`)]);
-  for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
-  try {
-    return await f(stop.signal);
-  } finally {
-    for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
-  }
+  using _signals = onStopSignals((sig) => stop.abort(`received ${sig}`));
+  return await f(stop.signal);
 }
 
 function report(result: FlowResult, v: ParsedValues, cwd: string): number {

@@ -23,6 +23,7 @@
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
+import { onStopSignals, shutdownAfterRuns } from "./stop_signals.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
@@ -332,11 +333,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   watcher.start(1000);
   const factory = () => createBlockServer(opts);
 
-  const listeners: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM"] as const).map((sig) => [
-    sig,
-    () => stop.abort(`received ${sig}`),
-  ]);
-  for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
+  using _signals = onStopSignals((sig) => stop.abort(`received ${sig}`));
   try {
     const names = currentBlocks(opts).map((b) => b.name);
     if (addr) {
@@ -355,17 +352,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
         `serving ${names.length} block(s) from ${projectRoot}${token ? " (bearer token required)" : ""}` +
           (sandbox ? " (sandboxed runs)" : ""),
       );
-      // The runs end first (aborting `stop` ends them): a request waiting for its run would
-      // otherwise hold the shutdown.
-      stop.signal.addEventListener(
-        "abort",
-        () =>
-          void Promise.allSettled([...runs])
-            // One turn of the event loop for the protocol layer to hand the last answers over.
-            .then(() => new Promise((r) => setTimeout(r, 0)))
-            .then(() => serving.shutdown()),
-        { once: true },
-      );
+      // The runs end first: a request waiting for its run would otherwise hold the shutdown.
+      shutdownAfterRuns(stop.signal, runs, () => serving.shutdown());
       await serving.finished;
     } else {
       log.info(
@@ -381,7 +369,6 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     }
   } finally {
     watcher.stop();
-    for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
     stop.abort("the server is stopping");
     await Promise.allSettled([...runs]);
     await procs.endAll();

@@ -23,6 +23,7 @@
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
+import { onStopSignals } from "./stop_signals.ts";
 import { dirname, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
@@ -321,12 +322,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     ? await (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
     : undefined;
   const stop = new AbortController();
-  const onSignal = (sig: string) => () => stop.abort(`received ${sig}`);
-  const listeners: [Deno.Signal, () => void][] = [["SIGINT", onSignal("SIGINT")], [
-    "SIGTERM",
-    onSignal("SIGTERM"),
-  ]];
-  for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
+  using _signals = onStopSignals((sig) => stop.abort(`received ${sig}`));
   // One run per process: every orphan of its children is the run's (src/proc/reaper.ts).
   adoptOrphans((m) => say(`[warn] agent-block: ${m}`));
   try {
@@ -342,7 +338,6 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     if (s.outcome !== undefined) writeOutcomeFile(s.outcome, outcome, s.cwd);
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
-    for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
     await watch?.close();
   }
 }

@@ -24,6 +24,7 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
+import { onStopSignals, type StopSignal } from "./stop_signals.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -284,18 +285,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
     timer = longTimeout(tick, s.tickMs); // a --tick past the host timer's range still waits
   };
-  const stopped = new Promise<string>((resolveStop) => {
-    const fns = (["SIGINT", "SIGTERM"] as const).map((sig) => {
-      const fn = () => resolveStop(sig);
-      Deno.addSignalListener(sig, fn);
-      return [sig, fn] as const;
-    });
-    stop.signal.addEventListener("abort", () => {
-      for (const [sig, fn] of fns) Deno.removeSignalListener(sig, fn);
-    }, { once: true });
-  });
-  tick();
-  const why = await stopped;
+  let heard!: (sig: StopSignal) => void;
+  const stopped = new Promise<StopSignal>((r) => heard = r);
+  let why: StopSignal;
+  {
+    using _signals = onStopSignals(heard);
+    tick();
+    why = await stopped;
+  }
   say(`received ${why}: ending the live runs`);
   timer?.clear();
   stop.abort(`received ${why}`);

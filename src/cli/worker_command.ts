@@ -13,6 +13,7 @@
  * included, as under `serve`), each loading its project's `.env` itself; flow jobs' steps run in
  * this process.
  */
+import { onStopSignals } from "./stop_signals.ts";
 import { basename, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -128,11 +129,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     name,
     log: say,
   });
-  const fns = (["SIGINT", "SIGTERM"] as const).map((sig) => {
-    const fn = () => stop.abort(sig);
-    Deno.addSignalListener(sig, fn);
-    return [sig, fn] as const;
-  });
+  using _signals = onStopSignals((sig) => stop.abort(sig));
   (async () => {
     for await (const s of nc.status()) {
       if (s.type === "disconnect") say(`disconnected from ${nats.target.shown}; reconnecting`);
@@ -150,7 +147,6 @@ export async function workerCommand(argv: string[]): Promise<number> {
       `projects ${projects.map((p) => basename(p)).join(", ")}`,
   );
   await serving;
-  for (const [sig, fn] of fns) Deno.removeSignalListener(sig, fn);
   await procs.endAll();
   await nc.drain().catch(() => nc.close());
   if (failed) {
