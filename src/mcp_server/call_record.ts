@@ -75,13 +75,37 @@ export function callerOf(server: Server, ctx: ServerContext): Caller {
   };
 }
 
+/**
+ * How a call that is not one block run ended: a `run_flow` call that ran its flow, or a job tool
+ * call that reached (or tried to reach) the job manager.
+ */
+export interface ServedEnd {
+  /**
+   * `mcp_result.outcome`: the flow run's status (`completed`, `waiting`, `failed`, `cancelled`); for a
+   * job tool `answered` (2xx), `refused` (the manager answered 4xx/5xx) or `unreachable`.
+   */
+  outcome: string;
+  /** How the call's session closes. */
+  close: "ok" | "error" | "cancelled";
+  /** The kernel sessions the call's run was recorded in (a flow run's session). */
+  sessions?: readonly string[];
+  /** The run the call started or named: a flow run's id, or a job manager run's id. */
+  run?: string;
+  /** The job manager's HTTP status. */
+  httpStatus?: number;
+  value?: unknown;
+  error?: string;
+}
+
 /** How a call ended. */
 export type CallEnd =
   | { outcome: Outcome; sessions: readonly string[]; value?: unknown; error?: string }
-  | { outcome: "invalid"; error: string };
+  | { outcome: "invalid"; error: string }
+  | ServedEnd;
 
 /** The close status of a call's session, from how it ended. */
 export function closeStatus(end: CallEnd): "ok" | "error" | "cancelled" {
+  if ("close" in end) return end.close;
   if (end.outcome === "invalid") return "error";
   switch (end.outcome.status) {
     case "returned":
@@ -129,7 +153,17 @@ export class OpenCall {
     this.#ended = true;
     if (this.session === undefined) return;
     const ms = Math.round(performance.now() - this.#started);
-    const data: Record<string, unknown> = end.outcome === "invalid"
+    const data: Record<string, unknown> = "close" in end
+      ? {
+        outcome: end.outcome,
+        ...(end.value !== undefined ? { value: end.value } : {}),
+        ...(end.error !== undefined ? { error: end.error } : {}),
+        ms,
+        sessions: [...end.sessions ?? []],
+        ...(end.run !== undefined ? { run: end.run } : {}),
+        ...(end.httpStatus !== undefined ? { http_status: end.httpStatus } : {}),
+      }
+      : end.outcome === "invalid"
       ? { outcome: "invalid", error: end.error, ms, sessions: [] }
       : {
         outcome: end.outcome.status,
