@@ -1,7 +1,8 @@
 /**
- * The kernel record of every call an MCP client makes of a block: a `run_block` call, a declared
- * tool call, a declared resource read, a declared prompt get. `agent-block knl sessions` then
- * shows what the server's clients did, and `knl export --session <id>` one call in full.
+ * The kernel record of every call an MCP client makes of the server's runs: a `run_block` call, a
+ * declared tool call, a declared resource read, a declared prompt get, a `run_flow` call, a job
+ * tool call. `agent-block knl sessions` then shows what the server's clients did, and
+ * `knl export --session <id>` one call in full.
  *
  * Owns one kernel session per call, written by this process into the project's kernel database
  * (`<project>/.agent-block/knl.sqlite`, or `AGENT_BLOCK_KNL_PATH` of the server's environment),
@@ -15,10 +16,15 @@
  * - `mcp_result` (`outcome`: the run's outcome status, or `invalid` for a call refused before
  *   any run — bad arguments, an unknown block; `value` or `error`; `ms`; `sessions`: the kernel
  *   sessions the run itself opened) and `session_close` (`ok`; `cancelled` for a cancelled run;
- *   `error` otherwise), committed together when the call ends.
+ *   `error` otherwise), committed together when the call ends. A call that is not one block run
+ *   (`ServedEnd`) has its own outcome words: a `run_flow` call the flow run's status (`sessions`
+ *   and `run` name the flow run, whose session is its id), a job tool call `answered`, `refused`
+ *   or `unreachable` with `http_status` and `run` (the job manager's run it concerns).
  *
  * The link goes both ways: the run gets the label `mcp_call=<this session>` (`RunRequest.labels`),
- * which the kernel stamps on every session the run opens, and `mcp_result.sessions` names them.
+ * which the kernel stamps on every session the run opens, and `mcp_result.sessions` names them; a
+ * flow run `run_flow` starts gets the label on its session. A job manager's run is started by the
+ * manager, not here: the call names it (`run`), and the sessions it opens carry `run=<id>`.
  *
  * Invariants: the record is written outside the block's run, so a sandboxed run, a run that
  * raises, times out or is cancelled, and a call refused before it runs are recorded alike; a call
