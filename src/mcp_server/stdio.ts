@@ -146,10 +146,9 @@ export function serveStdioUntilClosed(
         log: opts.log,
       })
       : undefined;
-    const wire = new StdioServerTransport();
     const handle = serveStdio(() => (pinned = factory()), {
       onerror: (e) => opts.log.warn(`stdio: ${e.message}`),
-      ...(listened ? { transport: new ListenTap(wire, listened) } : {}),
+      ...(listened ? { transport: new ListenTap(new StdioServerTransport(), listened) } : {}),
     });
     let done = false;
     const finish = () => {
