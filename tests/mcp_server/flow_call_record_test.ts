@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { closeStore, type EventRow, type EventStore, openExistingStore } from "../../src/knl/store.ts";
 import { listSessions } from "../../src/knl/export.ts";
-import { writeTree } from "../helpers.ts";
+import { waitFor, writeTree } from "../helpers.ts";
 import {
   assert,
   assertEquals,
@@ -16,6 +16,7 @@ import {
   connectStdio,
   freshProject,
   resultText,
+  waitForFile,
 } from "./mcp_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -183,6 +184,59 @@ Deno.test({
         assertEquals(ev[1].data.era, "2026-07-28");
         assertEquals(ev[1].data.client, { name: "agent-block-test", version: "0" });
         assertEquals([ev[2].data.outcome, ev[2].data.run], ["completed", run]);
+      });
+    } finally {
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "mcp call record: a run_flow call the client cancels mid-step is recorded cancelled, as is its flow run",
+  ...opts,
+  fn: async () => {
+    const p = await freshProject();
+    const started = join(p.scratch, "started");
+    writeTree(p.root, {
+      "blocks/napper.lua": `local f = assert(io.open(_PROMPT, "w")) f:write("1") f:close()
+std.task.sleep(300)
+return "woke"
+`,
+      "flows/nap.bp.json": JSON.stringify({
+        id: "nap-flow",
+        agents: [{ name: "napper", kind: "block", spec: { block: "napper" } }],
+        flow: { kind: "step", ref: "napper", in: { op: "lit", value: started }, out: P("$.nap") },
+      }),
+    });
+    const s = await connectStdio(p.root, p.home);
+    try {
+      const ac = new AbortController();
+      const pending = s.client.callTool({ name: "run_flow", arguments: { flow: "nap.bp.json" } }, {
+        signal: ac.signal,
+        timeout: 300_000,
+      });
+      pending.catch(() => undefined);
+      await waitForFile(started, "the flow's step to start");
+      ac.abort("the test cancels");
+      await pending.then(() => assert(false, "the cancelled call answered"), () => undefined);
+      // The server writes the call's end once the flow run has stopped.
+      const path = join(p.root, ".agent-block", "knl.sqlite");
+      let call = "";
+      await waitFor(() =>
+        withStore(p.root, (store) => {
+          const c = listSessions(store, { labels: { mcp_name: "run_flow" } });
+          call = c[0]?.id ?? "";
+          return c.length === 1 && c[0].status !== null && c[0].status !== undefined;
+        }), { what: `the cancelled call's session closed in ${path}`, timeoutMs: 60_000 });
+      withStore(p.root, (store) => {
+        const ev = store.read(call);
+        assertEquals(kinds(ev), ["session_open", "mcp_call", "mcp_result", "session_close"]);
+        assertEquals(ev[2].data.outcome, "cancelled");
+        assertEquals(ev[3].data.status, "cancelled");
+        const run = ev[2].data.run as string;
+        assertEquals(listSessions(store, { labels: { mcp_call: call } }).map((x) => x.id), [run]);
+        assertEquals(store.read(run).find((e) => e.kind === "flow.run_finished")?.data.status, "cancelled");
       });
     } finally {
       await s.close();
