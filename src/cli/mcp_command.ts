@@ -365,6 +365,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
         log,
         stop: stop.signal,
         drain: () => Promise.allSettled([...runs]),
+        ...(expose === "blocks"
+          ? { resourcePaths: (uri: string) => resourcePaths(opts, currentBlocks(opts), uri) }
+          : {}),
       });
     }
   } finally {

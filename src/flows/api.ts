@@ -107,7 +107,12 @@ function prepare(blueprint: string | Blueprint | undefined, o: FlowOptions, edge
 export async function runFlowWith(
   edge: FlowEdge,
   blueprint: string | Blueprint,
-  options: FlowOptions & { initCtx?: Json; taskMetadata?: Json },
+  options: FlowOptions & {
+    initCtx?: Json;
+    taskMetadata?: Json;
+    /** More labels of the run's session (`agent-block mcp`'s `run_flow` adds its call's). */
+    labels?: Readonly<Record<string, string>>;
+  },
 ): Promise<core.FlowResult> {
   const p = prepare(blueprint, options, edge);
   const compiled = await p.compile(blueprint);
@@ -115,6 +120,7 @@ export async function runFlowWith(
     ...p.base(compiled),
     ...(options.initCtx !== undefined ? { initCtx: options.initCtx } : {}),
     ...(options.taskMetadata !== undefined ? { taskMetadata: options.taskMetadata } : {}),
+    ...(options.labels !== undefined ? { labels: options.labels } : {}),
     ...(typeof blueprint === "string" ? { script: blueprint } : {}),
   });
 }

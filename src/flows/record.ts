@@ -3,7 +3,8 @@
  * back from it.
  *
  * Owns the session (stream id = the run id, `session_open` labelled `flow=<Blueprint id>`,
- * `run=<run id>`), the `flow.*` events (`run_started`, `run_resumed`, `step_dispatched`,
+ * `run=<run id>`, and whatever labels the starter adds: `mcp_call=<session>` for a run an MCP
+ * client started), the `flow.*` events (`run_started`, `run_resumed`, `step_dispatched`,
  * `step_completed`, `replay_hit`, `cancel_requested`, `replay_cut`, `run_waiting`,
  * `run_finished`), large values kept beside the database, and the replay table.
  *
@@ -90,13 +91,13 @@ export class FlowRecord {
     private readonly onAppend?: (kind: string, data: Record<string, Json>) => void,
   ) {}
 
-  /** Opens the run's session (a new run). */
-  open(blueprintId: string, script: string): void {
+  /** Opens the run's session (a new run; `labels`: more labels beside `flow` and `run`). */
+  open(blueprintId: string, script: string, labels: Readonly<Record<string, string>> = {}): void {
     this.store.append({
       stream: this.runId,
       kind: "session_open",
       data: JSON.stringify({ owner: "flow", script }),
-      meta: JSON.stringify({ flow: blueprintId, run: this.runId }),
+      meta: JSON.stringify({ ...labels, flow: blueprintId, run: this.runId }),
     });
   }
 

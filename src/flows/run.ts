@@ -116,14 +116,19 @@ export function mergeInitCtx(defaults: Json | undefined, init: Json | undefined)
 
 /** Starts a new run of `options.compiled` on `initCtx`. */
 export async function runFlow(
-  options: FlowRunOptions & { initCtx?: Json; taskMetadata?: Json },
+  options: FlowRunOptions & {
+    initCtx?: Json;
+    taskMetadata?: Json;
+    /** More labels of the run's session (`mcp_call` when an MCP call started it). */
+    labels?: Readonly<Record<string, string>>;
+  },
 ): Promise<FlowResult> {
   const bp = options.compiled.blueprint;
   const runId = newRunId();
   const record = recordOf(options, runId);
   const initCtx = mergeInitCtx(bp.default_init_ctx, options.initCtx);
   return await holding(takeRunLock(options.home, options.store, runId), async () => {
-    record.open(bp.id, options.script ?? bp.file);
+    record.open(bp.id, options.script ?? bp.file, options.labels);
     record.append("run_started", {
       blueprint_id: bp.id,
       blueprint_file: bp.file,

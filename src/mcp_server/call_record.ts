@@ -1,7 +1,8 @@
 /**
- * The kernel record of every call an MCP client makes of a block: a `run_block` call, a declared
- * tool call, a declared resource read, a declared prompt get. `agent-block knl sessions` then
- * shows what the server's clients did, and `knl export --session <id>` one call in full.
+ * The kernel record of every call an MCP client makes of the server's runs: a `run_block` call, a
+ * declared tool call, a declared resource read, a declared prompt get, a `run_flow` call, a job
+ * tool call. `agent-block knl sessions` then shows what the server's clients did, and
+ * `knl export --session <id>` one call in full.
  *
  * Owns one kernel session per call, written by this process into the project's kernel database
  * (`<project>/.agent-block/knl.sqlite`, or `AGENT_BLOCK_KNL_PATH` of the server's environment),
@@ -15,10 +16,15 @@
  * - `mcp_result` (`outcome`: the run's outcome status, or `invalid` for a call refused before
  *   any run — bad arguments, an unknown block; `value` or `error`; `ms`; `sessions`: the kernel
  *   sessions the run itself opened) and `session_close` (`ok`; `cancelled` for a cancelled run;
- *   `error` otherwise), committed together when the call ends.
+ *   `error` otherwise), committed together when the call ends. A call that is not one block run
+ *   (`ServedEnd`) has its own outcome words: a `run_flow` call the flow run's status (`sessions`
+ *   and `run` name the flow run, whose session is its id), a job tool call `answered`, `refused`
+ *   or `unreachable` with `http_status` and `run` (the job manager's run it concerns).
  *
  * The link goes both ways: the run gets the label `mcp_call=<this session>` (`RunRequest.labels`),
- * which the kernel stamps on every session the run opens, and `mcp_result.sessions` names them.
+ * which the kernel stamps on every session the run opens, and `mcp_result.sessions` names them; a
+ * flow run `run_flow` starts gets the label on its session. A job manager's run is started by the
+ * manager, not here: the call names it (`run`), and the sessions it opens carry `run=<id>`.
  *
  * Invariants: the record is written outside the block's run, so a sandboxed run, a run that
  * raises, times out or is cancelled, and a call refused before it runs are recorded alike; a call
@@ -75,13 +81,37 @@ export function callerOf(server: Server, ctx: ServerContext): Caller {
   };
 }
 
+/**
+ * How a call that is not one block run ended: a `run_flow` call that ran its flow, or a job tool
+ * call that reached (or tried to reach) the job manager.
+ */
+export interface ServedEnd {
+  /**
+   * `mcp_result.outcome`: the flow run's status (`completed`, `waiting`, `failed`, `cancelled`); for a
+   * job tool `answered` (2xx), `refused` (the manager answered 4xx/5xx) or `unreachable`.
+   */
+  outcome: string;
+  /** How the call's session closes. */
+  close: "ok" | "error" | "cancelled";
+  /** The kernel sessions the call's run was recorded in (a flow run's session). */
+  sessions?: readonly string[];
+  /** The run the call started or named: a flow run's id, or a job manager run's id. */
+  run?: string;
+  /** The job manager's HTTP status. */
+  httpStatus?: number;
+  value?: unknown;
+  error?: string;
+}
+
 /** How a call ended. */
 export type CallEnd =
   | { outcome: Outcome; sessions: readonly string[]; value?: unknown; error?: string }
-  | { outcome: "invalid"; error: string };
+  | { outcome: "invalid"; error: string }
+  | ServedEnd;
 
 /** The close status of a call's session, from how it ended. */
 export function closeStatus(end: CallEnd): "ok" | "error" | "cancelled" {
+  if ("close" in end) return end.close;
   if (end.outcome === "invalid") return "error";
   switch (end.outcome.status) {
     case "returned":
@@ -129,7 +159,17 @@ export class OpenCall {
     this.#ended = true;
     if (this.session === undefined) return;
     const ms = Math.round(performance.now() - this.#started);
-    const data: Record<string, unknown> = end.outcome === "invalid"
+    const data: Record<string, unknown> = "close" in end
+      ? {
+        outcome: end.outcome,
+        ...(end.value !== undefined ? { value: end.value } : {}),
+        ...(end.error !== undefined ? { error: end.error } : {}),
+        ms,
+        sessions: [...end.sessions ?? []],
+        ...(end.run !== undefined ? { run: end.run } : {}),
+        ...(end.httpStatus !== undefined ? { http_status: end.httpStatus } : {}),
+      }
+      : end.outcome === "invalid"
       ? { outcome: "invalid", error: end.error, ms, sessions: [] }
       : {
         outcome: end.outcome.status,

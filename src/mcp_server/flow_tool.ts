@@ -9,7 +9,10 @@
  *
  * Invariants: a flow's steps go through the runner the server is given for flows (`flowRunner`,
  * chosen at the command's edge); every run is recorded in the project's kernel database like a
- * `flow run` from the command line; a name outside `flows/` (a path, `..`) is refused.
+ * `flow run` from the command line; a name outside `flows/` (a path, `..`) is refused. Every call,
+ * refused or run, is a kernel session of its own when the server keeps a record (`call_record.ts`):
+ * its `mcp_result` has the flow's status as `outcome` and names the run (`run`, and its session in
+ * `sessions`), and a run the call started carries the call's label `mcp_call` on its session.
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { join } from "node:path";
@@ -19,6 +22,7 @@ import type { FlowResult } from "../flows/run.ts";
 import type { Json } from "../flows/path.ts";
 import type { BlockRunner } from "../runner/runner.ts";
 import { AgentBlockError } from "../errors.ts";
+import type { OpenCall, ServedEnd } from "./call_record.ts";
 
 /** The name of the tool. */
 export const RUN_FLOW = "run_flow";
@@ -89,21 +93,50 @@ export interface FlowToolOptions {
   flowRunner: BlockRunner;
 }
 
-/** Runs one `tools/call` of `run_flow`. */
+/** How a flow run ended, as its call's kernel record says it (`call_record.ts`). */
+export function flowCallEnd(r: FlowResult, result: CallToolResult): ServedEnd {
+  const close = r.status === "failed" ? "error" : r.status === "cancelled" ? "cancelled" : "ok";
+  const first = result.content[0];
+  return {
+    outcome: r.status,
+    close,
+    sessions: [r.runId],
+    run: r.runId,
+    ...(close === "ok"
+      ? { value: first?.type === "text" ? JSON.parse(first.text) : undefined }
+      : { error: r.error?.message ?? r.status }),
+  };
+}
+
+/**
+ * Runs one `tools/call` of `run_flow`; with `call` (its kernel record, `call_record.ts`) records how
+ * it ended: refused (`invalid`), or the flow run's status, naming the run's session — a new run's
+ * session is labelled with the call's (`mcp_call`).
+ */
 export async function callRunFlow(
   opts: FlowToolOptions,
   args: unknown,
   signal: AbortSignal,
+  call?: OpenCall,
 ): Promise<CallToolResult> {
+  const refuse = (message: string) => {
+    call?.end({ outcome: "invalid", error: message });
+    return text(message, true);
+  };
   if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    return text("run_flow: arguments must be an object", true);
+    return refuse("run_flow: arguments must be an object");
   }
   const a = args as Record<string, unknown>;
   for (const k of Object.keys(a)) {
     if (!["flow", "init", "run_id", "answer"].includes(k)) {
-      return text(`run_flow: unknown argument '${k}' (known: flow, init, run_id, answer)`, true);
+      return refuse(`run_flow: unknown argument '${k}' (known: flow, init, run_id, answer)`);
     }
   }
+  const ended = (r: FlowResult) => {
+    const result = flowResultOf(r);
+    call?.end(flowCallEnd(r, result));
+    return result;
+  };
   const edge: FlowEdge = {
     runner: () => opts.flowRunner,
     env: () => ({ ...opts.env }),
@@ -112,30 +145,30 @@ export async function callRunFlow(
   const base = { projectRoot: opts.projectRoot, signal };
   try {
     if (a.run_id !== undefined) {
-      if (typeof a.run_id !== "string") return text("run_flow: run_id must be a string", true);
-      return flowResultOf(
+      if (typeof a.run_id !== "string") return refuse("run_flow: run_id must be a string");
+      return ended(
         await resumeFlowWith(edge, a.run_id, {
           ...base,
           ...(a.answer !== undefined ? { answer: a.answer as Json } : {}),
         }),
       );
     }
-    if (typeof a.flow !== "string") return text("run_flow: give 'flow' (a file of flows/) or 'run_id'", true);
+    if (typeof a.flow !== "string") return refuse("run_flow: give 'flow' (a file of flows/) or 'run_id'");
     const flows = projectFlows(opts.projectRoot);
     if (!flows.includes(a.flow)) {
-      return text(`run_flow: unknown flow '${a.flow}'; flows/ has: ${flows.join(", ") || "(none)"}`, true);
+      return refuse(`run_flow: unknown flow '${a.flow}'; flows/ has: ${flows.join(", ") || "(none)"}`);
     }
     const file = join(opts.projectRoot, "flows", a.flow);
-    return flowResultOf(
+    return ended(
       await runFlowWith(edge, file, {
         ...base,
         ...(a.init !== undefined ? { initCtx: a.init as Json } : {}),
+        ...(call?.session !== undefined ? { labels: call.runLabels() } : {}),
       }),
     );
   } catch (e) {
-    if (e instanceof BlueprintError || e instanceof AgentBlockError) {
-      return text(`run_flow: ${e.message}`, true);
-    }
+    if (e instanceof BlueprintError || e instanceof AgentBlockError) return refuse(`run_flow: ${e.message}`);
+    call?.end({ outcome: "invalid", error: `internal failure: ${(e as Error)?.message ?? e}` });
     throw e;
   }
 }

@@ -10,9 +10,13 @@
  * the body; a manager that cannot be reached is an `isError` result saying so and naming the URL.
  *
  * Invariants: the token is read from the token file at each call (a manager that minted it after
- * this server started is still reached); without `--serve-url` these tools do not exist.
+ * this server started is still reached); without `--serve-url` these tools do not exist; when the
+ * server keeps a record, every call (refused, unanswered or answered) is a kernel session of its
+ * own (`call_record.ts`) holding the arguments, the outcome, the HTTP status and the manager run it
+ * concerns.
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
+import type { OpenCall } from "./call_record.ts";
 
 /** Where the job manager is and how to authenticate to it. */
 export interface JobApi {
@@ -83,14 +87,42 @@ export function isJobTool(name: string): boolean {
 
 const fail = (t: string): CallToolResult => ({ content: [{ type: "text", text: t }], isError: true });
 
-/** Calls job tool `name` with `args` against `api`. Never throws. */
+/** The manager's answer as a recorded value: its JSON, or the text when it is not JSON. */
+function bodyValue(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+/**
+ * Calls job tool `name` with `args` against `api`. Never throws. With `call` (its kernel record,
+ * `call_record.ts`) records how it ended: refused before any request (`invalid`: a missing
+ * argument), `unreachable` (no token file, no answer), `refused` (the manager answered 4xx/5xx) or
+ * `answered`, with the HTTP status and the manager run it concerns (`run`: `run_id` of the
+ * arguments, or of `job_run`'s answer — the sessions that run opens carry the label `run=<id>`).
+ */
 export async function callJobTool(
   api: JobApi,
   name: string,
   args: Record<string, unknown>,
   signal?: AbortSignal,
+  call?: OpenCall,
 ): Promise<CallToolResult> {
   const str = (k: string): string | undefined => typeof args[k] === "string" ? args[k] as string : undefined;
+  const refuse = (t: string) => {
+    call?.end({ outcome: "invalid", error: t });
+    return fail(t);
+  };
+  const unreachable = (t: string) => {
+    call?.end(
+      signal?.aborted
+        ? { outcome: "cancelled", close: "cancelled", error: t }
+        : { outcome: "unreachable", close: "error", error: t },
+    );
+    return fail(t);
+  };
   const enc = encodeURIComponent;
   let method = "GET";
   let path: string;
@@ -107,23 +139,23 @@ export async function callJobTool(
     }
     case "run_get":
     case "run_stop":
-      if (str("run_id") === undefined) return fail(`${name}: 'run_id' (a string) is required`);
+      if (str("run_id") === undefined) return refuse(`${name}: 'run_id' (a string) is required`);
       path = `/runs/${enc(str("run_id")!)}`;
       if (name === "run_stop") method = "DELETE";
       break;
     case "job_run":
-      if (str("job") === undefined) return fail("job_run: 'job' (a string) is required");
+      if (str("job") === undefined) return refuse("job_run: 'job' (a string) is required");
       path = `/jobs/${enc(str("job")!)}/runs`;
       method = "POST";
       break;
     default:
-      return fail(`unknown job tool ${name}`);
+      return refuse(`unknown job tool ${name}`);
   }
   let token: string;
   try {
     token = Deno.readTextFileSync(api.tokenFile).trim();
   } catch (e) {
-    return fail(`cannot read the job manager's token file ${api.tokenFile}: ${(e as Error).message}`);
+    return unreachable(`cannot read the job manager's token file ${api.tokenFile}: ${(e as Error).message}`);
   }
   const url = api.url.replace(/\/+$/, "") + path;
   let res: Response;
@@ -132,8 +164,17 @@ export async function callJobTool(
     res = await fetch(url, { method, headers: { authorization: `Bearer ${token}` }, signal });
     body = await res.text();
   } catch (e) {
-    return fail(`the job manager at ${api.url} cannot be reached: ${(e as Error).message}`);
+    return unreachable(`the job manager at ${api.url} cannot be reached: ${(e as Error).message}`);
   }
-  if (!res.ok) return fail(`the job manager answered ${method} ${path} with ${res.status}: ${body}`);
+  const value = bodyValue(body);
+  const answeredRun = (value as { run_id?: unknown } | null)?.run_id;
+  const run = str("run_id") ?? (typeof answeredRun === "string" ? answeredRun : undefined);
+  const about = { httpStatus: res.status, ...(run !== undefined ? { run } : {}) };
+  if (!res.ok) {
+    const t = `the job manager answered ${method} ${path} with ${res.status}: ${body}`;
+    call?.end({ outcome: "refused", close: "error", error: t, ...about });
+    return fail(t);
+  }
+  call?.end({ outcome: "answered", close: "ok", value, ...about });
   return { content: [{ type: "text", text: body }] };
 }

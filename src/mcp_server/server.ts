@@ -32,9 +32,10 @@
  *   `run_flow`, the job tools) is not served; a tool whose input schema is an lshape shape
  *   (`---@input lshape MODULE[:FIELD]`) is served with its JSON Schema form (`lshape_input.ts`),
  *   or left out when that cannot be had;
- * - with `record` (`call_record.ts`), the kernel record of every `run_block` call (a session per
- *   call, refused or run, linked to the sessions its run opens; the result names it in
- *   `_meta["agent-block/session"]`).
+ * - with `record` (`call_record.ts`), the kernel record of every call of `run_block`, `run_flow`
+ *   and the job tools (a session per call, refused or run, linked to what its run recorded: the
+ *   sessions a block run opens, a flow run's session, a job manager run's id; the result names it
+ *   in `_meta["agent-block/session"]`).
  *
  * Invariants:
  * - The registry is re-scanned per request (`scanBlocks(blockRoots(...))`): a file dropped into
@@ -112,8 +113,9 @@ export interface BlockServerOptions {
    */
   declared?: DeclaredContext;
   /**
-   * The kernel record of every call (`call_record.ts`): each `run_block` call, and each declared
-   * call (`declared.record`, the same recorder), is a kernel session; absent, none is written.
+   * The kernel record of every call (`call_record.ts`): each call of `run_block`, `run_flow` and
+   * the job tools, and each declared call (`declared.record`, the same recorder), is a kernel
+   * session; absent, none is written.
    */
   record?: CallRecorder;
 }
@@ -479,17 +481,39 @@ export function createBlockServer(opts: BlockServerOptions): Server {
   });
   server.setRequestHandler("tools/call", async (req, ctx) => {
     if (opts.jobs && isJobTool(req.params.name)) {
-      return await callJobTool(opts.jobs, req.params.name, req.params.arguments ?? {}, ctx.mcpReq.signal);
+      const args = req.params.arguments ?? {};
+      const call = opts.record?.begin({
+        kind: "tool",
+        name: req.params.name,
+        arguments: args,
+        ...callerOf(server, ctx),
+      });
+      return withSession(
+        await callJobTool(opts.jobs, req.params.name, args, ctx.mcpReq.signal, call),
+        call?.session,
+      );
     }
     if (opts.flowRunner && req.params.name === RUN_FLOW) {
+      const args = req.params.arguments ?? {};
+      const flow = typeof args.flow === "string" && projectFlows(opts.projectRoot).includes(args.flow)
+        ? args.flow
+        : undefined;
+      const call = opts.record?.begin({
+        kind: "tool",
+        name: RUN_FLOW,
+        ...(flow !== undefined ? { script: `flows/${flow}` } : {}),
+        arguments: args,
+        ...callerOf(server, ctx),
+      });
       const handling = callRunFlow(
         { projectRoot: opts.projectRoot, env: opts.env, flowRunner: opts.flowRunner },
-        req.params.arguments ?? {},
+        args,
         ctx.mcpReq.signal,
+        call,
       );
       opts.runs?.add(handling);
       try {
-        return await handling;
+        return withSession(await handling, call?.session);
       } finally {
         opts.runs?.delete(handling);
       }

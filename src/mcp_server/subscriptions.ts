@@ -17,9 +17,10 @@
  * ancestor, recursively, so its creation is seen. After each notification the paths are resolved
  * again (the block's header may now name others).
  *
- * `SharedSubscriptions` is the same for the 2026-07-28 era over HTTP, where the subscriptions are
- * the `resourceSubscriptions` of open `subscriptions/listen` streams (`http.ts` reads them from
- * the request): a URI is watched while a stream holds it.
+ * `SharedSubscriptions` is the same for the 2026-07-28 era, where the subscriptions are the
+ * `resourceSubscriptions` of open `subscriptions/listen` streams (over HTTP `http.ts` reads them
+ * from the request, over stdio `stdio.ts` from the SDK entry's acknowledgement of the stream): a
+ * URI is watched while a stream holds it.
  *
  * Invariants: one set of watchers per URI (subscribing again replaces it); `unsubscribe(uri)`
  * and `close()` (the connection closed) close them and cancel a pending notification, and nothing
@@ -184,8 +185,9 @@ export class ResourceSubscriptions {
 }
 
 /**
- * Subscriptions several holders share — the 2026-07-28 era's `subscriptions/listen` streams,
- * whose `resourceSubscriptions` the server is told through one notifier for all of them: a URI is
+ * Subscriptions several holders share — the 2026-07-28 era's `subscriptions/listen` streams (of
+ * every HTTP client, or of one stdio connection), whose `resourceSubscriptions` the server tells
+ * through one notifier for all of them (the SDK sends each update to the streams naming it): a URI is
  * watched once while at least one open stream holds it, and released with the last.
  */
 export class SharedSubscriptions {

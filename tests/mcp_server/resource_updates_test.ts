@@ -4,7 +4,9 @@
  * HTTP (a 2025-era session). A subscribed resource's client is sent
  * `notifications/resources/updated` when a path its header watches (`---@watch`) or the block's
  * own file changes; not after `resources/unsubscribe`; and the watches end with the connection.
- * In the 2026-07-28 era over HTTP the subscriptions are a `subscriptions/listen` stream's.
+ * In the 2026-07-28 era (over stdio and over HTTP) the subscriptions are `subscriptions/listen`
+ * streams' (over stdio the SDK's entry answers them, `src/mcp_server/stdio.ts` reads them off the
+ * wire).
  * Every wait is for an event (the notification, a log line), never a sleep.
  */
 import { join } from "node:path";
@@ -72,12 +74,13 @@ async function within<T>(p: Promise<T>, what: string): Promise<T> {
 
 Deno.test({
   name:
-    "mcp resources/subscribe over stdio: a watched file, the block's own file and a watched directory notify; unsubscribe stops it",
+    "mcp resources/subscribe over stdio (2025 era): a watched file, the block's own file and a watched directory notify; unsubscribe stops it",
   ...opts,
   fn: async () => {
     const p = await project();
     const s = await connectStdio(p.root, p.home, { extraArgs: ["--expose", "blocks"] });
     try {
+      assertEquals(s.client.getNegotiatedProtocolVersion(), "2025-11-25");
       const caps = s.client.getServerCapabilities();
       assertEquals(caps?.resources?.subscribe, true);
       const u = updates(s.client);
@@ -120,6 +123,53 @@ Deno.test({
       assertEquals(u.seen.filter((x) => x === "note://a").length, before);
       // Other notes were never subscribed to.
       assert(!u.seen.includes("note://b"), `unexpected: ${u.seen}`);
+    } finally {
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "mcp subscriptions/listen over stdio (2026-07-28): listened resources are notified on change; a stream's close releases only what no other stream holds",
+  ...opts,
+  fn: async () => {
+    const p = await project();
+    const s = await connectStdio(p.root, p.home, { era: "auto", extraArgs: ["--expose", "blocks"] });
+    try {
+      assertEquals(s.client.getNegotiatedProtocolVersion(), "2026-07-28");
+      const u = updates(s.client);
+      const first = await s.client.listen({ resourceSubscriptions: ["note://e", "status://now"] });
+      const second = await s.client.listen({ resourceSubscriptions: ["status://now"] });
+
+      // A watched file created, then a file under a watched directory.
+      let next = u.next("note://e");
+      Deno.writeTextFileSync(join(p.root, "notes", "e.txt"), "e");
+      await within(next, "update of note://e on the stdio listen stream");
+      next = u.next("status://now");
+      Deno.writeTextFileSync(join(p.root, "state", "w"), "w");
+      await within(next, "update of status://now on the stdio listen streams");
+      assert(!u.seen.includes("note://f"), `unexpected: ${u.seen}`);
+
+      // The first stream closes: note://e is released, status://now is still held by the second.
+      await first.close();
+      await waitFor(() => s.stderr().includes("subscriptions/listen: note://e released"), {
+        what: "note://e released when its only stream closed",
+        timeoutMs: 30_000,
+      });
+      assert(!s.stderr().includes("subscriptions/listen: status://now released"), s.stderr());
+      const before = u.seen.filter((x) => x === "note://e").length;
+      Deno.writeTextFileSync(join(p.root, "notes", "e.txt"), "e again");
+      next = u.next("status://now");
+      Deno.writeTextFileSync(join(p.root, "state", "v"), "v");
+      await within(next, "update of status://now on the stream still open");
+      assertEquals(u.seen.filter((x) => x === "note://e").length, before);
+
+      await second.close();
+      await waitFor(() => s.stderr().includes("subscriptions/listen: status://now released"), {
+        what: "status://now released when its last stream closed",
+        timeoutMs: 30_000,
+      });
     } finally {
       await s.close();
     }
