@@ -33,7 +33,7 @@ function agentScript(): string {
       return r.stdout
     end)
     local r = require("agent").run({
-      prompt = "go", max_retries = 0,
+      prompt = "go", max_retries = 0, temperature = 0.25, top_p = 0.75, stop = { "END" }, max_tokens = 900,
       mcp_servers = { { name = "echo", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${
     lq(ECHO)
   }, "--test-tools" } } },
@@ -126,7 +126,17 @@ Deno.test({
         assert.equal(c.attributes["gen_ai.response.id"], "msg_mock_1");
         assert.equal(c.attributes["server.address"], "127.0.0.1");
         assert.equal(c.name, `chat ${c.attributes["gen_ai.request.model"]}`);
+        // the request's parameters, as the kernel recorded them
+        assert.equal(c.attributes["gen_ai.request.temperature"], 0.25);
+        assert.equal(c.attributes["gen_ai.request.top_p"], 0.75);
+        assert.deepEqual(c.attributes["gen_ai.request.stop_sequences"], ["END"]);
+        assert.equal(c.attributes["gen_ai.request.max_tokens"], 900);
+        // contents only when opted in
+        for (const k of ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"]) {
+          assert.equal(c.attributes[k], undefined, `${k} without opt-in`);
+        }
       }
+      assert.equal(rx.one("execute_tool shell").attributes["gen_ai.tool.call.arguments"], undefined);
       const shell = rx.one("execute_tool shell");
       assert.equal(shell.attributes["gen_ai.tool.name"], "shell");
       assert.equal(shell.attributes["gen_ai.tool.call.id"], "toolu_shell");
@@ -505,7 +515,7 @@ Deno.test("otel: the lean tracer honours the caller's sampled flag and makes val
 
 Deno.test({
   name:
-    "otel: with content capture, tool arguments, results and model output are exported masked by the run's secrets",
+    "otel: with content capture, system instructions, input and output messages, tool arguments and results are exported masked by the run's secrets",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -527,7 +537,9 @@ Deno.test({
           sh.exec("echo " .. std.env.get("ANTHROPIC_API_KEY"))
           return "key=" .. std.env.get("ANTHROPIC_API_KEY")
         end)
-        local r = require("agent").run({ prompt = "go", max_retries = 0, store = "mem" })
+        local key = std.env.get("ANTHROPIC_API_KEY")
+        local r = require("agent").run({ prompt = "go, the key is " .. key, system = "be terse; never say " .. key,
+          max_retries = 0, store = "mem" })
         assert(r.ok, r.error)
         return "done"`;
       const report = await runBlock(
@@ -545,6 +557,34 @@ Deno.test({
       assert.ok(
         chats.some((c) => String(c.attributes["gen_ai.output.messages"]).includes("the key is [redacted]")),
       );
+      // input messages and system instructions of each model call, as sent, masked
+      const byStart = chats.sort((a, b) => a.start - b.start);
+      const system = JSON.parse(String(byStart[0].attributes["gen_ai.system_instructions"]));
+      assert.deepEqual(system, [{ type: "text", content: "be terse; never say [redacted]" }]);
+      const first = JSON.parse(String(byStart[0].attributes["gen_ai.input.messages"]));
+      assert.deepEqual(first, [{
+        role: "user",
+        parts: [{ type: "text", content: "go, the key is [redacted]" }],
+      }]);
+      const second = JSON.parse(String(byStart[1].attributes["gen_ai.input.messages"]));
+      assert.deepEqual(second.map((m: { role: string }) => m.role), ["user", "assistant", "user"]);
+      assert.deepEqual(second[1].parts, [{
+        type: "tool_call",
+        id: "toolu_k",
+        name: "leak",
+        arguments: { q: "key?" },
+      }]);
+      assert.deepEqual(second[2].parts[0], {
+        type: "tool_call_response",
+        id: "toolu_k",
+        response: "key=[redacted]",
+      });
+      const out = JSON.parse(String(byStart[0].attributes["gen_ai.output.messages"]));
+      assert.deepEqual(out, [{
+        role: "assistant",
+        parts: [{ type: "tool_call", id: "toolu_k", name: "leak", arguments: { q: "key?" } }],
+        finish_reason: "tool_use",
+      }]);
       assert.match(String(rx.one("sh.exec").attributes["process.command_line"]), /\[redacted\]/);
       assert.equal(rx.allText().includes(SECRET), false, "the key is in no exported byte");
     } finally {

@@ -53,8 +53,11 @@ export interface RunTrace {
   rows(rows: readonly TracedRow[]): void;
   /** Opens a span under the innermost open one (`kind`: client for calls out, internal else). */
   start(name: string, kind: "client" | "internal", attrs?: TraceAttrs): TraceSpan;
-  /** The `fetch` of model requests, wrapped: traceparent out, server address, first chunk. */
-  modelFetch(inner: typeof fetch): typeof fetch;
+  /**
+   * The `fetch` of model requests, wrapped: traceparent out, server address, first chunk; with
+   * content capture, the request's messages (`mask`: the run's secrets over a JSON text).
+   */
+  modelFetch(inner: typeof fetch, mask: (json: string) => string): typeof fetch;
   /** Records one MCP client request's duration (`mcp.client.operation.duration`). */
   mcpDuration(seconds: number, attrs: TraceAttrs): void;
   /** Whether message and tool contents go on spans (opt-in). */
