@@ -23,6 +23,9 @@
 /** Attribute values a span takes. */
 export type TraceAttrs = Record<string, string | number | boolean | string[] | undefined>;
 
+/** The OpenTelemetry span kinds, by name. */
+export type SpanKindName = "internal" | "client" | "server" | "producer" | "consumer";
+
 /** One span a host call opened. */
 export interface TraceSpan {
   /** Adds attributes. */
@@ -51,8 +54,14 @@ export interface TracedRow {
 export interface RunTrace {
   /** Kernel rows just handed to the host, in order (before they commit). */
   rows(rows: readonly TracedRow[]): void;
-  /** Opens a span under the innermost open one (`kind`: client for calls out, internal else). */
-  start(name: string, kind: "client" | "internal", attrs?: TraceAttrs): TraceSpan;
+  /**
+   * Opens a span under the innermost open one (`kind`: client for calls out, producer for a
+   * one-way message out, server / consumer for a request or message in, internal else); with
+   * `remoteParent` (a W3C traceparent another process sent with the request) under that span
+   * instead, so the work it does joins the caller's trace. Until it ends it is the innermost
+   * open span: what the run does meanwhile goes under it.
+   */
+  start(name: string, kind: SpanKindName, attrs?: TraceAttrs, remoteParent?: string): TraceSpan;
   /**
    * The `fetch` of model requests, wrapped: traceparent out, server address, first chunk; with
    * content capture, the request's messages (`mask`: the run's secrets over a JSON text).

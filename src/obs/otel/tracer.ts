@@ -27,7 +27,9 @@
  *   `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type`; with content capture,
  *   `gen_ai.tool.call.arguments` / `.result`.
  * - host calls under the innermost open span: `tools/call <server>` (CLIENT, `mcp.*`), `sh.exec`,
- *   `http.request` (see the host modules).
+ *   `http.request`, `mesh.request <peer>` (CLIENT) / `mesh.send <peer>` (PRODUCER) (see the host
+ *   modules); a mesh message another agent sent with a `traceparent` opens `mesh.receive <from>`
+ *   (SERVER) under the sender's span, and what its handler does goes under it.
  * Metrics: `gen_ai.client.token.usage`, `gen_ai.client.operation.duration`,
  * `gen_ai.client.operation.time_to_first_chunk`, `mcp.client.operation.duration`.
  *
@@ -50,8 +52,8 @@ import {
   TraceFlags,
   type Tracer,
 } from "@opentelemetry/api";
-import type { RunTrace, TraceAttrs, TracedRow, TraceSpan } from "./run_trace.ts";
-import { formatTraceparent, type TraceParent } from "./settings.ts";
+import type { RunTrace, SpanKindName, TraceAttrs, TracedRow, TraceSpan } from "./run_trace.ts";
+import { formatTraceparent, parseTraceparent, type TraceParent } from "./settings.ts";
 import type { Outcome } from "../../outcome.ts";
 import { bodyJson, partsOf, requestContents } from "./messages.ts";
 
@@ -140,6 +142,14 @@ function instrumentsOf(meter: Meter): Instruments {
   }
   return i;
 }
+
+const KINDS: Record<SpanKindName, SpanKind> = {
+  internal: SpanKind.INTERNAL,
+  client: SpanKind.CLIENT,
+  server: SpanKind.SERVER,
+  producer: SpanKind.PRODUCER,
+  consumer: SpanKind.CONSUMER,
+};
 
 /** A span of ours: the API span plus what is needed to end it right. */
 interface Open {
@@ -399,13 +409,27 @@ export class OtelRunTrace implements RunTrace {
     if (s.turn) this.#finish(s.turn, s.turn.last);
   }
 
-  start(name: string, kind: "client" | "internal", attrs?: TraceAttrs): TraceSpan {
-    const o = this.#begin(
-      name,
-      kind === "client" ? SpanKind.CLIENT : SpanKind.INTERNAL,
-      this.#innermost(),
-      clean(attrs),
-    );
+  start(name: string, kind: SpanKindName, attrs?: TraceAttrs, remoteParent?: string): TraceSpan {
+    const remote = remoteParent !== undefined ? parseTraceparent(remoteParent) : undefined;
+    let parent = this.#innermost();
+    if (remote) {
+      // the caller's span in another process: a parent that is never ended here
+      const sc = {
+        traceId: remote.traceId,
+        spanId: remote.spanId,
+        traceFlags: remote.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+        isRemote: true,
+      };
+      const at = now();
+      parent = {
+        span: trace.wrapSpanContext(sc),
+        ctx: trace.setSpanContext(ROOT_CONTEXT, sc),
+        start: at,
+        ended: true,
+        last: at,
+      };
+    }
+    const o = this.#begin(name, KINDS[kind], parent, clean(attrs));
     return {
       set: (a) => o.span.setAttributes(clean(a)!),
       fail: (type, message) => {
