@@ -593,3 +593,84 @@ Deno.test({
     }
   },
 });
+
+Deno.test("otel: the protobuf span encoding is byte for byte the official serializer's", async () => {
+  const { LeanTracer } = await import("../../src/obs/otel/lean_tracer.ts");
+  const { OtelRunTrace } = await import("../../src/obs/otel/tracer.ts");
+  const { encodeTraces } = await import("../../src/obs/otel/otlp_proto.ts");
+  const { resourceFromAttributes } = await import("@opentelemetry/resources");
+  const { ProtobufTraceSerializer } = await import("@opentelemetry/otlp-transformer");
+  // deno-lint-ignore no-explicit-any
+  const spans: any[] = [];
+  const resource = resourceFromAttributes({ "service.name": "ci", "deployment.environment": "prüfung" });
+  const tracer = new LeanTracer(
+    resource,
+    { name: "agent-block", version: "9.9.9" },
+    (s) => void spans.push(s),
+  );
+  const run = new OtelRunTrace({
+    tracer,
+    name: "mixed.lua",
+    parent: { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", sampled: true },
+    attributes: { "agent_block.run.id": "r-1" },
+  });
+  const meta = (beat: number) => JSON.stringify({ beat });
+  run.rows([
+    { stream: "s1", kind: "session_open", data: "{}", meta: "{}" },
+    {
+      stream: "s1",
+      kind: "llm_request",
+      data: JSON.stringify({
+        model: "m-ü",
+        provider: "anthropic",
+        max_tokens: 900,
+        temperature: 0.25,
+        stop: ["a", "b"],
+      }),
+      meta: meta(1),
+    },
+    {
+      stream: "s1",
+      kind: "llm_response",
+      data: JSON.stringify({
+        content: [{ type: "text", text: "hi" }],
+        model: "m-ü",
+        stop_reason: "end_turn",
+        elapsed_ms: 12.5,
+        usage: { input_tokens: 2 ** 40, output_tokens: 0 },
+      }),
+      meta: meta(1),
+    },
+    { stream: "s1", kind: "tool_call", data: JSON.stringify({ id: "t1", name: "x" }), meta: meta(2) },
+    {
+      stream: "s1",
+      kind: "tool_result",
+      data: JSON.stringify({ id: "t1", is_error: true, content: "bäd ".repeat(100), elapsed_ms: 3 }),
+      meta: meta(2),
+    },
+  ]);
+  const remote = run.start("mesh.receive peer", "server", {
+    negative: -5,
+    flag: false,
+    list: ["ü", "b"],
+    nums: ["1"],
+  }, "00-5bf92f3577b34da6a3ce929d0e0e4737-10f067aa0ba902b8-01");
+  remote.fail("handler_error", "x".repeat(300));
+  remote.end();
+  run.start("sh.exec", "internal").end();
+  run.start("send", "producer").end();
+  run.end({ status: "raised", code: "script", message: "boom ✗", traceback: "" });
+  assert.ok(spans.length >= 7);
+  const official = ProtobufTraceSerializer.serializeRequest(spans)!;
+  const ours = encodeTraces(spans);
+  assert.equal(ours.length, official.length);
+  assert.deepEqual(ours, official);
+  // a second resource and scope group as the official one groups them
+  const other = new LeanTracer(
+    resourceFromAttributes({ "service.name": "b" }),
+    { name: "other" },
+    (s) => void spans.push(s),
+  );
+  other.startSpan("lone").end();
+  assert.deepEqual(encodeTraces(spans), ProtobufTraceSerializer.serializeRequest(spans));
+});
