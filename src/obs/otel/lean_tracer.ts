@@ -189,6 +189,26 @@ export class LeanTracer implements Tracer, TracerProvider {
     );
   }
 
+  /**
+   * The lean path of `startSpan` for callers that hold their parent's span context already (the
+   * run's tracer, `tracer.ts`): no `Context` objects, no new check of ids this tracer made or a
+   * caller parsed. `start` is in epoch milliseconds; `attributes` becomes the span's own.
+   */
+  startChild(
+    name: string,
+    kind: SpanKind,
+    parent: SpanContext | undefined,
+    start: number,
+    attributes: Attributes | undefined,
+  ): Span {
+    const ctx: SpanContext = {
+      traceId: parent ? parent.traceId : this.#ids.hex(16),
+      spanId: this.#ids.hex(8),
+      traceFlags: parent ? parent.traceFlags & TraceFlags.SAMPLED : TraceFlags.SAMPLED,
+    };
+    return new LeanSpan(name, kind, ctx, parent, start, attributes, this);
+  }
+
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: unknown[]): ReturnType<F> {
     const fn = rest[rest.length - 1] as F;
     const options = (rest.length > 1 ? rest[0] : undefined) as SpanOptions | undefined;

@@ -56,6 +56,7 @@ import type { RunTrace, SpanKindName, TraceAttrs, TracedRow, TraceSpan } from ".
 import { formatTraceparent, parseTraceparent, type TraceParent } from "./settings.ts";
 import type { Outcome } from "../../outcome.ts";
 import { bodyJson, partsOf, requestContents } from "./messages.ts";
+import { LeanTracer } from "./lean_tracer.ts";
 
 /** What a traced run is made from. */
 export interface RunTraceOptions {
@@ -197,6 +198,8 @@ function errorTypeOf(text: string): string {
 export class OtelRunTrace implements RunTrace {
   readonly captureContent: boolean;
   readonly #tracer: Tracer;
+  /** The tracer when it is agent-block's own: spans are started on its lean path. */
+  readonly #lean: LeanTracer | undefined;
   readonly #instruments: Instruments | undefined;
   readonly #root: Open;
   /** Open spans, oldest first: the innermost open one is the parent of the next. */
@@ -206,6 +209,7 @@ export class OtelRunTrace implements RunTrace {
   /** Opens the run's span. */
   constructor(o: RunTraceOptions) {
     this.#tracer = o.tracer;
+    this.#lean = o.tracer instanceof LeanTracer ? o.tracer : undefined;
     this.#instruments = o.meter ? instrumentsOf(o.meter) : undefined;
     this.captureContent = o.captureContent === true;
     const parentCtx = o.parent
@@ -241,8 +245,12 @@ export class OtelRunTrace implements RunTrace {
   }
 
   #begin(name: string, kind: SpanKind, parent: Open, attrs?: Attributes, start = now()): Open {
-    const ctx: Context = parent.ctx ??= trace.setSpan(ROOT_CONTEXT, parent.span);
-    const span = this.#tracer.startSpan(name, { kind, startTime: start, attributes: attrs }, ctx);
+    let span: Span;
+    if (this.#lean) span = this.#lean.startChild(name, kind, parent.span.spanContext(), start, attrs);
+    else {
+      const ctx: Context = parent.ctx ??= trace.setSpan(ROOT_CONTEXT, parent.span);
+      span = this.#tracer.startSpan(name, { kind, startTime: start, attributes: attrs }, ctx);
+    }
     const o: Open = { span, start, ended: false, last: start };
     this.#open.push(o);
     return o;
