@@ -11,6 +11,16 @@
  * without it. The run with telemetry includes its flush at the end (the export requests).
  *
  * `BENCH_ROUNDS` (default 7) sets the number of rounds.
+ *
+ * Measured (2 cores shared with other work, so ±0.05): 1.30–1.40 × before the protobuf span
+ * encoding of `otlp_proto.ts` and the lean tracer's `startChild`, 1.22–1.25 × since. Where the
+ * rest goes (each part switched off in turn): making the ~300 spans of a run from the kernel's
+ * rows, their JSON parsing included, about 0.10 ×; encoding them and collecting, encoding and
+ * recording the metrics about 0.12 ×; the two export requests (traces, metrics) at the run's end
+ * about 0.10 ×. The 1.1 × target would take all three halved: a streaming row reader instead of
+ * `JSON.parse`, metrics aggregated and encoded by our own code instead of `sdk-metrics`, and one
+ * kept-alive raw HTTP/1.1 connection instead of `fetch` — machinery of its own for a few
+ * milliseconds per hundred model turns, which is why it is not done.
  */
 import { join } from "node:path";
 import process from "node:process";

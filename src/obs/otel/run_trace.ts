@@ -11,9 +11,11 @@
  * - kernel rows as the Lua kernel hands them to the host (`rows`): sessions, turns (beats),
  *   model calls (`chat <model>`, usage taken from the very `llm_response` row the kernel stores,
  *   so exported numbers equal the kernel's) and tool calls (`execute_tool <name>`);
- * - host calls that act on the world (`start`): MCP requests, `sh.exec`, `http.request`;
+ * - host calls that act on the world (`start`): MCP requests, `sh.exec`, `http.request`, mesh
+ *   requests and sends, and (with the sender's `traceparent` as a remote parent) the mesh
+ *   messages the run's handler answers;
  * - model HTTP requests (`modelFetch`): the `traceparent` header, `server.address`, time to the
- *   first chunk.
+ *   first chunk, and with content capture the system instructions and input messages as sent.
  * Parents: a span's parent is the innermost span still open when it starts (an MCP call inside a
  * tool is that tool's child; a tool's sub-agent session hangs under the tool). Lua's tasks are
  * cooperative, so with several tasks working at once a span may be filed under a sibling's open
