@@ -674,3 +674,82 @@ Deno.test("otel: the protobuf span encoding is byte for byte the official serial
   other.startSpan("lone").end();
   assert.deepEqual(encodeTraces(spans), ProtobufTraceSerializer.serializeRequest(spans));
 });
+
+Deno.test("otel: captured input messages read both wire shapes (Anthropic blocks, OpenAI chat completions)", async () => {
+  const { requestContents, bodyJson } = await import("../../src/obs/otel/messages.ts");
+  const openai = {
+    model: "gpt-x",
+    messages: [
+      { role: "system", content: "be brief" },
+      {
+        role: "user",
+        content: [{ type: "text", text: "sum" }, { type: "image_url", image_url: { url: "data:..." } }],
+      },
+      {
+        role: "assistant",
+        content: null,
+        reasoning_content: "thinking",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: '{"a":1}' } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "2" },
+    ],
+  };
+  assert.deepEqual(requestContents(bodyJson(new TextEncoder().encode(JSON.stringify(openai)))), {
+    system: [{ type: "text", content: "be brief" }],
+    messages: [
+      { role: "user", parts: [{ type: "text", content: "sum" }, { type: "image_url" }] },
+      {
+        role: "assistant",
+        parts: [{ type: "reasoning", content: "thinking" }, {
+          type: "tool_call",
+          id: "c1",
+          name: "add",
+          arguments: { a: 1 },
+        }],
+      },
+      { role: "tool", parts: [{ type: "tool_call_response", id: "c1", response: "2" }] },
+    ],
+  });
+  const anthropic = {
+    system: [{ type: "text", text: "rules", cache_control: { type: "ephemeral" } }],
+    messages: [
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content: [{ type: "thinking", thinking: "hm", signature: "s" }, {
+          type: "tool_use",
+          id: "t",
+          name: "n",
+          input: {},
+        }],
+      },
+      {
+        role: "user",
+        content: [{
+          type: "tool_result",
+          tool_use_id: "t",
+          content: [{ type: "text", text: "ok" }],
+          is_error: false,
+        }],
+      },
+    ],
+  };
+  assert.deepEqual(requestContents(bodyJson(JSON.stringify(anthropic))), {
+    system: [{ type: "text", content: "rules" }],
+    messages: [
+      { role: "user", parts: [{ type: "text", content: "go" }] },
+      {
+        role: "assistant",
+        parts: [{ type: "reasoning", content: "hm" }, {
+          type: "tool_call",
+          id: "t",
+          name: "n",
+          arguments: {},
+        }],
+      },
+      { role: "user", parts: [{ type: "tool_call_response", id: "t", response: "ok" }] },
+    ],
+  });
+  assert.equal(requestContents(bodyJson("not json")), undefined);
+  assert.equal(requestContents(bodyJson(undefined)), undefined);
+});
