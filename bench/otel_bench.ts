@@ -13,14 +13,17 @@
  * `BENCH_ROUNDS` (default 7) sets the number of rounds.
  *
  * Measured (2 cores shared with other work, so ±0.05): 1.30–1.40 × before the protobuf span
- * encoding of `otlp_proto.ts` and the lean tracer's `startChild`, 1.22–1.25 × since. Where the
- * rest goes (each part switched off in turn): making the ~300 spans of a run from the kernel's
- * rows, their JSON parsing included, about 0.10 ×; encoding them and collecting, encoding and
- * recording the metrics about 0.12 ×; the two export requests (traces, metrics) at the run's end
- * about 0.10 ×. The 1.1 × target would take all three halved: a streaming row reader instead of
- * `JSON.parse`, metrics aggregated and encoded by our own code instead of `sdk-metrics`, and one
- * kept-alive raw HTTP/1.1 connection instead of `fetch` — machinery of its own for a few
- * milliseconds per hundred model turns, which is why it is not done.
+ * encoding of `otlp_proto.ts` and the lean tracer's `startChild`, 1.22–1.25 × since. The parts,
+ * timed in isolation per 100-turn run: making its ~300 spans from the kernel's rows 1.2–1.7 ms
+ * (`JSON.parse` of the rows 0.5 ms of it), encoding them 0.65 ms (the official serializer took
+ * 2.7 ms), metrics (records, collection, encoding) about 0.75 ms, the two export requests about
+ * 0.6 ms — about 4 ms of the 8–10 ms this bench sees; the rest is the garbage collection and
+ * compilation those allocations cause in a process whose heap also holds the Lua VM. The 1.1 ×
+ * target (at most ~3.5 ms) would need the per-span allocations gone: spans written straight into
+ * the protobuf buffer as rows arrive (no span or attribute objects), rows read without
+ * `JSON.parse`, metrics aggregated and encoded by our own code instead of `sdk-metrics` — a
+ * tracer and a metrics SDK of our own, more machinery than a few milliseconds per hundred model
+ * turns are worth, so it is not done.
  */
 import { join } from "node:path";
 import process from "node:process";
