@@ -62,7 +62,11 @@ class OtlpPoster {
     if (!body || body.length === 0) return;
     const ms = Math.max(1, deadline - performance.now());
     const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(new Error(`no answer within ${ms.toFixed(0)} ms`)), ms);
+    // the message names the bound (what the user set), not the part of it left for this request
+    const timer = setTimeout(
+      () => ac.abort(new Error(`no answer within ${this.settings.timeoutMs} ms`)),
+      ms,
+    );
     try {
       const res = await fetch(this.url, {
         method: "POST",
