@@ -12,8 +12,8 @@
  *
  * `BENCH_ROUNDS` (default 7) sets the number of rounds.
  *
- * Measured (2 cores shared with other work, so ±0.05): 1.30–1.40 × before the protobuf span
- * encoding of `otlp_proto.ts` and the lean tracer's `startChild`, 1.22–1.25 × since. The parts,
+ * Measured (2 cores shared with other work, so ±0.05): 1.33–1.45 × before the protobuf span
+ * encoding of `otlp_proto.ts` and the lean tracer's `startChild`, 1.22–1.31 × since. The parts,
  * timed in isolation per 100-turn run: making its ~300 spans from the kernel's rows 1.2–1.7 ms
  * (`JSON.parse` of the rows 0.5 ms of it), encoding them 0.65 ms (the official serializer took
  * 2.7 ms), metrics (records, collection, encoding) about 0.75 ms, the two export requests about
