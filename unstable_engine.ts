@@ -49,7 +49,7 @@ export {
 export type { Tree } from "./src/proc/tree.ts";
 export { runBlock as runSpec, type RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
-export type { RunTrace, TraceAttrs, TracedRow, TraceSpan } from "./src/obs/otel/run_trace.ts";
+export type { RunTrace, SpanKindName, TraceAttrs, TracedRow, TraceSpan } from "./src/obs/otel/run_trace.ts";
 export type { MeshSpec } from "./src/host/mesh_open.ts";
 export type {
   MeshCallOptions,

@@ -568,18 +568,29 @@ end
 local record = {}
 knl.record = record
 
+-- Sampling fields of a request, each the request's own or else its Port's open-time default.
+local SAMPLING = { "temperature", "top_p", "top_k", "seed", "stop" }
+
 local function request_data(req, profile)
   local last = req.messages and req.messages[#req.messages]
-  return {
+  local d = {
     model = profile and profile.model or req.model,
     provider = profile and profile.provider or nil,
     message_count = req.messages and #req.messages or 0,
     last_role = last and last.role or nil,
     tools = names_of(req.tools),
     system = req.system ~= nil,
-    max_tokens = req.max_tokens,
+    max_tokens = req.max_tokens or (profile and profile.max_tokens) or nil,
     tool_choice = req.tool_choice,
   }
+  local sampling = profile and profile.sampling
+  for i = 1, #SAMPLING do
+    local k = SAMPLING[i]
+    local v = req[k]
+    if v == nil and sampling then v = sampling[k] end
+    if type(v) == "number" or type(v) == "string" or (k == "stop" and type(v) == "table") then d[k] = v end
+  end
+  return d
 end
 
 --- `llm_request`: what was asked (the messages themselves are already in the log).

@@ -5,7 +5,10 @@
 --
 --   port.profile      { provider, model, dialect, base_url, max_tokens, context_window,
 --                       max_output_tokens, capabilities = { tools, thinking, reasoning,
---                       parallel_tool_calls, response_format, cache_control, context_management } }
+--                       parallel_tool_calls, response_format, cache_control, context_management },
+--                       sampling = { temperature, top_p, top_k, seed, stop } | nil (the open-time
+--                       defaults of those request fields, which a request's own override; the
+--                       kernel records what a call asked with them) }
 --   port:chat(request) → { content = { blocks }, stop_reason, usage, model, id }   (raises on failure)
 --
 -- `opts` (open) — where and how:
@@ -110,6 +113,19 @@ local function open_opts(opts, who)
   return opts
 end
 
+-- The sampling fields given at open (a request's own win over them), or nil when none was.
+local SAMPLING = { "temperature", "top_p", "top_k", "seed", "stop" }
+local function sampling_of(opts)
+  local out
+  for _, k in ipairs(SAMPLING) do
+    if opts[k] ~= nil then
+      out = out or {}
+      out[k] = opts[k]
+    end
+  end
+  return out
+end
+
 local replay -- the replay provider (below), which the others hand over to when a run forces it
 
 local FORCE_ON = { ["1"] = true, ["true"] = true, yes = true, on = true }
@@ -132,9 +148,11 @@ local function http_provider(wire, model_env, default_model)
     local model = opts.model or T.env(model_env) or default_model
     local base_url = T.base_url({ provider = wire, base_url = opts.base_url })
     local dialect = wire == "openai" and (opts.dialect or P.dialect_of(base_url)) or nil
+    local profile = P.profile(wire, model, { dialect = dialect, base_url = base_url, max_tokens = opts.max_tokens })
+    profile.sampling = sampling_of(opts)
     local port = setmetatable({
       provider = wire,
-      profile = P.profile(wire, model, { dialect = dialect, base_url = base_url, max_tokens = opts.max_tokens }),
+      profile = profile,
       _defaults = opts,
       _warned = {},
     }, Port)
@@ -375,6 +393,7 @@ function replay:open(opts)
   local model = opts.model or "replay"
   local profile = P.profile("anthropic", model, { max_tokens = opts.max_tokens })
   profile.provider, profile.dialect = "replay", "replay"
+  profile.sampling = sampling_of(opts)
   local port = setmetatable({
     provider = "replay",
     profile = profile,

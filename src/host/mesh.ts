@@ -32,6 +32,15 @@
  * and numbers travel untouched. The receiver does not strip it. Each send and request also
  * writes an `ab.obs` line (`event=mesh_send|mesh_request component=mesh target=<id>`) at debug.
  *
+ * Tracing (a traced run, `run.trace`): `mesh.request <peer>` (CLIENT) and `mesh.send <peer>`
+ * (PRODUCER) spans (`messaging.system` = the transport, `messaging.destination.name` = the peer,
+ * `messaging.message.body.size`, `error.type` = the failure's kind), whose W3C `traceparent` goes
+ * out in `__ab_obs.traceparent`; an inbound message opens `mesh.receive <from>` (SERVER) for as
+ * long as the handler takes — under the sender's span when its `__ab_obs` carries a
+ * `traceparent`, else under the run's innermost open span — and what the handler does (an
+ * `sh.exec`, a nested `mesh.request`) is its child, so a request across the mesh is one trace
+ * when both ends export. An untraced run adds no `traceparent`.
+ *
  * Records: with a kernel session open (`run.recordTraffic`), `mesh_send` (a send finished),
  * `mesh_request` (a request went out), `mesh_reply` (its reply came, or it failed) and
  * `mesh_received` (another agent's message arrived) are appended to the innermost one, with
@@ -44,6 +53,7 @@ import { obsLine } from "../obs/ab_obs.ts";
 import { correlationIds } from "../correlation.ts";
 import { busCore, type BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
+import type { TraceSpan } from "../obs/otel/run_trace.ts";
 import { MeshError, type MeshHandler, type MeshTransport } from "../clients/mesh/transport.ts";
 
 /** The four functions of the face. */
@@ -125,6 +135,19 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
     return id;
   };
   const scrub = (s: string) => run.secrets.scrub(s);
+  // A traced run: a span per send / request, its traceparent in the payload's `__ab_obs`.
+  const traced = (op: "send" | "request", peer: string): TraceSpan | undefined =>
+    run.trace?.start(`mesh.${op} ${peer}`, op === "send" ? "producer" : "client", {
+      "messaging.system": transport.kind,
+      "messaging.operation.name": op,
+      "messaging.operation.type": "send",
+      "messaging.destination.name": peer,
+    });
+  const obsOf = (span: TraceSpan | undefined): Record<string, string> => {
+    const ids = obsContext(run.env, transport.agentId);
+    if (span) ids.traceparent = span.traceparent();
+    return ids;
+  };
 
   engine.define("mesh.agent_id", { sync: () => transport.agentId });
 
@@ -132,15 +155,19 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
     floats: "tagged",
     async: async (a, cx) => {
       const peer = peerArg(a);
-      const payload = withObs(a.at(2), obsContext(run.env, transport.agentId));
+      const span = traced("send", peer);
+      const payload = withObs(a.at(2), obsOf(span));
       obs("mesh_send", peer);
       const t0 = performance.now();
       try {
         const r = await transport.send(peer, payload, { signal: cx.signal });
         record("mesh_send", { peer, bytes: r.sentBytes, ms: ms(t0), ok: true }, payload);
+        span?.set({ "messaging.message.body.size": r.sentBytes });
+        span?.end();
       } catch (e) {
         const err = meshErrorTable("send", peer, e, scrub);
         record("mesh_send", { peer, ms: ms(t0), ok: false, error: err.message }, payload);
+        spanFailed(span, e, err.message);
         throw err;
       }
     },
@@ -152,7 +179,8 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
       const peer = peerArg(a);
       const timeout = a.optNumber(3, "timeout");
       if (timeout !== undefined && !(timeout > 0)) a.fail(3, "timeout", "a positive number of seconds");
-      const payload = withObs(a.at(2), obsContext(run.env, transport.agentId));
+      const span = traced("request", peer);
+      const payload = withObs(a.at(2), obsOf(span));
       obs("mesh_request", peer);
       record("mesh_request", { peer }, payload);
       const t0 = performance.now();
@@ -168,10 +196,13 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
           ms: ms(t0),
           ok: true,
         }, r.value);
+        span?.set({ "messaging.message.body.size": r.sentBytes });
+        span?.end();
         return r.value === undefined ? null : r.value;
       } catch (e) {
         const err = meshErrorTable("request", peer, e, scrub);
         record("mesh_reply", { peer, ms: ms(t0), ok: false, error: err.message });
+        spanFailed(span, e, err.message);
         throw err;
       }
     },
@@ -211,15 +242,52 @@ export function inboundHandler(run: RunContext, kind: MeshTransport["kind"], bus
   const record = recorder(run, kind);
   return async (m) => {
     record("mesh_received", { peer: m.from, bytes: m.bytes, id: m.id }, m.payload);
+    const parent = traceparentOf(m.payload);
+    const span = run.trace?.start(`mesh.receive ${m.from}`, "server", {
+      "messaging.system": kind,
+      "messaging.operation.name": "receive",
+      "messaging.operation.type": "process",
+      "messaging.source.name": m.from,
+      "messaging.message.id": m.id,
+      "messaging.message.body.size": m.bytes,
+    }, parent);
     try {
       // lossless: a handler's `2.0` goes back as `2.0`
-      return await busCore(bus).emit("mesh", m.payload, { id: m.id, meta: { from: m.from }, lossless: true });
+      const reply = await busCore(bus).emit("mesh", m.payload, {
+        id: m.id,
+        meta: { from: m.from },
+        lossless: true,
+      });
+      span?.end();
+      return reply;
     } catch (e) {
       // the reply says what went wrong in words: an error table raised by the handler reads as
       // its message, as `tostring(e)` would
-      throw new Error(run.secrets.scrub(handlerErrorText(e)));
+      const text = run.secrets.scrub(handlerErrorText(e));
+      span?.fail("handler_error", text);
+      span?.end();
+      throw new Error(text);
     }
   };
+}
+
+/** The `traceparent` a payload's `__ab_obs` carries, if any. */
+function traceparentOf(payload: unknown): string | undefined {
+  if (typeof payload !== "object" || payload === null) return undefined;
+  const obs = (payload as { __ab_obs?: unknown }).__ab_obs;
+  if (typeof obs !== "object" || obs === null) return undefined;
+  const tp = (obs as { traceparent?: unknown }).traceparent;
+  return typeof tp === "string" ? tp : undefined;
+}
+
+/** Ends a mesh span as failed: `error.type` is the transport's error kind. */
+function spanFailed(span: TraceSpan | undefined, e: unknown, message: string): void {
+  if (!span) return;
+  span.fail(
+    e instanceof MeshError ? e.kind : (e as Error)?.name === "AbortError" ? "cancelled" : "_OTHER",
+    message,
+  );
+  span.end();
 }
 
 /** The text of a handler's failure: an error table's `message`, else the error's own text. */

@@ -10,12 +10,20 @@
  *
  * Invariant: the flow is recorded in the project's kernel database like a `flow run` from the
  * command line, so `agent-block flow resume` continues a job's waiting or failed flow.
+ *
+ * Tracing: with telemetry settings (the manager's `OTEL_*`), the flow run is a span
+ * `invoke_workflow <flow file>` (`src/obs/otel/workflow_span.ts`, imported only then) and every
+ * step run is traced with the same settings as its child (`Correlation.traceId` / `parentSpan`),
+ * so a job's flow is one trace; the span ends with the run's outcome and is flushed within the
+ * settings' bound before the outcome is returned.
  */
 import type { Outcome } from "../outcome.ts";
 import type { BlockRunner } from "../runner/runner.ts";
 import { runFlowWith } from "../flows/api.ts";
 import type { Json } from "../flows/path.ts";
 import { AgentBlockError } from "../errors.ts";
+import type { TelemetrySettings } from "../obs/otel/settings.ts";
+import { basename } from "node:path";
 
 /** What a flow job's run needs. */
 export interface FlowJobRun {
@@ -33,10 +41,47 @@ export interface FlowJobRun {
   timeoutMs: number;
   /** Stops the run. */
   signal: AbortSignal;
+  /** OpenTelemetry export of the flow run and its steps; absent: none. */
+  telemetry?: TelemetrySettings;
+  /** The job run's id and job name (attributes of the flow run's span). */
+  ids?: { runId: string; job: string };
+  /** Told once when the collector cannot be reached. */
+  warn?: (message: string) => void;
 }
 
 /** Runs the flow of a job to its outcome; never rejects. */
 export async function runFlowJob(o: FlowJobRun): Promise<Outcome> {
+  if (!o.telemetry) return await flowOutcome(o);
+  let span;
+  try {
+    span = (await import("../obs/otel/workflow_span.ts")).workflowSpan(o.telemetry, {
+      name: basename(o.flow),
+      attributes: o.ids
+        ? { "agent_block.run.id": o.ids.runId, "agent_block.label.job": o.ids.job }
+        : undefined,
+    }, o.warn ?? (() => {}));
+  } catch (e) {
+    o.warn?.(`cannot trace the flow run: ${(e as Error)?.message ?? e}`);
+    return await flowOutcome(o);
+  }
+  const { traceId, spanId } = span;
+  const telemetry = o.telemetry;
+  const outcome = await flowOutcome({
+    ...o,
+    runner: {
+      run: (request, hooks) =>
+        o.runner.run({
+          ...request,
+          telemetry: request.telemetry ?? telemetry,
+          correlation: { ...request.correlation, traceId, parentSpan: spanId },
+        }, hooks),
+    },
+  });
+  await span.end(outcome);
+  return outcome;
+}
+
+async function flowOutcome(o: FlowJobRun): Promise<Outcome> {
   const stop = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {

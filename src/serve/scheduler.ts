@@ -397,7 +397,7 @@ export class Scheduler {
           : this.#o.queue
           ? await this.#o.queue.run(job, request, slot, hooks)
           : job.flow !== undefined
-          ? await this.#flowRun(job, run.sandboxed, controller.signal, recordStart)
+          ? await this.#flowRun(job, id, run.sandboxed, controller.signal, recordStart)
           : await this.#o.runner.run(request, hooks);
       recordStart();
       if (report.detached) {
@@ -464,6 +464,7 @@ export class Scheduler {
    */
   async #flowRun(
     job: JobDecl,
+    id: string,
     sandboxed: boolean,
     signal: AbortSignal,
     recordStart: () => void,
@@ -491,6 +492,9 @@ export class Scheduler {
       runner,
       timeoutMs: job.timeoutMs,
       signal,
+      telemetry: this.#o.telemetry,
+      ids: { runId: id, job: job.name },
+      warn: (m) => this.#o.log(`run ${id}: ${m}`),
     });
     return { outcome };
   }

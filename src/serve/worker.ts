@@ -438,6 +438,9 @@ export class QueueWorker {
           runner: steps,
           timeoutMs: asked.timeoutMs ?? decl.timeoutMs,
           signal,
+          telemetry: asked.telemetry,
+          ids: { runId: q.run_id, job: q.job },
+          warn: (m) => this.#o.log(`run ${q.run_id}: ${m}`),
         }),
       };
     }

@@ -33,7 +33,7 @@ function agentScript(): string {
       return r.stdout
     end)
     local r = require("agent").run({
-      prompt = "go", max_retries = 0,
+      prompt = "go", max_retries = 0, temperature = 0.25, top_p = 0.75, stop = { "END" }, max_tokens = 900,
       mcp_servers = { { name = "echo", command = ${lq(DENO)}, args = { "run", "-A", "--quiet", ${
     lq(ECHO)
   }, "--test-tools" } } },
@@ -126,7 +126,17 @@ Deno.test({
         assert.equal(c.attributes["gen_ai.response.id"], "msg_mock_1");
         assert.equal(c.attributes["server.address"], "127.0.0.1");
         assert.equal(c.name, `chat ${c.attributes["gen_ai.request.model"]}`);
+        // the request's parameters, as the kernel recorded them
+        assert.equal(c.attributes["gen_ai.request.temperature"], 0.25);
+        assert.equal(c.attributes["gen_ai.request.top_p"], 0.75);
+        assert.deepEqual(c.attributes["gen_ai.request.stop_sequences"], ["END"]);
+        assert.equal(c.attributes["gen_ai.request.max_tokens"], 900);
+        // contents only when opted in
+        for (const k of ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"]) {
+          assert.equal(c.attributes[k], undefined, `${k} without opt-in`);
+        }
       }
+      assert.equal(rx.one("execute_tool shell").attributes["gen_ai.tool.call.arguments"], undefined);
       const shell = rx.one("execute_tool shell");
       assert.equal(shell.attributes["gen_ai.tool.name"], "shell");
       assert.equal(shell.attributes["gen_ai.tool.call.id"], "toolu_shell");
@@ -505,7 +515,7 @@ Deno.test("otel: the lean tracer honours the caller's sampled flag and makes val
 
 Deno.test({
   name:
-    "otel: with content capture, tool arguments, results and model output are exported masked by the run's secrets",
+    "otel: with content capture, system instructions, input and output messages, tool arguments and results are exported masked by the run's secrets",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -527,7 +537,9 @@ Deno.test({
           sh.exec("echo " .. std.env.get("ANTHROPIC_API_KEY"))
           return "key=" .. std.env.get("ANTHROPIC_API_KEY")
         end)
-        local r = require("agent").run({ prompt = "go", max_retries = 0, store = "mem" })
+        local key = std.env.get("ANTHROPIC_API_KEY")
+        local r = require("agent").run({ prompt = "go, the key is " .. key, system = "be terse; never say " .. key,
+          max_retries = 0, store = "mem" })
         assert(r.ok, r.error)
         return "done"`;
       const report = await runBlock(
@@ -545,6 +557,34 @@ Deno.test({
       assert.ok(
         chats.some((c) => String(c.attributes["gen_ai.output.messages"]).includes("the key is [redacted]")),
       );
+      // input messages and system instructions of each model call, as sent, masked
+      const byStart = chats.sort((a, b) => a.start - b.start);
+      const system = JSON.parse(String(byStart[0].attributes["gen_ai.system_instructions"]));
+      assert.deepEqual(system, [{ type: "text", content: "be terse; never say [redacted]" }]);
+      const first = JSON.parse(String(byStart[0].attributes["gen_ai.input.messages"]));
+      assert.deepEqual(first, [{
+        role: "user",
+        parts: [{ type: "text", content: "go, the key is [redacted]" }],
+      }]);
+      const second = JSON.parse(String(byStart[1].attributes["gen_ai.input.messages"]));
+      assert.deepEqual(second.map((m: { role: string }) => m.role), ["user", "assistant", "user"]);
+      assert.deepEqual(second[1].parts, [{
+        type: "tool_call",
+        id: "toolu_k",
+        name: "leak",
+        arguments: { q: "key?" },
+      }]);
+      assert.deepEqual(second[2].parts[0], {
+        type: "tool_call_response",
+        id: "toolu_k",
+        response: "key=[redacted]",
+      });
+      const out = JSON.parse(String(byStart[0].attributes["gen_ai.output.messages"]));
+      assert.deepEqual(out, [{
+        role: "assistant",
+        parts: [{ type: "tool_call", id: "toolu_k", name: "leak", arguments: { q: "key?" } }],
+        finish_reason: "tool_use",
+      }]);
       assert.match(String(rx.one("sh.exec").attributes["process.command_line"]), /\[redacted\]/);
       assert.equal(rx.allText().includes(SECRET), false, "the key is in no exported byte");
     } finally {
@@ -552,4 +592,164 @@ Deno.test({
       await rx.close();
     }
   },
+});
+
+Deno.test("otel: the protobuf span encoding is byte for byte the official serializer's", async () => {
+  const { LeanTracer } = await import("../../src/obs/otel/lean_tracer.ts");
+  const { OtelRunTrace } = await import("../../src/obs/otel/tracer.ts");
+  const { encodeTraces } = await import("../../src/obs/otel/otlp_proto.ts");
+  const { resourceFromAttributes } = await import("@opentelemetry/resources");
+  const { ProtobufTraceSerializer } = await import("@opentelemetry/otlp-transformer");
+  // deno-lint-ignore no-explicit-any
+  const spans: any[] = [];
+  const resource = resourceFromAttributes({ "service.name": "ci", "deployment.environment": "prüfung" });
+  const tracer = new LeanTracer(
+    resource,
+    { name: "agent-block", version: "9.9.9" },
+    (s) => void spans.push(s),
+  );
+  const run = new OtelRunTrace({
+    tracer,
+    name: "mixed.lua",
+    parent: { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", sampled: true },
+    attributes: { "agent_block.run.id": "r-1" },
+  });
+  const meta = (beat: number) => JSON.stringify({ beat });
+  run.rows([
+    { stream: "s1", kind: "session_open", data: "{}", meta: "{}" },
+    {
+      stream: "s1",
+      kind: "llm_request",
+      data: JSON.stringify({
+        model: "m-ü",
+        provider: "anthropic",
+        max_tokens: 900,
+        temperature: 0.25,
+        stop: ["a", "b"],
+      }),
+      meta: meta(1),
+    },
+    {
+      stream: "s1",
+      kind: "llm_response",
+      data: JSON.stringify({
+        content: [{ type: "text", text: "hi" }],
+        model: "m-ü",
+        stop_reason: "end_turn",
+        elapsed_ms: 12.5,
+        usage: { input_tokens: 2 ** 40, output_tokens: 0 },
+      }),
+      meta: meta(1),
+    },
+    { stream: "s1", kind: "tool_call", data: JSON.stringify({ id: "t1", name: "x" }), meta: meta(2) },
+    {
+      stream: "s1",
+      kind: "tool_result",
+      data: JSON.stringify({ id: "t1", is_error: true, content: "bäd ".repeat(100), elapsed_ms: 3 }),
+      meta: meta(2),
+    },
+  ]);
+  const remote = run.start("mesh.receive peer", "server", {
+    negative: -5,
+    flag: false,
+    list: ["ü", "b"],
+    nums: ["1"],
+  }, "00-5bf92f3577b34da6a3ce929d0e0e4737-10f067aa0ba902b8-01");
+  remote.fail("handler_error", "x".repeat(300));
+  remote.end();
+  run.start("sh.exec", "internal").end();
+  run.start("send", "producer").end();
+  run.end({ status: "raised", code: "script", message: "boom ✗", traceback: "" });
+  assert.ok(spans.length >= 7);
+  const official = ProtobufTraceSerializer.serializeRequest(spans)!;
+  const ours = encodeTraces(spans);
+  assert.equal(ours.length, official.length);
+  assert.deepEqual(ours, official);
+  // a second resource and scope group as the official one groups them
+  const other = new LeanTracer(
+    resourceFromAttributes({ "service.name": "b" }),
+    { name: "other" },
+    (s) => void spans.push(s),
+  );
+  other.startSpan("lone").end();
+  assert.deepEqual(encodeTraces(spans), ProtobufTraceSerializer.serializeRequest(spans));
+});
+
+Deno.test("otel: captured input messages read both wire shapes (Anthropic blocks, OpenAI chat completions)", async () => {
+  const { requestContents, bodyJson } = await import("../../src/obs/otel/messages.ts");
+  const openai = {
+    model: "gpt-x",
+    messages: [
+      { role: "system", content: "be brief" },
+      {
+        role: "user",
+        content: [{ type: "text", text: "sum" }, { type: "image_url", image_url: { url: "data:..." } }],
+      },
+      {
+        role: "assistant",
+        content: null,
+        reasoning_content: "thinking",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "add", arguments: '{"a":1}' } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "2" },
+    ],
+  };
+  assert.deepEqual(requestContents(bodyJson(new TextEncoder().encode(JSON.stringify(openai)))), {
+    system: [{ type: "text", content: "be brief" }],
+    messages: [
+      { role: "user", parts: [{ type: "text", content: "sum" }, { type: "image_url" }] },
+      {
+        role: "assistant",
+        parts: [{ type: "reasoning", content: "thinking" }, {
+          type: "tool_call",
+          id: "c1",
+          name: "add",
+          arguments: { a: 1 },
+        }],
+      },
+      { role: "tool", parts: [{ type: "tool_call_response", id: "c1", response: "2" }] },
+    ],
+  });
+  const anthropic = {
+    system: [{ type: "text", text: "rules", cache_control: { type: "ephemeral" } }],
+    messages: [
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content: [{ type: "thinking", thinking: "hm", signature: "s" }, {
+          type: "tool_use",
+          id: "t",
+          name: "n",
+          input: {},
+        }],
+      },
+      {
+        role: "user",
+        content: [{
+          type: "tool_result",
+          tool_use_id: "t",
+          content: [{ type: "text", text: "ok" }],
+          is_error: false,
+        }],
+      },
+    ],
+  };
+  assert.deepEqual(requestContents(bodyJson(JSON.stringify(anthropic))), {
+    system: [{ type: "text", content: "rules" }],
+    messages: [
+      { role: "user", parts: [{ type: "text", content: "go" }] },
+      {
+        role: "assistant",
+        parts: [{ type: "reasoning", content: "hm" }, {
+          type: "tool_call",
+          id: "t",
+          name: "n",
+          arguments: {},
+        }],
+      },
+      { role: "user", parts: [{ type: "tool_call_response", id: "t", response: "ok" }] },
+    ],
+  });
+  assert.equal(requestContents(bodyJson("not json")), undefined);
+  assert.equal(requestContents(bodyJson(undefined)), undefined);
 });

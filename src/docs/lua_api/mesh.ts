@@ -13,7 +13,9 @@ export const MESH: Section = {
     "server or cluster (`nats://host:4222[,...]`) or an agent-mesh relay (`ws(s)://host:port/ws`). Every " +
     "message is signed; what arrives with a `from` that did not sign it is dropped. A payload table (or " +
     "nil) gets `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's correlation " +
-    'variables unless it has one. Failures are error tables `{ message, source = "mesh", kind, peer }` ' +
+    "variables unless it has one (with OpenTelemetry export on, also `traceparent`: the span of the send or " +
+    "request, under which the receiving run's `mesh.receive` span goes). " +
+    'Failures are error tables `{ message, source = "mesh", kind, peer }` ' +
     "with `kind` one of `timeout`, `unreachable`, `closed`, `connect`, `auth`, `remote`, `too_large`, " +
     "`payload`, `protocol` or `not_connected`. Another agent's request arrives as the bus event " +
     '`{ kind = "mesh", id, payload, meta = { from } }`; the handler\'s return value is the reply.',

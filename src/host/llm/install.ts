@@ -206,7 +206,10 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   const ids = () => correlation(run.env);
   // A traced run's model requests carry `traceparent` and tell the trace their server and first chunk.
   const llmFetch = run.trace
-    ? run.trace.modelFetch(run.llmFetch ?? ((input, init) => fetch(input, init)))
+    ? run.trace.modelFetch(
+      run.llmFetch ?? ((input, init) => fetch(input, init)),
+      (t) => run.secrets.maskJson(t),
+    )
     : run.llmFetch;
   // The run's request timeouts share one timer, stopped with the run.
   const deadlines = new Deadlines();

@@ -7,8 +7,9 @@
  * made by our code alone (never by instrumentation libraries), with attributes we already typed,
  * so the SDK's per-span machinery — attribute validation and copying, span processors' fan-out,
  * its self-observability counters, context objects per call — was most of the cost of tracing a
- * fast run (`deno task bench otel`: about 25 µs a span against about 1 µs here). The encoding,
- * where the wire format's rules live, stays the official one.
+ * fast run (`deno task bench otel`: about 25 µs a span against about 1 µs here). The encoding
+ * is the official one: `otlp-transformer`'s JSON, and for protobuf `otlp_proto.ts`, which a test
+ * holds byte for byte to the official serializer.
  *
  * Invariants: trace and span ids are random (`crypto.getRandomValues`), 16 and 8 bytes, never all
  * zero; a span whose parent was not sampled is not recorded (the W3C sampled flag is honoured);
@@ -186,6 +187,26 @@ export class LeanTracer implements Tracer, TracerProvider {
       options.attributes,
       this,
     );
+  }
+
+  /**
+   * The lean path of `startSpan` for callers that hold their parent's span context already (the
+   * run's tracer, `tracer.ts`): no `Context` objects, no new check of ids this tracer made or a
+   * caller parsed. `start` is in epoch milliseconds; `attributes` becomes the span's own.
+   */
+  startChild(
+    name: string,
+    kind: SpanKind,
+    parent: SpanContext | undefined,
+    start: number,
+    attributes: Attributes | undefined,
+  ): Span {
+    const ctx: SpanContext = {
+      traceId: parent ? parent.traceId : this.#ids.hex(16),
+      spanId: this.#ids.hex(8),
+      traceFlags: parent ? parent.traceFlags & TraceFlags.SAMPLED : TraceFlags.SAMPLED,
+    };
+    return new LeanSpan(name, kind, ctx, parent, start, attributes, this);
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: unknown[]): ReturnType<F> {

@@ -14,15 +14,22 @@
  *   or the tool whose code opened a sub-agent).
  * - `chat <model>` (CLIENT) per model call, from the kernel's `llm_request` to its
  *   `llm_response` / `llm_call_failed`: `gen_ai.operation.name`, `gen_ai.provider.name`,
- *   `gen_ai.request.model`, `gen_ai.request.max_tokens`, `gen_ai.response.model`,
+ *   `gen_ai.request.model`, `gen_ai.request.max_tokens` / `temperature` / `top_p` / `top_k` / `seed` /
+ *   `stop_sequences` (what the kernel recorded the call asked: the request's own values, else its
+ *   Port's open-time defaults), `gen_ai.response.model`,
  *   `gen_ai.response.finish_reasons`, `gen_ai.response.id` (first bytes of the body),
  *   `gen_ai.usage.*` (from the `llm_response` row itself: the kernel's numbers), `server.address`,
- *   `server.port`, `error.type`; with content capture, `gen_ai.output.messages`.
+ *   `server.port`, `error.type`; with content capture (opt-in: the settings' `captureContent`,
+ *   from `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` at the edge),
+ *   `gen_ai.system_instructions` and `gen_ai.input.messages` (from the request body as it goes
+ *   out, masked by the run's secrets) and `gen_ai.output.messages` (`messages.ts` has the shapes).
  * - `execute_tool <name>` (INTERNAL) per tool call, `tool_call` to `tool_result`:
  *   `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type`; with content capture,
  *   `gen_ai.tool.call.arguments` / `.result`.
  * - host calls under the innermost open span: `tools/call <server>` (CLIENT, `mcp.*`), `sh.exec`,
- *   `http.request` (see the host modules).
+ *   `http.request`, `mesh.request <peer>` (CLIENT) / `mesh.send <peer>` (PRODUCER) (see the host
+ *   modules); a mesh message another agent sent with a `traceparent` opens `mesh.receive <from>`
+ *   (SERVER) under the sender's span, and what its handler does goes under it.
  * Metrics: `gen_ai.client.token.usage`, `gen_ai.client.operation.duration`,
  * `gen_ai.client.operation.time_to_first_chunk`, `mcp.client.operation.duration`.
  *
@@ -45,9 +52,11 @@ import {
   TraceFlags,
   type Tracer,
 } from "@opentelemetry/api";
-import type { RunTrace, TraceAttrs, TracedRow, TraceSpan } from "./run_trace.ts";
-import { formatTraceparent, type TraceParent } from "./settings.ts";
+import type { RunTrace, SpanKindName, TraceAttrs, TracedRow, TraceSpan } from "./run_trace.ts";
+import { formatTraceparent, parseTraceparent, type TraceParent } from "./settings.ts";
 import type { Outcome } from "../../outcome.ts";
+import { bodyJson, partsOf, requestContents } from "./messages.ts";
+import { LeanTracer } from "./lean_tracer.ts";
 
 /** What a traced run is made from. */
 export interface RunTraceOptions {
@@ -135,6 +144,14 @@ function instrumentsOf(meter: Meter): Instruments {
   return i;
 }
 
+const KINDS: Record<SpanKindName, SpanKind> = {
+  internal: SpanKind.INTERNAL,
+  client: SpanKind.CLIENT,
+  server: SpanKind.SERVER,
+  producer: SpanKind.PRODUCER,
+  consumer: SpanKind.CONSUMER,
+};
+
 /** A span of ours: the API span plus what is needed to end it right. */
 interface Open {
   span: Span;
@@ -181,6 +198,8 @@ function errorTypeOf(text: string): string {
 export class OtelRunTrace implements RunTrace {
   readonly captureContent: boolean;
   readonly #tracer: Tracer;
+  /** The tracer when it is agent-block's own: spans are started on its lean path. */
+  readonly #lean: LeanTracer | undefined;
   readonly #instruments: Instruments | undefined;
   readonly #root: Open;
   /** Open spans, oldest first: the innermost open one is the parent of the next. */
@@ -190,6 +209,7 @@ export class OtelRunTrace implements RunTrace {
   /** Opens the run's span. */
   constructor(o: RunTraceOptions) {
     this.#tracer = o.tracer;
+    this.#lean = o.tracer instanceof LeanTracer ? o.tracer : undefined;
     this.#instruments = o.meter ? instrumentsOf(o.meter) : undefined;
     this.captureContent = o.captureContent === true;
     const parentCtx = o.parent
@@ -225,8 +245,12 @@ export class OtelRunTrace implements RunTrace {
   }
 
   #begin(name: string, kind: SpanKind, parent: Open, attrs?: Attributes, start = now()): Open {
-    const ctx: Context = parent.ctx ??= trace.setSpan(ROOT_CONTEXT, parent.span);
-    const span = this.#tracer.startSpan(name, { kind, startTime: start, attributes: attrs }, ctx);
+    let span: Span;
+    if (this.#lean) span = this.#lean.startChild(name, kind, parent.span.spanContext(), start, attrs);
+    else {
+      const ctx: Context = parent.ctx ??= trace.setSpan(ROOT_CONTEXT, parent.span);
+      span = this.#tracer.startSpan(name, { kind, startTime: start, attributes: attrs }, ctx);
+    }
     const o: Open = { span, start, ended: false, last: start };
     this.#open.push(o);
     return o;
@@ -277,6 +301,16 @@ export class OtelRunTrace implements RunTrace {
         if (str(d.provider)) attrs["gen_ai.provider.name"] = str(d.provider);
         if (model) attrs["gen_ai.request.model"] = model;
         if (num(d.max_tokens) !== undefined) attrs["gen_ai.request.max_tokens"] = num(d.max_tokens);
+        if (num(d.temperature) !== undefined) attrs["gen_ai.request.temperature"] = num(d.temperature);
+        if (num(d.top_p) !== undefined) attrs["gen_ai.request.top_p"] = num(d.top_p);
+        if (num(d.top_k) !== undefined) attrs["gen_ai.request.top_k"] = num(d.top_k);
+        if (num(d.seed) !== undefined) attrs["gen_ai.request.seed"] = num(d.seed);
+        const stop = typeof d.stop === "string"
+          ? [d.stop]
+          : Array.isArray(d.stop)
+          ? d.stop.filter((x) => typeof x === "string")
+          : undefined;
+        if (stop?.length) attrs["gen_ai.request.stop_sequences"] = stop;
         const c = this.#begin(model ? `chat ${model}` : "chat", SpanKind.CLIENT, s.turn, attrs);
         s.chat = Object.assign(c, { attrs });
         return;
@@ -313,7 +347,7 @@ export class OtelRunTrace implements RunTrace {
           if (str(d.stop_reason)) a["gen_ai.response.finish_reasons"] = [str(d.stop_reason)!];
           if (this.captureContent && d.content !== undefined) {
             a["gen_ai.output.messages"] = JSON.stringify([
-              { role: "assistant", parts: d.content, finish_reason: str(d.stop_reason) },
+              { role: "assistant", parts: partsOf(d.content), finish_reason: str(d.stop_reason) ?? "" },
             ]);
           }
           c.span.setAttributes(a);
@@ -383,13 +417,27 @@ export class OtelRunTrace implements RunTrace {
     if (s.turn) this.#finish(s.turn, s.turn.last);
   }
 
-  start(name: string, kind: "client" | "internal", attrs?: TraceAttrs): TraceSpan {
-    const o = this.#begin(
-      name,
-      kind === "client" ? SpanKind.CLIENT : SpanKind.INTERNAL,
-      this.#innermost(),
-      clean(attrs),
-    );
+  start(name: string, kind: SpanKindName, attrs?: TraceAttrs, remoteParent?: string): TraceSpan {
+    const remote = remoteParent !== undefined ? parseTraceparent(remoteParent) : undefined;
+    let parent = this.#innermost();
+    if (remote) {
+      // the caller's span in another process: a parent that is never ended here
+      const sc = {
+        traceId: remote.traceId,
+        spanId: remote.spanId,
+        traceFlags: remote.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+        isRemote: true,
+      };
+      const at = now();
+      parent = {
+        span: trace.wrapSpanContext(sc),
+        ctx: trace.setSpanContext(ROOT_CONTEXT, sc),
+        start: at,
+        ended: true,
+        last: at,
+      };
+    }
+    const o = this.#begin(name, KINDS[kind], parent, clean(attrs));
     return {
       set: (a) => o.span.setAttributes(clean(a)!),
       fail: (type, message) => {
@@ -410,10 +458,11 @@ export class OtelRunTrace implements RunTrace {
     return formatTraceparent(c.traceId, c.spanId, (c.traceFlags & TraceFlags.SAMPLED) !== 0);
   }
 
-  modelFetch(inner: typeof fetch): typeof fetch {
+  modelFetch(inner: typeof fetch, mask: (json: string) => string): typeof fetch {
     return async (input, init) => {
       const chat = this.#innermost() as Chat;
       const isChat = "attrs" in chat;
+      if (isChat && this.captureContent) this.#inputContents(chat, init?.body, mask);
       const headers = new Headers(init?.headers);
       headers.set("traceparent", this.traceparent());
       const t0 = now();
@@ -451,6 +500,14 @@ export class OtelRunTrace implements RunTrace {
         headers: res.headers,
       });
     };
+  }
+
+  /** Puts the request's system instructions and input messages on its chat span, masked. */
+  #inputContents(chat: Chat, body: unknown, mask: (json: string) => string): void {
+    const c = requestContents(bodyJson(body));
+    if (!c) return;
+    if (c.system) chat.span.setAttribute("gen_ai.system_instructions", mask(JSON.stringify(c.system)));
+    chat.span.setAttribute("gen_ai.input.messages", mask(JSON.stringify(c.messages)));
   }
 
   mcpDuration(seconds: number, attrs: TraceAttrs): void {
