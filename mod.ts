@@ -119,6 +119,7 @@
  *
  * @module
  */
+import { settingsFromEnv } from "./src/config/env_settings.ts";
 import type { BlockConfig } from "./src/sdk/config.ts";
 import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
 import { InProcessRunner } from "./src/runner/in_process.ts";
@@ -150,7 +151,7 @@ export function runBlock(config: BlockConfig): Promise<BlockReport> {
   return runConfig(
     config,
     { env: () => Deno.env.toObject(), cwd: () => Deno.cwd() },
-    (handles) => new InProcessRunner(handles),
+    (handles) => new InProcessRunner({ ...handles, envSettings: settingsFromEnv }),
   );
 }
 

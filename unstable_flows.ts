@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { settingsFromEnv } from "./src/config/env_settings.ts";
 import {
   type FlowEdge,
   type FlowOptions,
@@ -42,7 +43,7 @@ import type { EventStore } from "./src/knl/store.ts";
 import { InProcessRunner } from "./src/runner/in_process.ts";
 
 const FLOW_EDGE: FlowEdge = {
-  runner: () => new InProcessRunner(),
+  runner: () => new InProcessRunner({ envSettings: settingsFromEnv }),
   env: () => Deno.env.toObject(),
   cwd: () => Deno.cwd(),
 };

@@ -11,6 +11,7 @@
  * The one line a launcher reads to find the server goes to stderr:
  * `agent-block a2a: listening on http://127.0.0.1:PORT`.
  */
+import { logLevelFromEnv } from "../config/env_settings.ts";
 import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -147,12 +148,9 @@ export async function a2aCommand(argv: string[]): Promise<number> {
     }
   }
   const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
-  const log = Logger.forLevel(
-    edge.env["AGENT_BLOCK_LOG"],
-    "agent-block a2a",
-    undefined,
-    (m) => secrets.scrub(m),
-  );
+  const logLevel = logLevelFromEnv(edge.env);
+  const log = new Logger("agent-block a2a", logLevel.level ?? "info", undefined, (m) => secrets.scrub(m));
+  for (const w of logLevel.warnings) log.warn(w);
   for (const w of edge.warnings) log.warn(w);
 
   const home = agentBlockHome(edge.env, edge.cwd);

@@ -13,6 +13,7 @@
  * or compile errors (the file, the JSON pointer or line, and what was expected); 75 a step is
  * waiting for an answer (`flow resume RUN --answer JSON`).
  */
+import { settingsFromEnv } from "../config/env_settings.ts";
 import { isAbsolute, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
@@ -153,7 +154,7 @@ async function compileFile(file: string, v: ParsedValues, edge: Edge): Promise<C
   let bp: Blueprint;
   if (path.endsWith(".lua")) {
     bp = await readLuaBlueprint(path, {
-      runner: new InProcessRunner({ stdout: (b) => writeStderr(b) }),
+      runner: new InProcessRunner({ envSettings: settingsFromEnv, stdout: (b) => writeStderr(b) }),
       projectRoot: edge.projectRoot,
       env: edge.env,
       includes,
@@ -396,7 +397,7 @@ function base(
 ): FlowRunOptions {
   return {
     compiled,
-    runner: new InProcessRunner(),
+    runner: new InProcessRunner({ envSettings: settingsFromEnv }),
     projectRoot: edge.projectRoot,
     env: edge.env,
     store,

@@ -23,6 +23,8 @@
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
+import { settingsFromEnv } from "../config/env_settings.ts";
+import { logLevelFromEnv } from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
@@ -253,12 +255,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   // The server's own log lines (a child run's failure, a client's request) are scrubbed of the
   // host's credentials like a run's.
   const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
-  const log = Logger.forLevel(
-    edge.env["AGENT_BLOCK_LOG"],
-    "agent-block mcp",
-    undefined,
-    (m) => secrets.scrub(m),
-  );
+  const logLevel = logLevelFromEnv(edge.env);
+  const log = new Logger("agent-block mcp", logLevel.level ?? "info", undefined, (m) => secrets.scrub(m));
+  for (const w of logLevel.warnings) log.warn(w);
   for (const w of edge.warnings) log.warn(w);
 
   const procs = new ProcessGroups(1000, edge.env, { warn: (m) => log.warn(m) });
@@ -290,7 +289,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     runs,
     // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts);
     // when every run must be confined (--sandbox), each step is a confined child run instead.
-    flowRunner: sandbox ? runner : new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+    flowRunner: sandbox
+      ? runner
+      : new InProcessRunner({ envSettings: settingsFromEnv, stdout: writeStderr, stderr: writeStderr }),
     jobs: s.serveUrl !== undefined
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
       : undefined,
@@ -306,7 +307,13 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       runner,
       // A declared call runs in this process, with its own mcp.client; what it prints goes to
       // stderr (stdout is the protocol's in stdio mode).
-      inProcess: (modules) => new InProcessRunner({ modules, stdout: writeStderr, stderr: writeStderr }),
+      inProcess: (modules) =>
+        new InProcessRunner({
+          envSettings: settingsFromEnv,
+          modules,
+          stdout: writeStderr,
+          stderr: writeStderr,
+        }),
       sandboxed: sandbox,
       calls: new CallTable(),
       record,

@@ -23,6 +23,7 @@
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
+import { settingsFromEnv } from "../config/env_settings.ts";
 import { dirname, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
@@ -48,7 +49,6 @@ import { writeStderr, writeStdout } from "../obs/log.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
-import { taskGraceMs } from "../run_env.ts";
 import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
 import { formatTraceparent, parseTraceparent, telemetryFromEnv } from "../obs/otel/settings.ts";
 
@@ -215,7 +215,7 @@ export function versionText(): string {
 /** The grace before SIGKILL for processes the run left behind (`AGENT_BLOCK_TASK_GRACE_MS`). */
 function orphanGraceMs(env: Record<string, string>): number {
   try {
-    return taskGraceMs({ get: (k) => env[k] });
+    return settingsFromEnv(env).taskGraceMs ?? 1000;
   } catch {
     return 1000; // the run itself reported the bad value
   }
@@ -374,7 +374,7 @@ async function runFlagged(
   const report = await runConfig(
     config.build(),
     { env: () => s.env, cwd: () => s.cwd },
-    (handles) => new InProcessRunner({ ...handles, netDenials }),
+    (handles) => new InProcessRunner({ envSettings: settingsFromEnv, ...handles, netDenials }),
   );
   return report.outcome;
 }
@@ -392,7 +392,7 @@ async function runRequest(
   netDenials: NetDenials | undefined,
 ): Promise<Outcome> {
   const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
-  const report = await new InProcessRunner({ netDenials }).run(
+  const report = await new InProcessRunner({ envSettings: settingsFromEnv, netDenials }).run(
     { ...request, env: s.env, cwd: s.runCwd, sandbox: undefined },
     { signal, observe },
   );

@@ -24,6 +24,7 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
+import { settingsFromEnv } from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -255,7 +256,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
       record,
       runner,
       // flow jobs' steps run in this process (src/serve/flow_job.ts); their output goes to its stderr
-      flowRunner: new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+      flowRunner: new InProcessRunner({
+        envSettings: settingsFromEnv,
+        stdout: writeStderr,
+        stderr: writeStderr,
+      }),
       maxLive: s.maxLive,
       log: say,
       sandboxedBefore: record.sandboxedBefore(projectRoot),

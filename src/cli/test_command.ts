@@ -22,6 +22,7 @@
  *   that ends early all the same is a failure saying how it ended;
  * - `lspec.run_block` is available (src/cli/spec_run_block.ts).
  */
+import { settingsFromEnv } from "../config/env_settings.ts";
 import { basename, dirname, join, resolve } from "node:path";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { AgentBlockError, EXIT } from "../errors.ts";
@@ -144,6 +145,7 @@ export async function runSpecFile(
   const chunks: string[] = [];
   try {
     const runner = new InProcessRunner({
+      envSettings: settingsFromEnv,
       stdout: (b) => chunks.push(new TextDecoder().decode(b)),
       stderr: where.stderr,
       modules: [specRunBlockModule(scratch)],

@@ -13,6 +13,7 @@
  * included, as under `serve`), each loading its project's `.env` itself; flow jobs' steps run in
  * this process.
  */
+import { settingsFromEnv } from "../config/env_settings.ts";
 import { basename, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -124,7 +125,11 @@ export async function workerCommand(argv: string[]): Promise<number> {
     home,
     env,
     runner,
-    flowRunner: new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+    flowRunner: new InProcessRunner({
+      envSettings: settingsFromEnv,
+      stdout: writeStderr,
+      stderr: writeStderr,
+    }),
     name,
     log: say,
   });

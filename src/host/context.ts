@@ -4,7 +4,7 @@
  * Owns the `RunContext` shape: the environment, working directory, paths, output sinks, logger,
  * process groups, secrets, labels, observer and cleanup hooks of ONE run. Host modules receive it at
  * install time and take every setting from it: none reads the process environment (`run.env`
- * instead) or resolves a path against the process working directory (`run.resolve` instead), so an
+ * instead) or parses an `AGENT_BLOCK_*` variable (`run.settings` instead) or resolves a path against the process working directory (`run.resolve` instead), so an
  * embedder can run several blocks in one process without them seeing each other.
  */
 import type { LuaEngine } from "../lua/engine.ts";
@@ -12,6 +12,7 @@ import type { Logger } from "../obs/log.ts";
 import type { ProcessGroups } from "../proc/group.ts";
 import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
+import type { RunSettings } from "../run_settings.ts";
 import type { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import type { RunTrace } from "../obs/otel/run_trace.ts";
@@ -22,6 +23,11 @@ import type { BusHost } from "./bus.ts";
 export interface RunContext {
   /** The run's environment (resolved at the edge, plus what `std.env.set` changed). */
   env: RunEnv;
+  /**
+   * The run's typed settings (`src/run_settings.ts`), parsed at the edge: host modules take their
+   * knobs from here, never from an `AGENT_BLOCK_*` variable of `env`.
+   */
+  settings: Readonly<RunSettings>;
   /** Absolute working directory of the run: relative paths resolve against it. */
   cwd: string;
   /** `path` made absolute against the run's working directory (absolute paths unchanged). */
@@ -50,7 +56,7 @@ export interface RunContext {
   stdout: (bytes: Uint8Array) => void;
   /** Writes to standard error (logs, `io.stderr`). */
   stderr: (bytes: Uint8Array) => void;
-  /** The run's logger (stderr; level from `AGENT_BLOCK_LOG`); it scrubs `secrets` from every line. */
+  /** The run's logger (stderr; level from `settings.logLevel`); it scrubs `secrets` from every line. */
   log: Logger;
   /**
    * The run's secret values (the host's credential variables, the keys of its model calls):

@@ -19,8 +19,10 @@
  * - The outcome is `runBlock`'s, unchanged, except when the runner's own limit ended the run:
  *   then it is `timed_out`. The limit aborts the run like the signal does, so it takes effect at
  *   the next point where Lua waits for the host, or within about 0.1 s of Lua computing.
+ * - The run's settings are the request's `settings`, else what the edge's `envSettings` parses
+ *   from the request's `env`, else every default: this runner parses no `AGENT_BLOCK_*` variable.
  * - A request it cannot honour (`sandbox`: only a process can be confined; an unreadable prompt
- *   file) and anything the runtime throws (a bug) are a `raised` outcome with code `config`,
+ *   file; a malformed setting in its environment) and anything the runtime throws (a bug) are a `raised` outcome with code `config`,
  *   never a rejection.
  * - A traced run (the request's `telemetry`, or the runner's `tracerProvider`; `traced.ts`, loaded
  *   only then) has its spans ended and flushed before its `end` event, whatever the outcome
@@ -34,6 +36,7 @@ import { resolve } from "node:path";
 import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
 import { runBlock, type RunSpec } from "../runtime/run.ts";
 import { notStarted, type Outcome } from "../outcome.ts";
+import { NO_SETTINGS, type RunSettings } from "../run_settings.ts";
 import { correlationVariable, RUN_CORRELATION_IDS } from "../correlation.ts";
 import { fanOut } from "../obs/run_events.ts";
 import { writeStderr } from "../obs/log.ts";
@@ -59,6 +62,14 @@ export interface InProcessOptions extends RunHandles {
    * set only by the CLI's confined runtime stage under `--sandbox-net allow-list`.
    */
   netDenials?: RunSpec["netDenials"];
+  /**
+   * The edge's parser of a run environment's `AGENT_BLOCK_*` variables (`settingsFromEnv` of
+   * `src/config/env_settings.ts`), for a request that carries no `settings` (one built below the
+   * edge: a flow's step, a served tool call). It runs on the request's `env`; what it throws (a
+   * malformed variable) is a run that never started. Absent: such a request runs with every
+   * default. The runner itself parses no variable.
+   */
+  envSettings?: (env: Readonly<Record<string, string>>) => RunSettings;
 }
 
 async function readText(
@@ -119,6 +130,12 @@ export class InProcessRunner implements BlockRunner {
       } catch (e) {
         return end(notStarted((e as Error).message));
       }
+      let settings: RunSettings;
+      try {
+        settings = request.settings ?? o.envSettings?.(request.env) ?? NO_SETTINGS;
+      } catch (e) {
+        return end(notStarted((e as Error).message));
+      }
       const env: Record<string, string> = { ...request.env };
       for (const { field, variable } of RUN_CORRELATION_IDS) {
         const v = request.correlation?.[field];
@@ -152,6 +169,7 @@ export class InProcessRunner implements BlockRunner {
         script: request.script,
         projectRoot: request.projectRoot,
         env,
+        settings,
         cwd: request.cwd,
         home: request.home,
         prompt,

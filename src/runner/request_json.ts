@@ -19,6 +19,8 @@
  * - `sandbox`: a boolean;
  * - `correlation`: `{"trace_id", "parent_span", "run_id", "agent_id", "agent_name",
  *   "parent_session", "step_key"}`, strings;
+ * - `settings`: `{"log_level", "unseal", "task_grace_ms", "warnings"}` (`RunSettings`: a level name,
+ *   a boolean, a whole number of ms, an array of strings);
  * - `telemetry`: `{"traces_endpoint", "metrics_endpoint"?, "protocol", "headers"?, "timeout_ms",
  *   "service_name", "resource_attributes"?, "capture_content"?}` (`TelemetrySettings`).
  *
@@ -29,7 +31,14 @@
  * checks what it writes with the same parser: it never writes a request the reader refuses.
  */
 import type { JsonValue } from "../json/codec.ts";
-import type { Correlation, RunRequest, RunStores, RunText, TelemetrySettings } from "./runner.ts";
+import type {
+  Correlation,
+  RunRequest,
+  RunSettings,
+  RunStores,
+  RunText,
+  TelemetrySettings,
+} from "./runner.ts";
 
 /** Version of the JSON form this module writes and reads. */
 export const REQUEST_JSON_VERSION = 1;
@@ -112,6 +121,7 @@ export function requestToObject(request: RunRequest): Record<string, unknown> {
     for (const [ts, json] of CORRELATION) if (r.correlation[ts] !== undefined) c[json] = r.correlation[ts]!;
     out.correlation = c;
   }
+  if (r.settings) out.settings = settingsToObject(r.settings);
   if (r.telemetry) {
     const t = r.telemetry;
     const o: Record<string, unknown> = {
@@ -128,6 +138,22 @@ export function requestToObject(request: RunRequest): Record<string, unknown> {
   }
   return out;
 }
+
+/** The JSON object of `settings` (only the fields set). */
+function settingsToObject(s: RunSettings): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (const [ts, json] of SETTINGS) if (s[ts] !== undefined) o[json] = s[ts];
+  if (s.warnings !== undefined) o.warnings = [...s.warnings];
+  return o;
+}
+
+/** `RunSettings`' scalar fields and their JSON names. */
+const SETTINGS: [Exclude<keyof RunSettings, "warnings">, string][] = [
+  ["logLevel", "log_level"],
+  ["unseal", "unseal"],
+  ["taskGraceMs", "task_grace_ms"],
+];
+const LOG_LEVELS = ["debug", "info", "warn", "error", "off"];
 
 /**
  * The request file's text for `request` (one line, trailing newline).
@@ -183,6 +209,33 @@ class Fields {
       this.fail(k, `must be a positive ${integer ? "integer" : "number"}`, v);
     }
     return v;
+  }
+
+  /** A whole number from 0 to `max`. */
+  whole(k: string, max: number): number | undefined {
+    const v = this.obj[k];
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > max) {
+      this.fail(k, `must be a whole number from 0 to ${max}`, v);
+    }
+    return v;
+  }
+
+  /** One of `choices`. */
+  oneOf(k: string, choices: readonly string[]): string | undefined {
+    const v = this.str(k);
+    if (v !== undefined && !choices.includes(v)) this.fail(k, `must be one of ${choices.join(", ")}`, v);
+    return v;
+  }
+
+  /** An array of strings. */
+  stringList(k: string): string[] | undefined {
+    const v = this.obj[k];
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
+      this.fail(k, "must be an array of strings", v);
+    }
+    return [...(v as string[])];
   }
 
   bool(k: string): boolean | undefined {
@@ -243,6 +296,7 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     "globals",
     "sandbox",
     "correlation",
+    "settings",
     "telemetry",
   ]);
   if (f.obj.version !== REQUEST_JSON_VERSION) {
@@ -335,6 +389,8 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     }
     r.correlation = c;
   }
+  const sf2 = f.sub("settings");
+  if (sf2) r.settings = settingsFromObject(sf2);
   const tf = f.sub("telemetry");
   if (tf) {
     tf.only([
@@ -368,6 +424,20 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     r.telemetry = t;
   }
   return r;
+}
+
+function settingsFromObject(f: Fields): RunSettings {
+  f.only([...SETTINGS.map(([, j]) => j), "warnings"]);
+  const s: RunSettings = {};
+  const level = f.oneOf("log_level", LOG_LEVELS);
+  if (level !== undefined) s.logLevel = level as RunSettings["logLevel"];
+  const unseal = f.bool("unseal");
+  if (unseal !== undefined) s.unseal = unseal;
+  const grace = f.whole("task_grace_ms", 2_147_483_647);
+  if (grace !== undefined) s.taskGraceMs = grace;
+  const warnings = f.stringList("warnings");
+  if (warnings !== undefined) s.warnings = warnings;
+  return s;
 }
 
 /**

@@ -1,0 +1,38 @@
+/**
+ * The typed settings of one run: what the `AGENT_BLOCK_*` variables configure, parsed once at
+ * the edge.
+ *
+ * Owns the `RunSettings` shape and nothing else: no parser lives here. The edge (`src/cli`,
+ * `mod.ts`, `unstable_flows.ts`) turns a run environment's variables into these values with
+ * `settingsFromEnv` (`src/config/env_settings.ts`, the one place that knows the variables, their
+ * spellings, defaults' triggers and error messages) and hands them to the run typed: inside the
+ * `RunRequest` (`settings`, serialised by `src/runner/request_json.ts`) or as the in-process
+ * runner's `envSettings`. Below the edge every module reads `RunContext.settings`, never an
+ * environment string (tests/arch/env_settings_test.ts holds that).
+ *
+ * Invariants: every field is optional; an absent field is the module's own default (named where
+ * it is used). The values are already checked (whole numbers in range); a consumer never
+ * re-validates them. The environment left to a run (`RunEnv`) still carries the variables, so a
+ * child agent-block process the run starts reads them at its own edge.
+ */
+
+/** A log threshold (`AGENT_BLOCK_LOG`): `off` writes nothing. */
+export type SettingsLogLevel = "debug" | "info" | "warn" | "error" | "off";
+
+/** What one run is configured with, beyond its request's own fields. */
+export interface RunSettings {
+  /** The logger's threshold (`AGENT_BLOCK_LOG`; default info). */
+  logLevel?: SettingsLogLevel;
+  /** Downgrade the seal check to warnings (`AGENT_BLOCK_UNSEAL=1`). */
+  unseal?: boolean;
+  /** Grace between SIGTERM and SIGKILL for the run's process groups, ms (`AGENT_BLOCK_TASK_GRACE_MS`; default 1000). */
+  taskGraceMs?: number;
+  /**
+   * Lines the edge's parse has to say (a malformed setting that falls back to its default, such
+   * as an unknown log level): the run writes each as a warning of its logger when it starts.
+   */
+  warnings?: string[];
+}
+
+/** The settings of a run for which the edge read nothing: every default. */
+export const NO_SETTINGS: Readonly<RunSettings> = Object.freeze({});
