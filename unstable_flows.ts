@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { settingsFromEnv } from "./src/config/env_settings.ts";
+import { flowPaths, settingsFromEnv } from "./src/config/env_settings.ts";
 import {
   type FlowEdge,
   type FlowOptions,
@@ -46,6 +46,7 @@ const FLOW_EDGE: FlowEdge = {
   runner: () => new InProcessRunner({ envSettings: settingsFromEnv }),
   env: () => Deno.env.toObject(),
   cwd: () => Deno.cwd(),
+  paths: flowPaths,
 };
 
 /**

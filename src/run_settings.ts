@@ -28,6 +28,26 @@ export interface RunSettings {
   /** Grace between SIGTERM and SIGKILL for the run's process groups, ms (`AGENT_BLOCK_TASK_GRACE_MS`; default 1000). */
   taskGraceMs?: number;
   /**
+   * Store paths from the environment (`AGENT_BLOCK_KV_PATH`, `_SQL_PATH`, `_TS_PATH`,
+   * `_KNL_PATH`; `:memory:` included): a path the request gives typed (`RunSpec.stores`) wins.
+   */
+  stores?: { kv?: string; sql?: string; ts?: string; kernel?: string };
+  /** `$AGENT_BLOCK_HOME` (absent: the run's `home`, else `<user home>/.agent-block`). */
+  home?: string;
+  /** The kernel's commit window, ms (`AGENT_BLOCK_KNL_COMMIT_MS`, 0 to 60000; default 5: `src/knl/commit_window.ts`). */
+  knlCommitMs?: number;
+  /** The kernel's busy timeout, ms (`AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`; default 30 s: `src/knl/busy_timeout.ts`). */
+  knlBusyTimeoutMs?: number;
+  /** The kv/sql/ts stores' busy timeout, ms (`AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`; default 5000). */
+  sqlBusyTimeoutMs?: number;
+  /** Default `max_response_bytes` of the run's model requests (`AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`). */
+  llmMaxResponseBytes?: number;
+  /**
+   * The sandbox's TCP is off for this run (`AGENT_BLOCK_SANDBOX_TCP` spelt off): a connection
+   * refused with `EACCES` is then the sandbox's doing, and the model face's error says so.
+   */
+  sandboxTcpOff?: boolean;
+  /**
    * Lines the edge's parse has to say (a malformed setting that falls back to its default, such
    * as an unknown log level): the run writes each as a warning of its logger when it starts.
    */

@@ -13,7 +13,7 @@
  * or compile errors (the file, the JSON pointer or line, and what was expected); 75 a step is
  * waiting for an answer (`flow resume RUN --answer JSON`).
  */
-import { settingsFromEnv } from "../config/env_settings.ts";
+import { settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
 import { isAbsolute, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
@@ -124,7 +124,7 @@ function edgeOf(v: ParsedValues): Edge {
     home: agentBlockHome(edge.env, edge.cwd),
     storePath: store !== undefined
       ? storePathFrom(edge.cwd, store)
-      : defaultStorePath(projectRoot, (k) => edge.env[k]),
+      : defaultStorePath(projectRoot, storePathsFromEnv(edge.env).kernel),
   };
 }
 

@@ -23,8 +23,7 @@
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
-import { settingsFromEnv } from "../config/env_settings.ts";
-import { logLevelFromEnv } from "../config/env_settings.ts";
+import { flowPaths, logLevelFromEnv, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
@@ -274,7 +273,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const expose = s.expose ?? exposeOf(edge.env.AGENT_BLOCK_MCP_EXPOSE, "AGENT_BLOCK_MCP_EXPOSE") ??
     "run_block";
   // Every served call is a kernel session in the project's log (src/mcp_server/call_record.ts).
-  const record = new CallRecorder(projectRoot, edge.env, log);
+  const record = new CallRecorder(projectRoot, storePathsFromEnv(edge.env).kernel, log);
   const opts: BlockServerOptions = {
     record,
     projectRoot,
@@ -292,6 +291,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     flowRunner: sandbox
       ? runner
       : new InProcessRunner({ envSettings: settingsFromEnv, stdout: writeStderr, stderr: writeStderr }),
+    flowPaths,
     jobs: s.serveUrl !== undefined
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
       : undefined,

@@ -24,7 +24,7 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
-import { settingsFromEnv } from "../config/env_settings.ts";
+import { flowPaths, settingsFromEnv } from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -252,6 +252,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       projectRoot,
       home,
       env,
+      flowPaths,
       telemetry: telemetryFromEnv(env),
       record,
       runner,

@@ -13,7 +13,7 @@
  * included, as under `serve`), each loading its project's `.env` itself; flow jobs' steps run in
  * this process.
  */
-import { settingsFromEnv } from "../config/env_settings.ts";
+import { flowPaths, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
 import { basename, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -124,6 +124,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
     projects,
     home,
     env,
+    knlPathOf: (e) => storePathsFromEnv(e).kernel,
+    flowPaths,
     runner,
     flowRunner: new InProcessRunner({
       envSettings: settingsFromEnv,

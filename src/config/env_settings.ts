@@ -13,13 +13,24 @@
  *   empty is info; anything else is info with a warning naming the value (written by the run's
  *   logger when it starts, as before);
  * - `AGENT_BLOCK_UNSEAL`: exactly `1` downgrades the seal check;
- * - `AGENT_BLOCK_TASK_GRACE_MS`: a whole number of ms (`wholeMilliseconds`).
+ * - `AGENT_BLOCK_TASK_GRACE_MS`: a whole number of ms (`wholeMilliseconds`);
+ * - `AGENT_BLOCK_KV_PATH`, `_SQL_PATH`, `_TS_PATH`, `_KNL_PATH`, `AGENT_BLOCK_HOME`: a path when
+ *   set and not blank (resolved by the run: the stores against its cwd, the kernel against its
+ *   project root);
+ * - `AGENT_BLOCK_KNL_COMMIT_MS` (0 to 60000), `AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`,
+ *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`: whole numbers of ms;
+ * - `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`: a positive whole number of bytes;
+ * - `AGENT_BLOCK_SANDBOX_TCP`: off when `0`, `false`, `no` or `off` (any case, spaces ignored).
  *
  * Errors: a numeric variable that is set but malformed throws the `RangeError` of
  * `wholeMilliseconds` (naming the variable and the value); a runner turns it into a run that
  * never started (`raised`, code `config`, exit 1).
  */
+import { join } from "node:path";
 import { wholeMilliseconds } from "../run_env.ts";
+import { userHome } from "../home.ts";
+import { MAX_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
+import { MAX_BUSY_TIMEOUT_MS } from "../knl/busy_timeout.ts";
 import type { RunSettings, SettingsLogLevel } from "../run_settings.ts";
 
 /** A run environment: a plain record, or anything with `get` (a `RunEnv`, a `Map` in a test). */
@@ -66,8 +77,76 @@ export function settingsFromEnv(env: EnvSource): RunSettings {
   if (nonBlank(e.get("AGENT_BLOCK_TASK_GRACE_MS"))) {
     out.taskGraceMs = wholeMilliseconds(e, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
   }
+  const stores = storePathsFromEnv(e);
+  if (Object.keys(stores).length) out.stores = stores;
+  const home = e.get("AGENT_BLOCK_HOME");
+  if (nonBlank(home)) out.home = home;
+  const ms = (name: string, max?: number) =>
+    nonBlank(e.get(name)) ? wholeMilliseconds(e, name, 0, max) : undefined;
+  const put = <K extends keyof RunSettings>(k: K, v: RunSettings[K] | undefined) => {
+    if (v !== undefined) out[k] = v;
+  };
+  put("knlCommitMs", ms("AGENT_BLOCK_KNL_COMMIT_MS", MAX_COMMIT_WINDOW_MS));
+  put("knlBusyTimeoutMs", ms("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS", MAX_BUSY_TIMEOUT_MS));
+  put("sqlBusyTimeoutMs", ms("AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS"));
+  const rawBytes = e.get("AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES");
+  if (nonBlank(rawBytes)) {
+    const n = Number(rawBytes);
+    if (!Number.isInteger(n) || n <= 0) {
+      throw new RangeError(
+        `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES must be a positive whole number of bytes, got '${rawBytes}'`,
+      );
+    }
+    out.llmMaxResponseBytes = n;
+  }
+  if (isOff(e.get("AGENT_BLOCK_SANDBOX_TCP"))) out.sandboxTcpOff = true;
   if (warnings.length) out.warnings = warnings;
   return out;
+}
+
+/**
+ * The store paths `env` names (`AGENT_BLOCK_KV_PATH`, `_SQL_PATH`, `_TS_PATH`, `_KNL_PATH`; set
+ * and not blank). Never throws: for an edge that needs only a path (`knl`, `flow`, the MCP
+ * server's call record).
+ */
+export function storePathsFromEnv(env: EnvSource): NonNullable<RunSettings["stores"]> {
+  const e = view(env);
+  const stores: NonNullable<RunSettings["stores"]> = {};
+  for (const [kind, name] of STORE_PATH_VARS) {
+    const v = e.get(name);
+    if (nonBlank(v)) stores[kind] = v;
+  }
+  return stores;
+}
+
+/**
+ * `$AGENT_BLOCK_HOME` of `env` when set and not blank, else `<user home>/.agent-block` (the
+ * user's home: HOME, USERPROFILE, else `fallback`, the working directory the edge resolved).
+ */
+export function agentBlockHome(env: EnvSource, fallback: string): string {
+  const v = view(env).get("AGENT_BLOCK_HOME");
+  return v && v.trim() ? v : join(userHome(view(env), fallback), ".agent-block");
+}
+
+/** The home and kernel paths `env` names, for flows (`FlowEdge.paths`). Never throws. */
+export function flowPaths(env: EnvSource, cwd: string): { home: string; kernel?: string } {
+  const kernel = storePathsFromEnv(env).kernel;
+  const home = agentBlockHome(env, cwd);
+  return kernel !== undefined ? { home, kernel } : { home };
+}
+
+/** The variables naming the stores' files. */
+export const STORE_PATH_VARS: readonly [keyof NonNullable<RunSettings["stores"]>, string][] = [
+  ["kv", "AGENT_BLOCK_KV_PATH"],
+  ["sql", "AGENT_BLOCK_SQL_PATH"],
+  ["ts", "AGENT_BLOCK_TS_PATH"],
+  ["kernel", "AGENT_BLOCK_KNL_PATH"],
+];
+
+/** `0`, `false`, `no` or `off`, any case, surrounding spaces ignored. */
+function isOff(v: string | undefined): boolean {
+  const t = v?.trim().toLowerCase();
+  return t === "0" || t === "false" || t === "no" || t === "off";
 }
 
 function nonBlank(v: string | undefined): v is string {

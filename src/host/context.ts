@@ -48,8 +48,9 @@ export interface RunContext {
   /** Labels of the run (`--label k=v`). */
   labels: Record<string, string>;
   /**
-   * Store paths the run was given typed (`RunRequest.stores`); a path absent here falls back to
-   * the run environment's `AGENT_BLOCK_*_PATH`, then the default. Optional for contexts made by hand.
+   * Store paths of the run: the typed ones (`RunRequest.stores`) over those the edge read from
+   * `AGENT_BLOCK_*_PATH` (`settings.stores`); a path absent here is the default. Optional for
+   * contexts made by hand.
    */
   stores?: Readonly<{ kv?: string; sql?: string; ts?: string; kernel?: string }>;
   /** Writes to the script's standard output (`print`, `io.write`). */

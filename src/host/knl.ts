@@ -51,7 +51,8 @@ import { stringifyJson } from "../json/codec.ts";
 import { LuaMulti, NullsAsNil } from "../json/values.ts";
 import { type EventRow, type EventStore, type NewEvent, openStore } from "../knl/store.ts";
 import { EventWriter } from "../knl/writer.ts";
-import { busyTimeoutMs, commitWindowMs } from "./knl_settings.ts";
+import { DEFAULT_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../knl/busy_timeout.ts";
 import { envValue, type EnvView } from "../home.ts";
 import { correlationIds } from "../correlation.ts";
 import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
@@ -112,14 +113,14 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     return s;
   };
 
-  // The run's settings, read from its environment when it opens a store (the busy timeout is
+  // The run's settings (parsed at the edge), given to each writer when it opens a store (the busy timeout is
   // also the connection's when this run is the first in the process to open the file).
   // A watched run's writers hand every commit to its observer (`src/obs/run_events.ts`).
   const observe = run.observe;
   const onCommit = observe && ((rows: readonly EventRow[]) => observe({ type: "events", rows }));
   const settings = () => ({
-    commitWindowMs: commitWindowMs(run.env),
-    busyTimeoutMs: busyTimeoutMs(run.env),
+    commitWindowMs: run.settings.knlCommitMs ?? DEFAULT_COMMIT_WINDOW_MS,
+    busyTimeoutMs: run.settings.knlBusyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
     onCommit,
   });
   const writerFor = (path: string): EventWriter => {
@@ -140,7 +141,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       const typed = run.stores?.kernel;
       const path = typed !== undefined
         ? storePathFrom(run.projectRoot, typed)
-        : defaultStorePath(run.projectRoot, (k) => run.env.get(k));
+        : defaultStorePath(run.projectRoot);
       const w = writerFor(path);
       const stateDir = join(run.projectRoot, ".agent-block");
       if (!ignoring && dirname(path) === stateDir) ignoreLocalState(stateDir); // `git status` stays clean

@@ -87,6 +87,8 @@ export interface FlowToolOptions {
   env: Readonly<Record<string, string>>;
   /** Runs the flows' block steps. */
   flowRunner: BlockRunner;
+  /** The edge's reading of the home and kernel paths an environment names (`FlowEdge.paths`). */
+  flowPaths: FlowEdge["paths"];
 }
 
 /** Runs one `tools/call` of `run_flow`. */
@@ -108,6 +110,7 @@ export async function callRunFlow(
     runner: () => opts.flowRunner,
     env: () => ({ ...opts.env }),
     cwd: () => opts.projectRoot,
+    paths: opts.flowPaths,
   };
   const base = { projectRoot: opts.projectRoot, signal };
   try {

@@ -22,7 +22,7 @@
  * `raised` (code `config` when it never started); `cancelled` is a cancel from outside
  * (`spec.signal`).
  */
-import { basename, dirname, isAbsolute, normalize, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, normalize, resolve } from "node:path";
 import { type EngineLimits, LuaEngine } from "../lua/engine.ts";
 import prelude from "../lua/prelude.lua" with { type: "text" };
 import { installCore } from "../host/core.ts";
@@ -32,7 +32,7 @@ import type { BusHost } from "../host/bus.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
-import { agentBlockHome } from "../home.ts";
+import { userHome } from "../home.ts";
 import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv } from "../run_env.ts";
 import { NO_SETTINGS, type RunSettings } from "../run_settings.ts";
@@ -61,11 +61,11 @@ export interface RunSpec {
    * against it. Default: the project root.
    */
   cwd?: string;
-  /** `$AGENT_BLOCK_HOME`; defaults to the run environment's, then `~/.agent-block`. */
+  /** `$AGENT_BLOCK_HOME`; defaults to `settings.home`, then `<user home>/.agent-block`. */
   home?: string;
   /**
-   * Paths of the kv, sql, ts and kernel stores (typed: they win over the run environment's
-   * `AGENT_BLOCK_*_PATH`, and the block does not see them as variables).
+   * Paths of the kv, sql, ts and kernel stores (typed: they win over `settings.stores`, the
+   * edge's reading of `AGENT_BLOCK_*_PATH`, and the block does not see them as variables).
    */
   stores?: RunContext["stores"];
   /** `_PROMPT` (absent when undefined). */
@@ -216,7 +216,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   let outcome: Outcome | undefined;
   const graceMs = spec.graceMs ?? settings.taskGraceMs ?? 1000;
   const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m) });
-  const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
+  const home = resolve(cwd, spec.home ?? settings.home ?? join(userHome(env, cwd), ".agent-block"));
   const run: RunContext = {
     env,
     settings,
@@ -228,7 +228,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     script: script.ref,
     home,
     labels: spec.labels ?? {},
-    stores: spec.stores ?? {},
+    stores: mergedStores(settings.stores, spec.stores),
     stdout,
     stderr,
     log,
@@ -340,6 +340,16 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     await procs.endAll();
     engine?.close();
   }
+}
+
+/** The stores' paths: the edge's (`AGENT_BLOCK_*_PATH`) overridden field by field by the typed ones. */
+function mergedStores(
+  fromEnv: RunSettings["stores"],
+  typed: RunSpec["stores"],
+): NonNullable<RunContext["stores"]> {
+  const out: Record<string, string> = { ...fromEnv };
+  for (const [k, v] of Object.entries(typed ?? {})) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /**

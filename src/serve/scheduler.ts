@@ -53,7 +53,7 @@ import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import { writeAtomic } from "../util/fs.ts";
 import { RunTally } from "../runner/tally.ts";
-import { runFlowJob } from "./flow_job.ts";
+import { type FlowJobRun, runFlowJob } from "./flow_job.ts";
 import { sandboxRequested } from "../config/settings.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
 import type { QueueDispatch, QueueReport } from "./queue_dispatch.ts";
@@ -73,6 +73,8 @@ export interface SchedulerOptions {
   home: string;
   /** The environment every run starts from (the manager's own). */
   env: Readonly<Record<string, string>>;
+  /** The edge's reading of the home and kernel paths of a flow job's environment (`FlowEdge.paths`). */
+  flowPaths?: FlowJobRun["paths"];
   /** OpenTelemetry export of every run (the manager's `OTEL_*`, parsed at its edge); absent: none. */
   telemetry?: TelemetrySettings;
   record: ServeRecord;
@@ -488,6 +490,7 @@ export class Scheduler {
       init: job.init,
       projectRoot: this.#o.projectRoot,
       env: this.#o.env,
+      paths: this.#o.flowPaths,
       runner,
       timeoutMs: job.timeoutMs,
       signal,
