@@ -48,10 +48,33 @@ export interface RunSettings {
    */
   sandboxTcpOff?: boolean;
   /**
+   * The mesh's credentials and switches, from the environment: used only by a run with a relay
+   * (`RunRequest.mesh`). Each is set only when its variable is set and not empty.
+   */
+  mesh?: MeshSettings;
+  /**
    * Lines the edge's parse has to say (a malformed setting that falls back to its default, such
    * as an unknown log level): the run writes each as a warning of its logger when it starts.
    */
   warnings?: string[];
+}
+
+/** What the environment says about the mesh (see `src/host/mesh_open.ts`). */
+export interface MeshSettings {
+  /** The secret key, 64 hex characters (`AGENT_BLOCK_MESH_SECRET_KEY`; `--secret-key` wins). */
+  secretKey?: string;
+  /** A NATS `.creds` file, relative to the run's cwd (`AGENT_BLOCK_NATS_CREDS`). */
+  natsCredsFile?: string;
+  /** A file holding a NATS nkey seed (`AGENT_BLOCK_NATS_NKEY`). */
+  natsNkeyFile?: string;
+  /** A NATS token (`AGENT_BLOCK_NATS_TOKEN`). */
+  natsToken?: string;
+  /** A file holding a NATS token (`AGENT_BLOCK_NATS_TOKEN_FILE`). */
+  natsTokenFile?: string;
+  /** The PEM file of the CA a NATS server's certificate chains to (`AGENT_BLOCK_NATS_TLS_CA`). */
+  natsTlsCaFile?: string;
+  /** Put payloads into the kernel's mesh records (`AGENT_BLOCK_MESH_RECORD_PAYLOADS=1`). */
+  recordPayloads?: boolean;
 }
 
 /** The settings of a run for which the edge read nothing: every default. */

@@ -20,7 +20,10 @@
  * - `AGENT_BLOCK_KNL_COMMIT_MS` (0 to 60000), `AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`,
  *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`: whole numbers of ms;
  * - `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`: a positive whole number of bytes;
- * - `AGENT_BLOCK_SANDBOX_TCP`: off when `0`, `false`, `no` or `off` (any case, spaces ignored).
+ * - `AGENT_BLOCK_SANDBOX_TCP`: off when `0`, `false`, `no` or `off` (any case, spaces ignored);
+ * - the mesh's `AGENT_BLOCK_MESH_SECRET_KEY`, `AGENT_BLOCK_NATS_CREDS`, `_NKEY`, `_TOKEN`,
+ *   `_TOKEN_FILE`, `_TLS_CA` (when set and not empty; files are read by the run, against its cwd,
+ *   only when it joins a mesh) and `AGENT_BLOCK_MESH_RECORD_PAYLOADS` (exactly `1`).
  *
  * Errors: a numeric variable that is set but malformed throws the `RangeError` of
  * `wholeMilliseconds` (naming the variable and the value); a runner turns it into a run that
@@ -31,7 +34,7 @@ import { wholeMilliseconds } from "../run_env.ts";
 import { userHome } from "../home.ts";
 import { MAX_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
 import { MAX_BUSY_TIMEOUT_MS } from "../knl/busy_timeout.ts";
-import type { RunSettings, SettingsLogLevel } from "../run_settings.ts";
+import type { MeshSettings, RunSettings, SettingsLogLevel } from "../run_settings.ts";
 
 /** A run environment: a plain record, or anything with `get` (a `RunEnv`, a `Map` in a test). */
 export type EnvSource = Readonly<Record<string, string>> | { get(name: string): string | undefined };
@@ -100,6 +103,13 @@ export function settingsFromEnv(env: EnvSource): RunSettings {
     out.llmMaxResponseBytes = n;
   }
   if (isOff(e.get("AGENT_BLOCK_SANDBOX_TCP"))) out.sandboxTcpOff = true;
+  const mesh: MeshSettings = {};
+  for (const [field, name] of MESH_VARS) {
+    const v = e.get(name);
+    if (v !== undefined && v !== "") mesh[field] = v;
+  }
+  if (e.get("AGENT_BLOCK_MESH_RECORD_PAYLOADS") === "1") mesh.recordPayloads = true;
+  if (Object.keys(mesh).length) out.mesh = mesh;
   if (warnings.length) out.warnings = warnings;
   return out;
 }
@@ -134,6 +144,16 @@ export function flowPaths(env: EnvSource, cwd: string): { home: string; kernel?:
   const home = agentBlockHome(env, cwd);
   return kernel !== undefined ? { home, kernel } : { home };
 }
+
+/** The mesh's string settings and their variables. */
+const MESH_VARS: [Exclude<keyof MeshSettings, "recordPayloads">, string][] = [
+  ["secretKey", "AGENT_BLOCK_MESH_SECRET_KEY"],
+  ["natsCredsFile", "AGENT_BLOCK_NATS_CREDS"],
+  ["natsNkeyFile", "AGENT_BLOCK_NATS_NKEY"],
+  ["natsToken", "AGENT_BLOCK_NATS_TOKEN"],
+  ["natsTokenFile", "AGENT_BLOCK_NATS_TOKEN_FILE"],
+  ["natsTlsCaFile", "AGENT_BLOCK_NATS_TLS_CA"],
+];
 
 /** The variables naming the stores' files. */
 export const STORE_PATH_VARS: readonly [keyof NonNullable<RunSettings["stores"]>, string][] = [

@@ -36,7 +36,8 @@
  * `mesh_request` (a request went out), `mesh_reply` (its reply came, or it failed) and
  * `mesh_received` (another agent's message arrived) are appended to the innermost one, with
  * the peer, the transport, byte sizes and (for finished calls) `ms`, `ok` and `error` — never the
- * payload, unless the run sets `AGENT_BLOCK_MESH_RECORD_PAYLOADS=1`.
+ * payload, unless the run's settings say so (`settings.mesh.recordPayloads`: the edge read
+ * `AGENT_BLOCK_MESH_RECORD_PAYLOADS=1`).
  */
 import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.ts";
 import { type Args, LuaArgError } from "../lua/args.ts";
@@ -48,9 +49,6 @@ import { MeshError, type MeshHandler, type MeshTransport } from "../clients/mesh
 
 /** The four functions of the face. */
 export const MESH_FUNCTIONS = ["send", "request", "on", "agent_id"] as const;
-
-/** The run's variable that puts payloads into the kernel's mesh records. */
-export const RECORD_PAYLOADS_VAR = "AGENT_BLOCK_MESH_RECORD_PAYLOADS";
 
 /** The error every function raises in a run without `--relay`. */
 export function notConnected(name: string): LuaErrorTable {
@@ -190,7 +188,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
 type Recorder = (kind: string, data: Record<string, unknown>, payload?: unknown) => void;
 
 function recorder(run: RunContext, kind: MeshTransport["kind"]): Recorder {
-  const withPayloads = run.env.get(RECORD_PAYLOADS_VAR) === "1";
+  const withPayloads = run.settings.mesh?.recordPayloads === true;
   return (what, data, payload) => {
     const rec = run.recordTraffic;
     if (!rec) return;

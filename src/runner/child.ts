@@ -141,7 +141,11 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     try {
       const env = { ...request.env };
       for (const k of HOST_CREDENTIALS) delete env[k];
-      text = requestToJson({ ...request, env, cwd, sandbox: sandboxed || undefined });
+      // the mesh key the edge read is a host credential too: the child does not get it
+      const settings = request.settings?.mesh?.secretKey !== undefined
+        ? { ...request.settings, mesh: { ...request.settings.mesh, secretKey: undefined } }
+        : request.settings;
+      text = requestToJson({ ...request, env, cwd, settings, sandbox: sandboxed || undefined });
     } catch (e) {
       return end(failed(`the request cannot be sent to a child: ${(e as Error).message}`));
     }

@@ -19,8 +19,12 @@
  * - `sandbox`: a boolean;
  * - `correlation`: `{"trace_id", "parent_span", "run_id", "agent_id", "agent_name",
  *   "parent_session", "step_key"}`, strings;
- * - `settings`: `{"log_level", "unseal", "task_grace_ms", "warnings"}` (`RunSettings`: a level name,
- *   a boolean, a whole number of ms, an array of strings);
+ * - `settings` (`RunSettings`, what the edge parsed from `AGENT_BLOCK_*` variables):
+ *   `{"log_level", "unseal", "task_grace_ms", "home", "knl_commit_ms", "knl_busy_timeout_ms",
+ *   "sql_busy_timeout_ms", "llm_max_response_bytes", "sandbox_tcp_off", "warnings", "stores",
+ *   "mesh"}` — a level name, booleans, whole numbers of ms, a positive integer, a path, an array
+ *   of strings, `{"kv", "sql", "ts", "kernel"}` and `{"secret_key", "nats_creds_file",
+ *   "nats_nkey_file", "nats_token", "nats_token_file", "nats_tls_ca_file", "record_payloads"}`;
  * - `telemetry`: `{"traces_endpoint", "metrics_endpoint"?, "protocol", "headers"?, "timeout_ms",
  *   "service_name", "resource_attributes"?, "capture_content"?}` (`TelemetrySettings`).
  *
@@ -31,6 +35,7 @@
  * checks what it writes with the same parser: it never writes a request the reader refuses.
  */
 import type { JsonValue } from "../json/codec.ts";
+import type { MeshSettings } from "../run_settings.ts";
 import type {
   Correlation,
   RunRequest,
@@ -139,21 +144,51 @@ export function requestToObject(request: RunRequest): Record<string, unknown> {
   return out;
 }
 
+/** `RunSettings`' fields, their JSON names and kinds (`whole`: a whole number from 0 to the bound). */
+const SETTINGS: [keyof RunSettings, string, "level" | "bool" | "whole" | "positive" | "path" | "list"][] = [
+  ["logLevel", "log_level", "level"],
+  ["unseal", "unseal", "bool"],
+  ["taskGraceMs", "task_grace_ms", "whole"],
+  ["home", "home", "path"],
+  ["knlCommitMs", "knl_commit_ms", "whole"],
+  ["knlBusyTimeoutMs", "knl_busy_timeout_ms", "whole"],
+  ["sqlBusyTimeoutMs", "sql_busy_timeout_ms", "whole"],
+  ["llmMaxResponseBytes", "llm_max_response_bytes", "positive"],
+  ["sandboxTcpOff", "sandbox_tcp_off", "bool"],
+  ["warnings", "warnings", "list"],
+];
+/** `MeshSettings`' string fields and their JSON names. */
+const MESH_SETTINGS: [Exclude<keyof MeshSettings, "recordPayloads">, string][] = [
+  ["secretKey", "secret_key"],
+  ["natsCredsFile", "nats_creds_file"],
+  ["natsNkeyFile", "nats_nkey_file"],
+  ["natsToken", "nats_token"],
+  ["natsTokenFile", "nats_token_file"],
+  ["natsTlsCaFile", "nats_tls_ca_file"],
+];
+const LOG_LEVELS = ["debug", "info", "warn", "error", "off"];
+const MAX_MS = 2_147_483_647;
+
 /** The JSON object of `settings` (only the fields set). */
 function settingsToObject(s: RunSettings): Record<string, unknown> {
   const o: Record<string, unknown> = {};
-  for (const [ts, json] of SETTINGS) if (s[ts] !== undefined) o[json] = s[ts];
-  if (s.warnings !== undefined) o.warnings = [...s.warnings];
+  for (const [ts, json] of SETTINGS) {
+    const v = s[ts];
+    if (v !== undefined) o[json] = Array.isArray(v) ? [...v] : v;
+  }
+  if (s.stores) {
+    const st: Record<string, string> = {};
+    for (const k of STORES) if (s.stores[k] !== undefined) st[k] = s.stores[k]!;
+    o.stores = st;
+  }
+  if (s.mesh) {
+    const m: Record<string, unknown> = {};
+    for (const [ts, json] of MESH_SETTINGS) if (s.mesh[ts] !== undefined) m[json] = s.mesh[ts];
+    if (s.mesh.recordPayloads !== undefined) m.record_payloads = s.mesh.recordPayloads;
+    o.mesh = m;
+  }
   return o;
 }
-
-/** `RunSettings`' scalar fields and their JSON names. */
-const SETTINGS: [Exclude<keyof RunSettings, "warnings">, string][] = [
-  ["logLevel", "log_level"],
-  ["unseal", "unseal"],
-  ["taskGraceMs", "task_grace_ms"],
-];
-const LOG_LEVELS = ["debug", "info", "warn", "error", "off"];
 
 /**
  * The request file's text for `request` (one line, trailing newline).
@@ -427,17 +462,46 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
 }
 
 function settingsFromObject(f: Fields): RunSettings {
-  f.only([...SETTINGS.map(([, j]) => j), "warnings"]);
-  const s: RunSettings = {};
-  const level = f.oneOf("log_level", LOG_LEVELS);
-  if (level !== undefined) s.logLevel = level as RunSettings["logLevel"];
-  const unseal = f.bool("unseal");
-  if (unseal !== undefined) s.unseal = unseal;
-  const grace = f.whole("task_grace_ms", 2_147_483_647);
-  if (grace !== undefined) s.taskGraceMs = grace;
-  const warnings = f.stringList("warnings");
-  if (warnings !== undefined) s.warnings = warnings;
-  return s;
+  f.only([...SETTINGS.map(([, j]) => j), "stores", "mesh"]);
+  const s: Record<string, unknown> = {};
+  for (const [ts, json, kind] of SETTINGS) {
+    const v = kind === "level"
+      ? f.oneOf(json, LOG_LEVELS)
+      : kind === "bool"
+      ? f.bool(json)
+      : kind === "whole"
+      ? f.whole(json, ts === "knlCommitMs" ? 60_000 : MAX_MS)
+      : kind === "positive"
+      ? f.positive(json, true)
+      : kind === "path"
+      ? f.str(json, true)
+      : f.stringList(json);
+    if (v !== undefined) s[ts] = v;
+  }
+  const out = s as RunSettings;
+  const st = f.sub("stores");
+  if (st) {
+    st.only(STORES);
+    const stores: RunStores = {};
+    for (const k of STORES) {
+      const v = st.str(k, true);
+      if (v !== undefined) stores[k] = v;
+    }
+    out.stores = stores;
+  }
+  const mf = f.sub("mesh");
+  if (mf) {
+    mf.only([...MESH_SETTINGS.map(([, j]) => j), "record_payloads"]);
+    const mesh: MeshSettings = {};
+    for (const [ts, json] of MESH_SETTINGS) {
+      const v = mf.str(json, true);
+      if (v !== undefined) mesh[ts] = v;
+    }
+    const rp = mf.bool("record_payloads");
+    if (rp !== undefined) mesh.recordPayloads = rp;
+    out.mesh = mesh;
+  }
+  return out;
 }
 
 /**

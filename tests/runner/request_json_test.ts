@@ -41,6 +41,22 @@ const FULL: RunRequest = {
     logLevel: "debug",
     unseal: true,
     taskGraceMs: 0,
+    home: "/srv/ab-home",
+    knlCommitMs: 60_000,
+    knlBusyTimeoutMs: 1500,
+    sqlBusyTimeoutMs: 0,
+    llmMaxResponseBytes: 1024,
+    sandboxTcpOff: true,
+    stores: { kv: ":memory:", kernel: "k.sqlite" },
+    mesh: {
+      secretKey: "cd".repeat(32),
+      natsCredsFile: "a.creds",
+      natsNkeyFile: "n.seed",
+      natsToken: "t",
+      natsTokenFile: "t.txt",
+      natsTlsCaFile: "ca.pem",
+      recordPayloads: true,
+    },
     warnings: ["AGENT_BLOCK_LOG must be one of debug, info, warn, error, off; got 'x' (using info)"],
   },
   telemetry: {
@@ -102,6 +118,14 @@ Deno.test("request JSON: the parser names the file and the field", () => {
   );
   bad({ settings: { warnings: [1] } }, /field 'settings\.warnings' must be an array of strings/);
   bad({ settings: { grace: 1 } }, /unknown field 'settings\.grace'/);
+  bad(
+    { settings: { knl_commit_ms: 60_001 } },
+    /field 'settings\.knl_commit_ms' must be a whole number from 0 to 60000/,
+  );
+  bad(
+    { settings: { mesh: { nats_token: 5 } } },
+    /field 'settings\.mesh\.nats_token' must be a string, got 5/,
+  );
   const t = {
     traces_endpoint: "http://c/v1/traces",
     protocol: "http/json",
