@@ -29,7 +29,7 @@ import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment, edgeEnvironmentWithoutHostCredentials, edgeProcessEnv } from "./environment.ts";
-import { sandboxRequested } from "../config/settings.ts";
+import { sandboxRequested } from "../config/env_settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";

@@ -24,7 +24,7 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
-import { flowPaths, settingsFromEnv } from "../config/env_settings.ts";
+import { flowPaths, sandboxRequested, settingsFromEnv } from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -265,6 +265,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       maxLive: s.maxLive,
       log: say,
       sandboxedBefore: record.sandboxedBefore(projectRoot),
+      sandbox: sandboxRequested(env.AGENT_BLOCK_SANDBOX),
       queue,
       startOnTickOnly: s.startOnTickOnly,
     },

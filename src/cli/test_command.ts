@@ -28,7 +28,7 @@ import { InProcessRunner } from "../runner/in_process.ts";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
-import { refuseSandbox } from "../config/settings.ts";
+import { refuseSandbox } from "../config/env_settings.ts";
 import { isDir, isFile } from "../util/fs.ts";
 import { displayPath } from "../modules/resolver.ts";
 import type { Outcome } from "../outcome.ts";

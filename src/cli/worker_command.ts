@@ -13,7 +13,7 @@
  * included, as under `serve`), each loading its project's `.env` itself; flow jobs' steps run in
  * this process.
  */
-import { flowPaths, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
+import { flowPaths, sandboxRequested, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
 import { basename, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -115,7 +115,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
   }
   const procs = new ProcessGroups(1000, env, { warn: (m) => say(`warning: ${m}`) });
   const stop = new AbortController();
-  const runner = new ChildRunner({ procs, stderr: writeStderr, passCredentials: true });
+  const runner = new ChildRunner({
+    procs,
+    stderr: writeStderr,
+    passCredentials: true,
+    sandbox: sandboxRequested(env.AGENT_BLOCK_SANDBOX) || undefined, // the worker's runs get its environment
+  });
   const worker = new QueueWorker({
     handles,
     queues,

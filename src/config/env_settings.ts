@@ -25,12 +25,29 @@
  *   `_TOKEN_FILE`, `_TLS_CA` (when set and not empty; files are read by the run, against its cwd,
  *   only when it joins a mesh) and `AGENT_BLOCK_MESH_RECORD_PAYLOADS` (exactly `1`).
  *
+ * - the run command's knobs (`resolveRunSettings`: `AGENT_BLOCK_CPU_LIMIT_SECS`,
+ *   `AGENT_BLOCK_MEMORY_LIMIT_MB`, `AGENT_BLOCK_MCP_TIMEOUT_SECS`, positive numbers, and the switch
+ *   `AGENT_BLOCK_PROGRESS`: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`; an empty value is
+ *   unset; a bad one is an `AgentBlockError` naming the variable, read only when no flag gives
+ *   the knob). `prompt`, `context`, `result`, `outcome` and `events` have no variable: they are
+ *   what ONE run is, and an inherited variable would hand a child run its parent's prompt and
+ *   result file (or have it write into its parent's event stream);
+ * - `AGENT_BLOCK_SANDBOX` (`sandboxRequested`): off is unset, empty, `0`, `false`, `no` or `off`
+ *   (any case, surrounding spaces ignored: the spellings `AGENT_BLOCK_SANDBOX_TCP` reads as off),
+ *   anything else asks for the sandbox. The edge hands such a run to the sandbox launcher (or
+ *   tells its runner: `ChildRunner`'s `sandbox`, `serve`'s `sandbox`); `refuseSandbox` stops a
+ *   command that does not run under it (`agent-block test`) rather than run it unconfined
+ *   (`AgentBlockError`, exit 1).
+ *
  * Errors: a numeric variable that is set but malformed throws the `RangeError` of
  * `wholeMilliseconds` (naming the variable and the value); a runner turns it into a run that
  * never started (`raised`, code `config`, exit 1).
  */
 import { join } from "node:path";
 import { wholeMilliseconds } from "../run_env.ts";
+import { AgentBlockError } from "../errors.ts";
+import { kind, type LayeredRunSettings, positive, type RunFlags } from "./settings.ts";
+import type { RunConfig } from "./run_config.ts";
 import { userHome } from "../home.ts";
 import { MAX_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
 import { MAX_BUSY_TIMEOUT_MS } from "../knl/busy_timeout.ts";
@@ -171,4 +188,75 @@ function isOff(v: string | undefined): boolean {
 
 function nonBlank(v: string | undefined): v is string {
   return v !== undefined && v.trim() !== "";
+}
+
+// --- the run command's layering (config < environment < flags) and the sandbox switch ---
+
+function envNumber(env: Readonly<Record<string, string>>, name: string, integer = false): number | undefined {
+  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
+  if (raw === undefined || raw === "") return undefined;
+  const n = positive(raw, integer);
+  if (n === undefined) throw new AgentBlockError(`${name} must be a positive ${kind(integer)}, got '${raw}'`);
+  return n;
+}
+
+const TRUE = new Set(["1", "true", "yes", "on"]);
+const FALSE = new Set(["0", "false", "no", "off"]);
+
+function envSwitch(env: Readonly<Record<string, string>>, name: string): boolean | undefined {
+  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const v = raw.trim().toLowerCase();
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  throw new AgentBlockError(`${name} must be 1, true, yes, on or 0, false, no, off; got '${raw}'`);
+}
+
+/** The three layers merged: `config` < `env` < `flags`. */
+export function resolveRunSettings(
+  flags: RunFlags,
+  env: Readonly<Record<string, string>>,
+  config: RunConfig,
+): LayeredRunSettings {
+  return {
+    script: flags.script,
+    block: flags.block,
+    project: flags.project ?? ".",
+    prompt: flags.prompt ?? config.prompt,
+    context: flags.context ?? config.context,
+    result: flags.result ?? config.result,
+    outcome: flags.outcome ?? config.outcome,
+    labels: { ...(config.labels ?? {}), ...flags.labels },
+    cpuLimitSecs: flags.cpuLimitSecs ?? envNumber(env, "AGENT_BLOCK_CPU_LIMIT_SECS") ?? config.cpu_limit_secs,
+    memoryLimitMb: flags.memoryLimitMb ?? envNumber(env, "AGENT_BLOCK_MEMORY_LIMIT_MB") ??
+      config.memory_limit_mb,
+    mcpTimeoutSecs: flags.mcpTimeoutSecs ?? envNumber(env, "AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ??
+      config.mcp_timeout_secs ?? 30,
+    progress: flags.progress ?? envSwitch(env, "AGENT_BLOCK_PROGRESS") ?? config.progress ?? false,
+    events: flags.events ?? config.events,
+    relay: flags.relay ?? config.relay,
+    secretKey: flags.secretKey,
+  };
+}
+
+const OFF = new Set(["", "0", "false", "no", "off"]);
+
+/** True when `value` (of `AGENT_BLOCK_SANDBOX`) asks for the sandbox. */
+export function sandboxRequested(value: string | undefined): boolean {
+  return value !== undefined && !OFF.has(value.trim().toLowerCase());
+}
+
+/**
+ * Refuses to run `command` (which does not run under the sandbox) when the environment's
+ * `AGENT_BLOCK_SANDBOX` asks for the sandbox: a requested sandbox is never silently dropped.
+ */
+export function refuseSandbox(env: Readonly<Record<string, string>>, command: string): void {
+  const value = Object.hasOwn(env, "AGENT_BLOCK_SANDBOX") ? env.AGENT_BLOCK_SANDBOX : undefined;
+  if (sandboxRequested(value)) {
+    throw new AgentBlockError(
+      `${command}: AGENT_BLOCK_SANDBOX=${value} asks for the sandbox, and agent-block ${command} does not run ` +
+        `under it: it stops rather than run unconfined (unset it, or set it to 0, in the environment or ` +
+        `the project's .env)`,
+    );
+  }
 }
