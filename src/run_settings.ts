@@ -48,6 +48,11 @@ export interface RunSettings {
    */
   sandboxTcpOff?: boolean;
   /**
+   * What the run's children inherit of its environment (`AGENT_BLOCK_CHILD_ENV`: `inherit`,
+   * `strip-secrets`, `allowlist:NAME,...`; `src/proc/child_env.ts`). Absent: `inherit`.
+   */
+  childEnv?: { kind: "inherit" } | { kind: "strip-secrets" } | { kind: "allowlist"; names: string[] };
+  /**
    * The mesh's credentials and switches, from the environment: used only by a run with a relay
    * (`RunRequest.mesh`). Each is set only when its variable is set and not empty.
    */

@@ -11,7 +11,7 @@
  * The one line a launcher reads to find the server goes to stderr:
  * `agent-block a2a: listening on http://127.0.0.1:PORT`.
  */
-import { logLevelFromEnv } from "../config/env_settings.ts";
+import { childEnvPolicyFromEnv, logLevelFromEnv } from "../config/env_settings.ts";
 import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -154,7 +154,10 @@ export async function a2aCommand(argv: string[]): Promise<number> {
   for (const w of edge.warnings) log.warn(w);
 
   const home = agentBlockHome(edge.env, edge.cwd);
-  const procs = new ProcessGroups(1000, edge.env, { warn: (m) => log.warn(m) });
+  const procs = new ProcessGroups(1000, edge.env, {
+    warn: (m) => log.warn(m),
+    childEnv: childEnvPolicyFromEnv(edge.env),
+  });
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
   const runner = new ChildRunner({

@@ -23,7 +23,13 @@
  *
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
-import { flowPaths, logLevelFromEnv, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
+import {
+  childEnvPolicyFromEnv,
+  flowPaths,
+  logLevelFromEnv,
+  settingsFromEnv,
+  storePathsFromEnv,
+} from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
@@ -259,7 +265,10 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   for (const w of logLevel.warnings) log.warn(w);
   for (const w of edge.warnings) log.warn(w);
 
-  const procs = new ProcessGroups(1000, edge.env, { warn: (m) => log.warn(m) });
+  const procs = new ProcessGroups(1000, edge.env, {
+    warn: (m) => log.warn(m),
+    childEnv: childEnvPolicyFromEnv(edge.env),
+  });
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
   const runner = new ChildRunner({

@@ -24,7 +24,12 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
-import { flowPaths, sandboxRequested, settingsFromEnv } from "../config/env_settings.ts";
+import {
+  childEnvPolicyFromEnv,
+  flowPaths,
+  sandboxRequested,
+  settingsFromEnv,
+} from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -178,7 +183,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw e;
   }
 
-  const procs = new ProcessGroups(1000, env, { warn: (m) => say(`warning: ${m}`) });
+  const procs = new ProcessGroups(1000, env, {
+    warn: (m) => say(`warning: ${m}`),
+    childEnv: childEnvPolicyFromEnv(env),
+  });
   const stop = new AbortController();
   const runner = new ChildRunner({
     procs,

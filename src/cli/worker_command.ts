@@ -13,7 +13,13 @@
  * included, as under `serve`), each loading its project's `.env` itself; flow jobs' steps run in
  * this process.
  */
-import { flowPaths, sandboxRequested, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
+import {
+  childEnvPolicyFromEnv,
+  flowPaths,
+  sandboxRequested,
+  settingsFromEnv,
+  storePathsFromEnv,
+} from "../config/env_settings.ts";
 import { basename, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -113,7 +119,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
       `worker: cannot set up the run queue on ${nats.target.shown}: ${(e as Error).message}`,
     );
   }
-  const procs = new ProcessGroups(1000, env, { warn: (m) => say(`warning: ${m}`) });
+  const procs = new ProcessGroups(1000, env, {
+    warn: (m) => say(`warning: ${m}`),
+    childEnv: childEnvPolicyFromEnv(env),
+  });
   const stop = new AbortController();
   const runner = new ChildRunner({
     procs,

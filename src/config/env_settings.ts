@@ -20,6 +20,8 @@
  * - `AGENT_BLOCK_KNL_COMMIT_MS` (0 to 60000), `AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`,
  *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`: whole numbers of ms;
  * - `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`: a positive whole number of bytes;
+ * - `AGENT_BLOCK_CHILD_ENV`: `inherit`, `strip-secrets` or `allowlist:NAME,...`
+ *   (`parseChildEnvPolicy`; anything else throws `ChildEnvPolicyError`, naming it);
  * - `AGENT_BLOCK_SANDBOX_TCP`: off when `0`, `false`, `no` or `off` (any case, spaces ignored);
  * - the mesh's `AGENT_BLOCK_MESH_SECRET_KEY`, `AGENT_BLOCK_NATS_CREDS`, `_NKEY`, `_TOKEN`,
  *   `_TOKEN_FILE`, `_TLS_CA` (when set and not empty; files are read by the run, against its cwd,
@@ -46,6 +48,7 @@
 import { join } from "node:path";
 import { wholeMilliseconds } from "../run_env.ts";
 import { AgentBlockError } from "../errors.ts";
+import { type ChildEnvPolicy, parseChildEnvPolicy } from "../proc/child_env.ts";
 import { kind, type LayeredRunSettings, positive, type RunFlags } from "./settings.ts";
 import type { RunConfig } from "./run_config.ts";
 import { userHome } from "../home.ts";
@@ -120,6 +123,8 @@ export function settingsFromEnv(env: EnvSource): RunSettings {
     out.llmMaxResponseBytes = n;
   }
   if (isOff(e.get("AGENT_BLOCK_SANDBOX_TCP"))) out.sandboxTcpOff = true;
+  const childEnv = childEnvPolicyFromEnv(e);
+  if (childEnv.kind !== "inherit") out.childEnv = childEnv;
   const mesh: MeshSettings = {};
   for (const [field, name] of MESH_VARS) {
     const v = e.get(name);
@@ -160,6 +165,15 @@ export function flowPaths(env: EnvSource, cwd: string): { home: string; kernel?:
   const kernel = storePathsFromEnv(env).kernel;
   const home = agentBlockHome(env, cwd);
   return kernel !== undefined ? { home, kernel } : { home };
+}
+
+/**
+ * The child-environment policy `env`'s `AGENT_BLOCK_CHILD_ENV` names (`inherit` when unset): for
+ * a run, and for an edge's own process groups (`serve`, `agent-block mcp`).
+ * @throws ChildEnvPolicyError naming the variable and the value
+ */
+export function childEnvPolicyFromEnv(env: EnvSource): ChildEnvPolicy {
+  return parseChildEnvPolicy(view(env).get("AGENT_BLOCK_CHILD_ENV"));
 }
 
 /** The mesh's string settings and their variables. */

@@ -22,8 +22,9 @@
  * - `settings` (`RunSettings`, what the edge parsed from `AGENT_BLOCK_*` variables):
  *   `{"log_level", "unseal", "task_grace_ms", "home", "knl_commit_ms", "knl_busy_timeout_ms",
  *   "sql_busy_timeout_ms", "llm_max_response_bytes", "sandbox_tcp_off", "warnings", "stores",
- *   "mesh"}` — a level name, booleans, whole numbers of ms, a positive integer, a path, an array
- *   of strings, `{"kv", "sql", "ts", "kernel"}` and `{"secret_key", "nats_creds_file",
+ *   "child_env", "mesh"}` — a level name, booleans, whole numbers of ms, a positive integer, a path, an array
+ *   of strings, `{"kv", "sql", "ts", "kernel"}`, `{"kind", "names"?}` (`inherit`, `strip-secrets`,
+ *   `allowlist` with its names) and `{"secret_key", "nats_creds_file",
  *   "nats_nkey_file", "nats_token", "nats_token_file", "nats_tls_ca_file", "record_payloads"}`;
  * - `telemetry`: `{"traces_endpoint", "metrics_endpoint"?, "protocol", "headers"?, "timeout_ms",
  *   "service_name", "resource_attributes"?, "capture_content"?}` (`TelemetrySettings`).
@@ -180,6 +181,11 @@ function settingsToObject(s: RunSettings): Record<string, unknown> {
     const st: Record<string, string> = {};
     for (const k of STORES) if (s.stores[k] !== undefined) st[k] = s.stores[k]!;
     o.stores = st;
+  }
+  if (s.childEnv) {
+    o.child_env = s.childEnv.kind === "allowlist"
+      ? { kind: "allowlist", names: [...s.childEnv.names] }
+      : { kind: s.childEnv.kind };
   }
   if (s.mesh) {
     const m: Record<string, unknown> = {};
@@ -462,7 +468,7 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
 }
 
 function settingsFromObject(f: Fields): RunSettings {
-  f.only([...SETTINGS.map(([, j]) => j), "stores", "mesh"]);
+  f.only([...SETTINGS.map(([, j]) => j), "stores", "mesh", "child_env"]);
   const s: Record<string, unknown> = {};
   for (const [ts, json, kind] of SETTINGS) {
     const v = kind === "level"
@@ -488,6 +494,17 @@ function settingsFromObject(f: Fields): RunSettings {
       if (v !== undefined) stores[k] = v;
     }
     out.stores = stores;
+  }
+  const cf = f.sub("child_env");
+  if (cf) {
+    const kind = cf.need("kind", cf.oneOf("kind", ["inherit", "strip-secrets", "allowlist"]));
+    if (kind === "allowlist") {
+      cf.only(["kind", "names"]);
+      out.childEnv = { kind, names: cf.need("names", cf.stringList("names")) };
+    } else {
+      cf.only(["kind"]);
+      out.childEnv = { kind: kind as "inherit" | "strip-secrets" };
+    }
   }
   const mf = f.sub("mesh");
   if (mf) {

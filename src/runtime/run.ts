@@ -215,7 +215,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const cleanups: ((outcome: Outcome | undefined) => void | Promise<void>)[] = [];
   let outcome: Outcome | undefined;
   const graceMs = spec.graceMs ?? settings.taskGraceMs ?? 1000;
-  const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m) });
+  const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m), childEnv: settings.childEnv });
   const home = resolve(cwd, spec.home ?? settings.home ?? join(userHome(env, cwd), ".agent-block"));
   const run: RunContext = {
     env,

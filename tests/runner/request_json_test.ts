@@ -48,6 +48,7 @@ const FULL: RunRequest = {
     llmMaxResponseBytes: 1024,
     sandboxTcpOff: true,
     stores: { kv: ":memory:", kernel: "k.sqlite" },
+    childEnv: { kind: "allowlist", names: ["KEEP", "ALSO"] },
     mesh: {
       secretKey: "cd".repeat(32),
       natsCredsFile: "a.creds",
