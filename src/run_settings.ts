@@ -53,6 +53,11 @@ export interface RunSettings {
    */
   childEnv?: { kind: "inherit" } | { kind: "strip-secrets" } | { kind: "allowlist"; names: string[] };
   /**
+   * The correlation ids the environment carries (`AGENT_BLOCK_TRACE_ID`, `_RUN_ID`, `_AGENT_ID`,
+   * `_AGENT_NAME`, non-empty), by key; ids the request gives typed win.
+   */
+  correlation?: Readonly<Partial<Record<"trace_id" | "run_id" | "agent_id" | "agent_name", string>>>;
+  /**
    * The mesh's credentials and switches, from the environment: used only by a run with a relay
    * (`RunRequest.mesh`). Each is set only when its variable is set and not empty.
    */

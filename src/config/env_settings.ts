@@ -20,6 +20,8 @@
  * - `AGENT_BLOCK_KNL_COMMIT_MS` (0 to 60000), `AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`,
  *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`: whole numbers of ms;
  * - `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`: a positive whole number of bytes;
+ * - the correlation ids `AGENT_BLOCK_TRACE_ID`, `_RUN_ID`, `_AGENT_ID`, `_AGENT_NAME` (non-empty;
+ *   named by `src/correlation.ts`);
  * - `AGENT_BLOCK_CHILD_ENV`: `inherit`, `strip-secrets` or `allowlist:NAME,...`
  *   (`parseChildEnvPolicy`; anything else throws `ChildEnvPolicyError`, naming it);
  * - `AGENT_BLOCK_SANDBOX_TCP`: off when `0`, `false`, `no` or `off` (any case, spaces ignored);
@@ -48,6 +50,7 @@
 import { join } from "node:path";
 import { wholeMilliseconds } from "../run_env.ts";
 import { AgentBlockError } from "../errors.ts";
+import { RUN_CORRELATION_IDS } from "../correlation.ts";
 import { type ChildEnvPolicy, parseChildEnvPolicy } from "../proc/child_env.ts";
 import { kind, type LayeredRunSettings, positive, type RunFlags } from "./settings.ts";
 import type { RunConfig } from "./run_config.ts";
@@ -123,6 +126,12 @@ export function settingsFromEnv(env: EnvSource): RunSettings {
     out.llmMaxResponseBytes = n;
   }
   if (isOff(e.get("AGENT_BLOCK_SANDBOX_TCP"))) out.sandboxTcpOff = true;
+  const ids: Record<string, string> = {};
+  for (const id of RUN_CORRELATION_IDS) {
+    const v = e.get(id.variable);
+    if (v !== undefined && v !== "") ids[id.key] = v;
+  }
+  if (Object.keys(ids).length) out.correlation = ids;
   const childEnv = childEnvPolicyFromEnv(e);
   if (childEnv.kind !== "inherit") out.childEnv = childEnv;
   const mesh: MeshSettings = {};

@@ -13,6 +13,7 @@ import type { ProcessGroups } from "../proc/group.ts";
 import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
 import type { RunSettings } from "../run_settings.ts";
+import type { RunCorrelationIds } from "../correlation.ts";
 import type { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import type { RunTrace } from "../obs/otel/run_trace.ts";
@@ -45,6 +46,11 @@ export interface RunContext {
   script: string;
   /** `$AGENT_BLOCK_HOME` (default `~/.agent-block`). */
   home: string;
+  /**
+   * The run's correlation ids by key (`src/correlation.ts`): the request's, over those the edge
+   * read from the environment. What every face stamps its records with.
+   */
+  correlation: RunCorrelationIds;
   /** Labels of the run (`--label k=v`). */
   labels: Record<string, string>;
   /**

@@ -26,9 +26,8 @@
  * itself call `mesh.request` (the original deadlocked there).
  *
  * Correlation (`__ab_obs`): a payload that is a table with string keys, or nil, gets
- * `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's `AGENT_BLOCK_TRACE_ID`,
- * `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID` (else the mesh AgentId) and
- * `AGENT_BLOCK_AGENT_NAME`, each only when non-empty, unless it already has one; arrays, strings
+ * `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's correlation ids
+ * (`run.correlation`; `agent_id` else the mesh AgentId), each only when non-empty, unless it already has one; arrays, strings
  * and numbers travel untouched. The receiver does not strip it. Each send and request also
  * writes an `ab.obs` line (`event=mesh_send|mesh_request component=mesh target=<id>`) at debug.
  *
@@ -42,7 +41,7 @@
 import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.ts";
 import { type Args, LuaArgError } from "../lua/args.ts";
 import { obsLine } from "../obs/ab_obs.ts";
-import { correlationIds } from "../correlation.ts";
+import { orderedIds, type RunCorrelationIds } from "../correlation.ts";
 import { busCore, type BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
 import { MeshError, type MeshHandler, type MeshTransport } from "../clients/mesh/transport.ts";
@@ -58,14 +57,9 @@ export function notConnected(name: string): LuaErrorTable {
   });
 }
 
-/** What `__ab_obs` is made of: a run's environment. */
-export interface ObsSource {
-  get(name: string): string | undefined;
-}
-
-/** The `__ab_obs` object for a run whose mesh AgentId is `agentId` (members only when non-empty). */
-export function obsContext(env: ObsSource, agentId: string): Record<string, string> {
-  return correlationIds((name) => env.get(name), { agent_id: agentId }); // the run's own id, else the mesh's
+/** The `__ab_obs` object for a run with correlation ids `ids` and mesh AgentId `agentId` (members only when non-empty). */
+export function obsContext(ids: RunCorrelationIds, agentId: string): Record<string, string> {
+  return orderedIds(ids, { agent_id: agentId }); // the run's own id, else the mesh's
 }
 
 /**
@@ -108,7 +102,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
   const record = recorder(run, transport.kind);
   const obs = (event: string, target: string) => {
     if (run.log.enabled("debug")) {
-      const ids = obsContext(run.env, transport.agentId);
+      const ids = obsContext(run.correlation, transport.agentId);
       run.log.debug(obsLine(event, "mesh", { target }, {
         trace_id: ids.trace_id ?? "",
         run_id: ids.run_id ?? "",
@@ -130,7 +124,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
     floats: "tagged",
     async: async (a, cx) => {
       const peer = peerArg(a);
-      const payload = withObs(a.at(2), obsContext(run.env, transport.agentId));
+      const payload = withObs(a.at(2), obsContext(run.correlation, transport.agentId));
       obs("mesh_send", peer);
       const t0 = performance.now();
       try {
@@ -150,7 +144,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
       const peer = peerArg(a);
       const timeout = a.optNumber(3, "timeout");
       if (timeout !== undefined && !(timeout > 0)) a.fail(3, "timeout", "a positive number of seconds");
-      const payload = withObs(a.at(2), obsContext(run.env, transport.agentId));
+      const payload = withObs(a.at(2), obsContext(run.correlation, transport.agentId));
       obs("mesh_request", peer);
       record("mesh_request", { peer }, payload);
       const t0 = performance.now();

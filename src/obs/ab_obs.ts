@@ -12,7 +12,7 @@
  * value never carries userinfo, a query or a fragment; values with whitespace or `=` are
  * JSON-quoted so a line always splits on spaces into `k=v` pairs.
  */
-import { correlationIds } from "../correlation.ts";
+import type { RunCorrelationIds } from "../correlation.ts";
 
 /** Correlation ids stamped on every obs line. */
 export interface Correlation {
@@ -30,14 +30,8 @@ export function processAgentIdentity(): string {
   return processAgentId;
 }
 
-/** What the correlation ids are read from: a run's environment (`RunEnv`) or anything like it. */
-export interface CorrelationSource {
-  get(name: string): string | undefined;
-}
-
-/** The correlation ids of `env`, read at each call (a run may set them late, `std.env.set`). */
-export function correlation(env: CorrelationSource): Correlation {
-  const ids = correlationIds((name) => env.get(name));
+/** The obs lines' ids of a run with correlation ids `ids` (`RunContext.correlation`). */
+export function correlation(ids: RunCorrelationIds): Correlation {
   return {
     trace_id: ids.trace_id ?? "",
     run_id: ids.run_id ?? "",

@@ -28,9 +28,10 @@
  *   only then) has its spans ended and flushed before its `end` event, whatever the outcome
  *   (a raise, the timeout, a cancel such as SIGTERM), within the export's bound; its trace id
  *   replaces `AGENT_BLOCK_TRACE_ID`, so every kernel session of the run names the trace.
- * - Correlation ids given in the request override the run environment's `AGENT_BLOCK_TRACE_ID`,
- *   `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID` and `AGENT_BLOCK_AGENT_NAME` (the names every
- *   face stamps its records from).
+ * - Correlation ids given in the request go to the run typed (`RunSpec.correlationIds`, over the
+ *   ids the edge read from the environment, which every face stamps its records with) and into
+ *   its environment as `AGENT_BLOCK_TRACE_ID`, `_RUN_ID`, `_AGENT_ID` and `_AGENT_NAME`, for the
+ *   processes the run starts.
  */
 import { resolve } from "node:path";
 import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
@@ -136,10 +137,15 @@ export class InProcessRunner implements BlockRunner {
       } catch (e) {
         return end(notStarted((e as Error).message));
       }
+      // The request's ids go to the run typed, and into its environment for the processes it
+      // starts (an agent-block child reads them at its edge).
       const env: Record<string, string> = { ...request.env };
-      for (const { field, variable } of RUN_CORRELATION_IDS) {
+      const ids: Record<string, string> = {};
+      for (const { field, key, variable } of RUN_CORRELATION_IDS) {
         const v = request.correlation?.[field];
-        if (v !== undefined) env[variable] = v;
+        if (v === undefined) continue;
+        env[variable] = v;
+        ids[key] = v;
       }
       if (request.telemetry || o.tracerProvider) {
         traced = await (await import("./traced.ts")).openTrace({
@@ -152,6 +158,7 @@ export class InProcessRunner implements BlockRunner {
           warn,
         });
         env[correlationVariable("traceId")] = traced.trace.traceId; // the kernel sessions find the trace
+        ids.trace_id = traced.trace.traceId;
       }
       const bus = o.bus ?? new BusHost();
       const core = busCore(bus);
@@ -170,6 +177,7 @@ export class InProcessRunner implements BlockRunner {
         projectRoot: request.projectRoot,
         env,
         settings,
+        correlationIds: ids,
         cwd: request.cwd,
         home: request.home,
         prompt,

@@ -36,6 +36,7 @@ import { userHome } from "../home.ts";
 import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
 import { RunEnv } from "../run_env.ts";
 import { NO_SETTINGS, type RunSettings } from "../run_settings.ts";
+import type { RunCorrelationIds } from "../correlation.ts";
 import { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import type { RunTrace } from "../obs/otel/run_trace.ts";
@@ -74,6 +75,8 @@ export interface RunSpec {
   context?: string;
   /** Run labels (`--label k=v`), stamped on kernel sessions. */
   labels?: Record<string, string>;
+  /** Correlation ids by key (`src/correlation.ts`); they win over `settings.correlation`. */
+  correlationIds?: RunCorrelationIds;
   /** Extra globals set before the script runs (converted like host values). */
   globals?: Record<string, unknown>;
   /** CPU-time and heap limits. */
@@ -228,6 +231,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     script: script.ref,
     home,
     labels: spec.labels ?? {},
+    correlation: { ...settings.correlation, ...spec.correlationIds },
     stores: mergedStores(settings.stores, spec.stores),
     stdout,
     stderr,

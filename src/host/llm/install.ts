@@ -15,7 +15,7 @@
  * Everything the client needs comes from the run: base URL and key resolved against the run's
  * environment (`endpoint.ts`), the default `max_response_bytes` (`run.settings`: the edge read
  * `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES` when the run started), whether the sandbox turned TCP off
- * (`run.settings.sandboxTcpOff`: a refused connection's error says so), the correlation ids of its obs lines (`correlation(run.env)`), its logger. A
+ * (`run.settings.sandboxTcpOff`: a refused connection's error says so), the correlation ids of its obs lines (`correlation(run.correlation)`), its logger. A
  * failed request reaches Lua as an error table `{ message = "llm: ...", source = "llm",
  * provider, status, retryable, retry_after_ms? }` (`tostring(e)` is the message, the text it always had),
  * built only on the error path: a turn that succeeds converts nothing more than before. The key a
@@ -185,7 +185,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   });
 
   let transportModule: typeof import("../../clients/llm/transport.ts") | undefined; // loaded once, on first use
-  const ids = () => correlation(run.env);
+  const ids = () => correlation(run.correlation);
   // A traced run's model requests carry `traceparent` and tell the trace their server and first chunk.
   const llmFetch = run.trace
     ? run.trace.modelFetch(run.llmFetch ?? ((input, init) => fetch(input, init)))
