@@ -11,7 +11,7 @@
  * The one line a launcher reads to find the server goes to stderr:
  * `agent-block a2a: listening on http://127.0.0.1:PORT`.
  */
-import { childEnvPolicyFromEnv, logLevelFromEnv } from "../config/env_settings.ts";
+import { agentBlockHome, childEnvPolicyFromEnv, logLevelFromEnv } from "../config/env_settings.ts";
 import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
@@ -20,7 +20,6 @@ import { sandboxRequested } from "../config/env_settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../home.ts";
 import { blockRoots, scanBlocks } from "../blocks/registry.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { parseListenAddress, readTokenFile } from "../mcp_server/http.ts";

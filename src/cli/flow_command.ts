@@ -13,13 +13,12 @@
  * or compile errors (the file, the JSON pointer or line, and what was expected); 75 a step is
  * waiting for an answer (`flow resume RUN --answer JSON`).
  */
-import { settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
+import { agentBlockHome, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
 import { isAbsolute, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { didYouMean, type ParsedValues, parseFlags } from "./args.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { agentBlockHome } from "../home.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
 import { type EventStore, openStore } from "../knl/store.ts";
 import { InProcessRunner } from "../runner/in_process.ts";

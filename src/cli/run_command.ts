@@ -23,7 +23,7 @@
  * The run itself goes through the embedding SDK, like any embedder's: flags → `BlockConfig` →
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
-import { settingsFromEnv } from "../config/env_settings.ts";
+import { agentBlockHome, settingsFromEnv } from "../config/env_settings.ts";
 import { dirname, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
@@ -44,7 +44,6 @@ import type { RunObserver, RunRequest } from "../runner/runner.ts";
 import { fanOut } from "../obs/run_events.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
-import { agentBlockHome } from "../home.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";

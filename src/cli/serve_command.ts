@@ -24,6 +24,7 @@
  * (an `InProcessRunner`) with the manager's environment as it is, as `agent-block flow run` runs
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
+import { agentBlockHome } from "../config/env_settings.ts";
 import {
   childEnvPolicyFromEnv,
   flowPaths,
@@ -37,7 +38,6 @@ import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeCwd } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../home.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { bindRefusal, isLoopback } from "../net/guard.ts";

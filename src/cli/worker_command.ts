@@ -13,6 +13,7 @@
  * included, as under `serve`), each loading its project's `.env` itself; flow jobs' steps run in
  * this process.
  */
+import { agentBlockHome } from "../config/env_settings.ts";
 import {
   childEnvPolicyFromEnv,
   flowPaths,
@@ -26,7 +27,6 @@ import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeCwd } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../home.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { parseDuration } from "../serve/job_file.ts";

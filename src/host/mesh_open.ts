@@ -23,7 +23,8 @@
  * or URL involved; the run then never starts (exit 1).
  */
 import { dirname, join, resolve } from "node:path";
-import { MeshIdentity, MeshKeyError } from "../clients/mesh/identity.ts";
+import { MeshIdentity } from "../clients/mesh/identity.ts";
+import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 import {
   connectMesh,
   MeshUrlError,
@@ -60,12 +61,14 @@ function identityOf(spec: MeshSpec, run: RunContext): MeshIdentity {
   const key = fromFlag ? spec.secretKey! : run.settings.mesh?.secretKey;
   if (key === undefined || key.trim() === "") return MeshIdentity.random();
   run.secrets.add(key);
-  try {
-    return MeshIdentity.fromSeedHex(key, fromFlag ? "--secret-key" : `AGENT_BLOCK_MESH_SECRET_KEY`);
-  } catch (e) {
-    if (e instanceof MeshKeyError) throw new MeshStartError(`mesh: ${e.message}`);
-    throw e;
+  const why = secretKeyProblem(key);
+  if (why !== undefined) {
+    // the message names where the key came from: the flag, or the variable the edge read it from
+    throw new MeshStartError(
+      fromFlag ? `mesh: --secret-key: ${why}` : `mesh: AGENT_BLOCK_MESH_SECRET_KEY: ${why}`,
+    );
   }
+  return MeshIdentity.fromSeedHex(key);
 }
 
 /** The project's file of seen message ids, relative to its root. */
@@ -107,21 +110,36 @@ export async function openMesh(
   const identity = identityOf(spec, run);
   run.secrets.addUrl(spec.relay);
   const m = run.settings.mesh ?? {};
-  // `name`: the variable the edge read `path` from, for the error
-  const readVarFile = async (path: string | undefined, name: string): Promise<string | undefined> => {
+  // `fail(why)`: the error naming the variable the edge read `path` from
+  const readVarFile = async (
+    path: string | undefined,
+    fail: (why: string) => string,
+  ): Promise<string | undefined> => {
     if (path === undefined || path === "") return undefined;
     try {
       return await Deno.readTextFile(resolve(run.cwd, path));
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-      throw new MeshStartError(`mesh: ${name}: cannot read ${path}: ${why}`);
+      throw new MeshStartError(fail(why));
     }
   };
-  const natsCreds = await readVarFile(m.natsCredsFile, `AGENT_BLOCK_NATS_CREDS`);
-  const natsNkeySeed = (await readVarFile(m.natsNkeyFile, `AGENT_BLOCK_NATS_NKEY`))?.trim();
-  const natsTlsCa = await readVarFile(m.natsTlsCaFile, `AGENT_BLOCK_NATS_TLS_CA`);
+  const natsCreds = await readVarFile(
+    m.natsCredsFile,
+    (why) => `mesh: AGENT_BLOCK_NATS_CREDS: cannot read ${m.natsCredsFile}: ${why}`,
+  );
+  const natsNkeySeed = (await readVarFile(
+    m.natsNkeyFile,
+    (why) => `mesh: AGENT_BLOCK_NATS_NKEY: cannot read ${m.natsNkeyFile}: ${why}`,
+  ))?.trim();
+  const natsTlsCa = await readVarFile(
+    m.natsTlsCaFile,
+    (why) => `mesh: AGENT_BLOCK_NATS_TLS_CA: cannot read ${m.natsTlsCaFile}: ${why}`,
+  );
   const natsToken = m.natsToken ||
-    (await readVarFile(m.natsTokenFile, `AGENT_BLOCK_NATS_TOKEN_FILE`))?.trim() || undefined;
+    (await readVarFile(
+      m.natsTokenFile,
+      (why) => `mesh: AGENT_BLOCK_NATS_TOKEN_FILE: cannot read ${m.natsTokenFile}: ${why}`,
+    ))?.trim() || undefined;
   run.secrets.add(natsToken);
   run.secrets.add(natsNkeySeed);
   const shown = shownUrl(spec.relay);
