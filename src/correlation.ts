@@ -37,7 +37,9 @@ export const RUN_CORRELATION_IDS: readonly CorrelationId[] = [
 ];
 
 /** A run's correlation ids by key (`trace_id`, ...): only the ids set, none empty. */
-export type RunCorrelationIds = Readonly<Partial<Record<CorrelationId["key"], string>>>;
+export type RunCorrelationIds = Readonly<
+  Partial<Record<"trace_id" | "run_id" | "agent_id" | "agent_name", string>>
+>;
 
 /** `ids` in table order, with `fallback` for the keys they lack; empty values left out. */
 export function orderedIds(

@@ -16,10 +16,24 @@
  * child agent-block process the run starts reads them at its own edge.
  */
 
-/** A log threshold (`AGENT_BLOCK_LOG`): `off` writes nothing. */
+/**
+ * A log threshold (`AGENT_BLOCK_LOG`): `off` writes nothing.
+ *
+ * ```ts
+ * import type { SettingsLogLevel } from "@agent-block/agent-block";
+ * const level: SettingsLogLevel = "warn";
+ * ```
+ */
 export type SettingsLogLevel = "debug" | "info" | "warn" | "error" | "off";
 
-/** What one run is configured with, beyond its request's own fields. */
+/**
+ * What one run is configured with, beyond its request's own fields (`RunRequest.settings`).
+ *
+ * ```ts
+ * import type { RunSettings } from "@agent-block/agent-block";
+ * const settings: RunSettings = { logLevel: "debug", knlCommitMs: 0, stores: { kv: ":memory:" } };
+ * ```
+ */
 export interface RunSettings {
   /** The logger's threshold (`AGENT_BLOCK_LOG`; default info). */
   logLevel?: SettingsLogLevel;
@@ -69,7 +83,14 @@ export interface RunSettings {
   warnings?: string[];
 }
 
-/** What the environment says about the mesh (see `src/host/mesh_open.ts`). */
+/**
+ * What the environment says about the mesh (see `src/host/mesh_open.ts`).
+ *
+ * ```ts
+ * import type { MeshSettings } from "@agent-block/agent-block";
+ * const mesh: MeshSettings = { natsCredsFile: "agent.creds", recordPayloads: true };
+ * ```
+ */
 export interface MeshSettings {
   /** The secret key, 64 hex characters (`AGENT_BLOCK_MESH_SECRET_KEY`; `--secret-key` wins). */
   secretKey?: string;

@@ -5,7 +5,7 @@
  * (`mcp.call: ...`) and the wiring of Lua callbacks; the protocol work is the Lua-free client in
  * `src/clients/mcp/` (manager → connection → transports), given what it needs as options: the
  * run's logger, process groups, project root and timeout, the callbacks, and the correlation ids
- * of `trace_context` read from the run's environment.
+ * of `trace_context` (`run.correlation`, typed at the edge).
  *
  * Return conventions, as the seed documents them:
  * - `connect` / `connect_http` return true, and raise on failure — unless `opts.required` is

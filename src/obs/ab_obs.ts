@@ -2,11 +2,11 @@
  * `ab.obs` lines: the structured, greppable observability records the runtime writes to stderr.
  *
  * Owns the line format `prefix=ab.obs event=<e> component=<c> trace_id=.. run_id=.. agent_id=..
- * agent_name=.. k=v ...`, the correlation ids read from a run's environment
- * (`AGENT_BLOCK_TRACE_ID`, `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID`, `AGENT_BLOCK_AGENT_NAME`;
- * a per-process random agent id when the last but one is unset), value quoting, redaction of
- * secret-named keys and URL sanitising. It reads no process environment: the caller hands in the
- * run's (`correlation(run.env)`).
+ * agent_name=.. k=v ...`, the run's correlation ids (typed, `RunContext.correlation`: the edge
+ * read them from `AGENT_BLOCK_TRACE_ID`, `_RUN_ID`, `_AGENT_ID`, `_AGENT_NAME`, the request's
+ * win; a per-process random agent id when the agent id is unset), value quoting, redaction of
+ * secret-named keys and URL sanitising. It reads no environment: the caller hands in the run's
+ * ids (`correlation(run.correlation)`).
  *
  * Invariants: a value under a key that names a secret is never written (`[REDACTED]`); a `url`
  * value never carries userinfo, a query or a fragment; values with whitespace or `=` are
