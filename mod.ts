@@ -29,7 +29,9 @@
  * kernel writers, so a program can run many configs concurrently (or one config many times).
  *
  * This module is an edge, like the CLI: a config that sets no `env` runs with a copy of this
- * process's environment, read when `runBlock` is called. A run works in its project root unless
+ * process's environment, read when `runBlock` is called, and the run's `AGENT_BLOCK_*` variables
+ * are parsed here (the runner's `envSettings`: `src/config/env_settings.ts`) into the run's typed
+ * settings; a malformed one is a run that never started, naming it. A run works in its project root unless
  * the config sets `cwd(dir)` (the rule of every front end: the CLI, `mcp`, `serve`); a relative
  * project root, and through it a relative script path, resolve against this process's working
  * directory. Nothing below it reads the environment or the working directory, and nothing
@@ -119,6 +121,7 @@
  *
  * @module
  */
+import { settingsFromEnv } from "./src/config/env_settings.ts";
 import type { BlockConfig } from "./src/sdk/config.ts";
 import { type BlockReport, runConfig } from "./src/sdk/run_block.ts";
 import { InProcessRunner } from "./src/runner/in_process.ts";
@@ -150,12 +153,13 @@ export function runBlock(config: BlockConfig): Promise<BlockReport> {
   return runConfig(
     config,
     { env: () => Deno.env.toObject(), cwd: () => Deno.cwd() },
-    (handles) => new InProcessRunner(handles),
+    (handles) => new InProcessRunner({ ...handles, envSettings: settingsFromEnv }),
   );
 }
 
 export type { Artifact, BlockReport } from "./src/sdk/run_block.ts";
 export { ARTIFACT_KIND } from "./src/sdk/run_block.ts";
+export type { MeshSettings, RunSettings, SettingsLogLevel } from "./src/run_settings.ts";
 export type {
   BlockRunner,
   Correlation,

@@ -47,6 +47,8 @@ export {
   type SpawnOptions,
 } from "./src/proc/group.ts";
 export type { Tree } from "./src/proc/tree.ts";
+export type { ChildEnvPolicy } from "./src/proc/child_env.ts";
+export type { RunCorrelationIds } from "./src/correlation.ts";
 export { runBlock as runSpec, type RunSpec } from "./src/runtime/run.ts";
 export type { HostModule, RunContext } from "./src/host/context.ts";
 export type { RunTrace, SpanKindName, TraceAttrs, TracedRow, TraceSpan } from "./src/obs/otel/run_trace.ts";

@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { flowPaths, settingsFromEnv } from "./src/config/env_settings.ts";
 import {
   type FlowEdge,
   type FlowOptions,
@@ -42,9 +43,10 @@ import type { EventStore } from "./src/knl/store.ts";
 import { InProcessRunner } from "./src/runner/in_process.ts";
 
 const FLOW_EDGE: FlowEdge = {
-  runner: () => new InProcessRunner(),
+  runner: () => new InProcessRunner({ envSettings: settingsFromEnv }),
   env: () => Deno.env.toObject(),
   cwd: () => Deno.cwd(),
+  paths: flowPaths,
 };
 
 /**

@@ -113,7 +113,8 @@ export default async function codingBench(): Promise<void> {
       projectRoot: dir,
       cwd: dir,
       modules: [hooks],
-      env: { AGENT_BLOCK_LOG: "warn" },
+      env: {},
+      settings: { logLevel: "warn" },
     });
     if (out.status !== "returned") throw new Error(`coding_bench failed: ${JSON.stringify(out)}`);
   } finally {

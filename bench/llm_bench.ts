@@ -107,7 +107,8 @@ async function benchAll(url: string): Promise<{ agent: number[]; plain: number[]
       projectRoot: dir,
       modules: [hooks],
       // The run's whole environment: obs lines are info, keep the terminal readable.
-      env: { AGENT_BLOCK_LOG: "warn" },
+      env: {},
+      settings: { logLevel: "warn" },
     });
     if (out.status !== "returned") throw new Error(`llm_bench failed: ${JSON.stringify(out)}`);
   } finally {

@@ -4,9 +4,10 @@
  *
  * Owns `RunEnv`. The edge (the CLI, the MCP server, `serve`, `mod.ts` for the SDK) builds the base
  * record once — the process environment layered with the project's `.env` by the seed's rule —
- * and hands it to the run as `RunSpec.env`; every reader below the edge asks the run's `RunEnv`
- * (store paths, keys and base URLs, log level, correlation ids, commit window, busy timeouts,
- * grace, home, child environments). Nothing below the edge reads or writes `Deno.env`
+ * and hands it to the run as `RunSpec.env`, with the run's `AGENT_BLOCK_*` settings parsed from
+ * it once and typed (`src/run_settings.ts`); below the edge the run's `RunEnv` is what `std.env`
+ * reads and what the run's children start from (keys and base URLs, child environments), never
+ * a source of the run's own configuration. Nothing below the edge reads or writes `Deno.env`
  * (tests/arch/deno_env_test.ts holds that).
  *
  * Invariants:
@@ -17,7 +18,7 @@
  *   and no other run, nor the process, sees any of it;
  * - `set(name, undefined)` hides a base variable from this run (an unset, not an empty string).
  * - A numeric setting that is set but malformed is an error naming the variable and the value
- *   (`wholeMilliseconds`), never silently its default.
+ *   (`wholeMilliseconds`, which the edge's parser uses), never silently its default.
  */
 
 /** A run's view of its environment. */
@@ -78,12 +79,4 @@ export function wholeMilliseconds(
     throw new RangeError(`${name} must be a whole number of milliseconds from 0 to ${max}, got '${raw}'`);
   }
   return n;
-}
-
-/**
- * The run's `AGENT_BLOCK_TASK_GRACE_MS`: how long its children get between SIGTERM and SIGKILL,
- * default 1000 ms. Throws as `wholeMilliseconds` does.
- */
-export function taskGraceMs(env: { get(name: string): string | undefined }): number {
-  return wholeMilliseconds(env, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
 }

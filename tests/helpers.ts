@@ -15,7 +15,8 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runBlock, type RunSpec } from "../src/runtime/run.ts";
-import type { Outcome } from "../src/outcome.ts";
+import { notStarted, type Outcome } from "../src/outcome.ts";
+import { settingsFromEnv } from "../src/config/env_settings.ts";
 
 /** Absolute path of the repository root. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -78,15 +79,24 @@ export async function runLua(
   const out: Uint8Array[] = [];
   const err: Uint8Array[] = [];
   const projectRoot = spec.projectRoot ?? await tempDir();
+  const dec = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
+  const env = spec.env ?? testEnv();
+  // The test is the run's edge: it parses the run's AGENT_BLOCK_* variables, as the CLI does.
+  let settings = spec.settings;
+  try {
+    settings ??= settingsFromEnv(env);
+  } catch (e) {
+    return { outcome: notStarted((e as Error).message), stdout: "", stderr: "" };
+  }
   const outcome = await runBlock({
     script: { source, name: spec.name ?? "test.lua", dir: projectRoot },
     stdout: (b) => out.push(b.slice()),
     stderr: (b) => err.push(b.slice()),
-    env: testEnv(),
     ...spec,
+    env,
+    settings,
     projectRoot,
   });
-  const dec = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
   return { outcome, stdout: dec(out), stderr: dec(err) };
 }
 

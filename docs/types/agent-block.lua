@@ -142,7 +142,7 @@ std.json.object_mt = nil
 
 -- std.env -----------------------------------------------------------------------------------------
 
----The run's environment: for the CLI, the process's with `<project>/.env` layered in. `std.env.set` changes it for this run and the children it starts afterwards (`sh.exec`, `io.popen`, MCP servers), never the process; `os.getenv` agrees with it.
+---The run's environment: for the CLI, the process's with `<project>/.env` layered in. `std.env.set` changes it for this run and the children it starts afterwards (`sh.exec`, `io.popen`, MCP servers), never the process; `os.getenv` agrees with it. The run's own `AGENT_BLOCK_*` settings (log level, store paths, kernel timings, mesh credentials, ...) were read when it started: setting one changes what the run's children see, not the run.
 ---@class std.env
 std.env = {}
 

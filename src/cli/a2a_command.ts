@@ -12,15 +12,15 @@
  * `agent-block a2a: listening on http://127.0.0.1:PORT`.
  */
 import { onStopSignals, shutdownAfterRuns } from "./stop_signals.ts";
+import { agentBlockHome, childEnvPolicyFromEnv, logLevelFromEnv } from "../config/env_settings.ts";
 import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment, edgeProcessEnv } from "./environment.ts";
-import { sandboxRequested } from "../config/settings.ts";
+import { sandboxRequested } from "../config/env_settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../home.ts";
 import { blockRoots, scanBlocks } from "../blocks/registry.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { parseListenAddress, readTokenFile } from "../mcp_server/http.ts";
@@ -148,16 +148,16 @@ export async function a2aCommand(argv: string[]): Promise<number> {
     }
   }
   const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
-  const log = Logger.forLevel(
-    edge.env["AGENT_BLOCK_LOG"],
-    "agent-block a2a",
-    undefined,
-    (m) => secrets.scrub(m),
-  );
+  const logLevel = logLevelFromEnv(edge.env);
+  const log = new Logger("agent-block a2a", logLevel.level ?? "info", undefined, (m) => secrets.scrub(m));
+  for (const w of logLevel.warnings) log.warn(w);
   for (const w of edge.warnings) log.warn(w);
 
   const home = agentBlockHome(edge.env, edge.cwd);
-  const procs = new ProcessGroups(1000, edge.env, { warn: (m) => log.warn(m) });
+  const procs = new ProcessGroups(1000, edge.env, {
+    warn: (m) => log.warn(m),
+    childEnv: childEnvPolicyFromEnv(edge.env),
+  });
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
   const runner = new ChildRunner({

@@ -10,12 +10,12 @@
  * `src/blocks/declaration.ts`) is a warning naming its file and line. The project's `.env` is loaded first,
  * so `AGENT_BLOCK_HOME` set there moves the user tier as it does for a run.
  */
+import { agentBlockHome } from "../config/env_settings.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { edgeEnvironment } from "./environment.ts";
 import { blockRoots, scanRegistry } from "../blocks/registry.ts";
-import { agentBlockHome } from "../home.ts";
 import { displayPath } from "../modules/resolver.ts";
 import { stringifyJson } from "../json/codec.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";

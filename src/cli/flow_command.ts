@@ -14,12 +14,12 @@
  * waiting for an answer (`flow resume RUN --answer JSON`).
  */
 import { onStopSignals } from "./stop_signals.ts";
+import { agentBlockHome, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
 import { isAbsolute, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { didYouMean, type ParsedValues, parseFlags } from "./args.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { agentBlockHome } from "../home.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
 import { type EventStore, openStore } from "../knl/store.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
@@ -124,7 +124,7 @@ function edgeOf(v: ParsedValues): Edge {
     home: agentBlockHome(edge.env, edge.cwd),
     storePath: store !== undefined
       ? storePathFrom(edge.cwd, store)
-      : defaultStorePath(projectRoot, (k) => edge.env[k]),
+      : defaultStorePath(projectRoot, storePathsFromEnv(edge.env).kernel),
   };
 }
 
@@ -154,7 +154,7 @@ async function compileFile(file: string, v: ParsedValues, edge: Edge): Promise<C
   let bp: Blueprint;
   if (path.endsWith(".lua")) {
     bp = await readLuaBlueprint(path, {
-      runner: new InProcessRunner({ stdout: (b) => writeStderr(b) }),
+      runner: new InProcessRunner({ envSettings: settingsFromEnv, stdout: (b) => writeStderr(b) }),
       projectRoot: edge.projectRoot,
       env: edge.env,
       includes,
@@ -390,7 +390,7 @@ function base(
 ): FlowRunOptions {
   return {
     compiled,
-    runner: new InProcessRunner(),
+    runner: new InProcessRunner({ envSettings: settingsFromEnv }),
     projectRoot: edge.projectRoot,
     env: edge.env,
     store,

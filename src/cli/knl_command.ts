@@ -21,6 +21,7 @@
  * included): a run masks its own secrets when it writes, this covers logs written by older
  * versions or with other keys in place.
  */
+import { storePathsFromEnv } from "../config/env_settings.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
@@ -128,7 +129,7 @@ function openFrom(project: string, store: string | undefined): { store: EventSto
   const root = resolve(edge.cwd, project);
   const path = store !== undefined
     ? storePathFrom(edge.cwd, store)
-    : defaultStorePath(root, (k) => edge.env[k]);
+    : defaultStorePath(root, storePathsFromEnv(edge.env).kernel);
   try {
     return { store: openExistingStore(path), secrets: Secrets.fromEnv({ get: (k) => edge.env[k] }) };
   } catch (e) {

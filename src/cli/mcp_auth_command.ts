@@ -13,11 +13,12 @@
  * scope, expiry, whether it can be refreshed — never a token. `logout` forgets the login
  * (the tokens are not revoked at the server).
  */
+import { agentBlockHome } from "../config/env_settings.ts";
 import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment } from "./environment.ts";
-import { agentBlockHome, mcpAuthDir } from "../home.ts";
+import { mcpAuthDir } from "../home.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { VERSION } from "../version.ts";
 import { listEntries, McpAuthError, removeEntry, serverKey } from "../clients/mcp/oauth/store.ts";

@@ -24,16 +24,22 @@
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
 import { onStopSignals, shutdownAfterRuns } from "./stop_signals.ts";
+import {
+  childEnvPolicyFromEnv,
+  flowPaths,
+  logLevelFromEnv,
+  settingsFromEnv,
+  storePathsFromEnv,
+} from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment, edgeEnvironmentWithoutHostCredentials, edgeProcessEnv } from "./environment.ts";
-import { sandboxRequested } from "../config/settings.ts";
+import { agentBlockHome, sandboxRequested } from "../config/env_settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../home.ts";
 import {
   type BlockServerOptions,
   createBlockServer,
@@ -254,15 +260,15 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   // The server's own log lines (a child run's failure, a client's request) are scrubbed of the
   // host's credentials like a run's.
   const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
-  const log = Logger.forLevel(
-    edge.env["AGENT_BLOCK_LOG"],
-    "agent-block mcp",
-    undefined,
-    (m) => secrets.scrub(m),
-  );
+  const logLevel = logLevelFromEnv(edge.env);
+  const log = new Logger("agent-block mcp", logLevel.level ?? "info", undefined, (m) => secrets.scrub(m));
+  for (const w of logLevel.warnings) log.warn(w);
   for (const w of edge.warnings) log.warn(w);
 
-  const procs = new ProcessGroups(1000, edge.env, { warn: (m) => log.warn(m) });
+  const procs = new ProcessGroups(1000, edge.env, {
+    warn: (m) => log.warn(m),
+    childEnv: childEnvPolicyFromEnv(edge.env),
+  });
   const stop = new AbortController();
   const runs = new Set<Promise<unknown>>();
   const runner = new ChildRunner({
@@ -276,7 +282,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const expose = s.expose ?? exposeOf(edge.env.AGENT_BLOCK_MCP_EXPOSE, "AGENT_BLOCK_MCP_EXPOSE") ??
     "run_block";
   // Every served call is a kernel session in the project's log (src/mcp_server/call_record.ts).
-  const record = new CallRecorder(projectRoot, edge.env, log);
+  const record = new CallRecorder(projectRoot, storePathsFromEnv(edge.env).kernel, log);
   const opts: BlockServerOptions = {
     record,
     projectRoot,
@@ -291,7 +297,10 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     runs,
     // Flow steps run in this process (their block source is wrapped: src/flows/step_runner.ts);
     // when every run must be confined (--sandbox), each step is a confined child run instead.
-    flowRunner: sandbox ? runner : new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+    flowRunner: sandbox
+      ? runner
+      : new InProcessRunner({ envSettings: settingsFromEnv, stdout: writeStderr, stderr: writeStderr }),
+    flowPaths,
     jobs: s.serveUrl !== undefined
       ? { url: s.serveUrl, tokenFile: join(agentBlockHome(edge.env, edge.cwd), "serve.token") }
       : undefined,
@@ -307,7 +316,13 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       runner,
       // A declared call runs in this process, with its own mcp.client; what it prints goes to
       // stderr (stdout is the protocol's in stdio mode).
-      inProcess: (modules) => new InProcessRunner({ modules, stdout: writeStderr, stderr: writeStderr }),
+      inProcess: (modules) =>
+        new InProcessRunner({
+          envSettings: settingsFromEnv,
+          modules,
+          stdout: writeStderr,
+          stderr: writeStderr,
+        }),
       sandboxed: sandbox,
       calls: new CallTable(),
       record,

@@ -24,6 +24,7 @@
  * `runConfig` → the outcome → the exit code. The CLI is a consumer of that API, not a sibling.
  */
 import { onStopSignals } from "./stop_signals.ts";
+import { agentBlockHome, settingsFromEnv } from "../config/env_settings.ts";
 import { dirname, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
@@ -44,12 +45,10 @@ import type { RunObserver, RunRequest } from "../runner/runner.ts";
 import { fanOut } from "../obs/run_events.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
-import { agentBlockHome } from "../home.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
 import { writeOutcomeFile } from "./outcome_file.ts";
-import { taskGraceMs } from "../run_env.ts";
 import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
 import { formatTraceparent, parseTraceparent, telemetryFromEnv } from "../obs/otel/settings.ts";
 
@@ -216,7 +215,7 @@ export function versionText(): string {
 /** The grace before SIGKILL for processes the run left behind (`AGENT_BLOCK_TASK_GRACE_MS`). */
 function orphanGraceMs(env: Record<string, string>): number {
   try {
-    return taskGraceMs({ get: (k) => env[k] });
+    return settingsFromEnv(env).taskGraceMs ?? 1000;
   } catch {
     return 1000; // the run itself reported the bad value
   }
@@ -369,7 +368,7 @@ async function runFlagged(
   const report = await runConfig(
     config.build(),
     { env: () => s.env, cwd: () => s.cwd },
-    (handles) => new InProcessRunner({ ...handles, netDenials }),
+    (handles) => new InProcessRunner({ envSettings: settingsFromEnv, ...handles, netDenials }),
   );
   return report.outcome;
 }
@@ -387,7 +386,7 @@ async function runRequest(
   netDenials: NetDenials | undefined,
 ): Promise<Outcome> {
   const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
-  const report = await new InProcessRunner({ netDenials }).run(
+  const report = await new InProcessRunner({ envSettings: settingsFromEnv, netDenials }).run(
     { ...request, env: s.env, cwd: s.runCwd, sandbox: undefined },
     { signal, observe },
   );

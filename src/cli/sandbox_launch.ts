@@ -19,10 +19,9 @@
  */
 import { join, resolve } from "node:path";
 import { edgeProcessEnv } from "./environment.ts";
-import { agentBlockHome } from "../home.ts";
 import { mintTokenIfAbsent } from "../serve/token.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
-import { sandboxRequested } from "../config/settings.ts";
+import { agentBlockHome, sandboxRequested } from "../config/env_settings.ts";
 import { writeStderr } from "../obs/log.ts";
 import { layOutPackages } from "../proc/self.ts";
 import { AgentBlockError } from "../errors.ts";

@@ -25,6 +25,13 @@
  * them, and never once the manager sandboxes its runs (`scheduler.ts`).
  */
 import { onStopSignals, type StopSignal } from "./stop_signals.ts";
+import { agentBlockHome } from "../config/env_settings.ts";
+import {
+  childEnvPolicyFromEnv,
+  flowPaths,
+  sandboxRequested,
+  settingsFromEnv,
+} from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { join, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
@@ -32,7 +39,6 @@ import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeCwd } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../home.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { bindRefusal, isLoopback } from "../net/guard.ts";
@@ -178,7 +184,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw e;
   }
 
-  const procs = new ProcessGroups(1000, env, { warn: (m) => say(`warning: ${m}`) });
+  const procs = new ProcessGroups(1000, env, {
+    warn: (m) => say(`warning: ${m}`),
+    childEnv: childEnvPolicyFromEnv(env),
+  });
   const stop = new AbortController();
   const runner = new ChildRunner({
     procs,
@@ -252,14 +261,20 @@ export async function serveCommand(argv: string[]): Promise<number> {
       projectRoot,
       home,
       env,
+      flowPaths,
       telemetry: telemetryFromEnv(env),
       record,
       runner,
       // flow jobs' steps run in this process (src/serve/flow_job.ts); their output goes to its stderr
-      flowRunner: new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+      flowRunner: new InProcessRunner({
+        envSettings: settingsFromEnv,
+        stdout: writeStderr,
+        stderr: writeStderr,
+      }),
       maxLive: s.maxLive,
       log: say,
       sandboxedBefore: record.sandboxedBefore(projectRoot),
+      sandbox: sandboxRequested(env.AGENT_BLOCK_SANDBOX),
       queue,
       startOnTickOnly: s.startOnTickOnly,
     },

@@ -24,6 +24,7 @@
  * only for a bad argument or a block or replay file that is not there, never for how the block
  * ended. Installed by `agent-block test` only (`package.preload["lspec.host"]`).
  */
+import { settingsFromEnv } from "../config/env_settings.ts";
 import { join, resolve } from "node:path";
 import type { HostModule } from "../host/context.ts";
 import { optField } from "../lua/args.ts";
@@ -110,7 +111,7 @@ export function specRunBlockModule(scratch: string): HostModule {
         const report = await runConfig(
           config,
           { env: () => env, cwd: () => run.cwd },
-          (handles) => new InProcessRunner(handles),
+          (handles) => new InProcessRunner({ ...handles, envSettings: settingsFromEnv }),
         );
         const { version: _, ...outcome } = outcomeToObject(report.outcome);
         return {

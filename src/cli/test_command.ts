@@ -22,19 +22,18 @@
  *   that ends early all the same is a failure saying how it ended;
  * - `lspec.run_block` is available (src/cli/spec_run_block.ts).
  */
+import { settingsFromEnv, STORE_PATH_VARS } from "../config/env_settings.ts";
 import { basename, dirname, join, resolve } from "node:path";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { AgentBlockError, EXIT } from "../errors.ts";
 import { parseFlags } from "./args.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
-import { refuseSandbox } from "../config/settings.ts";
+import { refuseSandbox } from "../config/env_settings.ts";
 import { isDir, isFile } from "../util/fs.ts";
 import { displayPath } from "../modules/resolver.ts";
 import type { Outcome } from "../outcome.ts";
 import { writeStdout } from "../obs/log.ts";
 import { specRunBlockModule } from "./spec_run_block.ts";
-import { STORE_PATH_VARS } from "../host/stores/sqlite.ts";
-import { KNL_PATH_VAR } from "../knl/paths.ts";
 
 /** The outcome of one spec file. */
 export interface SpecFileResult {
@@ -82,12 +81,9 @@ export function specDirectives(source: string): string[] {
 }
 
 /** The store variables a spec's isolated run sets, and their file names in its home. */
-const ISOLATED_STORES: [string, string][] = [
-  [STORE_PATH_VARS.kv, "kv.sqlite"],
-  [STORE_PATH_VARS.sql, "sql.sqlite"],
-  [STORE_PATH_VARS.ts, "ts.sqlite"],
-  [KNL_PATH_VAR, "knl.sqlite"],
-];
+const ISOLATED_STORES: [string, string][] = STORE_PATH_VARS.map((
+  [kind, name],
+) => [name, `${kind === "kernel" ? "knl" : kind}.sqlite`]);
 
 /** Why a run that should have returned the report did not. */
 function endedEarly(outcome: Outcome): string {
@@ -144,6 +140,7 @@ export async function runSpecFile(
   const chunks: string[] = [];
   try {
     const runner = new InProcessRunner({
+      envSettings: settingsFromEnv,
       stdout: (b) => chunks.push(new TextDecoder().decode(b)),
       stderr: where.stderr,
       modules: [specRunBlockModule(scratch)],

@@ -14,13 +14,20 @@
  * this process.
  */
 import { onStopSignals } from "./stop_signals.ts";
+import { agentBlockHome } from "../config/env_settings.ts";
+import {
+  childEnvPolicyFromEnv,
+  flowPaths,
+  sandboxRequested,
+  settingsFromEnv,
+  storePathsFromEnv,
+} from "../config/env_settings.ts";
 import { basename, resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeCwd } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
-import { agentBlockHome } from "../home.ts";
 import { ChildRunner } from "../runner/child.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { parseDuration } from "../serve/job_file.ts";
@@ -113,9 +120,17 @@ export async function workerCommand(argv: string[]): Promise<number> {
       `worker: cannot set up the run queue on ${nats.target.shown}: ${(e as Error).message}`,
     );
   }
-  const procs = new ProcessGroups(1000, env, { warn: (m) => say(`warning: ${m}`) });
+  const procs = new ProcessGroups(1000, env, {
+    warn: (m) => say(`warning: ${m}`),
+    childEnv: childEnvPolicyFromEnv(env),
+  });
   const stop = new AbortController();
-  const runner = new ChildRunner({ procs, stderr: writeStderr, passCredentials: true });
+  const runner = new ChildRunner({
+    procs,
+    stderr: writeStderr,
+    passCredentials: true,
+    sandbox: sandboxRequested(env.AGENT_BLOCK_SANDBOX) || undefined, // the worker's runs get its environment
+  });
   const worker = new QueueWorker({
     handles,
     queues,
@@ -124,8 +139,14 @@ export async function workerCommand(argv: string[]): Promise<number> {
     projects,
     home,
     env,
+    knlPathOf: (e) => storePathsFromEnv(e).kernel,
+    flowPaths,
     runner,
-    flowRunner: new InProcessRunner({ stdout: writeStderr, stderr: writeStderr }),
+    flowRunner: new InProcessRunner({
+      envSettings: settingsFromEnv,
+      stdout: writeStderr,
+      stderr: writeStderr,
+    }),
     name,
     log: say,
   });

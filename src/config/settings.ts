@@ -1,6 +1,6 @@
 /**
  * The settings of one run, layered: the `--config` file, then the environment for knobs that
- * have a variable, then flags — the later winning.
+ * have a variable, then flags — the later winning. This module owns the flag layer.
  *
  * Owns the layering rule and its validation, as pure functions of their inputs (no file, no
  * process environment: the CLI reads those and hands them in), so the rule can be checked on its
@@ -8,25 +8,12 @@
  * - `runFlags(values)`: the flag layer from parsed flag values — `--label K=V` pairs
  *   (`parseLabels`), positive numbers, and exactly one of `--script` / `--block` (a contradiction
  *   or nothing to run is refused before any file is read);
- * - `resolveRunSettings(flags, env, config)`: the three layers merged. Knobs with an environment
- *   variable: `AGENT_BLOCK_CPU_LIMIT_SECS`, `AGENT_BLOCK_MEMORY_LIMIT_MB`,
- *   `AGENT_BLOCK_MCP_TIMEOUT_SECS`, and the switch `AGENT_BLOCK_PROGRESS` (`1`/`true`/`yes`/`on`
- *   or `0`/`false`/`no`/`off`; an empty value is unset; a bad one is an error naming the
- *   variable). `prompt`, `context`, `result`, `outcome` and `events` have none: they are what ONE
- *   run is, and an inherited variable would hand a child run its parent's prompt and result file
- *   (or have it write into its parent's event stream). Labels merge key by key, a flag's winning.
- * - `sandboxRequested(value)`: whether `AGENT_BLOCK_SANDBOX` asks for the sandbox — off is
- *   unset, empty, `0`, `false`, `no` or `off` (any case, surrounding spaces ignored: the spellings
- *   the seed's `AGENT_BLOCK_SANDBOX_TCP` reads as off), anything else asks. The run command hands
- *   such a run to the sandbox launcher (`src/sandbox/`); `refuseSandbox` stops a command that
- *   does not run under it (`agent-block test`) rather than run it unconfined (`AgentBlockError`,
- *   exit 1). (Here rather than in `src/sandbox/`: the run path loads this module already, and
- *   the sandbox's modules are loaded only when a sandbox is asked for.)
- * Errors: a bad flag is a `UsageError` (exit 2) naming the flag; a bad variable an
- * `AgentBlockError` naming the variable.
+ * - the layering of the three (`resolveRunSettings`) and the sandbox switch (`sandboxRequested`,
+ *   `refuseSandbox`) read environment variables, so they live with the edge's parser of the
+ *   `AGENT_BLOCK_*` variables, `src/config/env_settings.ts`.
+ * Errors: a bad flag is a `UsageError` (exit 2) naming the flag.
  */
 import { AgentBlockError, UsageError } from "../errors.ts";
-import type { RunConfig } from "./run_config.ts";
 import { meshUrlProblem } from "../clients/mesh/connect.ts";
 import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 
@@ -101,12 +88,14 @@ export function parseLabels(raw: readonly string[], command?: string): Record<st
   return out;
 }
 
-function positive(raw: string, integer: boolean): number | undefined {
+/** `raw` as a positive number (an integer when `integer`), else `undefined`. */
+export function positive(raw: string, integer: boolean): number | undefined {
   const n = Number(raw);
   return Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n)) ? n : undefined;
 }
 
-function kind(integer: boolean): string {
+/** What `positive` asks for, in words. */
+export function kind(integer: boolean): string {
   return integer ? "integer" : "number";
 }
 
@@ -116,26 +105,6 @@ function flagNumber(values: FlagValues, flag: string, integer = false): number |
   const n = positive(raw, integer);
   if (n === undefined) throw new UsageError(`--${flag} must be a positive ${kind(integer)}, got '${raw}'`);
   return n;
-}
-
-function envNumber(env: Readonly<Record<string, string>>, name: string, integer = false): number | undefined {
-  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
-  if (raw === undefined || raw === "") return undefined;
-  const n = positive(raw, integer);
-  if (n === undefined) throw new AgentBlockError(`${name} must be a positive ${kind(integer)}, got '${raw}'`);
-  return n;
-}
-
-const TRUE = new Set(["1", "true", "yes", "on"]);
-const FALSE = new Set(["0", "false", "no", "off"]);
-
-function envSwitch(env: Readonly<Record<string, string>>, name: string): boolean | undefined {
-  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const v = raw.trim().toLowerCase();
-  if (TRUE.has(v)) return true;
-  if (FALSE.has(v)) return false;
-  throw new AgentBlockError(`${name} must be 1, true, yes, on or 0, false, no, off; got '${raw}'`);
 }
 
 function str(values: FlagValues, flag: string): string | undefined {
@@ -188,53 +157,4 @@ export function runFlags(values: FlagValues): RunFlags {
     progress: values.progress === true ? true : undefined,
     events,
   };
-}
-
-/** The three layers merged: `config` < `env` < `flags`. */
-export function resolveRunSettings(
-  flags: RunFlags,
-  env: Readonly<Record<string, string>>,
-  config: RunConfig,
-): LayeredRunSettings {
-  return {
-    script: flags.script,
-    block: flags.block,
-    project: flags.project ?? ".",
-    prompt: flags.prompt ?? config.prompt,
-    context: flags.context ?? config.context,
-    result: flags.result ?? config.result,
-    outcome: flags.outcome ?? config.outcome,
-    labels: { ...(config.labels ?? {}), ...flags.labels },
-    cpuLimitSecs: flags.cpuLimitSecs ?? envNumber(env, "AGENT_BLOCK_CPU_LIMIT_SECS") ?? config.cpu_limit_secs,
-    memoryLimitMb: flags.memoryLimitMb ?? envNumber(env, "AGENT_BLOCK_MEMORY_LIMIT_MB") ??
-      config.memory_limit_mb,
-    mcpTimeoutSecs: flags.mcpTimeoutSecs ?? envNumber(env, "AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ??
-      config.mcp_timeout_secs ?? 30,
-    progress: flags.progress ?? envSwitch(env, "AGENT_BLOCK_PROGRESS") ?? config.progress ?? false,
-    events: flags.events ?? config.events,
-    relay: flags.relay ?? config.relay,
-    secretKey: flags.secretKey,
-  };
-}
-
-const OFF = new Set(["", "0", "false", "no", "off"]);
-
-/** True when `value` (of `AGENT_BLOCK_SANDBOX`) asks for the sandbox. */
-export function sandboxRequested(value: string | undefined): boolean {
-  return value !== undefined && !OFF.has(value.trim().toLowerCase());
-}
-
-/**
- * Refuses to run `command` (which does not run under the sandbox) when the environment's
- * `AGENT_BLOCK_SANDBOX` asks for the sandbox: a requested sandbox is never silently dropped.
- */
-export function refuseSandbox(env: Readonly<Record<string, string>>, command: string): void {
-  const value = Object.hasOwn(env, "AGENT_BLOCK_SANDBOX") ? env.AGENT_BLOCK_SANDBOX : undefined;
-  if (sandboxRequested(value)) {
-    throw new AgentBlockError(
-      `${command}: AGENT_BLOCK_SANDBOX=${value} asks for the sandbox, and agent-block ${command} does not run ` +
-        `under it: it stops rather than run unconfined (unset it, or set it to 0, in the environment or ` +
-        `the project's .env)`,
-    );
-  }
 }

@@ -4,8 +4,9 @@
  *
  * Owns resolving what the caller left out, given the edge's choices (`mod.ts` passes its runner
  * and this process's environment and working directory; nothing here reads the process): the
- * project root, the kernel store (`AGENT_BLOCK_KNL_PATH` of the given environment, else
- * `<project>/.agent-block/knl.sqlite`), `$AGENT_BLOCK_HOME` for block lookup, reading and
+ * project root, the kernel store (the edge's reading of `AGENT_BLOCK_KNL_PATH` of the given
+ * environment, `FlowEdge.paths`, else `<project>/.agent-block/knl.sqlite`), `$AGENT_BLOCK_HOME`
+ * for block lookup (read by the edge likewise), reading and
  * compiling the Blueprint (JSON, YAML or `.bp.lua`; warnings to `onWarning`).
  *
  * The run's lock (`run_lock.ts`) lives in that home's `flow-locks/`: a process listing runs, or
@@ -14,8 +15,8 @@
  * Invariant: a resume or rerun compiles the Blueprint (the one given, else the run's recorded
  * file) before the record is touched, so a Blueprint that no longer compiles changes nothing.
  */
-import { isAbsolute, resolve } from "node:path";
-import { agentBlockHome } from "../home.ts";
+import { isAbsolute, join, resolve } from "node:path";
+import { userHome } from "../home.ts";
 import { defaultStorePath, storePathFrom } from "../knl/paths.ts";
 import { type EventStore, openStore } from "../knl/store.ts";
 import type { BlockRunner } from "../runner/runner.ts";
@@ -60,7 +61,18 @@ export interface FlowEdge {
   env: () => Record<string, string>;
   /** The working directory relative paths are taken from. */
   cwd: () => string;
+  /**
+   * The edge's reading of the paths an environment names (`flowPaths` of
+   * `src/config/env_settings.ts`): `$AGENT_BLOCK_HOME` (else `<user home>/.agent-block`, the user's
+   * home defaulting to `cwd`) and `AGENT_BLOCK_KNL_PATH` (absent: the project's kernel database).
+   */
+  paths: (env: Readonly<Record<string, string>>, cwd: string) => { home: string; kernel?: string };
 }
+
+/** `FlowEdge.paths` for an edge that reads no variable: the user's home, the project's kernel. */
+export const defaultFlowPaths: FlowEdge["paths"] = (env, cwd) => ({
+  home: join(userHome(env, cwd), ".agent-block"),
+});
 
 function prepare(blueprint: string | Blueprint | undefined, o: FlowOptions, edge: FlowEdge) {
   const cwd = edge.cwd();
@@ -68,9 +80,10 @@ function prepare(blueprint: string | Blueprint | undefined, o: FlowOptions, edge
   const projectRoot = resolve(cwd, o.projectRoot ?? ".");
   const runner = o.runner ?? edge.runner();
   const includes = (o.includes ?? []).map((d) => resolve(cwd, d));
-  const home = agentBlockHome(env, cwd);
+  const paths = edge.paths(env, cwd);
+  const home = paths.home;
   const store = typeof o.store === "object" ? o.store : openStore(
-    o.store !== undefined ? storePathFrom(cwd, o.store) : defaultStorePath(projectRoot, (k) => env[k]),
+    o.store !== undefined ? storePathFrom(cwd, o.store) : defaultStorePath(projectRoot, paths.kernel),
   );
   const read = async (b: string | Blueprint): Promise<Blueprint> => {
     if (typeof b !== "string") return b;
@@ -163,5 +176,5 @@ export async function rerunFlowWith(
  * `interrupted` (its lock looked for under `home`, default the edge environment's home).
  */
 export function listFlowRunsWith(edge: FlowEdge, store: EventStore, home?: string): FlowRunSummary[] {
-  return listFlowRuns(store, runIsLive(home ?? agentBlockHome(edge.env(), edge.cwd()), store));
+  return listFlowRuns(store, runIsLive(home ?? edge.paths(edge.env(), edge.cwd()).home, store));
 }

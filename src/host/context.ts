@@ -4,7 +4,7 @@
  * Owns the `RunContext` shape: the environment, working directory, paths, output sinks, logger,
  * process groups, secrets, labels, observer and cleanup hooks of ONE run. Host modules receive it at
  * install time and take every setting from it: none reads the process environment (`run.env`
- * instead) or resolves a path against the process working directory (`run.resolve` instead), so an
+ * instead) or parses an `AGENT_BLOCK_*` variable (`run.settings` instead) or resolves a path against the process working directory (`run.resolve` instead), so an
  * embedder can run several blocks in one process without them seeing each other.
  */
 import type { LuaEngine } from "../lua/engine.ts";
@@ -12,6 +12,8 @@ import type { Logger } from "../obs/log.ts";
 import type { ProcessGroups } from "../proc/group.ts";
 import type { Outcome } from "../outcome.ts";
 import type { RunEnv } from "../run_env.ts";
+import type { RunSettings } from "../run_settings.ts";
+import type { RunCorrelationIds } from "../correlation.ts";
 import type { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import type { RunTrace } from "../obs/otel/run_trace.ts";
@@ -22,6 +24,11 @@ import type { BusHost } from "./bus.ts";
 export interface RunContext {
   /** The run's environment (resolved at the edge, plus what `std.env.set` changed). */
   env: RunEnv;
+  /**
+   * The run's typed settings (`src/run_settings.ts`), parsed at the edge: host modules take their
+   * knobs from here, never from an `AGENT_BLOCK_*` variable of `env`.
+   */
+  settings: Readonly<RunSettings>;
   /** Absolute working directory of the run: relative paths resolve against it. */
   cwd: string;
   /** `path` made absolute against the run's working directory (absolute paths unchanged). */
@@ -39,18 +46,24 @@ export interface RunContext {
   script: string;
   /** `$AGENT_BLOCK_HOME` (default `~/.agent-block`). */
   home: string;
+  /**
+   * The run's correlation ids by key (`src/correlation.ts`): the request's, over those the edge
+   * read from the environment. What every face stamps its records with.
+   */
+  correlation: RunCorrelationIds;
   /** Labels of the run (`--label k=v`). */
   labels: Record<string, string>;
   /**
-   * Store paths the run was given typed (`RunRequest.stores`); a path absent here falls back to
-   * the run environment's `AGENT_BLOCK_*_PATH`, then the default. Optional for contexts made by hand.
+   * Store paths of the run: the typed ones (`RunRequest.stores`) over those the edge read from
+   * `AGENT_BLOCK_*_PATH` (`settings.stores`); a path absent here is the default. Optional for
+   * contexts made by hand.
    */
   stores?: Readonly<{ kv?: string; sql?: string; ts?: string; kernel?: string }>;
   /** Writes to the script's standard output (`print`, `io.write`). */
   stdout: (bytes: Uint8Array) => void;
   /** Writes to standard error (logs, `io.stderr`). */
   stderr: (bytes: Uint8Array) => void;
-  /** The run's logger (stderr; level from `AGENT_BLOCK_LOG`); it scrubs `secrets` from every line. */
+  /** The run's logger (stderr; level from `settings.logLevel`); it scrubs `secrets` from every line. */
   log: Logger;
   /**
    * The run's secret values (the host's credential variables, the keys of its model calls):

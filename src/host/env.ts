@@ -19,12 +19,17 @@ import type { Args } from "../lua/args.ts";
 import type { RunContext } from "./context.ts";
 import { envValue, type EnvView, userHome } from "../home.ts";
 import { LuaMulti } from "../json/values.ts";
+import { correlationVariable } from "../correlation.ts";
 
 const PROCESS_AGENT_ID = `ab-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
 
-/** The agent id of a run with environment `env`: `AGENT_BLOCK_AGENT_ID`, else this process's. */
+/**
+ * The agent id of a run with environment `env`: its agent-id variable (`AGENT_BLOCK_AGENT_ID`,
+ * named by `src/correlation.ts`), else this process's. Read live: it is the block's own variable
+ * (`std.env.set` changes it, and the run's children inherit it), not a setting of the run.
+ */
 export function agentId(env: EnvView): string {
-  const v = envValue(env, "AGENT_BLOCK_AGENT_ID");
+  const v = envValue(env, correlationVariable("agentId"));
   return v && v.trim() ? v : PROCESS_AGENT_ID;
 }
 

@@ -5,11 +5,11 @@
  * `.gitignore` of `src/knl/local_state.ts` beside it in `.agent-block/`, `{ sqlite = path }`, or
  * `"mem"`: one in-memory log per run), session trees opened and closed
  * in one transaction, appends, the two fixed reads and the read-only query — and the stamping of
- * every session's seed event `meta` with the run's labels (`--label`) and the correlation ids
- * `AGENT_BLOCK_TRACE_ID` / `RUN_ID` / `AGENT_ID` / `AGENT_NAME` of the run's environment (as
- * `trace_id`, `run_id`, `agent_id`, `agent_name`) when set, and of its `data` with the run's
+ * every session's seed event `meta` with the run's labels (`--label`) and its correlation ids
+ * (`run.correlation`: `trace_id`, `run_id`, `agent_id`, `agent_name`) when set, and of its `data` with the run's
  * script (`script`: `RunContext.script`, so `knl sessions` can say which block opened it). Every setting comes from the run
- * (`run.env`: the default store path, the commit window, the busy timeout, the correlation ids),
+ * (`run.stores`, `run.settings`: the store path, the commit window, the busy timeout;
+ * `run.correlation`),
  * never from the process.
  *
  * The functions live in the internal table and are handed to Lua as the module `knl.host`
@@ -51,9 +51,9 @@ import { stringifyJson } from "../json/codec.ts";
 import { LuaMulti, NullsAsNil } from "../json/values.ts";
 import { type EventRow, type EventStore, type NewEvent, openStore } from "../knl/store.ts";
 import { EventWriter } from "../knl/writer.ts";
-import { busyTimeoutMs, commitWindowMs } from "./knl_settings.ts";
-import { envValue, type EnvView } from "../home.ts";
-import { correlationIds } from "../correlation.ts";
+import { DEFAULT_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../knl/busy_timeout.ts";
+import { orderedIds, type RunCorrelationIds } from "../correlation.ts";
 import { LUA_TNIL, LUA_TTABLE, LUA_TYPE_NAMES } from "../lua/capi.ts";
 import { defaultStorePath, MEMORY, storePathFrom } from "../knl/paths.ts";
 import { ignoreLocalState } from "../knl/local_state.ts";
@@ -61,9 +61,9 @@ import { dirname, join } from "node:path";
 import { PUBLISHED_COLUMNS } from "../knl/schema.ts";
 import setupSource from "./knl.lua" with { type: "text" };
 
-/** The `meta` of a run's seed events: labels, then whichever correlation ids `env` sets. */
-export function seedMeta(labels: Record<string, string>, env: EnvView): Record<string, unknown> {
-  return { ...labels, ...correlationIds((name) => envValue(env, name)) };
+/** The `meta` of a run's seed events: labels, then the run's correlation ids (those set). */
+export function seedMeta(labels: Record<string, string>, ids: RunCorrelationIds): Record<string, unknown> {
+  return { ...labels, ...orderedIds(ids) };
 }
 
 /** A new session id: time-ordered, unique across processes. */
@@ -112,14 +112,14 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
     return s;
   };
 
-  // The run's settings, read from its environment when it opens a store (the busy timeout is
+  // The run's settings (parsed at the edge), given to each writer when it opens a store (the busy timeout is
   // also the connection's when this run is the first in the process to open the file).
   // A watched run's writers hand every commit to its observer (`src/obs/run_events.ts`).
   const observe = run.observe;
   const onCommit = observe && ((rows: readonly EventRow[]) => observe({ type: "events", rows }));
   const settings = () => ({
-    commitWindowMs: commitWindowMs(run.env),
-    busyTimeoutMs: busyTimeoutMs(run.env),
+    commitWindowMs: run.settings.knlCommitMs ?? DEFAULT_COMMIT_WINDOW_MS,
+    busyTimeoutMs: run.settings.knlBusyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
     onCommit,
   });
   const writerFor = (path: string): EventWriter => {
@@ -140,7 +140,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       const typed = run.stores?.kernel;
       const path = typed !== undefined
         ? storePathFrom(run.projectRoot, typed)
-        : defaultStorePath(run.projectRoot, (k) => run.env.get(k));
+        : defaultStorePath(run.projectRoot);
       const w = writerFor(path);
       const stateDir = join(run.projectRoot, ".agent-block");
       if (!ignoring && dirname(path) === stateDir) ignoreLocalState(stateDir); // `git status` stays clean
@@ -175,7 +175,7 @@ export function installKnl(engine: LuaEngine, run: RunContext): void {
       const defer = a.at(3) === true;
       const s = store(a);
       const nodes = a.table(2, "nodes") as unknown as Record<string, unknown>[];
-      const base = seedMeta(run.labels, run.env);
+      const base = seedMeta(run.labels, run.correlation);
       const ids: string[] = [];
       const events = nodes.map((n, k) => {
         const id = newSessionId();

@@ -5,7 +5,7 @@
  * (`mcp.call: ...`) and the wiring of Lua callbacks; the protocol work is the Lua-free client in
  * `src/clients/mcp/` (manager → connection → transports), given what it needs as options: the
  * run's logger, process groups, project root and timeout, the callbacks, and the correlation ids
- * of `trace_context` read from the run's environment.
+ * of `trace_context` (`run.correlation`, typed at the edge).
  *
  * Return conventions, as the seed documents them:
  * - `connect` / `connect_http` return true, and raise on failure — unless `opts.required` is
@@ -91,8 +91,7 @@ import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.t
 import { type Args, LuaArgError, optField } from "../lua/args.ts";
 import { LuaMulti, luaTypeName } from "../json/values.ts";
 import { VERSION } from "../version.ts";
-import type { RunEnv } from "../run_env.ts";
-import { correlationIds } from "../correlation.ts";
+import { orderedIds } from "../correlation.ts";
 import type { RunContext } from "./context.ts";
 import { type CallbackKind, CallbackRegistry } from "./mcp/callbacks.ts";
 import { authOption } from "./mcp/auth_opts.ts";
@@ -123,7 +122,7 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         defaultCwd: run.projectRoot,
         timeoutMs: run.mcpTimeoutMs,
         handlers: (n) => callbacks.peek(n),
-        correlation: () => traceIds(run.env),
+        correlation: () => orderedIds(run.correlation),
         clientInfo: { name: "agent-block", version: VERSION },
         secret: (v) => run.secrets.add(v),
       })
@@ -582,11 +581,6 @@ function kindOf(e: McpError): { code: number } | { kind: string } {
 function notAnObject(server: string, method: string, raw: unknown): McpError {
   const got = Array.isArray(raw) ? "array" : luaTypeName(raw);
   return new McpError(`arguments must be a JSON object (got ${got})`, server, method, "invalid");
-}
-
-/** The run's non-empty correlation ids, injected as `__ab_obs` by `trace_context` connections. */
-function traceIds(env: RunEnv): Record<string, string> {
-  return correlationIds((name) => env.get(name));
 }
 
 /**

@@ -26,9 +26,8 @@
  * itself call `mesh.request` (the original deadlocked there).
  *
  * Correlation (`__ab_obs`): a payload that is a table with string keys, or nil, gets
- * `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's `AGENT_BLOCK_TRACE_ID`,
- * `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID` (else the mesh AgentId) and
- * `AGENT_BLOCK_AGENT_NAME`, each only when non-empty, unless it already has one; arrays, strings
+ * `__ab_obs = { trace_id, run_id, agent_id, agent_name }` from the run's correlation ids
+ * (`run.correlation`; `agent_id` else the mesh AgentId), each only when non-empty, unless it already has one; arrays, strings
  * and numbers travel untouched. The receiver does not strip it. Each send and request also
  * writes an `ab.obs` line (`event=mesh_send|mesh_request component=mesh target=<id>`) at debug.
  *
@@ -45,12 +44,13 @@
  * `mesh_request` (a request went out), `mesh_reply` (its reply came, or it failed) and
  * `mesh_received` (another agent's message arrived) are appended to the innermost one, with
  * the peer, the transport, byte sizes and (for finished calls) `ms`, `ok` and `error` — never the
- * payload, unless the run sets `AGENT_BLOCK_MESH_RECORD_PAYLOADS=1`.
+ * payload, unless the run's settings say so (`settings.mesh.recordPayloads`: the edge read
+ * `AGENT_BLOCK_MESH_RECORD_PAYLOADS=1`).
  */
 import { LuaCallbackError, type LuaEngine, LuaErrorTable } from "../lua/engine.ts";
 import { type Args, LuaArgError } from "../lua/args.ts";
 import { obsLine } from "../obs/ab_obs.ts";
-import { correlationIds } from "../correlation.ts";
+import { orderedIds, type RunCorrelationIds } from "../correlation.ts";
 import { busCore, type BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
 import type { TraceSpan } from "../obs/otel/run_trace.ts";
@@ -58,9 +58,6 @@ import { MeshError, type MeshHandler, type MeshTransport } from "../clients/mesh
 
 /** The four functions of the face. */
 export const MESH_FUNCTIONS = ["send", "request", "on", "agent_id"] as const;
-
-/** The run's variable that puts payloads into the kernel's mesh records. */
-export const RECORD_PAYLOADS_VAR = "AGENT_BLOCK_MESH_RECORD_PAYLOADS";
 
 /** The error every function raises in a run without `--relay`. */
 export function notConnected(name: string): LuaErrorTable {
@@ -70,14 +67,9 @@ export function notConnected(name: string): LuaErrorTable {
   });
 }
 
-/** What `__ab_obs` is made of: a run's environment. */
-export interface ObsSource {
-  get(name: string): string | undefined;
-}
-
-/** The `__ab_obs` object for a run whose mesh AgentId is `agentId` (members only when non-empty). */
-export function obsContext(env: ObsSource, agentId: string): Record<string, string> {
-  return correlationIds((name) => env.get(name), { agent_id: agentId }); // the run's own id, else the mesh's
+/** The `__ab_obs` object for a run with correlation ids `ids` and mesh AgentId `agentId` (members only when non-empty). */
+export function obsContext(ids: RunCorrelationIds, agentId: string): Record<string, string> {
+  return orderedIds(ids, { agent_id: agentId }); // the run's own id, else the mesh's
 }
 
 /**
@@ -120,7 +112,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
   const record = recorder(run, transport.kind);
   const obs = (event: string, target: string) => {
     if (run.log.enabled("debug")) {
-      const ids = obsContext(run.env, transport.agentId);
+      const ids = obsContext(run.correlation, transport.agentId);
       run.log.debug(obsLine(event, "mesh", { target }, {
         trace_id: ids.trace_id ?? "",
         run_id: ids.run_id ?? "",
@@ -144,7 +136,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
       "messaging.destination.name": peer,
     });
   const obsOf = (span: TraceSpan | undefined): Record<string, string> => {
-    const ids = obsContext(run.env, transport.agentId);
+    const ids = obsContext(run.correlation, transport.agentId);
     if (span) ids.traceparent = span.traceparent();
     return ids;
   };
@@ -221,7 +213,7 @@ export function installMesh(engine: LuaEngine, run: RunContext): void {
 type Recorder = (kind: string, data: Record<string, unknown>, payload?: unknown) => void;
 
 function recorder(run: RunContext, kind: MeshTransport["kind"]): Recorder {
-  const withPayloads = run.env.get(RECORD_PAYLOADS_VAR) === "1";
+  const withPayloads = run.settings.mesh?.recordPayloads === true;
   return (what, data, payload) => {
     const rec = run.recordTraffic;
     if (!rec) return;

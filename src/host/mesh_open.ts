@@ -1,9 +1,10 @@
 /**
  * Opening a run's mesh connection (`--relay`) before its script runs.
  *
- * Owns where the identity and credentials come from — all from the run, none from the process:
- * the secret key from `MeshSpec.secretKey` (`--secret-key`) or the run's
- * `AGENT_BLOCK_MESH_SECRET_KEY` (the CLI's run environment has the project's `.env` layered in),
+ * Owns where the identity and credentials come from — all from the run, none from the process
+ * (the variables below are read by the edge into `RunContext.settings.mesh`; the CLI's run
+ * environment has the project's `.env` layered in): the secret key from `MeshSpec.secretKey`
+ * (`--secret-key`) or the run's `AGENT_BLOCK_MESH_SECRET_KEY`,
  * else a random key with a warning that the AgentId changes every run; NATS credentials from
  * `AGENT_BLOCK_NATS_CREDS` (a `.creds` file, resolved against the run's working directory and
  * read now), `AGENT_BLOCK_NATS_NKEY` (a file holding an nkey seed), `AGENT_BLOCK_NATS_TOKEN` or
@@ -22,7 +23,8 @@
  * or URL involved; the run then never starts (exit 1).
  */
 import { dirname, join, resolve } from "node:path";
-import { MeshIdentity, MeshKeyError } from "../clients/mesh/identity.ts";
+import { MeshIdentity } from "../clients/mesh/identity.ts";
+import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 import {
   connectMesh,
   MeshUrlError,
@@ -45,20 +47,6 @@ export interface MeshSpec {
   secretKey?: string;
 }
 
-/** The run's environment variable holding the secret key. */
-export const SECRET_KEY_VAR = "AGENT_BLOCK_MESH_SECRET_KEY";
-/** The run's environment variable naming a NATS `.creds` file. */
-export const NATS_CREDS_VAR = "AGENT_BLOCK_NATS_CREDS";
-/** The run's environment variable holding a NATS token. */
-export const NATS_TOKEN_VAR = "AGENT_BLOCK_NATS_TOKEN";
-
-/** The run's environment variable naming a file holding a NATS nkey seed. */
-export const NATS_NKEY_VAR = "AGENT_BLOCK_NATS_NKEY";
-/** The run's environment variable naming a file holding a NATS token. */
-export const NATS_TOKEN_FILE_VAR = "AGENT_BLOCK_NATS_TOKEN_FILE";
-/** The run's environment variable naming the PEM file of the CA a NATS server's certificate chains to. */
-export const NATS_TLS_CA_VAR = "AGENT_BLOCK_NATS_TLS_CA";
-
 /** The mesh could not be joined: the run does not start. */
 export class MeshStartError extends Error {
   constructor(message: string) {
@@ -70,15 +58,17 @@ export class MeshStartError extends Error {
 /** The identity `spec` and the run's environment give. */
 function identityOf(spec: MeshSpec, run: RunContext): MeshIdentity {
   const fromFlag = spec.secretKey !== undefined && spec.secretKey.trim() !== "";
-  const key = fromFlag ? spec.secretKey! : run.env.get(SECRET_KEY_VAR);
+  const key = fromFlag ? spec.secretKey! : run.settings.mesh?.secretKey;
   if (key === undefined || key.trim() === "") return MeshIdentity.random();
   run.secrets.add(key);
-  try {
-    return MeshIdentity.fromSeedHex(key, fromFlag ? "--secret-key" : SECRET_KEY_VAR);
-  } catch (e) {
-    if (e instanceof MeshKeyError) throw new MeshStartError(`mesh: ${e.message}`);
-    throw e;
+  const why = secretKeyProblem(key);
+  if (why !== undefined) {
+    // the message names where the key came from: the flag, or the variable the edge read it from
+    throw new MeshStartError(
+      fromFlag ? `mesh: --secret-key: ${why}` : `mesh: AGENT_BLOCK_MESH_SECRET_KEY: ${why}`,
+    );
   }
+  return MeshIdentity.fromSeedHex(key);
 }
 
 /** The project's file of seen message ids, relative to its root. */
@@ -119,30 +109,37 @@ export async function openMesh(
 ): Promise<{ transport: MeshTransport; bus: BusHost }> {
   const identity = identityOf(spec, run);
   run.secrets.addUrl(spec.relay);
-  let natsCreds: string | undefined;
-  const credsPath = run.env.get(NATS_CREDS_VAR);
-  if (credsPath !== undefined && credsPath !== "") {
-    try {
-      natsCreds = await Deno.readTextFile(resolve(run.cwd, credsPath));
-    } catch (e) {
-      const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-      throw new MeshStartError(`mesh: ${NATS_CREDS_VAR}: cannot read ${credsPath}: ${why}`);
-    }
-  }
-  const readVarFile = async (name: string): Promise<string | undefined> => {
-    const path = run.env.get(name);
+  const m = run.settings.mesh ?? {};
+  // `fail(why)`: the error naming the variable the edge read `path` from
+  const readVarFile = async (
+    path: string | undefined,
+    fail: (why: string) => string,
+  ): Promise<string | undefined> => {
     if (path === undefined || path === "") return undefined;
     try {
       return await Deno.readTextFile(resolve(run.cwd, path));
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-      throw new MeshStartError(`mesh: ${name}: cannot read ${path}: ${why}`);
+      throw new MeshStartError(fail(why));
     }
   };
-  const natsNkeySeed = (await readVarFile(NATS_NKEY_VAR))?.trim();
-  const natsTlsCa = await readVarFile(NATS_TLS_CA_VAR);
-  const natsToken = run.env.get(NATS_TOKEN_VAR) || (await readVarFile(NATS_TOKEN_FILE_VAR))?.trim() ||
-    undefined;
+  const natsCreds = await readVarFile(
+    m.natsCredsFile,
+    (why) => `mesh: AGENT_BLOCK_NATS_CREDS: cannot read ${m.natsCredsFile}: ${why}`,
+  );
+  const natsNkeySeed = (await readVarFile(
+    m.natsNkeyFile,
+    (why) => `mesh: AGENT_BLOCK_NATS_NKEY: cannot read ${m.natsNkeyFile}: ${why}`,
+  ))?.trim();
+  const natsTlsCa = await readVarFile(
+    m.natsTlsCaFile,
+    (why) => `mesh: AGENT_BLOCK_NATS_TLS_CA: cannot read ${m.natsTlsCaFile}: ${why}`,
+  );
+  const natsToken = m.natsToken ||
+    (await readVarFile(
+      m.natsTokenFile,
+      (why) => `mesh: AGENT_BLOCK_NATS_TOKEN_FILE: cannot read ${m.natsTokenFile}: ${why}`,
+    ))?.trim() || undefined;
   run.secrets.add(natsToken);
   run.secrets.add(natsNkeySeed);
   const shown = shownUrl(spec.relay);
@@ -184,7 +181,7 @@ export async function openMesh(
   run.log.info(`mesh: connected to ${shown} (${transport.kind}) as ${identity.agentId}`);
   if (identity.ephemeral) {
     run.log.warn(
-      `mesh: no secret key (--secret-key or ${SECRET_KEY_VAR}): using a random one, so the AgentId ` +
+      `mesh: no secret key (--secret-key or AGENT_BLOCK_MESH_SECRET_KEY): using a random one, so the AgentId ` +
         `changes every run (this run: ${identity.agentId})`,
     );
   }

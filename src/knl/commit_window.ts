@@ -2,8 +2,8 @@
  * The kernel's commit window: how long a deferred event may wait for its commit when nothing
  * else commits it first.
  *
- * Owns the window's setting: its variable `AGENT_BLOCK_KNL_COMMIT_MS`, default 5 and bound (the
- * kernel takes the number: `src/host/knl_settings.ts` reads it from a run's environment, with
+ * Owns the window's default (5) and bound (the kernel takes the number: the edge parses a run's
+ * `AGENT_BLOCK_KNL_COMMIT_MS` into `RunSettings.knlCommitMs`, `src/config/env_settings.ts`, with
  * the one duration rule of `src/run_env.ts`). The rule it feeds (see the durability
  * note of `embedded/knl/init.lua`): deferred events always commit before the run next acts on the
  * world; a model request is not such an act — asking again is harmless — so with a window above
@@ -17,9 +17,6 @@
  * Why a module of its own: the event store (timer) and the LLM host (whether a request waits for
  * the commit) both need the constants, and the LLM host must not load SQLite to do so.
  */
-
-/** Name of the environment variable that sets the window. */
-export const COMMIT_WINDOW_ENV = "AGENT_BLOCK_KNL_COMMIT_MS";
 
 /** Default window, in ms: short beside any real model call, long beside an instant one. */
 export const DEFAULT_COMMIT_WINDOW_MS = 5;

@@ -2,7 +2,8 @@
  * Where the kernel database of a run lives.
  *
  * Owns the resolution shared by `knl.open{}` in a script and `agent-block knl` on the command
- * line, so both name the same file: `AGENT_BLOCK_KNL_PATH` when set (`:memory:` included), else
+ * line, so both name the same file: the path the edge read from `AGENT_BLOCK_KNL_PATH` when set
+ * (`:memory:` included), else
  * `<project>/.agent-block/knl.sqlite`. A relative `{ sqlite = path }` is taken from the project root.
  */
 import { isAbsolute, join, resolve } from "node:path";
@@ -10,12 +11,11 @@ import { isAbsolute, join, resolve } from "node:path";
 /** The literal that names an in-memory database. */
 export const MEMORY = ":memory:";
 
-/** The variable that moves the kernel database (`:memory:` included). */
-export const KNL_PATH_VAR = "AGENT_BLOCK_KNL_PATH";
-
-/** The project's kernel database, honouring `AGENT_BLOCK_KNL_PATH`. */
-export function defaultStorePath(projectRoot: string, env: (k: string) => string | undefined): string {
-  const override = env(KNL_PATH_VAR);
+/**
+ * The project's kernel database, or `override` (the run's `AGENT_BLOCK_KNL_PATH`, parsed at the
+ * edge: `RunSettings.stores.kernel`) when given and not blank.
+ */
+export function defaultStorePath(projectRoot: string, override?: string): string {
   if (override !== undefined && override.trim() !== "") {
     return override === MEMORY ? MEMORY : resolve(projectRoot, override);
   }

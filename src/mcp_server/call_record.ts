@@ -5,7 +5,7 @@
  * `knl export --session <id>` one call in full.
  *
  * Owns one kernel session per call, written by this process into the project's kernel database
- * (`<project>/.agent-block/knl.sqlite`, or `AGENT_BLOCK_KNL_PATH` of the server's environment),
+ * (`<project>/.agent-block/knl.sqlite`, or the path the edge read from `AGENT_BLOCK_KNL_PATH` of the server's environment),
  * through the store's shared connection (`src/knl/store.ts`: the in-process runs of the same
  * file write through it too):
  * - `session_open` (owner `agent-block mcp`, scope `{ mcp = kind, name }`; labels `mcp_kind`,
@@ -196,15 +196,15 @@ export class CallRecorder {
   #store: EventStore | undefined;
 
   /**
-   * A recorder for the project at `projectRoot` (`env`: the server's environment, for
-   * `AGENT_BLOCK_KNL_PATH`; resolved at the edge, never read here from the process).
+   * A recorder for the project at `projectRoot` (`kernelPath`: the server environment's
+   * `AGENT_BLOCK_KNL_PATH`, read at the edge).
    */
   constructor(
     projectRoot: string,
-    env: Readonly<Record<string, string>>,
+    kernelPath: string | undefined,
     private readonly log: Logger,
     /** The database file (default: the project's kernel database). */
-    readonly path: string = defaultStorePath(projectRoot, (k) => env[k]),
+    readonly path: string = defaultStorePath(projectRoot, kernelPath),
   ) {}
 
   /** Records a call's arrival; returns it open (its `session` undefined when the write failed). */

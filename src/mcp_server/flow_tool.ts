@@ -91,6 +91,8 @@ export interface FlowToolOptions {
   env: Readonly<Record<string, string>>;
   /** Runs the flows' block steps. */
   flowRunner: BlockRunner;
+  /** The edge's reading of the home and kernel paths an environment names (`FlowEdge.paths`). */
+  flowPaths: FlowEdge["paths"];
 }
 
 /** How a flow run ended, as its call's kernel record says it (`call_record.ts`). */
@@ -141,6 +143,7 @@ export async function callRunFlow(
     runner: () => opts.flowRunner,
     env: () => ({ ...opts.env }),
     cwd: () => opts.projectRoot,
+    paths: opts.flowPaths,
   };
   const base = { projectRoot: opts.projectRoot, signal };
   try {

@@ -68,7 +68,8 @@ import { RunTally } from "../runner/tally.ts";
 import { VERSION } from "../version.ts";
 import guide from "./guide.md" with { type: "text" };
 import { callJobTool, isJobTool, JOB_TOOLS, type JobApi } from "./job_tools.ts";
-import { callRunFlow, projectFlows, RUN_FLOW, runFlowTool } from "./flow_tool.ts";
+import { callRunFlow, type FlowToolOptions, projectFlows, RUN_FLOW, runFlowTool } from "./flow_tool.ts";
+import { defaultFlowPaths } from "../flows/api.ts";
 import {
   callDeclaredTool,
   declaredBlocks,
@@ -107,6 +108,11 @@ export interface BlockServerOptions {
   jobs?: JobApi;
   /** Runs the steps of flows: adds the `run_flow` tool (`flow_tool.ts`); absent, it does not exist. */
   flowRunner?: BlockRunner;
+  /**
+   * The edge's reading of the home and kernel paths an environment names (`FlowEdge.paths`);
+   * absent: the defaults (`~/.agent-block`, the project's kernel database).
+   */
+  flowPaths?: FlowToolOptions["flowPaths"];
   /**
    * `--expose blocks`: every block whose header declares a tool, resource or prompt is served as
    * one (`declared.ts`), beside `run_block`; absent, only the generic surface is.
@@ -506,7 +512,12 @@ export function createBlockServer(opts: BlockServerOptions): Server {
         ...callerOf(server, ctx),
       });
       const handling = callRunFlow(
-        { projectRoot: opts.projectRoot, env: opts.env, flowRunner: opts.flowRunner },
+        {
+          projectRoot: opts.projectRoot,
+          env: opts.env,
+          flowRunner: opts.flowRunner,
+          flowPaths: opts.flowPaths ?? defaultFlowPaths,
+        },
         args,
         ctx.mcpReq.signal,
         call,

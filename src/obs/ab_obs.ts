@@ -2,17 +2,17 @@
  * `ab.obs` lines: the structured, greppable observability records the runtime writes to stderr.
  *
  * Owns the line format `prefix=ab.obs event=<e> component=<c> trace_id=.. run_id=.. agent_id=..
- * agent_name=.. k=v ...`, the correlation ids read from a run's environment
- * (`AGENT_BLOCK_TRACE_ID`, `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID`, `AGENT_BLOCK_AGENT_NAME`;
- * a per-process random agent id when the last but one is unset), value quoting, redaction of
- * secret-named keys and URL sanitising. It reads no process environment: the caller hands in the
- * run's (`correlation(run.env)`).
+ * agent_name=.. k=v ...`, the run's correlation ids (typed, `RunContext.correlation`: the edge
+ * read them from `AGENT_BLOCK_TRACE_ID`, `_RUN_ID`, `_AGENT_ID`, `_AGENT_NAME`, the request's
+ * win; a per-process random agent id when the agent id is unset), value quoting, redaction of
+ * secret-named keys and URL sanitising. It reads no environment: the caller hands in the run's
+ * ids (`correlation(run.correlation)`).
  *
  * Invariants: a value under a key that names a secret is never written (`[REDACTED]`); a `url`
  * value never carries userinfo, a query or a fragment; values with whitespace or `=` are
  * JSON-quoted so a line always splits on spaces into `k=v` pairs.
  */
-import { correlationIds } from "../correlation.ts";
+import type { RunCorrelationIds } from "../correlation.ts";
 
 /** Correlation ids stamped on every obs line. */
 export interface Correlation {
@@ -30,14 +30,8 @@ export function processAgentIdentity(): string {
   return processAgentId;
 }
 
-/** What the correlation ids are read from: a run's environment (`RunEnv`) or anything like it. */
-export interface CorrelationSource {
-  get(name: string): string | undefined;
-}
-
-/** The correlation ids of `env`, read at each call (a run may set them late, `std.env.set`). */
-export function correlation(env: CorrelationSource): Correlation {
-  const ids = correlationIds((name) => env.get(name));
+/** The obs lines' ids of a run with correlation ids `ids` (`RunContext.correlation`). */
+export function correlation(ids: RunCorrelationIds): Correlation {
   return {
     trace_id: ids.trace_id ?? "",
     run_id: ids.run_id ?? "",

@@ -4,8 +4,9 @@
  * Owns the log line format (`[level] <scope>: message`: a newline continues the line, indented,
  * and every other control character — ESC, CR, DEL, the C1 range — is written escaped as
  * `\xNN` / `\uNNNN`, so text from outside (a forged mesh `from`, a server's error) cannot
- * colour, rewrite or forge a terminal's or a log file's lines) and level filtering by
- * `AGENT_BLOCK_LOG` (`debug`, `info` (default), `warn`, `error`, `off`), and the filter every
+ * colour, rewrite or forge a terminal's or a log file's lines) and level filtering
+ * (`debug`, `info` (default), `warn`, `error`, `off`: the edge reads a run's level from
+ * `AGENT_BLOCK_LOG`, `src/config/env_settings.ts`), and the filter every
  * message passes before it is written (a run's logger scrubs its secrets and URL credentials
  * there: `src/obs/secrets.ts`). stdout belongs to the
  * script's `print` and, in `agent-block mcp`, to the protocol; nothing the runtime logs goes there.
@@ -16,13 +17,6 @@
 /** Log levels, most verbose first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const RANK: Record<LogLevel | "off", number> = { debug: 10, info: 20, warn: 30, error: 40, off: 100 };
-
-/** Parses a level name; `undefined` for anything else. */
-export function parseLevel(s: string | undefined): LogLevel | "off" | undefined {
-  const v = s?.trim().toLowerCase();
-  if (v === "warning") return "warn";
-  return v && v in RANK ? (v as LogLevel | "off") : undefined;
-}
 
 const enc = new TextEncoder();
 
@@ -88,24 +82,6 @@ export class Logger {
     private readonly filter?: (message: string) => string,
   ) {
     this.threshold = RANK[level];
-  }
-
-  /**
-   * A logger whose level is `raw`, the run's `AGENT_BLOCK_LOG` value (unset or empty: info); an
-   * unknown value warns once and logs at info. `filter` as for the constructor.
-   */
-  static forLevel(
-    raw: string | undefined,
-    scope: string,
-    sink?: (bytes: Uint8Array) => void,
-    filter?: (message: string) => string,
-  ): Logger {
-    const level = parseLevel(raw);
-    const logger = new Logger(scope, level ?? "info", sink, filter);
-    if (raw !== undefined && raw !== "" && level === undefined) {
-      logger.warn(`AGENT_BLOCK_LOG must be one of debug, info, warn, error, off; got '${raw}' (using info)`);
-    }
-    return logger;
   }
 
   /** True when messages at `level` are written. */

@@ -19,7 +19,7 @@
  *   and resolves when they are gone.
  * - A child's environment is the RUN's (`env` given at construction: a run's `RunEnv`, read at
  *   each spawn so what `std.env.set` put in its overlay is inherited), passed through `childEnv`
- *   (credentials removed, `AGENT_BLOCK_CHILD_ENV` of the run applied), then `opts.env`, then its
+ *   (credentials removed, the run's `AGENT_BLOCK_CHILD_ENV` policy applied: `options.childEnv`), then `opts.env`, then its
  *   tags (set last: `opts.env` cannot drop them) — except a child that is agent-block itself
  *   asked for with `wholeEnv` (a `serve` run): it gets its base environment whole, credentials
  *   included, and applies this rule to its own children. Nothing here reads the process
@@ -39,7 +39,7 @@
  * unavailable (no `setpriv`, `/proc` unreadable) are reported once per process through `warn`
  * on Linux (elsewhere none exists, by design), and ending falls back to the process group alone.
  */
-import { childEnv } from "./child_env.ts";
+import { childEnv, type ChildEnvPolicy } from "./child_env.ts";
 import { holdLifeline } from "./lifeline.ts";
 import { parentDeathWrapper, withParentDeath } from "./parent_death.ts";
 import { inOwnSession } from "./own_session.ts";
@@ -228,6 +228,11 @@ export interface ProcessGroupsOptions {
    * adoption). Default: a `[warn]` line on stderr.
    */
   warn?: (message: string) => void;
+  /**
+   * What children inherit of the environment (the run's `AGENT_BLOCK_CHILD_ENV`, parsed at the
+   * edge: `parseChildEnvPolicy`); default `inherit`.
+   */
+  childEnv?: ChildEnvPolicy;
 }
 
 /** A `[warn]` line on stderr, written here: the process layer sits below the logger (`src/obs`). */
@@ -243,6 +248,7 @@ export class ProcessGroups {
   #live = new Set<ManagedProcess>();
   readonly #env: ChildEnvBase;
   readonly #warn: (message: string) => void;
+  readonly #policy: ChildEnvPolicy | undefined;
   /** This registry's tag prefix (`tags.ts`); its children are `<id>.1`, `<id>.2`, ... */
   readonly id: string = newRegistryId();
   #spawned = 0;
@@ -259,6 +265,7 @@ export class ProcessGroups {
     this.graceMs = graceMs;
     this.#env = env;
     this.#warn = options.warn ?? defaultWarn;
+    this.#policy = options.childEnv;
   }
 
   /** The environment a child starts from now (before credential removal). */
@@ -273,7 +280,7 @@ export class ProcessGroups {
   spawn(opts: SpawnOptions): ManagedProcess {
     beforeSpawn();
     const base = opts.baseEnv ? { ...opts.baseEnv } : this.#baseEnv();
-    const env = opts.wholeEnv ? { ...base, ...opts.env } : childEnv(base, opts.env ?? {});
+    const env = opts.wholeEnv ? { ...base, ...opts.env } : childEnv(base, opts.env ?? {}, this.#policy);
     const tag = `${this.id}.${++this.#spawned}`;
     env[PROC_TAGS_VAR] = tagsValue(base[PROC_TAGS_VAR], tag);
     // Behind setpriv the program is resolved (a missing one throws here, as spawn would), so

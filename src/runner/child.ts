@@ -5,9 +5,10 @@
  * Layer: runner. Owns the child's command line, its files and its event channel. The child is
  * this same program (`src/proc/self.ts`: from source it uses `node_modules` as laid out, so the
  * runner lays the packages out first, once per process) started as
- * `--request <tmp>/request.json --events <tmp>/events.sock` (and `--sandbox` when the runner,
- * the request or the request's environment (`AGENT_BLOCK_SANDBOX`) asks for the sandbox: the
- * report's `sandboxed` says so, and is true — a child given `--sandbox` runs confined or not at
+ * `--request <tmp>/request.json --events <tmp>/events.sock` (and `--sandbox` when the runner or
+ * the request asks for the sandbox — the edge that made the runner read its environment's
+ * `AGENT_BLOCK_SANDBOX` into `sandbox`, and a child whose environment asks confines itself at its
+ * own edge: the report's `sandboxed` says so, and is true — a child given `--sandbox` runs confined or not at
  * all, `src/sandbox/`). The request file is `request_json.ts`'s form (nothing of one run goes
  * through argv or the environment: no length limit, nothing shown in `ps`), written mode 0600
  * in the run's private temporary directory, without the host's credential variables; the child starts through `ProcessGroups.spawn`, so it leads a
@@ -60,7 +61,6 @@ import {
   type RunReport,
   type RunRequest,
 } from "./runner.ts";
-import { sandboxRequested } from "../config/settings.ts";
 import { longTimeout } from "../util/long_timer.ts";
 
 /** What a child runner fixes for all its runs. */
@@ -138,8 +138,7 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
   /** Runs `request` in a child process to its report; `hooks.observe` sees its events live. */
   async run(request: RunRequest, hooks?: RunHooks): Promise<ChildRunReport> {
     const started = performance.now();
-    const sandboxed = this.options.sandbox === true || request.sandbox === true ||
-      sandboxRequested(request.env.AGENT_BLOCK_SANDBOX);
+    const sandboxed = this.options.sandbox === true || request.sandbox === true;
     const fold = new ReportFold();
     const observe = fanOut(
       hooks?.observe ? [fold.observe, hooks.observe] : [fold.observe],
@@ -163,7 +162,11 @@ export class ChildRunner implements BlockRunner<ChildRunReport> {
     try {
       const env = { ...request.env };
       for (const k of HOST_CREDENTIALS) delete env[k];
-      text = requestToJson({ ...request, env, cwd, sandbox: sandboxed || undefined });
+      // the mesh key the edge read is a host credential too: the child does not get it
+      const settings = request.settings?.mesh?.secretKey !== undefined
+        ? { ...request.settings, mesh: { ...request.settings.mesh, secretKey: undefined } }
+        : request.settings;
+      text = requestToJson({ ...request, env, cwd, settings, sandbox: sandboxed || undefined });
     } catch (e) {
       return end(failed(`the request cannot be sent to a child: ${(e as Error).message}`));
     }

@@ -19,21 +19,25 @@
  * - The outcome is `runBlock`'s, unchanged, except when the runner's own limit ended the run:
  *   then it is `timed_out`. The limit aborts the run like the signal does, so it takes effect at
  *   the next point where Lua waits for the host, or within about 0.1 s of Lua computing.
+ * - The run's settings are the request's `settings`, else what the edge's `envSettings` parses
+ *   from the request's `env`, else every default: this runner parses no `AGENT_BLOCK_*` variable.
  * - A request it cannot honour (`sandbox`: only a process can be confined; an unreadable prompt
- *   file) and anything the runtime throws (a bug) are a `raised` outcome with code `config`,
+ *   file; a malformed setting in its environment) and anything the runtime throws (a bug) are a `raised` outcome with code `config`,
  *   never a rejection.
  * - A traced run (the request's `telemetry`, or the runner's `tracerProvider`; `traced.ts`, loaded
  *   only then) has its spans ended and flushed before its `end` event, whatever the outcome
  *   (a raise, the timeout, a cancel such as SIGTERM), within the export's bound; its trace id
  *   replaces `AGENT_BLOCK_TRACE_ID`, so every kernel session of the run names the trace.
- * - Correlation ids given in the request override the run environment's `AGENT_BLOCK_TRACE_ID`,
- *   `AGENT_BLOCK_RUN_ID`, `AGENT_BLOCK_AGENT_ID` and `AGENT_BLOCK_AGENT_NAME` (the names every
- *   face stamps its records from).
+ * - Correlation ids given in the request go to the run typed (`RunSpec.correlationIds`, over the
+ *   ids the edge read from the environment, which every face stamps its records with) and into
+ *   its environment as `AGENT_BLOCK_TRACE_ID`, `_RUN_ID`, `_AGENT_ID` and `_AGENT_NAME`, for the
+ *   processes the run starts.
  */
 import { resolve } from "node:path";
 import { busCore, type BusEvent, BusHost } from "../host/bus.ts";
 import { runBlock, type RunSpec } from "../runtime/run.ts";
 import { notStarted, type Outcome } from "../outcome.ts";
+import { NO_SETTINGS, type RunSettings } from "../run_settings.ts";
 import { correlationVariable, RUN_CORRELATION_IDS } from "../correlation.ts";
 import { fanOut } from "../obs/run_events.ts";
 import { writeStderr } from "../obs/log.ts";
@@ -59,6 +63,14 @@ export interface InProcessOptions extends RunHandles {
    * set only by the CLI's confined runtime stage under `--sandbox-net allow-list`.
    */
   netDenials?: RunSpec["netDenials"];
+  /**
+   * The edge's parser of a run environment's `AGENT_BLOCK_*` variables (`settingsFromEnv` of
+   * `src/config/env_settings.ts`), for a request that carries no `settings` (one built below the
+   * edge: a flow's step, a served tool call). It runs on the request's `env`; what it throws (a
+   * malformed variable) is a run that never started. Absent: such a request runs with every
+   * default. The runner itself parses no variable.
+   */
+  envSettings?: (env: Readonly<Record<string, string>>) => RunSettings;
 }
 
 async function readText(
@@ -119,10 +131,21 @@ export class InProcessRunner implements BlockRunner {
       } catch (e) {
         return end(notStarted((e as Error).message));
       }
+      let settings: RunSettings;
+      try {
+        settings = request.settings ?? o.envSettings?.(request.env) ?? NO_SETTINGS;
+      } catch (e) {
+        return end(notStarted((e as Error).message));
+      }
+      // The request's ids go to the run typed, and into its environment for the processes it
+      // starts (an agent-block child reads them at its edge).
       const env: Record<string, string> = { ...request.env };
-      for (const { field, variable } of RUN_CORRELATION_IDS) {
+      const ids: Record<string, string> = {};
+      for (const { field, key, variable } of RUN_CORRELATION_IDS) {
         const v = request.correlation?.[field];
-        if (v !== undefined) env[variable] = v;
+        if (v === undefined) continue;
+        env[variable] = v;
+        ids[key] = v;
       }
       if (request.telemetry || o.tracerProvider) {
         traced = await (await import("./traced.ts")).openTrace({
@@ -135,6 +158,7 @@ export class InProcessRunner implements BlockRunner {
           warn,
         });
         env[correlationVariable("traceId")] = traced.trace.traceId; // the kernel sessions find the trace
+        ids.trace_id = traced.trace.traceId;
       }
       const bus = o.bus ?? new BusHost();
       const core = busCore(bus);
@@ -152,6 +176,8 @@ export class InProcessRunner implements BlockRunner {
         script: request.script,
         projectRoot: request.projectRoot,
         env,
+        settings,
+        correlationIds: ids,
         cwd: request.cwd,
         home: request.home,
         prompt,

@@ -19,6 +19,13 @@
  * - `sandbox`: a boolean;
  * - `correlation`: `{"trace_id", "parent_span", "run_id", "agent_id", "agent_name",
  *   "parent_session", "step_key"}`, strings;
+ * - `settings` (`RunSettings`, what the edge parsed from `AGENT_BLOCK_*` variables):
+ *   `{"log_level", "unseal", "task_grace_ms", "home", "knl_commit_ms", "knl_busy_timeout_ms",
+ *   "sql_busy_timeout_ms", "llm_max_response_bytes", "sandbox_tcp_off", "warnings", "stores",
+ *   "child_env", "mesh"}` — a level name, booleans, whole numbers of ms, a positive integer, a path, an array
+ *   of strings, `{"kv", "sql", "ts", "kernel"}`, `{"kind", "names"?}` (`inherit`, `strip-secrets`,
+ *   `allowlist` with its names) and `{"secret_key", "nats_creds_file",
+ *   "nats_nkey_file", "nats_token", "nats_token_file", "nats_tls_ca_file", "record_payloads"}`;
  * - `telemetry`: `{"traces_endpoint", "metrics_endpoint"?, "protocol", "headers"?, "timeout_ms",
  *   "service_name", "resource_attributes"?, "capture_content"?}` (`TelemetrySettings`).
  *
@@ -29,7 +36,15 @@
  * checks what it writes with the same parser: it never writes a request the reader refuses.
  */
 import type { JsonValue } from "../json/codec.ts";
-import type { Correlation, RunRequest, RunStores, RunText, TelemetrySettings } from "./runner.ts";
+import type { MeshSettings } from "../run_settings.ts";
+import type {
+  Correlation,
+  RunRequest,
+  RunSettings,
+  RunStores,
+  RunText,
+  TelemetrySettings,
+} from "./runner.ts";
 
 /** Version of the JSON form this module writes and reads. */
 export const REQUEST_JSON_VERSION = 1;
@@ -112,6 +127,7 @@ export function requestToObject(request: RunRequest): Record<string, unknown> {
     for (const [ts, json] of CORRELATION) if (r.correlation[ts] !== undefined) c[json] = r.correlation[ts]!;
     out.correlation = c;
   }
+  if (r.settings) out.settings = settingsToObject(r.settings);
   if (r.telemetry) {
     const t = r.telemetry;
     const o: Record<string, unknown> = {
@@ -127,6 +143,57 @@ export function requestToObject(request: RunRequest): Record<string, unknown> {
     out.telemetry = o;
   }
   return out;
+}
+
+/** `RunSettings`' fields, their JSON names and kinds (`whole`: a whole number from 0 to the bound). */
+const SETTINGS: [keyof RunSettings, string, "level" | "bool" | "whole" | "positive" | "path" | "list"][] = [
+  ["logLevel", "log_level", "level"],
+  ["unseal", "unseal", "bool"],
+  ["taskGraceMs", "task_grace_ms", "whole"],
+  ["home", "home", "path"],
+  ["knlCommitMs", "knl_commit_ms", "whole"],
+  ["knlBusyTimeoutMs", "knl_busy_timeout_ms", "whole"],
+  ["sqlBusyTimeoutMs", "sql_busy_timeout_ms", "whole"],
+  ["llmMaxResponseBytes", "llm_max_response_bytes", "positive"],
+  ["sandboxTcpOff", "sandbox_tcp_off", "bool"],
+  ["warnings", "warnings", "list"],
+];
+/** `MeshSettings`' string fields and their JSON names. */
+const MESH_SETTINGS: [Exclude<keyof MeshSettings, "recordPayloads">, string][] = [
+  ["secretKey", "secret_key"],
+  ["natsCredsFile", "nats_creds_file"],
+  ["natsNkeyFile", "nats_nkey_file"],
+  ["natsToken", "nats_token"],
+  ["natsTokenFile", "nats_token_file"],
+  ["natsTlsCaFile", "nats_tls_ca_file"],
+];
+const LOG_LEVELS = ["debug", "info", "warn", "error", "off"];
+const MAX_MS = 2_147_483_647;
+
+/** The JSON object of `settings` (only the fields set). */
+function settingsToObject(s: RunSettings): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (const [ts, json] of SETTINGS) {
+    const v = s[ts];
+    if (v !== undefined) o[json] = Array.isArray(v) ? [...v] : v;
+  }
+  if (s.stores) {
+    const st: Record<string, string> = {};
+    for (const k of STORES) if (s.stores[k] !== undefined) st[k] = s.stores[k]!;
+    o.stores = st;
+  }
+  if (s.childEnv) {
+    o.child_env = s.childEnv.kind === "allowlist"
+      ? { kind: "allowlist", names: [...s.childEnv.names] }
+      : { kind: s.childEnv.kind };
+  }
+  if (s.mesh) {
+    const m: Record<string, unknown> = {};
+    for (const [ts, json] of MESH_SETTINGS) if (s.mesh[ts] !== undefined) m[json] = s.mesh[ts];
+    if (s.mesh.recordPayloads !== undefined) m.record_payloads = s.mesh.recordPayloads;
+    o.mesh = m;
+  }
+  return o;
 }
 
 /**
@@ -183,6 +250,33 @@ class Fields {
       this.fail(k, `must be a positive ${integer ? "integer" : "number"}`, v);
     }
     return v;
+  }
+
+  /** A whole number from 0 to `max`. */
+  whole(k: string, max: number): number | undefined {
+    const v = this.obj[k];
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > max) {
+      this.fail(k, `must be a whole number from 0 to ${max}`, v);
+    }
+    return v;
+  }
+
+  /** One of `choices`. */
+  oneOf(k: string, choices: readonly string[]): string | undefined {
+    const v = this.str(k);
+    if (v !== undefined && !choices.includes(v)) this.fail(k, `must be one of ${choices.join(", ")}`, v);
+    return v;
+  }
+
+  /** An array of strings. */
+  stringList(k: string): string[] | undefined {
+    const v = this.obj[k];
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
+      this.fail(k, "must be an array of strings", v);
+    }
+    return [...(v as string[])];
   }
 
   bool(k: string): boolean | undefined {
@@ -243,6 +337,7 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     "globals",
     "sandbox",
     "correlation",
+    "settings",
     "telemetry",
   ]);
   if (f.obj.version !== REQUEST_JSON_VERSION) {
@@ -335,6 +430,8 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     }
     r.correlation = c;
   }
+  const sf2 = f.sub("settings");
+  if (sf2) r.settings = settingsFromObject(sf2);
   const tf = f.sub("telemetry");
   if (tf) {
     tf.only([
@@ -368,6 +465,60 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     r.telemetry = t;
   }
   return r;
+}
+
+function settingsFromObject(f: Fields): RunSettings {
+  f.only([...SETTINGS.map(([, j]) => j), "stores", "mesh", "child_env"]);
+  const s: Record<string, unknown> = {};
+  for (const [ts, json, kind] of SETTINGS) {
+    const v = kind === "level"
+      ? f.oneOf(json, LOG_LEVELS)
+      : kind === "bool"
+      ? f.bool(json)
+      : kind === "whole"
+      ? f.whole(json, ts === "knlCommitMs" ? 60_000 : MAX_MS)
+      : kind === "positive"
+      ? f.positive(json, true)
+      : kind === "path"
+      ? f.str(json, true)
+      : f.stringList(json);
+    if (v !== undefined) s[ts] = v;
+  }
+  const out = s as RunSettings;
+  const st = f.sub("stores");
+  if (st) {
+    st.only(STORES);
+    const stores: RunStores = {};
+    for (const k of STORES) {
+      const v = st.str(k, true);
+      if (v !== undefined) stores[k] = v;
+    }
+    out.stores = stores;
+  }
+  const cf = f.sub("child_env");
+  if (cf) {
+    const kind = cf.need("kind", cf.oneOf("kind", ["inherit", "strip-secrets", "allowlist"]));
+    if (kind === "allowlist") {
+      cf.only(["kind", "names"]);
+      out.childEnv = { kind, names: cf.need("names", cf.stringList("names")) };
+    } else {
+      cf.only(["kind"]);
+      out.childEnv = { kind: kind as "inherit" | "strip-secrets" };
+    }
+  }
+  const mf = f.sub("mesh");
+  if (mf) {
+    mf.only([...MESH_SETTINGS.map(([, j]) => j), "record_payloads"]);
+    const mesh: MeshSettings = {};
+    for (const [ts, json] of MESH_SETTINGS) {
+      const v = mf.str(json, true);
+      if (v !== undefined) mesh[ts] = v;
+    }
+    const rp = mf.bool("record_payloads");
+    if (rp !== undefined) mesh.recordPayloads = rp;
+    out.mesh = mesh;
+  }
+  return out;
 }
 
 /**

@@ -32,6 +32,7 @@
  *   `onStart`'s argument and fields added to the report, never a second outcome type.
  */
 import type { Outcome } from "../outcome.ts";
+import type { RunSettings } from "../run_settings.ts";
 import type { JsonValue } from "../json/codec.ts";
 import type { RunEvent, RunObserver } from "../obs/run_events.ts";
 import type { EngineLimits } from "../lua/engine.ts";
@@ -43,7 +44,7 @@ import type {
   TelemetrySettings,
 } from "../obs/otel/settings.ts";
 
-export type { RunEvent, RunObserver, TelemetrySettings };
+export type { RunEvent, RunObserver, RunSettings, TelemetrySettings };
 
 /**
  * Ids that tie a run to what started it (trace context, a serve run, a flow step). Every field
@@ -163,6 +164,12 @@ export interface RunRequest {
   sandbox?: boolean;
   /** Ids tying the run to its caller. */
   correlation?: Correlation;
+  /**
+   * What the run's `AGENT_BLOCK_*` variables configure, parsed by the edge that built the request
+   * (`src/config/env_settings.ts`). Absent: the runner's edge parses the request's `env` (the
+   * in-process runner's `envSettings`, a child process at its own edge), or every default.
+   */
+  settings?: RunSettings;
   /**
    * Export the run's traces and metrics over OTLP/HTTP (the edge parses the standard `OTEL_*`
    * variables into this: `telemetryFromEnv`). Absent: nothing is exported, and no OpenTelemetry

@@ -9,8 +9,9 @@
  *   and the globals → compile → drive the main task → clean up (process groups, handles, engine).
  * Cleanup happens whatever the outcome. Nothing here touches `Deno.exit`, argv, the result file
  * or the process environment and working directory: the run's environment is `spec.env` (a
- * record the edge resolved; empty when absent) and its working directory `spec.cwd` (the project
- * root when absent), and mapping the outcome to an exit code is the caller's business
+ * record the edge resolved; empty when absent), its settings `spec.settings` (the edge parsed
+ * them from that environment's `AGENT_BLOCK_*` variables; nothing here parses one) and its
+ * working directory `spec.cwd` (the project root when absent), and mapping the outcome to an exit code is the caller's business
  * (`exitCodeOf`).
  *
  * The run's secrets (`src/obs/secrets.ts`: the host's credential variables of `spec.env`, then
@@ -21,7 +22,7 @@
  * `raised` (code `config` when it never started); `cancelled` is a cancel from outside
  * (`spec.signal`).
  */
-import { basename, dirname, isAbsolute, normalize, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, normalize, resolve } from "node:path";
 import { type EngineLimits, LuaEngine } from "../lua/engine.ts";
 import prelude from "../lua/prelude.lua" with { type: "text" };
 import { installCore } from "../host/core.ts";
@@ -31,9 +32,11 @@ import type { BusHost } from "../host/bus.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { ProcessGroups } from "../proc/group.ts";
 import { displayPath, libTiers, ModuleResolver } from "../modules/resolver.ts";
-import { agentBlockHome } from "../home.ts";
+import { userHome } from "../home.ts";
 import { notStarted, type Outcome, raisedCodeOf } from "../outcome.ts";
-import { RunEnv, taskGraceMs } from "../run_env.ts";
+import { RunEnv } from "../run_env.ts";
+import { NO_SETTINGS, type RunSettings } from "../run_settings.ts";
+import type { RunCorrelationIds } from "../correlation.ts";
 import { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import type { RunTrace } from "../obs/otel/run_trace.ts";
@@ -59,11 +62,11 @@ export interface RunSpec {
    * against it. Default: the project root.
    */
   cwd?: string;
-  /** `$AGENT_BLOCK_HOME`; defaults to the run environment's, then `~/.agent-block`. */
+  /** `$AGENT_BLOCK_HOME`; defaults to `settings.home`, then `<user home>/.agent-block`. */
   home?: string;
   /**
-   * Paths of the kv, sql, ts and kernel stores (typed: they win over the run environment's
-   * `AGENT_BLOCK_*_PATH`, and the block does not see them as variables).
+   * Paths of the kv, sql, ts and kernel stores (typed: they win over `settings.stores`, the
+   * edge's reading of `AGENT_BLOCK_*_PATH`, and the block does not see them as variables).
    */
   stores?: RunContext["stores"];
   /** `_PROMPT` (absent when undefined). */
@@ -72,6 +75,8 @@ export interface RunSpec {
   context?: string;
   /** Run labels (`--label k=v`), stamped on kernel sessions. */
   labels?: Record<string, string>;
+  /** Correlation ids by key (`src/correlation.ts`); they win over `settings.correlation`. */
+  correlationIds?: RunCorrelationIds;
   /** Extra globals set before the script runs (converted like host values). */
   globals?: Record<string, unknown>;
   /** CPU-time and heap limits. */
@@ -87,12 +92,14 @@ export interface RunSpec {
    * while Lua computes without waiting (src/lua/watchdog.ts).
    */
   signal?: AbortSignal;
-  /** Downgrade the seal check to warnings (default: the run environment's `AGENT_BLOCK_UNSEAL=1`). */
-  unseal?: boolean;
   /**
-   * Grace between SIGTERM and SIGKILL for child process groups, ms (default: the run
-   * environment's `AGENT_BLOCK_TASK_GRACE_MS`, a whole number of ms, else 1000).
+   * The run's typed settings, parsed at the edge from its `AGENT_BLOCK_*` variables
+   * (`src/config/env_settings.ts`). Absent: every default — nothing is parsed from `env` here.
    */
+  settings?: RunSettings;
+  /** Downgrade the seal check to warnings (default: `settings.unseal`, else off). */
+  unseal?: boolean;
+  /** Grace between SIGTERM and SIGKILL for child process groups, ms (default: `settings.taskGraceMs`, else 1000). */
   graceMs?: number;
   /** Timeout of every MCP request, ms (`--mcp-timeout-secs` × 1000, default 30 000). */
   mcpTimeoutMs?: number;
@@ -205,19 +212,17 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
   const stdout = spec.stdout ?? writeStdout;
   const stderr = spec.stderr ?? writeStderr;
   const secrets = Secrets.fromEnv(env);
-  const log = Logger.forLevel(env.get("AGENT_BLOCK_LOG"), script.name, stderr, (m) => secrets.scrub(m));
+  const settings = spec.settings ?? NO_SETTINGS;
+  const log = new Logger(script.name, settings.logLevel ?? "info", stderr, (m) => secrets.scrub(m));
+  for (const w of settings.warnings ?? []) log.warn(w);
   const cleanups: ((outcome: Outcome | undefined) => void | Promise<void>)[] = [];
   let outcome: Outcome | undefined;
-  let graceMs: number;
-  try {
-    graceMs = spec.graceMs ?? taskGraceMs(env);
-  } catch (e) {
-    return notStarted((e as Error).message);
-  }
-  const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m) });
-  const home = resolve(cwd, spec.home ?? agentBlockHome(env, cwd));
+  const graceMs = spec.graceMs ?? settings.taskGraceMs ?? 1000;
+  const procs = new ProcessGroups(graceMs, env, { warn: (m) => log.warn(m), childEnv: settings.childEnv });
+  const home = resolve(cwd, spec.home ?? settings.home ?? join(userHome(env, cwd), ".agent-block"));
   const run: RunContext = {
     env,
+    settings,
     cwd,
     resolve: (path) => resolve(cwd, path),
     projectRoot,
@@ -226,7 +231,8 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     script: script.ref,
     home,
     labels: spec.labels ?? {},
-    stores: spec.stores ?? {},
+    correlation: { ...settings.correlation, ...spec.correlationIds },
+    stores: mergedStores(settings.stores, spec.stores),
     stdout,
     stderr,
     log,
@@ -246,7 +252,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
 
   const resolver = new ModuleResolver(
     libTiers(script.dir, projectRoot, home),
-    spec.unseal ?? env.get("AGENT_BLOCK_UNSEAL") === "1",
+    spec.unseal ?? settings.unseal ?? false,
     (m) => log.warn(m),
     cwd,
   );
@@ -338,6 +344,16 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
     await procs.endAll();
     engine?.close();
   }
+}
+
+/** The stores' paths: the edge's (`AGENT_BLOCK_*_PATH`) overridden field by field by the typed ones. */
+function mergedStores(
+  fromEnv: RunSettings["stores"],
+  typed: RunSpec["stores"],
+): NonNullable<RunContext["stores"]> {
+  const out: Record<string, string> = { ...fromEnv };
+  for (const [k, v] of Object.entries(typed ?? {})) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /**

@@ -19,7 +19,7 @@
  */
 import type { Outcome } from "../outcome.ts";
 import type { BlockRunner } from "../runner/runner.ts";
-import { runFlowWith } from "../flows/api.ts";
+import { defaultFlowPaths, type FlowEdge, runFlowWith } from "../flows/api.ts";
 import type { Json } from "../flows/path.ts";
 import { AgentBlockError } from "../errors.ts";
 import type { TelemetrySettings } from "../obs/otel/settings.ts";
@@ -37,6 +37,8 @@ export interface FlowJobRun {
   env: Readonly<Record<string, string>>;
   /** Runs the steps. */
   runner: BlockRunner;
+  /** The edge's reading of the home and kernel paths of the steps' environment (`FlowEdge.paths`). */
+  paths?: FlowEdge["paths"];
   /** Wall-clock limit, ms. */
   timeoutMs: number;
   /** Stops the run. */
@@ -92,7 +94,12 @@ async function flowOutcome(o: FlowJobRun): Promise<Outcome> {
   o.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const r = await runFlowWith(
-      { runner: () => o.runner, env: () => ({ ...o.env }), cwd: () => o.projectRoot },
+      {
+        runner: () => o.runner,
+        env: () => ({ ...o.env }),
+        cwd: () => o.projectRoot,
+        paths: o.paths ?? defaultFlowPaths,
+      },
       o.flow,
       { projectRoot: o.projectRoot, signal: stop.signal, ...(o.init ? { initCtx: o.init as Json } : {}) },
     );

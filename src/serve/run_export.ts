@@ -3,8 +3,8 @@
  * events` lines of every session the run opened, read on the worker that ran it.
  *
  * Owns reading them: the project's kernel database as a run of that project finds it (the
- * worker's environment with the project's `.env` layered under it, `AGENT_BLOCK_KNL_PATH`
- * honoured), each session exported in `events` shape and each line masked of the host's
+ * worker's environment with the project's `.env` layered under it, its `AGENT_BLOCK_KNL_PATH`
+ * read by the edge's `knlPathOf`), each session exported in `events` shape and each line masked of the host's
  * credentials as `knl export` masks them.
  *
  * Invariant: never throws — a run whose record cannot be read (no database, an in-memory one, a
@@ -22,11 +22,12 @@ export function runKernelExport(
   projectRoot: string,
   env: Readonly<Record<string, string>>,
   sessions: readonly string[],
+  knlPathOf: (env: Readonly<Record<string, string>>) => string | undefined = () => undefined,
 ): { text: string } | { why: string } {
   if (sessions.length === 0) return { why: "the run opened no kernel session" };
   try {
     const merged = layerDotenv(env, readDotenv(join(projectRoot, ".env")).vars);
-    const store = openExistingStore(defaultStorePath(projectRoot, (k) => merged[k]));
+    const store = openExistingStore(defaultStorePath(projectRoot, knlPathOf(merged)));
     const secrets = Secrets.fromEnv({ get: (k) => merged[k] });
     const lines: string[] = [];
     for (const id of sessions) {

@@ -53,8 +53,7 @@ import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
 import { writeAtomic } from "../util/fs.ts";
 import { RunTally } from "../runner/tally.ts";
-import { runFlowJob } from "./flow_job.ts";
-import { sandboxRequested } from "../config/settings.ts";
+import { type FlowJobRun, runFlowJob } from "./flow_job.ts";
 import { type JobDecl, type JobFileError, scanJobs } from "./job_file.ts";
 import type { QueueDispatch, QueueReport } from "./queue_dispatch.ts";
 import {
@@ -73,6 +72,8 @@ export interface SchedulerOptions {
   home: string;
   /** The environment every run starts from (the manager's own). */
   env: Readonly<Record<string, string>>;
+  /** The edge's reading of the home and kernel paths of a flow job's environment (`FlowEdge.paths`). */
+  flowPaths?: FlowJobRun["paths"];
   /** OpenTelemetry export of every run (the manager's `OTEL_*`, parsed at its edge); absent: none. */
   telemetry?: TelemetrySettings;
   record: ServeRecord;
@@ -87,6 +88,8 @@ export interface SchedulerOptions {
   keepPerJob?: number;
   /** An earlier start of a manager for this project ran a job sandboxed (`ServeRecord.sandboxedBefore`). */
   sandboxedBefore?: boolean;
+  /** The manager's environment asks for the sandbox (`AGENT_BLOCK_SANDBOX`, read at the edge): every job runs confined. */
+  sandbox?: boolean;
   /**
    * `serve --nats`: every run (a flow job's too) goes to the run queue and runs on a worker;
    * `runner` and `flowRunner` are then unused.
@@ -199,7 +202,7 @@ export class Scheduler {
    */
   constructor(options: SchedulerOptions, past: RunRecord[]) {
     this.#o = options;
-    this.#sandboxAll = options.sandboxedBefore === true || sandboxRequested(options.env.AGENT_BLOCK_SANDBOX);
+    this.#sandboxAll = options.sandboxedBefore === true || options.sandbox === true;
     for (const r of past) {
       if (r.state === "running") continue;
       this.#keepEnded(r);
@@ -489,6 +492,7 @@ export class Scheduler {
       init: job.init,
       projectRoot: this.#o.projectRoot,
       env: this.#o.env,
+      paths: this.#o.flowPaths,
       runner,
       timeoutMs: job.timeoutMs,
       signal,

@@ -42,7 +42,7 @@ import { outcomeToObject } from "../runner/outcome_json.ts";
 import { RunTally } from "../runner/tally.ts";
 import { queueConsumer, type RunQueueHandles, STOP_SUBJECT_PREFIX } from "../clients/nats/run_queue.ts";
 import { type JobDecl, scanJobs } from "./job_file.ts";
-import { runFlowJob } from "./flow_job.ts";
+import { type FlowJobRun, runFlowJob } from "./flow_job.ts";
 import { INLINE_RESULT_BYTES, type RunCountsRecord } from "./record.ts";
 import { stateOf } from "./scheduler.ts";
 import { isCasConflict } from "./queue_dispatch.ts";
@@ -79,6 +79,13 @@ export interface WorkerOptions {
   home: string;
   /** The environment every run starts from (the worker's own). */
   env: Readonly<Record<string, string>>;
+  /**
+   * The kernel path a run's environment names (the edge's reading of `AGENT_BLOCK_KNL_PATH`,
+   * `storePathsFromEnv`): where the run's record is read for its export. Absent: the project's.
+   */
+  knlPathOf?: (env: Readonly<Record<string, string>>) => string | undefined;
+  /** The edge's reading of the home and kernel paths of a flow job's environment (`FlowEdge.paths`). */
+  flowPaths?: FlowJobRun["paths"];
   /** Runs the blocks. */
   runner: BlockRunner<RunReport & { stderrTail?: string }>;
   /** Runs unconfined flow jobs' steps (absent: such a run fails); a sandboxed one's go to `runner`. */
@@ -366,7 +373,7 @@ export class QueueWorker {
     // the run's kernel record beside its result (`<run id>.knl`: knl export --as events lines)
     let knlObject: string | null = null;
     if (isBlockJob(found) && tally.counts.sessions.length > 0) {
-      const x = runKernelExport(found.root, this.#o.env, [...tally.counts.sessions]);
+      const x = runKernelExport(found.root, this.#o.env, [...tally.counts.sessions], this.#o.knlPathOf);
       if ("text" in x) {
         try {
           await this.#o.handles.results.putBlob({ name: `${q.run_id}.knl` }, enc.encode(x.text));
@@ -435,6 +442,7 @@ export class QueueWorker {
           init: decl.init,
           projectRoot: root,
           env: this.#o.env,
+          paths: this.#o.flowPaths,
           runner: steps,
           timeoutMs: asked.timeoutMs ?? decl.timeoutMs,
           signal,

@@ -77,6 +77,7 @@ export const LAYERS: readonly (readonly string[])[] = [
     "src/proc",
     "src/net",
     "src/run_env.ts",
+    "src/run_settings.ts",
     "src/home.ts",
     "src/correlation.ts",
     "src/outcome.ts",
@@ -204,6 +205,12 @@ const RULES: Rule[] = [
       "by src/cli/** and src/serve/** itself, and never imports src/cli/**, src/mcp_server/** or src/sdk/**",
     from: not(any(under("src/cli"), under("src/serve"))),
     forbids: under("src/serve"),
+  },
+  {
+    rule: "src/config/env_settings.ts (the parser of the AGENT_BLOCK_* variables) is imported only by the " +
+      "edge: src/cli/** and the package entries, so nothing below the edge parses a setting",
+    from: not(any(under("src/cli"), entry, is("cli.ts"))),
+    forbids: is("src/config/env_settings.ts"),
   },
   {
     rule: "src/serve/** never imports src/mcp_server/** or src/sdk/**",

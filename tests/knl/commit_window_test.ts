@@ -1,6 +1,6 @@
 /**
  * The kernel's commit window (src/knl/commit_window.ts) seen end to end: how
- * `AGENT_BLOCK_KNL_COMMIT_MS` is read from a run's environment, and when a beat's events reach the database around a
+ * `AGENT_BLOCK_KNL_COMMIT_MS` is read from a run's environment at the edge (`settingsFromEnv`), and when a beat's events reach the database around a
  * model request — a mock OpenAI server looks into the database from a second connection when the
  * request arrives, and holds its answer until the request is recorded there. The window is given
  * to each run in its environment; the mock's address and key go in the agent's options.
@@ -8,8 +8,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { COMMIT_WINDOW_ENV, DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
-import { commitWindowMs } from "../../src/host/knl_settings.ts";
+import { DEFAULT_COMMIT_WINDOW_MS } from "../../src/knl/commit_window.ts";
+import { settingsFromEnv } from "../../src/config/env_settings.ts";
+import { InProcessRunner } from "../../src/runner/in_process.ts";
+
+const COMMIT_WINDOW_ENV = "AGENT_BLOCK_KNL_COMMIT_MS";
+const commitWindowMs = (env: Map<string, string>) =>
+  settingsFromEnv(env).knlCommitMs ?? DEFAULT_COMMIT_WINDOW_MS;
 import { agentRunKinds, runLua, testEnv } from "../helpers.ts";
 import { MockLlm, openaiCompletion, openaiToolCall } from "../host/llm/mock_llm.ts";
 
@@ -111,22 +116,20 @@ Deno.test("with a window of 0, a request's events are committed before it is sen
   assert.deepEqual(atArrival[1], ONE_TOOL_RUN.slice(0, 7), "everything up to the second request");
 });
 
-Deno.test("an invalid AGENT_BLOCK_KNL_COMMIT_MS fails the run's model access with a message naming it", async () => {
+Deno.test("an invalid AGENT_BLOCK_KNL_COMMIT_MS is a run that never starts, with a message naming it", async () => {
   mock.reset();
   const dir = await Deno.makeTempDir({ prefix: "ab_commit_window_" });
-  const r = await runLua(
-    `local r = require("agent").run({ provider = "openai", prompt = "hi", base_url = BASE_URL, api_key = "sk-test" })
-print(r.ok, r.error)`,
-    {
-      projectRoot: dir,
-      env: testEnv({ [COMMIT_WINDOW_ENV]: "fast" }),
-      globals: { BASE_URL: mock.url + "/v1" },
-    },
-  );
-  assert.equal(r.outcome.status, "returned", r.stderr);
-  assert.match(
-    r.stdout,
-    /^false\t.*AGENT_BLOCK_KNL_COMMIT_MS must be a whole number of milliseconds from 0 to 60000, got 'fast'/,
-  );
+  // the edge's path: the in-process runner given the edge's parser, as the CLI and mod.ts make it
+  const { outcome } = await new InProcessRunner({ envSettings: settingsFromEnv, stderr: () => {} }).run({
+    script: { source: `print("ran")`, name: "w.lua" },
+    projectRoot: dir,
+    env: testEnv({ [COMMIT_WINDOW_ENV]: "fast" }),
+  });
+  assert.deepEqual(outcome, {
+    status: "raised",
+    code: "config",
+    message: "AGENT_BLOCK_KNL_COMMIT_MS must be a whole number of milliseconds from 0 to 60000, got 'fast'",
+    traceback: "",
+  });
   assert.equal(mock.requests.length, 0);
 });

@@ -8,8 +8,12 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { closeStore, type EventRow, type EventStore, type NewEvent, openStore } from "../../src/knl/store.ts";
 import { EventWriter } from "../../src/knl/writer.ts";
-import { BUSY_TIMEOUT_ENV, DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
-import { busyTimeoutMs } from "../../src/host/knl_settings.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../../src/knl/busy_timeout.ts";
+import { settingsFromEnv } from "../../src/config/env_settings.ts";
+
+const BUSY_TIMEOUT_ENV = "AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS";
+const busyTimeoutMs = (env: Map<string, string>) =>
+  settingsFromEnv(env).knlBusyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
 
 async function tempDb(): Promise<string> {
   return join(await Deno.makeTempDir({ prefix: "ab_knl_writer_" }), "knl.sqlite");
@@ -145,7 +149,7 @@ Deno.test("a loss where no caller could hear it (settle, the window) is raised b
   closeStore(path);
 });
 
-Deno.test("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS from a run's environment: whole ms; a malformed one is an error naming it", () => {
+Deno.test("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS read at the edge: whole ms; a malformed one is an error naming it", () => {
   const env = (raw?: string) => new Map(raw === undefined ? [] : [[BUSY_TIMEOUT_ENV, raw]]);
   assert.equal(busyTimeoutMs(env()), DEFAULT_BUSY_TIMEOUT_MS);
   assert.equal(busyTimeoutMs(env("")), DEFAULT_BUSY_TIMEOUT_MS, "blank is unset");

@@ -1,5 +1,6 @@
 // The Lua face of the mesh: the not-connected errors, `__ab_obs` injection, and in-process runs
 // talking through a real nats-server (request/reply, a handler error, send, a nested request).
+import { settingsFromEnv } from "../../src/config/env_settings.ts";
 import assert from "node:assert/strict";
 import { notConnected, obsContext, withObs } from "../../src/host/mesh.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
@@ -42,10 +43,11 @@ Deno.test("mesh face: __ab_obs goes on objects and nil only, never over the call
     "AGENT_BLOCK_AGENT_NAME",
     "scout",
   ]]);
-  const obs = obsContext({ get: (k) => env.get(k) }, "ME");
+  const ids = () => settingsFromEnv(env).correlation ?? {}; // the edge's reading
+  const obs = obsContext(ids(), "ME");
   assert.deepEqual(obs, { trace_id: "t-1", agent_id: "ME", agent_name: "scout" }); // empty run_id left out
   env.set("AGENT_BLOCK_AGENT_ID", "agent-7");
-  assert.equal(obsContext({ get: (k) => env.get(k) }, "ME").agent_id, "agent-7");
+  assert.equal(obsContext(ids(), "ME").agent_id, "agent-7");
   assert.deepEqual(withObs(undefined, obs), { __ab_obs: obs });
   assert.deepEqual(withObs(null, obs), { __ab_obs: obs });
   const input = { q: 1 };

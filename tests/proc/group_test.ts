@@ -1,4 +1,5 @@
 /** Process groups (src/proc/group.ts): whole groups end, SIGKILL after the grace period. */
+import { settingsFromEnv } from "../../src/config/env_settings.ts";
 import assert from "node:assert/strict";
 import { ProcessGroups } from "../../src/proc/group.ts";
 import { RunEnv } from "../../src/run_env.ts";
@@ -133,14 +134,16 @@ Deno.test("attack: a child reads the host's credentials (spawn: the run's enviro
   assert.equal(Deno.env.get("SET_LATER"), undefined, "the process environment is untouched");
 });
 
-Deno.test("spawn: AGENT_BLOCK_CHILD_ENV comes from the run's environment", async () => {
+Deno.test("spawn: the run's AGENT_BLOCK_CHILD_ENV, parsed at the edge, is the registry's policy", async () => {
   const env = new RunEnv({
     PATH: "/usr/bin:/bin",
     AGENT_BLOCK_CHILD_ENV: "allowlist:KEEP",
     KEEP: "k",
     DROP: "d",
   });
-  const seen = await childSees(new ProcessGroups(1000, env));
+  const childEnv = settingsFromEnv(env).childEnv;
+  assert.deepEqual(childEnv, { kind: "allowlist", names: ["KEEP"] });
+  const seen = await childSees(new ProcessGroups(1000, env, { childEnv }));
   assert.equal(seen.KEEP, "k");
   assert.equal(seen.DROP, undefined);
   assert.equal(seen.PATH, "/usr/bin:/bin");

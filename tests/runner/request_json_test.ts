@@ -37,6 +37,29 @@ const FULL: RunRequest = {
     parentSession: "s",
     stepKey: "k",
   },
+  settings: {
+    logLevel: "debug",
+    unseal: true,
+    taskGraceMs: 0,
+    home: "/srv/ab-home",
+    knlCommitMs: 60_000,
+    knlBusyTimeoutMs: 1500,
+    sqlBusyTimeoutMs: 0,
+    llmMaxResponseBytes: 1024,
+    sandboxTcpOff: true,
+    stores: { kv: ":memory:", kernel: "k.sqlite" },
+    childEnv: { kind: "allowlist", names: ["KEEP", "ALSO"] },
+    mesh: {
+      secretKey: "cd".repeat(32),
+      natsCredsFile: "a.creds",
+      natsNkeyFile: "n.seed",
+      natsToken: "t",
+      natsTokenFile: "t.txt",
+      natsTlsCaFile: "ca.pem",
+      recordPayloads: true,
+    },
+    warnings: ["AGENT_BLOCK_LOG must be one of debug, info, warn, error, off; got 'x' (using info)"],
+  },
   telemetry: {
     tracesEndpoint: "http://127.0.0.1:4318/v1/traces",
     metricsEndpoint: "http://127.0.0.1:4318/v1/metrics",
@@ -86,6 +109,24 @@ Deno.test("request JSON: the parser names the file and the field", () => {
   bad({ correlation: { run_id: 5 } }, /field 'correlation\.run_id' must be a string/);
   bad({ mesh: { secret_key: "k" } }, /field 'mesh\.relay' is required/);
   bad({ sandbox: "yes" }, /field 'sandbox' must be true or false/);
+  bad(
+    { settings: { log_level: "loud" } },
+    /field 'settings\.log_level' must be one of debug, info, warn, error, off, got "loud"/,
+  );
+  bad(
+    { settings: { task_grace_ms: -1 } },
+    /field 'settings\.task_grace_ms' must be a whole number from 0 to 2147483647, got -1/,
+  );
+  bad({ settings: { warnings: [1] } }, /field 'settings\.warnings' must be an array of strings/);
+  bad({ settings: { grace: 1 } }, /unknown field 'settings\.grace'/);
+  bad(
+    { settings: { knl_commit_ms: 60_001 } },
+    /field 'settings\.knl_commit_ms' must be a whole number from 0 to 60000/,
+  );
+  bad(
+    { settings: { mesh: { nats_token: 5 } } },
+    /field 'settings\.mesh\.nats_token' must be a string, got 5/,
+  );
   const t = {
     traces_endpoint: "http://c/v1/traces",
     protocol: "http/json",

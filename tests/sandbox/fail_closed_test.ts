@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, tempProject, testEnv } from "../helpers.ts";
-import { refuseSandbox } from "../../src/config/settings.ts";
+import { refuseSandbox } from "../../src/config/env_settings.ts";
 import { AgentBlockError } from "../../src/errors.ts";
 import { SKIP } from "./support.ts";
 

@@ -21,7 +21,7 @@ import { archInfo } from "../../src/sandbox/sys.ts";
 import { enterRuntime, parseStage } from "../../src/sandbox/stage.ts";
 import { startupLine } from "../../src/sandbox/launcher.ts";
 import { AgentBlockError } from "../../src/errors.ts";
-import { sandboxRequested } from "../../src/config/settings.ts";
+import { sandboxRequested } from "../../src/config/env_settings.ts";
 
 Deno.test("sandboxRequested: off when unset, empty, 0, false, no, off (any case); on otherwise", () => {
   for (const off of [undefined, "", " ", "0", "false", "FALSE", "no", "Off", " off "]) {

@@ -1,6 +1,7 @@
 /** The run settings layering (src/config/settings.ts), pure: config file < environment < flags. */
 import assert from "node:assert/strict";
-import { parseLabels, resolveRunSettings, type RunFlags, runFlags } from "../../src/config/settings.ts";
+import { parseLabels, type RunFlags, runFlags } from "../../src/config/settings.ts";
+import { resolveRunSettings } from "../../src/config/env_settings.ts";
 import { AgentBlockError, UsageError } from "../../src/errors.ts";
 
 const flags = (extra: Partial<RunFlags> = {}): RunFlags => ({ script: "a.lua", labels: {}, ...extra });

@@ -148,7 +148,9 @@ export const STD_ENV: Section = {
   tables: ["std.env"],
   doc: "The run's environment: for the CLI, the process's with `<project>/.env` layered in. " +
     "`std.env.set` changes it for this run and the children it starts afterwards (`sh.exec`, " +
-    "`io.popen`, MCP servers), never the process; `os.getenv` agrees with it.",
+    "`io.popen`, MCP servers), never the process; `os.getenv` agrees with it. The run's own " +
+    "`AGENT_BLOCK_*` settings (log level, store paths, kernel timings, mesh credentials, ...) were " +
+    "read when it started: setting one changes what the run's children see, not the run.",
   entries: [
     {
       kind: "function",

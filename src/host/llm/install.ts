@@ -13,9 +13,9 @@
  * not at start-up.
  *
  * Everything the client needs comes from the run: base URL and key resolved against the run's
- * environment (`endpoint.ts`), the default `max_response_bytes`
- * (`AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`, read per request, so `std.env.set` changes it for the
- * requests after), the correlation ids of its obs lines (`correlation(run.env)`), its logger. A
+ * environment (`endpoint.ts`), the default `max_response_bytes` (`run.settings`: the edge read
+ * `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES` when the run started), whether the sandbox turned TCP off
+ * (`run.settings.sandboxTcpOff`: a refused connection's error says so), the correlation ids of its obs lines (`correlation(run.correlation)`), its logger. A
  * failed request reaches Lua as an error table `{ message = "llm: ...", source = "llm",
  * provider, status, retryable, retry_after_ms? }` (`tostring(e)` is the message, the text it always had),
  * built only on the error path: a turn that succeeds converts nothing more than before. The key a
@@ -35,7 +35,7 @@ import type { RunContext } from "../context.ts";
 import { type EndpointOptions, resolveBaseUrl, resolveEndpoint } from "./endpoint.ts";
 import { LlmError, type WireProvider } from "../../clients/llm/errors.ts";
 import { Deadlines } from "../../clients/llm/deadlines.ts";
-import { commitWindowMs } from "../knl_settings.ts";
+import { DEFAULT_COMMIT_WINDOW_MS } from "../../knl/commit_window.ts";
 import { JoinedMessages } from "./joined_messages.ts";
 import llmSource from "./llm.lua" with { type: "text" };
 
@@ -65,14 +65,12 @@ function num(a: Args, t: Record<string, unknown>, k: string, dflt: number): numb
   return n;
 }
 
-/** The environment variable that sets the default `max_response_bytes` of a run's requests. */
-export const MAX_RESPONSE_BYTES_ENV = "AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES";
-
 /**
- * `max_response_bytes` of a request: the field, else the run's `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`,
- * else the transport's default (undefined). A malformed value is an error naming where it came from.
+ * `max_response_bytes` of a request: the field, else the run's `settings.llmMaxResponseBytes`
+ * (`AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`, parsed at the edge), else the transport's default
+ * (undefined). A malformed field is an error naming it.
  */
-function maxResponseBytes(a: Args, t: Record<string, unknown>, env: RunContext["env"]): number | undefined {
+function maxResponseBytes(a: Args, t: Record<string, unknown>, run: RunContext): number | undefined {
   const v = t.max_response_bytes;
   if (v !== undefined) {
     const n = typeof v === "bigint" ? Number(v) : v;
@@ -83,13 +81,7 @@ function maxResponseBytes(a: Args, t: Record<string, unknown>, env: RunContext["
     }
     return n;
   }
-  const raw = env.get(MAX_RESPONSE_BYTES_ENV);
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) {
-    throw new Error(`${MAX_RESPONSE_BYTES_ENV} must be a positive whole number of bytes, got '${raw}'`);
-  }
-  return n;
+  return run.settings.llmMaxResponseBytes;
 }
 
 /**
@@ -105,16 +97,6 @@ function llmErrorTable(e: LlmError, secrets: Secrets): LuaErrorTable {
   };
   if (e.retryAfterMs !== undefined) fields.retry_after_ms = e.retryAfterMs;
   return new LuaErrorTable(`llm: ${secrets.scrub(e.message)}`, fields);
-}
-
-/**
- * Whether the run's environment turns the sandbox's TCP off (`AGENT_BLOCK_SANDBOX_TCP`, spelt as
- * the sandbox reads it: `0`, `false`, `no`, `off`). A connection refused with `EACCES` in such a
- * run is the sandbox's doing, and the error says so.
- */
-function tcpDeniedBySandbox(env: RunContext["env"]): boolean {
-  const v = env.get("AGENT_BLOCK_SANDBOX_TCP")?.trim().toLowerCase();
-  return v === "0" || v === "false" || v === "no" || v === "off";
 }
 
 /** Installs the llm host functions and `llm.chat`. */
@@ -203,7 +185,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
   });
 
   let transportModule: typeof import("../../clients/llm/transport.ts") | undefined; // loaded once, on first use
-  const ids = () => correlation(run.env);
+  const ids = () => correlation(run.correlation);
   // A traced run's model requests carry `traceparent` and tell the trace their server and first chunk.
   const llmFetch = run.trace
     ? run.trace.modelFetch(
@@ -218,7 +200,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
     functions: "ref",
     // A request is not an act the kernel's log must precede (asking again is harmless): with a
     // commit window, what a beat deferred commits while the request is in flight.
-    deferCommit: commitWindowMs(run.env) > 0,
+    deferCommit: (run.settings.knlCommitMs ?? DEFAULT_COMMIT_WINDOW_MS) > 0,
     async: async (a, cx) => {
       const t = a.table(1, "request");
       const onDelta = a.optFunc(2, "on_delta");
@@ -250,7 +232,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
             : undefined,
           rawTools: t.raw_tools !== undefined ? textOf(a, t.raw_tools) : undefined,
           timeoutSecs: num(a, t, "timeout", 120),
-          maxResponseBytes: maxResponseBytes(a, t, run.env),
+          maxResponseBytes: maxResponseBytes(a, t, run),
           maxRetries: Math.floor(num(a, t, "max_retries", 2)),
           stream: t.stream === true,
           onDelta: onDelta
@@ -276,7 +258,7 @@ export function installLlm(engine: LuaEngine, run: RunContext): void {
           { status: res.status, attempts: res.attempts, latency_ms: res.latencyMs },
         ]);
       } catch (e) {
-        if (e instanceof LlmError && e.denied && tcpDeniedBySandbox(run.env)) {
+        if (e instanceof LlmError && e.denied && run.settings.sandboxTcpOff) {
           throw llmErrorTable(
             new LlmError(
               e.provider,

@@ -2,13 +2,13 @@
  * The one way the stores open SQLite (`node:sqlite`): kv, sql and ts all come through here.
  *
  * Owns:
- * - where a store lives: the path the run was given typed (`RunRequest.stores`), else the run's
- *   override variable (`AGENT_BLOCK_KV_PATH`, `AGENT_BLOCK_SQL_PATH`, `AGENT_BLOCK_TS_PATH`)
- *   when set, either resolved against the run's working directory, else
- *   `<AGENT_BLOCK_HOME>/<kind>.sqlite`; the literal `:memory:` is a private in-memory database;
+ * - where a store lives: the path the run was given (`RunContext.stores`: typed in the request,
+ *   else what the edge read from `AGENT_BLOCK_KV_PATH`, `_SQL_PATH`, `_TS_PATH`), resolved
+ *   against the run's working directory, else `<AGENT_BLOCK_HOME>/<kind>.sqlite`; the literal
+ *   `:memory:` is a private in-memory database;
  * - how it is opened: the parent directory is created, `pragma busy_timeout` is set explicitly
  *   FIRST (Deno ignores the constructor's timeout; default 5000 ms, the run's
- *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`),
+ *   `settings.sqlBusyTimeoutMs`, from `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS` at the edge),
  *   then `journal_mode=WAL` and `synchronous=NORMAL` (the WAL switch is retried while another
  *   process holds the lock: `src/knl/wal_mode.ts`);
  * - `writeTx`: multi-statement writes run in `BEGIN IMMEDIATE`, so a transaction never has to
@@ -20,42 +20,29 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
-import { envValue, type EnvView } from "../../home.ts";
-import { wholeMilliseconds } from "../../run_env.ts";
+import type { RunSettings } from "../../run_settings.ts";
 import { useWalJournal } from "../../knl/wal_mode.ts";
 
 /** The three stores. */
 export type StoreKind = "kv" | "sql" | "ts";
 
-/** The variable naming each store's file (`:memory:` for a private one). */
-export const STORE_PATH_VARS: Readonly<Record<StoreKind, string>> = {
-  kv: "AGENT_BLOCK_KV_PATH",
-  sql: "AGENT_BLOCK_SQL_PATH",
-  ts: "AGENT_BLOCK_TS_PATH",
-};
-
 /** The settings a store is opened with, from its run. */
 export interface StoreRun {
-  /** The run's environment. */
-  env: EnvView;
+  /** The run's settings (the busy timeout). */
+  settings: Readonly<RunSettings>;
   /** The run's `$AGENT_BLOCK_HOME` (absolute). */
   home: string;
   /** A path made absolute against the run's working directory. */
   resolve(path: string): string;
-  /** Paths given typed (they win over the variables). */
+  /** Paths the run was given (absent or blank: the home's file). */
   stores?: Readonly<Partial<Record<StoreKind, string>>>;
 }
 
 /** The file (or `:memory:`) store `kind` uses for `run`. */
 export function storePath(kind: StoreKind, run: StoreRun): string {
-  const v = run.stores?.[kind] ?? envValue(run.env, STORE_PATH_VARS[kind]);
+  const v = run.stores?.[kind];
   if (!v || !v.trim()) return join(run.home, `${kind}.sqlite`);
   return v === ":memory:" ? v : run.resolve(v);
-}
-
-/** The run's `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`, default 5000; a malformed value is an error naming it. */
-export function busyTimeoutMs(env: EnvView): number {
-  return wholeMilliseconds({ get: (name) => envValue(env, name) }, "AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS", 5000);
 }
 
 /** Opens (creating if needed) the database at `path` (absolute) with the settings above. */
@@ -129,7 +116,7 @@ export class LazyDatabase {
     const path = this.path;
     let db: DatabaseSync;
     try {
-      db = openDatabase(path, busyTimeoutMs(this.run.env));
+      db = openDatabase(path, this.run.settings.sqlBusyTimeoutMs ?? 5000);
     } catch (e) {
       throw new Error(`cannot open the ${this.kind} store ${path}: ${osMessage(e)}`);
     }

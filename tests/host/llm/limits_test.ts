@@ -151,10 +151,12 @@ Deno.test("AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES sets the default; the field overri
   assert.deepEqual(r.outcome, { status: "returned", value: answer.choices[0].message.content });
 
   mock.reset();
-  const bad = await chatError(opts("openai"), testEnv({ AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES: "lots" }));
+  // read at the edge: a malformed value is a run that never starts, the message naming it
+  const bad = await runLua(`return "ran"`, { env: testEnv({ AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES: "lots" }) });
+  assert.equal(bad.outcome.status, "raised");
   assert.match(
-    bad,
-    /AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES must be a positive whole number of bytes, got 'lots'/,
+    (bad.outcome as { message: string }).message,
+    /^AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES must be a positive whole number of bytes, got 'lots'$/,
   );
   const badField = await chatError(opts("openai", ", max_response_bytes = 0"));
   assert.match(badField, /field 'max_response_bytes' must be a positive whole number of bytes, got 0/);

@@ -1,0 +1,285 @@
+/**
+ * The edge's reading of a run environment's `AGENT_BLOCK_*` variables into `RunSettings`
+ * (`src/run_settings.ts`).
+ *
+ * Layer: config, imported only by the edge (`src/cli/**`, `mod.ts`, `unstable_flows.ts`: the
+ * layering test holds it), which calls `settingsFromEnv` once per run, on the environment it
+ * resolved for that run, and hands the result down typed. This is the one module that knows the
+ * variables: their names, spellings, bounds and the messages that name them. Below the edge
+ * nothing parses them (tests/arch/env_settings_test.ts).
+ *
+ * Variables and rules:
+ * - `AGENT_BLOCK_LOG`: `debug`, `info`, `warn` (`warning`), `error`, `off`, any case; unset or
+ *   empty is info; anything else is info with a warning naming the value (written by the run's
+ *   logger when it starts, as before);
+ * - `AGENT_BLOCK_UNSEAL`: exactly `1` downgrades the seal check;
+ * - `AGENT_BLOCK_TASK_GRACE_MS`: a whole number of ms (`wholeMilliseconds`);
+ * - `AGENT_BLOCK_KV_PATH`, `_SQL_PATH`, `_TS_PATH`, `_KNL_PATH`, `AGENT_BLOCK_HOME`: a path when
+ *   set and not blank (resolved by the run: the stores against its cwd, the kernel against its
+ *   project root);
+ * - `AGENT_BLOCK_KNL_COMMIT_MS` (0 to 60000), `AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS`,
+ *   `AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS`: whole numbers of ms;
+ * - `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES`: a positive whole number of bytes;
+ * - the correlation ids `AGENT_BLOCK_TRACE_ID`, `_RUN_ID`, `_AGENT_ID`, `_AGENT_NAME` (non-empty;
+ *   named by `src/correlation.ts`);
+ * - `AGENT_BLOCK_CHILD_ENV`: `inherit`, `strip-secrets` or `allowlist:NAME,...`
+ *   (`parseChildEnvPolicy`; anything else throws `ChildEnvPolicyError`, naming it);
+ * - `AGENT_BLOCK_SANDBOX_TCP`: off when `0`, `false`, `no` or `off` (any case, spaces ignored);
+ * - the mesh's `AGENT_BLOCK_MESH_SECRET_KEY`, `AGENT_BLOCK_NATS_CREDS`, `_NKEY`, `_TOKEN`,
+ *   `_TOKEN_FILE`, `_TLS_CA` (when set and not empty; files are read by the run, against its cwd,
+ *   only when it joins a mesh) and `AGENT_BLOCK_MESH_RECORD_PAYLOADS` (exactly `1`).
+ *
+ * - the run command's knobs (`resolveRunSettings`: `AGENT_BLOCK_CPU_LIMIT_SECS`,
+ *   `AGENT_BLOCK_MEMORY_LIMIT_MB`, `AGENT_BLOCK_MCP_TIMEOUT_SECS`, positive numbers, and the switch
+ *   `AGENT_BLOCK_PROGRESS`: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`; an empty value is
+ *   unset; a bad one is an `AgentBlockError` naming the variable, read only when no flag gives
+ *   the knob). `prompt`, `context`, `result`, `outcome` and `events` have no variable: they are
+ *   what ONE run is, and an inherited variable would hand a child run its parent's prompt and
+ *   result file (or have it write into its parent's event stream);
+ * - `AGENT_BLOCK_SANDBOX` (`sandboxRequested`): off is unset, empty, `0`, `false`, `no` or `off`
+ *   (any case, surrounding spaces ignored: the spellings `AGENT_BLOCK_SANDBOX_TCP` reads as off),
+ *   anything else asks for the sandbox. The edge hands such a run to the sandbox launcher (or
+ *   tells its runner: `ChildRunner`'s `sandbox`, `serve`'s `sandbox`); `refuseSandbox` stops a
+ *   command that does not run under it (`agent-block test`) rather than run it unconfined
+ *   (`AgentBlockError`, exit 1).
+ *
+ * Errors: a numeric variable that is set but malformed throws the `RangeError` of
+ * `wholeMilliseconds` (naming the variable and the value); a runner turns it into a run that
+ * never started (`raised`, code `config`, exit 1).
+ */
+import { join } from "node:path";
+import { wholeMilliseconds } from "../run_env.ts";
+import { AgentBlockError } from "../errors.ts";
+import { RUN_CORRELATION_IDS } from "../correlation.ts";
+import { type ChildEnvPolicy, parseChildEnvPolicy } from "../proc/child_env.ts";
+import { kind, type LayeredRunSettings, positive, type RunFlags } from "./settings.ts";
+import type { RunConfig } from "./run_config.ts";
+import { userHome } from "../home.ts";
+import { MAX_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
+import { MAX_BUSY_TIMEOUT_MS } from "../knl/busy_timeout.ts";
+import type { MeshSettings, RunSettings, SettingsLogLevel } from "../run_settings.ts";
+
+/** A run environment: a plain record, or anything with `get` (a `RunEnv`, a `Map` in a test). */
+export type EnvSource = Readonly<Record<string, string>> | { get(name: string): string | undefined };
+
+function view(env: EnvSource): { get(name: string): string | undefined } {
+  if (typeof (env as { get?: unknown }).get === "function") {
+    return env as { get(name: string): string | undefined };
+  }
+  const rec = env as Readonly<Record<string, string>>;
+  return { get: (name) => (Object.hasOwn(rec, name) ? rec[name] : undefined) };
+}
+
+const LEVELS: readonly SettingsLogLevel[] = ["debug", "info", "warn", "error", "off"];
+
+/**
+ * The log threshold `env`'s `AGENT_BLOCK_LOG` asks for (`undefined`: info), and the warning a
+ * value that names no level gets. For an edge's own logger (`agent-block mcp`, `a2a serve`) too.
+ */
+export function logLevelFromEnv(env: EnvSource): { level?: SettingsLogLevel; warnings: string[] } {
+  const raw = view(env).get("AGENT_BLOCK_LOG");
+  if (raw === undefined || raw === "") return { warnings: [] };
+  let v = raw.trim().toLowerCase();
+  if (v === "warning") v = "warn";
+  if ((LEVELS as readonly string[]).includes(v)) return { level: v as SettingsLogLevel, warnings: [] };
+  return {
+    warnings: [`AGENT_BLOCK_LOG must be one of debug, info, warn, error, off; got '${raw}' (using info)`],
+  };
+}
+
+/**
+ * The settings `env` asks for. Reads only `AGENT_BLOCK_*` variables.
+ * @throws RangeError naming the variable and the value, for a malformed number
+ */
+export function settingsFromEnv(env: EnvSource): RunSettings {
+  const e = view(env);
+  const out: RunSettings = {};
+  const warnings: string[] = [];
+
+  const log = logLevelFromEnv(e);
+  if (log.level !== undefined) out.logLevel = log.level;
+  warnings.push(...log.warnings);
+  if (e.get("AGENT_BLOCK_UNSEAL") === "1") out.unseal = true;
+  if (nonBlank(e.get("AGENT_BLOCK_TASK_GRACE_MS"))) {
+    out.taskGraceMs = wholeMilliseconds(e, "AGENT_BLOCK_TASK_GRACE_MS", 1000);
+  }
+  const stores = storePathsFromEnv(e);
+  if (Object.keys(stores).length) out.stores = stores;
+  const home = e.get("AGENT_BLOCK_HOME");
+  if (nonBlank(home)) out.home = home;
+  const ms = (name: string, max?: number) =>
+    nonBlank(e.get(name)) ? wholeMilliseconds(e, name, 0, max) : undefined;
+  const put = <K extends keyof RunSettings>(k: K, v: RunSettings[K] | undefined) => {
+    if (v !== undefined) out[k] = v;
+  };
+  put("knlCommitMs", ms("AGENT_BLOCK_KNL_COMMIT_MS", MAX_COMMIT_WINDOW_MS));
+  put("knlBusyTimeoutMs", ms("AGENT_BLOCK_KNL_BUSY_TIMEOUT_MS", MAX_BUSY_TIMEOUT_MS));
+  put("sqlBusyTimeoutMs", ms("AGENT_BLOCK_SQL_BUSY_TIMEOUT_MS"));
+  const rawBytes = e.get("AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES");
+  if (nonBlank(rawBytes)) {
+    const n = Number(rawBytes);
+    if (!Number.isInteger(n) || n <= 0) {
+      throw new RangeError(
+        `AGENT_BLOCK_LLM_MAX_RESPONSE_BYTES must be a positive whole number of bytes, got '${rawBytes}'`,
+      );
+    }
+    out.llmMaxResponseBytes = n;
+  }
+  if (isOff(e.get("AGENT_BLOCK_SANDBOX_TCP"))) out.sandboxTcpOff = true;
+  const ids: Record<string, string> = {};
+  for (const id of RUN_CORRELATION_IDS) {
+    const v = e.get(id.variable);
+    if (v !== undefined && v !== "") ids[id.key] = v;
+  }
+  if (Object.keys(ids).length) out.correlation = ids;
+  const childEnv = childEnvPolicyFromEnv(e);
+  if (childEnv.kind !== "inherit") out.childEnv = childEnv;
+  const mesh: MeshSettings = {};
+  for (const [field, name] of MESH_VARS) {
+    const v = e.get(name);
+    if (v !== undefined && v !== "") mesh[field] = v;
+  }
+  if (e.get("AGENT_BLOCK_MESH_RECORD_PAYLOADS") === "1") mesh.recordPayloads = true;
+  if (Object.keys(mesh).length) out.mesh = mesh;
+  if (warnings.length) out.warnings = warnings;
+  return out;
+}
+
+/**
+ * The store paths `env` names (`AGENT_BLOCK_KV_PATH`, `_SQL_PATH`, `_TS_PATH`, `_KNL_PATH`; set
+ * and not blank). Never throws: for an edge that needs only a path (`knl`, `flow`, the MCP
+ * server's call record).
+ */
+export function storePathsFromEnv(env: EnvSource): NonNullable<RunSettings["stores"]> {
+  const e = view(env);
+  const stores: NonNullable<RunSettings["stores"]> = {};
+  for (const [kind, name] of STORE_PATH_VARS) {
+    const v = e.get(name);
+    if (nonBlank(v)) stores[kind] = v;
+  }
+  return stores;
+}
+
+/**
+ * `$AGENT_BLOCK_HOME` of `env` when set and not blank, else `<user home>/.agent-block` (the
+ * user's home: HOME, USERPROFILE, else `fallback`, the working directory the edge resolved).
+ */
+export function agentBlockHome(env: EnvSource, fallback: string): string {
+  const v = view(env).get("AGENT_BLOCK_HOME");
+  return v && v.trim() ? v : join(userHome(view(env), fallback), ".agent-block");
+}
+
+/** The home and kernel paths `env` names, for flows (`FlowEdge.paths`). Never throws. */
+export function flowPaths(env: EnvSource, cwd: string): { home: string; kernel?: string } {
+  const kernel = storePathsFromEnv(env).kernel;
+  const home = agentBlockHome(env, cwd);
+  return kernel !== undefined ? { home, kernel } : { home };
+}
+
+/**
+ * The child-environment policy `env`'s `AGENT_BLOCK_CHILD_ENV` names (`inherit` when unset): for
+ * a run, and for an edge's own process groups (`serve`, `agent-block mcp`).
+ * @throws ChildEnvPolicyError naming the variable and the value
+ */
+export function childEnvPolicyFromEnv(env: EnvSource): ChildEnvPolicy {
+  return parseChildEnvPolicy(view(env).get("AGENT_BLOCK_CHILD_ENV"));
+}
+
+/** The mesh's string settings and their variables. */
+const MESH_VARS: [Exclude<keyof MeshSettings, "recordPayloads">, string][] = [
+  ["secretKey", "AGENT_BLOCK_MESH_SECRET_KEY"],
+  ["natsCredsFile", "AGENT_BLOCK_NATS_CREDS"],
+  ["natsNkeyFile", "AGENT_BLOCK_NATS_NKEY"],
+  ["natsToken", "AGENT_BLOCK_NATS_TOKEN"],
+  ["natsTokenFile", "AGENT_BLOCK_NATS_TOKEN_FILE"],
+  ["natsTlsCaFile", "AGENT_BLOCK_NATS_TLS_CA"],
+];
+
+/** The variables naming the stores' files. */
+export const STORE_PATH_VARS: readonly [keyof NonNullable<RunSettings["stores"]>, string][] = [
+  ["kv", "AGENT_BLOCK_KV_PATH"],
+  ["sql", "AGENT_BLOCK_SQL_PATH"],
+  ["ts", "AGENT_BLOCK_TS_PATH"],
+  ["kernel", "AGENT_BLOCK_KNL_PATH"],
+];
+
+/** `0`, `false`, `no` or `off`, any case, surrounding spaces ignored. */
+function isOff(v: string | undefined): boolean {
+  const t = v?.trim().toLowerCase();
+  return t === "0" || t === "false" || t === "no" || t === "off";
+}
+
+function nonBlank(v: string | undefined): v is string {
+  return v !== undefined && v.trim() !== "";
+}
+
+// --- the run command's layering (config < environment < flags) and the sandbox switch ---
+
+function envNumber(env: Readonly<Record<string, string>>, name: string, integer = false): number | undefined {
+  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
+  if (raw === undefined || raw === "") return undefined;
+  const n = positive(raw, integer);
+  if (n === undefined) throw new AgentBlockError(`${name} must be a positive ${kind(integer)}, got '${raw}'`);
+  return n;
+}
+
+const TRUE = new Set(["1", "true", "yes", "on"]);
+const FALSE = new Set(["0", "false", "no", "off"]);
+
+function envSwitch(env: Readonly<Record<string, string>>, name: string): boolean | undefined {
+  const raw = Object.hasOwn(env, name) ? env[name] : undefined;
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const v = raw.trim().toLowerCase();
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  throw new AgentBlockError(`${name} must be 1, true, yes, on or 0, false, no, off; got '${raw}'`);
+}
+
+/** The three layers merged: `config` < `env` < `flags`. */
+export function resolveRunSettings(
+  flags: RunFlags,
+  env: Readonly<Record<string, string>>,
+  config: RunConfig,
+): LayeredRunSettings {
+  return {
+    script: flags.script,
+    block: flags.block,
+    project: flags.project ?? ".",
+    prompt: flags.prompt ?? config.prompt,
+    context: flags.context ?? config.context,
+    result: flags.result ?? config.result,
+    outcome: flags.outcome ?? config.outcome,
+    labels: { ...(config.labels ?? {}), ...flags.labels },
+    cpuLimitSecs: flags.cpuLimitSecs ?? envNumber(env, "AGENT_BLOCK_CPU_LIMIT_SECS") ?? config.cpu_limit_secs,
+    memoryLimitMb: flags.memoryLimitMb ?? envNumber(env, "AGENT_BLOCK_MEMORY_LIMIT_MB") ??
+      config.memory_limit_mb,
+    mcpTimeoutSecs: flags.mcpTimeoutSecs ?? envNumber(env, "AGENT_BLOCK_MCP_TIMEOUT_SECS", true) ??
+      config.mcp_timeout_secs ?? 30,
+    progress: flags.progress ?? envSwitch(env, "AGENT_BLOCK_PROGRESS") ?? config.progress ?? false,
+    events: flags.events ?? config.events,
+    relay: flags.relay ?? config.relay,
+    secretKey: flags.secretKey,
+  };
+}
+
+const OFF = new Set(["", "0", "false", "no", "off"]);
+
+/** True when `value` (of `AGENT_BLOCK_SANDBOX`) asks for the sandbox. */
+export function sandboxRequested(value: string | undefined): boolean {
+  return value !== undefined && !OFF.has(value.trim().toLowerCase());
+}
+
+/**
+ * Refuses to run `command` (which does not run under the sandbox) when the environment's
+ * `AGENT_BLOCK_SANDBOX` asks for the sandbox: a requested sandbox is never silently dropped.
+ */
+export function refuseSandbox(env: Readonly<Record<string, string>>, command: string): void {
+  const value = Object.hasOwn(env, "AGENT_BLOCK_SANDBOX") ? env.AGENT_BLOCK_SANDBOX : undefined;
+  if (sandboxRequested(value)) {
+    throw new AgentBlockError(
+      `${command}: AGENT_BLOCK_SANDBOX=${value} asks for the sandbox, and agent-block ${command} does not run ` +
+        `under it: it stops rather than run unconfined (unset it, or set it to 0, in the environment or ` +
+        `the project's .env)`,
+    );
+  }
+}
