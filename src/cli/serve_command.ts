@@ -211,7 +211,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       const nc = await connectQueue("serve", nats, `agent-block serve ${Deno.hostname()}:${Deno.pid}`);
       closeQueue = async () => await nc.drain().catch(() => nc.close());
       try {
-        const handles = await openRunQueue(nc);
+        const handles = await openRunQueue(nc, { slots: true });
         queue = new QueueDispatch({
           handles,
           projectRoot,

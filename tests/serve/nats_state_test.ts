@@ -1,0 +1,115 @@
+/**
+ * The run queue's state beyond a run's start and end (issue 30 §2): a queued run's counts reach
+ * the manager's API while the run goes (as a run's on one machine do), and the managers' interval
+ * claims expire instead of piling up one per interval forever. A real `nats-server` with
+ * JetStream on 127.0.0.1 (its store in a temporary directory); every wait is for a state the API
+ * or the bucket reports, bounded by a deadline.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { connect } from "@nats-io/transport-node";
+import { Kvm } from "@nats-io/kv";
+import { waitFor } from "../helpers.ts";
+import { exists } from "../../src/util/fs.ts";
+import { natsMissing, startNats } from "../mesh/nats_server.ts";
+import { jobProject, startManager, startWorker, waitForRun } from "./serve_helpers.ts";
+import { openRunQueue, SLOT_TTL_MS, SLOTS_BUCKET, STATE_BUCKET } from "../../src/clients/nats/run_queue.ts";
+import { QueueDispatch, slotKey } from "../../src/serve/queue_dispatch.ts";
+
+const ignore = natsMissing() !== undefined;
+
+Deno.test({
+  name: "serve --nats: a queued run's counts show on the manager's API while it runs, not only at its end",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    // one kernel session opened, then the run waits for the test's go
+    const p = await jobProject({
+      "blocks/count.lua": `require("knl").session({ owner = "count" }, function() end)
+std.fs.write(_PROMPT .. "/started", "")
+while not std.fs.exists(_PROMPT .. "/go") do std.task.sleep(0.05) end
+return "done"
+`,
+    });
+    const scratch = join(p.root, "scratch");
+    Deno.mkdirSync(scratch);
+    Deno.writeTextFileSync(join(p.root, "blocks/count.job.toml"), `prompt = "${scratch}"\n`);
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m = await startManager(p.root, p.home, ["--nats", srv.url]);
+    try {
+      const r = await m.api("/jobs/count/runs", { method: "POST" });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      const id = r.body.run_id;
+      await waitFor(() => exists(join(scratch, "started")), { what: `the run to start\n${w.stderr()}` });
+      // deno-lint-ignore no-explicit-any
+      let live: any;
+      await waitFor(async () => {
+        live = (await m.api(`/runs/${id}`)).body;
+        return live.counts?.sessions?.length === 1;
+      }, { what: `the run's session in its live counts\n${m.stderr()}`, timeoutMs: 60_000 });
+      assert.equal(live.state, "running", "the counts came while the run went");
+      assert.match(live.counts.sessions[0], /^s_/);
+      assert.ok(!exists(join(scratch, "go")));
+      Deno.writeTextFileSync(join(scratch, "go"), "");
+      const ended = await waitForRun(m, id, "ended", 120_000);
+      assert.equal(ended.state, "ok", JSON.stringify(ended));
+      assert.deepEqual(ended.counts.sessions, live.counts.sessions);
+    } finally {
+      await w.stop();
+      await m.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "run queue: interval claims live in their own bucket and expire; a worker's handles have no claims",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const nc = await connect({ servers: srv.url });
+    try {
+      const stopping = new AbortController();
+      // a worker's connection opens the shared layout only
+      const worker = await openRunQueue(nc);
+      assert.equal(worker.slots, undefined);
+      const kvm = new Kvm(nc);
+      await assert.rejects(kvm.open(SLOTS_BUCKET).then((kv) => kv.status()), /stream not found/);
+
+      const h = await openRunQueue(nc, { slots: true, slotTtlMs: 1500 });
+      assert.equal((await h.slots!.status()).ttl, 1500);
+      const opts = {
+        handles: h,
+        projectRoot: "/p",
+        defaultProject: "p",
+        stopping: stopping.signal,
+        log: () => {},
+      };
+      const a = new QueueDispatch(opts), b = new QueueDispatch(opts);
+      // two managers deciding one slot: the first claim holds it, the second follows that run
+      assert.equal(await a.claimSlot("tick", 60_000, "run-a"), "run-a");
+      assert.equal(await b.claimSlot("tick", 60_000, "run-b"), "run-a");
+      assert.equal((await h.slots!.get(slotKey("tick", 60_000)))?.string(), "run-a");
+      // nothing of the claims is in the run-state bucket
+      const state = await kvm.open(STATE_BUCKET);
+      assert.deepEqual(await Array.fromAsync(await state.keys()), []);
+      // the server removes the claim after the bucket's max_age: no claim outlives it
+      await waitFor(async () => (await h.slots!.get(slotKey("tick", 60_000))) === null, {
+        what: "the claim to expire",
+        timeoutMs: 30_000,
+      });
+      assert.deepEqual(await Array.fromAsync(await h.slots!.keys()), []);
+
+      // the default expiry when a manager creates the bucket
+      await (await kvm.open(SLOTS_BUCKET)).destroy();
+      const fresh = await openRunQueue(nc, { slots: true });
+      assert.equal((await fresh.slots!.status()).ttl, SLOT_TTL_MS);
+      stopping.abort();
+    } finally {
+      await nc.close();
+    }
+  },
+});
