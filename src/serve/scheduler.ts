@@ -18,8 +18,7 @@
  * root, labels `job=<name>` and `run=<id>`, the run id as its correlation's `runId` (the run's
  * `AGENT_BLOCK_RUN_ID`), its `timeout` as the request's `timeoutMs` (the runner ends the run at
  * it), `sandbox` when the job or the manager's `AGENT_BLOCK_SANDBOX` asks. A returned value is
- * written here to `<home>/runs/<job>/<id>.json` (atomically and durably, off the event loop: the
- * other runs' starts and ends never wait on this one's disk flush). Its start is recorded when the
+ * written here to `<home>/runs/<job>/<id>.json` (atomically). Its start is recorded when the
  * runner says it started (`onStart`: the pid and process tag it reports are kept as opaque facts),
  * its end when it has ended (`record.ts`). While it runs, its events are counted onto its record
  * (`counts`: turns, tool calls, tokens, cost, sessions; `src/runner/tally.ts`), so the API and
@@ -53,7 +52,7 @@ import type { TelemetrySettings } from "../obs/otel/settings.ts";
 import { join } from "node:path";
 import { exitCodeOf, type Outcome } from "../outcome.ts";
 import type { BlockRunner, RunReport } from "../runner/runner.ts";
-import { writeAtomicAsync } from "../util/fs.ts";
+import { writeAtomic } from "../util/fs.ts";
 import { RunTally } from "../runner/tally.ts";
 import { runFlowJob } from "./flow_job.ts";
 import { sandboxRequested } from "../config/settings.ts";
@@ -355,7 +354,7 @@ export class Scheduler {
     this.#runs.set(id, run);
     const done = (async () => {
       try {
-        await Deno.mkdir(join(this.#o.home, "runs", job.name), { recursive: true });
+        Deno.mkdirSync(join(this.#o.home, "runs", job.name), { recursive: true });
       } catch (e) {
         this.#o.log(
           `run ${id}: cannot create ${join(this.#o.home, "runs", job.name)}: ${(e as Error).message}`,
@@ -423,8 +422,7 @@ export class Scheduler {
         const bytes = typeof v === "string" ? enc.encode(v) : v;
         resultBytes = bytes.length;
         try {
-          // off the event loop: a synchronous fsync here held up every other run's start and end
-          await writeAtomicAsync(resultFile, bytes);
+          writeAtomic(resultFile, bytes);
           file = resultFile;
         } catch (e) {
           this.#o.log(`run ${id}: cannot write ${resultFile}: ${(e as Error).message}`);

@@ -5,8 +5,7 @@
  * Owns `exists` (a directory entry is there; a symlink is not followed, so a dangling one counts),
  * `isFile` / `isDir` (what the path names after following symlinks; false when it names nothing
  * or cannot be read) and `writeAtomic`, every atomic write of agent-block (`--result`,
- * `--outcome`, `std.json.write_file`, the `types` files; `writeAtomicAsync` the same off the event
- * loop, for serve's result files): a temporary file beside the target, written whole and
+ * `--outcome`, `std.json.write_file`, the `types` files): a temporary file beside the target, written whole and
  * fsynced, then a rename over the target, then an fsync of the directory (not on Windows, which
  * cannot open one), so a reader sees the old content or the new, never half, and after a crash
  * the new content is there whole or not at all.
@@ -129,53 +128,6 @@ export function writeAtomic(path: string, data: Uint8Array | string, opts: Write
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   if (target.how === "in-place") return writeInPlace(path, bytes);
   replaceFile(target.path, bytes, opts);
-}
-
-/**
- * `writeAtomic` with the same rules and the same durability, its file work (the writes, both
- * fsyncs, the rename) done off the event loop: for a caller that must not stall everything else
- * it does while a disk flushes (the job manager writes a result file at every run's end; a
- * synchronous fsync there held up every other run's start and end).
- */
-export async function writeAtomicAsync(
-  path: string,
-  data: Uint8Array | string,
-  opts: WriteAtomicOptions = {},
-): Promise<void> {
-  const target = writeTarget(path);
-  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  if (target.how === "in-place") return writeInPlace(path, bytes);
-  const dir = dirname(target.path);
-  sweepOnce(dir);
-  const tmp = join(dir, tempName());
-  try {
-    const f = await Deno.open(tmp, { write: true, createNew: true, mode: opts.mode });
-    try {
-      let off = 0;
-      while (off < bytes.length) {
-        const end = Math.min(off + CHUNK, bytes.length);
-        let at = off;
-        while (at < end) at += await f.write(bytes.subarray(at, end));
-        off = end;
-        opts.afterChunk?.(tmp, off);
-      }
-      await f.sync();
-    } finally {
-      f.close();
-    }
-    await Deno.rename(tmp, target.path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {}); // never created
-    throw e;
-  }
-  if (Deno.build.os !== "windows") {
-    const d = await Deno.open(dir, { read: true });
-    try {
-      await d.sync();
-    } finally {
-      d.close();
-    }
-  }
 }
 
 /** Writes `bytes` to the device or FIFO `path` as it is (no create, no truncate, no fsync). */
