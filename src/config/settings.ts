@@ -8,7 +8,11 @@
  * - `runFlags(values)`: the flag layer from parsed flag values — `--label K=V` pairs
  *   (`parseLabels`), positive numbers, and exactly one of `--script` / `--block` (a contradiction
  *   or nothing to run is refused before any file is read);
- * - `resolveRunSettings(flags, env, config)`: the three layers merged. Knobs with an environment
+ * - `resolveRunSettings(flags, env, config)`: the three layers merged (`natsVars`: the NATS
+ *   credential files of a NATS `--relay` — `--nats-creds`, `--nats-nkey`, `--nats-token-file`,
+ *   `--nats-tls-ca`, or the config's `nats_*` fields — by the run variable the mesh reads them
+ *   from, so a flag, the environment (the project's `.env` included) and the config file reach
+ *   the mesh the same way). Knobs with an environment
  *   variable: `AGENT_BLOCK_CPU_LIMIT_SECS`, `AGENT_BLOCK_MEMORY_LIMIT_MB`,
  *   `AGENT_BLOCK_MCP_TIMEOUT_SECS`, and the switch `AGENT_BLOCK_PROGRESS` (`1`/`true`/`yes`/`on`
  *   or `0`/`false`/`no`/`off`; an empty value is unset; a bad one is an error naming the
@@ -26,8 +30,8 @@
  * `AgentBlockError` naming the variable.
  */
 import { AgentBlockError, UsageError } from "../errors.ts";
-import type { RunConfig } from "./run_config.ts";
-import { meshUrlProblem } from "../clients/mesh/connect.ts";
+import { NATS_CONFIG_FIELDS, type RunConfig } from "./run_config.ts";
+import { meshUrlProblem, parseMeshUrl } from "../clients/mesh/connect.ts";
 import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 
 /** Parsed flag values, as `parseFlags` answers them. */
@@ -57,7 +61,27 @@ export interface RunFlags {
   relay?: string;
   /** `--secret-key HEX`: the mesh identity. */
   secretKey?: string;
+  /** `--nats-creds` / `--nats-nkey` / `--nats-token-file` / `--nats-tls-ca`, by config field name. */
+  nats: NatsFiles;
 }
+
+/** The NATS credential files of a run's mesh, by the config file's field name (`nats_creds`, ...). */
+export type NatsFiles = Partial<Record<(typeof NATS_CONFIG_FIELDS)[number], string>>;
+
+/**
+ * The NATS credential settings of a NATS `--relay`: the config field, its flag, and the run's
+ * variable the mesh reads (`src/host/mesh_open.ts`; the project's `.env` may set it too).
+ */
+export const NATS_CREDENTIALS: readonly {
+  field: (typeof NATS_CONFIG_FIELDS)[number];
+  flag: string;
+  variable: string;
+}[] = [
+  { field: "nats_creds", flag: "nats-creds", variable: "AGENT_BLOCK_NATS_CREDS" },
+  { field: "nats_nkey", flag: "nats-nkey", variable: "AGENT_BLOCK_NATS_NKEY" },
+  { field: "nats_token_file", flag: "nats-token-file", variable: "AGENT_BLOCK_NATS_TOKEN_FILE" },
+  { field: "nats_tls_ca", flag: "nats-tls-ca", variable: "AGENT_BLOCK_NATS_TLS_CA" },
+];
 
 /** The layered settings of one run (what to run and with what limits). */
 export interface LayeredRunSettings {
@@ -83,6 +107,13 @@ export interface LayeredRunSettings {
   relay?: string;
   /** The mesh identity (`--secret-key`; else the run's `AGENT_BLOCK_MESH_SECRET_KEY`). */
   secretKey?: string;
+  /**
+   * The NATS credential files a flag or the config file gives, by the run's variable
+   * (`AGENT_BLOCK_NATS_CREDS`, ...), as given (the caller resolves them against its working
+   * directory and sets them in the run's environment). A variable the environment sets already
+   * is absent unless a flag names it: flag, then environment, then config file.
+   */
+  natsVars: Record<string, string>;
 }
 
 /**
@@ -165,6 +196,13 @@ export function runFlags(values: FlagValues): RunFlags {
   const relay = str(values, "relay");
   const badRelay = relay !== undefined ? meshUrlProblem(relay, "--relay") : undefined;
   if (badRelay !== undefined) throw new UsageError(badRelay);
+  const nats: NatsFiles = {};
+  for (const c of NATS_CREDENTIALS) {
+    const v = str(values, c.flag);
+    if (v === undefined) continue;
+    if (v.trim() === "") throw new UsageError(`--${c.flag} needs a file`);
+    nats[c.field] = v;
+  }
   const secretKey = str(values, "secret-key");
   if (secretKey !== undefined) {
     const why = secretKeyProblem(secretKey);
@@ -175,6 +213,7 @@ export function runFlags(values: FlagValues): RunFlags {
     block,
     relay,
     secretKey,
+    nats,
     project: str(values, "project"),
     prompt: str(values, "prompt"),
     context: str(values, "context"),
@@ -214,7 +253,37 @@ export function resolveRunSettings(
     events: flags.events ?? config.events,
     relay: flags.relay ?? config.relay,
     secretKey: flags.secretKey,
+    natsVars: natsVars(flags, env, config),
   };
+}
+
+/**
+ * The credential files of a NATS relay from the flags and the config file (see
+ * `LayeredRunSettings.natsVars`).
+ * @throws UsageError for a `--nats-*` flag (AgentBlockError for a config field) without a NATS relay
+ */
+function natsVars(
+  flags: RunFlags,
+  env: Readonly<Record<string, string>>,
+  config: RunConfig,
+): Record<string, string> {
+  const relay = flags.relay ?? config.relay;
+  const out: Record<string, string> = {};
+  for (const c of NATS_CREDENTIALS) {
+    const flag = flags.nats[c.field];
+    const fromEnv = Object.hasOwn(env, c.variable) && env[c.variable] !== "";
+    const value = flag ?? (fromEnv ? undefined : config[c.field]);
+    if (value === undefined) continue;
+    if (relay === undefined || parseMeshUrl(relay).kind !== "nats") {
+      const what = flag !== undefined ? `--${c.flag}` : `the config file's field '${c.field}'`;
+      const msg = `${what} is for a NATS relay (--relay nats://...), and the run has ${
+        relay === undefined ? "no relay" : "a relay that is not NATS"
+      }`;
+      throw flag !== undefined ? new UsageError(msg) : new AgentBlockError(msg);
+    }
+    out[c.variable] = value;
+  }
+  return out;
 }
 
 const OFF = new Set(["", "0", "false", "no", "off"]);
