@@ -30,7 +30,7 @@
  * `AgentBlockError` naming the variable.
  */
 import { AgentBlockError, UsageError } from "../errors.ts";
-import { NATS_CONFIG_FIELDS, type RunConfig } from "./run_config.ts";
+import type { NATS_CONFIG_FIELDS, RunConfig } from "./run_config.ts";
 import { meshUrlProblem, parseMeshUrl } from "../clients/mesh/connect.ts";
 import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 
