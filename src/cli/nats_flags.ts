@@ -8,9 +8,10 @@
  * `nats_tls_ca` — the field names of a run's `--config` — each flag winning over its field): each
  * file is read now, and one that cannot be read is a `UsageError` (exit 2) naming the flag and
  * the file, or an `AgentBlockError` (exit 1) naming the config file and the field; a malformed
- * URL is one of them naming the URL with its credentials masked. Connecting (`connectQueue`): a server that refuses the
- * credentials is an `AgentBlockError` with exit 2 (the command line's credentials are wrong), any
- * other failure exit 1; both name the masked URL only. Relative files resolve against `cwd`.
+ * URL is one of them naming the URL with its credentials masked. Connecting (`connectQueue`): a
+ * server that refuses the credentials is an `AgentBlockError` with exit 2 (the credentials given
+ * are wrong), any other failure exit 1; both name the masked URL only. Relative files resolve
+ * against `cwd`.
  */
 import { resolve } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -94,7 +95,12 @@ export function natsSettings(command: string, v: ParsedValues, cwd: string): Nat
   const url = source("nats", "nats");
   const creds = CREDENTIALS.map((c) => ({ ...c, from: source(c.flag, c.field) })).filter((c) => c.from);
   if (url === undefined) {
-    if (creds.length > 0) throw creds[0].from!.fail(`${creds[0].from!.named} needs --nats`);
+    if (creds.length > 0) {
+      const first = creds[0].from!;
+      throw first.fail(
+        `${first.named} needs --nats${configFlag ? ` (or the field 'nats' of ${configFlag})` : ""}`,
+      );
+    }
     return undefined;
   }
   let target: NatsTarget;

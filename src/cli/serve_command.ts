@@ -11,8 +11,8 @@
  * answers 503 `starting` meanwhile), tick until SIGINT/SIGTERM, then end every live run (each
  * `stopped`, its whole process tree ended), close the listener, the record and the lock, exit 0.
  * The scheduling, the record, the lock and the API live in `src/serve/`. With `--nats` (and the
- * credential flags of `nats_flags.ts`; or the same from its `--config FILE`) the manager connects to the run queue after binding its
- * port and before reading its record back (refused credentials exit 2; a stream of incompatible
+ * credential flags of `nats_flags.ts`, or the same from its `--config FILE`) the manager connects
+ * to the run queue after binding its port and before reading its record back (refused credentials exit 2; a stream of incompatible
  * settings exits 1, untouched), and every run goes to the queue (`src/serve/queue_dispatch.ts`).
  * `--start-on-tick-only` keeps the scheduling before issue 30 (the benchmark's baseline).
  *

@@ -1,10 +1,10 @@
 /**
  * `agent-block worker`: runs queued runs of `serve --nats` on this machine.
  *
- * Owns the flags (`--nats URL[,URL…]`, the credential flags and `--config FILE` of `nats_flags.ts`, `--queue NAME`
- * (repeatable; default `default`), `--max-live N` (default 4), `--ack-wait DURATION` (default
- * 30s: the consumers' `AckWait` when this worker creates them), `-p/--project DIR` (repeatable,
- * at least one: the projects whose blocks it runs)) and the worker's lifetime: connect (refused
+ * Owns the flags (`--nats URL[,URL…]`, the credential flags and `--config FILE` of
+ * `nats_flags.ts`, `--queue NAME` (repeatable; default `default`), `--max-live N` (default 4),
+ * `--ack-wait DURATION` (default 30s: the consumers' `AckWait` when this worker creates them),
+ * `-p/--project DIR` (repeatable, at least one: the projects whose blocks it runs)) and the worker's lifetime: connect (refused
  * credentials exit 2), ensure the queue's stream, buckets and consumers (an incompatible existing
  * stream exits 1 naming it, untouched), pull and run (`src/serve/worker.ts`) until SIGINT/SIGTERM,
  * then drain: the live runs are ended and handed back to the queue, and the worker exits 0.
