@@ -10,7 +10,9 @@
  *    value). The message carries `Nats-Msg-Id = <job>:<slot>` too (`<job>:req-<run id>` for a
  *    requested run), so a publish retried after a lost acknowledgement is stored once;
  * 2. writes the run's state `queued` (`queue_form.ts`), then publishes the queued run on
- *    `agent_block.runs.<queue>.<job>` (retried while the server is away, until the manager stops);
+ *    `agent_block.runs.<queue>.<job>` (retried while the server is away, until the manager stops),
+ *    and says so (`hooks.onQueued`: the scheduler records the run's start then, so a manager
+ *    restarted while the run waits for a worker follows it again);
  * 3. follows the state (a KV watch wakes it; a read every `POLL_MS` covers a watch lost to a
  *    server restart): `running` with a pid is the run's start (`hooks.onStart` with that pid),
  *    the counts the worker writes while the run goes are handed on as they change
@@ -78,6 +80,8 @@ export interface QueueReport extends RunReport {
 export interface QueueHooks extends RunHooks {
   /** The run's counts as its worker last wrote them (at most every second while it runs). */
   onCounts?: (counts: RunCountsRecord) => void;
+  /** The run was published to the queue (by this manager): it is the manager's to follow from now on. */
+  onQueued?: () => void;
 }
 
 /** What the dispatcher is built with. */
@@ -195,6 +199,7 @@ export class QueueDispatch {
             headers: h,
           });
         });
+        hooks.onQueued?.();
       }
     } catch (e) {
       if (this.#o.stopping.aborted) return this.#cancelled("the manager stopped before the run was queued");

@@ -113,3 +113,53 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "serve --nats: a run queued while no worker runs is on the manager's record: after a SIGKILL the " +
+    "restarted manager follows it, and records its end once a worker takes it",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({ "blocks/hi.lua": 'return "hi"\n', "blocks/hi.job.toml": "" });
+    const m1 = await startManager(p.root, p.home, ["--nats", srv.url]);
+    let m2: Awaited<ReturnType<typeof startManager>> | undefined;
+    let w: Awaited<ReturnType<typeof startWorker>> | undefined;
+    try {
+      const r = await m1.api("/jobs/hi/runs", { method: "POST" });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      const id = r.body.run_id;
+      // queued in the state bucket (published), no worker to take it
+      const nc = await connect({ servers: srv.url });
+      try {
+        const state = await new Kvm(nc).open(STATE_BUCKET);
+        await waitFor(
+          async () => (await state.get(`run.${id}`))?.json<{ state: string }>().state === "queued",
+          {
+            what: `run ${id} to be queued\n${m1.stderr()}`,
+          },
+        );
+      } finally {
+        await nc.close();
+      }
+      // killed outright: nothing of the manager's stopping runs (a graceful stop records the run anyway)
+      await m1.kill();
+      m2 = await startManager(p.root, p.home, ["--nats", srv.url]);
+      await waitFor(() => new RegExp(`run ${id} of job hi was going on the run queue`).test(m2!.stderr()), {
+        what: `the restarted manager to follow run ${id}\n${m2.stderr()}`,
+      });
+      const waiting = await m2.api(`/runs/${id}`);
+      assert.equal(waiting.status, 200, JSON.stringify(waiting.body));
+      assert.equal(waiting.body.state, "running");
+      w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+      const ended = await waitForRun(m2, id, "ended", 120_000);
+      assert.equal(ended.state, "ok", JSON.stringify(ended));
+      assert.equal(ended.result, "hi");
+    } finally {
+      await w?.stop();
+      if (m2) await m2.stop();
+      else await m1.stop();
+    }
+  },
+});
