@@ -163,3 +163,63 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "worker --max-live 1 with four runs queued: one live at a time (a message received is a slot taken " +
+    "until its run is live)",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({ "blocks/x.lua": "return 1\n" });
+    const scratch = join(p.root, "scratch");
+    Deno.mkdirSync(scratch);
+    // each run marks itself live, notes any other live run, waits for the go, unmarks itself
+    const block = `local me = _PROMPT .. "/" .. std.env.get("AGENT_BLOCK_RUN_ID")
+for _, f in ipairs(std.fs.glob(_PROMPT .. "/*.live")) do std.fs.write(me .. ".overlap", f) end
+std.fs.write(me .. ".live", "")
+while not std.fs.exists(_PROMPT .. "/go") do std.task.sleep(0.05) end
+std.fs.remove(me .. ".live")
+return "done"
+`;
+    const names = ["a", "b", "c", "d"];
+    for (const n of names) {
+      Deno.writeTextFileSync(join(p.root, `blocks/${n}.lua`), block);
+      Deno.writeTextFileSync(join(p.root, `blocks/${n}.job.toml`), `prompt = "${scratch}"\n`);
+    }
+    const m = await startManager(p.root, p.home, ["--nats", srv.url, "--max-live", "4"]);
+    let w: Awaited<ReturnType<typeof startWorker>> | undefined;
+    const nc = await connect({ servers: srv.url });
+    try {
+      const ids: string[] = [];
+      for (const n of names) ids.push((await m.api(`/jobs/${n}/runs`, { method: "POST" })).body.run_id);
+      const state = await new Kvm(nc).open(STATE_BUCKET);
+      const states = async () =>
+        await Promise.all(
+          ids.map(async (id) => (await state.get(`run.${id}`))?.json<{ state: string }>().state),
+        );
+      await waitFor(async () => (await states()).every((s) => s === "queued"), {
+        what: `the four runs to be queued\n${m.stderr()}`,
+        timeoutMs: 60_000,
+      });
+      w = await startWorker(["--nats", srv.url, "-p", p.root, "--max-live", "1"], p.home);
+      await waitFor(() => [...Deno.readDirSync(scratch)].some((e) => e.name.endsWith(".live")), {
+        what: `a run to go live\n${w.stderr()}`,
+        timeoutMs: 60_000,
+      });
+      // the first run's process is up: a worker pulling past its slot would have taken more by now
+      const now = await states();
+      assert.equal(now.filter((s) => s === "running").length, 1, JSON.stringify(now));
+      assert.equal(now.filter((s) => s === "queued").length, 3, JSON.stringify(now));
+      Deno.writeTextFileSync(join(scratch, "go"), "");
+      for (const id of ids) assert.equal((await waitForRun(m, id, "ended", 120_000)).state, "ok");
+      const overlaps = [...Deno.readDirSync(scratch)].filter((e) => e.name.endsWith(".overlap"));
+      assert.deepEqual(overlaps.map((e) => e.name), [], "two runs were live at once");
+    } finally {
+      await nc.close();
+      await w?.stop();
+      await m.stop();
+    }
+  },
+});
