@@ -9,11 +9,10 @@
  * errs low by one spawn), the runs per second the machine sustained, and the gap from a run's
  * end to the next start (what the tick adds while the queue is never empty). `--max-live 2`
  * because each run is an agent-block process whose start is CPU-bound: on 2 cores more live runs
- * only slow each other down. The scheduler starts runs on ticks only (issue 16: "every tick
- * starts the runs that are due"), so short runs are capped at `--max-live` per tick — 2 runs/s
- * here — and a freed slot idles until the next tick (the "end -> next start" line). 200 runs a
- * second wanted is far past that, so the due→start lag is queueing (it grows with the window)
- * and is printed as such.
+ * only slow each other down. A run's end starts the next due run at once (issue 30 §1; before
+ * it, runs started on ticks only and a freed slot idled until the next tick): the "end -> next
+ * start" line shows that gap. 200 runs a second wanted is far past what the machine runs, so the
+ * due→start lag is queueing (it grows with the window) and is printed as such.
  *
  * Phase 2 (wall time): the 200 job files are removed (the manager drops the jobs on its next
  * tick), and once nothing is live, an on-request job `probe` is run through the API (`POST`,
@@ -220,7 +219,7 @@ export default async function serveBench(): Promise<void> {
     );
     console.log(
       `  end -> next start: median ${f(median(gaps), 0)} ms, p95 ${f(quantile(gaps, 0.95), 0)} ms ` +
-        `(a freed slot waits for the next tick)`,
+        `(a freed slot is taken at a run's end)`,
     );
     console.log(
       `  wall time, ${PROBES} interleaved runs each: direct -s median ${f(dm)} ms, ` +

@@ -6,7 +6,13 @@
  * block is `return 1`, `--max-live 8`, the default tick (5 s):
  * 1. baseline — `serve --start-on-tick-only` (the scheduling before issue 30: a freed slot waits
  *    for the next tick) — and 2. the manager as it is (a run's end starts the next due run): runs
- *    per second from the first start to the `SAMPLE`th end. Target: 2 ≥ 5 × 1.
+ *    per second from the first start to the `SAMPLE`th end. Target: 2 ≥ 5 × 1. Beside it, where a
+ *    run's CPU goes (Linux: the manager's own, its run processes'), and the rate the machine's
+ *    cores would allow were they free. Measured (December 2026, 2 shared cores): the manager
+ *    ~14 ms per run, the run's process ~170 ms (Deno's start and the CLI's module graph ~100 ms,
+ *    Lua's start and the run ~45 ms): the runs' processes fill the cores, so 2 is bounded by the
+ *    machine (2 free cores: ~11 runs/s, ~6.7 × the tick baseline; loaded ones less). A result
+ *    file written off the event loop (its fsync ~25 ms per run) was tried and gained nothing.
  * 3. the same 200 jobs through `serve --nats` and one `agent-block worker --max-live 8`: runs per
  *    second; then one on-request run's recorded duration (the manager's dispatch to the worker's
  *    recorded end), `PROBES` interleaved with the same run under the single-machine manager.
@@ -129,6 +135,22 @@ async function manager(extra: string[], withWorker?: string) {
   };
   return {
     api,
+    /**
+     * Where a run's CPU goes (Linux): the manager's own and its reaped run processes', each per
+     * run ended so far (`/proc/<pid>/stat` utime+stime and cutime+cstime); undefined elsewhere.
+     */
+    cpuSplit: async (): Promise<{ manager: number; runs: number } | undefined> => {
+      let stat: string[];
+      try {
+        stat = Deno.readTextFileSync(`/proc/${m.child.pid}/stat`).split(") ")[1].split(" ");
+      } catch {
+        return undefined;
+      }
+      const tick = 100; // USER_HZ on Linux
+      const ended = ((await api("/runs?limit=1000")).runs as Run[]).filter((r) => r.ended_ms !== null).length;
+      const ms = (a: number, b: number) => (Number(stat[a]) + Number(stat[b])) * 1000 / tick / ended;
+      return { manager: ms(11, 12), runs: ms(13, 14) };
+    },
     /** Runs per second from the first start to the SAMPLE-th end. */
     rate: async (): Promise<number> => {
       let runs: Run[] = [];
@@ -255,8 +277,10 @@ export default async function serveQueueBench(): Promise<void> {
   }
   const after = await manager([]);
   let afterRate: number;
+  let split: { manager: number; runs: number } | undefined;
   try {
     afterRate = await after.rate();
+    split = await after.cpuSplit();
     await after.quiet();
   } catch (e) {
     await after.stop();
@@ -273,6 +297,16 @@ export default async function serveQueueBench(): Promise<void> {
         afterRate >= 5 * beforeRate ? "MET" : "MISSED"
       }`,
   );
+  if (split) {
+    console.log(
+      `  where a run's CPU goes (single machine, after): the manager ${f(split.manager)} ms, the run's ` +
+        `process ${f(split.runs)} ms; ${navigator.hardwareConcurrency} cores would run at most ` +
+        `${f(navigator.hardwareConcurrency * 1000 / (split.manager + split.runs), 1)} runs/s = ` +
+        `${
+          f(navigator.hardwareConcurrency * 1000 / (split.manager + split.runs) / beforeRate, 1)
+        }x, were they free`,
+    );
+  }
   const missing = natsMissing();
   if (missing) {
     console.log(`  NATS phases skipped: ${missing}`);

@@ -4,7 +4,8 @@
  * (`environment.ts`).
  *
  * The working-directory rule (the same for every front end): the command line's own paths
- * (`-s`, `-p`, `--config`, `--result`, `--outcome`, `--events`) are the caller's and resolve
+ * (`-s`, `-p`, `--config`, `--result`, `--outcome`, `--events`, `--nats-*` and the config's
+ * `nats_*` files) are the caller's and resolve
  * against the process working directory; the run itself works in the project root unless
  * `--cwd DIR` names another directory (`runCwd`), as the MCP server, `serve` and the SDK do.
  *
@@ -14,10 +15,10 @@
  */
 import { resolve } from "node:path";
 import { parseFlags } from "./args.ts";
-import { UsageError } from "../errors.ts";
+import { AgentBlockError, UsageError } from "../errors.ts";
 import { readRunConfig, type RunConfig } from "../config/run_config.ts";
-import { type LayeredRunSettings, runFlags } from "../config/settings.ts";
-import { resolveRunSettings } from "../config/env_settings.ts";
+import { type LayeredRunSettings, NATS_CREDENTIALS, runFlags } from "../config/settings.ts";
+import { NATS_CREDENTIAL_VARIABLES, resolveRunSettings } from "../config/env_settings.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
 import type { RunRequest } from "../runner/runner.ts";
@@ -60,6 +61,10 @@ const REQUEST_EXCLUDES = [
   "mcp-timeout-secs",
   "relay",
   "secret-key",
+  "nats-creds",
+  "nats-nkey",
+  "nats-token-file",
+  "nats-tls-ca",
   "cwd",
 ];
 
@@ -108,6 +113,10 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
     events: { type: "string" },
     relay: { type: "string" },
     "secret-key": { type: "string" },
+    "nats-creds": { type: "string" },
+    "nats-nkey": { type: "string" },
+    "nats-token-file": { type: "string" },
+    "nats-tls-ca": { type: "string" },
     sandbox: { type: "boolean" },
     request: { type: "string" },
     "sandbox-net": { type: "string" },
@@ -128,9 +137,28 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
   const projectRoot = resolve(edge.cwd, project);
   const cwdFlag = parsed.values.cwd as string | undefined;
   if (cwdFlag !== undefined && cwdFlag.trim() === "") throw new UsageError("--cwd needs a directory");
+  const layered = resolveRunSettings(flags, edge.env, cfg);
+  // a NATS relay's credential files from a flag or the config file reach the mesh as the run's
+  // variables (as the project's .env sets them), made absolute: they are the caller's paths
+  const env = { ...edge.env };
+  for (const c of NATS_CREDENTIALS) {
+    const variable = NATS_CREDENTIAL_VARIABLES[c.field];
+    const file = layered.natsVars[variable];
+    if (file === undefined) continue;
+    const path = resolve(edge.cwd, file);
+    const fromFlag = flags.nats[c.field] !== undefined;
+    try {
+      if (!Deno.statSync(path).isFile) throw new Error("not a file");
+    } catch (e) {
+      const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+      if (fromFlag) throw new UsageError(`--${c.flag} ${file} cannot be read: ${why}`);
+      throw new AgentBlockError(`${flags.config}: field '${c.field}': cannot read ${file}: ${why}`);
+    }
+    env[variable] = path;
+  }
   return {
-    ...resolveRunSettings(flags, edge.env, cfg),
-    env: edge.env,
+    ...layered,
+    env,
     cwd: edge.cwd,
     projectRoot,
     runCwd: cwdFlag !== undefined ? resolve(edge.cwd, cwdFlag) : projectRoot,
@@ -163,6 +191,7 @@ function requestSettings(values: Readonly<Record<string, unknown>>, quiet: boole
     mcpTimeoutSecs: (request.mcpTimeoutMs ?? 30_000) / 1000,
     progress: values.progress === true,
     events,
+    natsVars: {},
     env: edge.env,
     cwd: edge.cwd,
     projectRoot: resolve(edge.cwd, request.projectRoot),

@@ -86,6 +86,10 @@ Options:
                            cluster) or ws(s)://host:port/ws (an agent-mesh relay)
       --secret-key HEX     mesh identity, 64 hex characters (env AGENT_BLOCK_MESH_SECRET_KEY,
                            also from .env; default: a random key, new every run)
+      --nats-creds FILE    a NATS relay's .creds file      (env AGENT_BLOCK_NATS_CREDS)
+      --nats-nkey FILE     a NATS relay's nkey seed file   (env AGENT_BLOCK_NATS_NKEY)
+      --nats-token-file FILE  a NATS relay's token file    (env AGENT_BLOCK_NATS_TOKEN_FILE)
+      --nats-tls-ca FILE   the CA (PEM) of a NATS relay    (env AGENT_BLOCK_NATS_TLS_CA; TLS required)
       --request FILE       run the request in FILE (JSON, as the child runner writes it: the
                            whole run; only --result, --outcome, --events, --progress,
                            --sandbox and --sandbox-net may stand beside it)

@@ -11,8 +11,8 @@
  * answers 503 `starting` meanwhile), tick until SIGINT/SIGTERM, then end every live run (each
  * `stopped`, its whole process tree ended), close the listener, the record and the lock, exit 0.
  * The scheduling, the record, the lock and the API live in `src/serve/`. With `--nats` (and the
- * credential flags of `nats_flags.ts`) the manager connects to the run queue after binding its
- * port and before reading its record back (refused credentials exit 2; a stream of incompatible
+ * credential flags of `nats_flags.ts`, or the same from its `--config FILE`) the manager connects
+ * to the run queue after binding its port and before reading its record back (refused credentials exit 2; a stream of incompatible
  * settings exits 1, untouched), and every run goes to the queue (`src/serve/queue_dispatch.ts`).
  * `--start-on-tick-only` keeps the scheduling before issue 30 (the benchmark's baseline).
  *
@@ -59,7 +59,7 @@ import { basename } from "node:path";
 export const SERVE_HELP = `agent-block ${VERSION} serve — run a project's jobs on their schedule
 
 Usage:
-  agent-block serve [-p DIR] [--bind 127.0.0.1:7788] [--tick 5s] [--max-live 4] [--nats URL]
+  agent-block serve [-p DIR] [--bind 127.0.0.1:7788] [--tick 5s] [--max-live 4] [--nats URL | --config FILE]
 
 A block with a job.toml beside it (blocks/<name>/job.toml, or blocks/<name>.job.toml beside
 <name>.lua) is a job: every = "2m" (since the previous run ended; omitted: on request only),
@@ -221,7 +221,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       const nc = await connectQueue("serve", nats, `agent-block serve ${Deno.hostname()}:${Deno.pid}`);
       closeQueue = async () => await nc.drain().catch(() => nc.close());
       try {
-        const handles = await openRunQueue(nc);
+        const handles = await openRunQueue(nc, { slots: true });
         queue = new QueueDispatch({
           handles,
           projectRoot,

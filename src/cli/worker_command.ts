@@ -1,10 +1,10 @@
 /**
  * `agent-block worker`: runs queued runs of `serve --nats` on this machine.
  *
- * Owns the flags (`--nats URL[,URL…]` and the credential flags of `nats_flags.ts`, `--queue NAME`
- * (repeatable; default `default`), `--max-live N` (default 4), `--ack-wait DURATION` (default
- * 30s: the consumers' `AckWait` when this worker creates them), `-p/--project DIR` (repeatable,
- * at least one: the projects whose blocks it runs)) and the worker's lifetime: connect (refused
+ * Owns the flags (`--nats URL[,URL…]`, the credential flags and `--config FILE` of
+ * `nats_flags.ts`, `--queue NAME` (repeatable; default `default`), `--max-live N` (default 4),
+ * `--ack-wait DURATION` (default 30s: the consumers' `AckWait` when this worker creates them),
+ * `-p/--project DIR` (repeatable, at least one: the projects whose blocks it runs)) and the worker's lifetime: connect (refused
  * credentials exit 2), ensure the queue's stream, buckets and consumers (an incompatible existing
  * stream exits 1 naming it, untouched), pull and run (`src/serve/worker.ts`) until SIGINT/SIGTERM,
  * then drain: the live runs are ended and handed back to the queue, and the worker exits 0.
@@ -40,6 +40,7 @@ export const WORKER_HELP = `agent-block ${VERSION} worker — run the queued run
 
 Usage:
   agent-block worker --nats URL [--queue NAME]... [--max-live 4] -p DIR...
+  agent-block worker --config worker.json [--queue NAME]... -p DIR...
 
 Pulls runs from the NATS JetStream work queue (stream AGENT_BLOCK_RUNS, one durable consumer
 per queue), at most --max-live at once, and runs each as the job's block of its own copy of the
@@ -75,7 +76,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   }
   const cwd = edgeCwd();
   const nats = natsSettings("worker", v, cwd);
-  if (!nats) throw new UsageError("worker: --nats URL is required");
+  if (!nats) throw new UsageError("worker: --nats URL (or a --config file's 'nats') is required");
   const queues = (v.queue as string[] | undefined) ?? ["default"];
   for (const q of queues) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(q)) {

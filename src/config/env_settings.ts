@@ -49,10 +49,11 @@
  */
 import { join } from "node:path";
 import { wholeMilliseconds } from "../run_env.ts";
-import { AgentBlockError } from "../errors.ts";
+import { AgentBlockError, UsageError } from "../errors.ts";
 import { RUN_CORRELATION_IDS } from "../correlation.ts";
 import { type ChildEnvPolicy, parseChildEnvPolicy } from "../proc/child_env.ts";
-import { kind, type LayeredRunSettings, positive, type RunFlags } from "./settings.ts";
+import { kind, type LayeredRunSettings, NATS_CREDENTIALS, positive, type RunFlags } from "./settings.ts";
+import { parseMeshUrl } from "../clients/mesh/connect.ts";
 import type { RunConfig } from "./run_config.ts";
 import { userHome } from "../home.ts";
 import { MAX_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
@@ -259,7 +260,50 @@ export function resolveRunSettings(
     events: flags.events ?? config.events,
     relay: flags.relay ?? config.relay,
     secretKey: flags.secretKey,
+    natsVars: natsVars(flags, env, config),
   };
+}
+
+/**
+ * The run variable the mesh reads each NATS credential file from (`src/host/mesh_open.ts`; the
+ * project's `.env` may set it too), by the config field's name.
+ */
+export const NATS_CREDENTIAL_VARIABLES: Readonly<Record<(typeof NATS_CREDENTIALS)[number]["field"], string>> =
+  {
+    nats_creds: "AGENT_BLOCK_NATS_CREDS",
+    nats_nkey: "AGENT_BLOCK_NATS_NKEY",
+    nats_token_file: "AGENT_BLOCK_NATS_TOKEN_FILE",
+    nats_tls_ca: "AGENT_BLOCK_NATS_TLS_CA",
+  };
+
+/**
+ * The credential files of a NATS relay from the flags and the config file (see
+ * `LayeredRunSettings.natsVars`).
+ * @throws UsageError for a `--nats-*` flag (AgentBlockError for a config field) without a NATS relay
+ */
+function natsVars(
+  flags: RunFlags,
+  env: Readonly<Record<string, string>>,
+  config: RunConfig,
+): Record<string, string> {
+  const relay = flags.relay ?? config.relay;
+  const out: Record<string, string> = {};
+  for (const c of NATS_CREDENTIALS) {
+    const variable = NATS_CREDENTIAL_VARIABLES[c.field];
+    const flag = flags.nats[c.field];
+    const fromEnv = Object.hasOwn(env, variable) && env[variable] !== "";
+    const value = flag ?? (fromEnv ? undefined : config[c.field]);
+    if (value === undefined) continue;
+    if (relay === undefined || parseMeshUrl(relay).kind !== "nats") {
+      const what = flag !== undefined ? `--${c.flag}` : `the config file's field '${c.field}'`;
+      const msg = `${what} is for a NATS relay (--relay nats://...), and the run has ${
+        relay === undefined ? "no relay" : "a relay that is not NATS"
+      }`;
+      throw flag !== undefined ? new UsageError(msg) : new AgentBlockError(msg);
+    }
+    out[variable] = value;
+  }
+  return out;
 }
 
 const OFF = new Set(["", "0", "false", "no", "off"]);

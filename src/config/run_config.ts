@@ -9,7 +9,11 @@
  * - `progress` — a boolean (`--progress`); `events` — a non-empty string, a file or `-` (`--events`);
  * - `relay` — a mesh URL (`--relay`: `nats://...` or `ws(s)://...`). The secret key has no field
  *   on purpose: a config file is easily committed; it comes from `--secret-key` or the
- *   environment (`AGENT_BLOCK_MESH_SECRET_KEY`, also from the project's `.env`).
+ *   environment (`AGENT_BLOCK_MESH_SECRET_KEY`, also from the project's `.env`);
+ * - `nats_creds`, `nats_nkey`, `nats_token_file`, `nats_tls_ca` — non-empty strings, files (the
+ *   `--nats-creds`, `--nats-nkey`, `--nats-token-file`, `--nats-tls-ca` of a NATS `relay`; the
+ *   files, not the secrets in them, so the config file holds no secret). Each is checked to be a
+ *   file name here; reading it is the mesh's, when the run joins.
  * Unknown fields are refused (a typo must not silently change nothing). Every error names the
  * file and the field.
  */
@@ -29,7 +33,14 @@ export interface RunConfig {
   progress?: boolean;
   events?: string;
   relay?: string;
+  nats_creds?: string;
+  nats_nkey?: string;
+  nats_token_file?: string;
+  nats_tls_ca?: string;
 }
+
+/** The config file's NATS credential fields (files), as `--nats-*` flags name them. */
+export const NATS_CONFIG_FIELDS = ["nats_creds", "nats_nkey", "nats_token_file", "nats_tls_ca"] as const;
 
 const KNOWN = new Set([
   "prompt",
@@ -43,6 +54,7 @@ const KNOWN = new Set([
   "progress",
   "events",
   "relay",
+  ...NATS_CONFIG_FIELDS,
 ]);
 
 function typeName(v: unknown): string {
@@ -106,6 +118,16 @@ export function validateRunConfig(data: unknown, file: string): RunConfig {
     const why = meshUrlProblem(obj.relay, `${file}: field 'relay'`);
     if (why !== undefined) throw new AgentBlockError(why);
     out.relay = obj.relay;
+  }
+  for (const k of NATS_CONFIG_FIELDS) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    if (typeof v !== "string" || v.trim() === "") {
+      throw new AgentBlockError(
+        `${file}: field '${k}' must be a file path, got ${typeof v === "string" ? "''" : typeName(v)}`,
+      );
+    }
+    out[k] = v;
   }
   for (const k of ["cpu_limit_secs", "memory_limit_mb", "mcp_timeout_secs"] as const) {
     const v = obj[k];

@@ -8,12 +8,15 @@
  * - `runFlags(values)`: the flag layer from parsed flag values — `--label K=V` pairs
  *   (`parseLabels`), positive numbers, and exactly one of `--script` / `--block` (a contradiction
  *   or nothing to run is refused before any file is read);
- * - the layering of the three (`resolveRunSettings`) and the sandbox switch (`sandboxRequested`,
+ * - the layering of the three (`resolveRunSettings`, with the NATS credential files of a NATS
+ *   `--relay` — `--nats-creds`, `--nats-nkey`, `--nats-token-file`, `--nats-tls-ca`, or the
+ *   config's `nats_*` fields, `NATS_CREDENTIALS`) and the sandbox switch (`sandboxRequested`,
  *   `refuseSandbox`) read environment variables, so they live with the edge's parser of the
  *   `AGENT_BLOCK_*` variables, `src/config/env_settings.ts`.
  * Errors: a bad flag is a `UsageError` (exit 2) naming the flag.
  */
 import { AgentBlockError, UsageError } from "../errors.ts";
+import type { NATS_CONFIG_FIELDS } from "./run_config.ts";
 import { meshUrlProblem } from "../clients/mesh/connect.ts";
 import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 
@@ -44,7 +47,26 @@ export interface RunFlags {
   relay?: string;
   /** `--secret-key HEX`: the mesh identity. */
   secretKey?: string;
+  /** `--nats-creds` / `--nats-nkey` / `--nats-token-file` / `--nats-tls-ca`, by config field name. */
+  nats: NatsFiles;
 }
+
+/** The NATS credential files of a run's mesh, by the config file's field name (`nats_creds`, ...). */
+export type NatsFiles = Partial<Record<(typeof NATS_CONFIG_FIELDS)[number], string>>;
+
+/**
+ * The NATS credential settings of a NATS `--relay`: the config field and its flag (the run's
+ * variable the mesh reads each from is `env_settings.ts`'s `NATS_CREDENTIAL_VARIABLES`).
+ */
+export const NATS_CREDENTIALS: readonly {
+  field: (typeof NATS_CONFIG_FIELDS)[number];
+  flag: string;
+}[] = [
+  { field: "nats_creds", flag: "nats-creds" },
+  { field: "nats_nkey", flag: "nats-nkey" },
+  { field: "nats_token_file", flag: "nats-token-file" },
+  { field: "nats_tls_ca", flag: "nats-tls-ca" },
+];
 
 /** The layered settings of one run (what to run and with what limits). */
 export interface LayeredRunSettings {
@@ -70,6 +92,13 @@ export interface LayeredRunSettings {
   relay?: string;
   /** The mesh identity (`--secret-key`; else the run's `AGENT_BLOCK_MESH_SECRET_KEY`). */
   secretKey?: string;
+  /**
+   * The NATS credential files a flag or the config file gives, by the run's variable
+   * (`AGENT_BLOCK_NATS_CREDS`, ...), as given (the caller resolves them against its working
+   * directory and sets them in the run's environment). A variable the environment sets already
+   * is absent unless a flag names it: flag, then environment, then config file.
+   */
+  natsVars: Record<string, string>;
 }
 
 /**
@@ -134,6 +163,13 @@ export function runFlags(values: FlagValues): RunFlags {
   const relay = str(values, "relay");
   const badRelay = relay !== undefined ? meshUrlProblem(relay, "--relay") : undefined;
   if (badRelay !== undefined) throw new UsageError(badRelay);
+  const nats: NatsFiles = {};
+  for (const c of NATS_CREDENTIALS) {
+    const v = str(values, c.flag);
+    if (v === undefined) continue;
+    if (v.trim() === "") throw new UsageError(`--${c.flag} needs a file`);
+    nats[c.field] = v;
+  }
   const secretKey = str(values, "secret-key");
   if (secretKey !== undefined) {
     const why = secretKeyProblem(secretKey);
@@ -144,6 +180,7 @@ export function runFlags(values: FlagValues): RunFlags {
     block,
     relay,
     secretKey,
+    nats,
     project: str(values, "project"),
     prompt: str(values, "prompt"),
     context: str(values, "context"),

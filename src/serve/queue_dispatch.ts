@@ -3,15 +3,20 @@
  * to the work-queue stream and followed in the state bucket until it ends on some worker.
  *
  * Owns publishing and following. `run(job, request, slot, hooks)`:
- * 1. an interval run claims its due slot first: key `slot.<job>.<slot ms>` created in the state
- *    bucket (create fails when it exists), so of two managers that decide the same interval run
+ * 1. an interval run claims its due slot first: key `<job>.<slot ms>` created in the slots
+ *    bucket (`claimSlot`; create fails when it exists; the key expires after the bucket's
+ *    `max_age`, `SLOT_TTL_MS` by default), so of two managers that decide the same interval run
  *    only one publishes; the other follows the run the first one published (its id is the key's
  *    value). The message carries `Nats-Msg-Id = <job>:<slot>` too (`<job>:req-<run id>` for a
  *    requested run), so a publish retried after a lost acknowledgement is stored once;
  * 2. writes the run's state `queued` (`queue_form.ts`), then publishes the queued run on
- *    `agent_block.runs.<queue>.<job>` (retried while the server is away, until the manager stops);
+ *    `agent_block.runs.<queue>.<job>` (retried while the server is away, until the manager stops),
+ *    and says so (`hooks.onQueued`: the scheduler records the run's start then, so a manager
+ *    restarted while the run waits for a worker follows it again);
  * 3. follows the state (a KV watch wakes it; a read every `POLL_MS` covers a watch lost to a
- *    server restart): `running` with a pid is the run's start (`hooks.onStart` with that pid), an
+ *    server restart): `running` with a pid is the run's start (`hooks.onStart` with that pid),
+ *    the counts the worker writes while the run goes are handed on as they change
+ *    (`hooks.onCounts`: the manager's record shows them live, as for a run on its own machine), an
  *    ended state its end — the outcome, a large value fetched from the results store, the stderr
  *    tail, the counts, the end time as the worker recorded it.
  * `hooks.signal` (a stop asked through the API) publishes `agent_block.stop.<run id>` (the
@@ -34,6 +39,7 @@ import { parseOutcomeJson } from "../runner/outcome_json.ts";
 import { stringifyJson } from "../json/codec.ts";
 import {
   type RunQueueHandles,
+  RunQueueSetupError,
   runSubject,
   STOP_SUBJECT_PREFIX,
   subjectToken,
@@ -70,6 +76,14 @@ export interface QueueReport extends RunReport {
   attempt?: number;
 }
 
+/** A followed run's hooks: a runner's, plus the counts its worker writes while it goes. */
+export interface QueueHooks extends RunHooks {
+  /** The run's counts as its worker last wrote them (at most every second while it runs). */
+  onCounts?: (counts: RunCountsRecord) => void;
+  /** The run was published to the queue (by this manager): it is the manager's to follow from now on. */
+  onQueued?: () => void;
+}
+
 /** What the dispatcher is built with. */
 export interface QueueDispatchOptions {
   handles: RunQueueHandles;
@@ -80,6 +94,11 @@ export interface QueueDispatchOptions {
   /** Aborted when the manager stops: following ends, the runs go on. */
   stopping: AbortSignal;
   log: (line: string) => void;
+}
+
+/** The key of interval `slot` (its due time, ms) of `job` in the slots bucket. */
+export function slotKey(job: string, slot: number): string {
+  return `${subjectToken(job)}.${slot}`;
 }
 
 /** A `wrong last sequence` (compare-and-set lost) error from the KV client. */
@@ -122,24 +141,17 @@ export class QueueDispatch {
     job: JobDecl,
     request: RunRequest,
     slot: number | undefined,
-    hooks: RunHooks,
+    hooks: QueueHooks,
   ): Promise<QueueReport> {
     const kv = this.#o.handles.state;
     const runId = request.correlation?.runId ?? "";
     let follow = runId;
     try {
       if (slot !== undefined) {
-        const key = `slot.${subjectToken(job.name)}.${slot}`;
-        follow = await this.#retry(`claim slot ${slot} of job ${job.name}`, async () => {
-          try {
-            await kv.create(key, runId);
-            return runId;
-          } catch (e) {
-            if (!isCasConflict(e)) throw e;
-            const other = (await kv.get(key))?.string();
-            return other && other !== "" ? other : runId;
-          }
-        });
+        follow = await this.#retry(
+          `claim slot ${slot} of job ${job.name}`,
+          () => this.claimSlot(job.name, slot, runId),
+        );
         if (follow !== runId) {
           this.#o.log(
             `run ${runId} of job ${job.name}: its slot was taken by run ${follow}; following that run`,
@@ -187,6 +199,7 @@ export class QueueDispatch {
             headers: h,
           });
         });
+        hooks.onQueued?.();
       }
     } catch (e) {
       if (this.#o.stopping.aborted) return this.#cancelled("the manager stopped before the run was queued");
@@ -202,6 +215,26 @@ export class QueueDispatch {
       };
     }
     return await this.follow(follow, hooks);
+  }
+
+  /**
+   * Claims interval `slot` of `job` for run `runId` in the slots bucket: the id of the run that
+   * holds the slot (`runId` when this call took it, another manager's run otherwise).
+   */
+  async claimSlot(job: string, slot: number, runId: string): Promise<string> {
+    const slots = this.#o.handles.slots;
+    if (!slots) {
+      throw new RunQueueSetupError("the run queue was opened without its slots bucket (a worker's handles)");
+    }
+    const key = slotKey(job, slot);
+    try {
+      await slots.create(key, runId);
+      return runId;
+    } catch (e) {
+      if (!isCasConflict(e)) throw e;
+      const other = (await slots.get(key))?.string();
+      return other && other !== "" ? other : runId;
+    }
   }
 
   /** Calls `fn` until it succeeds or the manager stops (then the last error is thrown). */
@@ -225,7 +258,7 @@ export class QueueDispatch {
   }
 
   /** Follows run `id` in the state bucket to its end (a manager restarted follows its runs again). */
-  async follow(id: string, hooks: RunHooks): Promise<QueueReport> {
+  async follow(id: string, hooks: QueueHooks): Promise<QueueReport> {
     const kv = this.#o.handles.state;
     const key = stateKey(id);
     let wake: () => void = () => {};
@@ -244,6 +277,7 @@ export class QueueDispatch {
       watcher = undefined; // the reads below carry on alone
     }
     let started = false;
+    let lastCounts: RunCountsRecord | undefined;
     let stopAsked = false;
     const onStop = () => {
       stopAsked = true;
@@ -279,6 +313,11 @@ export class QueueDispatch {
               hooks.onStart?.({ pid: s.pid ?? undefined });
             }
             if (isEnded(s.state)) return await this.#report(s);
+            // what the run has done so far, live on the manager's record (the API, the dashboard)
+            if (s.counts && s.counts !== lastCounts) {
+              lastCounts = s.counts;
+              hooks.onCounts?.(s.counts);
+            }
             if (stopAsked) {
               stopAsked = false;
               await this.#askStop(s, entry.revision);

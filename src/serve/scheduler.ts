@@ -35,8 +35,11 @@
  * Under `serve --nats` (`queue`), every run — a flow job's too — goes to the run queue instead
  * (`queue_dispatch.ts`): the request is published and the run followed to its end on a worker;
  * an interval run carries its due slot (its due time, 0 for a job's first run) so managers
- * sharing the queue never start one interval twice. The end is recorded here as any other, its
- * end time, counts and `lost` state as the worker recorded them.
+ * sharing the queue never start one interval twice. Its start is recorded once it is queued,
+ * without a pid (a worker's process is on its own machine; the API shows the one the worker
+ * reports), so a manager restarted while the run waits for a worker follows it again. Its counts
+ * are the worker's, handed on live as the worker writes them; the end is recorded here as any
+ * other, its end time, counts and `lost` state as the worker recorded them.
  *
  * A flow job (`flow = ...` in its job.toml) runs its Blueprint instead (`flow_job.ts`), its steps
  * through `flowRunner` in this process, recorded in the project's kernel database; its outcome is
@@ -388,6 +391,10 @@ export class Scheduler {
       const hooks = {
         signal: controller.signal,
         observe: tally.observe,
+        // under the run queue the worker counts; its counts come back while the run goes
+        onCounts: (c: RunCountsRecord) => run.counts = c,
+        // under the run queue a run is on the record once queued: a restarted manager follows it
+        onQueued: () => recordStart(),
         onStart: ({ pid, tag }: { pid?: number; tag?: string }) => {
           run.pid = pid ?? null;
           run.tag = tag ?? null;

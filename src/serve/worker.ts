@@ -4,9 +4,11 @@
  *
  * Owns the pull loop and one queued run's life on this machine:
  * - one durable pull consumer per queue (`run_queue.ts`); a loop per queue pulls at most as
- *   many messages as there are free slots (`maxLive` less the live runs and the messages the
- *   pulls still open may bring), so no run waits here for a slot another worker has free, and a
- *   slot freed while a pull is open gets a pull of its own at once;
+ *   many messages as there are free slots (`maxLive` less the live runs, the messages the pulls
+ *   still open may bring and the messages received but not yet live: a slot is held from its
+ *   pull until its run is live or its message dealt with), so no run waits here for a slot
+ *   another worker has free, the live runs never pass `maxLive`, and a slot freed while a pull is
+ *   open gets a pull of its own at once;
  * - a message names a project id and a job, never code: the run is the job's block in this
  *   worker's copy of that project (a `-p DIR`: its id is `project` in the job's job.toml, else
  *   the directory's name), run with this worker's environment (each run loads its project's
@@ -167,12 +169,14 @@ export class QueueWorker {
           const msgs = await c.fetch({ max_messages: free, expires: FETCH_EXPIRES_MS });
           for await (const m of msgs) {
             got++;
-            this.#reserved--;
             if (stopping.aborted) {
+              this.#reserved--;
               m.nak(HAND_BACK_MS);
               continue;
             }
-            this.#track(this.#handle(m));
+            // the slot stays reserved until the run is live (or its message is dealt with):
+            // released earlier, the next pull would count it free and fetch past --max-live
+            this.#track(this.#handle(m, () => this.#reserved--));
           }
           complained = false;
         } catch (e) {
@@ -219,7 +223,23 @@ export class QueueWorker {
       })`;
   }
 
-  async #handle(m: JsMsg): Promise<void> {
+  /** Handles one message; `release` (called once) gives up its reserved slot as the run goes live or ends here. */
+  async #handle(m: JsMsg, release: () => void): Promise<void> {
+    let released = false;
+    const free = () => {
+      if (!released) {
+        released = true;
+        release();
+      }
+    };
+    try {
+      await this.#handleMsg(m, free);
+    } finally {
+      free();
+    }
+  }
+
+  async #handleMsg(m: JsMsg, goneLive: () => void): Promise<void> {
     const kv = this.#o.handles.state;
     let q: QueuedRun;
     try {
@@ -308,6 +328,7 @@ export class QueueWorker {
     }
     const live: Live = { controller: new AbortController(), handBack: false };
     this.#live.set(q.run_id, live);
+    goneLive();
     const heartbeat = setInterval(() => {
       try {
         m.working();

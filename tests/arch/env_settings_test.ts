@@ -45,6 +45,7 @@ export const NOT_VARIABLES: readonly string[] = [
   "AGENT_BLOCK_RUNS",
   "AGENT_BLOCK_RUN_STATE",
   "AGENT_BLOCK_RUN_RESULTS",
+  "AGENT_BLOCK_RUN_SLOTS",
 ];
 
 /**

@@ -186,3 +186,72 @@ Deno.test(
     assert.match(gone.stderr, /AGENT_BLOCK_NATS_NKEY: cannot read missing\.seed: no such file/);
   },
 );
+
+/** The runbook's server configuration (docs/runbooks/nats.md), its placeholders filled in. */
+function runbookConfig(fill: Record<string, string>): string {
+  const md = Deno.readTextFileSync(join(REPO_ROOT, "docs/runbooks/nats.md"));
+  let conf = /```conf\n([\s\S]*?)```/.exec(md)![1];
+  for (const [k, v] of Object.entries(fill)) conf = conf.split(k).join(v);
+  return conf;
+}
+
+Deno.test(
+  {
+    name:
+      "mesh nats cli: --nats-nkey and the config file's nats_nkey give the seed of the runbook's mesh agent " +
+      "user; the flag wins over .env; errors name the flag or the field",
+    ignore,
+  },
+  async () => {
+    const user = () => {
+      const kp = nkeys.createUser();
+      return { pub: kp.getPublicKey(), seed: new TextDecoder().decode(kp.getSeed()) };
+    };
+    const agent = user(), other = user(), stranger = user();
+    await using srv = await startNats(
+      runbookConfig({
+        MANAGER_NKEY: other.pub,
+        WORKER_NKEY: user().pub,
+        AGENT_NKEY: agent.pub,
+        AGENT_ID: ID(KEY_A),
+      }),
+      { jetstream: true },
+    );
+    const dir = await tempProject({
+      "m.lua": "print(mesh.agent_id())",
+      "agent.seed": agent.seed + "\n",
+      "stranger.seed": stranger.seed + "\n",
+      // the project's settings name a seed the server does not know: the flag must win
+      ".env": `AGENT_BLOCK_MESH_SECRET_KEY=${KEY_A}\nAGENT_BLOCK_NATS_NKEY=stranger.seed\n`,
+      "run.json": JSON.stringify({ relay: srv.url, nats_nkey: "agent.seed" }),
+      "bad.json": JSON.stringify({ relay: srv.url, nats_nkey: "gone.seed" }),
+    });
+    const opts = { cwd: dir, env: testEnv(), clearEnv: true };
+    const flag = await runCli(["-s", "m.lua", "--relay", srv.url, "--nats-nkey", "agent.seed"], opts);
+    assert.equal(flag.code, 0, flag.stderr);
+    assert.equal(flag.stdout.trim(), ID(KEY_A));
+    assert.ok(!flag.stderr.includes(agent.seed));
+    // .env's seed is refused by the server: the environment layer is really in play
+    const env = await runCli(["-s", "m.lua", "--relay", srv.url], opts);
+    assert.equal(env.code, 1);
+    assert.match(env.stderr, /authoriz/i);
+    // the config file's field is below .env: with .env's variable gone it is the seed used
+    Deno.writeTextFileSync(join(dir, ".env"), `AGENT_BLOCK_MESH_SECRET_KEY=${KEY_A}\n`);
+    const cfg = await runCli(["-s", "m.lua", "--config", "run.json"], opts);
+    assert.equal(cfg.code, 0, cfg.stderr);
+    assert.equal(cfg.stdout.trim(), ID(KEY_A));
+    // errors: a flag's file (exit 2), a config field's file (exit 1), a flag without a NATS relay
+    const noFile = await runCli(["-s", "m.lua", "--relay", srv.url, "--nats-nkey", "gone.seed"], opts);
+    assert.equal(noFile.code, 2, noFile.stderr);
+    assert.match(noFile.stderr, /--nats-nkey gone\.seed cannot be read: no such file/);
+    const badCfg = await runCli(["-s", "m.lua", "--config", "bad.json"], opts);
+    assert.equal(badCfg.code, 1, badCfg.stderr);
+    assert.match(badCfg.stderr, /bad\.json: field 'nats_nkey': cannot read gone\.seed: no such file/);
+    const noRelay = await runCli(["-s", "m.lua", "--nats-nkey", "agent.seed"], opts);
+    assert.equal(noRelay.code, 2, noRelay.stderr);
+    assert.match(
+      noRelay.stderr,
+      /--nats-nkey is for a NATS relay \(--relay nats:\/\/\.\.\.\), and the run has no relay/,
+    );
+  },
+);

@@ -145,3 +145,70 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "serve --config / worker --config: the queue's URL and nkey seed from the settings file (the run " +
+    "config's field names), a flag winning over its field; a bad field is an error naming the file and field",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const mgr = user(), wrk = user(), agent = user(), stranger = user();
+    await using srv = await startNats(
+      runbookConfig({ MANAGER_NKEY: mgr.pub, WORKER_NKEY: wrk.pub, AGENT_NKEY: agent.pub, AGENT_ID: "x" }),
+      { jetstream: true },
+    );
+    const p = await jobProject({ "blocks/hi.lua": 'return "hi"\n', "blocks/hi.job.toml": "" });
+    const dir = join(p.home, "settings");
+    Deno.mkdirSync(dir);
+    const file = (name: string, text: string) => {
+      Deno.writeTextFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const seeds = Object.fromEntries(
+      Object.entries({ mgr, wrk, stranger }).map(([n, u]) => [n, file(`${n}.seed`, u.seed + "\n")]),
+    );
+    // the credentials in the URL are masked wherever the URL is shown
+    const masked = srv.url.replace("nats://", "nats://someone:hunter2@");
+    const manager = file("manager.json", JSON.stringify({ nats: masked, nats_nkey: seeds.mgr }));
+    // the worker's file names a seed the server does not know: the flag beside it wins
+    const worker = file("worker.json", JSON.stringify({ nats: srv.url, nats_nkey: seeds.stranger }));
+
+    const m = await startManager(p.root, p.home, ["--config", manager]);
+    const w = await startWorker(["--config", worker, "--nats-nkey", seeds.wrk, "-p", p.root], p.home);
+    try {
+      assert.ok(!m.stderr().includes("hunter2"), m.stderr());
+      assert.match(
+        m.stderr(),
+        new RegExp(`runs through the NATS run queue on nats://127\\.0\\.0\\.1:${srv.port}`),
+      );
+      const r = await m.api("/jobs/hi/runs", { method: "POST" });
+      const run = await waitForRun(m, r.body.run_id, "ended", 120_000);
+      assert.equal(run.state, "ok", JSON.stringify(run));
+      assert.equal(run.result, "hi");
+
+      // the file's seed alone is refused by the server: exit 2, as a refused flag's
+      const refused = await runWorkerToExit(["--config", worker, "-p", p.root], p.home);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /refused the credentials/);
+      assert.ok(!refused.stderr.includes(stranger.seed));
+      // bad settings: each names the file and the field (exit 1)
+      const typo = file("typo.json", JSON.stringify({ nats: srv.url, nats_key: seeds.wrk }));
+      const bad = await runWorkerToExit(["--config", typo, "-p", p.root], p.home);
+      assert.equal(bad.code, 1, bad.stderr);
+      assert.match(bad.stderr, /typo\.json: unknown field 'nats_key' \(known: nats, nats_creds, nats_nkey,/);
+      const gone = file("gone.json", JSON.stringify({ nats: srv.url, nats_creds: join(dir, "no.creds") }));
+      const unreadable = await runWorkerToExit(["--config", gone, "-p", p.root], p.home);
+      assert.equal(unreadable.code, 1, unreadable.stderr);
+      assert.match(unreadable.stderr, /gone\.json: field 'nats_creds' .*no\.creds cannot be read/);
+      const url = file("url.json", JSON.stringify({ nats: "http://someone:hunter2@127.0.0.1:4222" }));
+      const badUrl = await runWorkerToExit(["--config", url, "-p", p.root], p.home);
+      assert.equal(badUrl.code, 1, badUrl.stderr);
+      assert.match(badUrl.stderr, /url\.json: field 'nats': 'http:\/\/127\.0\.0\.1:4222' is not a NATS URL/);
+      assert.ok(!badUrl.stderr.includes("hunter2"));
+    } finally {
+      await w.stop();
+      await m.stop();
+    }
+  },
+});

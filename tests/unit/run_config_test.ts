@@ -37,7 +37,7 @@ Deno.test("run config: not an object", () => {
 Deno.test("run config: an unknown field is refused, naming it", () => {
   fails(
     { promt: "typo" },
-    `${F}: unknown field 'promt' (known: prompt, context, result, outcome, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs, progress, events, relay)`,
+    `${F}: unknown field 'promt' (known: prompt, context, result, outcome, labels, cpu_limit_secs, memory_limit_mb, mcp_timeout_secs, progress, events, relay, nats_creds, nats_nkey, nats_token_file, nats_tls_ca)`,
   );
 });
 
@@ -81,4 +81,16 @@ Deno.test("run config: progress and events", () => {
   fails({ events: "" }, `${F}: field 'events' must be a file path or "-", got ''`);
   fails({ events: true }, `${F}: field 'events' must be a file path or "-", got boolean`);
   assert.deepEqual(validateRunConfig({ progress: false, events: "-" }, F), { progress: false, events: "-" });
+});
+
+Deno.test("run config: the NATS credential fields are file names", () => {
+  assert.deepEqual(
+    validateRunConfig(
+      { relay: "nats://h:4222", nats_creds: "a.creds", nats_nkey: "k", nats_token_file: "t" },
+      F,
+    ),
+    { relay: "nats://h:4222", nats_creds: "a.creds", nats_nkey: "k", nats_token_file: "t" },
+  );
+  fails({ nats_tls_ca: 3 }, `${F}: field 'nats_tls_ca' must be a file path, got number`);
+  fails({ nats_nkey: " " }, `${F}: field 'nats_nkey' must be a file path, got ''`);
 });

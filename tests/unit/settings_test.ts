@@ -4,7 +4,12 @@ import { parseLabels, type RunFlags, runFlags } from "../../src/config/settings.
 import { resolveRunSettings } from "../../src/config/env_settings.ts";
 import { AgentBlockError, UsageError } from "../../src/errors.ts";
 
-const flags = (extra: Partial<RunFlags> = {}): RunFlags => ({ script: "a.lua", labels: {}, ...extra });
+const flags = (extra: Partial<RunFlags> = {}): RunFlags => ({
+  script: "a.lua",
+  labels: {},
+  nats: {},
+  ...extra,
+});
 const throwsWith = (fn: () => unknown, kind: typeof UsageError | typeof AgentBlockError, message: string) =>
   assert.throws(fn, (e: unknown) => {
     assert.ok(e instanceof kind, `expected ${kind.name}, got ${(e as Error)?.constructor?.name}`);
@@ -29,6 +34,7 @@ Deno.test("settings: defaults with no config, no environment, no flags", () => {
     events: undefined,
     relay: undefined,
     secretKey: undefined,
+    natsVars: {},
   });
 });
 
@@ -158,6 +164,7 @@ Deno.test("runFlags: values from parsed flags; numbers validated naming the flag
       block: undefined,
       relay: "nats://127.0.0.1:4222",
       secretKey: "ab".repeat(32),
+      nats: {},
       project: "p",
       prompt: "hi",
       context: "ctx",
@@ -252,5 +259,36 @@ Deno.test("settings: progress is a flag, a switch variable, or a config field; e
     () => runFlags({ script: "s", events: "" }),
     UsageError,
     "--events must be a file path, or - for stderr; got ''",
+  );
+});
+
+Deno.test("settings: a NATS relay's credential files: flag, then environment, then config file", () => {
+  const relay = "nats://127.0.0.1:4222";
+  const cfg = { relay, nats_nkey: "cfg.seed", nats_creds: "cfg.creds", nats_tls_ca: "ca.pem" };
+  const s = resolveRunSettings(
+    flags({ nats: { nats_nkey: "flag.seed" } }),
+    { AGENT_BLOCK_NATS_CREDS: "env.creds", AGENT_BLOCK_NATS_TLS_CA: "" },
+    cfg,
+  );
+  assert.deepEqual(s.natsVars, {
+    AGENT_BLOCK_NATS_NKEY: "flag.seed", // the flag wins
+    // AGENT_BLOCK_NATS_CREDS: the environment's stays (absent here: the run keeps its own)
+    AGENT_BLOCK_NATS_TLS_CA: "ca.pem", // an empty variable is unset: the config's
+  });
+  assert.deepEqual(runFlags({ script: "s", relay, "nats-token-file": "t" }).nats, { nats_token_file: "t" });
+  throwsWith(
+    () => runFlags({ script: "s", relay, "nats-creds": " " }),
+    UsageError,
+    "--nats-creds needs a file",
+  );
+  throwsWith(
+    () => resolveRunSettings(flags({ nats: { nats_creds: "c" } }), {}, {}),
+    UsageError,
+    "--nats-creds is for a NATS relay (--relay nats://...), and the run has no relay",
+  );
+  throwsWith(
+    () => resolveRunSettings(flags(), {}, { relay: "ws://127.0.0.1:9800/ws", nats_nkey: "k" }),
+    AgentBlockError,
+    "the config file's field 'nats_nkey' is for a NATS relay (--relay nats://...), and the run has a relay that is not NATS",
   );
 });

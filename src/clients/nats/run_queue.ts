@@ -12,6 +12,12 @@
  *   delivery limit (the worker decides from the run's state what a redelivery is);
  * - KV bucket `AGENT_BLOCK_RUN_STATE` (file storage, one revision kept per key), written with
  *   revision compare-and-set by its users;
+ * - KV bucket `AGENT_BLOCK_RUN_SLOTS` (file storage, one revision per key, keys expire after
+ *   `SLOT_TTL_MS`): the managers' interval claims, `<job>.<due ms>` — opened by managers only
+ *   (`{ slots: true }`; a worker never touches it, and its user needs no permission on it). The
+ *   expiry is what cleans it: a claim is needed only while another manager may still decide the
+ *   same slot, so claims do not pile up one per interval forever. An existing bucket is used with
+ *   the expiry it has;
  * - object store `AGENT_BLOCK_RUN_RESULTS` (file storage): values past the inline limit.
  * Stop requests travel on core NATS, `agent_block.stop.<run_id>` (nothing stored: a worker
  * holding the run ends it).
@@ -48,6 +54,15 @@ export const RESULTS_BUCKET = "AGENT_BLOCK_RUN_RESULTS";
 export const STOP_SUBJECT_PREFIX = "agent_block.stop";
 /** The stream's duplicate window (a `Nats-Msg-Id` within it is stored once). */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
+/** The interval-claims bucket (managers only). */
+export const SLOTS_BUCKET = "AGENT_BLOCK_RUN_SLOTS";
+/**
+ * How long an interval claim is kept (the slots bucket's `max_age`). A manager decides a slot
+ * within a tick of it falling due; only one that was stopped (not following the runs) for
+ * longer than this, and comes back with an older last end, could claim once again a slot
+ * another manager ran.
+ */
+export const SLOT_TTL_MS = 24 * 3600_000;
 /** The default `AckWait` of a queue's consumer. */
 export const DEFAULT_ACK_WAIT_MS = 30_000;
 
@@ -88,8 +103,19 @@ export interface RunQueueHandles {
   jsm: JetStreamManager;
   state: KV;
   results: ObjectStore;
+  /** The interval claims (opened for managers only: `openRunQueue(nc, { slots: true })`). */
+  slots?: KV;
 }
 
+/** What `openRunQueue` opens beyond the shared layout. */
+export interface RunQueueOpenOptions {
+  /** Open (create when missing) the interval-claims bucket: a manager's connection. */
+  slots?: boolean;
+  /** The claims' expiry when this call creates the bucket (default `SLOT_TTL_MS`). */
+  slotTtlMs?: number;
+}
+
+/**
 /**
  * How long a JetStream request (a publish's ack, a state write, a stream call) waits for the
  * server, ms: the client's 5 s default was once passed by a state write on a saturated machine,
@@ -98,11 +124,14 @@ export interface RunQueueHandles {
 export const JETSTREAM_TIMEOUT_MS = 20_000;
 
 /**
- * Creates what is missing of the layout on `nc` (stream, bucket, object store) and checks what
+ * Creates what is missing of the layout on `nc` (stream, buckets, object store) and checks what
  * exists.
  * @throws RunQueueSetupError for an incompatible existing stream
  */
-export async function openRunQueue(nc: NatsConnection): Promise<RunQueueHandles> {
+export async function openRunQueue(
+  nc: NatsConnection,
+  opts: RunQueueOpenOptions = {},
+): Promise<RunQueueHandles> {
   const jsm = await jetstreamManager(nc, { timeout: JETSTREAM_TIMEOUT_MS });
   let info;
   try {
@@ -136,7 +165,14 @@ export async function openRunQueue(nc: NatsConnection): Promise<RunQueueHandles>
   const js = jetstream(nc, { timeout: JETSTREAM_TIMEOUT_MS });
   const state = await new Kvm(js).create(STATE_BUCKET, { history: 1, storage: StorageType.File });
   const results = await new Objm(js).create(RESULTS_BUCKET, { storage: StorageType.File });
-  return { nc, js, jsm, state, results };
+  const slots = opts.slots
+    ? await new Kvm(js).create(SLOTS_BUCKET, {
+      history: 1,
+      storage: StorageType.File,
+      ttl: opts.slotTtlMs ?? SLOT_TTL_MS,
+    })
+    : undefined;
+  return { nc, js, jsm, state, results, ...(slots ? { slots } : {}) };
 }
 
 /**
