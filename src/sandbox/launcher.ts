@@ -44,7 +44,10 @@ import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { agentBlockHome, flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
-import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
+import { gitDirsOf, resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
+import { sweepRepositories, type SweepResult } from "./git_sweep.ts";
+import { setChildSubreaper } from "../proc/libc.ts";
+import { endMembers } from "../proc/tree.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
 import { installSeccomp } from "./seccomp.ts";
 import { protectPaths, userNamespaceHop } from "./mount_ns.ts";
@@ -190,17 +193,37 @@ function projectAdded(
   return Object.fromEntries(Object.entries(env).filter(([k]) => !Object.hasOwn(processEnv, k)));
 }
 
-/** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
-export function launchSandboxed(req: LaunchRequest): never {
+/**
+ * Applies the sandbox, starts the confined runtime and waits for it; then sweeps the grants for
+ * repositories the run made or changed and exits with the run's code. Returns only by throwing,
+ * and throws only before the runtime has started.
+ */
+export async function launchSandboxed(req: LaunchRequest): Promise<never> {
+  let run: StartedRun;
   try {
-    return launchConfined(req);
+    run = launchConfined(req);
   } catch (e) {
     req.net?.proxy?.kill();
     throw e;
   }
+  return await superviseRun(run, req.say);
 }
 
-function launchConfined(req: LaunchRequest): never {
+/** The confined runtime, started, and what the sweep after it needs. */
+interface StartedRun {
+  child: Deno.ChildProcess;
+  /** When it started (ms since the epoch). */
+  since: number;
+  /** The directories to sweep whole. */
+  roots: string[];
+  /** Directories checked only for a `.git` of their own (`/tmp`: other programs' too). */
+  topOnly: string[];
+  /** The project's own repository (read-only to the run, or writable by the user's choice). */
+  skip: string[];
+  runId: string;
+}
+
+function launchConfined(req: LaunchRequest): StartedRun {
   const c = kernel();
   const net = req.net ?? { mode: "open", allow: [] };
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
@@ -299,7 +322,93 @@ function launchConfined(req: LaunchRequest): never {
   if (arch) installSeccomp(c, arch, { tcp: policy.tcp });
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
   req.say(startupLine(policy, plan, arch !== undefined, git, config, net));
-  execve(c, selfArgs(req, "runtime"), runtimeEnv);
+  // Everything above confined this (main) thread: a child it starts is inside the boundary, as
+  // the runtime was when this thread exec'd it; this process stays to sweep after the run.
+  const orphans = setChildSubreaper(); // a run killed outright leaves its orphans here, not to init
+  if (orphans !== undefined) {
+    throw new AgentBlockError(`--sandbox: cannot keep the run's processes below the launcher: ${orphans}`);
+  }
+  const since = Date.now();
+  const cmd = selfArgs(req, "runtime");
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(cmd[0], {
+      args: cmd.slice(1),
+      env: runtimeEnv,
+      clearEnv: true,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn();
+  } catch (e) {
+    throw new AgentBlockError(`--sandbox: cannot start the confined runtime (${cmd[0]}): ${(e as Error).message}`);
+  }
+  const dirs = policy.writable.filter((w) => w.dir && w.source !== "device");
+  const whole = dirs.filter((w) => w.source !== "tmp").map((w) => w.path);
+  return {
+    child,
+    since,
+    roots: whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/"))),
+    topOnly: dirs.filter((w) => w.source === "tmp").map((w) => w.path),
+    skip: [...new Set([...policy.gitDirs, ...gitDirsOf(policy.project)])],
+    runId: crypto.randomUUID().slice(0, 8),
+  };
+}
+
+/**
+ * Waits for the confined runtime (passing on the signals that would have reached it as this
+ * process), ends whatever of the run is left below this process, sweeps the grants
+ * (`git_sweep.ts`) and exits with the runtime's code. Never throws: the run has started.
+ */
+async function superviseRun(run: StartedRun, say: (line: string) => void): Promise<never> {
+  const forward: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [
+    sig,
+    () => {
+      try {
+        run.child.kill(sig);
+      } catch {
+        // ended meanwhile
+      }
+    },
+  ]);
+  for (const [sig, fn] of forward) Deno.addSignalListener(sig, fn);
+  let code = 1;
+  try {
+    code = (await run.child.status).code;
+    // the runtime ends its own orphans; a runtime killed outright left them to this process
+    await endMembers(() => ({ root: Deno.pid }), 500);
+    const swept = sweepRepositories(run.roots, run.since, run.runId, run.skip);
+    const top = sweepTopLevel(run.topOnly, run.since, run.runId);
+    for (const q of [...swept.quarantined, ...top.quarantined]) {
+      say(
+        `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: the confined run created or ` +
+          `changed this repository, whose configuration or hooks git would run outside the sandbox; ` +
+          `review it, then rename it back`,
+      );
+    }
+    for (const f of [...swept.failed, ...top.failed]) {
+      say(
+        `[warn] agent-block: --sandbox: cannot quarantine ${f.path} (${f.why}), a repository the ` +
+          `confined run created or changed: do not run git there before checking its config and hooks`,
+      );
+    }
+  } catch (e) {
+    say(`[warn] agent-block: --sandbox: the sweep after the run failed: ${(e as Error).message}`);
+    if (code === 0) code = 1;
+  }
+  Deno.exit(code);
+}
+
+/** `/tmp` and its like: only their own `.git` (below it, directories are other programs' too). */
+function sweepTopLevel(dirs: readonly string[], since: number, runId: string): SweepResult {
+  const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
+  for (const d of dirs) {
+    const r = sweepRepositories([d], since, runId, [], 0);
+    out.quarantined.push(...r.quarantined);
+    out.failed.push(...r.failed);
+    out.dirs += r.dirs;
+  }
+  return out;
 }
 
 /**

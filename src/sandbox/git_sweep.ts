@@ -1,0 +1,155 @@
+/**
+ * The repository sweep: after a confined run has ended, every git repository in its write grants
+ * that the run created, moved, replaced or reconfigured is renamed to a name git does not read.
+ *
+ * Why: Landlock grants by object, not by name, and a mount can only cover a path that exists, so
+ * nothing inside the run can refuse the creation of a `.git` entry. A run could make one anywhere
+ * it may write — also at the root of a project that sits inside a larger checkout, where it
+ * shadows the outer repository — with `core.fsmonitor`, `core.hooksPath`, `core.pager` or a hook
+ * set, and the next `git status` the user runs there, outside the sandbox, would run its command.
+ * So the launcher (`launcher.ts`) keeps a process outside the run, which calls `sweepRepositories`
+ * once every process of the run has ended, before it exits itself: whoever started the run sees
+ * it end only after the sweep.
+ *
+ * The rule (`since`: the run's start, to the file system's second — Deno's `ctime` has no finer
+ * grain, so a change in the second before the start counts as the run's too):
+ * - an entry named `.git` (directory, file or symlink) whose own status changed at or after
+ *   `since` — created, renamed or hard-linked into place, or rewritten (a `gitdir:` file) — is
+ *   quarantined; the kernel sets `ctime` on each of these and nothing in the run can set it back
+ *   (that takes the clock, `CAP_SYS_TIME`, which the run does not have);
+ * - a `.git` directory that existed before is quarantined when any entry of its tree outside
+ *   `objects/` changed at or after `since`: its `config`, `config.worktree`, `commondir`, `hooks/`
+ *   and each hook, `modules/*` (submodules' own repositories) included. (Git rewrites its files
+ *   through a lock file and a rename, so a repository the run used with git at all counts: the
+ *   sweep cannot tell a commit from a planted hook, and keeps neither.) `objects/` holds only
+ *   content-addressed data git does not run;
+ * - a directory laid out as a repository itself (a bare one, or a linked worktree's: `HEAD` with
+ *   `objects/` and `refs/`, or with `commondir`), which git uses when it is started inside it, is
+ *   quarantined by the same test by renaming its `HEAD` (without one git does not take the
+ *   directory for a repository);
+ * - quarantine is a rename beside the entry, to `<name>.agent-block-quarantined-<run id>`: nothing
+ *   is deleted; the user reviews it and renames it back.
+ * Skipped: the paths in `skip` (the project's own `.git`, read-only to the run: the user may be
+ * using it meanwhile) and what lies below them. Symlinks are never followed. The roots are walked
+ * whole, with synchronous calls on the caller's thread (the launcher's main thread is itself
+ * inside the run's Landlock domain, so a rename can only land inside the grants).
+ *
+ * Cost: one `readDir` per directory and one `lstat` per repository entry: ~0.1 s on a tree of
+ * 100,000 files (`sweepRepositories` reports how many directories it read).
+ */
+import { join } from "node:path";
+
+/** A repository the sweep renamed. */
+export interface Quarantined {
+  /** The entry as it was (`…/.git`, or a bare repository's `…/HEAD`). */
+  path: string;
+  /** Where it is now. */
+  to: string;
+}
+
+/** What one sweep found. */
+export interface SweepResult {
+  quarantined: Quarantined[];
+  /** Entries that should have been quarantined and could not be renamed, with why. */
+  failed: { path: string; why: string }[];
+  /** Directories read. */
+  dirs: number;
+}
+
+/** The suffix of a quarantined entry's name. */
+export const QUARANTINE_MARK = ".agent-block-quarantined-";
+
+/**
+ * Walks `roots` (directories) and quarantines what the rule above says.
+ * @param since the run's start (ms since the epoch)
+ * @param runId what the quarantined names end with
+ * @param skip directories neither checked nor walked (resolved paths)
+ * @param depth how many levels below each root to walk (default: all; 0: the root's own entries)
+ */
+export function sweepRepositories(
+  roots: readonly string[],
+  since: number,
+  runId: string,
+  skip: readonly string[] = [],
+  depth = Infinity,
+): SweepResult {
+  const floor = Math.floor(since / 1000) * 1000;
+  const skipSet = new Set(skip);
+  const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
+  const changed = (path: string): boolean => {
+    try {
+      return (Deno.lstatSync(path).ctime?.getTime() ?? Infinity) >= floor;
+    } catch {
+      return false; // gone meanwhile: nothing left to read
+    }
+  };
+  // any entry of a repository's tree (its objects aside) changed since the start
+  const treeChanged = (dir: string): boolean => {
+    if (changed(dir)) return true;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch {
+      return false;
+    }
+    out.dirs++;
+    for (const e of entries) {
+      if (e.name === "objects") continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory ? treeChanged(p) : changed(p)) return true;
+    }
+    return false;
+  };
+  const quarantine = (path: string) => {
+    let to = `${path}${QUARANTINE_MARK}${runId}`;
+    for (let n = 2; exists(to); n++) to = `${path}${QUARANTINE_MARK}${runId}-${n}`;
+    try {
+      Deno.renameSync(path, to);
+      out.quarantined.push({ path, to });
+    } catch (e) {
+      out.failed.push({ path, why: (e as Error).message });
+    }
+  };
+  const walk = (dir: string, level: number) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch {
+      return; // unreadable (or gone): git cannot read it either
+    }
+    out.dirs++;
+    const names = new Map(entries.map((e) => [e.name, e]));
+    const head = names.get("HEAD");
+    if (
+      head && !head.isDirectory &&
+      (names.has("commondir") || (names.get("objects")?.isDirectory && names.get("refs")?.isDirectory))
+    ) {
+      // a directory git takes for a repository when started inside it
+      if (treeChanged(dir)) quarantine(join(dir, "HEAD"));
+      return;
+    }
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      if (skipSet.has(p)) continue;
+      if (e.name === ".git") {
+        if (changed(p) || (e.isDirectory && treeChanged(p))) quarantine(p);
+        continue; // a repository's insides are not walked for more: treeChanged read them
+      }
+      if (e.isDirectory && level < depth) walk(p, level + 1);
+    }
+  };
+  for (const root of roots) {
+    if (skipSet.has(root)) continue;
+    walk(root, 0);
+  }
+  return out;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
