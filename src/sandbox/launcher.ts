@@ -44,7 +44,7 @@ import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { agentBlockHome, flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
-import { gitDirsOf, resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
+import { gitDirsOf, resolvePolicy, type SandboxPolicy, sandboxRequest, SERVE_RECORD_FILES } from "./policy.ts";
 import { sweepRepositories, type SweepResult } from "./git_sweep.ts";
 import { setChildSubreaper } from "../proc/libc.ts";
 import { endMembers } from "../proc/tree.ts";
@@ -235,6 +235,17 @@ function launchConfined(req: LaunchRequest): StartedRun {
       Deno.mkdirSync(dir, { recursive: true, mode: private_.includes(dir) ? 0o700 : 0o777 });
     } catch {
       // not creatable: it grants nothing, and the run reports what it cannot write
+    }
+  }
+  // serve's record is read by every later manager, unconfined: on a home where none has run yet
+  // a confined run could create it (or, beside a record not open, its -wal or -journal, which
+  // the next opener would replay into it). Empty files now, so the mount covers each of them
+  // (SQLite takes an empty file for an empty database, an empty -wal or -journal for none).
+  for (const name of SERVE_RECORD_FILES) {
+    try {
+      Deno.writeFileSync(join(home, name), new Uint8Array(), { createNew: true, mode: 0o600 });
+    } catch {
+      // there already (the mount covers it), or not creatable (the home grants nothing then)
     }
   }
   // A manager lock an earlier version left readable could be opened and held from inside.

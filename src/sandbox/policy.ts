@@ -91,14 +91,23 @@ export const STARTER_ONLY = [
   "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS",
 ] as const;
 
+/**
+ * `serve`'s record and the files SQLite reads beside it (a `-wal` or hot `-journal` is replayed
+ * into the database by its next opener): the launcher creates each, empty, where absent.
+ */
+export const SERVE_RECORD_FILES = [
+  "serve.sqlite",
+  "serve.sqlite-wal",
+  "serve.sqlite-shm",
+  "serve.sqlite-journal",
+] as const;
+
 /** The home's entries a confined run may not write (configuration and code of every project). */
 export const HOME_READ_ONLY = [
   "lib",
   "blocks",
   "serve.token",
-  "serve.sqlite",
-  "serve.sqlite-wal",
-  "serve.sqlite-shm",
+  ...SERVE_RECORD_FILES,
   "mcp-auth",
   "flow-locks",
   "serve-locks",
