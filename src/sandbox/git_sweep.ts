@@ -153,3 +153,125 @@ function exists(path: string): boolean {
     return false;
   }
 }
+
+/** One run's sweep: what `runSweep` walks, and the quarantine names' run id. */
+export interface SweepPlan {
+  /** The run's start (ms since the epoch). */
+  since: number;
+  /** Directories swept whole (the project first). */
+  roots: string[];
+  /** Directories checked only for a repository of their own (`/tmp`: other programs' too). */
+  topOnly: string[];
+  /** Directories neither checked nor walked (the project's own repository). */
+  skip: string[];
+  runId: string;
+}
+
+/** `plan` swept: its roots whole, its `topOnly` directories one level. */
+export function runSweep(plan: SweepPlan): SweepResult {
+  const whole = sweepRepositories(plan.roots, plan.since, plan.runId, plan.skip);
+  const top = sweepRepositories(plan.topOnly, plan.since, plan.runId, plan.skip, 0);
+  return {
+    quarantined: [...whole.quarantined, ...top.quarantined],
+    failed: [...whole.failed, ...top.failed],
+    dirs: whole.dirs + top.dirs,
+  };
+}
+
+/** This process's identity that outlives nothing: its pid and its start (`/proc/<pid>/stat`). */
+function processKey(pid: number): string | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return `${pid}-${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
+  } catch {
+    return undefined; // gone
+  }
+}
+
+/**
+ * Notes `plan` in `dir` (the home's `sandbox-sweeps/`, read-only to the run) before the run starts,
+ * under this process's pid and start time (the user-namespace hop's second launcher, the same
+ * process after `execve`, rewrites the first one's note). Returns the note, open for writing, so
+ * `sweepDone` can empty it once the mounts make its directory read-only to this process too; or
+ * undefined when it cannot be written (the launcher says so: a killed launcher leaves no sweep).
+ */
+export function recordPending(dir: string, plan: SweepPlan): Deno.FsFile | undefined {
+  const key = processKey(Deno.pid);
+  if (!key) return undefined;
+  try {
+    const f = Deno.openSync(join(dir, `${key}.json`), {
+      write: true,
+      create: true,
+      truncate: true,
+      mode: 0o600,
+    });
+    f.writeSync(new TextEncoder().encode(JSON.stringify(plan)));
+    return f;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Empties the note `recordPending` opened: the sweep it names is done. */
+export function sweepDone(note: Deno.FsFile | undefined): void {
+  try {
+    note?.truncateSync(0);
+    note?.close();
+  } catch {
+    // the next launch sweeps again: more quarantine, never less
+  }
+}
+
+/**
+ * The sweeps earlier launchers on `current`'s project noted and never did (killed outright before it), done
+ * now; called before the run is confined. A note whose launcher still lives is another run's,
+ * left alone; an empty one (done) is removed; one of another project waits for that project's
+ * next run. A note is only trusted as far as the run could not have written it: the roots must be
+ * `current`'s (this run's, so a note names nothing this run could not write), so is `skip`,
+ * and its start is no earlier than 2 s before the note's own `ctime` (which no process can set).
+ */
+export function pendingSweeps(dir: string, current: SweepPlan): SweepResult {
+  const project = current.roots[0];
+  const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dir)];
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const m = /^(\d+)-(\d+)\.json$/.exec(e.name);
+    if (!m || !e.isFile) continue;
+    const path = join(dir, e.name);
+    if (processKey(Number(m[1])) === `${m[1]}-${m[2]}`) continue; // its launcher is still there
+    let plan: SweepPlan | undefined;
+    let ctime = 0;
+    try {
+      const info = Deno.lstatSync(path);
+      ctime = info.ctime?.getTime() ?? Date.now();
+      const text = Deno.readTextFileSync(path);
+      if (text !== "") plan = JSON.parse(text) as SweepPlan;
+    } catch {
+      plan = undefined; // unreadable: nothing to go by
+    }
+    if (plan && plan.roots?.[0] !== project) continue; // that project's next run sweeps it
+    if (plan) {
+      const r = runSweep({
+        since: Math.max(Number(plan.since) || 0, ctime - 2000),
+        roots: current.roots.filter((r) => plan!.roots.includes(r)),
+        topOnly: current.topOnly.filter((t) => (plan!.topOnly ?? []).includes(t)),
+        skip: current.skip,
+        runId: String(plan.runId).replace(/[^0-9a-z]/gi, "").slice(0, 16) || "earlier",
+      });
+      out.quarantined.push(...r.quarantined);
+      out.failed.push(...r.failed);
+      out.dirs += r.dirs;
+    }
+    try {
+      Deno.removeSync(path);
+    } catch {
+      // left for the next one
+    }
+  }
+  return out;
+}

@@ -18,13 +18,28 @@
  * 4. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
  *    ruleset and the seccomp filter (`seccomp.ts`, all threads);
  * 5. prints one start-up line on stderr (what is enforced, and what is not; the allowed hosts);
- * 6. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
- *    binary; `src/proc/self.ts`) with `--sandbox-stage=runtime` first. From source that command
- *    uses `node_modules` as it is (`--node-modules-dir=manual`), which the first stage laid out
- *    before any of this (`src/cli/sandbox_launch.ts`): inside the boundary it is read-only. Same
- *    pid, so process groups, tags and the
- *    parent-death signal are unchanged; every thread and child of the new image is inside the
- *    boundary, which no later code can lift.
+ * 6. starts this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled binary;
+ *    `src/proc/self.ts`) with `--sandbox-stage=runtime` first, as its child. From source that
+ *    command uses `node_modules` as it is (`--node-modules-dir=manual`), which the first stage laid
+ *    out before any of this (`src/cli/sandbox_launch.ts`): inside the boundary it is read-only.
+ *    Every step above confined this process's main thread — Landlock, the capabilities, the mount
+ *    namespace and no-new-privs are each a thread's own, and the seccomp filter is every thread's
+ *    — and a child started from it inherits them all, so the runtime and everything it starts is
+ *    inside the boundary, which no later code can lift (checked: `stage.ts`). The launcher's other
+ *    threads (Deno's pools) are not confined: it does nothing on them but wait (no file call of
+ *    the sweep below is asynchronous);
+ * 7. stays, outside the run, as the run's parent and a child subreaper: it passes SIGINT, SIGTERM
+ *    and SIGHUP on to the runtime, waits for it, ends whatever of the run is still left below it
+ *    (the runtime ends its own orphans; one killed outright leaves them here), then sweeps the
+ *    write grants for git repositories the run created or changed and renames each aside
+ *    (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW` directories whole,
+ *    `/tmp` only for a `.git` of its own; the project's own `.git` is skipped), says each on
+ *    stderr, and exits with the runtime's code (128 + the signal when it was killed). So whoever
+ *    started the run sees it end only after the sweep: the next `git status` cannot come first.
+ *    The pid the starter holds is this process's; the runtime is its child in the same process
+ *    group (a group signal reaches both). If this process is itself killed outright (SIGKILL to
+ *    its pid alone), no sweep runs: the next launch on the same home sweeps for it
+ *    (`pendingSweeps`).
  *
  * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
  * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
@@ -44,8 +59,22 @@ import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { agentBlockHome, flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
-import { gitDirsOf, resolvePolicy, type SandboxPolicy, sandboxRequest, SERVE_RECORD_FILES } from "./policy.ts";
-import { sweepRepositories, type SweepResult } from "./git_sweep.ts";
+import {
+  gitDirsOf,
+  resolvePolicy,
+  type SandboxPolicy,
+  sandboxRequest,
+  SERVE_RECORD_FILES,
+  SWEEPS_DIR,
+} from "./policy.ts";
+import {
+  pendingSweeps,
+  recordPending,
+  runSweep,
+  sweepDone,
+  type SweepPlan,
+  type SweepResult,
+} from "./git_sweep.ts";
 import { setChildSubreaper } from "../proc/libc.ts";
 import { endMembers } from "../proc/tree.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
@@ -204,23 +233,21 @@ export async function launchSandboxed(req: LaunchRequest): Promise<never> {
     run = launchConfined(req);
   } catch (e) {
     req.net?.proxy?.kill();
+    sweepDone(notedSweep); // no run started: nothing to sweep for it later
     throw e;
   }
   return await superviseRun(run, req.say);
 }
 
+/** The sweep this launch noted (`recordPending`), until the run has started. */
+let notedSweep: Deno.FsFile | undefined;
+
 /** The confined runtime, started, and what the sweep after it needs. */
 interface StartedRun {
   child: Deno.ChildProcess;
-  /** When it started (ms since the epoch). */
-  since: number;
-  /** The directories to sweep whole. */
-  roots: string[];
-  /** Directories checked only for a `.git` of their own (`/tmp`: other programs' too). */
-  topOnly: string[];
-  /** The project's own repository (read-only to the run, or writable by the user's choice). */
-  skip: string[];
-  runId: string;
+  plan: SweepPlan;
+  /** The sweep's note (`recordPending`), emptied once it is done. */
+  note?: Deno.FsFile;
 }
 
 function launchConfined(req: LaunchRequest): StartedRun {
@@ -229,7 +256,7 @@ function launchConfined(req: LaunchRequest): StartedRun {
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
-  const private_ = [mcpAuthDir(home), flowLocksDir(home), serveLocksDir(home)];
+  const private_ = [mcpAuthDir(home), flowLocksDir(home), serveLocksDir(home), join(home, SWEEPS_DIR)];
   for (const dir of [home, join(home, "lib"), join(home, "blocks"), ...private_]) {
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: private_.includes(dir) ? 0o700 : 0o777 });
@@ -306,6 +333,30 @@ function launchConfined(req: LaunchRequest): StartedRun {
     }
     if (ns.status === "unavailable") throw netRefusal(ns.why);
   }
+  // The sweep after the run (`superviseRun`), noted first where the run cannot write, so a launcher
+  // killed before it leaves it to the next launch on the project; and those earlier ones left.
+  const dirs = policy.writable.filter((w) => w.dir && w.source !== "device");
+  const whole = dirs.filter((w) => w.source !== "tmp").map((w) => w.path);
+  const sweep: SweepPlan = {
+    since: Date.now(),
+    roots: whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/"))),
+    topOnly: dirs.filter((w) => w.source === "tmp").map((w) => w.path),
+    skip: [...new Set([...policy.gitDirs, ...gitDirsOf(policy.project)])],
+    runId: crypto.randomUUID().slice(0, 8),
+  };
+  const sweeps = join(home, SWEEPS_DIR);
+  sayQuarantine(
+    pendingSweeps(sweeps, sweep),
+    req.say,
+    "an earlier confined run, whose launcher was killed before its sweep",
+  );
+  const note = recordPending(sweeps, sweep);
+  notedSweep = note;
+  if (!note) {
+    warnings.push(
+      `cannot note this run's repository sweep in ${sweeps}: if the launcher is killed outright, nothing sweeps after the run`,
+    );
+  }
   const paths = [...policy.gitDirs, ...policy.configPaths];
   if (paths.length) {
     const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
@@ -339,7 +390,6 @@ function launchConfined(req: LaunchRequest): StartedRun {
   if (orphans !== undefined) {
     throw new AgentBlockError(`--sandbox: cannot keep the run's processes below the launcher: ${orphans}`);
   }
-  const since = Date.now();
   const cmd = selfArgs(req, "runtime");
   let child: Deno.ChildProcess;
   try {
@@ -352,18 +402,11 @@ function launchConfined(req: LaunchRequest): StartedRun {
       stderr: "inherit",
     }).spawn();
   } catch (e) {
-    throw new AgentBlockError(`--sandbox: cannot start the confined runtime (${cmd[0]}): ${(e as Error).message}`);
+    throw new AgentBlockError(
+      `--sandbox: cannot start the confined runtime (${cmd[0]}): ${(e as Error).message}`,
+    );
   }
-  const dirs = policy.writable.filter((w) => w.dir && w.source !== "device");
-  const whole = dirs.filter((w) => w.source !== "tmp").map((w) => w.path);
-  return {
-    child,
-    since,
-    roots: whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/"))),
-    topOnly: dirs.filter((w) => w.source === "tmp").map((w) => w.path),
-    skip: [...new Set([...policy.gitDirs, ...gitDirsOf(policy.project)])],
-    runId: crypto.randomUUID().slice(0, 8),
-  };
+  return { child, plan: sweep, note };
 }
 
 /**
@@ -388,21 +431,8 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
     code = (await run.child.status).code;
     // the runtime ends its own orphans; a runtime killed outright left them to this process
     await endMembers(() => ({ root: Deno.pid }), 500);
-    const swept = sweepRepositories(run.roots, run.since, run.runId, run.skip);
-    const top = sweepTopLevel(run.topOnly, run.since, run.runId);
-    for (const q of [...swept.quarantined, ...top.quarantined]) {
-      say(
-        `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: the confined run created or ` +
-          `changed this repository, whose configuration or hooks git would run outside the sandbox; ` +
-          `review it, then rename it back`,
-      );
-    }
-    for (const f of [...swept.failed, ...top.failed]) {
-      say(
-        `[warn] agent-block: --sandbox: cannot quarantine ${f.path} (${f.why}), a repository the ` +
-          `confined run created or changed: do not run git there before checking its config and hooks`,
-      );
-    }
+    sayQuarantine(runSweep(run.plan), say, "the confined run");
+    sweepDone(run.note);
   } catch (e) {
     say(`[warn] agent-block: --sandbox: the sweep after the run failed: ${(e as Error).message}`);
     if (code === 0) code = 1;
@@ -410,16 +440,20 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
   Deno.exit(code);
 }
 
-/** `/tmp` and its like: only their own `.git` (below it, directories are other programs' too). */
-function sweepTopLevel(dirs: readonly string[], since: number, runId: string): SweepResult {
-  const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
-  for (const d of dirs) {
-    const r = sweepRepositories([d], since, runId, [], 0);
-    out.quarantined.push(...r.quarantined);
-    out.failed.push(...r.failed);
-    out.dirs += r.dirs;
+/** Says on stderr what a sweep quarantined, and what it could not. */
+function sayQuarantine(r: SweepResult, say: (line: string) => void, who: string): void {
+  for (const q of r.quarantined) {
+    say(
+      `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
+        `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it back`,
+    );
   }
-  return out;
+  for (const f of r.failed) {
+    say(
+      `[warn] agent-block: --sandbox: cannot quarantine ${f.path} (${f.why}), a repository ${who} created ` +
+        `or changed: do not run git there before checking its config and hooks`,
+    );
+  }
 }
 
 /**

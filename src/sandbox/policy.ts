@@ -102,6 +102,9 @@ export const SERVE_RECORD_FILES = [
   "serve.sqlite-journal",
 ] as const;
 
+/** The home's notes of the repository sweeps launchers owe (`git_sweep.ts`). */
+export const SWEEPS_DIR = "sandbox-sweeps";
+
 /** The home's entries a confined run may not write (configuration and code of every project). */
 export const HOME_READ_ONLY = [
   "lib",
@@ -111,6 +114,7 @@ export const HOME_READ_ONLY = [
   "mcp-auth",
   "flow-locks",
   "serve-locks",
+  SWEEPS_DIR,
 ];
 
 /** A writable path, resolved. */

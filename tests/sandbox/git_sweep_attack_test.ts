@@ -90,7 +90,9 @@ for (const path of PATHS) {
             fsmon("moved")
           }`,
           // an existing repository's config appended to in place (no lock file, no rename)
-          `printf '[core]\\n\\tfsmonitor = touch ${pwned(outside, "appended")}\\n' >> ${project}/vendor/appended/.git/config`,
+          `printf '[core]\\n\\tfsmonitor = touch ${
+            pwned(outside, "appended")
+          }\\n' >> ${project}/vendor/appended/.git/config`,
           // a bare layout git takes for a repository when started inside it
           `git init -q --bare ${project}/e && git --git-dir=${project}/e config core.pager 'touch ${
             pwned(outside, "bare")
@@ -99,7 +101,11 @@ for (const path of PATHS) {
         const r = await run(project, SHELL, plan, path.env);
         assert.equal(r.code, 0, r.stderr);
         for (const p of ["a/.git", "b/.git", "c/.git", "d/.git", "vendor/appended/.git", "e/HEAD"]) {
-          assert.match(r.stderr, new RegExp(`quarantined ${join(project, p).replaceAll("/", "\\/")} as `), r.stderr);
+          assert.match(
+            r.stderr,
+            new RegExp(`quarantined ${join(project, p).replaceAll("/", "\\/")} as `),
+            r.stderr,
+          );
           assert.throws(() => Deno.lstatSync(join(project, p)), Deno.errors.NotFound, p);
           const aside = [...Deno.readDirSync(join(project, p, ".."))].filter((e) =>
             e.name.startsWith(p.split("/").at(-1)! + ".agent-block-quarantined-")
@@ -120,7 +126,10 @@ for (const path of PATHS) {
         const aside = [...Deno.readDirSync(join(project, "a"))].find((e) => e.name.startsWith(".git."))!;
         Deno.renameSync(join(project, "a", aside.name), join(project, "a", ".git"));
         git(["status"], join(project, "a"));
-        assert.ok(Deno.statSync(pwned(outside, "dir")).isFile, "the planted core.fsmonitor runs once renamed back");
+        assert.ok(
+          Deno.statSync(pwned(outside, "dir")).isFile,
+          "the planted core.fsmonitor runs once renamed back",
+        );
       } finally {
         await Deno.remove(project, { recursive: true });
         await Deno.remove(outside, { recursive: true });
@@ -139,7 +148,9 @@ for (const path of PATHS) {
         assert.equal(git(["init", "-q"], outer).code, 0);
         const project = join(outer, "proj");
         Deno.mkdirSync(project);
-        const plan = `cd ${project} && git init -q && git config core.fsmonitor 'touch ${pwned(outside, "root")}'`;
+        const plan = `cd ${project} && git init -q && git config core.fsmonitor 'touch ${
+          pwned(outside, "root")
+        }'`;
         const r = await run(project, SHELL, plan, path.env);
         assert.equal(r.code, 0, r.stderr);
         assert.match(r.stderr, new RegExp(`quarantined ${join(project, ".git")} as `));
@@ -156,7 +167,8 @@ for (const path of PATHS) {
 }
 
 Deno.test({
-  name: "attack: sandbox a run killed outright, with a daemon left to plant a repository after it, is still swept",
+  name:
+    "attack: sandbox a run killed outright, with a daemon left to plant a repository after it, is still swept",
   ignore: SKIP !== undefined,
   fn: async () => {
     const project = await tempDir("ab_sbx_sweep_kill_");
@@ -180,6 +192,50 @@ Deno.test({
       // the daemon was ended with the run: nothing appears once its sleep is over
       await new Promise((res) => setTimeout(res, 3000));
       assert.throws(() => Deno.lstatSync(join(project, "late", ".git")), Deno.errors.NotFound);
+    } finally {
+      await Deno.remove(project, { recursive: true });
+      await Deno.remove(outside, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "attack: sandbox a launcher killed outright before its sweep: the next confined run on the project sweeps for it",
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    const project = await tempDir("ab_sbx_sweep_launcher_");
+    const outside = outsideDir();
+    try {
+      const plan = [
+        `mkdir -p ${project}/a && cd ${project}/a && git init -q && git config core.fsmonitor 'touch ${
+          pwned(outside, "launcher")
+        }'`,
+        // the launcher is the runtime's parent: killed outright, it sweeps nothing
+        `kill -KILL $(awk '{print $4}' /proc/$PPID/stat)`,
+      ].join("\n");
+      const first = await run(project, SHELL, plan, {});
+      assert.equal(first.code, 137, first.stderr);
+      assert.doesNotMatch(first.stderr, /quarantined/);
+      assert.ok(Deno.statSync(join(project, "a", ".git")).isDirectory, "nothing swept it yet");
+      // the next confined run on the project (doing nothing) sweeps before it starts
+      const second = await run(project, `return "ok"`, "", {});
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(
+        second.stderr,
+        new RegExp(`quarantined ${join(project, "a", ".git")} as .*an earlier confined run`),
+      );
+      git(["status"], join(project, "a"));
+      assert.throws(() => Deno.statSync(pwned(outside, "launcher")), Deno.errors.NotFound);
+      // and only once: its note is gone
+      const third = await run(project, `return "ok"`, "", {});
+      assert.doesNotMatch(third.stderr, /quarantined/);
+      assert.deepEqual(
+        [...Deno.readDirSync(join(project, "home", "sandbox-sweeps"))].filter((e) =>
+          Deno.statSync(join(project, "home", "sandbox-sweeps", e.name)).size > 0
+        ),
+        [],
+      );
     } finally {
       await Deno.remove(project, { recursive: true });
       await Deno.remove(outside, { recursive: true });

@@ -235,7 +235,8 @@ Deno.test({
 
 for (const path of PATHS) {
   Deno.test({
-    name: `attack: sandbox a confined run creates serve's record, or a -wal or -journal beside one not open (${path.name})`,
+    name:
+      `attack: sandbox a confined run creates serve's record, or a -wal or -journal beside one not open (${path.name})`,
     ignore: path.skip !== undefined,
     ...opts,
     fn: async () => {
