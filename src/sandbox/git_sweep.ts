@@ -111,31 +111,42 @@ export function sweepRepositories(
     }
   };
   const walk = (dir: string, level: number) => {
-    let entries: Deno.DirEntry[];
+    const subdirs: string[] = [];
+    let dotGit: Deno.DirEntry | undefined;
+    let head = false;
+    let objects = false;
+    let refs = false;
+    let commondir = false;
     try {
-      entries = [...Deno.readDirSync(dir)];
+      for (const e of Deno.readDirSync(dir)) {
+        const name = e.name;
+        if (e.isDirectory) subdirs.push(name);
+        // only these five names matter: one comparison of the first letter for the rest
+        const c = name.charCodeAt(0);
+        if (c === 46 && name === ".git") dotGit = e;
+        else if (c === 72 && name === "HEAD") head = !e.isDirectory;
+        else if (c === 111 && name === "objects") objects = e.isDirectory;
+        else if (c === 114 && name === "refs") refs = e.isDirectory;
+        else if (c === 99 && name === "commondir") commondir = true;
+      }
     } catch {
       return; // unreadable (or gone): git cannot read it either
     }
     out.dirs++;
-    const names = new Map(entries.map((e) => [e.name, e]));
-    const head = names.get("HEAD");
-    if (
-      head && !head.isDirectory &&
-      (names.has("commondir") || (names.get("objects")?.isDirectory && names.get("refs")?.isDirectory))
-    ) {
+    if (head && (commondir || (objects && refs))) {
       // a directory git takes for a repository when started inside it
       if (treeChanged(dir)) quarantine(join(dir, "HEAD"));
       return;
     }
-    for (const e of entries) {
-      const p = join(dir, e.name);
-      if (skipSet.has(p)) continue;
-      if (e.name === ".git") {
-        if (changed(p) || (e.isDirectory && treeChanged(p))) quarantine(p);
-        continue; // a repository's insides are not walked for more: treeChanged read them
-      }
-      if (e.isDirectory && level < depth) walk(p, level + 1);
+    if (dotGit) {
+      const p = join(dir, ".git");
+      if (!skipSet.has(p) && (changed(p) || (dotGit.isDirectory && treeChanged(p)))) quarantine(p);
+    }
+    if (level >= depth) return;
+    for (const name of subdirs) {
+      if (name === ".git") continue; // a repository's insides are not walked for more: treeChanged read them
+      const p = dir + "/" + name;
+      if (!skipSet.has(p)) walk(p, level + 1);
     }
   };
   for (const root of roots) {

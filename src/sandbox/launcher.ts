@@ -430,7 +430,7 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
   try {
     code = (await run.child.status).code;
     // the runtime ends its own orphans; a runtime killed outright left them to this process
-    await endMembers(() => ({ root: Deno.pid }), 500);
+    if (hasChildren()) await endMembers(() => ({ root: Deno.pid }), 500);
     sayQuarantine(runSweep(run.plan), say, "the confined run");
     sweepDone(run.note);
   } catch (e) {
@@ -438,6 +438,21 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
     if (code === 0) code = 1;
   }
   Deno.exit(code);
+}
+
+/**
+ * True unless `/proc` shows this process has no child left (any thread's): the cheap answer for a
+ * run that ended its own processes, before the walk of every process `endMembers` makes.
+ */
+function hasChildren(): boolean {
+  try {
+    for (const t of Deno.readDirSync(`/proc/${Deno.pid}/task`)) {
+      if (Deno.readTextFileSync(`/proc/${Deno.pid}/task/${t.name}/children`).trim() !== "") return true;
+    }
+    return false;
+  } catch {
+    return true; // no such file here: ask endMembers
+  }
 }
 
 /** Says on stderr what a sweep quarantined, and what it could not. */
