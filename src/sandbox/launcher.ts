@@ -384,8 +384,8 @@ function launchConfined(req: LaunchRequest): StartedRun {
   if (arch) installSeccomp(c, arch, { tcp: policy.tcp });
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
   req.say(startupLine(policy, plan, arch !== undefined, git, config, net));
-  // Everything above confined this (main) thread: a child it starts is inside the boundary, as
-  // the runtime was when this thread exec'd it; this process stays to sweep after the run.
+  // Everything above confined this (main) thread: a child it starts is inside the boundary; this
+  // process stays, outside the run, to sweep after it.
   const orphans = setChildSubreaper(); // a run killed outright leaves its orphans here, not to init
   if (orphans !== undefined) {
     throw new AgentBlockError(`--sandbox: cannot keep the run's processes below the launcher: ${orphans}`);
