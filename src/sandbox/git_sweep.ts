@@ -27,8 +27,10 @@
  *   `objects/` and `refs/`, or with `commondir`), which git uses when it is started inside it, is
  *   quarantined by the same test by renaming its `HEAD` (without one git does not take the
  *   directory for a repository);
- * - quarantine is a rename beside the entry, to `<name>.agent-block-quarantined-<run id>`: nothing
- *   is deleted; the user reviews it and renames it back.
+ * - quarantine is a rename beside the entry, to `<name>.agent-block-quarantined-<run id>` (and, for
+ *   a `.git` directory, of its `HEAD` inside the same way first, or the directory aside would still
+ *   be a repository to git started inside it): nothing is deleted; the user reviews it and renames
+ *   it back.
  * Skipped: the paths in `skip` (the project's own `.git`, read-only to the run: the user may be
  * using it meanwhile) and what lies below them. Symlinks are never followed. The roots are walked
  * whole, with synchronous calls on the caller's thread (the launcher's main thread is itself
@@ -110,6 +112,11 @@ export function sweepRepositories(
     let to = `${path}${QUARANTINE_MARK}${runId}`;
     for (let n = 2; exists(to); n++) to = `${path}${QUARANTINE_MARK}${runId}-${n}`;
     try {
+      // a repository directory renamed aside is still one to git started inside it: its HEAD too
+      const head = join(path, "HEAD");
+      if (Deno.lstatSync(path).isDirectory && exists(head)) {
+        Deno.renameSync(head, `${head}${QUARANTINE_MARK}${runId}`);
+      }
       Deno.renameSync(path, to);
       out.quarantined.push({ path, to });
     } catch (e) {

@@ -460,7 +460,8 @@ function sayQuarantine(r: SweepResult, say: (line: string) => void, who: string)
   for (const q of r.quarantined) {
     say(
       `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
-        `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it back`,
+        `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it ` +
+        `back (a directory's HEAD inside it too)`,
     );
   }
   for (const f of r.failed) {

@@ -124,7 +124,14 @@ for (const path of PATHS) {
         }
         // and what was planted was real: renamed back, the first repository runs its command
         const aside = [...Deno.readDirSync(join(project, "a"))].find((e) => e.name.startsWith(".git."))!;
+        // the directory aside is no repository either, even to git started inside it
+        const inside = git(["rev-parse", "--git-dir"], join(project, "a", aside.name));
+        assert.notEqual(inside.code, 0, inside.out);
         Deno.renameSync(join(project, "a", aside.name), join(project, "a", ".git"));
+        const head = [...Deno.readDirSync(join(project, "a", ".git"))].find((e) =>
+          e.name.startsWith("HEAD.")
+        )!;
+        Deno.renameSync(join(project, "a", ".git", head.name), join(project, "a", ".git", "HEAD"));
         git(["status"], join(project, "a"));
         assert.ok(
           Deno.statSync(pwned(outside, "dir")).isFile,
