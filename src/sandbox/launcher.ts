@@ -75,8 +75,6 @@ import {
   type SweepPlan,
   type SweepResult,
 } from "./git_sweep.ts";
-import { setChildSubreaper } from "../proc/libc.ts";
-import { endMembers } from "../proc/tree.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
 import { installSeccomp } from "./seccomp.ts";
 import { protectPaths, userNamespaceHop } from "./mount_ns.ts";
@@ -239,6 +237,8 @@ export async function launchSandboxed(req: LaunchRequest): Promise<never> {
   return await superviseRun(run, req.say);
 }
 
+const PR_SET_CHILD_SUBREAPER = 36;
+
 /** The sweep this launch noted (`recordPending`), until the run has started. */
 let notedSweep: Deno.FsFile | undefined;
 
@@ -386,9 +386,9 @@ function launchConfined(req: LaunchRequest): StartedRun {
   req.say(startupLine(policy, plan, arch !== undefined, git, config, net));
   // Everything above confined this (main) thread: a child it starts is inside the boundary; this
   // process stays, outside the run, to sweep after it.
-  const orphans = setChildSubreaper(); // a run killed outright leaves its orphans here, not to init
-  if (orphans !== undefined) {
-    throw new AgentBlockError(`--sandbox: cannot keep the run's processes below the launcher: ${orphans}`);
+  // a run killed outright leaves its orphans here, not to init
+  if (c.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) !== 0) {
+    throw new AgentBlockError(`--sandbox: cannot keep the run's processes below the launcher: ${lastError(c).text}`);
   }
   const cmd = selfArgs(req, "runtime");
   let child: Deno.ChildProcess;
@@ -430,7 +430,10 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
   try {
     code = (await run.child.status).code;
     // the runtime ends its own orphans; a runtime killed outright left them to this process
-    if (hasChildren()) await endMembers(() => ({ root: Deno.pid }), 500);
+    if (hasChildren()) {
+      const { endMembers } = await import("../proc/tree.ts"); // loaded only then: start-up
+      await endMembers(() => ({ root: Deno.pid }), 500);
+    }
     sayQuarantine(runSweep(run.plan), say, "the confined run");
     sweepDone(run.note);
   } catch (e) {
