@@ -72,7 +72,9 @@ export const QUARANTINE_MARK = ".agent-block-quarantined-";
  * @param since the run's start (ms since the epoch)
  * @param runId what the quarantined names end with
  * @param skip directories neither checked nor walked (resolved paths)
- * @param depth how many levels below each root to walk (default: all; 0: the root's own entries)
+ * @param depth how many levels below each root to walk (default: all; 0: the root's own entries;
+ *   -1: the root not even read — a shared directory such as `/tmp`, too big and busy to list — but
+ *   checked by name: its own `.git`, and whether it is itself laid out as a repository)
  */
 export function sweepRepositories(
   roots: readonly string[],
@@ -164,9 +166,32 @@ export function sweepRepositories(
   };
   for (const root of roots) {
     if (skipSet.has(root)) continue;
-    walk(root, 0);
+    if (depth >= 0) {
+      walk(root, 0);
+      continue;
+    }
+    const dotGit = join(root, ".git");
+    if (exists(dotGit) && (changed(dotGit) || (isDir(dotGit) && treeChanged(dotGit)))) quarantine(dotGit);
+    const head = join(root, "HEAD");
+    const layout = exists(head) &&
+      (exists(join(root, "commondir")) || (isDir(join(root, "objects")) && isDir(join(root, "refs"))));
+    // its entries of a repository by name (treeChanged would read the whole directory)
+    if (
+      layout &&
+      ["HEAD", "objects", "refs", "commondir", "config", "hooks"].some((n) => changed(join(root, n)))
+    ) {
+      quarantine(head);
+    }
   }
   return out;
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 function exists(path: string): boolean {
@@ -191,10 +216,10 @@ export interface SweepPlan {
   runId: string;
 }
 
-/** `plan` swept: its roots whole, its `topOnly` directories one level. */
+/** `plan` swept: its roots whole, its `topOnly` directories for a repository of their own. */
 export function runSweep(plan: SweepPlan): SweepResult {
   const whole = sweepRepositories(plan.roots, plan.since, plan.runId, plan.skip);
-  const top = sweepRepositories(plan.topOnly, plan.since, plan.runId, plan.skip, 0);
+  const top = sweepRepositories(plan.topOnly, plan.since, plan.runId, plan.skip, -1);
   return {
     quarantined: [...whole.quarantined, ...top.quarantined],
     failed: [...whole.failed, ...top.failed],

@@ -388,7 +388,9 @@ function launchConfined(req: LaunchRequest): StartedRun {
   // process stays, outside the run, to sweep after it.
   // a run killed outright leaves its orphans here, not to init
   if (c.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) !== 0) {
-    throw new AgentBlockError(`--sandbox: cannot keep the run's processes below the launcher: ${lastError(c).text}`);
+    throw new AgentBlockError(
+      `--sandbox: cannot keep the run's processes below the launcher: ${lastError(c).text}`,
+    );
   }
   const cmd = selfArgs(req, "runtime");
   let child: Deno.ChildProcess;

@@ -117,3 +117,23 @@ Deno.test({
     Deno.removeSync(notes, { recursive: true });
   }
 });
+
+Deno.test("git sweep: a shared directory (/tmp) is checked by name only: its own .git and layout, nothing below", async () => {
+  const root = await tempDir("ab_sweep_");
+  try {
+    repo(join(root, "below"));
+    repo(root);
+    const r = sweepRepositories([root], 0, "s", [], -1);
+    assert.deepEqual(r.quarantined.map((q) => q.path), [join(root, ".git")]);
+    assert.ok(Deno.statSync(join(root, "below", ".git")).isDirectory, "below is other programs'");
+    Deno.mkdirSync(join(root, "objects"));
+    Deno.mkdirSync(join(root, "refs"));
+    Deno.writeTextFileSync(join(root, "HEAD"), "ref: refs/heads/main\n");
+    assert.deepEqual(sweepRepositories([root], 0, "b", [], -1).quarantined.map((q) => q.path), [
+      join(root, "HEAD"),
+    ]);
+    assert.equal(r.dirs, 0, "the directory itself is never listed");
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
