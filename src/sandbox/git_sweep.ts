@@ -33,8 +33,9 @@
  *   it back.
  * Skipped: the paths in `skip` (the project's own `.git`, read-only to the run: the user may be
  * using it meanwhile) and what lies below them. Symlinks are never followed. The roots are walked
- * whole, with synchronous calls on the caller's thread (the launcher's main thread is itself
- * inside the run's Landlock domain, so a rename can only land inside the grants).
+ * whole — but `/tmp`, other programs' too and often large, which is checked by name only (its own
+ * `.git`, its own layout) — with synchronous calls on the caller's thread (the launcher's main
+ * thread is itself inside the run's Landlock domain, so a rename can only land inside the grants).
  *
  * A launcher killed outright cannot sweep, so each notes its sweep first (`recordPending`, in the
  * home's `sandbox-sweeps/`, read-only to the run; emptied by `sweepDone`), and the next launch on

@@ -33,7 +33,8 @@
  *    (the runtime ends its own orphans; one killed outright leaves them here), then sweeps the
  *    write grants for git repositories the run created or changed and renames each aside
  *    (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW` directories whole,
- *    `/tmp` only for a `.git` of its own; the project's own `.git` is skipped), says each on
+ *    `/tmp` by name only, for a `.git` of its own or its being laid out as a repository; the
+ *    project's own `.git` is skipped), says each on
  *    stderr, and exits with the runtime's code (128 + the signal when it was killed). So whoever
  *    started the run sees it end only after the sweep: the next `git status` cannot come first.
  *    The pid the starter holds is this process's; the runtime is its child in the same process
