@@ -31,6 +31,11 @@
  *   a `.git` directory, of its `HEAD` inside the same way first, or the directory aside would still
  *   be a repository to git started inside it): nothing is deleted; the user reviews it and renames
  *   it back.
+ * A directory the run made unlistable (mode 0311: git still reaches a `.git` in it by name) or
+ * read-only (no rename in it) is given its owner's read, write and search back first: the sweep runs
+ * without capabilities, as the user, and the run's directories are the user's. One it still cannot
+ * list or rename in (another owner's) is reported, never passed over in silence.
+ *
  * Skipped: the paths in `skip` (the project's own `.git`, read-only to the run: the user may be
  * using it meanwhile) and what lies below them. Symlinks are never followed. The roots are walked
  * whole — but `/tmp`, other programs' too and often large, which is checked by name only (its own
@@ -46,7 +51,7 @@
  * directories on a loaded 2-core machine (a single `find` over it took ~0.2 s; a few ms for a small
  * project). `sweepRepositories` reports how many directories it read.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** A repository the sweep renamed. */
 export interface Quarantined {
@@ -97,12 +102,8 @@ export function sweepRepositories(
   // any entry of a repository's tree (its objects aside) changed since the start
   const treeChanged = (dir: string): boolean => {
     if (changed(dir)) return true;
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync(dir)];
-    } catch {
-      return false;
-    }
+    const entries = list(dir);
+    if (!entries) return false;
     out.dirs++;
     for (const e of entries) {
       if (e.name === "objects") continue;
@@ -114,16 +115,43 @@ export function sweepRepositories(
   const quarantine = (path: string) => {
     let to = `${path}${QUARANTINE_MARK}${runId}`;
     for (let n = 2; exists(to); n++) to = `${path}${QUARANTINE_MARK}${runId}-${n}`;
-    try {
+    const move = () => {
       // a repository directory renamed aside is still one to git started inside it: its HEAD too
       const head = join(path, "HEAD");
       if (Deno.lstatSync(path).isDirectory && exists(head)) {
         Deno.renameSync(head, `${head}${QUARANTINE_MARK}${runId}`);
       }
       Deno.renameSync(path, to);
+    };
+    try {
+      try {
+        move();
+      } catch (e) {
+        if (!(e instanceof Deno.errors.PermissionDenied)) throw e;
+        // the run may have made the directories read-only: it made them, so they are ours to open
+        openUp(dirname(path));
+        if (isDir(path)) openUp(path);
+        move();
+      }
       out.quarantined.push({ path, to });
     } catch (e) {
       out.failed.push({ path, why: (e as Error).message });
+    }
+  };
+  // a directory's entries; one the run made unreadable (or only searchable: its names still work
+  // for git) is opened up first — the run made it, so it is ours
+  const list = (dir: string): Deno.DirEntry[] | undefined => {
+    try {
+      return [...Deno.readDirSync(dir)];
+    } catch (e) {
+      if (!(e instanceof Deno.errors.PermissionDenied)) return undefined; // gone: nothing to read
+      try {
+        openUp(dir);
+        return [...Deno.readDirSync(dir)];
+      } catch (e2) {
+        out.failed.push({ path: dir, why: `cannot read it: ${(e2 as Error).message}` });
+        return undefined;
+      }
     }
   };
   const walk = (dir: string, level: number) => {
@@ -133,20 +161,18 @@ export function sweepRepositories(
     let objects = false;
     let refs = false;
     let commondir = false;
-    try {
-      for (const e of Deno.readDirSync(dir)) {
-        const name = e.name;
-        if (e.isDirectory) subdirs.push(name);
-        // only these five names matter: one comparison of the first letter for the rest
-        const c = name.charCodeAt(0);
-        if (c === 46 && name === ".git") dotGit = e;
-        else if (c === 72 && name === "HEAD") head = !e.isDirectory;
-        else if (c === 111 && name === "objects") objects = e.isDirectory;
-        else if (c === 114 && name === "refs") refs = e.isDirectory;
-        else if (c === 99 && name === "commondir") commondir = true;
-      }
-    } catch {
-      return; // unreadable (or gone): git cannot read it either
+    const entries = list(dir);
+    if (!entries) return;
+    for (const e of entries) {
+      const name = e.name;
+      if (e.isDirectory) subdirs.push(name);
+      // only these five names matter: one comparison of the first letter for the rest
+      const c = name.charCodeAt(0);
+      if (c === 46 && name === ".git") dotGit = e;
+      else if (c === 72 && name === "HEAD") head = !e.isDirectory;
+      else if (c === 111 && name === "objects") objects = e.isDirectory;
+      else if (c === 114 && name === "refs") refs = e.isDirectory;
+      else if (c === 99 && name === "commondir") commondir = true;
     }
     out.dirs++;
     if (head && (commondir || (objects && refs))) {
@@ -185,6 +211,12 @@ export function sweepRepositories(
     }
   }
   return out;
+}
+
+/** Gives the owner read, write and search on `dir` (what the sweep needs to list and rename). */
+function openUp(dir: string): void {
+  const mode = Deno.lstatSync(dir).mode ?? 0;
+  Deno.chmodSync(dir, (mode & 0o7777) | 0o700);
 }
 
 function isDir(path: string): boolean {

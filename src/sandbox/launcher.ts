@@ -472,8 +472,8 @@ function sayQuarantine(r: SweepResult, say: (line: string) => void, who: string)
   }
   for (const f of r.failed) {
     say(
-      `[warn] agent-block: --sandbox: cannot quarantine ${f.path} (${f.why}), a repository ${who} created ` +
-        `or changed: do not run git there before checking its config and hooks`,
+      `[warn] agent-block: --sandbox: cannot check or quarantine ${f.path} (${f.why}) after ${who}: do not ` +
+        `run git there before checking it for a .git or a repository's config and hooks`,
     );
   }
 }

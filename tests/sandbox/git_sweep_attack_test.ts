@@ -93,6 +93,13 @@ for (const path of PATHS) {
           `printf '[core]\\n\\tfsmonitor = touch ${
             pwned(outside, "appended")
           }\\n' >> ${project}/vendor/appended/.git/config`,
+          // in a directory made searchable only (git still finds it by name), and in a read-only one
+          `mkdir -p ${project}/f/inner && cd ${project}/f/inner && git init -q && ${
+            fsmon("hidden")
+          } && chmod 0311 ${project}/f`,
+          `mkdir -p ${project}/g && cd ${project}/g && git init -q && ${
+            fsmon("readonly")
+          } && chmod 0555 ${project}/g`,
           // a bare layout git takes for a repository when started inside it
           `git init -q --bare ${project}/e && git --git-dir=${project}/e config core.pager 'touch ${
             pwned(outside, "bare")
@@ -100,7 +107,17 @@ for (const path of PATHS) {
         ].join("\n");
         const r = await run(project, SHELL, plan, path.env);
         assert.equal(r.code, 0, r.stderr);
-        for (const p of ["a/.git", "b/.git", "c/.git", "d/.git", "vendor/appended/.git", "e/HEAD"]) {
+        const planted = [
+          "a/.git",
+          "b/.git",
+          "c/.git",
+          "d/.git",
+          "vendor/appended/.git",
+          "e/HEAD",
+          "f/inner/.git",
+          "g/.git",
+        ];
+        for (const p of planted) {
           assert.match(
             r.stderr,
             new RegExp(`quarantined ${join(project, p).replaceAll("/", "\\/")} as `),
@@ -116,10 +133,12 @@ for (const path of PATHS) {
         assert.doesNotMatch(r.stderr, /vendor\/kept/);
         assert.ok(Deno.statSync(join(project, "vendor/kept/.git")).isDirectory);
         // outside, git runs nothing the run planted
-        for (const d of ["a", "b", "c", "d", "vendor/appended"]) git(["status"], join(project, d));
+        for (const d of ["a", "b", "c", "d", "vendor/appended", "f/inner", "g"]) {
+          git(["status"], join(project, d));
+        }
         git(["-c", "core.pager=", "log"], join(project, "e"));
         git(["log"], join(project, "e"));
-        for (const name of ["dir", "file", "moved", "appended", "bare"]) {
+        for (const name of ["dir", "file", "moved", "appended", "bare", "hidden", "readonly"]) {
           assert.throws(() => Deno.statSync(pwned(outside, name)), Deno.errors.NotFound, name);
         }
         // and what was planted was real: renamed back, the first repository runs its command
