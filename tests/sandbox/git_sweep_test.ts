@@ -137,3 +137,16 @@ Deno.test("git sweep: a shared directory (/tmp) is checked by name only: its own
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("git sweep: .GIT counts as .git (a casefolded directory finds it so)", async () => {
+  const root = await tempDir("ab_sweep_");
+  try {
+    Deno.mkdirSync(join(root, "a"));
+    Deno.writeTextFileSync(join(root, "a", ".GIT"), "gitdir: /tmp/elsewhere\n");
+    assert.deepEqual(sweepRepositories([root], 0, "c").quarantined.map((q) => q.path), [
+      join(root, "a", ".GIT"),
+    ]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
