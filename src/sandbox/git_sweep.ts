@@ -66,7 +66,7 @@ export interface Quarantined {
 /** What one sweep found. */
 export interface SweepResult {
   quarantined: Quarantined[];
-  /** Entries that should have been quarantined and could not be renamed, with why. */
+  /** Entries that could not be checked (a directory it cannot read) or renamed, with why. */
   failed: { path: string; why: string }[];
   /** Directories read. */
   dirs: number;
