@@ -1,8 +1,13 @@
 /**
  * Sandbox start-up: `agent-block --sandbox -s hello.lua` against `agent-block -s hello.lua`, in
  * the same run and interleaved. The sandbox costs one more start: the launcher (the CLI up to
- * its flag parsing, then the Landlock, seccomp and mount calls) `execve`s the runtime, which
- * starts as an unconfined run would. Target: at most 1.3 × the unconfined run. Prints medians
+ * its flag parsing, then the Landlock, seccomp and mount calls) starts the runtime as its child,
+ * which starts as an unconfined run would, and once it has ended sweeps the grants for
+ * repositories the run made (a few ms on this project: `src/sandbox/git_sweep.ts`). With the
+ * launcher staying as the run's parent and sweeping (December 2026, loaded 2-core machine, three
+ * interleaved rounds each against the commit before): ratio 1.25/1.41/1.45 against 1.29/1.43/1.32,
+ * and in two 40-run interleaved A/Bs of the sandboxed run alone 292.9 vs 267.7 ms and 201.7 vs
+ * 203.0 ms (the unconfined run, unchanged, moved as much): no cost above the noise. Target: at most 1.3 × the unconfined run. Prints medians
  * (and minimums) of `BENCH_ITERATIONS` (default 25) runs per variant and the ratio; skipped
  * with the reason where the sandbox cannot be had (not Linux, no Landlock).
  *
@@ -90,8 +95,8 @@ export default async function sandboxBench(): Promise<void> {
  * against a local OpenAI mock, `--sandbox --sandbox-net allow-list` (every request through the
  * bridge and the proxy; the mock is allowed as the configured `OPENAI_BASE_URL`) against
  * `--sandbox` with the network open, interleaved. Wall time of the process, and CPU of the run
- * with its proxy: this process is a child subreaper, so the proxy (which outlives the launcher's
- * `execve` as the run's child and ends with it) is reaped here and counted in
+ * with its proxy: this process is a child subreaper, so the proxy (the launcher's child, ended by
+ * the launcher after the run) is reaped here and counted in
  * `getrusage(RUSAGE_CHILDREN)`. Target: at most 1.15 × on both.
  *
  * Measured (December 2026, shared 2-core machine, open loop ~0.8 s CPU, 1.4-1.7 s wall): wall

@@ -1,6 +1,8 @@
 /**
  * The run path's way into the sandbox: deciding that a run asked for it, and handing it to the
- * launcher (`src/sandbox/launcher.ts`, loaded only then), which re-executes the process confined.
+ * launcher (`src/sandbox/launcher.ts`, loaded only then), which starts the run again, confined, as
+ * its child, waits for it, sweeps the grants for git repositories it made or changed and exits
+ * with its code.
  *
  * Two entries:
  * - `launchRun`, from the run command: a run that asked (`--sandbox`, or `AGENT_BLOCK_SANDBOX`
@@ -36,7 +38,11 @@ export function sandboxWanted(s: RunSettings): boolean {
 
 const enc = new TextEncoder();
 
-/** Hands the run to the launcher; returns only by throwing (`AgentBlockError`: fail closed). */
+/**
+ * Hands the run to the launcher, which exits the process with the run's code once the run has
+ * ended and been swept; returns only by throwing (`AgentBlockError`: fail closed), and throws
+ * only before the confined run has started (so the early path's fall-through never runs it twice).
+ */
 export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage): Promise<never> {
   const { launchSandboxed, prepareNet } = await import("../sandbox/launcher.ts");
   const processEnv = edgeProcessEnv();

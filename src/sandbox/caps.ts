@@ -6,14 +6,16 @@
  * `CAP_MKNOD` a child could make a disk's device node and write any file system; with
  * `CAP_SYS_ADMIN`, `CAP_NET_RAW` and the rest it could reach around Landlock in other ways.
  *
- * Owns `dropCapabilities`, called by the launcher after its mounts and before `execve`:
+ * Owns `dropCapabilities`, called by the launcher on its main thread after its mounts and before
+ * it starts the runtime (capabilities are a thread's own; the child inherits that thread's):
  * 1. every capability is dropped from the bounding set (`PR_CAPBSET_DROP`, 0 to the kernel's
  *    `cap_last_cap`), so no later `execve` can grant one, not even to uid 0 (root's file
  *    capabilities are masked by the bounding set); an unprivileged user, who may not change it
  *    and holds no capability, keeps it (no-new-privs already stops every way to gain one);
  * 2. the ambient set is cleared (`PR_CAP_AMBIENT_CLEAR_ALL`);
  * 3. the effective, permitted and inheritable sets are emptied (`capset`), so the launcher itself
- *    holds none when it becomes the runtime (inheritable is what root's `execve` would add back).
+ *    thread holds none when it starts the runtime (inheritable is what root's `execve` would add
+ *    back).
  * The runtime needs none (it signals only its own children, and writes only what Landlock grants
  * by ownership). Any failing step is an `AgentBlockError`: a half-dropped set is never run.
  */

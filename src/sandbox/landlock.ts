@@ -18,8 +18,8 @@
  * It does not catch UDP, and its TCP rules are by port, not host.
  *
  * Invariant: Landlock confines the calling thread only (no TSYNC before ABI 8), so it is applied
- * by the launcher on its main thread right before `execve` (`launcher.ts`): every thread of the
- * runtime is created after it. Fail-closed: no ABI, or an explicit TCP denial without network
+ * by the launcher on its main thread right before that thread starts the runtime as its child
+ * (`launcher.ts`): the child, and every thread of it, is created after it. Fail-closed: no ABI, or an explicit TCP denial without network
  * rules (ABI < 4), is an error, never a silent weaker run.
  */
 import { AgentBlockError } from "../errors.ts";

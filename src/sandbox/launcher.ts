@@ -18,13 +18,29 @@
  * 4. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
  *    ruleset and the seccomp filter (`seccomp.ts`, all threads);
  * 5. prints one start-up line on stderr (what is enforced, and what is not; the allowed hosts);
- * 6. `execve`s this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled
- *    binary; `src/proc/self.ts`) with `--sandbox-stage=runtime` first. From source that command
- *    uses `node_modules` as it is (`--node-modules-dir=manual`), which the first stage laid out
- *    before any of this (`src/cli/sandbox_launch.ts`): inside the boundary it is read-only. Same
- *    pid, so process groups, tags and the
- *    parent-death signal are unchanged; every thread and child of the new image is inside the
- *    boundary, which no later code can lift.
+ * 6. starts this same program (`Deno.execPath()`: `deno run -A cli.ts`, or the compiled binary;
+ *    `src/proc/self.ts`) with `--sandbox-stage=runtime` first, as its child. From source that
+ *    command uses `node_modules` as it is (`--node-modules-dir=manual`), which the first stage laid
+ *    out before any of this (`src/cli/sandbox_launch.ts`): inside the boundary it is read-only.
+ *    Every step above confined this process's main thread — Landlock, the capabilities, the mount
+ *    namespace and no-new-privs are each a thread's own, and the seccomp filter is every thread's
+ *    — and a child started from it inherits them all, so the runtime and everything it starts is
+ *    inside the boundary, which no later code can lift (checked: `stage.ts`). The launcher's other
+ *    threads (Deno's pools) are not confined: it does nothing on them but wait (no file call of
+ *    the sweep below is asynchronous);
+ * 7. stays, outside the run, as the run's parent and a child subreaper: it passes SIGINT, SIGTERM
+ *    and SIGHUP on to the runtime, waits for it, ends whatever of the run is still left below it
+ *    (the runtime ends its own orphans; one killed outright leaves them here), then sweeps the
+ *    write grants for git repositories the run created or changed and renames each aside
+ *    (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW` directories whole,
+ *    `/tmp` by name only, for a `.git` of its own or its being laid out as a repository; the
+ *    project's own `.git` is skipped), says each on
+ *    stderr, and exits with the runtime's code (128 + the signal when it was killed). So whoever
+ *    started the run sees it end only after the sweep: the next `git status` cannot come first.
+ *    The pid the starter holds is this process's; the runtime is its child in the same process
+ *    group (a group signal reaches both). If this process is itself killed outright (SIGKILL to
+ *    its pid alone), no sweep runs: the next launch on the same home sweeps for it
+ *    (`pendingSweeps`).
  *
  * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
  * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
@@ -44,7 +60,22 @@ import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { agentBlockHome, flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
-import { resolvePolicy, type SandboxPolicy, sandboxRequest } from "./policy.ts";
+import {
+  gitDirsOf,
+  resolvePolicy,
+  type SandboxPolicy,
+  sandboxRequest,
+  SERVE_RECORD_FILES,
+  SWEEPS_DIR,
+} from "./policy.ts";
+import {
+  pendingSweeps,
+  recordPending,
+  runSweep,
+  sweepDone,
+  type SweepPlan,
+  type SweepResult,
+} from "./git_sweep.ts";
 import { applyLandlock, landlockAbi, type LandlockPlan, planLandlock } from "./landlock.ts";
 import { installSeccomp } from "./seccomp.ts";
 import { protectPaths, userNamespaceHop } from "./mount_ns.ts";
@@ -190,28 +221,59 @@ function projectAdded(
   return Object.fromEntries(Object.entries(env).filter(([k]) => !Object.hasOwn(processEnv, k)));
 }
 
-/** Applies the sandbox and becomes the confined runtime; returns only by throwing. */
-export function launchSandboxed(req: LaunchRequest): never {
+/**
+ * Applies the sandbox, starts the confined runtime and waits for it; then sweeps the grants for
+ * repositories the run made or changed and exits with the run's code. Returns only by throwing,
+ * and throws only before the runtime has started.
+ */
+export async function launchSandboxed(req: LaunchRequest): Promise<never> {
+  let run: StartedRun;
   try {
-    return launchConfined(req);
+    run = launchConfined(req);
   } catch (e) {
     req.net?.proxy?.kill();
+    sweepDone(notedSweep); // no run started: nothing to sweep for it later
     throw e;
   }
+  return await superviseRun(run, req.say);
 }
 
-function launchConfined(req: LaunchRequest): never {
+const PR_SET_CHILD_SUBREAPER = 36;
+
+/** The sweep this launch noted (`recordPending`), until the run has started. */
+let notedSweep: Deno.FsFile | undefined;
+
+/** The confined runtime, started, and what the sweep after it needs. */
+interface StartedRun {
+  child: Deno.ChildProcess;
+  plan: SweepPlan;
+  /** The sweep's note (`recordPending`), emptied once it is done. */
+  note?: Deno.FsFile;
+}
+
+function launchConfined(req: LaunchRequest): StartedRun {
   const c = kernel();
   const net = req.net ?? { mode: "open", allow: [] };
   const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
-  const private_ = [mcpAuthDir(home), flowLocksDir(home), serveLocksDir(home)];
+  const private_ = [mcpAuthDir(home), flowLocksDir(home), serveLocksDir(home), join(home, SWEEPS_DIR)];
   for (const dir of [home, join(home, "lib"), join(home, "blocks"), ...private_]) {
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: private_.includes(dir) ? 0o700 : 0o777 });
     } catch {
       // not creatable: it grants nothing, and the run reports what it cannot write
+    }
+  }
+  // serve's record is read by every later manager, unconfined: on a home where none has run yet
+  // a confined run could create it (or, beside a record not open, its -wal or -journal, which
+  // the next opener would replay into it). Empty files now, so the mount covers each of them
+  // (SQLite takes an empty file for an empty database, an empty -wal or -journal for none).
+  for (const name of SERVE_RECORD_FILES) {
+    try {
+      Deno.writeFileSync(join(home, name), new Uint8Array(), { createNew: true, mode: 0o600 });
+    } catch {
+      // there already (the mount covers it), or not creatable (the home grants nothing then)
     }
   }
   // A manager lock an earlier version left readable could be opened and held from inside.
@@ -272,6 +334,30 @@ function launchConfined(req: LaunchRequest): never {
     }
     if (ns.status === "unavailable") throw netRefusal(ns.why);
   }
+  // The sweep after the run (`superviseRun`), noted first where the run cannot write, so a launcher
+  // killed before it leaves it to the next launch on the project; and those earlier ones left.
+  const dirs = policy.writable.filter((w) => w.dir && w.source !== "device");
+  const whole = dirs.filter((w) => w.source !== "tmp").map((w) => w.path);
+  const sweep: SweepPlan = {
+    since: Date.now(),
+    roots: whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/"))),
+    topOnly: dirs.filter((w) => w.source === "tmp").map((w) => w.path),
+    skip: [...new Set([...policy.gitDirs, ...gitDirsOf(policy.project)])],
+    runId: crypto.randomUUID().slice(0, 8),
+  };
+  const sweeps = join(home, SWEEPS_DIR);
+  sayQuarantine(
+    pendingSweeps(sweeps, sweep),
+    req.say,
+    "an earlier confined run, whose launcher was killed before its sweep",
+  );
+  const note = recordPending(sweeps, sweep);
+  notedSweep = note;
+  if (!note) {
+    warnings.push(
+      `cannot note this run's repository sweep in ${sweeps}: if the launcher is killed outright, nothing sweeps after the run`,
+    );
+  }
   const paths = [...policy.gitDirs, ...policy.configPaths];
   if (paths.length) {
     const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
@@ -299,7 +385,97 @@ function launchConfined(req: LaunchRequest): never {
   if (arch) installSeccomp(c, arch, { tcp: policy.tcp });
   for (const w of warnings) req.say(`[warn] agent-block: --sandbox: ${w}`);
   req.say(startupLine(policy, plan, arch !== undefined, git, config, net));
-  execve(c, selfArgs(req, "runtime"), runtimeEnv);
+  // Everything above confined this (main) thread: a child it starts is inside the boundary; this
+  // process stays, outside the run, to sweep after it.
+  // a run killed outright leaves its orphans here, not to init
+  if (c.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) !== 0) {
+    throw new AgentBlockError(
+      `--sandbox: cannot keep the run's processes below the launcher: ${lastError(c).text}`,
+    );
+  }
+  const cmd = selfArgs(req, "runtime");
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(cmd[0], {
+      args: cmd.slice(1),
+      env: runtimeEnv,
+      clearEnv: true,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn();
+  } catch (e) {
+    throw new AgentBlockError(
+      `--sandbox: cannot start the confined runtime (${cmd[0]}): ${(e as Error).message}`,
+    );
+  }
+  return { child, plan: sweep, note };
+}
+
+/**
+ * Waits for the confined runtime (passing on the signals that would have reached it as this
+ * process), ends whatever of the run is left below this process, sweeps the grants
+ * (`git_sweep.ts`) and exits with the runtime's code. Never throws: the run has started.
+ */
+async function superviseRun(run: StartedRun, say: (line: string) => void): Promise<never> {
+  const forward: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [
+    sig,
+    () => {
+      try {
+        run.child.kill(sig);
+      } catch {
+        // ended meanwhile
+      }
+    },
+  ]);
+  for (const [sig, fn] of forward) Deno.addSignalListener(sig, fn);
+  let code = 1;
+  try {
+    code = (await run.child.status).code;
+    // the runtime ends its own orphans; a runtime killed outright left them to this process
+    if (hasChildren()) {
+      const { endMembers } = await import("../proc/tree.ts"); // loaded only then: start-up
+      await endMembers(() => ({ root: Deno.pid }), 500);
+    }
+    sayQuarantine(runSweep(run.plan), say, "the confined run");
+    sweepDone(run.note);
+  } catch (e) {
+    say(`[warn] agent-block: --sandbox: the sweep after the run failed: ${(e as Error).message}`);
+    if (code === 0) code = 1;
+  }
+  Deno.exit(code);
+}
+
+/**
+ * True unless `/proc` shows this process has no child left (any thread's): the cheap answer for a
+ * run that ended its own processes, before the walk of every process `endMembers` makes.
+ */
+function hasChildren(): boolean {
+  try {
+    for (const t of Deno.readDirSync(`/proc/${Deno.pid}/task`)) {
+      if (Deno.readTextFileSync(`/proc/${Deno.pid}/task/${t.name}/children`).trim() !== "") return true;
+    }
+    return false;
+  } catch {
+    return true; // no such file here: ask endMembers
+  }
+}
+
+/** Says on stderr what a sweep quarantined, and what it could not. */
+function sayQuarantine(r: SweepResult, say: (line: string) => void, who: string): void {
+  for (const q of r.quarantined) {
+    say(
+      `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
+        `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it ` +
+        `back (a directory's HEAD inside it too)`,
+    );
+  }
+  for (const f of r.failed) {
+    say(
+      `[warn] agent-block: --sandbox: cannot check or quarantine ${f.path} (${f.why}) after ${who}: do not ` +
+        `run git there before checking it for a .git or a repository's config and hooks`,
+    );
+  }
 }
 
 /**

@@ -16,7 +16,7 @@
  *
  * Owns how the namespace is had:
  * - with `CAP_SYS_ADMIN` (root), `unshare(CLONE_NEWNS)` on the launcher's main thread (a
- *   multi-threaded process may unshare its mount namespace; the exec'd runtime inherits it);
+ *   multi-threaded process may unshare its mount namespace; the runtime that thread starts inherits it);
  * - otherwise through a user namespace, which a multi-threaded process cannot enter: the
  *   launcher re-executes itself through util-linux `unshare --user --map-current-user
  *   --keep-caps --mount` (`userNamespaceHop`, probed once; `--keep-caps` because an `execve` as a
@@ -49,7 +49,8 @@ export type GitProtection =
   | { status: "unavailable"; why: string };
 
 /**
- * Makes `dirs` (directories or files) read-only for this process and what it becomes.
+ * Makes `dirs` (directories or files) read-only for this process's main thread (the whole process
+ * after the user-namespace hop) and what it starts or becomes.
  * @param inUserNs this launcher was started by the `unshare` hop (its namespaces are new already)
  * @param viaUserNs take the user-namespace hop even with privilege (the test seam
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`, so the unprivileged path is tested as root); without a

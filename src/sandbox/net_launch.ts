@@ -8,7 +8,7 @@
  *   compiled this binary at `--sandbox-stage=proxy`) with a Unix socket in a fresh private
  *   directory and a random token (both on its stdin), and waits for its `ready` line. It is started
  *   before the namespace exists, so it alone keeps the host's network; it ends when the run
- *   does (it watches its parent, which the launcher becomes by `execve`);
+ *   does (it watches its parent: the launcher, which stays until the run has ended and been swept);
  * - `enterNetNamespace`: `unshare(CLONE_NEWNET)` on the launcher's main thread (as root), then
  *   `lo` up (`SIOCSIFFLAGS`): the namespace has that loopback and no other interface, so no route
  *   out — TCP, UDP and DNS to anywhere outside fail with `ENETUNREACH`, and abstract Unix

@@ -5,7 +5,7 @@
  * hosts and ports the allow-list names (`net_policy.ts`).
  *
  * Why a process of its own, in TypeScript: it has to be outside the namespace while the run is
- * inside, and the launcher becomes the run (`execve`, same pid); a Deno program is what this
+ * inside, and the launcher's own thread is confined with the run; a Deno program is what this
  * project ships everywhere (the compiled binary runs it as `--sandbox-stage=proxy`), and CONNECT
  * plus absolute-URI forwarding is a small amount of code — no HTTP library, just the request
  * head. It never parses a body.

@@ -23,13 +23,19 @@
  *   the `gitdir:` target of a `.git` file (and that target's `commondir`, where a worktree's
  *   hooks live), unless `AGENT_BLOCK_SANDBOX_GIT_RW=1` (`gitDirs`); and agent-block's own
  *   configuration and code (`configPaths`): the project's `.env`, the home's `lib/` and `blocks/`
- *   tiers, `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`) and
+ *   tiers, `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`/`-journal`,
+ *   `SERVE_RECORD_FILES`, which the launcher creates empty where absent, so that a run can neither
+ *   make a record on a fresh home nor leave a journal the next opener replays into one) and
  *   the MCP token store (`mcp-auth/`: logins a later unconfined run trusts), and the flow runs'
  *   locks (`flow-locks/`: a lock a confined run could create or hold would make a dead flow run
  *   look live, `flows/run_lock.ts`) and `serve`'s managers' locks (`serve-locks/`: one a confined
  *   run could hold would keep every later manager of the project from starting), each where it
  *   exists (the launcher creates `lib/`, `blocks/`, `mcp-auth/`, `flow-locks/` and `serve-locks/`
- *   first, so they always do);
+ *   first, so they always do), and the notes of the repository sweeps launchers owe
+ *   (`sandbox-sweeps/`, created first too; `git_sweep.ts`: a note a run could write or remove would
+ *   widen or cancel a sweep);
+ * - what no grant can refuse — a new `.git` anywhere in the grants — is the launcher's sweep after
+ *   the run (`git_sweep.ts`), not this policy's;
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
  *   is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the unprivileged path to the read-only paths (a
@@ -91,17 +97,30 @@ export const STARTER_ONLY = [
   "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS",
 ] as const;
 
+/**
+ * `serve`'s record and the files SQLite reads beside it (a `-wal` or hot `-journal` is replayed
+ * into the database by its next opener): the launcher creates each, empty, where absent.
+ */
+export const SERVE_RECORD_FILES = [
+  "serve.sqlite",
+  "serve.sqlite-wal",
+  "serve.sqlite-shm",
+  "serve.sqlite-journal",
+] as const;
+
+/** The home's notes of the repository sweeps launchers owe (`git_sweep.ts`). */
+export const SWEEPS_DIR = "sandbox-sweeps";
+
 /** The home's entries a confined run may not write (configuration and code of every project). */
 export const HOME_READ_ONLY = [
   "lib",
   "blocks",
   "serve.token",
-  "serve.sqlite",
-  "serve.sqlite-wal",
-  "serve.sqlite-shm",
+  ...SERVE_RECORD_FILES,
   "mcp-auth",
   "flow-locks",
   "serve-locks",
+  SWEEPS_DIR,
 ];
 
 /** A writable path, resolved. */

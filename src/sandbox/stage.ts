@@ -1,7 +1,7 @@
 /**
  * The runtime's side of the sandbox launch: the hidden stage flag and what a stage may assume.
  *
- * The launcher (`launcher.ts`) re-executes agent-block with `--sandbox-stage=<stage>` as the
+ * The launcher (`launcher.ts`) starts agent-block again with `--sandbox-stage=<stage>` as the
  * first argument: `runtime` (or `runtime-no-tcp`) for the confined runtime, `userns` for a
  * second launcher inside a fresh user and mount namespace. `src/cli/main.ts` recognises the
  * prefix and loads this module only then (the normal start-up path imports nothing of the

@@ -11,7 +11,9 @@
  *   read-only (`gitDirs`, `configPaths`);
  * - in fact: a confined block tries to open each listed file for writing (append, nothing
  *   written; creating it where it is absent) on the root path and the user-namespace path, and
- *   every attempt fails, leaving every file as it was.
+ *   every attempt fails, leaving every file as it was; and a repository it makes (`git init`, a
+ *   name nothing can refuse) is no repository once the run has ended: walking every write grant
+ *   (`/tmp` at its top) finds no `.git` but the project's own.
  * The starter's `HOME` is a directory of the test's (outside every grant), so the user's real
  * configuration is never the target.
  */
@@ -20,7 +22,7 @@ import { join } from "node:path";
 import { pathExists, tempDir, tempProject, testEnv } from "../helpers.ts";
 import { outsideDir, sandboxedRun, SKIP } from "./support.ts";
 import { userNamespaceHop } from "../../src/sandbox/mount_ns.ts";
-import { resolvePolicy, sandboxRequest } from "../../src/sandbox/policy.ts";
+import { resolvePolicy, sandboxRequest, SERVE_RECORD_FILES } from "../../src/sandbox/policy.ts";
 
 const noHop = SKIP ?? (() => {
   const hop = userNamespaceHop();
@@ -28,7 +30,8 @@ const noHop = SKIP ?? (() => {
 })();
 if (SKIP) console.warn(`invariant_attack_test: skipped: ${SKIP}`);
 
-const TRY = `local out = {}
+const TRY = `sh.exec("git init -q nested && git -C nested config core.fsmonitor true")
+local out = {}
 for _, path in ipairs(std.json.decode(_PROMPT)) do
   local f, err = io.open(path, "a")
   if f then f:close(); out[path] = "opened" else out[path] = "denied: " .. tostring(err) end
@@ -50,6 +53,8 @@ function readLater(project: string, home: string, user: string): string[] {
     join(home, "blocks", "planted", "job.toml"),
     join(home, "serve.token"),
     join(home, "serve.sqlite"),
+    join(home, "serve.sqlite-wal"),
+    join(home, "serve.sqlite-journal"),
     join(home, "flow-locks", "0123456789abcdef0123456789abcdef.lock"),
     join(user, ".agent-block", "lib", "planted.lua"),
     join(user, ".gitconfig"),
@@ -107,8 +112,25 @@ for (const path of PATHS) {
         for (const t of targets) {
           assert.match(r.value[t] ?? "", /^denied: /, `${t}: ${r.value[t]}`);
           const now = pathExists(t) ? Deno.readFileSync(t) : undefined;
-          assert.deepEqual(now, before.get(t), `${t} changed`);
+          // the launcher creates serve's record files empty where absent, so the mount covers them
+          const made = before.get(t) === undefined && SERVE_RECORD_FILES.some((n) => t === join(home, n));
+          assert.deepEqual(now, made ? new Uint8Array() : before.get(t), `${t} changed`);
         }
+        assert.match(r.stderr, /quarantined [^\n]*\/nested\/\.git as /);
+        const found: string[] = [];
+        const walk = (dir: string, deep: boolean) => {
+          for (const e of Deno.readDirSync(dir)) {
+            const p = join(dir, e.name);
+            if (e.name === ".git" || e.name === "HEAD") found.push(p);
+            else if (deep && e.isDirectory && !e.isSymlink) walk(p, deep);
+          }
+        };
+        for (const w of policy.writable) if (w.dir) walk(w.path, w.source !== "tmp");
+        assert.deepEqual(
+          found.filter((p) => p !== join(project, ".git")),
+          [],
+          "a repository is left in a grant",
+        );
       } finally {
         Deno.removeSync(user, { recursive: true });
         if (!etcBefore && pathExists("/etc/gitconfig")) Deno.removeSync("/etc/gitconfig");

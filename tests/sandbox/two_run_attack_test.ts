@@ -21,6 +21,7 @@ import { pathExists, runCli, tempDir, tempProject, testEnv, waitFor } from "../h
 import { outsideDir, sandboxedRun, sandboxEnv, SKIP } from "./support.ts";
 import { userNamespaceHop } from "../../src/sandbox/mount_ns.ts";
 import { startManager, waitForRun } from "../serve/serve_helpers.ts";
+import { ServeRecord } from "../../src/serve/record.ts";
 
 const noHop = SKIP ?? (() => {
   const hop = userNamespaceHop();
@@ -231,6 +232,47 @@ Deno.test({
     assert.equal(Deno.statSync(token).mode! & 0o777, 0o600);
   },
 });
+
+for (const path of PATHS) {
+  Deno.test({
+    name:
+      `attack: sandbox a confined run creates serve's record, or a -wal or -journal beside one not open (${path.name})`,
+    ignore: path.skip !== undefined,
+    ...opts,
+    fn: async () => {
+      for (const existing of [false, true]) {
+        const home = await tempDir("ab_sbx_home_");
+        const project = await tempProject({ "w.lua": WRITES });
+        try {
+          if (existing) {
+            // a record a manager left: WAL mode, closed (so no -wal or -shm beside it)
+            const rec = new ServeRecord(join(home, "serve.sqlite"), { project, pid: Deno.pid });
+            rec.close();
+            assert.throws(() => Deno.statSync(join(home, "serve.sqlite-wal")), Deno.errors.NotFound);
+          }
+          const before = existing ? Deno.readFileSync(join(home, "serve.sqlite")) : undefined;
+          const names = ["serve.sqlite", "serve.sqlite-wal", "serve.sqlite-shm", "serve.sqlite-journal"];
+          const r = await sandboxedRun(project, "w.lua", {
+            env: testEnv({ AGENT_BLOCK_HOME: home, ...path.env }),
+            prompt: JSON.stringify(names.map((n) => ({ name: n, path: join(home, n), text: "planted" }))),
+          });
+          assert.equal(r.code, 0, r.stderr);
+          for (const n of names) {
+            assert.match(r.value[n], /^denied: .*Read-only file system/, `${n}: ${r.value[n]}`);
+            if (n !== "serve.sqlite" || !existing) assert.equal(Deno.statSync(join(home, n)).size, 0, n);
+          }
+          if (before) assert.deepEqual(Deno.readFileSync(join(home, "serve.sqlite")), before);
+          // a manager started later opens it as its own
+          const rec = new ServeRecord(join(home, "serve.sqlite"), { project, pid: Deno.pid });
+          rec.close();
+        } finally {
+          Deno.removeSync(home, { recursive: true });
+          Deno.removeSync(project, { recursive: true });
+        }
+      }
+    },
+  });
+}
 
 Deno.test({
   name: "attack: sandbox a sandboxed serve job rewrites its job.toml and plants an unsandboxed job",

@@ -1,0 +1,367 @@
+/**
+ * The repository sweep: after a confined run has ended, every git repository in its write grants
+ * that the run created, moved, replaced or reconfigured is renamed to a name git does not read.
+ *
+ * Why: Landlock grants by object, not by name, and a mount can only cover a path that exists, so
+ * nothing inside the run can refuse the creation of a `.git` entry. A run could make one anywhere
+ * it may write — also at the root of a project that sits inside a larger checkout, where it
+ * shadows the outer repository — with `core.fsmonitor`, `core.hooksPath`, `core.pager` or a hook
+ * set, and the next `git status` the user runs there, outside the sandbox, would run its command.
+ * So the launcher (`launcher.ts`) keeps a process outside the run, which calls `sweepRepositories`
+ * once every process of the run has ended, before it exits itself: whoever started the run sees
+ * it end only after the sweep.
+ *
+ * The rule (`since`: the run's start, to the file system's second — Deno's `ctime` has no finer
+ * grain, so a change in the second before the start counts as the run's too):
+ * - an entry named `.git` (in any case: a casefolded directory finds `.GIT` for `.git`; directory,
+ *   file or symlink) whose own status changed at or after
+ *   `since` — created, renamed or hard-linked into place, or rewritten (a `gitdir:` file) — is
+ *   quarantined; the kernel sets `ctime` on each of these and nothing in the run can set it back
+ *   (that takes the clock, `CAP_SYS_TIME`, which the run does not have);
+ * - a `.git` directory that existed before is quarantined when any entry of its tree outside
+ *   `objects/` changed at or after `since`: its `config`, `config.worktree`, `commondir`, `hooks/`
+ *   and each hook, `modules/*` (submodules' own repositories) included. (Git rewrites its files
+ *   through a lock file and a rename, so a repository the run used with git at all counts: the
+ *   sweep cannot tell a commit from a planted hook, and keeps neither.) `objects/` holds only
+ *   content-addressed data git does not run;
+ * - a directory laid out as a repository itself (a bare one, or a linked worktree's: `HEAD` with
+ *   `objects/` and `refs/`, or with `commondir`), which git uses when it is started inside it, is
+ *   quarantined by the same test by renaming its `HEAD` (without one git does not take the
+ *   directory for a repository);
+ * - quarantine is a rename beside the entry, to `<name>.agent-block-quarantined-<run id>` (and, for
+ *   a `.git` directory, of its `HEAD` inside the same way first, or the directory aside would still
+ *   be a repository to git started inside it): nothing is deleted; the user reviews it and renames
+ *   it back.
+ * A directory the run made unlistable (mode 0311: git still reaches a `.git` in it by name) or
+ * read-only (no rename in it) is given its owner's read, write and search back first: the sweep runs
+ * without capabilities, as the user, and the run's directories are the user's. One it still cannot
+ * list or rename in (another owner's) is reported, never passed over in silence.
+ *
+ * Skipped: the paths in `skip` (the project's own `.git`, read-only to the run: the user may be
+ * using it meanwhile) and what lies below them. Symlinks are never followed. The roots are walked
+ * whole — but `/tmp`, other programs' too and often large, which is checked by name only (its own
+ * `.git`, its own layout) — with synchronous calls on the caller's thread (the launcher's main
+ * thread is itself inside the run's Landlock domain, so a rename can only land inside the grants).
+ *
+ * A launcher killed outright cannot sweep, so each notes its sweep first (`recordPending`, in the
+ * home's `sandbox-sweeps/`, read-only to the run; emptied by `sweepDone`), and the next launch on
+ * the same project does the sweeps whose launchers are gone (`pendingSweeps`), before its own run.
+ *
+ * Cost: one `readDir` per directory (entries are not stat'ed) and one `lstat` per `.git` entry and
+ * per file of a repository's tree outside `objects/`: 0.2-0.6 s for a tree of 100,000 files in 1,100
+ * directories on a loaded 2-core machine (a single `find -name .git` over it took 0.2-0.4 s; not
+ * worth a second way of walking), a few ms for a small project. `sweepRepositories` reports how
+ * many directories it read.
+ */
+import { dirname, join } from "node:path";
+
+/** A repository the sweep renamed. */
+export interface Quarantined {
+  /** The entry as it was (`…/.git`, or a bare repository's `…/HEAD`). */
+  path: string;
+  /** Where it is now. */
+  to: string;
+}
+
+/** What one sweep found. */
+export interface SweepResult {
+  quarantined: Quarantined[];
+  /** Entries that could not be checked (a directory it cannot read) or renamed, with why. */
+  failed: { path: string; why: string }[];
+  /** Directories read. */
+  dirs: number;
+}
+
+/** The suffix of a quarantined entry's name. */
+export const QUARANTINE_MARK = ".agent-block-quarantined-";
+
+/**
+ * Walks `roots` (directories) and quarantines what the rule above says.
+ * @param since the run's start (ms since the epoch)
+ * @param runId what the quarantined names end with
+ * @param skip directories neither checked nor walked (resolved paths)
+ * @param depth how many levels below each root to walk (default: all; 0: the root's own entries;
+ *   -1: the root not even read — a shared directory such as `/tmp`, too big and busy to list — but
+ *   checked by name: its own `.git`, and whether it is itself laid out as a repository)
+ */
+export function sweepRepositories(
+  roots: readonly string[],
+  since: number,
+  runId: string,
+  skip: readonly string[] = [],
+  depth = Infinity,
+): SweepResult {
+  const floor = Math.floor(since / 1000) * 1000;
+  const skipSet = new Set(skip);
+  const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
+  const changed = (path: string): boolean => {
+    try {
+      return (Deno.lstatSync(path).ctime?.getTime() ?? Infinity) >= floor;
+    } catch {
+      return false; // gone meanwhile: nothing left to read
+    }
+  };
+  // any entry of a repository's tree (its objects aside) changed since the start
+  const treeChanged = (dir: string): boolean => {
+    if (changed(dir)) return true;
+    const entries = list(dir);
+    if (!entries) return false;
+    out.dirs++;
+    for (const e of entries) {
+      if (e.name === "objects") continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory ? treeChanged(p) : changed(p)) return true;
+    }
+    return false;
+  };
+  const quarantine = (path: string) => {
+    let to = `${path}${QUARANTINE_MARK}${runId}`;
+    for (let n = 2; exists(to); n++) to = `${path}${QUARANTINE_MARK}${runId}-${n}`;
+    const move = () => {
+      // a repository directory renamed aside is still one to git started inside it: its HEAD too
+      const head = join(path, "HEAD");
+      if (Deno.lstatSync(path).isDirectory && exists(head)) {
+        Deno.renameSync(head, `${head}${QUARANTINE_MARK}${runId}`);
+      }
+      Deno.renameSync(path, to);
+    };
+    try {
+      try {
+        move();
+      } catch (e) {
+        if (!(e instanceof Deno.errors.PermissionDenied)) throw e;
+        // the run may have made the directories read-only: it made them, so they are ours to open
+        openUp(dirname(path));
+        if (isDir(path)) openUp(path);
+        move();
+      }
+      out.quarantined.push({ path, to });
+    } catch (e) {
+      out.failed.push({ path, why: (e as Error).message });
+    }
+  };
+  // a directory's entries; one the run made unreadable (or only searchable: its names still work
+  // for git) is opened up first — the run made it, so it is ours
+  const list = (dir: string): Deno.DirEntry[] | undefined => {
+    try {
+      return [...Deno.readDirSync(dir)];
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return undefined; // gone: nothing to read
+      if (!(e instanceof Deno.errors.PermissionDenied)) {
+        out.failed.push({ path: dir, why: `cannot read it: ${(e as Error).message}` });
+        return undefined;
+      }
+      try {
+        openUp(dir);
+        return [...Deno.readDirSync(dir)];
+      } catch (e2) {
+        out.failed.push({ path: dir, why: `cannot read it: ${(e2 as Error).message}` });
+        return undefined;
+      }
+    }
+  };
+  const walk = (dir: string, level: number) => {
+    const subdirs: string[] = [];
+    const dotGits: Deno.DirEntry[] = [];
+    let head = false;
+    let objects = false;
+    let refs = false;
+    let commondir = false;
+    const entries = list(dir);
+    if (!entries) return;
+    for (const e of entries) {
+      const name = e.name;
+      if (e.isDirectory) subdirs.push(name);
+      // only these five names matter: one comparison of the first letter for the rest
+      const c = name.charCodeAt(0);
+      // any case: on a case-insensitive file system (a casefolded directory) git finds `.GIT` too
+      if (c === 46 && name.length === 4 && name.toLowerCase() === ".git") dotGits.push(e);
+      else if (c === 72 && name === "HEAD") head = !e.isDirectory;
+      else if (c === 111 && name === "objects") objects = e.isDirectory;
+      else if (c === 114 && name === "refs") refs = e.isDirectory;
+      else if (c === 99 && name === "commondir") commondir = true;
+    }
+    out.dirs++;
+    if (head && (commondir || (objects && refs))) {
+      // a directory git takes for a repository when started inside it
+      if (treeChanged(dir)) quarantine(join(dir, "HEAD"));
+      return;
+    }
+    for (const g of dotGits) {
+      const p = join(dir, g.name);
+      if (!skipSet.has(p) && (changed(p) || (g.isDirectory && treeChanged(p)))) quarantine(p);
+    }
+    if (level >= depth) return;
+    for (const name of subdirs) {
+      // a repository's insides are not walked for more: treeChanged read them
+      if (dotGits.some((g) => g.name === name)) continue;
+      const p = dir + "/" + name;
+      if (!skipSet.has(p)) walk(p, level + 1);
+    }
+  };
+  for (const root of roots) {
+    if (skipSet.has(root)) continue;
+    if (depth >= 0) {
+      walk(root, 0);
+      continue;
+    }
+    const dotGit = join(root, ".git");
+    if (exists(dotGit) && (changed(dotGit) || (isDir(dotGit) && treeChanged(dotGit)))) quarantine(dotGit);
+    const head = join(root, "HEAD");
+    const layout = exists(head) &&
+      (exists(join(root, "commondir")) || (isDir(join(root, "objects")) && isDir(join(root, "refs"))));
+    // its entries of a repository by name (treeChanged would read the whole directory)
+    if (
+      layout &&
+      ["HEAD", "objects", "refs", "commondir", "config", "hooks"].some((n) => changed(join(root, n)))
+    ) {
+      quarantine(head);
+    }
+  }
+  return out;
+}
+
+/** Gives the owner read, write and search on `dir` (what the sweep needs to list and rename). */
+function openUp(dir: string): void {
+  const mode = Deno.lstatSync(dir).mode ?? 0;
+  Deno.chmodSync(dir, (mode & 0o7777) | 0o700);
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One run's sweep: what `runSweep` walks, and the quarantine names' run id. */
+export interface SweepPlan {
+  /** The run's start (ms since the epoch). */
+  since: number;
+  /** Directories swept whole (the project first). */
+  roots: string[];
+  /** Directories checked only for a repository of their own (`/tmp`: other programs' too). */
+  topOnly: string[];
+  /** Directories neither checked nor walked (the project's own repository). */
+  skip: string[];
+  runId: string;
+}
+
+/** `plan` swept: its roots whole, its `topOnly` directories for a repository of their own. */
+export function runSweep(plan: SweepPlan): SweepResult {
+  const whole = sweepRepositories(plan.roots, plan.since, plan.runId, plan.skip);
+  const top = sweepRepositories(plan.topOnly, plan.since, plan.runId, plan.skip, -1);
+  return {
+    quarantined: [...whole.quarantined, ...top.quarantined],
+    failed: [...whole.failed, ...top.failed],
+    dirs: whole.dirs + top.dirs,
+  };
+}
+
+/** This process's identity that outlives nothing: its pid and its start (`/proc/<pid>/stat`). */
+function processKey(pid: number): string | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return `${pid}-${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
+  } catch {
+    return undefined; // gone
+  }
+}
+
+/**
+ * Notes `plan` in `dir` (the home's `sandbox-sweeps/`, read-only to the run) before the run starts,
+ * under this process's pid and start time (the user-namespace hop's second launcher, the same
+ * process after `execve`, rewrites the first one's note). Returns the note, open for writing, so
+ * `sweepDone` can empty it once the mounts make its directory read-only to this process too; or
+ * undefined when it cannot be written (the launcher says so: a killed launcher leaves no sweep).
+ */
+export function recordPending(dir: string, plan: SweepPlan): Deno.FsFile | undefined {
+  const key = processKey(Deno.pid);
+  if (!key) return undefined;
+  try {
+    const f = Deno.openSync(join(dir, `${key}.json`), {
+      write: true,
+      create: true,
+      truncate: true,
+      mode: 0o600,
+    });
+    f.writeSync(new TextEncoder().encode(JSON.stringify(plan)));
+    return f;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Empties the note `recordPending` opened: the sweep it names is done. */
+export function sweepDone(note: Deno.FsFile | undefined): void {
+  try {
+    note?.truncateSync(0);
+    note?.close();
+  } catch {
+    // the next launch sweeps again: more quarantine, never less
+  }
+}
+
+/**
+ * The sweeps earlier launchers on `current`'s project noted and never did (killed outright before it), done
+ * now; called before the run is confined. A note whose launcher still lives is another run's,
+ * left alone; an empty one (done) is removed; one of another project waits for that project's
+ * next run. A note is only trusted as far as the run could not have written it: the roots must be
+ * `current`'s (this run's, so a note names nothing this run could not write), so is `skip`,
+ * and its start is no earlier than 2 s before the note's own `ctime` (which no process can set).
+ */
+export function pendingSweeps(dir: string, current: SweepPlan): SweepResult {
+  const project = current.roots[0];
+  const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dir)];
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const m = /^(\d+)-(\d+)\.json$/.exec(e.name);
+    if (!m || !e.isFile) continue;
+    const path = join(dir, e.name);
+    if (processKey(Number(m[1])) === `${m[1]}-${m[2]}`) continue; // its launcher is still there
+    let plan: SweepPlan | undefined;
+    let ctime = 0;
+    try {
+      const info = Deno.lstatSync(path);
+      ctime = info.ctime?.getTime() ?? Date.now();
+      const text = Deno.readTextFileSync(path);
+      if (text !== "") plan = JSON.parse(text) as SweepPlan;
+    } catch {
+      plan = undefined; // unreadable: nothing to go by
+    }
+    if (plan && plan.roots?.[0] !== project) continue; // that project's next run sweeps it
+    if (plan) {
+      const r = runSweep({
+        since: Math.max(Number(plan.since) || 0, ctime - 2000),
+        roots: current.roots.filter((r) => plan!.roots.includes(r)),
+        topOnly: current.topOnly.filter((t) => (plan!.topOnly ?? []).includes(t)),
+        skip: current.skip,
+        runId: String(plan.runId).replace(/[^0-9a-z]/gi, "").slice(0, 16) || "earlier",
+      });
+      out.quarantined.push(...r.quarantined);
+      out.failed.push(...r.failed);
+      out.dirs += r.dirs;
+    }
+    try {
+      Deno.removeSync(path);
+    } catch {
+      // left for the next one
+    }
+  }
+  return out;
+}
