@@ -212,9 +212,12 @@ async function endTrees(procs: readonly ManagedProcess[], graceMs: number, tag?:
     if (tag !== undefined) list.push({ tag });
     return list;
   };
-  await endMembers(trees, graceMs);
+  // Leaders that had all exited before a walk that found nothing: no exit can leave anything
+  // behind any more, so the closing walk is skipped (each walk reads every process's environment).
+  const exitedBefore = procs.every((p) => p.exited);
+  const found = await endMembers(trees, graceMs);
   await Promise.all(procs.map((p) => p.status.catch(() => undefined)));
-  await endMembers(trees, 0);
+  if (found || !exitedBefore) await endMembers(trees, 0);
 }
 
 /** Where children's environments come from: a run's `RunEnv` (read per spawn) or a fixed record. */

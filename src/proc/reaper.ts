@@ -70,14 +70,18 @@ export function disown(pid: number): void {
   own.delete(pid);
 }
 
-/** Direct children of this process, from `/proc/self/task/<tid>/children` (or the whole table). */
+/**
+ * Children of this process's main thread, from `/proc/self/task/<pid>/children` (or, where that
+ * cannot be read, every child from the whole table). An adopted orphan always lands there: the
+ * kernel re-parents an orphan to the subreaper's first live thread, the main thread while the
+ * process lives. A child another thread spawned (a worker's) is Deno's own and never reaped
+ * here, so the other threads' lists — one file each, read on every SIGCHLD — are not needed.
+ */
 function children(): number[] {
-  const out: number[] = [];
   try {
-    for (const t of Deno.readDirSync("/proc/self/task")) {
-      const text = Deno.readTextFileSync(`/proc/self/task/${t.name}/children`);
-      for (const s of text.split(" ")) if (s) out.push(Number(s));
-    }
+    const text = Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/children`);
+    const out: number[] = [];
+    for (const s of text.split(" ")) if (s) out.push(Number(s));
     return out;
   } catch {
     return processTable().filter((r) => r.ppid === Deno.pid).map((r) => r.pid);

@@ -168,14 +168,19 @@ export function signalAll(pids: Iterable<number>, signal: Deno.Signal): void {
  * signalled before anything is waited for), then — while any is left after `graceMs` — SIGKILL
  * to every member, re-read each round (a process forked meanwhile is a member too), for at most
  * `killMs` more. `graceMs` 0: SIGKILL at once. Each round of waiting reads the table once, not
- * once per tree. Resolves when none is left or the time is up.
+ * once per tree. Resolves when none is left or the time is up: true when the first walk found
+ * any member or live group (false: nothing of the trees existed, and nothing was signalled —
+ * a walk that found no member has nothing that could fork one, so it is not walked again).
  */
-export async function endMembers(trees: () => Trees, graceMs: number, killMs = 2000): Promise<void> {
+export async function endMembers(trees: () => Trees, graceMs: number, killMs = 2000): Promise<boolean> {
+  let found: boolean | undefined;
   if (graceMs > 0) {
     const first = asList(trees());
     const known = members(first);
     const groups = leaderGroups(first);
-    for (const g of groups) signalGroup(g, "SIGTERM");
+    const live = groups.filter((g) => signalGroup(g, "SIGTERM"));
+    if (!known.length && !live.length) return false;
+    found = true;
     signalAll(known, "SIGTERM");
     const deadline = Date.now() + graceMs;
     while (Date.now() < deadline && anyLeft(known, groups)) {
@@ -186,11 +191,12 @@ export async function endMembers(trees: () => Trees, graceMs: number, killMs = 2
   for (;;) {
     const now = asList(trees());
     const groups = leaderGroups(now);
-    for (const g of groups) signalGroup(g, "SIGKILL");
+    const live = groups.filter((g) => signalGroup(g, "SIGKILL"));
     const left = members(now);
+    found ??= left.length > 0 || live.length > 0;
     signalAll(left, "SIGKILL");
-    if (!left.length && (!procUnreadable() || !groups.some((g) => signalGroup(g, "SIGKILL")))) return;
-    if (Date.now() >= deadline) return;
+    if (!left.length && (!procUnreadable() || !groups.some((g) => signalGroup(g, "SIGKILL")))) return found;
+    if (Date.now() >= deadline) return found;
     await new Promise((r) => setTimeout(r, 5));
   }
 }
