@@ -14,7 +14,9 @@
  *   children it spawned. On each SIGCHLD, every zombie child that Deno did not spawn (`own`) is
  *   reaped with `waitpid`, so a long run that leaves many short-lived background jobs does not
  *   fill the process table;
- * - `endOrphans`: SIGTERM, then SIGKILL after the grace, to every process still below this one.
+ * - `endOrphans`: SIGTERM, then SIGKILL after the grace, to every process still below this one;
+ * - telling `tree.ts`, once a subreaper, that every process of its trees is below this one
+ *   (`limitTableToSubtree`): ending a tree then reads this process's subtree, not all of `/proc`.
  *
  * Fails safe: where it cannot (not Linux, `/proc` unreadable, no FFI permission, no libc) it
  * says why once through
@@ -24,7 +26,7 @@
  * records it in `own` until Deno has reaped it, so no child of Deno's is ever reaped here.
  */
 import { setChildSubreaper, waitpidNoHang } from "./libc.ts";
-import { endMembers, processTable, procUnreadable } from "./tree.ts";
+import { endMembers, limitTableToSubtree, processTable, procUnreadable } from "./tree.ts";
 
 let requested: ((message: string) => void) | undefined;
 let state: "off" | "on" | "unavailable" = "off";
@@ -57,6 +59,8 @@ export function beforeSpawn(): void {
     return;
   }
   state = "on";
+  // Everything a run starts now stays below this process: trees are looked for there only.
+  limitTableToSubtree(Deno.pid);
   Deno.addSignalListener("SIGCHLD", reap);
 }
 
