@@ -101,7 +101,10 @@ Deno.test({
     parent.kill("SIGKILL");
     await parent.status;
     await reader.cancel();
-    await waitFor(() => !processAlive(sleeper), { what: `sleep ${sleeper} to die with its parent`, timeoutMs: 20_000 });
+    await waitFor(() => !processAlive(sleeper), {
+      what: `sleep ${sleeper} to die with its parent`,
+      timeoutMs: 20_000,
+    });
   },
 });
 
