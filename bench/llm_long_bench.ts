@@ -49,11 +49,21 @@
  *   50 requests saved ~10 MB for ~15 % more CPU: neither kept. A streamed body (chunked) stays flat
  *   but took ~27 ms a request in Deno's fetch;
  * - a shell turn: Deno's `detached` spawn forked the whole host (~13-18 ms of blocked main thread
- *   per child); children now start through posix_spawn behind `setsid` and `setpriv` (~2 ms
- *   blocked), and the two wrappers' execs (~3-5 ms of CPU each here) are most of what remains
- *   against the AI SDK's plain `Deno.Command`. One helper process per run forking the children
- *   (session and parent-death signal set there) would remove them, but replaces
- *   `Deno.ChildProcess` throughout `src/proc`: not done;
+ *   per child); children then started through posix_spawn behind `setsid` and `setpriv`, two
+ *   dynamic execs (~0.6-0.7 ms of CPU each, measured with a loop of 500) before the command's
+ *   own. Now one exec of the session stub (`src/proc/session_stub.ts`, 252 bytes, static: ~0.05
+ *   ms) sets both; ending a run's trees walks `/proc` once when nothing is left (was four walks,
+ *   each reading every process's environment), in the CLI only the host's subtree (it is a
+ *   subreaper, so every member is there); the reaper reads one `children` file per SIGCHLD, not
+ *   one per thread; the lifeline's sentinel starts behind `setsid` instead of forking the host.
+ *   Same run, `BENCH_LONG_ONLY=sh BENCH_BASELINE=9b77cc4` (the code before): an `sh.exec` turn
+ *   6.9-7.1 → 4.7-5.2 ms, 1.75-1.78 × → 1.23-1.30 × the AI SDK's. What is left (perf, 300 turns
+ *   against the `add` tool's run): the command's `/bin/sh` itself (~0.5 ms, as the SDK's), the
+ *   host's share of a spawn as Deno does it (two `ReadableStream`s, the op, the pidfd) and the Lua
+ *   side of an async host call. 0.6 × is out of reach for any design that execs `/bin/sh` once per
+ *   command: the AI SDK's own turn is ~2.2 ms of model turn plus ~1.4 ms of spawn, and agent-block's
+ *   model turn alone is ~1.9 ms here; it would take running commands without an exec per command
+ *   (a long-lived shell per run), which changes what `sh -c` means for a command;
  * - against 6298b43, start-up (`-s hello.lua`) is ~1.3 × and peak RSS ~+7 MB from the start on
  *   (that commit loaded a committed bundle of the CLI, since removed on purpose); the loop itself
  *   is faster (loop CPU 0.65-0.72 × at 10 and 100 turns).

@@ -39,7 +39,8 @@ export function parentDeathWrapper(): ParentDeathWrapper | { why: string } {
   if (probed) return probed;
   const stub = sessionStub();
   if ("path" in stub) return probed = { path: stub.path, kind: "stub" };
-  return probed = setprivWrapper();
+  const setpriv = setprivWrapper();
+  return probed = "path" in setpriv ? setpriv : { why: `${setpriv.why}; no session stub: ${stub.why}` };
 }
 
 function setprivWrapper(): ParentDeathWrapper | { why: string } {
