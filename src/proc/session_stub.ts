@@ -110,6 +110,12 @@ function probe(): { path: string } | { why: string } {
   if (typeof fd === "string") return { why: fd };
   const path = `/proc/self/fd/${fd}`;
   try {
+    // Without the permission already granted, the probe would prompt for a path nobody knows.
+    if (Deno.permissions.querySync({ name: "run", command: path }).state !== "granted") {
+      return { why: `no run permission for ${path}` };
+    }
+  } catch { /* no permissions API: the probe decides */ }
+  try {
     const r = new Deno.Command(path, {
       args: ["/bin/sh", "-c", ":"],
       clearEnv: true,
