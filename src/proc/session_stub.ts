@@ -15,7 +15,9 @@
  * 2. `setsid()` (a spawned child is never a group leader, so this cannot fail for it): the child
  *    leads a new session and process group whose ids are its pid;
  * 3. `execve(PROGRAM, [PROGRAM, ARG...], environ)`: same pid, the settings survive the exec.
- * It exits 125 when step 1 or 2 fails, 127 when the exec fails (as `env` and shells do). The
+ * It exits 125 when step 1 or 2 fails, 127 when the exec fails (as `env` and shells do) — say a
+ * file that is neither a binary nor a `#!` script, which `setpriv`'s `execvp` used to hand to
+ * `/bin/sh` and Deno's own spawn refuses (`Exec format error`). The
  * machine code is listed below instruction by instruction; `tests/proc/session_stub_test.ts` runs
  * it and checks each effect.
  *
