@@ -57,8 +57,8 @@
  *   subreaper, so every member is there); the reaper reads one `children` file per SIGCHLD, not
  *   one per thread; the lifeline's sentinel starts behind `setsid` instead of forking the host.
  *   Same run, `BENCH_LONG_ONLY=sh BENCH_BASELINE=9b77cc4` (the code before): an `sh.exec` turn
- *   6.2-7.1 → 4.3-5.2 ms (0.69-0.74 ×), 1.75-1.98 × → 1.23-1.40 × the AI SDK's (four runs). What is left (perf, 300 turns
- *   against the `add` tool's run): the command's `/bin/sh` itself (~0.5 ms, as the SDK's), the
+ *   6.2-7.1 → 4.3-5.2 ms (0.69-0.74 ×), 1.75-1.98 × → 1.23-1.40 × the AI SDK's (four runs).
+ *   What is left (perf, 300 turns against the `add` tool's run): the command's `/bin/sh` itself (~0.5 ms, as the SDK's), the
  *   host's share of a spawn as Deno does it (two `ReadableStream`s, the op, the pidfd) and the Lua
  *   side of an async host call. 0.6 × is out of reach for any design that execs `/bin/sh` once per
  *   command: the AI SDK's own turn is ~2.2 ms of model turn plus ~1.4 ms of spawn, and agent-block's
