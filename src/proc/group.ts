@@ -2,10 +2,10 @@
  * Process groups: the one module that starts a run's child processes and ends them.
  *
  * Owns: spawning every child in a session of its own (so the child is the leader of a new process
- * group: behind `setsid` where the `setpriv` wrapper is used, `own_session.ts`, else `detached:
- * true`), tagged (`tags.ts`: `AGENT_BLOCK_PROC_TAGS` gets this
- * registry's tag for the child) and, where `setpriv` exists, with a parent-death signal
- * (`parent_death.ts`); the registry of live groups of one run; and ending a child's whole tree
+ * group) with a parent-death signal — both set by the one exec of the session stub
+ * (`session_stub.ts`), else by `setsid` and `setpriv` (`own_session.ts`, `parent_death.ts`), else
+ * a `detached: true` spawn without the signal — tagged (`tags.ts`: `AGENT_BLOCK_PROC_TAGS` gets
+ * this registry's tag for the child); the registry of live groups of one run; and ending a child's whole tree
  * (`tree.ts`: its group, its descendants, and every process carrying its tag — so a daemon that
  * double-forked or called `setsid` ends with it) — SIGTERM, SIGKILL after a grace period if
  * anything of it is still there.
@@ -29,20 +29,19 @@
  * - Before each spawn `reaper.ts` is told (a host that asked to adopt orphans becomes a
  *   subreaper then) and the child's pid is recorded as Deno's own until Deno has reaped it; the
  *   lifeline (`lifeline.ts`) knows this registry's tag, so a host killed outright still has
- *   its trees ended. Apart from `parent_death.ts`'s one-off probe of `setpriv`, the
+ *   its trees ended. Apart from the one-off probes of the session stub, `setpriv` and `setsid`, the
  *   lifeline's one sentinel per process and the sandbox's probe of `unshare`
  *   (`src/sandbox/mount_ns.ts`, before any run exists), no other module starts processes.
  *
  * Why a registry: a child in a session of its own does not end with its host by itself (the
  * parent-death signal covers only a host that dies, and only the direct child). The run ends
  * every tree it started, on success, on error and on SIGINT/SIGTERM. Mechanisms that are
- * unavailable (no `setpriv`, `/proc` unreadable) are reported once per process through `warn`
+ * unavailable (neither the stub nor `setpriv`, `/proc` unreadable) are reported once per process through `warn`
  * on Linux (elsewhere none exists, by design), and ending falls back to the process group alone.
  */
 import { childEnv, type ChildEnvPolicy } from "./child_env.ts";
 import { holdLifeline } from "./lifeline.ts";
-import { parentDeathWrapper, withParentDeath } from "./parent_death.ts";
-import { inOwnSession } from "./own_session.ts";
+import { childStart, parentDeathWrapper } from "./parent_death.ts";
 import { beforeSpawn, disown, ownChild } from "./reaper.ts";
 import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
 import { endMembers, members, procUnreadable, type Tree } from "./tree.ts";
@@ -213,9 +212,12 @@ async function endTrees(procs: readonly ManagedProcess[], graceMs: number, tag?:
     if (tag !== undefined) list.push({ tag });
     return list;
   };
-  await endMembers(trees, graceMs);
+  // Leaders that had all exited before a walk that found nothing: no exit can leave anything
+  // behind any more, so the closing walk is skipped (each walk reads every process's environment).
+  const exitedBefore = procs.every((p) => p.exited);
+  const found = await endMembers(trees, graceMs);
   await Promise.all(procs.map((p) => p.status.catch(() => undefined)));
-  await endMembers(trees, 0);
+  if (found || !exitedBefore) await endMembers(trees, 0);
 }
 
 /** Where children's environments come from: a run's `RunEnv` (read per spawn) or a fixed record. */
@@ -283,12 +285,9 @@ export class ProcessGroups {
     const env = opts.wholeEnv ? { ...base, ...opts.env } : childEnv(base, opts.env ?? {}, this.#policy);
     const tag = `${this.id}.${++this.#spawned}`;
     env[PROC_TAGS_VAR] = tagsValue(base[PROC_TAGS_VAR], tag);
-    // Behind setpriv the program is resolved (a missing one throws here, as spawn would), so
-    // setsid can go in front of it; without setpriv the spawn is detached as it always was.
-    const wrapped = withParentDeath(opts.cmd, env, opts.cwd);
-    const session = "path" in parentDeathWrapper()
-      ? inOwnSession(wrapped)
-      : { argv: wrapped, detached: true };
+    // Behind the session stub (or setsid and setpriv) the program is resolved first (a missing
+    // one throws here, as spawn would); without either the spawn is detached as it always was.
+    const session = childStart(opts.cmd, env, opts.cwd);
     const [program, ...args] = session.argv;
     const lifeline = holdLifeline(this.id);
     if (!reported && Deno.build.os === "linux") {

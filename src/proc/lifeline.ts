@@ -4,7 +4,7 @@
  * A host killed by SIGKILL (or the OOM killer) runs no code, and the parent-death signal
  * (`parent_death.ts`) reaches its direct children only: `sh.exec("sleep 100 & wait")`'s `sleep`
  * lived on. So at its first spawn a host starts one sentinel: a `/bin/sh` in a session of its
- * own, whose standard input is a pipe only the host can write (Deno opens pipes close-on-exec, so
+ * own (behind `setsid`, `own_session.ts`; else a `detached` spawn), whose standard input is a pipe only the host can write (Deno opens pipes close-on-exec, so
  * no child inherits the write end). The kernel closes that pipe however the host ends; the
  * sentinel's `read` then sees end of file and it SIGKILLs, in passes until a pass finds nothing
  * (what forks meanwhile is caught by the next), every process whose environment carries one of
@@ -29,6 +29,7 @@
  * Invariant: the sentinel is recorded as one of Deno's own children (`reaper.ts`), so it is
  * never reaped behind Deno's back; it carries no tag, so no sweep of the host's ends it early.
  */
+import { inOwnSession } from "./own_session.ts";
 import { ownChild } from "./reaper.ts";
 
 /** The sentinel's program: collect tag prefixes; at end of file, sweep until nothing is left. */
@@ -91,15 +92,18 @@ function start(
   if (Deno.build.os !== "linux") return `not Linux (${Deno.build.os})`;
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command("/bin/sh", {
-      args: ["-c", SCRIPT, "sh", first],
+    // Its own session behind `setsid` (a `detached` spawn would fork this whole process), and no
+    // parent-death signal: it must outlive the host.
+    const { argv: [program, ...args], detached } = inOwnSession(["/bin/sh", "-c", SCRIPT, "sh", first]);
+    child = new Deno.Command(program, {
+      args,
       clearEnv: true,
       env: { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" },
       cwd: "/",
       stdin: "piped",
       stdout: "null",
       stderr: "null",
-      detached: true,
+      detached,
     }).spawn();
   } catch (e) {
     return `cannot start /bin/sh: ${(e as Error).message}`;

@@ -3,7 +3,10 @@
  * the child runs.
  *
  * Owns finding `setsid` (fixed system paths, probed once per process by running it) and the argv
- * and `detached` flag a spawn uses to put its child in a session of its own.
+ * and `detached` flag a spawn uses to put its child in a session of its own. Its users: children
+ * started through `setpriv` where the session stub (`session_stub.ts`, which makes the session
+ * itself) cannot run, and the lifeline's sentinel (`lifeline.ts`), which must not get the stub's
+ * parent-death signal.
  *
  * Why: Deno's `detached: true` calls `setsid` in a hook between fork and exec, which makes the
  * spawn fork this whole process (page tables of a runtime with a wasm heap: ~10-15 ms of blocked

@@ -14,7 +14,9 @@
  *   children it spawned. On each SIGCHLD, every zombie child that Deno did not spawn (`own`) is
  *   reaped with `waitpid`, so a long run that leaves many short-lived background jobs does not
  *   fill the process table;
- * - `endOrphans`: SIGTERM, then SIGKILL after the grace, to every process still below this one.
+ * - `endOrphans`: SIGTERM, then SIGKILL after the grace, to every process still below this one;
+ * - telling `tree.ts`, once a subreaper, that every process of its trees is below this one
+ *   (`limitTableToSubtree`): ending a tree then reads this process's subtree, not all of `/proc`.
  *
  * Fails safe: where it cannot (not Linux, `/proc` unreadable, no FFI permission, no libc) it
  * says why once through
@@ -24,7 +26,7 @@
  * records it in `own` until Deno has reaped it, so no child of Deno's is ever reaped here.
  */
 import { setChildSubreaper, waitpidNoHang } from "./libc.ts";
-import { endMembers, processTable, procUnreadable } from "./tree.ts";
+import { endMembers, limitTableToSubtree, processTable, procUnreadable } from "./tree.ts";
 
 let requested: ((message: string) => void) | undefined;
 let state: "off" | "on" | "unavailable" = "off";
@@ -57,6 +59,8 @@ export function beforeSpawn(): void {
     return;
   }
   state = "on";
+  // Everything a run starts now stays below this process: trees are looked for there only.
+  limitTableToSubtree(Deno.pid);
   Deno.addSignalListener("SIGCHLD", reap);
 }
 
@@ -70,14 +74,18 @@ export function disown(pid: number): void {
   own.delete(pid);
 }
 
-/** Direct children of this process, from `/proc/self/task/<tid>/children` (or the whole table). */
+/**
+ * Children of this process's main thread, from `/proc/self/task/<pid>/children` (or, where that
+ * cannot be read, every child from the whole table). An adopted orphan always lands there: the
+ * kernel re-parents an orphan to the subreaper's first live thread, the main thread while the
+ * process lives. A child another thread spawned (a worker's) is Deno's own and never reaped
+ * here, so the other threads' lists — one file each, read on every SIGCHLD — are not needed.
+ */
 function children(): number[] {
-  const out: number[] = [];
   try {
-    for (const t of Deno.readDirSync("/proc/self/task")) {
-      const text = Deno.readTextFileSync(`/proc/self/task/${t.name}/children`);
-      for (const s of text.split(" ")) if (s) out.push(Number(s));
-    }
+    const text = Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/children`);
+    const out: number[] = [];
+    for (const s of text.split(" ")) if (s) out.push(Number(s));
     return out;
   } catch {
     return processTable().filter((r) => r.ppid === Deno.pid).map((r) => r.pid);

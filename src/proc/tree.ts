@@ -10,7 +10,8 @@
  * - the processes carrying a tag (`tags.ts`) — what detached entirely (double fork plus
  *   `setsid`) and was re-parented to init or to a subreaper.
  * This process is never a member. `members` reads `/proc` (Linux); elsewhere it finds nothing,
- * and callers fall back to signalling the process group alone, as before.
+ * and callers fall back to signalling the process group alone, as before. In a child subreaper
+ * (`reaper.ts`) it reads only this process's subtree, where every member is bound to be.
  *
  * Also owns `endTree`, the way a runner ends an agent-block child: SIGTERM to its group only (the
  * child ends its own run's processes, as it does on SIGTERM), then after the grace period — or
@@ -33,8 +34,41 @@ export interface ProcRow {
   state: string;
 }
 
-/** Every process, from `/proc` (empty when unavailable). */
+/** `/proc/<pid>/stat` as a row; undefined once the process is gone. */
+function statRow(pid: number): ProcRow | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // Fields after the command name (which may hold spaces and parentheses).
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
+    return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]) };
+  } catch {
+    return undefined; // the process ended meanwhile
+  }
+}
+
+/**
+ * Set once this process is a child subreaper (`reaper.ts`): then every process a tree can hold is
+ * below it (what any of its children starts, detached or not, is re-parented to it at the
+ * farthest), so `processTable` lists its descendants only — a few files instead of two per
+ * process of the whole machine, with each `members` walk reading every one's environment.
+ */
+let subtreeOf: number | undefined;
+
+/**
+ * Makes `processTable` list the descendants of `pid` only (call once `pid`, this process, is a
+ * subreaper); a no-op where `/proc/<pid>/task/<tid>/children` cannot be read (kernels built
+ * without it), which keeps the whole table.
+ */
+export function limitTableToSubtree(pid: number): void {
+  try {
+    Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`);
+    subtreeOf = pid;
+  } catch { /* the whole table, as before */ }
+}
+
+/** Every process (or, once `limitTableToSubtree` was called, every descendant), from `/proc`. */
 export function processTable(): ProcRow[] {
+  if (subtreeOf !== undefined) return subtreeTable(subtreeOf);
   const out: ProcRow[] = [];
   let entries: Iterable<Deno.DirEntry>;
   try {
@@ -45,12 +79,39 @@ export function processTable(): ProcRow[] {
   for (const e of entries) {
     const c = e.name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
+    const row = statRow(Number(e.name));
+    if (row) out.push(row);
+  }
+  return out;
+}
+
+/** The descendants of `root`, through each thread's `children` list (root itself not listed). */
+function subtreeTable(root: number): ProcRow[] {
+  const out: ProcRow[] = [];
+  const stack = [root];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    let tasks: Iterable<Deno.DirEntry>;
     try {
-      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
-      // Fields after the command name (which may hold spaces and parentheses).
-      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
-      out.push({ pid: Number(e.name), state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]) });
-    } catch { /* the process ended meanwhile */ }
+      tasks = Deno.readDirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const t of tasks) {
+      let text: string;
+      try {
+        text = Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/children`);
+      } catch {
+        continue;
+      }
+      for (const s of text.split(" ")) {
+        const row = s ? statRow(Number(s)) : undefined;
+        if (row) {
+          out.push(row);
+          stack.push(row.pid);
+        }
+      }
+    }
   }
   return out;
 }
@@ -168,14 +229,19 @@ export function signalAll(pids: Iterable<number>, signal: Deno.Signal): void {
  * signalled before anything is waited for), then — while any is left after `graceMs` — SIGKILL
  * to every member, re-read each round (a process forked meanwhile is a member too), for at most
  * `killMs` more. `graceMs` 0: SIGKILL at once. Each round of waiting reads the table once, not
- * once per tree. Resolves when none is left or the time is up.
+ * once per tree. Resolves when none is left or the time is up: true when the first walk found
+ * any member or live group (false: nothing of the trees existed, and nothing was signalled —
+ * a walk that found no member has nothing that could fork one, so it is not walked again).
  */
-export async function endMembers(trees: () => Trees, graceMs: number, killMs = 2000): Promise<void> {
+export async function endMembers(trees: () => Trees, graceMs: number, killMs = 2000): Promise<boolean> {
+  let found: boolean | undefined;
   if (graceMs > 0) {
     const first = asList(trees());
     const known = members(first);
     const groups = leaderGroups(first);
-    for (const g of groups) signalGroup(g, "SIGTERM");
+    const live = groups.filter((g) => signalGroup(g, "SIGTERM"));
+    if (!known.length && !live.length) return false;
+    found = true;
     signalAll(known, "SIGTERM");
     const deadline = Date.now() + graceMs;
     while (Date.now() < deadline && anyLeft(known, groups)) {
@@ -186,11 +252,12 @@ export async function endMembers(trees: () => Trees, graceMs: number, killMs = 2
   for (;;) {
     const now = asList(trees());
     const groups = leaderGroups(now);
-    for (const g of groups) signalGroup(g, "SIGKILL");
+    const live = groups.filter((g) => signalGroup(g, "SIGKILL"));
     const left = members(now);
+    found ??= left.length > 0 || live.length > 0;
     signalAll(left, "SIGKILL");
-    if (!left.length && (!procUnreadable() || !groups.some((g) => signalGroup(g, "SIGKILL")))) return;
-    if (Date.now() >= deadline) return;
+    if (!left.length && (!procUnreadable() || !groups.some((g) => signalGroup(g, "SIGKILL")))) return found;
+    if (Date.now() >= deadline) return found;
     await new Promise((r) => setTimeout(r, 5));
   }
 }
