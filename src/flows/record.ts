@@ -127,6 +127,21 @@ export class FlowRecord {
     return this.store.read(this.runId);
   }
 
+  /** The run's events recorded after `seen` (the run's events up to some point, in order). */
+  eventsAfter(seen: readonly EventRow[]): EventRow[] {
+    return this.store.read(this.runId, (seen[seen.length - 1]?.seq ?? 0) + 1);
+  }
+
+  /** Whether the run is recorded (has its `flow.run_started`), without reading its events. */
+  started(): boolean {
+    return readOnlyQuery(
+      this.store,
+      `SELECT 1 AS x FROM events WHERE stream = ? AND kind = 'flow.run_started' LIMIT 1`,
+      [this.runId],
+      { raw: true },
+    ).length > 0;
+  }
+
   /** `value` as it is recorded (inline, or written to its file). */
   async storeValue(stepKey: string, value: Json): Promise<StoredValue> {
     const text = JSON.stringify(value);
