@@ -130,30 +130,32 @@ function setGlobals(globals: Record<string, Json>): string {
   return set.join(" ");
 }
 
+/** The wrapper's code after the globals and before the block's source (one line, made once). */
+const TAP = [
+  `return (function(main, ...)`,
+  `local arts, last, emit, ulen = {}, nil, bus.emit, utf8.len`,
+  `bus.emit = function(kind, payload, ...)`,
+  `if kind == "artifact" and type(payload) == "table" and payload.name ~= nil then`,
+  `arts[#arts + 1] = { name = tostring(payload.name), content = payload.content }`,
+  `else last = { kind = tostring(kind), payload = payload } end`,
+  `return emit(kind, payload, ...) end`,
+  `local v = main(...)`,
+  // A string (valid UTF-8) with nothing staged or emitted comes back as it is, after the
+  // mark and '=' (a JSON text starts with '{'): no std.json.
+  `if type(v) == "string" and #arts == 0 and last == nil and ulen(v) then return ${
+    luaString(MARK + "=")
+  } .. v end`,
+  `local out = { artifacts = arts, emitted = last }`,
+  `if v == nil then out.type = "none" elseif type(v) == "table" then out.type = "table" out.value = v`,
+  `else out.type = "string" out.value = type(v) == "string" and v or tostring(v) end`,
+  `local ok, text = pcall(std.json.encode, out)`,
+  `if ok then return ${luaString(MARK)} .. text end`,
+  `return v end)(function(...) `,
+].join(" ");
+
 /** The wrapper's code before the block's source (one line). */
 function prefix(globals: Record<string, Json>): string {
-  return [
-    setGlobals(globals),
-    `return (function(main, ...)`,
-    `local arts, last, emit, ulen = {}, nil, bus.emit, utf8.len`,
-    `bus.emit = function(kind, payload, ...)`,
-    `if kind == "artifact" and type(payload) == "table" and payload.name ~= nil then`,
-    `arts[#arts + 1] = { name = tostring(payload.name), content = payload.content }`,
-    `else last = { kind = tostring(kind), payload = payload } end`,
-    `return emit(kind, payload, ...) end`,
-    `local v = main(...)`,
-    // A string (valid UTF-8) with nothing staged or emitted comes back as it is, after the
-    // mark and '=' (a JSON text starts with '{'): no std.json.
-    `if type(v) == "string" and #arts == 0 and last == nil and ulen(v) then return ${
-      luaString(MARK + "=")
-    } .. v end`,
-    `local out = { artifacts = arts, emitted = last }`,
-    `if v == nil then out.type = "none" elseif type(v) == "table" then out.type = "table" out.value = v`,
-    `else out.type = "string" out.value = type(v) == "string" and v or tostring(v) end`,
-    `local ok, text = pcall(std.json.encode, out)`,
-    `if ok then return ${luaString(MARK)} .. text end`,
-    `return v end)(function(...) `,
-  ].join(" ");
+  return setGlobals(globals) + " " + TAP;
 }
 const SUFFIX = "\nend, ...)\n";
 
