@@ -288,7 +288,7 @@ async function evaluate(
     const ids = { ref, key, input_hash: inputHash, occurrence: n };
     const hit = replay.get(replayKey(ref, inputHash, n));
     if (hit) {
-      record.append("replay_hit", { ...ids, status: hit.status });
+      record.hold("replay_hit", { ...ids, status: hit.status }); // committed with the next event
       if (hit.status === "skipped") return { skipped: hit.reason ?? "" };
       return { value: await record.loadValue(hit.stored) };
     }
