@@ -10,6 +10,12 @@
  *
  * Invariants:
  * - Nothing is updated or deleted: a rerun cuts the replay table with a `flow.replay_cut` event.
+ * - Every event is committed before `append` returns, except a replay hit: `replay_hit` is held
+ *   and committed in the transaction of the run's next event (its next dispatch, its end), before
+ *   it. A hit records nothing a resume needs (its step is recorded done already), so a crash
+ *   before that commit loses only hit rows, which the next resume records again; and holding
+ *   them spares a resume one transaction per replayed step. `onAppend` hears of an event once it
+ *   is committed, in log order.
  * - The replay table holds the `step_completed` events whose status is `passed`, `skipped` or
  *   `answered` (never `failed`, `cancelled` or `waiting`), keyed by (ref, input hash, occurrence);
  *   a cut at step `s` drops the first entry of `s` and every entry recorded after it.
@@ -22,7 +28,7 @@
  *   appended for a death), so the state a listing shows depends on the `live` probe it is given.
  */
 import { dirname, join } from "node:path";
-import type { EventRow, EventStore } from "../knl/store.ts";
+import type { EventRow, EventStore, NewEvent } from "../knl/store.ts";
 import { readOnlyQuery } from "../knl/query.ts";
 import { AgentBlockError } from "../errors.ts";
 import { sha256Hex } from "./hash.ts";
@@ -101,30 +107,71 @@ export class FlowRecord {
     });
   }
 
-  /** Appends a `flow.*` event (`kind` without the prefix). */
+  /** Held events (`hold`), committed with the next appended one. */
+  #held: { kind: string; data: Record<string, Json> }[] = [];
+
+  /** Appends a `flow.*` event (`kind` without the prefix), with the held ones before it. */
   append(kind: string, data: Record<string, Json>): void {
-    this.store.append({
+    this.#commit({
       stream: this.runId,
       kind: `flow.${kind}`,
       data: JSON.stringify(data),
-      meta: JSON.stringify({ run: this.runId }),
+      meta: this.#meta(),
     });
     this.onAppend?.(`flow.${kind}`, data);
   }
 
-  /** Closes the session (`status`: the kernel's close status). */
+  /**
+   * Holds a `flow.*` event (a replay hit) to be committed in the transaction of the next
+   * `append` or `close`, before it; `onAppend` is told of it once committed.
+   */
+  hold(kind: string, data: Record<string, Json>): void {
+    this.#held.push({ kind: `flow.${kind}`, data });
+  }
+
+  /** Closes the session (`status`: the kernel's close status), with the held events before it. */
   close(status: string): void {
-    this.store.append({
-      stream: this.runId,
-      kind: "session_close",
-      data: JSON.stringify({ status }),
-      meta: "{}",
-    });
+    this.#commit({ stream: this.runId, kind: "session_close", data: JSON.stringify({ status }), meta: "{}" });
+  }
+
+  #meta(): string {
+    return JSON.stringify({ run: this.runId });
+  }
+
+  /** Commits the held events and `ev` in one transaction, then tells of the held ones. */
+  #commit(ev: NewEvent): void {
+    if (this.#held.length === 0) {
+      this.store.append(ev);
+      return;
+    }
+    const held = this.#held;
+    this.#held = [];
+    const meta = this.#meta();
+    this.store.appendMany([
+      ...held.map((h) => ({ stream: this.runId, kind: h.kind, data: JSON.stringify(h.data), meta })),
+      ev,
+    ]);
+    for (const h of held) this.onAppend?.(h.kind, h.data);
   }
 
   /** Every event of the run. */
   events(): EventRow[] {
     return this.store.read(this.runId);
+  }
+
+  /** The run's events recorded after `seen` (the run's events up to some point, in order). */
+  eventsAfter(seen: readonly EventRow[]): EventRow[] {
+    return this.store.read(this.runId, (seen[seen.length - 1]?.seq ?? 0) + 1);
+  }
+
+  /** Whether the run is recorded (has its `flow.run_started`), without reading its events. */
+  started(): boolean {
+    return readOnlyQuery(
+      this.store,
+      `SELECT 1 AS x FROM events WHERE stream = ? AND kind = 'flow.run_started' LIMIT 1`,
+      [this.runId],
+      { raw: true },
+    ).length > 0;
   }
 
   /** `value` as it is recorded (inline, or written to its file). */

@@ -149,9 +149,14 @@ async function holding<T>(lock: RunLock, f: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Takes run `runId`'s lock, once the run is known to exist (an unknown id is `UnknownFlowRun`). */
+/**
+ * Takes run `runId`'s lock, once the run is known to exist (an unknown id is `UnknownFlowRun`).
+ * Only whether it started is looked up here: its events are read once the lock is held.
+ */
 function lockRun(options: FlowRunOptions, runId: string): RunLock {
-  recordedRun(options, runId);
+  if (!recordOf(options, runId).started()) {
+    throw new UnknownFlowRun(runId, options.store.db.location() ?? "the kernel store");
+  }
   return takeRunLock(options.home, options.store, runId);
 }
 
@@ -212,7 +217,7 @@ async function resumeHeld(runId: string, options: FlowRunOptions & { answer?: Js
     record,
     started.data.init_ctx as Json,
     started.data.task_metadata as Json | undefined,
-    replayTable(record.events()),
+    replayTable([...events, ...record.eventsAfter(events)]),
   );
 }
 
@@ -241,7 +246,7 @@ async function rerunHeld(runId: string, from: string, options: FlowRunOptions): 
     record,
     started.data.init_ctx as Json,
     started.data.task_metadata as Json | undefined,
-    replayTable(record.events()),
+    replayTable([...events, ...record.eventsAfter(events)]),
   );
 }
 
@@ -283,7 +288,7 @@ async function evaluate(
     const ids = { ref, key, input_hash: inputHash, occurrence: n };
     const hit = replay.get(replayKey(ref, inputHash, n));
     if (hit) {
-      record.append("replay_hit", { ...ids, status: hit.status });
+      record.hold("replay_hit", { ...ids, status: hit.status }); // committed with the next event
       if (hit.status === "skipped") return { skipped: hit.reason ?? "" };
       return { value: await record.loadValue(hit.stored) };
     }

@@ -10,8 +10,11 @@
  * taps `bus.emit` (every event still reaches the block's own bus), and returns one marked JSON
  * text holding the block's first return value (a table as JSON, so `return { ok = false }`
  * means what it says — the contract's outcome has only its `tostring`), the artifacts and the
- * last non-artifact event. The run still goes through the runner: the block's chunk name,
- * directory, `require` path, environment, labels and cancellation are the runner's, unchanged.
+ * last non-artifact event — or, for a block that returned a UTF-8 string and staged and emitted
+ * nothing, that string after its own mark: the wrapper of such a step (string globals only, a
+ * plain string back) never loads `std.json`, the cost of a trivial step. The run still goes
+ * through the runner: the block's chunk name, directory, `require` path, environment, labels
+ * and cancellation are the runner's, unchanged.
  *
  * Invariants:
  * - Every step run gets the labels it is given (the flow's run id and the step key), stamped by
@@ -104,27 +107,55 @@ function luaString(s: string): string {
   return out + '"';
 }
 
+/**
+ * The globals set by the wrapper: a string as a Lua literal, the others decoded from one JSON
+ * text. A step whose globals are all strings (`_STEP_KEY` alone, the usual case) never touches
+ * `std.json`, whose first use in a run costs more than a trivial block.
+ */
+function setGlobals(globals: Record<string, Json>): string {
+  const set: string[] = [];
+  const rest: Record<string, Json> = {};
+  let more = false;
+  for (const [k, v] of Object.entries(globals)) {
+    if (typeof v === "string") set.push(`_G[${luaString(k)}] = ${luaString(v)}`);
+    else [rest[k], more] = [v, true];
+  }
+  if (more) {
+    set.push(
+      `do local g = std.json.decode(${
+        luaString(JSON.stringify(rest))
+      }) for k, v in pairs(g) do _G[k] = v end end`,
+    );
+  }
+  return set.join(" ");
+}
+
+/** The wrapper's code after the globals and before the block's source (one line, made once). */
+const TAP = [
+  `return (function(main, ...)`,
+  `local arts, last, emit, ulen = {}, nil, bus.emit, utf8.len`,
+  `bus.emit = function(kind, payload, ...)`,
+  `if kind == "artifact" and type(payload) == "table" and payload.name ~= nil then`,
+  `arts[#arts + 1] = { name = tostring(payload.name), content = payload.content }`,
+  `else last = { kind = tostring(kind), payload = payload } end`,
+  `return emit(kind, payload, ...) end`,
+  `local v = main(...)`,
+  // A string (valid UTF-8) with nothing staged or emitted comes back as it is, after the
+  // mark and '=' (a JSON text starts with '{'): no std.json.
+  `if type(v) == "string" and #arts == 0 and last == nil and ulen(v) then return ${
+    luaString(MARK + "=")
+  } .. v end`,
+  `local out = { artifacts = arts, emitted = last }`,
+  `if v == nil then out.type = "none" elseif type(v) == "table" then out.type = "table" out.value = v`,
+  `else out.type = "string" out.value = type(v) == "string" and v or tostring(v) end`,
+  `local ok, text = pcall(std.json.encode, out)`,
+  `if ok then return ${luaString(MARK)} .. text end`,
+  `return v end)(function(...) `,
+].join(" ");
+
 /** The wrapper's code before the block's source (one line). */
 function prefix(globals: Record<string, Json>): string {
-  return [
-    `do local g = std.json.decode(${
-      luaString(JSON.stringify(globals))
-    }) for k, v in pairs(g) do _G[k] = v end end`,
-    `return (function(main, ...)`,
-    `local arts, last, emit = {}, nil, bus.emit`,
-    `bus.emit = function(kind, payload, ...)`,
-    `if kind == "artifact" and type(payload) == "table" and payload.name ~= nil then`,
-    `arts[#arts + 1] = { name = tostring(payload.name), content = payload.content }`,
-    `else last = { kind = tostring(kind), payload = payload } end`,
-    `return emit(kind, payload, ...) end`,
-    `local v = main(...)`,
-    `local out = { artifacts = arts, emitted = last }`,
-    `if v == nil then out.type = "none" elseif type(v) == "table" then out.type = "table" out.value = v`,
-    `else out.type = "string" out.value = type(v) == "string" and v or tostring(v) end`,
-    `local ok, text = pcall(std.json.encode, out)`,
-    `if ok then return ${luaString(MARK)} .. text end`,
-    `return v end)(function(...) `,
-  ].join(" ");
+  return setGlobals(globals) + " " + TAP;
 }
 const SUFFIX = "\nend, ...)\n";
 
@@ -144,7 +175,10 @@ export function stepRunner(runner: BlockRunner): StepRunner {
     let source: string;
     if ("path" in req.script) {
       try {
-        source = await Deno.readTextFile(req.script.path);
+        // Read synchronously, as the runtime reads a script file (`src/runtime/run.ts`): a block
+        // is small, and an asynchronous read waits for a pool thread, which on a loaded machine
+        // cost a trivial step more than the rest of its dispatch.
+        source = Deno.readTextFileSync(req.script.path);
       } catch (e) {
         const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
         return { outcome: notStarted(`cannot read script ${req.script.path}: ${why}`), artifacts: [] };
@@ -173,6 +207,15 @@ export function stepRunner(runner: BlockRunner): StepRunner {
     const spent = { usage: usageOf(tally), sessions: [...report.sessions] };
     if (outcome.status !== "returned") return { outcome, artifacts: [], ...spent };
     const v = outcome.value;
+    if (typeof v === "string" && v.startsWith(MARK + "=")) {
+      const value = v.slice(MARK.length + 1);
+      return {
+        outcome: { status: "returned", value },
+        returned: { type: "string", value },
+        artifacts: [],
+        ...spent,
+      };
+    }
     if (typeof v === "string" && v.startsWith(MARK)) {
       const env = JSON.parse(v.slice(MARK.length)) as {
         type: "string" | "table" | "none";

@@ -374,3 +374,60 @@ Deno.test("an in-memory store's runs are locked in the process: a live run refus
   assert.equal(again.status, "completed");
   store.close();
 });
+
+Deno.test("replay hits are committed with the run's next event, in order; onEvent hears of each once it is recorded", async () => {
+  const f = await flowProject({
+    "calls/.keep": "",
+    "blocks/a.lua": counted("a"),
+    "blocks/b.lua": counted("b"),
+    "blocks/c.lua": counted("c", failUnlessFixed),
+  });
+  const compiled = f.compile({
+    id: "held",
+    agents: ["a", "b", "c"].map((n) => blockAgent(n)),
+    flow: seq(step("a", P("$.s"), "$.a"), step("b", P("$.a"), "$.b"), step("c", P("$.b"), "$.c")),
+  });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const failed = await runFlow({ ...f.options(compiled), initCtx: { s: "s" } });
+  assert.equal(failed.status, "failed");
+  const before = f.store().read(failed.runId).length;
+
+  await Deno.writeTextFile(join(f.root, "fixed"), "");
+  const heard: string[] = [];
+  const hitsHeardWith: boolean[] = []; // whether c's dispatch was recorded when a hit was heard
+  const resumed = await resumeFlow(failed.runId, {
+    ...f.options(compiled),
+    onEvent: (e) => {
+      // what the listener hears is in the record already, and it hears it in log order
+      const rows = f.store().read(failed.runId).slice(before);
+      const at = rows.findIndex((r, i) => i >= heard.length && r.kind === e.kind);
+      assert.equal(at, heard.length, `${e.kind} was heard before it was recorded, or out of order`);
+      heard.push(e.kind);
+      if (e.kind === "flow.replay_hit") {
+        hitsHeardWith.push(rows.some((r) => r.kind === "flow.step_dispatched" && r.data.ref === "c"));
+      }
+    },
+  });
+  assert.equal(resumed.status, "completed", JSON.stringify(resumed.error));
+  const rows = f.store().read(failed.runId).slice(before);
+  assert.deepEqual(rows.map((r) => [r.kind, r.data.ref ?? null]), [
+    ["flow.run_resumed", null],
+    ["flow.replay_hit", "a"],
+    ["flow.replay_hit", "b"],
+    ["flow.step_dispatched", "c"],
+    ["flow.step_completed", "c"],
+    ["flow.run_finished", null],
+    ["session_close", null],
+  ]);
+  // the two hits landed in the transaction of c's dispatch: consecutive positions, one epoch
+  const [hitA, hitB, dispatched] = rows.slice(1, 4);
+  assert.deepEqual([hitB.position - hitA.position, dispatched.position - hitB.position], [1, 1]);
+  assert.equal(hitA.epoch_ms, dispatched.epoch_ms);
+  assert.deepEqual(heard, rows.slice(0, -1).map((r) => r.kind));
+  assert.deepEqual(hitsHeardWith, [true, true], "the hits were committed with c's dispatch");
+  assert.deepEqual([calls(f.root, "a").length, calls(f.root, "b").length, calls(f.root, "c").length], [
+    1,
+    1,
+    2,
+  ]);
+});

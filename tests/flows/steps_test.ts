@@ -304,3 +304,36 @@ Deno.test("agent_block prompt mode: agent.run with the agent.md body as system p
   assert.equal(usage.output_tokens, 2);
   assert.deepEqual(completed.data.child_sessions, [sessions[0].id]);
 });
+
+Deno.test("a returned string comes back the same with or without the wrapper's JSON envelope", async () => {
+  // A UTF-8 string with nothing staged comes back after its own mark, without std.json; the
+  // same string beside an artifact, invalid UTF-8 and a number go through the envelope.
+  const text = 'naïve \\"quoted\\" \\\\ tab\\t nul\\0 🙂 {not json'; // Lua escapes, decoded by Lua
+  const f = await flowProject({
+    "blocks/plain.lua": `return "${text}"`,
+    "blocks/staged.lua": `bus.emit("artifact", { name = "n", content = 1 })\nreturn "${text}"`,
+    "blocks/bytes.lua": `return "ok\\255\\254"`,
+    "blocks/number.lua": `return 42`,
+    "blocks/keyed.lua": `return _STEP_KEY .. " " .. _TASK_METADATA.ticket .. " " .. type(_TASK_METADATA)`,
+    "blocks/json.lua": `return '{"a": [1, "x"]}'`,
+  });
+  const names = ["plain", "staged", "bytes", "number", "keyed", "json"];
+  const compiled = f.compile({
+    id: "strings",
+    agents: names.map((n) => blockAgent(n)),
+    flow: seq(...names.map((n) => step(n, L(null), `$.${n}`))),
+  });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const r = await runFlow({ ...f.options(compiled), taskMetadata: { ticket: "T-9" } });
+  assert.equal(r.status, "completed", JSON.stringify(r.error));
+  const ctx = r.ctx as Record<string, unknown>;
+  const expected = 'naïve "quoted" \\ tab\t nul\0 🙂 {not json';
+  assert.equal(ctx.plain, expected);
+  assert.deepEqual(ctx.staged, { out: expected, parts: { n: 1 } });
+  assert.equal(ctx.bytes, "ok\uFFFD\uFFFD", "invalid UTF-8 is decoded with replacement characters");
+  assert.equal(ctx.number, "42");
+  assert.match(String(ctx.keyed), new RegExp(`^${r.runId}/keyed/[0-9a-f]{12}/0 T-9 table$`));
+  assert.deepEqual(ctx.json, { a: [1, "x"] });
+  const completed = f.store().read(r.runId).filter((e) => e.kind === "flow.step_completed");
+  assert.deepEqual(completed.map((e) => e.data.value), names.map((n) => ctx[n] as unknown));
+});
