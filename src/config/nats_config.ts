@@ -12,7 +12,7 @@
  * the rule that a flag wins over the file's field, are the edge's (`src/cli/nats_flags.ts`).
  */
 import { AgentBlockError } from "../errors.ts";
-import { NATS_CONFIG_FIELDS } from "./run_config.ts";
+import { NATS_CONFIG_FIELDS, readConfigJson, typeName } from "./run_config.ts";
 
 /** A parsed `serve` / `worker` `--config` file. */
 export interface NatsConfig {
@@ -24,12 +24,6 @@ export interface NatsConfig {
 }
 
 const KNOWN = ["nats", ...NATS_CONFIG_FIELDS];
-
-function typeName(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  return typeof v;
-}
 
 /** Validates parsed JSON as a `serve` / `worker` config. `file` names the file in errors. */
 export function validateNatsConfig(data: unknown, file: string): NatsConfig {
@@ -63,18 +57,5 @@ export function validateNatsConfig(data: unknown, file: string): NatsConfig {
  * @param label how errors name the file (the CLI passes the flag's value)
  */
 export function readNatsConfig(path: string, label = path): NatsConfig {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (e) {
-    const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-    throw new AgentBlockError(`cannot read config ${label}: ${why}`);
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    throw new AgentBlockError(`${label}: not valid JSON: ${(e as Error).message}`);
-  }
-  return validateNatsConfig(data, label);
+  return validateNatsConfig(readConfigJson(path, label), label);
 }

@@ -57,7 +57,8 @@ const KNOWN = new Set([
   ...NATS_CONFIG_FIELDS,
 ]);
 
-function typeName(v: unknown): string {
+/** How a config error names a JSON value's type (`null` and `array` apart from `object`). */
+export function typeName(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
   return typeof v;
@@ -150,6 +151,14 @@ export function validateRunConfig(data: unknown, file: string): RunConfig {
  * @param label how errors name the file (default `path`; the CLI passes the flag's value)
  */
 export function readRunConfig(path: string, label = path): RunConfig {
+  return validateRunConfig(readConfigJson(path, label), label);
+}
+
+/**
+ * A config file's parsed JSON, not yet validated (`run_config.ts` and `nats_config.ts` check it).
+ * @throws AgentBlockError naming `label` when the file cannot be read or is not JSON
+ */
+export function readConfigJson(path: string, label = path): unknown {
   let text: string;
   try {
     text = Deno.readTextFileSync(path);
@@ -157,11 +166,9 @@ export function readRunConfig(path: string, label = path): RunConfig {
     const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
     throw new AgentBlockError(`cannot read config ${label}: ${why}`);
   }
-  let data: unknown;
   try {
-    data = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     throw new AgentBlockError(`${label}: not valid JSON: ${(e as Error).message}`);
   }
-  return validateRunConfig(data, label);
 }
