@@ -312,6 +312,19 @@ class Fields {
   }
 }
 
+/** The `stores` object of `f` (a request's or its settings'), when present. */
+function storesFrom(f: Fields): RunStores | undefined {
+  const st = f.sub("stores");
+  if (!st) return undefined;
+  st.only(STORES);
+  const stores: RunStores = {};
+  for (const k of STORES) {
+    const v = st.str(k, true);
+    if (v !== undefined) stores[k] = v;
+  }
+  return stores;
+}
+
 /** Builds a request from parsed JSON; `file` names the source in errors. */
 export function requestFromObject(data: unknown, file: string): RunRequest {
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
@@ -400,16 +413,8 @@ export function requestFromObject(data: unknown, file: string): RunRequest {
     r.limits = limits;
   }
   set("mcpTimeoutMs", f.positive("mcp_timeout_ms", true));
-  const st = f.sub("stores");
-  if (st) {
-    st.only(STORES);
-    const stores: RunStores = {};
-    for (const k of STORES) {
-      const v = st.str(k, true);
-      if (v !== undefined) stores[k] = v;
-    }
-    r.stores = stores;
-  }
+  const stores = storesFrom(f);
+  if (stores) r.stores = stores;
   const mf = f.sub("mesh");
   if (mf) {
     mf.only(["relay", "secret_key"]);
@@ -485,16 +490,8 @@ function settingsFromObject(f: Fields): RunSettings {
     if (v !== undefined) s[ts] = v;
   }
   const out = s as RunSettings;
-  const st = f.sub("stores");
-  if (st) {
-    st.only(STORES);
-    const stores: RunStores = {};
-    for (const k of STORES) {
-      const v = st.str(k, true);
-      if (v !== undefined) stores[k] = v;
-    }
-    out.stores = stores;
-  }
+  const stores = storesFrom(f);
+  if (stores) out.stores = stores;
   const cf = f.sub("child_env");
   if (cf) {
     const kind = cf.need("kind", cf.oneOf("kind", ["inherit", "strip-secrets", "allowlist"]));

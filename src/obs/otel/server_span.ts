@@ -10,15 +10,8 @@
  * an unreachable collector is told once, as for runs), so a tool result is never held up by the
  * collector; `end` is idempotent.
  */
-import {
-  type Histogram,
-  type MeterProvider,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-} from "@opentelemetry/api";
+import { remoteParentContext } from "./remote_parent.ts";
+import { type Histogram, type MeterProvider, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { otelExport } from "./export.ts";
 import type { TelemetrySettings, TraceParent } from "./settings.ts";
 import { VERSION } from "../../version.ts";
@@ -55,14 +48,7 @@ export function serverSpan(
 ): ServerSpan {
   const ex = otelExport(settings, warn);
   const tracer = ex.tracerProvider.getTracer("agent-block", VERSION);
-  const ctx = o.parent
-    ? trace.setSpanContext(ROOT_CONTEXT, {
-      traceId: o.parent.traceId,
-      spanId: o.parent.spanId,
-      traceFlags: o.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-      isRemote: true,
-    })
-    : ROOT_CONTEXT;
+  const ctx = remoteParentContext(o.parent);
   const attrs = { "mcp.method.name": o.method, "gen_ai.tool.name": o.tool, ...o.attributes };
   const t0 = performance.now();
   const span = tracer.startSpan(

@@ -38,6 +38,7 @@
  * measured, so a span's length is the kernel's. Every span still open when the run ends is ended
  * then. Contents come from the rows, which the run's secrets already masked.
  */
+import { remoteParentContext } from "./remote_parent.ts";
 import {
   type Attributes,
   type Context,
@@ -212,14 +213,7 @@ export class OtelRunTrace implements RunTrace {
     this.#lean = o.tracer instanceof LeanTracer ? o.tracer : undefined;
     this.#instruments = o.meter ? instrumentsOf(o.meter) : undefined;
     this.captureContent = o.captureContent === true;
-    const parentCtx = o.parent
-      ? trace.setSpanContext(ROOT_CONTEXT, {
-        traceId: o.parent.traceId,
-        spanId: o.parent.spanId,
-        traceFlags: o.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-        isRemote: true,
-      })
-      : ROOT_CONTEXT;
+    const parentCtx = remoteParentContext(o.parent);
     const start = now();
     const span = this.#tracer.startSpan(`invoke_agent ${o.name}`, {
       kind: SpanKind.INTERNAL,

@@ -11,7 +11,8 @@
  * anything but `returned`, `deferred` and an exit with code 0); `end` is idempotent, never rejects, and waits for the
  * export's flush at most the settings' bound (an unreachable collector is told once, as for runs).
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from "@opentelemetry/api";
+import { remoteParentContext } from "./remote_parent.ts";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { otelExport } from "./export.ts";
 import type { TelemetrySettings, TraceParent } from "./settings.ts";
 import type { Outcome } from "../../outcome.ts";
@@ -35,14 +36,7 @@ export function workflowSpan(
 ): WorkflowSpan {
   const ex = otelExport(settings, warn);
   const tracer = ex.tracerProvider.getTracer("agent-block", VERSION);
-  const ctx = o.parent
-    ? trace.setSpanContext(ROOT_CONTEXT, {
-      traceId: o.parent.traceId,
-      spanId: o.parent.spanId,
-      traceFlags: o.parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-      isRemote: true,
-    })
-    : ROOT_CONTEXT;
+  const ctx = remoteParentContext(o.parent);
   const span = tracer.startSpan(`invoke_workflow ${o.name}`, {
     kind: SpanKind.INTERNAL,
     attributes: {
