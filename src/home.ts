@@ -1,11 +1,14 @@
 /**
  * Well-known locations of agent-block for one run's environment.
  *
- * Owns the resolution of the user's home directory and of `$AGENT_BLOCK_HOME` (default
- * `~/.agent-block`), the per-user state directory holding the user's `blocks/` and `lib/` tiers and
- * the default databases, and the MCP token store inside it (`mcpAuthDir`), the flow runs'
- * locks (`flowLocksDir`) and `serve`'s managers' locks (`serveLocksDir`). Pure functions of an environment view: they never read the process
- * environment, so two runs with different environments resolve different homes.
+ * Owns the resolution of the user's home directory (`userHome`: HOME, else USERPROFILE) and the
+ * places inside an agent-block home (the per-user state directory: the user's `blocks/` and
+ * `lib/` tiers, the default databases): the MCP token store (`mcpAuthDir`), the flow runs' locks
+ * (`flowLocksDir`) and `serve`'s managers' locks (`serveLocksDir`). Which directory is the home
+ * (`$AGENT_BLOCK_HOME`, default `<user home>/.agent-block`) is a setting, read at the edge
+ * (`agentBlockHome` in `src/config/env_settings.ts`) and passed down as a path. Pure functions of
+ * an environment view or a path: they never read the process environment, so two runs with
+ * different environments resolve different homes.
  */
 import { join } from "node:path";
 
@@ -26,12 +29,6 @@ export function envValue(env: EnvView, name: string): string | undefined {
 export function userHome(env: EnvView, fallback: string): string {
   const v = envValue(env, "HOME") || envValue(env, "USERPROFILE");
   return v ? v : fallback;
-}
-
-/** `$AGENT_BLOCK_HOME` when set and not blank, else `<user home>/.agent-block`. */
-export function agentBlockHome(env: EnvView, fallback: string): string {
-  const v = envValue(env, "AGENT_BLOCK_HOME");
-  return v && v.trim() ? v : join(userHome(env, fallback), ".agent-block");
 }
 
 /**

@@ -108,5 +108,50 @@ export interface MeshSettings {
   recordPayloads?: boolean;
 }
 
+/** How a confined run reaches the network (`--sandbox-net`, `AGENT_BLOCK_SANDBOX_NET`). */
+export type SandboxNetMode = "open" | "off" | "allow-list";
+
+/**
+ * What the sandbox of one launch is configured with (`src/sandbox/**` takes it as it is): read by
+ * the edge (`sandboxSettingsFromEnv`, `src/config/env_settings.ts`) from the environment of
+ * whoever starts the run, made stricter, never looser, by what the project's `.env` adds. Not part
+ * of `RunSettings`: the launcher is a process stage of its own, before any run exists, and the
+ * confined runtime it starts reads its environment again at its own edge.
+ */
+export interface SandboxSettings {
+  /** The agent-block home, absolute (`AGENT_BLOCK_HOME`, else `<HOME>/.agent-block`; starter only). */
+  home: string;
+  /** Extra write grants, absolute, in the order given (`AGENT_BLOCK_SANDBOX_FS_RW`; starter only). */
+  fsRw: string[];
+  /** TCP allowed (`AGENT_BLOCK_SANDBOX_TCP`: the starter's and the project's must both allow it). */
+  tcp: boolean;
+  /** `.git` stays writable (`AGENT_BLOCK_SANDBOX_GIT_RW`; starter only). */
+  gitRw: boolean;
+  /**
+   * The network's mode: the flag, else the starter's variable, else `open`; made stricter by the
+   * project's value; `off` whenever `tcp` is false.
+   */
+  net: SandboxNetMode;
+  /**
+   * The starter's allow-list entries as written, one `host[:port]` each
+   * (`AGENT_BLOCK_SANDBOX_NET_ALLOW`, split at commas and spaces; starter only): their grammar is
+   * the proxy's (`src/sandbox/net_policy.ts`), checked where the allow-list is used.
+   */
+  netAllow: string[];
+  /**
+   * The model providers' base URLs of the run's environment (`ANTHROPIC_BASE_URL`,
+   * `OPENAI_BASE_URL`, when set and not empty): allowed under the allow-list.
+   */
+  providerUrls: { anthropic?: string; openai?: string };
+  /** The test seam's pretended Landlock ABI (`AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI`; starter only). */
+  testAbi?: number;
+  /** The test seam `AGENT_BLOCK_SANDBOX_TEST_USERNS=1` (starter only). */
+  testUserNs: boolean;
+  /** The test seam `AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1` (starter only). */
+  testNoNetns: boolean;
+  /** The starter-only variables the project's `.env` set and that were ignored (one warning each). */
+  ignored: string[];
+}
+
 /** The settings of a run for which the edge read nothing: every default. */
 export const NO_SETTINGS: Readonly<RunSettings> = Object.freeze({});

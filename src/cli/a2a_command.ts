@@ -17,7 +17,7 @@ import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment, edgeProcessEnv } from "./environment.ts";
-import { sandboxRequested } from "../config/env_settings.ts";
+import { sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
@@ -142,7 +142,8 @@ export async function a2aCommand(argv: string[]): Promise<number> {
   if (sandbox) {
     const { sandboxPreflight } = await import("../sandbox/launcher.ts");
     try {
-      sandboxPreflight(edgeProcessEnv(), projectRoot, edge.cwd);
+      // the policy's source is the process environment, not the project's .env
+      sandboxPreflight(sandboxSettingsFromEnv(edgeProcessEnv(), edge.cwd), projectRoot, edge.cwd);
     } catch (e) {
       throw new AgentBlockError(`a2a serve: ${(e as Error).message}`);
     }

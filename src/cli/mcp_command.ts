@@ -36,7 +36,7 @@ import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment, edgeEnvironmentWithoutHostCredentials, edgeProcessEnv } from "./environment.ts";
-import { agentBlockHome, sandboxRequested } from "../config/env_settings.ts";
+import { agentBlockHome, sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
 import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
 import { Secrets } from "../obs/secrets.ts";
 import { ProcessGroups } from "../proc/group.ts";
@@ -252,7 +252,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     // Every run would fail closed where the sandbox cannot be had: fail at start instead.
     const { sandboxPreflight } = await import("../sandbox/launcher.ts");
     try {
-      sandboxPreflight(edgeProcessEnv(), projectRoot, edge.cwd); // the policy's source: not .env
+      // the policy's source is the process environment, not the project's .env
+      sandboxPreflight(sandboxSettingsFromEnv(edgeProcessEnv(), edge.cwd), projectRoot, edge.cwd);
     } catch (e) {
       throw new AgentBlockError(`mcp: ${(e as Error).message}`);
     }

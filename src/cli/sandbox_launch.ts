@@ -7,7 +7,11 @@
  * Two entries:
  * - `launchRun`, from the run command: a run that asked (`--sandbox`, or `AGENT_BLOCK_SANDBOX`
  *   from the environment or the project's `.env`) is launched or fails closed with the
- *   launcher's `AgentBlockError`, before any Lua runs. First it mints `serve`'s token in the home
+ *   launcher's `AgentBlockError`, before any Lua runs. It reads the sandbox's settings once
+ *   (`sandboxSettingsFromEnv`: from the process environment, what the project's `.env` added
+ *   allowed only to make them stricter, and `--sandbox-net`) and hands them to the launcher typed,
+ *   with, in the user-namespace stage, the proxy the first launcher handed across the exec
+ *   (`net_bridge.ts`'s variables). First it mints `serve`'s token in the home
  *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only, and
  *   lays out the run's packages in `node_modules` (`layOutPackages`, `src/proc/self.ts`): the
  *   stages after it use `node_modules` as it is, and the confined one could not write it;
@@ -19,11 +23,11 @@
  *   which decides again and reports — so the early path cannot run anything unconfined. The
  *   `.env` warnings are said by the process that launches, and not again by the stages after it.
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { edgeProcessEnv } from "./environment.ts";
 import { mintTokenIfAbsent } from "../serve/token.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
-import { agentBlockHome, sandboxRequested } from "../config/env_settings.ts";
+import { projectAdded, sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
 import { writeStderr } from "../obs/log.ts";
 import { layOutPackages } from "../proc/self.ts";
 import { AgentBlockError } from "../errors.ts";
@@ -46,11 +50,18 @@ const enc = new TextEncoder();
 export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage): Promise<never> {
   const { launchSandboxed, prepareNet } = await import("../sandbox/launcher.ts");
   const processEnv = edgeProcessEnv();
+  // The sandbox's settings, read once: from the process environment (whoever started the run),
+  // what the project's .env added allowed only to make them stricter (sandboxSettingsFromEnv).
+  const settings = sandboxSettingsFromEnv(processEnv, s.cwd, {
+    fromProject: projectAdded(s.env, processEnv),
+    netFlag: s.sandboxNet,
+    runEnv: s.env,
+  });
   if (stage === undefined) {
     // serve's token exists before the run, so the launcher keeps it read-only: a confined run
     // cannot plant a token a later manager would serve with (minted as serve mints it)
     try {
-      mintTokenIfAbsent(join(resolve(s.cwd, agentBlockHome(processEnv, s.cwd)), "serve.token"));
+      mintTokenIfAbsent(join(settings.home, "serve.token"));
     } catch {
       // a home that cannot be written grants nothing: the launcher says what it could not protect
     }
@@ -70,17 +81,29 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
   }
   const req = {
     argv,
-    env: s.env,
+    settings,
     processEnv,
     cwd: s.cwd,
     project: s.project,
     inUserNs: stage === "userns",
+    // the proxy the first launcher started, handed across the user-namespace hop's exec
+    ...(stage === "userns" ? { handedProxy: await handedProxy(processEnv) } : {}),
     say: (line: string) => writeStderr(enc.encode(line + "\n")),
-    netFlag: s.sandboxNet,
     relay: s.relay,
   };
   // under the allow-list the proxy starts here, outside the namespace the launch enters
   return launchSandboxed({ ...req, net: await prepareNet(req) });
+}
+
+/**
+ * The proxy's socket and token the first launcher handed the user-namespace stage across the
+ * exec (`net_bridge.ts`'s variables, read at this stage's entry).
+ */
+async function handedProxy(
+  processEnv: Readonly<Record<string, string>>,
+): Promise<{ socket?: string; token?: string }> {
+  const { SOCKET_VAR, TOKEN_VAR } = await import("../sandbox/net_bridge.ts");
+  return { socket: processEnv[SOCKET_VAR], token: processEnv[TOKEN_VAR] };
 }
 
 /** The early launch: re-executes a sandboxed run confined, or returns for the ordinary path. */

@@ -41,13 +41,24 @@
  *   anything else asks for the sandbox. The edge hands such a run to the sandbox launcher (or
  *   tells its runner: `ChildRunner`'s `sandbox`, `serve`'s `sandbox`); `refuseSandbox` stops a
  *   command that does not run under it (`agent-block test`) rather than run it unconfined
- *   (`AgentBlockError`, exit 1).
+ *   (`AgentBlockError`, exit 1);
+ * - the sandbox launcher's settings (`sandboxSettingsFromEnv` → `SandboxSettings`, for
+ *   `src/cli/sandbox_launch.ts` and the preflight of `mcp` and `a2a serve`): `AGENT_BLOCK_HOME`,
+ *   `AGENT_BLOCK_SANDBOX_FS_RW` (`:`-separated paths), the switches `AGENT_BLOCK_SANDBOX_TCP`,
+ *   `_GIT_RW`, `_TEST_USERNS`, `_TEST_NO_NETNS` (`1`/`true`/`yes`/`on`/empty or
+ *   `0`/`false`/`no`/`off`, else an `AgentBlockError` naming the variable), the network's mode
+ *   `AGENT_BLOCK_SANDBOX_NET` (`open`, `off`, `allow-list`; `--sandbox-net` wins), its list
+ *   `AGENT_BLOCK_SANDBOX_NET_ALLOW` and the seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI` (a
+ *   non-negative integer), from the starter's environment. What the project's `.env` adds may
+ *   only make the sandbox stricter: the starter-only names (`SANDBOX_STARTER_ONLY`) are ignored
+ *   there and listed for a warning, its `_TCP` counts only as a denial and its `_NET` only when
+ *   stricter (open < allow-list < off).
  *
  * Errors: a numeric variable that is set but malformed throws the `RangeError` of
  * `wholeMilliseconds` (naming the variable and the value); a runner turns it into a run that
  * never started (`raised`, code `config`, exit 1).
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { wholeMilliseconds } from "../run_env.ts";
 import { AgentBlockError, UsageError } from "../errors.ts";
 import { RUN_CORRELATION_IDS } from "../correlation.ts";
@@ -58,7 +69,13 @@ import type { RunConfig } from "./run_config.ts";
 import { userHome } from "../home.ts";
 import { MAX_COMMIT_WINDOW_MS } from "../knl/commit_window.ts";
 import { MAX_BUSY_TIMEOUT_MS } from "../knl/busy_timeout.ts";
-import type { MeshSettings, RunSettings, SettingsLogLevel } from "../run_settings.ts";
+import type {
+  MeshSettings,
+  RunSettings,
+  SandboxNetMode,
+  SandboxSettings,
+  SettingsLogLevel,
+} from "../run_settings.ts";
 
 /** A run environment: a plain record, or anything with `get` (a `RunEnv`, a `Map` in a test). */
 export type EnvSource = Readonly<Record<string, string>> | { get(name: string): string | undefined };
@@ -326,4 +343,146 @@ export function refuseSandbox(env: Readonly<Record<string, string>>, command: st
         `the project's .env)`,
     );
   }
+}
+
+// --- the sandbox launcher's settings (src/sandbox/**, entered from src/cli/sandbox_launch.ts) ---
+
+/**
+ * Settings only the starter's environment may give: the same names in what the project's `.env`
+ * adds are ignored (and listed, for a warning). A confined run could otherwise widen its own next
+ * sandbox through a file inside its project.
+ */
+export const SANDBOX_STARTER_ONLY: readonly string[] = [
+  "AGENT_BLOCK_SANDBOX_FS_RW",
+  "AGENT_BLOCK_SANDBOX_GIT_RW",
+  "AGENT_BLOCK_HOME",
+  "HOME",
+  "USERPROFILE",
+  "AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI",
+  "AGENT_BLOCK_SANDBOX_TEST_USERNS",
+  "AGENT_BLOCK_SANDBOX_NET_ALLOW",
+  "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS",
+];
+
+const SANDBOX_ON = new Set(["", "1", "true", "yes", "on"]);
+const SANDBOX_OFF = new Set(["0", "false", "no", "off"]);
+
+/** A sandbox switch: unset or blank is `fallback`; a spelling of neither is an error naming it. */
+function sandboxSwitch(
+  env: { get(name: string): string | undefined },
+  name: string,
+  fallback: boolean,
+): boolean {
+  const raw = env.get(name);
+  if (raw === undefined) return fallback;
+  const v = raw.trim().toLowerCase();
+  if (v === "") return fallback;
+  if (SANDBOX_ON.has(v)) return true;
+  if (SANDBOX_OFF.has(v)) return false;
+  throw new AgentBlockError(`${name} must be 1, true, yes, on or 0, false, no, off; got '${raw}'`);
+}
+
+/** How strict each network mode is: the project's `.env` may only move up. */
+const NET_STRICTNESS: Record<SandboxNetMode, number> = { open: 0, "allow-list": 1, off: 2 };
+
+/**
+ * `raw` as a network mode (`open`, `off`, `allow-list`, any case, spaces ignored), or an
+ * `AgentBlockError` naming `what` (the flag or the variable) and the value.
+ */
+export function parseSandboxNetMode(raw: string, what: string): SandboxNetMode {
+  const v = raw.trim().toLowerCase();
+  if (v === "open" || v === "off" || v === "allow-list") return v;
+  throw new AgentBlockError(`${what} must be open, off or allow-list; got '${raw}'`);
+}
+
+/** What `sandboxSettingsFromEnv` takes beside the starter's environment. */
+export interface SandboxSettingsInput {
+  /** The variables the project's `.env` added to the run's environment (they may only tighten). */
+  fromProject?: Readonly<Record<string, string>>;
+  /** `--sandbox-net`, when given: it wins over `AGENT_BLOCK_SANDBOX_NET`. */
+  netFlag?: string;
+  /** The run's environment (the starter's with `.env` layered in): the model providers' URLs. */
+  runEnv?: EnvSource;
+}
+
+/**
+ * The sandbox's settings (`SandboxSettings`) from `starter`, the environment of whoever starts
+ * the run (the process environment, never the project's `.env`), made stricter by
+ * `fromProject`: the starter-only names (`SANDBOX_STARTER_ONLY`) there are ignored and listed,
+ * `AGENT_BLOCK_SANDBOX_TCP` there counts only when it denies TCP, `AGENT_BLOCK_SANDBOX_NET`
+ * there only when stricter than the starter's mode. Relative paths are taken from `cwd`.
+ * @throws AgentBlockError naming the variable (or `--sandbox-net`) and the value: a malformed
+ *   `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI`, switch (`_TCP`, `_GIT_RW`, `_TEST_USERNS`,
+ *   `_TEST_NO_NETNS`) or network mode
+ */
+export function sandboxSettingsFromEnv(
+  starter: EnvSource,
+  cwd: string,
+  input: SandboxSettingsInput = {},
+): SandboxSettings {
+  const e = view(starter);
+  const fromProject = input.fromProject ?? {};
+  const project = view(fromProject);
+  const ignored = SANDBOX_STARTER_ONLY.filter((name) =>
+    Object.hasOwn(fromProject, name) && e.get(name) === undefined
+  );
+  const home = resolve(cwd, agentBlockHome(e, cwd));
+  const fsRw = (e.get("AGENT_BLOCK_SANDBOX_FS_RW") ?? "").split(":").filter((entry) => entry.trim() !== "")
+    .map((entry) => resolve(cwd, entry));
+  const rawAbi = e.get("AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI");
+  let testAbi: number | undefined;
+  if (rawAbi !== undefined && rawAbi.trim() !== "") {
+    testAbi = Number(rawAbi);
+    if (!Number.isInteger(testAbi) || testAbi < 0) {
+      throw new AgentBlockError(
+        `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI must be a non-negative integer, got '${rawAbi}'`,
+      );
+    }
+  }
+  // the project may deny TCP (stricter), never allow it where the starter denied it
+  const tcp = sandboxSwitch(e, "AGENT_BLOCK_SANDBOX_TCP", true) &&
+    sandboxSwitch(project, "AGENT_BLOCK_SANDBOX_TCP", true);
+  const gitRw = sandboxSwitch(e, "AGENT_BLOCK_SANDBOX_GIT_RW", false);
+  const testUserNs = sandboxSwitch(e, "AGENT_BLOCK_SANDBOX_TEST_USERNS", false);
+  const testNoNetns = sandboxSwitch(e, "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS", false);
+  const starterNet = e.get("AGENT_BLOCK_SANDBOX_NET");
+  let net: SandboxNetMode = input.netFlag !== undefined
+    ? parseSandboxNetMode(input.netFlag, "--sandbox-net")
+    : nonBlank(starterNet)
+    ? parseSandboxNetMode(starterNet, "AGENT_BLOCK_SANDBOX_NET")
+    : "open";
+  const projectNet = project.get("AGENT_BLOCK_SANDBOX_NET");
+  if (nonBlank(projectNet)) {
+    const p = parseSandboxNetMode(projectNet, "AGENT_BLOCK_SANDBOX_NET (in the project's .env)");
+    if (NET_STRICTNESS[p] > NET_STRICTNESS[net]) net = p;
+  }
+  if (!tcp) net = "off";
+  const netAllow = (e.get("AGENT_BLOCK_SANDBOX_NET_ALLOW") ?? "").split(/[,\s]+/).filter((s) => s !== "");
+  const run = view(input.runEnv ?? starter);
+  const providerUrls: SandboxSettings["providerUrls"] = {};
+  const anthropic = run.get("ANTHROPIC_BASE_URL");
+  if (anthropic) providerUrls.anthropic = anthropic;
+  const openai = run.get("OPENAI_BASE_URL");
+  if (openai) providerUrls.openai = openai;
+  return {
+    home,
+    fsRw,
+    tcp,
+    gitRw,
+    net,
+    netAllow,
+    providerUrls,
+    ...(testAbi !== undefined ? { testAbi } : {}),
+    testUserNs,
+    testNoNetns,
+    ignored,
+  };
+}
+
+/** The variables `env` holds beyond `processEnv`: what the project's `.env` added (it never overrides). */
+export function projectAdded(
+  env: Readonly<Record<string, string>>,
+  processEnv: Readonly<Record<string, string>>,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !Object.hasOwn(processEnv, k)));
 }

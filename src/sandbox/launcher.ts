@@ -4,7 +4,7 @@
  * The boundary has to be in place before the runtime's first thread exists: Landlock confines
  * only the thread that asks (Deno's async file I/O runs on pool threads started earlier, which
  * stayed unconfined when it was tried in-process). So the launcher, on its main thread:
- * 1. resolves the policy from the run's environment (`policy.ts`) and checks the kernel
+ * 1. resolves the policy from the run's sandbox settings (`policy.ts`) and checks the kernel
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
  * 2. under `--sandbox-net allow-list` (`prepareNet`, before this module's synchronous part): starts
  *    the proxy outside, then enters a network namespace of the run's own with only `lo` up
@@ -47,8 +47,9 @@
  * stream protocols that reach TCP peers and raw sockets; the mount — writes into `.git` and
  * agent-block's configuration; no capabilities — whatever root could do around the others; the
  * network namespace (allow-list) — every connection but the proxy's, by any process.
- * The policy comes from the environment of whoever started the run (`processEnv`); the project's
- * `.env` (`env` minus `processEnv`) may only make it stricter (`policy.ts`). Deno's permissions are not
+ * The policy comes from `SandboxSettings`, which the edge read (`src/cli/sandbox_launch.ts` with
+ * `sandboxSettingsFromEnv`) from the environment of whoever started the run, the project's `.env`
+ * allowed only to make it stricter; this module reads no environment. Deno's permissions are not
  * a layer here: Deno 2.9 asks for `--allow-all` to read any `/proc` path, and the runtime reads
  * `/proc` for its process tree, its tags and the file tools' descriptor checks, so any narrower
  * grant (even one that drops only FFI) breaks them. `stage.ts` is the runtime's side.
@@ -58,7 +59,8 @@
  */
 import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
-import { agentBlockHome, flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
+import { flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
+import type { SandboxSettings } from "../run_settings.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import {
   gitDirsOf,
@@ -82,14 +84,7 @@ import { protectPaths, userNamespaceHop } from "./mount_ns.ts";
 import { dropCapabilities } from "./caps.ts";
 import { archInfo, cstring, lastError, type Sys, sys } from "./sys.ts";
 import { STAGE_FLAG } from "./stage.ts";
-import {
-  type AllowEntry,
-  configuredHosts,
-  type NetMode,
-  parseAllowList,
-  resolveNetMode,
-  showEntry,
-} from "./net_policy.ts";
+import { type AllowEntry, configuredHosts, type NetMode, parseAllowList, showEntry } from "./net_policy.ts";
 import {
   enterNetNamespace,
   netNamespaceProbe,
@@ -97,17 +92,16 @@ import {
   type StartedProxy,
   startProxy,
 } from "./net_launch.ts";
-import { SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
 
 /** What the launcher needs from the CLI edge. */
 export interface LaunchRequest {
   /** The run's command line as given (no stage flag). */
   argv: string[];
-  /** The run's environment (the process's with the project's `.env`). */
-  env: Readonly<Record<string, string>>;
+  /** The sandbox's settings, read at the edge (`sandboxSettingsFromEnv`): the policy's source. */
+  settings: SandboxSettings;
   /**
-   * The process environment: the policy's source (what `.env` adds may only make it stricter),
-   * handed unchanged to the runtime (which loads `.env` itself).
+   * The process environment, handed unchanged (but for the proxy's variables) to the runtime,
+   * which reads its own settings from it and loads `.env` itself. Never read here.
    */
   processEnv: Readonly<Record<string, string>>;
   /** The working directory relative paths are taken from. */
@@ -116,12 +110,16 @@ export interface LaunchRequest {
   project: string;
   /** This launcher came through the user-namespace hop. */
   inUserNs: boolean;
+  /**
+   * In the user-namespace stage under the allow-list: the proxy the first launcher started, as
+   * the edge read it from the variables that launcher handed across the exec (`net_bridge.ts`'s
+   * `SOCKET_VAR` and `TOKEN_VAR`); absent or empty when none was handed.
+   */
+  handedProxy?: { socket?: string; token?: string };
   /** Writes one line to stderr. */
   say: (line: string) => void;
   /** How to start this program (default `selfLaunch()`). */
   launch?: SelfLaunch;
-  /** `--sandbox-net`, when given. */
-  netFlag?: string;
   /** The mesh URL the run joins (`--relay`): allowed under the allow-list. */
   relay?: string;
   /** The network plan `prepareNet` made (the proxy started). */
@@ -145,17 +143,15 @@ export interface NetPlan {
  * handed the first one's socket.
  */
 export async function prepareNet(req: LaunchRequest): Promise<NetPlan> {
-  const fromProject = projectAdded(req.env, req.processEnv);
-  const tcp = sandboxRequest(req.processEnv, resolve(req.cwd, req.project), req.cwd, fromProject).tcp;
-  const mode = resolveNetMode(req.netFlag, req.processEnv, fromProject, tcp);
+  const mode = req.settings.net;
   if (mode !== "allow-list") return { mode, allow: [] };
   const allow = [
-    ...parseAllowList(req.processEnv.AGENT_BLOCK_SANDBOX_NET_ALLOW),
-    ...configuredHosts(req.env, req.relay),
+    ...parseAllowList(req.settings.netAllow),
+    ...configuredHosts(req.settings.providerUrls, req.relay),
   ];
   if (req.inUserNs) {
-    const socket = req.processEnv[SOCKET_VAR];
-    const token = req.processEnv[TOKEN_VAR];
+    const socket = req.handedProxy?.socket;
+    const token = req.handedProxy?.token;
     if (!socket || !token) {
       throw new AgentBlockError(`--sandbox-net allow-list: the user-namespace stage was given no proxy`);
     }
@@ -183,20 +179,17 @@ function kernel(): Sys {
 /**
  * Checks that runs of `project` could be sandboxed here, without confining this process (a
  * server that hands `--sandbox` to every run fails at its start, not at each run): the kernel's
- * Landlock, and under `AGENT_BLOCK_SANDBOX_NET=allow-list` the list and a network namespace
- * (`netNamespaceProbe`, in a child: this process stays where it is). Returns the Landlock ABI;
- * throws the error a run would fail with.
+ * Landlock, and under the allow-list (`settings.net`) the list and a network namespace
+ * (`netNamespaceProbe`, in a child: this process stays where it is). `settings` are the server's
+ * own (the edge reads them from its process environment, without a project's `.env`). Returns the
+ * Landlock ABI; throws the error a run would fail with.
  */
-export function sandboxPreflight(
-  processEnv: Readonly<Record<string, string>>,
-  project: string,
-  cwd: string,
-): number {
+export function sandboxPreflight(settings: SandboxSettings, project: string, cwd: string): number {
   const c = kernel();
-  const policy = resolvePolicy(sandboxRequest(processEnv, resolve(cwd, project), cwd));
+  const policy = resolvePolicy(sandboxRequest(settings, resolve(cwd, project)));
   const abi = kernelPlan(c, policy).abi;
-  if (resolveNetMode(undefined, processEnv, {}, policy.tcp) === "allow-list") {
-    parseAllowList(processEnv.AGENT_BLOCK_SANDBOX_NET_ALLOW);
+  if (settings.net === "allow-list") {
+    parseAllowList(settings.netAllow);
     const why = policy.testNoNetns
       ? "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1 pretends the kernel refuses one"
       : netNamespaceProbe();
@@ -211,14 +204,6 @@ function netRefusal(why: string): AgentBlockError {
     `--sandbox-net allow-list: no network namespace can be had here (${why}); the run does not ` +
       `start rather than reach the network unchecked (--sandbox-net open or off need none)`,
   );
-}
-
-/** The variables `env` holds beyond `processEnv`: what the project's `.env` added. */
-function projectAdded(
-  env: Readonly<Record<string, string>>,
-  processEnv: Readonly<Record<string, string>>,
-): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !Object.hasOwn(processEnv, k)));
 }
 
 /**
@@ -254,7 +239,7 @@ interface StartedRun {
 function launchConfined(req: LaunchRequest): StartedRun {
   const c = kernel();
   const net = req.net ?? { mode: "open", allow: [] };
-  const home = resolve(req.cwd, agentBlockHome(req.processEnv, req.cwd));
+  const home = req.settings.home;
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
   const private_ = [mcpAuthDir(home), flowLocksDir(home), serveLocksDir(home), join(home, SWEEPS_DIR)];
@@ -284,14 +269,7 @@ function launchConfined(req: LaunchRequest): StartedRun {
   } catch {
     // not readable: nothing in it can be opened from inside either
   }
-  const policy = resolvePolicy(
-    sandboxRequest(
-      req.processEnv,
-      resolve(req.cwd, req.project),
-      req.cwd,
-      projectAdded(req.env, req.processEnv),
-    ),
-  );
+  const policy = resolvePolicy(sandboxRequest(req.settings, resolve(req.cwd, req.project)));
   if (net.mode === "off") policy.tcp = false;
   const plan = kernelPlan(c, policy);
   const warnings: string[] = [];

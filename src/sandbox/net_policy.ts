@@ -1,17 +1,19 @@
 /**
- * The sandbox's network policy: which mode a confined run's network is in, and under the
- * allow-list which hosts and ports the proxy (`net_proxy.ts`) may connect to.
+ * The sandbox's network policy: under the allow-list, which hosts and ports the proxy
+ * (`net_proxy.ts`) may connect to.
+ *
+ * The mode (`open`, the default; `off`, no TCP; `allow-list`) comes resolved in
+ * `SandboxSettings.net`: the edge reads `--sandbox-net`, the starter's `AGENT_BLOCK_SANDBOX_NET`
+ * and the project's `.env` (which may only make it stricter) in `sandboxSettingsFromEnv`
+ * (`src/config/env_settings.ts`). Nothing here reads an environment.
  *
  * Owns, as pure functions (no I/O, no name resolution):
- * - the mode: `open` (the default: the network is the host's), `off` (no TCP: the old
- *   `AGENT_BLOCK_SANDBOX_TCP=0`, which still works and means `off`) or `allow-list`. From
- *   `--sandbox-net`, else the starter's `AGENT_BLOCK_SANDBOX_NET`; the project's `.env` may only
- *   make it stricter (open < allow-list < off), like every sandbox setting;
- * - the list: `AGENT_BLOCK_SANDBOX_NET_ALLOW` (starter only: `.env` cannot widen it), comma- or
- *   space-separated entries `host`, `*.domain` (any name below `domain`, not `domain` itself),
- *   an IPv4 address or a bracketed IPv6 one, each with an optional `:port` (default: 443 and 80).
- *   The hosts the run is configured to use are added (`configuredHosts`): the model providers'
- *   base URLs (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, else their public endpoints) and the
+ * - the list's grammar: the starter's entries (`SandboxSettings.netAllow`, from
+ *   `AGENT_BLOCK_SANDBOX_NET_ALLOW`, starter only: `.env` cannot widen it) are `host`, `*.domain`
+ *   (any name below `domain`, not `domain` itself), an IPv4 address or a bracketed IPv6 one, each
+ *   with an optional `:port` (default: 443 and 80); an entry that is none of these is an error
+ *   naming it. The hosts the run is configured to use are added (`configuredHosts`): the model
+ *   providers' base URLs (`SandboxSettings.providerUrls`, else their public endpoints) and the
  *   mesh URL (`--relay`), each at its URL's port;
  * - the address rule (`addressRefused`): an allowed NAME that resolves to a loopback, private,
  *   link-local, unique-local, CGNAT, multicast or unspecified address is refused, unless that
@@ -20,14 +22,7 @@
  *   `api.example.com` does not allow its address.
  */
 import { AgentBlockError } from "../errors.ts";
-import type { EnvView } from "../home.ts";
-
-/** `name` in `env` (`home.ts`'s `envValue`, not imported: the proxy need not load `home.ts`). */
-function envValue(env: EnvView, name: string): string | undefined {
-  if (typeof env.get === "function") return (env as { get(name: string): string | undefined }).get(name);
-  const rec = env as Readonly<Record<string, string>>;
-  return Object.hasOwn(rec, name) ? rec[name] : undefined;
-}
+import type { SandboxNetMode, SandboxSettings } from "../run_settings.ts";
 
 /** 4 for an IPv4 address, 6 for an IPv6 one (no brackets), else 0 (as `node:net`'s `isIP`). */
 export function isIP(s: string): 0 | 4 | 6 {
@@ -41,8 +36,8 @@ export function isIP(s: string): 0 | 4 | 6 {
   }
 }
 
-/** How a confined run reaches the network. */
-export type NetMode = "open" | "off" | "allow-list";
+/** How a confined run reaches the network (resolved at the edge: `SandboxSettings.net`). */
+export type NetMode = SandboxNetMode;
 
 /** One allowed host: a name, a `*.` suffix pattern, or an address; one port or the defaults. */
 export interface AllowEntry {
@@ -52,42 +47,11 @@ export interface AllowEntry {
   /** The port, or undefined for 443 and 80. */
   port?: number;
   /** Where it came from (the start-up line lists the configured ones). */
-  source: "AGENT_BLOCK_SANDBOX_NET_ALLOW" | "configured";
+  /** `listed`: the starter's `AGENT_BLOCK_SANDBOX_NET_ALLOW`; `configured`: `configuredHosts`. */
+  source: "listed" | "configured";
 }
 
-const STRICTNESS: Record<NetMode, number> = { open: 0, "allow-list": 1, off: 2 };
 const DEFAULT_PORTS = [443, 80];
-
-/** `raw` as a mode, or an error naming `what`. */
-export function parseNetMode(raw: string, what: string): NetMode {
-  const v = raw.trim().toLowerCase();
-  if (v === "open" || v === "off" || v === "allow-list") return v;
-  throw new AgentBlockError(`${what} must be open, off or allow-list; got '${raw}'`);
-}
-
-/**
- * The run's mode: the flag, else the starter's variable, else `open` (or `off` when TCP is
- * denied), made stricter by the project's `.env` value.
- */
-export function resolveNetMode(
-  flag: string | undefined,
-  env: EnvView,
-  fromProject: Readonly<Record<string, string>>,
-  tcp: boolean,
-): NetMode {
-  let mode: NetMode = flag !== undefined
-    ? parseNetMode(flag, "--sandbox-net")
-    : (envValue(env, "AGENT_BLOCK_SANDBOX_NET") ?? "").trim() !== ""
-    ? parseNetMode(envValue(env, "AGENT_BLOCK_SANDBOX_NET")!, "AGENT_BLOCK_SANDBOX_NET")
-    : "open";
-  const project = fromProject.AGENT_BLOCK_SANDBOX_NET;
-  if (project !== undefined && project.trim() !== "") {
-    const p = parseNetMode(project, "AGENT_BLOCK_SANDBOX_NET (in the project's .env)");
-    if (STRICTNESS[p] > STRICTNESS[mode]) mode = p;
-  }
-  if (!tcp) mode = "off";
-  return mode;
-}
 
 /** One entry of the list, or an error naming it. */
 export function parseAllowEntry(raw: string, source: AllowEntry["source"]): AllowEntry {
@@ -129,11 +93,9 @@ function parsePort(s: string, bad: (why: string) => Error): number {
   return n;
 }
 
-/** The starter's list (`AGENT_BLOCK_SANDBOX_NET_ALLOW`), parsed. */
-export function parseAllowList(raw: string | undefined): AllowEntry[] {
-  return (raw ?? "").split(/[,\s]+/).filter((s) => s !== "").map((s) =>
-    parseAllowEntry(s, "AGENT_BLOCK_SANDBOX_NET_ALLOW")
-  );
+/** The starter's list (`SandboxSettings.netAllow`, one entry each), parsed. */
+export function parseAllowList(entries: readonly string[]): AllowEntry[] {
+  return entries.map((s) => parseAllowEntry(s, "listed"));
 }
 
 /** The entry allowing a URL's host and port (the scheme's default port when it names none). */
@@ -163,13 +125,13 @@ export function entryOfUrl(url: string): AllowEntry | undefined {
 }
 
 /**
- * The hosts the run is configured to use: the model providers' endpoints (the base URL variables
- * of the run's environment, else the public ones) and the mesh URL.
+ * The hosts the run is configured to use: the model providers' endpoints (the base URLs of the
+ * run's environment, else the public ones) and the mesh URL.
  */
-export function configuredHosts(env: EnvView, relay?: string): AllowEntry[] {
+export function configuredHosts(providers: SandboxSettings["providerUrls"], relay?: string): AllowEntry[] {
   const urls = [
-    envValue(env, "ANTHROPIC_BASE_URL") || "https://api.anthropic.com",
-    envValue(env, "OPENAI_BASE_URL") || "https://api.openai.com",
+    providers.anthropic || "https://api.anthropic.com",
+    providers.openai || "https://api.openai.com",
     ...(relay ? [relay] : []),
   ];
   return urls.map(entryOfUrl).filter((e): e is AllowEntry => e !== undefined);

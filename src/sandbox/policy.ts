@@ -1,24 +1,23 @@
 /**
  * The sandbox's policy: what a sandboxed run may write, what stays read-only inside that, and
- * whether it may use TCP — from the environment of whoever starts the run (`EnvView`: the
- * process environment the CLI edge hands over, never the project's `.env`), the variables the
- * project's `.env` adds (which may only make the sandbox stricter), the project root and the
- * agent-block home.
+ * whether it may use TCP — from the typed `SandboxSettings` the edge read
+ * (`sandboxSettingsFromEnv`, `src/config/env_settings.ts`: from the environment of whoever starts
+ * the run, made stricter, never looser, by what the project's `.env` adds), the project root and
+ * the agent-block home. Nothing here reads an environment.
  *
  * Owns the rules of the seed's "Sandbox mode (Linux)" and of issue 25's invariant — a confined
  * run can write nothing that is later read as configuration, code or a switch by agent-block or
  * by git outside the sandbox:
- * - the settings come from where the run cannot write: `AGENT_BLOCK_SANDBOX_FS_RW`,
- *   `AGENT_BLOCK_SANDBOX_GIT_RW`, `AGENT_BLOCK_HOME` (and `HOME`, its default's base) and the
- *   test seams are read from the starter's environment only; the same names in the project's
- *   `.env` are ignored (and listed, for a warning). `AGENT_BLOCK_SANDBOX_TCP` from `.env` counts
- *   only when it denies TCP;
- * - writable: the project root, `AGENT_BLOCK_HOME` (default `$HOME/.agent-block`), `/tmp`,
- *   `/dev/null`, `/dev/urandom`, `/dev/tty`, and each `:`-separated entry of
- *   `AGENT_BLOCK_SANDBOX_FS_RW`; an entry that does not exist is skipped (and listed as skipped);
- *   the project root must resolve, or the run does not start (it is the primary write grant);
- * - TCP: allowed unless `AGENT_BLOCK_SANDBOX_TCP` is `0`, `false`, `no` or `off` (any case);
- *   `1`, `true`, `yes`, `on` or empty allow it; anything else is an error naming the variable;
+ * - the settings come from where the run cannot write: the edge takes `AGENT_BLOCK_SANDBOX_FS_RW`,
+ *   `AGENT_BLOCK_SANDBOX_GIT_RW`, `AGENT_BLOCK_HOME` (and `HOME`, its default's base), the allow
+ *   list and the test seams from the starter's environment only (the same names in the project's
+ *   `.env` are ignored and listed in `ignored`, for a warning); `AGENT_BLOCK_SANDBOX_TCP` from
+ *   `.env` counts only when it denies TCP;
+ * - writable: the project root, the home (`settings.home`), `/tmp`, `/dev/null`, `/dev/urandom`,
+ *   `/dev/tty`, and each `AGENT_BLOCK_SANDBOX_FS_RW` entry (`settings.fsRw`); an entry that does
+ *   not exist is skipped (and listed as skipped); the project root must resolve, or the run does
+ *   not start (it is the primary write grant);
+ * - TCP: as `settings.tcp` says (allowed unless `AGENT_BLOCK_SANDBOX_TCP` is spelt off);
  * - read-only inside the grants (`mount_ns.ts` makes them so): the project's `.git` directory, or
  *   the `gitdir:` target of a `.git` file (and that target's `commondir`, where a worktree's
  *   hooks live), unless `AGENT_BLOCK_SANDBOX_GIT_RW=1` (`gitDirs`); and agent-block's own
@@ -36,14 +35,14 @@
  *   widen or cancel a sweep);
  * - what no grant can refuse — a new `.git` anywhere in the grants — is the launcher's sweep after
  *   the run (`git_sweep.ts`), not this policy's;
- * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N`: pretend the kernel's Landlock ABI
- *   is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
- *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1`: take the unprivileged path to the read-only paths (a
- *   user namespace) even as root, an error where it cannot be taken (`mount_ns.ts`);
- *   `AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1`: as if no network namespace could be had, which fails an
- *   allow-list start (`net_launch.ts`) and changes nothing else.
- * The network's mode and allow-list are `net_policy.ts`'s (`AGENT_BLOCK_SANDBOX_NET_ALLOW` is
- * starter-only, listed here).
+ * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N` (`testAbi`): pretend the kernel's
+ *   Landlock ABI is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
+ *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1` (`testUserNs`): take the unprivileged path to the
+ *   read-only paths (a user namespace) even as root, an error where it cannot be taken
+ *   (`mount_ns.ts`); `AGENT_BLOCK_SANDBOX_TEST_NO_NETNS=1` (`testNoNetns`): as if no network
+ *   namespace could be had, which fails an allow-list start (`net_launch.ts`) and changes nothing
+ *   else.
+ * The network's mode and allow-list are `net_policy.ts`'s.
  *
  * `sandboxRequest` is pure (no file touched); `resolvePolicy` resolves the paths through the
  * file-system view it is given (`realPath`, `lstat`, `readTextFile`), so tests can hand in their
@@ -51,13 +50,13 @@
  */
 import { isAbsolute, join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
-import { agentBlockHome, envValue, type EnvView } from "../home.ts";
+import type { SandboxSettings } from "../run_settings.ts";
 
 /** The fixed device files a sandboxed run may write. */
 export const DEVICE_FILES = ["/dev/null", "/dev/urandom", "/dev/tty"] as const;
 
 /** Why a path is writable (shown in the start-up line and in errors). */
-export type GrantSource = "project" | "home" | "tmp" | "device" | "AGENT_BLOCK_SANDBOX_FS_RW";
+export type GrantSource = "project" | "home" | "tmp" | "device" | "fs_rw";
 
 /** One writable path as asked for, before resolution. */
 export interface WriteGrant {
@@ -65,14 +64,14 @@ export interface WriteGrant {
   source: GrantSource;
 }
 
-/** What the run's environment asks of the sandbox (nothing resolved yet). */
+/** What the run's settings ask of the sandbox (nothing resolved yet). */
 export interface SandboxRequest {
   /** The project root (absolute). */
   project: string;
   grants: WriteGrant[];
   /** TCP bind and connect allowed. */
   tcp: boolean;
-  /** `AGENT_BLOCK_SANDBOX_GIT_RW=1`: `.git` stays writable. */
+  /** `.git` stays writable (`AGENT_BLOCK_SANDBOX_GIT_RW=1`). */
   gitRw: boolean;
   /** The test seam's pretended Landlock ABI, when set. */
   testAbi?: number;
@@ -83,19 +82,6 @@ export interface SandboxRequest {
   /** Settings of the project's `.env` that were ignored because they would widen the sandbox. */
   ignored: string[];
 }
-
-/** Settings only the starter's environment may give: in the project's `.env` they are ignored. */
-export const STARTER_ONLY = [
-  "AGENT_BLOCK_SANDBOX_FS_RW",
-  "AGENT_BLOCK_SANDBOX_GIT_RW",
-  "AGENT_BLOCK_HOME",
-  "HOME",
-  "USERPROFILE",
-  "AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI",
-  "AGENT_BLOCK_SANDBOX_TEST_USERNS",
-  "AGENT_BLOCK_SANDBOX_NET_ALLOW",
-  "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS",
-] as const;
 
 /**
  * `serve`'s record and the files SQLite reads beside it (a `-wal` or hot `-journal` is replayed
@@ -153,64 +139,28 @@ export interface SandboxPolicy {
   testNoNetns: boolean;
 }
 
-const OFF = new Set(["0", "false", "no", "off"]);
-const ON = new Set(["", "1", "true", "yes", "on"]);
-
-function switchValue(env: EnvView, name: string, fallback: boolean): boolean {
-  const raw = envValue(env, name);
-  if (raw === undefined) return fallback;
-  const v = raw.trim().toLowerCase();
-  if (v === "") return fallback;
-  if (ON.has(v)) return true;
-  if (OFF.has(v)) return false;
-  throw new AgentBlockError(`${name} must be 1, true, yes, on or 0, false, no, off; got '${raw}'`);
-}
-
 /**
- * What the starter's `env` asks of the sandbox of a run of `project` (absolute), made stricter
- * (never looser) by `fromProject`, the variables the project's `.env` adds.
- * @param cwd the working directory relative paths of the environment are taken from
+ * What `settings` (read at the edge) ask of the sandbox of a run of `project` (absolute): the
+ * seed's grants, in order — the project, the home, `/tmp`, the device files, then each
+ * `AGENT_BLOCK_SANDBOX_FS_RW` entry.
  */
-export function sandboxRequest(
-  env: EnvView,
-  project: string,
-  cwd: string,
-  fromProject: Readonly<Record<string, string>> = {},
-): SandboxRequest {
-  const ignored: string[] = STARTER_ONLY.filter((name) =>
-    Object.hasOwn(fromProject, name) && envValue(env, name) === undefined
-  );
+export function sandboxRequest(settings: SandboxSettings, project: string): SandboxRequest {
   const grants: WriteGrant[] = [
     { path: project, source: "project" },
-    { path: resolve(cwd, agentBlockHome(env, cwd)), source: "home" },
+    { path: settings.home, source: "home" },
     { path: "/tmp", source: "tmp" },
     ...DEVICE_FILES.map((path) => ({ path, source: "device" as const })),
+    ...settings.fsRw.map((path) => ({ path, source: "fs_rw" as const })),
   ];
-  for (const entry of (envValue(env, "AGENT_BLOCK_SANDBOX_FS_RW") ?? "").split(":")) {
-    if (entry.trim() === "") continue;
-    grants.push({ path: resolve(cwd, entry), source: "AGENT_BLOCK_SANDBOX_FS_RW" });
-  }
-  const rawAbi = envValue(env, "AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI");
-  let testAbi: number | undefined;
-  if (rawAbi !== undefined && rawAbi.trim() !== "") {
-    testAbi = Number(rawAbi);
-    if (!Number.isInteger(testAbi) || testAbi < 0) {
-      throw new AgentBlockError(
-        `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI must be a non-negative integer, got '${rawAbi}'`,
-      );
-    }
-  }
   return {
     project,
     grants,
-    // the project may deny TCP (stricter), never allow it where the starter denied it
-    tcp: switchValue(env, "AGENT_BLOCK_SANDBOX_TCP", true) &&
-      switchValue(fromProject, "AGENT_BLOCK_SANDBOX_TCP", true),
-    gitRw: switchValue(env, "AGENT_BLOCK_SANDBOX_GIT_RW", false),
-    testAbi,
-    testUserNs: switchValue(env, "AGENT_BLOCK_SANDBOX_TEST_USERNS", false),
-    testNoNetns: switchValue(env, "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS", false),
-    ignored,
+    tcp: settings.tcp,
+    gitRw: settings.gitRw,
+    testAbi: settings.testAbi,
+    testUserNs: settings.testUserNs,
+    testNoNetns: settings.testNoNetns,
+    ignored: [...settings.ignored],
   };
 }
 
@@ -246,7 +196,7 @@ export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): 
             `it is the sandbox's primary write grant, so the run does not start`,
         );
       }
-      if (g.source === "AGENT_BLOCK_SANDBOX_FS_RW") skipped.push(g.path);
+      if (g.source === "fs_rw") skipped.push(g.path);
       continue; // a missing home, /tmp or device grants nothing: there is nothing to write to
     }
     if (seen.has(path)) continue;

@@ -12,8 +12,8 @@
  * - `CROSS_EXEC`: modules whose variables are a channel into ANOTHER process — written into a
  *   child's environment for the child to read at ITS edge, or read at the entry of a process
  *   stage across exec. Each entry says why. `NOT_VARIABLES`: names of this form that are not
- *   variables. `PENDING`: modules not moved yet (the sandbox family), listed so the rule holds
- *   for everything else and the list can only shrink.
+ *   variables. There is no list of modules left to move: the sandbox family, the last one, takes
+ *   typed `SandboxSettings` from the edge (`sandboxSettingsFromEnv`).
  *
  * The source text is scanned with comments blanked out (line numbers kept). Each failure lists
  * every `file:line`.
@@ -37,7 +37,8 @@ export const CROSS_EXEC: Readonly<Record<string, string>> = {
   "src/proc/child_env.ts": "HOST_CREDENTIALS names the variables never passed into a child process " +
     "(a filter on what crosses the exec); the policy itself comes typed from the edge",
   "src/sandbox/net_bridge.ts": "names the socket and token variables the sandbox launcher writes into the " +
-    "confined runtime stage's environment, read at that stage's entry (cli/sandbox_launch.ts → prepareNet)",
+    "environment of the stage it execs (the confined runtime, or the launcher again after the user-namespace " +
+    "hop), read at that stage's entry (cli/sandbox_launch.ts: startNetBridge, launchRun's handedProxy)",
 };
 
 /** Names of this form that are not environment variables (JetStream stream and bucket names). */
@@ -46,21 +47,6 @@ export const NOT_VARIABLES: readonly string[] = [
   "AGENT_BLOCK_RUN_STATE",
   "AGENT_BLOCK_RUN_RESULTS",
   "AGENT_BLOCK_RUN_SLOTS",
-];
-
-/**
- * Modules still parsing variables below the edge: the sandbox family of issue #28 §2, not moved
- * yet. The launcher (entered from `src/cli/sandbox_launch.ts` with the process environment and
- * the project's `.env` additions) and its policy read `AGENT_BLOCK_SANDBOX_*` and
- * `AGENT_BLOCK_HOME` themselves; `src/home.ts` keeps `agentBlockHome` for them (the edge has its
- * own in `src/config/env_settings.ts`). The test fails when one of these no longer needs its
- * place, so the list only shrinks.
- */
-export const PENDING: readonly string[] = [
-  "src/home.ts",
-  "src/sandbox/launcher.ts",
-  "src/sandbox/net_policy.ts",
-  "src/sandbox/policy.ts",
 ];
 
 /** The edge: what may parse the variables. */
@@ -88,7 +74,7 @@ export function lookups(source: string): { line: number; text: string }[] {
 export function violations(root: string, files: readonly string[]): string[] {
   return files
     .filter((f) =>
-      !isEdge(f) && !f.startsWith("src/docs/") && !(f in CROSS_EXEC) && !PENDING.includes(f) &&
+      !isEdge(f) && !f.startsWith("src/docs/") && !(f in CROSS_EXEC) &&
       !f.endsWith("_test.ts")
     )
     .flatMap((f) => lookups(Deno.readTextFileSync(join(root, f))).map((h) => `${f}:${h.line}: ${h.text}`));
@@ -105,11 +91,11 @@ Deno.test("AGENT_BLOCK_* variables are parsed at the edge only (src/cli/**, the 
   );
 });
 
-Deno.test("every allowed or pending module still names a variable (the lists only shrink)", () => {
-  const stale = [...Object.keys(CROSS_EXEC), ...PENDING].filter((f) =>
+Deno.test("every allowed module still names a variable (the list only shrinks)", () => {
+  const stale = Object.keys(CROSS_EXEC).filter((f) =>
     lookups(Deno.readTextFileSync(join(REPO_ROOT, f))).length === 0
   );
-  assert.deepEqual(stale, [], "these no longer look a variable up: remove them from CROSS_EXEC or PENDING");
+  assert.deepEqual(stale, [], "these no longer look a variable up: remove them from CROSS_EXEC");
 });
 
 Deno.test("the scan finds lookups and ignores messages and comments", () => {

@@ -20,8 +20,8 @@
  * imported only by the edges above it (`mod.ts`, `src/cli/**`) and never reaches the CLI or the MCP
  * server; the CLI `src/cli` is imported by `cli.ts` and by itself only; the job manager `src/serve`
  * (a consumer of the runner) is imported only by the CLI and never reaches the MCP server or the
- * SDK; the sandbox launcher `src/sandbox` sits on `src/proc` alone and only the CLI imports it;
- * the package entries `mod.ts`, `unstable_engine.ts` and `unstable_flows.ts` import nothing of each
+ * SDK; the sandbox launcher `src/sandbox` sits on `src/proc` (and the typed settings of
+ * `src/run_settings.ts`) and only the CLI imports it; the package entries `mod.ts`, `unstable_engine.ts` and `unstable_flows.ts` import nothing of each
  * other, and only `unstable_flows.ts` of them reaches `src/flows`.
  *
  * Above those rules sits one ordered table, `LAYERS`, naming the layer of every folder and loose
@@ -218,10 +218,19 @@ const RULES: Rule[] = [
     forbids: any(under("src/mcp_server"), under("src/sdk")),
   },
   {
-    rule: "src/sandbox/** (the sandbox launcher) imports only src/proc/**, src/errors.ts, src/home.ts and " +
-      "itself: it runs before any runtime exists",
+    rule: "src/sandbox/** (the sandbox launcher) imports only src/proc/**, src/errors.ts, src/home.ts, " +
+      "src/run_settings.ts (the typed SandboxSettings the edge read; types only) and itself: it runs before " +
+      "any runtime exists",
     from: under("src/sandbox"),
-    forbids: not(any(under("src/sandbox"), under("src/proc"), is("src/errors.ts"), is("src/home.ts"))),
+    forbids: not(
+      any(
+        under("src/sandbox"),
+        under("src/proc"),
+        is("src/errors.ts"),
+        is("src/home.ts"),
+        is("src/run_settings.ts"),
+      ),
+    ),
   },
   {
     rule: "src/sandbox/** is imported only by src/cli/** and itself, so it stays off the run path",

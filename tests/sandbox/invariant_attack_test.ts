@@ -23,6 +23,7 @@ import { pathExists, tempDir, tempProject, testEnv } from "../helpers.ts";
 import { outsideDir, sandboxedRun, SKIP } from "./support.ts";
 import { userNamespaceHop } from "../../src/sandbox/mount_ns.ts";
 import { resolvePolicy, sandboxRequest, SERVE_RECORD_FILES } from "../../src/sandbox/policy.ts";
+import { sandboxSettingsFromEnv } from "../../src/config/env_settings.ts";
 
 const noHop = SKIP ?? (() => {
   const hop = userNamespaceHop();
@@ -93,7 +94,7 @@ for (const path of PATHS) {
         assert.equal(r.code, 0, r.stderr);
 
         // structurally: every listed file inside a grant is under a read-only path of the policy
-        const policy = resolvePolicy(sandboxRequest(env, project, project));
+        const policy = resolvePolicy(sandboxRequest(sandboxSettingsFromEnv(env, project), project));
         const readOnly = [...policy.gitDirs, ...policy.configPaths];
         for (const t of targets) {
           const real = pathExists(t) ? Deno.realPathSync(t) : t;

@@ -1,6 +1,6 @@
 /**
- * The network allow-list's pure rules (`src/sandbox/net_policy.ts`): the mode (flag, starter,
- * `.env` only stricter), the entries, host and port matching, the configured hosts, and which
+ * The network allow-list's pure rules (`src/sandbox/net_policy.ts`): the mode (read at the edge by
+ * `sandboxSettingsFromEnv`: flag, starter, `.env` only stricter), the entries, host and port matching, the configured hosts, and which
  * resolved addresses a name may not lead to.
  */
 import assert from "node:assert/strict";
@@ -11,10 +11,21 @@ import {
   hostAllowed,
   parseAllowEntry,
   parseAllowList,
-  resolveNetMode,
   showEntry,
 } from "../../src/sandbox/net_policy.ts";
 import { AgentBlockError } from "../../src/errors.ts";
+import { sandboxSettingsFromEnv } from "../../src/config/env_settings.ts";
+
+/** The mode the edge resolves from the flag, the starter's variables and the project's `.env`. */
+function resolveNetMode(
+  flag: string | undefined,
+  starter: Record<string, string>,
+  fromProject: Record<string, string>,
+  tcp: boolean,
+) {
+  const env = tcp ? starter : { ...starter, AGENT_BLOCK_SANDBOX_TCP: "0" };
+  return sandboxSettingsFromEnv(env, "/", { fromProject, netFlag: flag }).net;
+}
 
 Deno.test("sandbox net policy: the mode comes from the flag, else the starter; .env only makes it stricter", () => {
   assert.equal(resolveNetMode(undefined, {}, {}, true), "open");
@@ -25,10 +36,26 @@ Deno.test("sandbox net policy: the mode comes from the flag, else the starter; .
   assert.equal(resolveNetMode("allow-list", {}, { AGENT_BLOCK_SANDBOX_NET: "open" }, true), "allow-list");
   assert.equal(resolveNetMode("allow-list", {}, { AGENT_BLOCK_SANDBOX_NET: "off" }, true), "off");
   assert.equal(resolveNetMode("allow-list", {}, {}, false), "off", "AGENT_BLOCK_SANDBOX_TCP=0 is off");
-  assert.throws(() => resolveNetMode("closed", {}, {}, true), AgentBlockError);
+  assert.throws(
+    () => resolveNetMode("closed", {}, {}, true),
+    (e) =>
+      e instanceof AgentBlockError &&
+      /^--sandbox-net must be open, off or allow-list; got 'closed'$/.test(e.message),
+  );
+  assert.throws(
+    () => resolveNetMode(undefined, { AGENT_BLOCK_SANDBOX_NET: "shut" }, {}, true),
+    (e) =>
+      e instanceof AgentBlockError &&
+      e.message === "AGENT_BLOCK_SANDBOX_NET must be open, off or allow-list; got 'shut'",
+  );
   assert.throws(
     () => resolveNetMode(undefined, {}, { AGENT_BLOCK_SANDBOX_NET: "nope" }, true),
-    /project's \.env/,
+    /AGENT_BLOCK_SANDBOX_NET \(in the project's \.env\) must be open, off or allow-list; got 'nope'/,
+  );
+  assert.equal(
+    resolveNetMode(undefined, { AGENT_BLOCK_SANDBOX_NET: " " }, {}, true),
+    "open",
+    "blank is unset",
   );
 });
 
@@ -44,14 +71,21 @@ Deno.test("sandbox net policy: entries are names, *.suffixes and addresses, with
   assert.equal(parseAllowEntry("10.0.0.1:80", "configured").kind, "address");
   assert.equal(parseAllowEntry("[::1]:3000", "configured").host, "::1");
   for (const bad of ["a b", "host:0", "host:99999", "::1", "[::1", "ex ample", "*.", "host:x"]) {
-    assert.throws(() => parseAllowEntry(bad, "AGENT_BLOCK_SANDBOX_NET_ALLOW"), AgentBlockError, bad);
+    assert.throws(() => parseAllowEntry(bad, "listed"), AgentBlockError, bad);
   }
-  assert.equal(parseAllowList(" a.com, b.com:81  c.com ").length, 3);
+  assert.throws(
+    () => parseAllowList(["ok.com", "host:0"]),
+    /AGENT_BLOCK_SANDBOX_NET_ALLOW: 'host:0' is not a host\[:port\] \(a port is 1-65535\)/,
+  );
+  const listed =
+    sandboxSettingsFromEnv({ AGENT_BLOCK_SANDBOX_NET_ALLOW: " a.com, b.com:81  c.com " }, "/").netAllow;
+  assert.deepEqual(listed, ["a.com", "b.com:81", "c.com"]);
+  assert.deepEqual(parseAllowList(listed).map(showEntry), ["a.com", "b.com:81", "c.com"]);
   assert.equal(showEntry(parseAllowEntry("[::1]:3000", "configured")), "[::1]:3000");
 });
 
 Deno.test("sandbox net policy: a host is allowed at its port only; a name never allows its address", () => {
-  const list = parseAllowList("api.example.com,*.cdn.example,127.0.0.1:8080,[::1]:9000");
+  const list = parseAllowList(["api.example.com", "*.cdn.example", "127.0.0.1:8080", "[::1]:9000"]);
   assert.ok(hostAllowed(list, "api.example.com", 443));
   assert.ok(hostAllowed(list, "API.example.com.", 80));
   assert.ok(!hostAllowed(list, "api.example.com", 8443), "another port");
@@ -65,7 +99,7 @@ Deno.test("sandbox net policy: a host is allowed at its port only; a name never 
   assert.ok(hostAllowed(list, "[::1]", 9000));
   assert.ok(hostAllowed(list, "0:0:0:0:0:0:0:1", 9000), "another spelling of a listed address");
   assert.ok(
-    !hostAllowed(parseAllowList("localhost:8080"), "127.0.0.1", 8080),
+    !hostAllowed(parseAllowList(["localhost:8080"]), "127.0.0.1", 8080),
     "the literal of a listed name",
   );
   assert.ok(addressListed(list, "::ffff:127.0.0.1", 8080), "an IPv4-mapped address is the IPv4 one");
@@ -88,7 +122,8 @@ Deno.test("sandbox net policy: a name may not lead to loopback, private, link-lo
 });
 
 Deno.test("sandbox net policy: the configured hosts are the model endpoints and the mesh URL", () => {
-  const shown = (env: Record<string, string>, relay?: string) => configuredHosts(env, relay).map(showEntry);
+  const shown = (env: Record<string, string>, relay?: string) =>
+    configuredHosts(sandboxSettingsFromEnv({}, "/", { runEnv: env }).providerUrls, relay).map(showEntry);
   assert.deepEqual(shown({}), ["api.anthropic.com:443", "api.openai.com:443"]);
   assert.deepEqual(
     shown(
@@ -97,4 +132,8 @@ Deno.test("sandbox net policy: the configured hosts are the model endpoints and 
     ),
     ["proxy.corp:443", "127.0.0.1:8080", "n.corp:4222"],
   );
+  assert.deepEqual(shown({ ANTHROPIC_BASE_URL: "", OPENAI_BASE_URL: "" }), [
+    "api.anthropic.com:443",
+    "api.openai.com:443",
+  ], "an empty base URL is the public endpoint");
 });

@@ -44,7 +44,7 @@ async function world(): Promise<World> {
   const socket = join(dir, "proxy.sock");
   const said: string[] = [];
   const proxy = serveProxy(
-    { socket, token: TOKEN, allow: parseAllowList(`127.0.0.1:${allowed.addr.port}`) },
+    { socket, token: TOKEN, allow: parseAllowList([`127.0.0.1:${allowed.addr.port}`]) },
     (l) => said.push(l),
   );
   return {
@@ -202,7 +202,7 @@ Deno.test({
     const port = server.addr.port;
     const said: string[] = [];
     const proxy = serveProxy(
-      { socket, token: TOKEN, allow: parseAllowList(`localhost:${port},127.0.0.1:${port}`) },
+      { socket, token: TOKEN, allow: parseAllowList([`localhost:${port}`, `127.0.0.1:${port}`]) },
       (l) => said.push(l),
     );
     try {

@@ -1,5 +1,6 @@
 /**
- * The sandbox's pure parts: the policy from a run's environment (`policy.ts`), the Landlock plan
+ * The sandbox's pure parts: the policy from a run's environment (the edge's `sandboxSettingsFromEnv`
+ * through `policy.ts`), the Landlock plan
  * per ABI with its fail-closed cases (`landlock.ts`), the seccomp program (run through a small
  * BPF interpreter here, so a wrong jump fails), the runtime stage's confinement check
  * (`stage.ts`), and the start-up line.
@@ -21,7 +22,20 @@ import { archInfo } from "../../src/sandbox/sys.ts";
 import { enterRuntime, parseStage } from "../../src/sandbox/stage.ts";
 import { startupLine } from "../../src/sandbox/launcher.ts";
 import { AgentBlockError } from "../../src/errors.ts";
-import { sandboxRequested } from "../../src/config/env_settings.ts";
+import { sandboxRequested, sandboxSettingsFromEnv } from "../../src/config/env_settings.ts";
+
+/**
+ * The request a run of `project` makes: the settings the edge reads from the starter's `env` (and
+ * what the project's `.env` adds), through the policy's `sandboxRequest`.
+ */
+function requestOf(
+  env: Record<string, string>,
+  project: string,
+  cwd: string,
+  fromProject: Record<string, string> = {},
+) {
+  return sandboxRequest(sandboxSettingsFromEnv(env, cwd, { fromProject }), project);
+}
 
 Deno.test("sandboxRequested: off when unset, empty, 0, false, no, off (any case); on otherwise", () => {
   for (const off of [undefined, "", " ", "0", "false", "FALSE", "no", "Off", " off "]) {
@@ -31,7 +45,7 @@ Deno.test("sandboxRequested: off when unset, empty, 0, false, no, off (any case)
 });
 
 Deno.test("sandboxRequest: the seed's grants, FS_RW entries, TCP and the .git opt-out from the run's env", () => {
-  const r = sandboxRequest(
+  const r = requestOf(
     { HOME: "/home/u", AGENT_BLOCK_SANDBOX_FS_RW: "/opt/cache::rel/dir", AGENT_BLOCK_SANDBOX_TCP: "Off" },
     "/p",
     "/cwd",
@@ -43,25 +57,25 @@ Deno.test("sandboxRequest: the seed's grants, FS_RW entries, TCP and the .git op
     "device=/dev/null",
     "device=/dev/urandom",
     "device=/dev/tty",
-    "AGENT_BLOCK_SANDBOX_FS_RW=/opt/cache",
-    "AGENT_BLOCK_SANDBOX_FS_RW=/cwd/rel/dir",
+    "fs_rw=/opt/cache",
+    "fs_rw=/cwd/rel/dir",
   ]);
   assert.equal(r.tcp, false);
   assert.equal(r.gitRw, false);
-  assert.equal(sandboxRequest({ AGENT_BLOCK_HOME: "/h" }, "/p", "/").grants[1].path, "/h");
+  assert.equal(requestOf({ AGENT_BLOCK_HOME: "/h" }, "/p", "/").grants[1].path, "/h");
   for (const on of [undefined, "", "1", "true", "yes", "ON"]) {
     assert.equal(
-      sandboxRequest(on === undefined ? {} : { AGENT_BLOCK_SANDBOX_TCP: on }, "/p", "/").tcp,
+      requestOf(on === undefined ? {} : { AGENT_BLOCK_SANDBOX_TCP: on }, "/p", "/").tcp,
       true,
     );
   }
-  assert.equal(sandboxRequest({ AGENT_BLOCK_SANDBOX_GIT_RW: "1" }, "/p", "/").gitRw, true);
+  assert.equal(requestOf({ AGENT_BLOCK_SANDBOX_GIT_RW: "1" }, "/p", "/").gitRw, true);
   assert.throws(
-    () => sandboxRequest({ AGENT_BLOCK_SANDBOX_TCP: "maybe" }, "/p", "/"),
+    () => requestOf({ AGENT_BLOCK_SANDBOX_TCP: "maybe" }, "/p", "/"),
     /AGENT_BLOCK_SANDBOX_TCP must be 1, true, yes, on or 0, false, no, off; got 'maybe'/,
   );
   assert.throws(
-    () => sandboxRequest({ AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI: "x" }, "/p", "/"),
+    () => requestOf({ AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI: "x" }, "/p", "/"),
     /AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI must be a non-negative integer/,
   );
 });
@@ -84,7 +98,7 @@ Deno.test("resolvePolicy: missing FS_RW entries are skipped by name, an unresolv
     },
   };
   const env = { HOME: "/home/u", AGENT_BLOCK_SANDBOX_FS_RW: "/extra:/gone" };
-  const p = resolvePolicy(sandboxRequest(env, "/p", "/"), fs);
+  const p = resolvePolicy(requestOf(env, "/p", "/"), fs);
   assert.deepEqual(p.writable.map((w) => [w.path, w.dir, w.asked ?? null]), [
     ["/p", true, null],
     ["/real/home", true, "/home/u/.agent-block"],
@@ -96,7 +110,7 @@ Deno.test("resolvePolicy: missing FS_RW entries are skipped by name, an unresolv
   ]);
   assert.deepEqual(p.skipped, ["/gone"]);
   assert.throws(
-    () => resolvePolicy(sandboxRequest(env, "/nowhere", "/"), fs),
+    () => resolvePolicy(requestOf(env, "/nowhere", "/"), fs),
     (e) => e instanceof AgentBlockError && /project root \/nowhere cannot be resolved/.test(e.message),
   );
 });
@@ -270,7 +284,7 @@ Deno.test("enterRuntime: the hidden stage flag runs only in a confined process",
 Deno.test("startupLine: what is enforced, and a .git that stays writable says so", () => {
   const plan = planLandlock(7, true);
   assert.ok(!(plan instanceof AgentBlockError));
-  const policy = resolvePolicy(sandboxRequest({ HOME: "/" }, "/tmp", "/"));
+  const policy = resolvePolicy(requestOf({ HOME: "/" }, "/tmp", "/"));
   const line = startupLine(policy, plan, true, "WRITABLE (no mount namespace)");
   assert.match(
     line,
@@ -295,7 +309,7 @@ Deno.test("sandboxRequest: the project's .env may make the sandbox stricter, nev
     AGENT_BLOCK_SANDBOX_TEST_USERNS: "1",
     AGENT_BLOCK_SANDBOX_TCP: "1",
   };
-  const r = sandboxRequest({ AGENT_BLOCK_HOME: "/h", AGENT_BLOCK_SANDBOX_TCP: "0" }, "/p", "/", dotenv);
+  const r = requestOf({ AGENT_BLOCK_HOME: "/h", AGENT_BLOCK_SANDBOX_TCP: "0" }, "/p", "/", dotenv);
   assert.deepEqual(r.grants.map((g) => g.path), [
     "/p",
     "/h",
@@ -315,12 +329,114 @@ Deno.test("sandboxRequest: the project's .env may make the sandbox stricter, nev
     "AGENT_BLOCK_SANDBOX_TEST_USERNS",
   ]);
   // a denial from .env counts
-  assert.equal(sandboxRequest({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "off" }).tcp, false);
-  assert.equal(sandboxRequest({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "on" }).tcp, true);
+  assert.equal(requestOf({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "off" }).tcp, false);
+  assert.equal(requestOf({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "on" }).tcp, true);
   assert.throws(
-    () => sandboxRequest({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "maybe" }),
+    () => requestOf({}, "/p", "/", { AGENT_BLOCK_SANDBOX_TCP: "maybe" }),
     /AGENT_BLOCK_SANDBOX_TCP/,
   );
+});
+
+Deno.test("attack: sandbox settings: no variable of the project's .env widens what the starter's environment gives", () => {
+  // Every widening a .env could try, each on its own and all at once, against a starter that sets
+  // nothing: the settings are those of an empty starter environment, and every starter-only name
+  // is listed (a warning each).
+  const starter = {};
+  const base = sandboxSettingsFromEnv(starter, "/cwd");
+  const widen: Record<string, string> = {
+    AGENT_BLOCK_SANDBOX_FS_RW: "/etc:/root",
+    AGENT_BLOCK_SANDBOX_GIT_RW: "1",
+    AGENT_BLOCK_HOME: "/",
+    HOME: "/",
+    USERPROFILE: "/",
+    AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI: "0",
+    AGENT_BLOCK_SANDBOX_TEST_USERNS: "1",
+    AGENT_BLOCK_SANDBOX_NET_ALLOW: "*.evil.example,169.254.169.254:80",
+    AGENT_BLOCK_SANDBOX_TEST_NO_NETNS: "1",
+  };
+  for (const [name, value] of Object.entries(widen)) {
+    const one = sandboxSettingsFromEnv(starter, "/cwd", { fromProject: { [name]: value }, runEnv: starter });
+    assert.deepEqual({ ...one, ignored: [] }, base, name);
+    assert.deepEqual(one.ignored, [name]);
+  }
+  const all = sandboxSettingsFromEnv(starter, "/cwd", { fromProject: widen });
+  assert.deepEqual({ ...all, ignored: [] }, base);
+  assert.deepEqual([...all.ignored].sort(), Object.keys(widen).sort());
+  // under an allow-list the starter chose, .env neither lists hosts nor loosens the mode
+  const listed = {
+    ...starter,
+    AGENT_BLOCK_SANDBOX_NET: "allow-list",
+    AGENT_BLOCK_SANDBOX_NET_ALLOW: "a.example",
+  };
+  const strict = sandboxSettingsFromEnv(listed, "/cwd", {
+    fromProject: { AGENT_BLOCK_SANDBOX_NET: "open", AGENT_BLOCK_SANDBOX_NET_ALLOW: "b.example" },
+  });
+  assert.equal(strict.net, "allow-list");
+  assert.deepEqual(strict.netAllow, ["a.example"]);
+  // the starter's TCP denial stands against .env's TCP and network mode
+  const denied = sandboxSettingsFromEnv({ AGENT_BLOCK_SANDBOX_TCP: "no" }, "/cwd", {
+    fromProject: { AGENT_BLOCK_SANDBOX_TCP: "yes", AGENT_BLOCK_SANDBOX_NET: "open" },
+  });
+  assert.equal(denied.tcp, false);
+  assert.equal(denied.net, "off");
+  // and .env can deny: TCP (so the network too) and the network alone
+  const tight = sandboxSettingsFromEnv({}, "/cwd", { fromProject: { AGENT_BLOCK_SANDBOX_TCP: "Off" } });
+  assert.equal(tight.tcp, false);
+  assert.equal(tight.net, "off");
+  assert.equal(
+    sandboxSettingsFromEnv({}, "/", { fromProject: { AGENT_BLOCK_SANDBOX_NET: "off" } }).net,
+    "off",
+  );
+});
+
+Deno.test("sandboxSettingsFromEnv: paths are absolute, seams and switches parsed, errors name the variable", () => {
+  const s = sandboxSettingsFromEnv(
+    {
+      AGENT_BLOCK_HOME: "rel/home",
+      AGENT_BLOCK_SANDBOX_FS_RW: "a: :/b",
+      AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI: "3",
+      AGENT_BLOCK_SANDBOX_TEST_USERNS: "yes",
+      AGENT_BLOCK_SANDBOX_TEST_NO_NETNS: "TRUE",
+    },
+    "/w",
+  );
+  assert.equal(s.home, "/w/rel/home");
+  assert.deepEqual(s.fsRw, ["/w/a", "/b"]);
+  assert.equal(s.testAbi, 3);
+  assert.equal(s.testUserNs, true);
+  assert.equal(s.testNoNetns, true);
+  assert.equal(sandboxSettingsFromEnv({ USERPROFILE: "/up" }, "/w").home, "/up/.agent-block");
+  assert.equal(sandboxSettingsFromEnv({}, "/w").home, "/w/.agent-block", "no home: the working directory's");
+  assert.equal(sandboxSettingsFromEnv({ AGENT_BLOCK_HOME: " " }, "/w").home, "/w/.agent-block");
+  assert.equal(
+    "testAbi" in sandboxSettingsFromEnv({ AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI: "" }, "/"),
+    false,
+  );
+  const fails: [Record<string, string>, string][] = [
+    [
+      { AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI: "-1" },
+      "AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI must be a non-negative integer, got '-1'",
+    ],
+    [
+      { AGENT_BLOCK_SANDBOX_GIT_RW: "2" },
+      "AGENT_BLOCK_SANDBOX_GIT_RW must be 1, true, yes, on or 0, false, no, off; got '2'",
+    ],
+    [
+      { AGENT_BLOCK_SANDBOX_TEST_USERNS: "y" },
+      "AGENT_BLOCK_SANDBOX_TEST_USERNS must be 1, true, yes, on or 0, false, no, off; got 'y'",
+    ],
+    [
+      { AGENT_BLOCK_SANDBOX_TEST_NO_NETNS: "x" },
+      "AGENT_BLOCK_SANDBOX_TEST_NO_NETNS must be 1, true, yes, on or 0, false, no, off; got 'x'",
+    ],
+  ];
+  for (const [env, message] of fails) {
+    assert.throws(
+      () => sandboxSettingsFromEnv(env, "/"),
+      (e) => e instanceof AgentBlockError && e.message === message,
+      message,
+    );
+  }
 });
 
 Deno.test("configPathsOf: the project's .env and the home's code tiers and serve files, where they exist", async () => {
