@@ -50,11 +50,19 @@
  * 2000 (V8's "external" memory at the sample; the 1000-turn peak fell 125 → 109 MB when the mock
  * was sent only the body's tail). Now a body of 64 KiB or more goes to fetch as a stream of one
  * chunk from a buffer leased for the request (`STREAM_BODY_BYTES` in
- * `src/clients/llm/transport.ts`), which the HTTP stack takes without a copy: same run, peak RSS
- * at 1000 turns ~127 → ~112 MB, ratio 1.33 → ~1.19 ×, CPU unchanged (a one-chunk stream cost no
- * more than bytes in a loop of 200 fetches of 200 KB, client and server in one process or two).
- * Tried and not kept: Lua's generational GC (no RSS change, a little more CPU), a lower
- * incremental pause (100: the 1000-turn run took 7 × the CPU), `MALLOC_MMAP_THRESHOLD_` fixed at
+ * `src/clients/llm/transport.ts`), which the HTTP stack takes without a copy. Two bench runs
+ * each, before → after: peak RSS at 1000 turns 126.7, 125.6 → 112.6, 113.0 MB, ratio 1.33, 1.33
+ * → 1.20, 1.21 ×. The price is CPU: in a loop of 200 fetches of 200 KB a one-chunk stream cost no
+ * more than bytes, but in the run ~5 % more at 1000 turns (five interleaved runs each: median 1.32
+ * vs 1.26 s; marginal per turn 100→1000 went 0.99, 1.06 → 1.19, 1.15 ms in the bench runs, the
+ * AI SDK's moved alike on the loaded machine); runs up to ~300 turns send bytes as before.
+ * At 2000 turns (one run each): 136 MB, was 170. Sampled with a full GC every 100 turns
+ * (`--expose-gc`) the live JavaScript heap stays at ~13 MB from 1000 to 2000 turns and RSS at 2000
+ * is ~109 MB: what a run adds past that is V8 sizing its old space between mark-compacts (fewer
+ * of them now that no body copies press on its external memory) and the Lua heap's high-water.
+ * Tried and not kept: Lua's generational GC (at 1000 turns, before the streamed body, no RSS
+ * change and a little more CPU; after it, ~4 MB less at 2000 turns in two runs, same CPU: worth
+ * a careful look, not switched on here), a lower incremental pause (100: the 1000-turn run took 7 × the CPU), `MALLOC_MMAP_THRESHOLD_` fixed at
  * 128 KiB (~2.5 MB less, through the environment only).
  * What is left:
  * - peak RSS still grows ~17 MB from 100 to 1000 turns: the V8 heap's own size (~5 MB, old space
