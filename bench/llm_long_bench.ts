@@ -62,8 +62,9 @@
  * of them now that no body copies press on its external memory) and the Lua heap's high-water.
  * Tried and not kept: Lua's generational GC (at 1000 turns, before the streamed body, no RSS
  * change and a little more CPU; after it, ~4 MB less at 2000 turns in two runs, same CPU: worth
- * a careful look, not switched on here), a lower incremental pause (100: the 1000-turn run took 7 × the CPU), `MALLOC_MMAP_THRESHOLD_` fixed at
- * 128 KiB (~2.5 MB less, through the environment only).
+ * a careful look, not switched on here), a lower incremental pause (100: the 1000-turn run took
+ * 7 × the CPU), `MALLOC_MMAP_THRESHOLD_` fixed at 128 KiB (~2.5 MB less, through the environment
+ * only).
  * What is left:
  * - peak RSS still grows ~17 MB from 100 to 1000 turns: the V8 heap's own size (~5 MB, old space
  *   between mark-compacts), the Lua heap's high-water mark in the wasm memory (~4 MB of touched
