@@ -41,13 +41,40 @@
  * only what the turn added (`llm_proto.convert_list`, told by knl's beat what the previous beat
  * sent). After (same run): 1.86 / 1.13 ms (0.61 ×), 1.15 s at 1000 turns (the AI SDK 3.54 s),
  * peak RSS 92 → 122 MB (1.33 ×), `sh.exec` turn 14 ms.
+ * Peak RSS, 100 → 1000 turns (December 2026, same machine): it grew ~31 MB (1.31-1.33 ×) while
+ * the live JavaScript and Lua heaps stayed nearly flat. Per-turn sampling (`Deno.memoryUsage()`,
+ * the Lua heap, `/proc/self/smaps`, a heap snapshot) put half of it in request bodies nobody held:
+ * given bytes, Deno's fetch copies a body into an ArrayBuffer of its own, freed only at V8's next
+ * scavenge; scavenges follow the JavaScript a turn allocates (~80 turns apart at 1000 turns), so
+ * the copies waiting for one grew with the body: ~16 MB at the peak of a 1000-turn run, ~24 MB at
+ * 2000 (V8's "external" memory at the sample; the 1000-turn peak fell 125 → 109 MB when the mock
+ * was sent only the body's tail). Now a body of 64 KiB or more goes to fetch as a stream of one
+ * chunk from a buffer leased for the request (`STREAM_BODY_BYTES` in
+ * `src/clients/llm/transport.ts`), which the HTTP stack takes without a copy. Two bench runs
+ * each, before → after: peak RSS at 1000 turns 126.7, 125.6 → 112.6, 113.0 MB, ratio 1.33, 1.33
+ * → 1.20, 1.21 ×. The price is CPU: in a loop of 200 fetches of 200 KB a one-chunk stream cost no
+ * more than bytes, but in the run ~5 % more at 1000 turns (five interleaved runs each: median 1.32
+ * vs 1.26 s; marginal per turn 100→1000 went 0.99, 1.06 → 1.19, 1.15 ms in the bench runs, the
+ * AI SDK's moved alike on the loaded machine); runs up to ~300 turns send bytes as before.
+ * At 2000 turns (one run each): 136 MB, was 170. Sampled with a full GC every 100 turns
+ * (`--expose-gc`) the live JavaScript heap stays at ~13 MB from 1000 to 2000 turns and RSS at 2000
+ * is ~109 MB: what a run adds past that is V8 sizing its old space between mark-compacts (fewer
+ * of them now that no body copies press on its external memory) and the Lua heap's high-water.
+ * Tried and not kept: Lua's generational GC (at 1000 turns, before the streamed body, no RSS
+ * change and a little more CPU; after it, ~4 MB less at 2000 turns in two runs, same CPU: worth
+ * a careful look, not switched on here), a lower incremental pause (100: the 1000-turn run took
+ * 7 × the CPU), `MALLOC_MMAP_THRESHOLD_` fixed at 128 KiB (~2.5 MB less, through the environment
+ * only).
  * What is left:
- * - peak RSS still grows ~30 MB from 100 to 1000 turns while the JavaScript and Lua heaps stay
- *   flat (measured): native memory, the HTTP stack's copy of each (growing) request body and
- *   glibc's per-thread arenas. `MALLOC_ARENA_MAX=2` in the environment brings 1000 turns from ~131
- *   to ~121 MB, `mallopt` at run time does not (the arenas exist by then), and `malloc_trim` every
- *   50 requests saved ~10 MB for ~15 % more CPU: neither kept. A streamed body (chunked) stays flat
- *   but took ~27 ms a request in Deno's fetch;
+ * - peak RSS still grows ~17 MB from 100 to 1000 turns: the V8 heap's own size (~5 MB, old space
+ *   between mark-compacts), the Lua heap's high-water mark in the wasm memory (~4 MB of touched
+ *   pages: its live heap grows ~1.8 KB a turn, about half of it, by the tables' sizes, the
+ *   converted wire tables `llm_proto`'s chains keep per message, and the incremental collector
+ *   lets it reach ~2 × the live size), the main arena's fragmentation and the body buffers
+ *   themselves (~1.5 × the largest body). Dropping the chains' wire tables once the host holds
+ *   their bytes is the next step on the Lua side;
+ *   `MALLOC_ARENA_MAX=2` in the environment brought 1000 turns from ~131 to ~121 MB before, and
+ *   `malloc_trim` every 50 requests saved ~10 MB for ~15 % more CPU: neither kept;
  * - a shell turn: Deno's `detached` spawn forked the whole host (~13-18 ms of blocked main thread
  *   per child); children then started through posix_spawn behind `setsid` and `setpriv`, two
  *   dynamic execs (~0.6-0.7 ms of CPU each, measured with a loop of 500) before the command's

@@ -11,8 +11,8 @@
  * HTTP date) and `retry-after-ms`, error bodies turned into `LlmError`s naming the provider, the
  * status and the server's error type, the stream loop (SSE → accumulator → `onDelta`), and the
  * body's bytes (`buildPayload`: the request's small fields stringified, the messages and tools
- * copied in as the UTF-8 bytes they were encoded to once; for the global fetch, in one buffer
- * reused from request to request, since it copies a body before it returns).
+ * copied in as the UTF-8 bytes they were encoded to once; for the global fetch, in buffers reused
+ * from request to request: see `STREAM_BODY_BYTES` for how a large body is handed over).
  *
  * A Lua-free client: the caller resolves the endpoint and credentials (`endpoint.ts`) and hands
  * over everything else a request needs — timeout, retries, the correlation ids of the obs lines,
@@ -93,17 +93,27 @@ function connectFailure(e: unknown): string {
 
 /** Sends `req`, retrying transient failures; resolves with the response body. */
 export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult> {
-  // The global fetch copies a body before it returns: its bodies are built in one buffer reused
-  // from request to request (built again per attempt, just before the send), so a long
-  // conversation leaves no body-sized garbage per turn of its own. Another fetch may keep what
-  // it is given: it gets a buffer of its own.
+  // For the global fetch a body is built again per attempt, just before the send, in a buffer
+  // reused from request to request (`bodyFor`), so a long conversation leaves no body-sized
+  // garbage per turn of its own. Another fetch may keep what it is given: it gets a buffer of
+  // its own, as bytes.
   const own = req.fetch === undefined ? undefined : buildPayload(req);
   let attempt = 0;
   while (true) {
     attempt++;
     const started = performance.now();
+    let lease: Uint8Array<ArrayBuffer> | undefined;
     try {
-      const r = await attemptOnce(req, own ?? buildPayload(req, reused), attempt, started);
+      let body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | undefined = own;
+      if (body === undefined) {
+        const bytes = buildPayload(req, (size) => {
+          if (size < STREAM_BODY_BYTES) return reused(size);
+          lease = leaseBuffer(size);
+          return lease.subarray(0, size);
+        });
+        body = lease === undefined ? bytes : oneChunk(bytes);
+      }
+      const r = await attemptOnce(req, body, attempt, started);
       return { ...r, attempts: attempt };
     } catch (e) {
       if (req.signal?.aborted) throw req.signal.reason ?? e;
@@ -120,6 +130,8 @@ export async function sendLlmRequest(req: LlmHttpRequest): Promise<LlmHttpResult
         throw err;
       }
       await sleep(backoffMs(attempt, err.retryAfterMs), req.signal);
+    } finally {
+      if (lease !== undefined) returnBuffer(lease);
     }
   }
 }
@@ -191,12 +203,62 @@ export function buildPayload(
   return out;
 }
 
+/**
+ * Bodies of at least this many bytes go to the global fetch as a stream of one chunk, a buffer
+ * leased for the request (`leaseBuffer`); smaller ones as bytes, built in one shared buffer.
+ *
+ * Why: given bytes, Deno's fetch copies them into an ArrayBuffer of its own before it returns
+ * (which is what lets the small bodies share one buffer, even between concurrent requests), and
+ * that copy is freed only at V8's next scavenge. Scavenges come every so many turns whatever the
+ * body's size (they follow the JavaScript a turn allocates), so the copies waiting for one grew
+ * with the conversation: measured (`bench/llm_long_bench.ts`), ~16 MB of them at the peak of a
+ * 1000-turn run, ~24 MB at 2000, most of what its peak RSS added over a 100-turn run. A stream's
+ * chunk is not copied in JavaScript (the HTTP stack takes it as it is), so a long conversation's
+ * requests leave no garbage of their size. Over HTTP/1.1 such a body goes chunked (no
+ * `Content-Length`), which is why the short, common requests keep the bytes.
+ */
+export const STREAM_BODY_BYTES = 64 * 1024;
+
 let scratch = new Uint8Array(0);
 
-/** The first `size` bytes of the buffer bodies for the global fetch are built in, grown as needed. */
+/** The first `size` bytes of the buffer small bodies for the global fetch are built in, grown as needed. */
 function reused(size: number): Uint8Array<ArrayBuffer> {
   if (scratch.length < size) scratch = new Uint8Array(Math.max(size, Math.ceil(scratch.length * 1.5)));
   return scratch.subarray(0, size);
+}
+
+/** Buffers of streamed bodies not in use: one is leased per attempt, back when the attempt ends. */
+const idleBuffers: Uint8Array<ArrayBuffer>[] = [];
+/** Most idle buffers kept (one per request that was in flight at once; more are let go). */
+const MAX_IDLE_BUFFERS = 4;
+
+/**
+ * A buffer of at least `size` bytes that no other request uses until `returnBuffer`: the HTTP
+ * stack reads a streamed chunk after `fetch` returns, so a leased buffer is never written while
+ * its request may still be sending it. Grown with headroom, so a conversation that grows a little
+ * every turn replaces its buffer only now and then.
+ */
+function leaseBuffer(size: number): Uint8Array<ArrayBuffer> {
+  for (let i = idleBuffers.length - 1; i >= 0; i--) {
+    if (idleBuffers[i].length >= size) return idleBuffers.splice(i, 1)[0];
+  }
+  const old = idleBuffers.pop();
+  return new Uint8Array(Math.max(Math.ceil(size * 1.25), Math.ceil((old?.length ?? 0) * 1.5)));
+}
+
+/** Ends the lease of a buffer from `leaseBuffer`. */
+function returnBuffer(buf: Uint8Array<ArrayBuffer>): void {
+  if (idleBuffers.length < MAX_IDLE_BUFFERS) idleBuffers.push(buf);
+}
+
+/** A body stream of one chunk, `bytes` as they are (not copied). */
+function oneChunk(bytes: Uint8Array<ArrayBuffer>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    pull(c) {
+      c.enqueue(bytes);
+      c.close();
+    },
+  });
 }
 
 /** Delay before retry number `attempt` (1-based): Retry-After when given, else 0.5 s doubling to 8 s, ±25 %. */
@@ -219,7 +281,7 @@ export function retryAfter(h: Headers): number | undefined {
 
 async function attemptOnce(
   req: LlmHttpRequest,
-  payload: Uint8Array<ArrayBuffer>,
+  payload: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>,
   attempt: number,
   started: number,
 ): Promise<Omit<LlmHttpResult, "attempts">> {
