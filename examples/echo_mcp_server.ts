@@ -328,9 +328,9 @@ function addTestTools(server: McpServer, request?: Request): void {
     "hang",
     { description: "Never answers; records its cancellation" },
     (ctx: ServerContext) => {
+      if (request) hangStarted.add(request);
       // A heartbeat (progress, when the request has a token) lets an HTTP server notice a client
       // that closed the request's stream, which is how 2026-07-28 HTTP clients cancel.
-      if (request) hangStarted.add(request);
       if (flags.cancelLog) {
         Deno.writeTextFileSync(flags.cancelLog, `started ${ctx.mcpReq.id}\n`, { append: true });
       }
