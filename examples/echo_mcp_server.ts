@@ -20,7 +20,10 @@
  *                            `ask_url`, `roots`, `bump`, `bump_lists`, `touch`, `hang`, `exit_now`,
  *                            `exit_mid_stream` (a progress notification, then the process exits)
  *   --cancel-log PATH        `hang` appends `started <request id>` to PATH when called and
- *                            `cancelled <request id>` when cancelled
+ *                            `cancelled <request id>` when cancelled; over HTTP, a 2026-era
+ *                            `hang` call its client closed before the server got to it (a
+ *                            loaded machine) is never started, and is recorded as
+ *                            `cancelled <request id> before it started`
  *   --step-ms N              length of a `slow_echo` step (default 100)
  *   --exit-on-stdin-close    (http) exit when stdin reaches EOF, so a server started by a test
  *                            ends with its parent even if the parent dies
@@ -121,7 +124,18 @@ function notifyResourceUpdated(uri: string): void {
 
 const RESOURCES: Record<string, string> = { "text://hello": "hello world", "text://note": "a note" };
 
-function build(): McpServer {
+/** Modern HTTP requests whose `hang` call started (the others were never run; see `--cancel-log`). */
+const hangStarted = new WeakSet<Request>();
+
+/** A modern `hang` call that its client closed before it started: recorded as cancelled. */
+function onAbandoned(request: Request, message: unknown): void {
+  const m = message as { id?: unknown; method?: unknown; params?: { name?: unknown } } | undefined;
+  const tool = m ? m.method === "tools/call" && m.params?.name : request.headers.get("mcp-name");
+  if (!flags.cancelLog || tool !== "hang" || hangStarted.has(request)) return;
+  Deno.writeTextFileSync(flags.cancelLog, `cancelled ${m?.id ?? "?"} before it started\n`, { append: true });
+}
+
+function build(request?: Request): McpServer {
   const server = new McpServer(
     { name: "echo-mcp-server", version: "1.0.0" },
     {
@@ -206,14 +220,14 @@ function build(): McpServer {
     messages: [{ role: "user", content: text(`hello, ${name || "world"}`) }],
   }));
 
-  if (flags.testTools) addTestTools(server);
+  if (flags.testTools) addTestTools(server, request);
   for (const name of extraTools) {
     server.registerTool(name, { description: "added by bump" }, () => ({ content: [text(name)] }));
   }
   return server;
 }
 
-function addTestTools(server: McpServer): void {
+function addTestTools(server: McpServer, request?: Request): void {
   server.registerTool(
     "noop",
     { description: "Does nothing", _meta: { group: "bench" } },
@@ -314,6 +328,7 @@ function addTestTools(server: McpServer): void {
     "hang",
     { description: "Never answers; records its cancellation" },
     (ctx: ServerContext) => {
+      if (request) hangStarted.add(request);
       // A heartbeat (progress, when the request has a token) lets an HTTP server notice a client
       // that closed the request's stream, which is how 2026-07-28 HTTP clients cancel.
       if (flags.cancelLog) {
@@ -373,14 +388,19 @@ if (flags.transport === "stdio") {
   });
   process.stdin.on("end", () => Deno.exit(0));
 } else {
-  http = await serveHybrid((era) => {
-    const s = build();
-    if (era === "legacy") {
-      liveInstances.add(s);
-      s.server.onclose = () => liveInstances.delete(s);
-    }
-    return s;
-  }, flags.port);
+  http = await serveHybrid(
+    (era, request) => {
+      const s = build(request);
+      if (era === "legacy") {
+        liveInstances.add(s);
+        s.server.onclose = () => liveInstances.delete(s);
+      }
+      return s;
+    },
+    flags.port,
+    undefined,
+    onAbandoned,
+  );
   console.log(`ECHO_MCP_URL=http://127.0.0.1:${http.port}/mcp`);
   if (flags.exitOnStdinClose) {
     (async () => {
