@@ -173,18 +173,19 @@ for (const era of ["legacy", "modern"] as const) {
       for (const u of ["agent-block://guide", "agent-block://blocks", "agent-block://blocks/echo"]) {
         assert(uris.includes(u), `${u} not in ${uris}`);
       }
-      for (
-        const [uri, part] of [
+      // The three reads at once: each is its own Inspector and server, and nothing they read changes.
+      await Promise.all(
+        [
           ["agent-block://guide", "return a JSON string"],
           ["agent-block://blocks", '"tier": "project-local"'],
           ["agent-block://blocks/echo", "std.json.encode"],
-        ]
-      ) {
-        const r = await inspector([...base, "--method", "resources/read", "--uri", uri], target, home);
-        assertEquals(r.code, 0, r.stderr);
-        const contents = ((r.json.result ?? r.json) as { contents: { text: string }[] }).contents;
-        assertStringIncludes(contents[0].text, part);
-      }
+        ].map(async ([uri, part]) => {
+          const r = await inspector([...base, "--method", "resources/read", "--uri", uri], target, home);
+          assertEquals(r.code, 0, `${uri}: ${r.stderr}`);
+          const contents = ((r.json.result ?? r.json) as { contents: { text: string }[] }).contents;
+          assertStringIncludes(contents[0].text, part);
+        }),
+      );
     },
   });
 }

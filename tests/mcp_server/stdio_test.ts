@@ -215,12 +215,14 @@ for (const era of ["legacy", "auto"] as const) {
   });
 }
 
-for (const era of ["legacy", "auto"] as const) {
-  Deno.test({
-    name:
-      `mcp stdio (${era} client): progress notifications keep a long call alive past the client's timeout`,
-    ...opts,
-    fn: async () => {
+// Both client eras in one test, at once (each its own project and server): each call waits out a
+// 12 s run, so one after the other only doubled the file's time.
+Deno.test({
+  name:
+    "mcp stdio (legacy and auto clients): progress notifications keep a long call alive past the client's timeout",
+  ...opts,
+  fn: async () => {
+    await Promise.all((["legacy", "auto"] as const).map(async (era) => {
       const p = await freshProject();
       // A 12 s run, a 6 s client timeout, a notification every 0.25 s: only the resets keep it alive
       // (the margins are for a loaded machine — two suites at once on 2 cores — where a process can
@@ -233,8 +235,11 @@ for (const era of ["legacy", "auto"] as const) {
           resetTimeoutOnProgress: true,
           onprogress: (p) => ticks.push(p),
         });
-        assertEquals(resultText(r), "woke");
-        assert(ticks.length >= 3, `expected several progress notifications, got ${JSON.stringify(ticks)}`);
+        assertEquals(resultText(r), "woke", `${era} client`);
+        assert(
+          ticks.length >= 3,
+          `${era} client: expected several progress notifications, got ${JSON.stringify(ticks)}`,
+        );
         assertMatch(
           ticks[0].message ?? "",
           /^block 'slow' has been running for \d+ s: started; 0 turns, 0 tokens in \/ 0 out, 0 tool calls$/,
@@ -242,6 +247,6 @@ for (const era of ["legacy", "auto"] as const) {
       } finally {
         await s.close();
       }
-    },
-  });
-}
+    }));
+  },
+});

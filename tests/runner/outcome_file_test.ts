@@ -28,35 +28,38 @@ async function runWithOutcome(
 }
 
 Deno.test("--outcome: written on return, raise, job.defer and os.exit", async () => {
-  const ret = await runWithOutcome('io.stderr:write("error: fake\\n")\nreturn "the value"\n');
+  // Eight independent runs (each its own directory), started at once.
+  const [ret, raised, plain, deferred, exited, nothing, bytes, never] = await Promise.all([
+    runWithOutcome('io.stderr:write("error: fake\\n")\nreturn "the value"\n'),
+    runWithOutcome('error({ code = 7, why = "on purpose" })\n'),
+    runWithOutcome('error("boom")\n'),
+    runWithOutcome('job.defer("the database is down")\n'),
+    runWithOutcome("os.exit(3)\n"),
+    runWithOutcome("local x = 1\n"),
+    runWithOutcome('return "\\255\\0"\n'),
+    runWithOutcome("this is not Lua\n"),
+  ]);
   assert.deepEqual(ret.outcome, { status: "returned", value: "the value" });
   assert.equal(ret.code, 0);
 
-  const raised = await runWithOutcome('error({ code = 7, why = "on purpose" })\n');
   assert.equal(raised.code, 1);
   assert.equal(raised.outcome.status, "raised");
   if (raised.outcome.status === "raised") {
     assert.deepEqual(raised.outcome.error, { code: 7, why: "on purpose" });
     assert.match(raised.outcome.traceback, /stack traceback/);
   }
-  const plain = await runWithOutcome('error("boom")\n');
   assert.equal(plain.outcome.status, "raised");
   if (plain.outcome.status === "raised") assert.match(plain.outcome.message, /b\.lua:1: boom$/);
 
-  const deferred = await runWithOutcome('job.defer("the database is down")\n');
   assert.deepEqual(deferred.outcome, { status: "deferred", reason: "the database is down" });
   assert.equal(deferred.code, 75);
 
-  const exited = await runWithOutcome("os.exit(3)\n");
   assert.deepEqual(exited.outcome, { status: "exited", code: 3 });
 
-  const nothing = await runWithOutcome("local x = 1\n");
   assert.deepEqual(nothing.outcome, { status: "returned", value: undefined });
 
-  const bytes = await runWithOutcome('return "\\255\\0"\n');
   assert.deepEqual(bytes.outcome, { status: "returned", value: new Uint8Array([0xff, 0]) });
 
-  const never = await runWithOutcome("this is not Lua\n");
   assert.equal(never.outcome.status, "raised");
 });
 
