@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { Kvm } from "@nats-io/kv";
+import { DatabaseSync } from "node:sqlite";
 import { waitFor } from "../helpers.ts";
 import { exists } from "../../src/util/fs.ts";
 import { natsMissing, startNats } from "../mesh/nats_server.ts";
@@ -17,6 +18,18 @@ import { openRunQueue, SLOT_TTL_MS, SLOTS_BUCKET, STATE_BUCKET } from "../../src
 import { QueueDispatch, slotKey } from "../../src/serve/queue_dispatch.ts";
 
 const ignore = natsMissing() !== undefined;
+
+/** True once the record at `path` holds the start of run `id`. */
+function recordHasStart(path: string, id: string): boolean {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return db.prepare(
+      "SELECT 1 FROM events WHERE kind = 'run_start' AND json_extract(data, '$.run_id') = ?",
+    ).get(id) !== undefined;
+  } finally {
+    db.close();
+  }
+}
 
 Deno.test({
   name: "serve --nats: a queued run's counts show on the manager's API while it runs, not only at its end",
@@ -136,18 +149,23 @@ Deno.test({
         const state = await new Kvm(nc).open(STATE_BUCKET);
         await waitFor(
           async () => (await state.get(`run.${id}`))?.json<{ state: string }>().state === "queued",
-          {
-            what: `run ${id} to be queued\n${m1.stderr()}`,
-          },
+          { what: () => `run ${id} to be queued\n${m1.stderr()}`, timeoutMs: 60_000 },
         );
       } finally {
         await nc.close();
       }
+      // and on the manager's record (written once the run is published: a kill before it would
+      // leave a run the record never had)
+      await waitFor(() => recordHasStart(join(p.home, "serve.sqlite"), id), {
+        what: () => `run ${id} on the manager's record\n${m1.stderr()}`,
+        timeoutMs: 60_000,
+      });
       // killed outright: nothing of the manager's stopping runs (a graceful stop records the run anyway)
       await m1.kill();
       m2 = await startManager(p.root, p.home, ["--nats", srv.url]);
       await waitFor(() => new RegExp(`run ${id} of job hi was going on the run queue`).test(m2!.stderr()), {
-        what: `the restarted manager to follow run ${id}\n${m2.stderr()}`,
+        what: () => `the restarted manager to follow run ${id}\n${m2!.stderr()}`,
+        timeoutMs: 60_000, // a generous bound: it tells "never" from "late on a loaded machine"
       });
       const waiting = await m2.api(`/runs/${id}`);
       assert.equal(waiting.status, 200, JSON.stringify(waiting.body));

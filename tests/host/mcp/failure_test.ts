@@ -143,7 +143,12 @@ Deno.test("a server exiting mid-call: the call fails with its exit code and stde
  */
 const HANG_TIMEOUT = { stdio: 8, http: 1 };
 
-async function hangAndProveCancel(connect: string, cancelLog: string, timeout: number): Promise<void> {
+async function hangAndProveCancel(
+  connect: string,
+  cancelLog: string,
+  timeout: number,
+  serverOutput: () => string = () => "",
+): Promise<void> {
   const out = await runLua(`
     ${connect}
     local t0 = os.time()
@@ -169,7 +174,19 @@ async function hangAndProveCancel(connect: string, cancelLog: string, timeout: n
         return false;
       }
     },
-    { what: "the server to record the cancellation" },
+    {
+      what: () => {
+        let log: string;
+        try {
+          log = Deno.readTextFileSync(cancelLog);
+        } catch (e) {
+          log = `(unreadable: ${(e as Error).message})`;
+        }
+        return `the server to record the cancellation; its log: ${
+          JSON.stringify(log)
+        }; its output:\n${serverOutput()}`;
+      },
+    },
   );
 }
 
@@ -212,6 +229,7 @@ Deno.test("a tool that never answers: timeout, and the cancellation reaches the 
           } }))`,
           httpLog,
           HANG_TIMEOUT.http,
+          () => http!.output(),
         );
       });
     }
