@@ -85,8 +85,21 @@ export function processTable(): ProcRow[] {
   return out;
 }
 
-/** The descendants of `root`, through each thread's `children` list (root itself not listed). */
+/**
+ * The descendants of `root` (root itself not listed): two walks, merged. One walk can miss a
+ * process being re-parented while it runs — its parent's `children` read after the parent died,
+ * root's read before the orphan reached it (seen: a double-forked daemon left out) — and the
+ * second walk, started after the first ended, finds it under its new parent.
+ */
 function subtreeTable(root: number): ProcRow[] {
+  const rows = new Map<number, ProcRow>();
+  for (const row of walkSubtree(root)) rows.set(row.pid, row);
+  for (const row of walkSubtree(root)) rows.set(row.pid, row);
+  return [...rows.values()];
+}
+
+/** One walk of `root`'s descendants through each thread's `children` list. */
+function walkSubtree(root: number): ProcRow[] {
   const out: ProcRow[] = [];
   const stack = [root];
   while (stack.length) {
