@@ -18,7 +18,7 @@
  * links are written as the official serializer writes them (the lean tracer records neither
  * events nor, from our callers, links, but the encoding does not depend on that).
  */
-import type { Attributes, AttributeValue, HrTime, Link, SpanStatus } from "@opentelemetry/api";
+import type { Attributes, AttributeValue, HrTime, Link, SpanContext, SpanStatus } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 
 const utf8 = new TextEncoder();
@@ -249,14 +249,11 @@ function status(w: BackWriter, s: SpanStatus): void {
   w.close(15, end);
 }
 
-function link(w: BackWriter, l: Link): void {
-  const end = w.pos;
-  const c = l.context;
-  w.fixed32(flags(c.traceFlags, c.isRemote));
-  w.tag(6, 5);
-  w.varint(l.droppedAttributesCount ?? 0);
-  w.tag(5, 0);
-  if (l.attributes) attributes(w, l.attributes, 4);
+/**
+ * Fields 1-3 of a `Span` and of a `Span.Link` alike (written last, as this writer goes
+ * backwards): trace id, span id and, when there is one, the trace state.
+ */
+function identity(w: BackWriter, c: SpanContext): void {
   const ts = c.traceState?.serialize();
   if (ts) {
     w.string(ts);
@@ -266,6 +263,17 @@ function link(w: BackWriter, l: Link): void {
   w.tag(2, 2);
   w.hexBytes(c.traceId);
   w.tag(1, 2);
+}
+
+function link(w: BackWriter, l: Link): void {
+  const end = w.pos;
+  const c = l.context;
+  w.fixed32(flags(c.traceFlags, c.isRemote));
+  w.tag(6, 5);
+  w.varint(l.droppedAttributesCount ?? 0);
+  w.tag(5, 0);
+  if (l.attributes) attributes(w, l.attributes, 4);
+  identity(w, c);
   w.close(13, end);
 }
 
@@ -310,15 +318,7 @@ function span(w: BackWriter, s: ReadableSpan): void {
     w.hexBytes(s.parentSpanContext.spanId);
     w.tag(4, 2);
   }
-  const ts = ctx.traceState?.serialize();
-  if (ts) {
-    w.string(ts);
-    w.tag(3, 2);
-  }
-  w.hexBytes(ctx.spanId);
-  w.tag(2, 2);
-  w.hexBytes(ctx.traceId);
-  w.tag(1, 2);
+  identity(w, ctx);
   w.close(2, end);
 }
 
