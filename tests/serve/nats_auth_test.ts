@@ -29,6 +29,14 @@ function user(): { pub: string; seed: string } {
   return { pub: kp.getPublicKey(), seed: new TextDecoder().decode(kp.getSeed()) };
 }
 
+/** `nats-server` with JetStream and the runbook's configuration: `mgr` the manager, `wrk` the worker. */
+function runbookServer(mgr: { pub: string }, wrk: { pub: string }) {
+  return startNats(
+    runbookConfig({ MANAGER_NKEY: mgr.pub, WORKER_NKEY: wrk.pub, AGENT_NKEY: user().pub, AGENT_ID: "x" }),
+    { jetstream: true },
+  );
+}
+
 Deno.test({
   name:
     "serve --nats: nkey users of the runbook's configuration: the right seeds run, a wrong one exits 2, " +
@@ -37,11 +45,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const mgr = user(), wrk = user(), agent = user(), stranger = user();
-    await using srv = await startNats(
-      runbookConfig({ MANAGER_NKEY: mgr.pub, WORKER_NKEY: wrk.pub, AGENT_NKEY: agent.pub, AGENT_ID: "x" }),
-      { jetstream: true },
-    );
+    const mgr = user(), wrk = user(), stranger = user();
+    await using srv = await runbookServer(mgr, wrk);
     const p = await jobProject({ "blocks/hi.lua": 'return "hi"\n', "blocks/hi.job.toml": "" });
     const seeds = join(p.home, "seeds");
     Deno.mkdirSync(seeds);
@@ -153,11 +158,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const mgr = user(), wrk = user(), agent = user(), stranger = user();
-    await using srv = await startNats(
-      runbookConfig({ MANAGER_NKEY: mgr.pub, WORKER_NKEY: wrk.pub, AGENT_NKEY: agent.pub, AGENT_ID: "x" }),
-      { jetstream: true },
-    );
+    const mgr = user(), wrk = user(), stranger = user();
+    await using srv = await runbookServer(mgr, wrk);
     const p = await jobProject({ "blocks/hi.lua": 'return "hi"\n', "blocks/hi.job.toml": "" });
     const dir = join(p.home, "settings");
     Deno.mkdirSync(dir);
