@@ -210,6 +210,59 @@ export async function tempDir(prefix = "ab_test_"): Promise<string> {
 }
 
 /**
+ * A CA and a server certificate for `name` (a DNS name) signed by it, made now with `openssl` in
+ * `dir`: PEM files, valid for two days. For TLS tests that must check a server's real name.
+ */
+export async function testCertificate(
+  dir: string,
+  name: string,
+): Promise<{ ca: string; cert: string; key: string }> {
+  const run = async (...args: string[]) => {
+    const r = await new Deno.Command("openssl", { args, cwd: dir, stdout: "null", stderr: "piped" }).output();
+    if (!r.success) throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(r.stderr)}`);
+  };
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  await run(
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-subj",
+    "/CN=agent-block test CA",
+    "-days",
+    "2",
+  );
+  await run("req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", `/CN=${name}`);
+  await Deno.writeTextFile(
+    join(dir, "leaf.ext"),
+    `subjectAltName=${
+      /^[\d.]+$/.test(name) ? "IP" : "DNS"
+    }:${name}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n`,
+  );
+  await run(
+    "x509",
+    "-req",
+    "-in",
+    "leaf.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "leaf.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "leaf.ext",
+  );
+  return { ca: join(dir, "ca.pem"), cert: join(dir, "leaf.pem"), key: join(dir, "leaf.key") };
+}
+
+/**
  * A fresh temporary project: a `tempDir(prefix)` with `files` (relative path → content) written
  * into it, directories created. Returns its absolute path.
  */

@@ -30,13 +30,7 @@ import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
 import { isDir, writeAtomic, writeTarget } from "../util/fs.ts";
 import { parseRunArgs, type RunSettings } from "./run_args.ts";
-import {
-  launchRun,
-  type NetDenials,
-  type RunStage,
-  sandboxWanted,
-  startNetBridge,
-} from "./sandbox_launch.ts";
+import { launchRun, type NetBridge, type RunStage, sandboxWanted, startNetBridge } from "./sandbox_launch.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
@@ -319,7 +313,7 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     throw e;
   }
   // the confined runtime under the network allow-list: the bridge to the proxy, before any Lua
-  const netDenials = stage === "runtime" ? await startNetBridge() : undefined;
+  const net = stage === "runtime" ? await startNetBridge() : undefined;
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
     ? await (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
@@ -332,8 +326,8 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     let outcome: Outcome;
     try {
       outcome = s.request !== undefined
-        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [], netDenials)
-        : await runFlagged(s, script!, stop.signal, watch?.observers ?? [], netDenials);
+        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [], net)
+        : await runFlagged(s, script!, stop.signal, watch?.observers ?? [], net);
     } finally {
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
@@ -351,7 +345,7 @@ async function runFlagged(
   script: ScriptSource,
   signal: AbortSignal,
   observers: readonly RunObserver[],
-  netDenials: NetDenials | undefined,
+  net: NetBridge | undefined,
 ): Promise<Outcome> {
   const config = BlockConfig.builder(script, s.projectRoot)
     .env(s.env)
@@ -372,7 +366,13 @@ async function runFlagged(
   const report = await runConfig(
     config.build(),
     { env: () => s.env, cwd: () => s.cwd },
-    (handles) => new InProcessRunner({ envSettings: settingsFromEnv, ...handles, netDenials }),
+    (handles) =>
+      new InProcessRunner({
+        envSettings: settingsFromEnv,
+        ...handles,
+        netDenials: net?.denials,
+        netProxy: net?.proxy,
+      }),
   );
   return report.outcome;
 }
@@ -387,10 +387,14 @@ async function runRequest(
   request: RunRequest,
   signal: AbortSignal,
   observers: readonly RunObserver[],
-  netDenials: NetDenials | undefined,
+  net: NetBridge | undefined,
 ): Promise<Outcome> {
   const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
-  const report = await new InProcessRunner({ envSettings: settingsFromEnv, netDenials }).run(
+  const report = await new InProcessRunner({
+    envSettings: settingsFromEnv,
+    netDenials: net?.denials,
+    netProxy: net?.proxy,
+  }).run(
     { ...request, env: s.env, cwd: s.runCwd, sandbox: undefined },
     { signal, observe },
   );

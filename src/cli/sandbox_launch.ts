@@ -122,14 +122,25 @@ export async function launchEarly(argv: string[]): Promise<void> {
 /** A subscription to the proxy's refusals (what `RunSpec.netDenials` takes). */
 export type NetDenials = (listener: (d: { host: string; port: number; reason: string }) => void) => void;
 
+/** The confined runtime's way out under the allow-list: what its runner is told. */
+export interface NetBridge {
+  /** The subscription to the proxy's refusals (`RunSpec.netDenials`). */
+  denials: NetDenials;
+  /**
+   * The bridge as an HTTP proxy URL (`http://127.0.0.1:BRIDGE_PORT`, `RunSpec.netProxy`): the
+   * mesh transports, which read no proxy variable, go through it.
+   */
+  proxy: string;
+}
+
 /**
  * In the confined runtime under `--sandbox-net allow-list` (the launcher named the proxy's socket
  * in the environment): starts the loopback bridge to the proxy (`src/sandbox/net_bridge.ts`) and
- * returns the subscription to its refusals, which holds those that come before the run listens.
- * Undefined otherwise.
+ * returns the subscription to its refusals, which holds those that come before the run listens,
+ * and the bridge's URL. Undefined otherwise.
  */
-export async function startNetBridge(): Promise<NetDenials | undefined> {
-  const { SOCKET_VAR, startBridge, TOKEN_VAR } = await import("../sandbox/net_bridge.ts");
+export async function startNetBridge(): Promise<NetBridge | undefined> {
+  const { BRIDGE_PORT, SOCKET_VAR, startBridge, TOKEN_VAR } = await import("../sandbox/net_bridge.ts");
   const env = edgeProcessEnv();
   const socket = env[SOCKET_VAR];
   if (!socket) return undefined;
@@ -137,8 +148,11 @@ export async function startNetBridge(): Promise<NetDenials | undefined> {
   let listener: ((d: { host: string; port: number; reason: string }) => void) | undefined;
   // before any Lua: every refusal of the run's requests reaches the run
   await startBridge(socket, env[TOKEN_VAR] ?? "", (d) => listener ? listener(d) : early.push(d)).ready;
-  return (fn) => {
-    listener = fn;
-    for (const d of early.splice(0)) fn(d);
+  return {
+    denials: (fn) => {
+      listener = fn;
+      for (const d of early.splice(0)) fn(d);
+    },
+    proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
   };
 }

@@ -99,6 +99,8 @@ function seenIdsOf(spec: MeshSpec, run: RunContext): SeenIds | undefined {
 /**
  * Connects the run to the mesh and registers the close with its cleanup.
  * @param bus the run's bus (the embedder's), where inbound requests go; a fresh one when absent
+ * @param proxy the HTTP proxy to reach the server through (`RunSpec.netProxy`: the sandbox's
+ *   bridge under `--sandbox-net allow-list`); absent: directly
  * @throws MeshStartError
  */
 export async function openMesh(
@@ -106,6 +108,7 @@ export async function openMesh(
   run: RunContext,
   bus: BusHost | undefined,
   signal: AbortSignal | undefined,
+  proxy?: string,
 ): Promise<{ transport: MeshTransport; bus: BusHost }> {
   const identity = identityOf(spec, run);
   run.secrets.addUrl(spec.relay);
@@ -157,6 +160,7 @@ export async function openMesh(
       natsToken,
       natsNkeySeed,
       natsTlsCa,
+      proxy,
       seenIds,
       // in place before the transport listens (see `inboundHandler`)
       handler: inboundHandler(run, parseMeshUrl(spec.relay).kind === "nats" ? "nats" : "relay", runBus),
@@ -178,7 +182,11 @@ export async function openMesh(
     throw e;
   }
   run.onCleanup(() => transport.close());
-  run.log.info(`mesh: connected to ${shown} (${transport.kind}) as ${identity.agentId}`);
+  run.log.info(
+    `mesh: connected to ${shown} (${transport.kind}${
+      proxy ? ", through the sandbox's proxy" : ""
+    }) as ${identity.agentId}`,
+  );
   if (identity.ephemeral) {
     run.log.warn(
       `mesh: no secret key (--secret-key or AGENT_BLOCK_MESH_SECRET_KEY): using a random one, so the AgentId ` +

@@ -64,6 +64,11 @@ export interface InProcessOptions extends RunHandles {
    */
   netDenials?: RunSpec["netDenials"];
   /**
+   * The HTTP proxy the run's mesh connection goes through (`RunSpec.netProxy`): set only by the
+   * CLI's confined runtime stage under `--sandbox-net allow-list` (its bridge to the proxy).
+   */
+  netProxy?: string;
+  /**
    * The edge's parser of a run environment's `AGENT_BLOCK_*` variables (`settingsFromEnv` of
    * `src/config/env_settings.ts`), for a request that carries no `settings` (one built below the
    * edge: a flow's step, a served tool call). It runs on the request's `env`; what it throws (a
@@ -203,6 +208,7 @@ export class InProcessRunner implements BlockRunner {
         onSessionOpen: (session) => observe({ type: "session_open", session }),
         observe: watched ? observe : undefined,
         netDenials: o.netDenials,
+        netProxy: o.netProxy,
         trace: traced?.trace,
       });
       return end(clock.judge(outcome));

@@ -133,6 +133,12 @@ export interface RunSpec {
    */
   netDenials?: (listener: (denial: { host: string; port: number; reason: string }) => void) => void;
   /**
+   * The HTTP proxy the run's mesh connection (`mesh`) goes through, `http://127.0.0.1:PORT`: the
+   * sandbox's bridge under `--sandbox-net allow-list` (from the CLI edge), where the run has no
+   * other way out. Absent: the mesh server is dialled directly.
+   */
+  netProxy?: string;
+  /**
    * The run's trace (`src/obs/otel/run_trace.ts`), when it is traced: host modules feed it kernel
    * rows and open spans for their calls. Absent: nothing is traced, at no cost.
    */
@@ -276,7 +282,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
       // loaded only for a run with --relay: the transports cost nothing otherwise
       const { openMesh, MeshStartError } = await import("../host/mesh_open.ts");
       try {
-        run.mesh = await openMesh(spec.mesh, run, spec.bus, spec.signal);
+        run.mesh = await openMesh(spec.mesh, run, spec.bus, spec.signal, spec.netProxy);
       } catch (e) {
         if (e instanceof MeshStartError) return outcome = notStarted(secrets.scrub(e.message));
         throw e;

@@ -9,7 +9,10 @@
  * resolved); a later head naming another host or port ends the connection unforwarded (HTTP
  * clients open a new one; curl retries on it), so nothing is ever sent upstream that was not
  * checked for that upstream. Responses are copied back unparsed. `Proxy-*` headers are dropped;
- * everything else goes as it came.
+ * everything else goes as it came. A request asking to switch protocols (`Connection: upgrade`
+ * with `Upgrade`: a `ws://` WebSocket, the mesh relay's) ends the framing: after it the
+ * connection carries raw bytes both ways to the same upstream until either side ends — still
+ * only to the host and port its first head was checked for.
  *
  * Why keep-alive at all: a model loop makes one request per turn, and a new connection per
  * request (client → bridge → proxy → upstream) cost the proxied loop ~1.5 ms of CPU a turn
@@ -121,6 +124,8 @@ export interface ForwardHead {
   text: string;
   /** `Content-Length`, or -1 for chunked, or 0. */
   body: number;
+  /** The request asks to switch protocols (`Connection: upgrade`, `Upgrade: ...`: a WebSocket). */
+  upgrade: boolean;
 }
 
 /** `head` (request line and headers), or why it cannot be forwarded. */
@@ -135,12 +140,17 @@ export function parseForwardHead(head: string): ForwardHead | { error: string } 
   }
   if (u.protocol !== "http:") return { error: "only http:// is forwarded; use CONNECT for others" };
   let body = 0;
+  let upgradeHeader = false, connectionUpgrade = false;
   const headers: string[] = [];
   for (const l of lines.slice(1)) {
     const name = l.slice(0, l.indexOf(":")).trim().toLowerCase();
     const value = l.slice(l.indexOf(":") + 1).trim();
     if (name.startsWith("proxy-")) continue;
     if (name === "transfer-encoding" && /chunked/i.test(value)) body = -1;
+    if (name === "upgrade" && value !== "") upgradeHeader = true;
+    if (name === "connection" && value.split(",").some((t) => t.trim().toLowerCase() === "upgrade")) {
+      connectionUpgrade = true;
+    }
     if (name === "content-length" && body !== -1) {
       if (!/^\d+$/.test(value)) return { error: "a Content-Length that is not a number" };
       body = Number(value);
@@ -153,6 +163,7 @@ export function parseForwardHead(head: string): ForwardHead | { error: string } 
     text: [`${method} ${u.pathname}${u.search} ${version ?? "HTTP/1.1"}`, ...headers].join("\r\n") +
       "\r\n\r\n",
     body,
+    upgrade: upgradeHeader && connectionUpgrade,
   };
 }
 
@@ -197,6 +208,15 @@ export async function forwardHttp(
       if ("error" in head || head.host !== first.host || head.port !== first.port) break;
       await writeAll(up, enc.encode(head.text));
       await copyBody(client, up, head.body);
+      if (head.upgrade) {
+        // a WebSocket (`ws://` through the proxy): from here on the bytes are the new protocol's,
+        // both ways, to the upstream this connection was checked for
+        const early = client.take();
+        if (early.length) await writeAll(up, early);
+        await pump(client.conn, up);
+        await responses;
+        break;
+      }
       const next = await client.head();
       if (next === undefined) {
         await up.closeWrite().catch(() => undefined);

@@ -1,6 +1,7 @@
 // The NATS mesh transport against a real nats-server: request/reply and send with signatures
 // checked both ways, forged and replayed messages dropped, size and reachability errors, close,
-// and a server restart the transport survives.
+// a server restart the transport survives, and the way through the sandbox's proxy (a tunnel per
+// connection, TLS checked for the server's own name).
 import assert from "node:assert/strict";
 import { connect, headers } from "@nats-io/transport-node";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
@@ -8,7 +9,11 @@ import { connectMesh } from "../../src/clients/mesh/connect.ts";
 import { MeshError, type MeshStateEvent, type MeshTransport } from "../../src/clients/mesh/transport.ts";
 import { SIGNATURE_HEADER, subjectOf } from "../../src/clients/mesh/nats_transport.ts";
 import { encodeBase64Url } from "../../src/clients/mesh/base64url.ts";
-import { settleWithin, waitFor } from "../helpers.ts";
+import { join } from "node:path";
+import { settleWithin, tempDir, testCertificate, waitFor } from "../helpers.ts";
+import { serveProxy } from "../../src/sandbox/net_proxy.ts";
+import { parseAllowList } from "../../src/sandbox/net_policy.ts";
+import { splice } from "../../src/sandbox/net_pipe.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
 
 /** The MeshError `fn` rejects with (fails when it resolves or rejects with something else). */
@@ -203,3 +208,180 @@ Deno.test({ name: "mesh nats: both agents survive a server restart", ignore }, a
   assert(states.some((s) => s.state === "disconnected"));
   assert(states.some((s) => s.state === "connected" && s.resumed));
 });
+
+/**
+ * The sandbox's proxy (`serveProxy`, on a Unix socket, allowing `allow`) behind a loopback TCP
+ * front that opens every connection with the proxy's token, as the confined run's bridge does:
+ * what `MeshConnectOptions.proxy` names under the allow-list. Disposing of it stops both.
+ */
+function proxyFront(dir: string, allow: string[]): { url: string; said: string[] } & AsyncDisposable {
+  const socket = join(dir, "proxy.sock");
+  const said: string[] = [];
+  const proxy = serveProxy({ socket, token: "tok", allow: parseAllowList(allow) }, (l) => said.push(l));
+  const front = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  void (async () => {
+    for await (const c of front) {
+      open.add(c);
+      void Deno.connect({ transport: "unix", path: socket }).then(async (up) => {
+        open.add(up);
+        await up.write(new TextEncoder().encode("tok\r\n"));
+        await splice(c, up);
+      }, () => c.close());
+    }
+  })().catch(() => undefined);
+  return {
+    url: `http://127.0.0.1:${front.addr.port}`,
+    said,
+    [Symbol.asyncDispose]: async () => {
+      front.close();
+      for (const c of open) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      proxy.close();
+      await proxy.done;
+    },
+  };
+}
+
+Deno.test(
+  {
+    name: "mesh nats: through an HTTP proxy (the sandbox's allow-list) each server connection is a tunnel",
+    ignore,
+  },
+  async () => {
+    await using srv = await startNats();
+    const dir = await tempDir("ab_nats_proxy_");
+    await using proxy = proxyFront(dir, [`127.0.0.1:${srv.port}`]);
+    const a = await connectMesh(srv.url, MeshIdentity.random(), { proxy: proxy.url });
+    const b = await connectMesh(srv.url, MeshIdentity.random());
+    try {
+      b.setHandler((m) => Promise.resolve({ echo: m.payload }));
+      const r = await a.request(b.agentId, "through the tunnel", { timeoutMs: 20_000 });
+      assert.deepEqual(r.value, { echo: "through the tunnel" });
+      assert.deepEqual(proxy.said, []);
+    } finally {
+      await settleWithin([a.close(), b.close()], "closing the two agents");
+    }
+    // a server the proxy does not allow: the connect fails, naming the refusal
+    const other = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    let hits = 0;
+    void (async () => {
+      for await (const c of other) {
+        hits++;
+        c.close();
+      }
+    })().catch(() => undefined);
+    try {
+      const e = await meshError(() =>
+        connectMesh(`nats://127.0.0.1:${other.addr.port}`, MeshIdentity.random(), {
+          proxy: proxy.url,
+          connectTimeoutMs: 5_000,
+        })
+      );
+      assert.equal(e.kind, "connect");
+      assert.match(e.message, new RegExp(`refused CONNECT 127\\.0\\.0\\.1:${other.addr.port}: 403`));
+      assert.equal(hits, 0);
+      assert.match(proxy.said.join("\n"), new RegExp(`refused 127\\.0\\.0\\.1:${other.addr.port}`));
+    } finally {
+      other.close();
+    }
+  },
+);
+
+/**
+ * A stand-in for the sandbox's proxy that takes any `CONNECT name:port` to 127.0.0.1:port (so a
+ * test may name a server `nats.test`) and records each target. Disposing of it stops it.
+ */
+function anyNameProxy(): { url: string; targets: string[] } & AsyncDisposable {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const targets: string[] = [];
+  const open = new Set<Deno.Conn>();
+  void (async () => {
+    for await (const c of l) {
+      open.add(c);
+      void (async () => {
+        const b = new Uint8Array(4096);
+        let head = "";
+        while (!head.includes("\r\n\r\n")) {
+          const n = await c.read(b);
+          if (n === null) return c.close();
+          head += new TextDecoder().decode(b.subarray(0, n));
+        }
+        const target = /^CONNECT (\S+) /.exec(head)?.[1] ?? "?";
+        targets.push(target);
+        const up = await Deno.connect({ hostname: "127.0.0.1", port: Number(target.split(":").pop()) });
+        open.add(up);
+        await c.write(new TextEncoder().encode("HTTP/1.1 200 Connection established\r\n\r\n"));
+        await splice(c, up);
+      })().catch(() => c.close());
+    }
+  })().catch(() => undefined);
+  return {
+    url: `http://127.0.0.1:${l.addr.port}`,
+    targets,
+    [Symbol.asyncDispose]: () => {
+      l.close();
+      for (const c of open) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      return Promise.resolve();
+    },
+  };
+}
+
+Deno.test(
+  {
+    name: "mesh nats: TLS through a proxy's tunnel checks the server's own name, not the forwarder's",
+    ignore,
+  },
+  async () => {
+    const tls = (c: { cert: string; key: string }) =>
+      `tls { cert_file: "${c.cert}", key_file: "${c.key}" }\n`;
+    /** Two agents through the proxy on a TLS server whose certificate is for `certName`. */
+    const attempt = async (certName: string) => {
+      const cert = await testCertificate(await tempDir("ab_nats_tls_"), certName);
+      const ca = Deno.readTextFileSync(cert.ca);
+      await using srv = await startNats(tls(cert));
+      await using proxy = anyNameProxy();
+      const url = `nats://nats.test:${srv.port}`;
+      const opts = { proxy: proxy.url, natsTlsCa: ca, connectTimeoutMs: 5_000 };
+      try {
+        const a = await connectMesh(url, MeshIdentity.random(), opts);
+        const b = await connectMesh(url, MeshIdentity.random(), opts).catch(async (e) => {
+          await a.close();
+          throw e;
+        });
+        try {
+          b.setHandler((m) => Promise.resolve({ echo: m.payload }));
+          const r = await a.request(b.agentId, "over tls", { timeoutMs: 20_000 });
+          return { value: r.value, targets: proxy.targets, port: srv.port };
+        } finally {
+          await settleWithin([a.close(), b.close()], "closing the two agents");
+        }
+      } catch (e) {
+        if (e instanceof MeshError) return { error: e, targets: proxy.targets, port: srv.port };
+        throw e;
+      }
+    };
+    // the URL's name: the certificate is checked for it, and the proxy got the name (the
+    // transport resolves nothing itself)
+    const ok = await attempt("nats.test");
+    assert.deepEqual(ok.value, { echo: "over tls" }, ok.error?.message);
+    assert.deepEqual([...new Set(ok.targets)], [`nats.test:${ok.port}`]);
+    // a certificate for any other name — the forwarder's 127.0.0.1, or localhost, included: refused
+    for (const name of ["elsewhere.test", "127.0.0.1", "localhost"]) {
+      const bad = await attempt(name);
+      assert.equal(
+        bad.error?.kind,
+        "connect",
+        `a certificate for ${name}: ${bad.error?.message ?? "accepted"}`,
+      );
+      assert.match(bad.error!.message, /altnames|certificate/i);
+    }
+  },
+);

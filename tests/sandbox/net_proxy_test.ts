@@ -221,3 +221,54 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "sandbox proxy: a forwarded WebSocket upgrade (ws://) carries frames both ways to the checked upstream",
+  ...opts,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_proxy_" });
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+      const { socket, response } = Deno.upgradeWebSocket(req);
+      socket.onmessage = (e) => socket.send(`echo ${e.data}`);
+      return response;
+    });
+    const socket = join(dir, "proxy.sock");
+    const port = server.addr.port;
+    const proxy = serveProxy(
+      { socket, token: TOKEN, allow: parseAllowList([`127.0.0.1:${port}`]) },
+      () => {},
+    );
+    try {
+      const c = await Deno.connect({ transport: "unix", path: socket });
+      await c.write(enc.encode(
+        `${TOKEN}\r\nGET http://127.0.0.1:${port}/ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+          `Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n` +
+          `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      ));
+      const pending = { buf: "" };
+      assert.match((await readResponse(c, pending))!, /^HTTP\/1\.1 101 /);
+      // a masked text frame, as a client sends it; past the upgrade the proxy parses nothing
+      const text = enc.encode("hi");
+      const mask = [1, 2, 3, 4];
+      await c.write(
+        new Uint8Array([0x81, 0x80 | text.length, ...mask, ...text.map((b, i) => b ^ mask[i % 4])]),
+      );
+      const b = new Uint8Array(64);
+      let got = new Uint8Array(0);
+      while (got.length < 2 || got.length < 2 + got[1]) {
+        const n = await c.read(b);
+        assert.ok(n !== null, "the upgraded connection closed");
+        got = new Uint8Array([...got, ...b.subarray(0, n)]);
+      }
+      assert.equal(got[0], 0x81);
+      assert.equal(dec.decode(got.subarray(2, 2 + got[1])), "echo hi");
+      c.close();
+    } finally {
+      proxy.close();
+      await proxy.done;
+      await server.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

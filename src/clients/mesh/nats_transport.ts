@@ -55,6 +55,7 @@ import {
   type NodeConnectionOptions,
 } from "@nats-io/transport-node";
 import { JsonError, parseJson, stringifyJson } from "../../json/codec.ts";
+import { tunnelForwarder } from "../../net/http_tunnel.ts";
 import { encodeBase64Url } from "./base64url.ts";
 import { FRESH_MS, MemorySeenIds, SEEN_MAX, type SeenIds } from "./seen_ids.ts";
 import { agentIdKey, type MeshIdentity, NativeVerifier } from "./identity.ts";
@@ -157,8 +158,11 @@ export async function connectNats(
     }
     servers.push(`${u.hostname.includes(":") ? `[${u.hostname}]` : u.hostname}:${u.port || "4222"}`);
   }
+  // Under the sandbox's allow-list the client dials a loopback forwarder per server, each
+  // connection a CONNECT tunnel through the proxy to the real server (`http_tunnel.ts`).
+  const tunnelled = options.proxy !== undefined ? tunnelServers(urls, options.proxy) : undefined;
   const opts: NodeConnectionOptions = {
-    servers,
+    servers: tunnelled?.servers ?? servers,
     name: `agent-block ${identity.agentId}`,
     timeout: options.connectTimeoutMs ?? 10_000,
     maxReconnectAttempts: -1,
@@ -178,27 +182,85 @@ export async function connectNats(
     opts.token = token;
   }
   if (options.natsTlsCa !== undefined) opts.tls = { ca: options.natsTlsCa };
+  if (tunnelled !== undefined) {
+    // a server's gossiped peers are addresses the list does not name: only the given URLs are used
+    opts.ignoreClusterUpdates = true;
+    // TLS checks the server's real name, not the forwarder's 127.0.0.1 (the client hands its
+    // `tls` options on to node:tls's connect, `servername` included). Without a configured CA no
+    // `tls` is set (a plain server would be refused): a server demanding TLS then fails the check.
+    if (opts.tls !== undefined && tunnelled.tlsName !== undefined) {
+      const tls: Record<string, unknown> = { ...opts.tls, servername: tunnelled.tlsName };
+      opts.tls = tls as NodeConnectionOptions["tls"];
+    } else if (opts.tls !== undefined) {
+      tunnelled.close();
+      throw new MeshError(
+        "connect",
+        `connect to ${shown} failed: under the sandbox's allow-list the servers of a TLS cluster must share ` +
+          `one name (the name their certificates are checked for)`,
+      );
+    }
+  }
   let nc: NatsConnection;
   const abort = options.signal;
-  if (abort?.aborted) throw new MeshError("closed", `connect to ${shown} cancelled`);
+  const failed = (e: unknown) => {
+    tunnelled?.close();
+    const err = connectError(shown, e);
+    const refused = tunnelled?.refused();
+    return refused === undefined ? err : new MeshError(err.kind, `${err.message}; ${refused}`);
+  };
+  if (abort?.aborted) {
+    tunnelled?.close();
+    throw new MeshError("closed", `connect to ${shown} cancelled`);
+  }
   try {
     nc = await connect(opts);
   } catch (e) {
-    throw connectError(shown, e);
+    throw failed(e);
   }
   if (abort?.aborted) {
     await nc.close().catch(() => {});
+    tunnelled?.close();
     throw new MeshError("closed", `connect to ${shown} cancelled`);
   }
   const t = new NatsTransport(nc, identity, shown, options.onState, options.seenIds, options.handler);
+  if (tunnelled !== undefined) t.onClosed(() => tunnelled.close());
   try {
     await t.ready(); // the server has the subscription: a peer may ask from now on
   } catch (e) {
     await t.close();
-    throw connectError(shown, e);
+    throw failed(e);
   }
   abort?.addEventListener("abort", () => void t.close(), { once: true });
   return t;
+}
+
+/** The loopback forwarders standing for the servers of `urls` under a proxy. */
+interface TunnelledServers {
+  /** `127.0.0.1:<port>`, one per URL, in order. */
+  servers: string[];
+  /** The name every server's certificate is checked for; undefined when the URLs name several. */
+  tlsName: string | undefined;
+  /** Why the proxy refused the last tunnel it refused, if it did. */
+  refused(): string | undefined;
+  close(): void;
+}
+
+/** One forwarder per server of `urls`, each connection a tunnel through `proxy`. */
+function tunnelServers(urls: readonly string[], proxy: string): TunnelledServers {
+  let lastRefusal: string | undefined;
+  const names = new Set<string>();
+  const forwarders = urls.map((raw) => {
+    const u = new URL(raw);
+    const host = u.hostname.replace(/^\[|\]$/g, "");
+    names.add(host.toLowerCase());
+    return tunnelForwarder(proxy, host, Number(u.port || "4222"), (why) => lastRefusal = why);
+  });
+  return {
+    servers: forwarders.map((f) => `127.0.0.1:${f.port}`),
+    tlsName: names.size === 1 ? [...names][0] : undefined,
+    refused: () => lastRefusal,
+    close: () => forwarders.forEach((f) => f.close()),
+  };
 }
 
 /** `nats://host:port` of a URL without its credentials (for messages and logs). */
@@ -225,6 +287,7 @@ class NatsTransport implements MeshTransport {
   #seen: SeenIds;
   #closed = false;
   #closing: Promise<void> | undefined;
+  #onClosed: (() => void)[] = [];
   /** Aborted on close: pending calls reject with `closed`, handler signals abort. */
   #life = new AbortController();
   /** While the connection is away: resolved when it is back. */
@@ -546,8 +609,14 @@ class NatsTransport implements MeshTransport {
       await bounded(this.#nc.flush().catch(() => {}), CLOSE_GRACE_MS);
       await this.#nc.close().catch(() => {});
       this.#seen.close();
+      for (const fn of this.#onClosed.splice(0)) fn();
     })();
     return this.#closing;
+  }
+
+  /** Runs `fn` once the connection is closed (what the transport holds besides it: its forwarders). */
+  onClosed(fn: () => void): void {
+    this.#onClosed.push(fn);
   }
 }
 

@@ -30,6 +30,9 @@
  * - On a lost connection, requests in flight fail (kind `connect`), sessions are cleared, and
  *   the transport reconnects with capped, jittered backoff until closed: with the session token
  *   while it is fresh, else with a full login.
+ * - With `MeshConnectOptions.proxy` (the sandbox's allow-list) every WebSocket goes through that
+ *   proxy (a `Deno.HttpClient` with it): `wss://` as a `CONNECT` tunnel, TLS checked for the
+ *   relay's own name; `ws://` as a forwarded upgrade request. Never directly.
  */
 import { parseJson } from "../../json/codec.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
@@ -205,6 +208,8 @@ class RelayTransport implements MeshTransport {
   readonly #closing = new AbortController();
   #handler: MeshHandler | undefined;
   #ws: WebSocket | undefined;
+  /** The proxy's client (`MeshConnectOptions.proxy`): every WebSocket of this transport uses it. */
+  readonly #client: Deno.HttpClient | undefined;
   #up = deferred<WebSocket>();
   #isUp = false;
   #token: { value: string; issuedAt: number } | undefined;
@@ -219,6 +224,9 @@ class RelayTransport implements MeshTransport {
     this.agentId = identity.agentId;
     this.#opts = options;
     this.#handler = options.handler;
+    this.#client = options.proxy !== undefined
+      ? Deno.createHttpClient({ proxy: { url: options.proxy } })
+      : undefined;
     this.#t = {
       sendTimeoutMs: tuning.sendTimeoutMs ?? 10_000,
       requestTimeoutMs: tuning.requestTimeoutMs ?? 30_000,
@@ -285,7 +293,7 @@ class RelayTransport implements MeshTransport {
     const frames = new LoginFrames();
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url);
+      ws = this.#client !== undefined ? new WebSocket(url, { client: this.#client }) : new WebSocket(url);
     } catch (e) {
       throw new MeshError("connect", `cannot connect: ${messageOf(e)}`);
     }
@@ -748,5 +756,6 @@ class RelayTransport implements MeshTransport {
       await done.promise;
       clearTimeout(timer);
     }
+    this.#client?.close();
   }
 }

@@ -133,6 +133,15 @@ export interface MeshConnectOptions {
   /** PEM text of the CA the NATS server's certificate must chain to (`AGENT_BLOCK_NATS_TLS_CA`). */
   natsTlsCa?: string;
   /**
+   * The HTTP proxy the transport reaches its server through (`http://127.0.0.1:PORT`): the
+   * sandbox's bridge under `--sandbox-net allow-list`, the run's only way out of its network
+   * namespace. The relay's WebSocket goes through it as Deno's WebSocket does through a proxy
+   * (`CONNECT` for `wss://`, the upgrade request forwarded for `ws://`); NATS dials a loopback
+   * forwarder per server whose connections are `CONNECT` tunnels (`src/net/http_tunnel.ts`). TLS
+   * still checks the server's own name. Absent: the server is dialled directly.
+   */
+  proxy?: string;
+  /**
    * The handler for inbound requests from the moment the transport listens (`setHandler` changes
    * it later): set here, no request that arrives while `connect` is still settling is answered
    * "no handler".
