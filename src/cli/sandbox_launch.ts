@@ -137,7 +137,8 @@ export interface NetBridge {
  * In the confined runtime under `--sandbox-net allow-list` (the launcher named the proxy's socket
  * in the environment): starts the loopback bridge to the proxy (`src/sandbox/net_bridge.ts`) and
  * returns the subscription to its refusals, which holds those that come before the run listens,
- * and the bridge's URL. Undefined otherwise.
+ * and the bridge's URL for the runner (`netProxy`: how the mesh transport, which reads no proxy
+ * variable, learns its way out). Undefined otherwise.
  */
 export async function startNetBridge(): Promise<NetBridge | undefined> {
   const { BRIDGE_PORT, SOCKET_VAR, startBridge, TOKEN_VAR } = await import("../sandbox/net_bridge.ts");

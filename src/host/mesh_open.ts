@@ -16,6 +16,10 @@
  * through a `RepeatLimit` (10 lines per 10 s, then a count); the logger escapes the control
  * characters a forged `from` may carry.
  *
+ * Under the sandbox's network allow-list the CLI edge hands the proxy's in-namespace URL down
+ * (`RunSpec.netProxy`, the `proxy` argument): the transport reaches its server through it, as
+ * the run's only way out; the connected line says so (`through the sandbox's proxy`).
+ *
  * Why a module of its own: `src/runtime/run.ts` imports it (and through it the transports) only
  * when a run has `--relay`, so a run without one pays nothing at start-up.
  *

@@ -7,8 +7,9 @@
  * must be inside; the runtime is the first process there and outlives every request it makes
  * itself. `HTTPS_PROXY`, `HTTP_PROXY` and `ALL_PROXY` (set by the launcher, `net_launch.ts`)
  * name `http://127.0.0.1:BRIDGE_PORT`, so `fetch`, `curl`, `git`, `npm` and the MCP clients of
- * the run and of its children find the proxy unchanged. A fresh namespace has no other
- * listener, so the fixed port is free. Started from the CLI edge at `--sandbox-stage=runtime`
+ * the run and of its children find the proxy unchanged; the mesh transports, which read no
+ * variable, are handed the same URL by the CLI edge (`RunSpec.netProxy`). A fresh namespace has
+ * no other listener, so the fixed port is free. Started from the CLI edge at `--sandbox-stage=runtime`
  * (`src/cli/main.ts`), before any Lua.
  */
 import { type Denial, DENIAL_FEED, splice, writeAll } from "./net_pipe.ts";

@@ -14,7 +14,8 @@
  *   with an optional `:port` (default: 443 and 80); an entry that is none of these is an error
  *   naming it. The hosts the run is configured to use are added (`configuredHosts`): the model
  *   providers' base URLs (`SandboxSettings.providerUrls`, else their public endpoints) and the
- *   mesh URL (`--relay`), each at its URL's port;
+ *   mesh URL (`--relay`), each at its URL's port (every server of a NATS cluster list: the
+ *   transport reaches each through the proxy, `src/net/http_tunnel.ts`);
  * - the address rule (`addressRefused`): an allowed NAME that resolves to a loopback, private,
  *   link-local, unique-local, CGNAT, multicast or unspecified address is refused, unless that
  *   address itself is listed (so DNS rebinding cannot turn an allowed name into a way to the
@@ -126,13 +127,13 @@ export function entryOfUrl(url: string): AllowEntry | undefined {
 
 /**
  * The hosts the run is configured to use: the model providers' endpoints (the base URLs of the
- * run's environment, else the public ones) and the mesh URL.
+ * run's environment, else the public ones) and the mesh URL (each server of a NATS cluster list).
  */
 export function configuredHosts(providers: SandboxSettings["providerUrls"], relay?: string): AllowEntry[] {
   const urls = [
     providers.anthropic || "https://api.anthropic.com",
     providers.openai || "https://api.openai.com",
-    ...(relay ? [relay] : []),
+    ...(relay ? relay.split(",").map((u) => u.trim()).filter((u) => u !== "") : []),
   ];
   return urls.map(entryOfUrl).filter((e): e is AllowEntry => e !== undefined);
 }

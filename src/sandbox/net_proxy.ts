@@ -16,7 +16,9 @@
  *   connect to; without the token it gets no answer, so it cannot use this run's list;
  * - `CONNECT host:port`: a tunnel (`200 Connection established`, then bytes both ways);
  * - `METHOD http://host[:port]/path`: forwarded in origin form, the connection kept alive, every
- *   request of it to the upstream the first was checked for (`net_forward.ts`);
+ *   request of it to the upstream the first was checked for (`net_forward.ts`); a request asking
+ *   for an upgrade (a `ws://` WebSocket: the mesh relay's) turns the connection into raw bytes
+ *   both ways to that same upstream;
  * - the check: the host must be allowed at that port (`hostAllowed`); a name is resolved HERE
  *   (getaddrinfo, `/etc/hosts` included) and the connection goes to an address it resolved to —
  *   never to one of the refused kinds (loopback, private, link-local, ...) unless that address

@@ -19,7 +19,6 @@
  *   the client checked the server's real name (the `wss://` test checks the same).
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import {
   settleWithin,
   spawnBlock,

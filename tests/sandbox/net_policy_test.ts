@@ -132,6 +132,11 @@ Deno.test("sandbox net policy: the configured hosts are the model endpoints and 
     ),
     ["proxy.corp:443", "127.0.0.1:8080", "n.corp:4222"],
   );
+  assert.deepEqual(
+    shown({}, "nats://tok@a.corp:4222, nats://b.corp:4223,wss://nowhere").slice(2),
+    ["a.corp:4222", "b.corp:4223", "nowhere:443"],
+    "each server of a cluster list (credentials are not part of a host)",
+  );
   assert.deepEqual(shown({ ANTHROPIC_BASE_URL: "", OPENAI_BASE_URL: "" }), [
     "api.anthropic.com:443",
     "api.openai.com:443",

@@ -38,6 +38,15 @@
  *   the connection within its own timeout (a request written into a dying connection would be
  *   lost), and for `RESETTLE_MS` after a reconnect "no responders" is taken for a peer that has
  *   not resubscribed yet: the same message is sent again (nobody saw it) within the timeout.
+ * - With `MeshConnectOptions.proxy` (the sandbox's allow-list: the run has no route out) the
+ *   client never dials a server itself: it dials one loopback forwarder per URL
+ *   (`src/net/http_tunnel.ts`), each connection a `CONNECT` tunnel through the proxy to that
+ *   URL's host and port (the proxy resolves the name and checks it against the list; a refusal
+ *   is named in the connect error). Gossiped cluster addresses are ignored (only the URLs given
+ *   are used), and TLS (`natsTlsCa`) checks the certificate for the URLs' host name (handed to
+ *   the TLS client as `servername`), never for the forwarder's 127.0.0.1; a TLS cluster whose
+ *   URLs name different hosts is refused at connect under a proxy. The forwarders end with the
+ *   transport.
  *
  * Signatures use Deno's native Ed25519 through `node:crypto` (synchronous): signing and verifying
  * both messages of a round trip costs about 0.1 ms, against about 0.55 ms through WebCrypto (each
