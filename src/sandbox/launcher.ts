@@ -299,6 +299,9 @@ function launchConfined(req: LaunchRequest): StartedRun {
     req.processEnv,
     allowList && net.socket && net.token ? { socket: net.socket, token: net.token } : undefined,
   );
+  // From source the runtime is the Deno CLI, whose background update check (dl.deno.land) would
+  // be a refused host of every allow-list run and a connection the run never asked for.
+  if ((req.launch ?? selfLaunch()).mode === "source") runtimeEnv.DENO_NO_UPDATE_CHECK = "1";
   if (allowList) {
     // before the mounts: a hop taken here carries both (`unshare --net --mount`)
     if (policy.testNoNetns) {
