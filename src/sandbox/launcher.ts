@@ -63,6 +63,8 @@ import { flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
 import type { SandboxSettings } from "../run_settings.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import {
+  configCandidates,
+  configPlaces,
   gitDirsOf,
   resolvePolicy,
   type SandboxPolicy,
@@ -324,11 +326,12 @@ function launchConfined(req: LaunchRequest): StartedRun {
     runId: crypto.randomUUID().slice(0, 8),
   };
   const sweeps = join(home, SWEEPS_DIR);
-  sayQuarantine(
-    pendingSweeps(sweeps, sweep),
-    req.say,
-    "an earlier confined run, whose launcher was killed before its sweep",
-  );
+  const homeGrant = policy.writable.find((w) => w.source === "home")?.path;
+  const earlier = pendingSweeps(sweeps, sweep, configCandidates(policy.project, homeGrant));
+  sayQuarantine(earlier, req.say, "an earlier confined run, whose launcher was killed before its sweep");
+  // a configuration file that sweep renamed aside is no longer there to be mounted
+  if (earlier.quarantined.length) Object.assign(policy, configPlaces(policy.project, homeGrant));
+  sweep.watch = policy.configAbsent;
   const note = recordPending(sweeps, sweep);
   notedSweep = note;
   if (!note) {
@@ -337,6 +340,8 @@ function launchConfined(req: LaunchRequest): StartedRun {
     );
   }
   const paths = [...policy.gitDirs, ...policy.configPaths];
+  // the configuration files the mounts below cover: the run cannot change them (never noted)
+  sweep.keep = policy.configPaths;
   if (paths.length) {
     const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
     if (prot.status === "hop") {
@@ -353,6 +358,7 @@ function launchConfined(req: LaunchRequest): StartedRun {
         );
       }
       warnings.push(`.git and agent-block's configuration stay writable: ${prot.why}`);
+      sweep.keep = []; // nothing covered them: each is checked after the run like any other
       if (policy.gitDirs.length) git = "WRITABLE (no mount namespace)";
       config = "WRITABLE (no mount namespace)";
     }
@@ -439,19 +445,23 @@ function hasChildren(): boolean {
   }
 }
 
-/** Says on stderr what a sweep quarantined, and what it could not. */
+/** Says on stderr what a sweep quarantined (one line each, with how to restore it), and what it could not. */
 function sayQuarantine(r: SweepResult, say: (line: string) => void, who: string): void {
   for (const q of r.quarantined) {
     say(
-      `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
-        `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it ` +
-        `back (a directory's HEAD inside it too)`,
+      q.kind === "config"
+        ? `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed it, and ` +
+          `agent-block reads it as configuration or code outside the sandbox (a .env sets model endpoints and ` +
+          `keys for later runs); review it, then rename it back (mv '${q.to}' '${q.path}')`
+        : `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
+          `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it ` +
+          `back (a directory's HEAD inside it too)`,
     );
   }
   for (const f of r.failed) {
     say(
       `[warn] agent-block: --sandbox: cannot check or quarantine ${f.path} (${f.why}) after ${who}: do not ` +
-        `run git there before checking it for a .git or a repository's config and hooks`,
+        `run git or agent-block there before checking it for a .git, a repository's config and hooks, or a .env`,
     );
   }
 }
