@@ -391,7 +391,11 @@ export function sweepDone(note: Deno.FsFile | undefined): void {
  * changed: more quarantine, never less), and its start is no earlier than 2 s before the note's
  * own `ctime` (which no process can set).
  */
-export function pendingSweeps(dir: string, current: SweepPlan, candidates: readonly string[] = []): SweepResult {
+export function pendingSweeps(
+  dir: string,
+  current: SweepPlan,
+  candidates: readonly string[] = [],
+): SweepResult {
   const project = current.roots[0];
   const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
   let entries: Deno.DirEntry[];

@@ -169,7 +169,10 @@ Deno.test("config sweep: a .env file or symlink the run made or changed anywhere
     ]);
     assert.deepEqual(names(join(root, "sub", "deeper")), [`.ENV${QUARANTINE_MARK}e`]);
     assert.ok(Deno.statSync(join(root, ".env")).isFile, "skipped (kept read-only for the run)");
-    assert.ok(Deno.statSync(join(root, "venv", ".env")).isDirectory, "a directory named .env is no configuration");
+    assert.ok(
+      Deno.statSync(join(root, "venv", ".env")).isDirectory,
+      "a directory named .env is no configuration",
+    );
     // /tmp's own .env is checked by name too
     const top = sweepRepositories([root], 0, "t", [], -1);
     assert.deepEqual(top.quarantined.map((q) => q.path), [join(root, ".env")]);
@@ -205,7 +208,8 @@ Deno.test("config sweep: a watched place (absent at the start) is renamed aside 
 });
 
 Deno.test({
-  name: "config sweep: a killed launcher's note: its watched places are taken only where this launch would watch them",
+  name:
+    "config sweep: a killed launcher's note: its watched places are taken only where this launch would watch them",
   ignore: Deno.build.os !== "linux",
 }, async () => {
   const root = await tempDir("ab_sweep_");
@@ -226,7 +230,11 @@ Deno.test({
     Deno.writeTextFileSync(other, "mine\n");
     Deno.writeTextFileSync(join(notes, "4999999-1.json"), JSON.stringify(plan));
     const r = pendingSweeps(notes, { ...plan, watch: [], keep: [], runId: "now" }, [env]);
-    assert.deepEqual(r.quarantined.map((q) => q.path), [env], "a note's keep is not read; its watch only as candidates");
+    assert.deepEqual(
+      r.quarantined.map((q) => q.path),
+      [env],
+      "a note's keep is not read; its watch only as candidates",
+    );
     assert.ok(Deno.statSync(other).isFile, "a place no launch would watch is left alone");
   } finally {
     Deno.removeSync(root, { recursive: true });
