@@ -1,15 +1,22 @@
 /**
- * The repository sweep: after a confined run has ended, every git repository in its write grants
- * that the run created, moved, replaced or reconfigured is renamed to a name git does not read.
+ * The repository and configuration sweep: after a confined run has ended, every git repository in
+ * its write grants that the run created, moved, replaced or reconfigured is renamed to a name git
+ * does not read, and so is every file agent-block reads as configuration that the run created or
+ * changed (a `.env`; a place of the home that no mount could cover).
  *
  * Why: Landlock grants by object, not by name, and a mount can only cover a path that exists, so
  * nothing inside the run can refuse the creation of a `.git` entry. A run could make one anywhere
  * it may write — also at the root of a project that sits inside a larger checkout, where it
  * shadows the outer repository — with `core.fsmonitor`, `core.hooksPath`, `core.pager` or a hook
  * set, and the next `git status` the user runs there, outside the sandbox, would run its command.
- * So the launcher (`launcher.ts`) keeps a process outside the run, which calls `sweepRepositories`
- * once every process of the run has ended, before it exits itself: whoever started the run sees
- * it end only after the sweep.
+ * The same holds for agent-block's own configuration: the read-only mounts (`mount_ns.ts`,
+ * `policy.ts`'s `configPaths`) cover the files that exist at the start, but a project without a
+ * `.env` can be given one, which the next unconfined run loads (`ANTHROPIC_BASE_URL` or
+ * `OPENAI_BASE_URL` pointing at another server, which then receives the user's API key), and a
+ * `.env` in a subdirectory or another granted directory is the root of a project a later run may
+ * be started on. So the launcher (`launcher.ts`) keeps a process outside the run, which calls
+ * `runSweep` once every process of the run has ended, before it exits itself: whoever started the
+ * run sees it end only after the sweep.
  *
  * The rule (`since`: the run's start, to the file system's second — Deno's `ctime` has no finer
  * grain, so a change in the second before the start counts as the run's too):
@@ -28,10 +35,21 @@
  *   `objects/` and `refs/`, or with `commondir`), which git uses when it is started inside it, is
  *   quarantined by the same test by renaming its `HEAD` (without one git does not take the
  *   directory for a repository);
+ * - a file or symlink named as one of `policy.ts`'s `PROJECT_CONFIG` (`.env`, in any case; not a
+ *   directory, which agent-block does not read and which is often a Python virtualenv) whose own
+ *   status changed at or after `since` — created, rewritten, renamed or linked into place — is
+ *   quarantined, anywhere in the walk (and at the top of `/tmp`), except the files in `keep`: the
+ *   ones a read-only mount covered for the whole run (the run could not change them; the user may
+ *   have, meanwhile);
+ * - each place of `watch` — agent-block's configuration places that did not resolve at the start
+ *   (`policy.ts`'s `configAbsent`: the project's `.env` when there was none, a home entry the
+ *   launcher could not create, such as a `lib` that is a symlink to nothing) — that resolves after
+ *   the run is quarantined whatever its times say (`sweepWatched`: one `stat` each);
  * - quarantine is a rename beside the entry, to `<name>.agent-block-quarantined-<run id>` (and, for
  *   a `.git` directory, of its `HEAD` inside the same way first, or the directory aside would still
  *   be a repository to git started inside it): nothing is deleted; the user reviews it and renames
- *   it back.
+ *   it back. Each `Quarantined` says its `kind` (a repository, or configuration) for the launcher's
+ *   one stderr line about it.
  * A directory the run made unlistable (mode 0311: git still reaches a `.git` in it by name) or
  * read-only (no rename in it) is given its owner's read, write and search back first: the sweep runs
  * without capabilities, as the user, and the run's directories are the user's. One it still cannot
@@ -47,8 +65,9 @@
  * home's `sandbox-sweeps/`, read-only to the run; emptied by `sweepDone`), and the next launch on
  * the same project does the sweeps whose launchers are gone (`pendingSweeps`), before its own run.
  *
- * Cost: one `readDir` per directory (entries are not stat'ed) and one `lstat` per `.git` entry and
- * per file of a repository's tree outside `objects/`: 0.2-0.6 s for a tree of 100,000 files in 1,100
+ * Cost: one `readDir` per directory (entries are not stat'ed) and one `lstat` per `.git` or `.env`
+ * entry and per file of a repository's tree outside `objects/`, plus one `stat` per watched place
+ * (normally one: the project's `.env`, when it has none): 0.2-0.6 s for a tree of 100,000 files in 1,100
  * directories on a loaded 2-core machine (a single `find -name .git` over it took 0.2-0.4 s; not
  * worth a second way of walking), a few ms for a small project. `sweepRepositories` reports how
  * many directories it read.

@@ -31,16 +31,19 @@
  * 7. stays, outside the run, as the run's parent and a child subreaper: it passes SIGINT, SIGTERM
  *    and SIGHUP on to the runtime, waits for it, ends whatever of the run is still left below it
  *    (the runtime ends its own orphans; one killed outright leaves them here), then sweeps the
- *    write grants for git repositories the run created or changed and renames each aside
- *    (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW` directories whole,
- *    `/tmp` by name only, for a `.git` of its own or its being laid out as a repository; the
- *    project's own `.git` is skipped), says each on
- *    stderr, and exits with the runtime's code (128 + the signal when it was killed). So whoever
- *    started the run sees it end only after the sweep: the next `git status` cannot come first.
+ *    write grants for git repositories and configuration files the run created or changed and
+ *    renames each aside (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW`
+ *    directories whole, `/tmp` by name only, for a `.git` or `.env` of its own or its being laid
+ *    out as a repository; the project's own `.git` and the configuration files the mounts covered
+ *    are skipped; the configuration places that did not exist at the start, `configAbsent`, are
+ *    checked by name), says each on stderr in one line with how to rename it back, and exits with
+ *    the runtime's code (128 + the signal when it was killed). So whoever started the run sees it
+ *    end only after the sweep: the next `git status`, or the next unconfined run reading the
+ *    project's `.env`, cannot come first.
  *    The pid the starter holds is this process's; the runtime is its child in the same process
  *    group (a group signal reaches both). If this process is itself killed outright (SIGKILL to
  *    its pid alone), no sweep runs: the next launch on the same home sweeps for it
- *    (`pendingSweeps`).
+ *    (`pendingSweeps`; a configuration file it renames is then not mounted for this run).
  *
  * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
  * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
