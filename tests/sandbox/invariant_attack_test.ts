@@ -48,6 +48,8 @@ const TRY = `sh.exec("git init -q nested && git -C nested config core.fsmonitor 
 local out = {}
 for _, path in ipairs(std.json.decode(_PROMPT)) do
   local f, err = io.open(path, "a")
+  -- a directory of agent-block's: a file planted inside it
+  if not f and tostring(err):find("Is a directory") then f, err = io.open(path .. "/planted", "a") end
   if f then f:close(); out[path] = "opened" else out[path] = "denied: " .. tostring(err) end
 end
 return std.json.encode(out)`;
@@ -154,7 +156,10 @@ for (const path of PATHS) {
               continue;
             }
             assert.match(r.value[t] ?? "", /^denied: /, `${t}: ${r.value[t]}`);
-            if (isDir(t)) continue; // a directory of the home: only that it cannot be opened
+            if (isDir(t)) {
+              assert.equal(pathExists(join(t, "planted")), false, `${t}: a file was planted in it`);
+              continue;
+            }
             // the launcher creates serve's record files empty where absent, so the mount covers them
             assert.deepEqual(now, made(t) ? new Uint8Array() : before.get(t), `${t} changed`);
           }
