@@ -11,7 +11,7 @@
  * also renaming a `.env` the run made (one more name comparison per entry, one `stat` per watched
  * place; December 2026, loaded 2-core machine, three rounds each interleaved against the commit
  * before): ratio 1.36/1.49/1.55 against 1.59/1.59/1.55; three 40-run A/Bs of the sandboxed run
- * alone 514.8/365.9/412.7 vs 560.5/372.3/385.1 ms (minimums 213.0/210.3 vs 211.9/211.3); the walk
+ * alone 514.8/365.9/412.7 vs 560.5/372.3/385.1 ms (minimums 267.5/213.0/210.3 vs 241.4/211.9/211.3); the walk
  * alone over a 2,000-directory checkout 128-186 vs 162-201 ms:
  * no cost above the noise. Target: at most 1.3 × the unconfined run. Prints medians
  * (and minimums) of `BENCH_ITERATIONS` (default 25) runs per variant and the ratio; skipped
