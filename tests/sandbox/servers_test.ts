@@ -2,9 +2,8 @@
  * The sandbox through the servers: `agent-block mcp --sandbox` hands it to every run (the run's
  * writes outside the grants fail, the call's result says `agent-block/sandboxed: true` in its
  * `_meta`, a `.env` one run writes is quarantined and, renamed back, does not widen the next, and a
- * kernel without Landlock stops
- * the server at start); `agent-block serve` runs a
- * job whose `job.toml` says `sandbox = true` under it, and its record says which runs were.
+ * kernel without Landlock stops the server at start); `agent-block serve` runs a job whose
+ * `job.toml` says `sandbox = true` under it, and its record says which runs were.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
