@@ -7,7 +7,13 @@
  * launcher staying as the run's parent and sweeping (December 2026, loaded 2-core machine, three
  * interleaved rounds each against the commit before): ratio 1.25/1.41/1.45 against 1.29/1.43/1.32,
  * and in two 40-run interleaved A/Bs of the sandboxed run alone 292.9 vs 267.7 ms and 201.7 vs
- * 203.0 ms (the unconfined run, unchanged, moved as much): no cost above the noise. Target: at most 1.3 × the unconfined run. Prints medians
+ * 203.0 ms (the unconfined run, unchanged, moved as much): no cost above the noise. With the sweep
+ * also renaming a `.env` the run made (one more name comparison per entry, one `stat` per watched
+ * place; December 2026, loaded 2-core machine, three rounds each interleaved against the commit
+ * before): ratio 1.36/1.49/1.55 against 1.59/1.59/1.55; three 40-run A/Bs of the sandboxed run
+ * alone 514.8/365.9/412.7 vs 560.5/372.3/385.1 ms (minimums 267.5/213.0/210.3 vs 241.4/211.9/211.3); the walk
+ * alone over a 2,000-directory checkout 128-186 vs 162-201 ms:
+ * no cost above the noise. Target: at most 1.3 × the unconfined run. Prints medians
  * (and minimums) of `BENCH_ITERATIONS` (default 25) runs per variant and the ratio; skipped
  * with the reason where the sandbox cannot be had (not Linux, no Landlock).
  *

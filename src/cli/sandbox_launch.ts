@@ -1,8 +1,8 @@
 /**
  * The run path's way into the sandbox: deciding that a run asked for it, and handing it to the
  * launcher (`src/sandbox/launcher.ts`, loaded only then), which starts the run again, confined, as
- * its child, waits for it, sweeps the grants for git repositories it made or changed and exits
- * with its code.
+ * its child, waits for it, sweeps the grants for git repositories and configuration files (`.env`)
+ * it made or changed and exits with its code.
  *
  * Two entries:
  * - `launchRun`, from the run command: a run that asked (`--sandbox`, or `AGENT_BLOCK_SANDBOX`

@@ -1,15 +1,22 @@
 /**
- * The repository sweep: after a confined run has ended, every git repository in its write grants
- * that the run created, moved, replaced or reconfigured is renamed to a name git does not read.
+ * The repository and configuration sweep: after a confined run has ended, every git repository in
+ * its write grants that the run created, moved, replaced or reconfigured is renamed to a name git
+ * does not read, and so is every file agent-block reads as configuration that the run created or
+ * changed (a `.env`; a place of the home that no mount could cover).
  *
  * Why: Landlock grants by object, not by name, and a mount can only cover a path that exists, so
  * nothing inside the run can refuse the creation of a `.git` entry. A run could make one anywhere
  * it may write — also at the root of a project that sits inside a larger checkout, where it
  * shadows the outer repository — with `core.fsmonitor`, `core.hooksPath`, `core.pager` or a hook
  * set, and the next `git status` the user runs there, outside the sandbox, would run its command.
- * So the launcher (`launcher.ts`) keeps a process outside the run, which calls `sweepRepositories`
- * once every process of the run has ended, before it exits itself: whoever started the run sees
- * it end only after the sweep.
+ * The same holds for agent-block's own configuration: the read-only mounts (`mount_ns.ts`,
+ * `policy.ts`'s `configPaths`) cover the files that exist at the start, but a project without a
+ * `.env` can be given one, which the next unconfined run loads (`ANTHROPIC_BASE_URL` or
+ * `OPENAI_BASE_URL` pointing at another server, which then receives the user's API key), and a
+ * `.env` in a subdirectory or another granted directory is the root of a project a later run may
+ * be started on. So the launcher (`launcher.ts`) keeps a process outside the run, which calls
+ * `runSweep` once every process of the run has ended, before it exits itself: whoever started the
+ * run sees it end only after the sweep.
  *
  * The rule (`since`: the run's start, to the file system's second — Deno's `ctime` has no finer
  * grain, so a change in the second before the start counts as the run's too):
@@ -28,10 +35,21 @@
  *   `objects/` and `refs/`, or with `commondir`), which git uses when it is started inside it, is
  *   quarantined by the same test by renaming its `HEAD` (without one git does not take the
  *   directory for a repository);
+ * - a file or symlink named as one of `policy.ts`'s `PROJECT_CONFIG` (`.env`, in any case; not a
+ *   directory, which agent-block does not read and which is often a Python virtualenv) whose own
+ *   status changed at or after `since` — created, rewritten, renamed or linked into place — is
+ *   quarantined, anywhere in the walk (and at the top of `/tmp`), except the files in `keep`: the
+ *   ones a read-only mount covered for the whole run (the run could not change them; the user may
+ *   have, meanwhile);
+ * - each place of `watch` — agent-block's configuration places that did not resolve at the start
+ *   (`policy.ts`'s `configAbsent`: the project's `.env` when there was none, a home entry the
+ *   launcher could not create, such as a `lib` that is a symlink to nothing) — that resolves after
+ *   the run is quarantined whatever its times say (`sweepWatched`: one `stat` each);
  * - quarantine is a rename beside the entry, to `<name>.agent-block-quarantined-<run id>` (and, for
  *   a `.git` directory, of its `HEAD` inside the same way first, or the directory aside would still
  *   be a repository to git started inside it): nothing is deleted; the user reviews it and renames
- *   it back.
+ *   it back. Each `Quarantined` says its `kind` (a repository, or configuration) for the launcher's
+ *   one stderr line about it.
  * A directory the run made unlistable (mode 0311: git still reaches a `.git` in it by name) or
  * read-only (no rename in it) is given its owner's read, write and search back first: the sweep runs
  * without capabilities, as the user, and the run's directories are the user's. One it still cannot
@@ -47,20 +65,24 @@
  * home's `sandbox-sweeps/`, read-only to the run; emptied by `sweepDone`), and the next launch on
  * the same project does the sweeps whose launchers are gone (`pendingSweeps`), before its own run.
  *
- * Cost: one `readDir` per directory (entries are not stat'ed) and one `lstat` per `.git` entry and
- * per file of a repository's tree outside `objects/`: 0.2-0.6 s for a tree of 100,000 files in 1,100
+ * Cost: one `readDir` per directory (entries are not stat'ed) and one `lstat` per `.git` or `.env`
+ * entry and per file of a repository's tree outside `objects/`, plus one `stat` per watched place
+ * (normally one: the project's `.env`, when it has none): 0.2-0.6 s for a tree of 100,000 files in 1,100
  * directories on a loaded 2-core machine (a single `find -name .git` over it took 0.2-0.4 s; not
  * worth a second way of walking), a few ms for a small project. `sweepRepositories` reports how
  * many directories it read.
  */
 import { dirname, join } from "node:path";
+import { PROJECT_CONFIG } from "./policy.ts";
 
-/** A repository the sweep renamed. */
+/** A repository, or a configuration file, the sweep renamed. */
 export interface Quarantined {
-  /** The entry as it was (`…/.git`, or a bare repository's `…/HEAD`). */
+  /** The entry as it was (`…/.git`, a bare repository's `…/HEAD`, `…/.env`, a home's `lib`). */
   path: string;
   /** Where it is now. */
   to: string;
+  /** What it was: a git repository, or a file or directory agent-block reads as configuration. */
+  kind: "repository" | "config";
 }
 
 /** What one sweep found. */
@@ -74,6 +96,16 @@ export interface SweepResult {
 
 /** The suffix of a quarantined entry's name. */
 export const QUARANTINE_MARK = ".agent-block-quarantined-";
+
+/** `PROJECT_CONFIG`'s names, lower-cased: a file or symlink of that name anywhere is swept. */
+const CONFIG_NAMES: ReadonlySet<string> = new Set(PROJECT_CONFIG.map((n) => n.toLowerCase()));
+
+/** Where `path` is renamed to: beside it, named with the run id (numbered when taken). */
+function asideName(path: string, runId: string): string {
+  let to = `${path}${QUARANTINE_MARK}${runId}`;
+  for (let n = 2; exists(to); n++) to = `${path}${QUARANTINE_MARK}${runId}-${n}`;
+  return to;
+}
 
 /**
  * Walks `roots` (directories) and quarantines what the rule above says.
@@ -114,13 +146,12 @@ export function sweepRepositories(
     }
     return false;
   };
-  const quarantine = (path: string) => {
-    let to = `${path}${QUARANTINE_MARK}${runId}`;
-    for (let n = 2; exists(to); n++) to = `${path}${QUARANTINE_MARK}${runId}-${n}`;
+  const quarantine = (path: string, kind: Quarantined["kind"] = "repository") => {
+    const to = asideName(path, runId);
     const move = () => {
       // a repository directory renamed aside is still one to git started inside it: its HEAD too
       const head = join(path, "HEAD");
-      if (Deno.lstatSync(path).isDirectory && exists(head)) {
+      if (kind === "repository" && Deno.lstatSync(path).isDirectory && exists(head)) {
         Deno.renameSync(head, `${head}${QUARANTINE_MARK}${runId}`);
       }
       Deno.renameSync(path, to);
@@ -135,7 +166,7 @@ export function sweepRepositories(
         if (isDir(path)) openUp(path);
         move();
       }
-      out.quarantined.push({ path, to });
+      out.quarantined.push({ path, to, kind });
     } catch (e) {
       out.failed.push({ path, why: (e as Error).message });
     }
@@ -163,6 +194,7 @@ export function sweepRepositories(
   const walk = (dir: string, level: number) => {
     const subdirs: string[] = [];
     const dotGits: Deno.DirEntry[] = [];
+    const configs: string[] = [];
     let head = false;
     let objects = false;
     let refs = false;
@@ -172,11 +204,15 @@ export function sweepRepositories(
     for (const e of entries) {
       const name = e.name;
       if (e.isDirectory) subdirs.push(name);
-      // only these five names matter: one comparison of the first letter for the rest
+      // only these names matter: one comparison of the first letter for the rest
       const c = name.charCodeAt(0);
-      // any case: on a case-insensitive file system (a casefolded directory) git finds `.GIT` too
-      if (c === 46 && name.length === 4 && name.toLowerCase() === ".git") dotGits.push(e);
-      else if (c === 72 && name === "HEAD") head = !e.isDirectory;
+      // any case: on a case-insensitive file system (a casefolded directory) git finds `.GIT` too,
+      // and agent-block `.ENV` for `.env`
+      if (c === 46) {
+        const lower = name.toLowerCase();
+        if (lower === ".git") dotGits.push(e);
+        else if (!e.isDirectory && CONFIG_NAMES.has(lower)) configs.push(name); // a directory: a venv
+      } else if (c === 72 && name === "HEAD") head = !e.isDirectory;
       else if (c === 111 && name === "objects") objects = e.isDirectory;
       else if (c === 114 && name === "refs") refs = e.isDirectory;
       else if (c === 99 && name === "commondir") commondir = true;
@@ -190,6 +226,10 @@ export function sweepRepositories(
     for (const g of dotGits) {
       const p = join(dir, g.name);
       if (!skipSet.has(p) && (changed(p) || (g.isDirectory && treeChanged(p)))) quarantine(p);
+    }
+    for (const name of configs) {
+      const p = join(dir, name);
+      if (!skipSet.has(p) && changed(p)) quarantine(p, "config");
     }
     if (level >= depth) return;
     for (const name of subdirs) {
@@ -207,6 +247,10 @@ export function sweepRepositories(
     }
     const dotGit = join(root, ".git");
     if (exists(dotGit) && (changed(dotGit) || (isDir(dotGit) && treeChanged(dotGit)))) quarantine(dotGit);
+    for (const name of PROJECT_CONFIG) {
+      const p = join(root, name);
+      if (!skipSet.has(p) && exists(p) && !isDir(p) && changed(p)) quarantine(p, "config");
+    }
     const head = join(root, "HEAD");
     const layout = exists(head) &&
       (exists(join(root, "commondir")) || (isDir(join(root, "objects")) && isDir(join(root, "refs"))));
@@ -255,17 +299,60 @@ export interface SweepPlan {
   /** Directories neither checked nor walked (the project's own repository). */
   skip: string[];
   runId: string;
+  /**
+   * agent-block's configuration places that did not resolve at the start (`configAbsent` of the
+   * policy: no mount covered them): each that resolves after the run is quarantined, whatever its
+   * times say (a symlink to nothing the run gave a target keeps its own `ctime`).
+   */
+  watch?: string[];
+  /**
+   * Configuration files a read-only mount covered for the whole run (`configPaths`, resolved):
+   * the run could not change them, so they are not checked (a change the user made meanwhile is
+   * theirs). Empty where no mount namespace could be had. Never taken from a note.
+   */
+  keep?: string[];
 }
 
-/** `plan` swept: its roots whole, its `topOnly` directories for a repository of their own. */
+/**
+ * `plan` swept: its roots whole, its `topOnly` directories for a repository (or a `.env`) of their
+ * own, then its `watch` places.
+ */
 export function runSweep(plan: SweepPlan): SweepResult {
-  const whole = sweepRepositories(plan.roots, plan.since, plan.runId, plan.skip);
-  const top = sweepRepositories(plan.topOnly, plan.since, plan.runId, plan.skip, -1);
+  const skip = [...plan.skip, ...(plan.keep ?? [])];
+  const whole = sweepRepositories(plan.roots, plan.since, plan.runId, skip);
+  const top = sweepRepositories(plan.topOnly, plan.since, plan.runId, skip, -1);
+  const watched = sweepWatched(plan.watch ?? [], plan.runId);
   return {
-    quarantined: [...whole.quarantined, ...top.quarantined],
-    failed: [...whole.failed, ...top.failed],
+    quarantined: [...whole.quarantined, ...top.quarantined, ...watched.quarantined],
+    failed: [...whole.failed, ...top.failed, ...watched.failed],
     dirs: whole.dirs + top.dirs,
   };
+}
+
+/**
+ * Quarantines each of `places` (configuration places absent at the run's start) that resolves now
+ * (a file or directory, or a symlink to one): renamed beside itself, as a repository is.
+ */
+export function sweepWatched(places: readonly string[], runId: string): SweepResult {
+  const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
+  for (const path of places) {
+    try {
+      Deno.statSync(path); // follows a symlink: one to nothing is nothing to read
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        out.failed.push({ path, why: `cannot check it: ${(e as Error).message}` });
+      }
+      continue;
+    }
+    const to = asideName(path, runId);
+    try {
+      Deno.renameSync(path, to);
+      out.quarantined.push({ path, to, kind: "config" });
+    } catch (e) {
+      out.failed.push({ path, why: (e as Error).message });
+    }
+  }
+  return out;
 }
 
 /** This process's identity that outlives nothing: its pid and its start (`/proc/<pid>/stat`). */
@@ -317,10 +404,17 @@ export function sweepDone(note: Deno.FsFile | undefined): void {
  * now; called before the run is confined. A note whose launcher still lives is another run's,
  * left alone; an empty one (done) is removed; one of another project waits for that project's
  * next run. A note is only trusted as far as the run could not have written it: the roots must be
- * `current`'s (this run's, so a note names nothing this run could not write), so is `skip`,
- * and its start is no earlier than 2 s before the note's own `ctime` (which no process can set).
+ * `current`'s (this run's, so a note names nothing this run could not write), so is `skip`, its
+ * `watch` places must be among `candidates` (this launch's `configCandidates`), its `keep` is not
+ * read (a configuration file changed since that run's start is quarantined, even one the user
+ * changed: more quarantine, never less), and its start is no earlier than 2 s before the note's
+ * own `ctime` (which no process can set).
  */
-export function pendingSweeps(dir: string, current: SweepPlan): SweepResult {
+export function pendingSweeps(
+  dir: string,
+  current: SweepPlan,
+  candidates: readonly string[] = [],
+): SweepResult {
   const project = current.roots[0];
   const out: SweepResult = { quarantined: [], failed: [], dirs: 0 };
   let entries: Deno.DirEntry[];
@@ -352,6 +446,7 @@ export function pendingSweeps(dir: string, current: SweepPlan): SweepResult {
         topOnly: current.topOnly.filter((t) => (plan!.topOnly ?? []).includes(t)),
         skip: current.skip,
         runId: String(plan.runId).replace(/[^0-9a-z]/gi, "").slice(0, 16) || "earlier",
+        watch: (Array.isArray(plan.watch) ? plan.watch : []).filter((w) => candidates.includes(w)),
       });
       out.quarantined.push(...r.quarantined);
       out.failed.push(...r.failed);

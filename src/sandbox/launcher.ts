@@ -31,16 +31,19 @@
  * 7. stays, outside the run, as the run's parent and a child subreaper: it passes SIGINT, SIGTERM
  *    and SIGHUP on to the runtime, waits for it, ends whatever of the run is still left below it
  *    (the runtime ends its own orphans; one killed outright leaves them here), then sweeps the
- *    write grants for git repositories the run created or changed and renames each aside
- *    (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW` directories whole,
- *    `/tmp` by name only, for a `.git` of its own or its being laid out as a repository; the
- *    project's own `.git` is skipped), says each on
- *    stderr, and exits with the runtime's code (128 + the signal when it was killed). So whoever
- *    started the run sees it end only after the sweep: the next `git status` cannot come first.
+ *    write grants for git repositories and configuration files the run created or changed and
+ *    renames each aside (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW`
+ *    directories whole, `/tmp` by name only, for a `.git` or `.env` of its own or its being laid
+ *    out as a repository; the project's own `.git` and the configuration files the mounts covered
+ *    are skipped; the configuration places that did not exist at the start, `configAbsent`, are
+ *    checked by name), says each on stderr in one line with how to rename it back, and exits with
+ *    the runtime's code (128 + the signal when it was killed). So whoever started the run sees it
+ *    end only after the sweep: the next `git status`, or the next unconfined run reading the
+ *    project's `.env`, cannot come first.
  *    The pid the starter holds is this process's; the runtime is its child in the same process
  *    group (a group signal reaches both). If this process is itself killed outright (SIGKILL to
  *    its pid alone), no sweep runs: the next launch on the same home sweeps for it
- *    (`pendingSweeps`).
+ *    (`pendingSweeps`; a configuration file it renames is then not mounted for this run).
  *
  * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
  * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
@@ -63,6 +66,8 @@ import { flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
 import type { SandboxSettings } from "../run_settings.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import {
+  configCandidates,
+  configPlaces,
   gitDirsOf,
   resolvePolicy,
   type SandboxPolicy,
@@ -327,11 +332,12 @@ function launchConfined(req: LaunchRequest): StartedRun {
     runId: crypto.randomUUID().slice(0, 8),
   };
   const sweeps = join(home, SWEEPS_DIR);
-  sayQuarantine(
-    pendingSweeps(sweeps, sweep),
-    req.say,
-    "an earlier confined run, whose launcher was killed before its sweep",
-  );
+  const homeGrant = policy.writable.find((w) => w.source === "home")?.path;
+  const earlier = pendingSweeps(sweeps, sweep, configCandidates(policy.project, homeGrant));
+  sayQuarantine(earlier, req.say, "an earlier confined run, whose launcher was killed before its sweep");
+  // a configuration file that sweep renamed aside is no longer there to be mounted
+  if (earlier.quarantined.length) Object.assign(policy, configPlaces(policy.project, homeGrant));
+  sweep.watch = policy.configAbsent;
   const note = recordPending(sweeps, sweep);
   notedSweep = note;
   if (!note) {
@@ -340,6 +346,8 @@ function launchConfined(req: LaunchRequest): StartedRun {
     );
   }
   const paths = [...policy.gitDirs, ...policy.configPaths];
+  // the configuration files the mounts below cover: the run cannot change them (never noted)
+  sweep.keep = policy.configPaths;
   if (paths.length) {
     const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
     if (prot.status === "hop") {
@@ -356,6 +364,7 @@ function launchConfined(req: LaunchRequest): StartedRun {
         );
       }
       warnings.push(`.git and agent-block's configuration stay writable: ${prot.why}`);
+      sweep.keep = []; // nothing covered them: each is checked after the run like any other
       if (policy.gitDirs.length) git = "WRITABLE (no mount namespace)";
       config = "WRITABLE (no mount namespace)";
     }
@@ -442,19 +451,23 @@ function hasChildren(): boolean {
   }
 }
 
-/** Says on stderr what a sweep quarantined, and what it could not. */
+/** Says on stderr what a sweep quarantined (one line each, with how to restore it), and what it could not. */
 function sayQuarantine(r: SweepResult, say: (line: string) => void, who: string): void {
   for (const q of r.quarantined) {
     say(
-      `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
-        `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it ` +
-        `back (a directory's HEAD inside it too)`,
+      q.kind === "config"
+        ? `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed it, and ` +
+          `agent-block reads it as configuration or code outside the sandbox (a .env sets model endpoints and ` +
+          `keys for later runs); review it, then rename it back (mv '${q.to}' '${q.path}')`
+        : `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
+          `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it ` +
+          `back (a directory's HEAD inside it too)`,
     );
   }
   for (const f of r.failed) {
     say(
       `[warn] agent-block: --sandbox: cannot check or quarantine ${f.path} (${f.why}) after ${who}: do not ` +
-        `run git there before checking it for a .git or a repository's config and hooks`,
+        `run git or agent-block there before checking it for a .git, a repository's config and hooks, or a .env`,
     );
   }
 }

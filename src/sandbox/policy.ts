@@ -33,8 +33,11 @@
  *   first, so they always do), and the notes of the repository sweeps launchers owe
  *   (`sandbox-sweeps/`, created first too; `git_sweep.ts`: a note a run could write or remove would
  *   widen or cancel a sweep);
- * - what no grant can refuse — a new `.git` anywhere in the grants — is the launcher's sweep after
- *   the run (`git_sweep.ts`), not this policy's;
+ * - what no grant can refuse — a new `.git` anywhere in the grants, and a configuration file that
+ *   did not exist at the start (a mount covers only what exists: the project's `.env` when there
+ *   was none, `configAbsent`; a `.env` anywhere else, the root of a project a later run may be
+ *   started on) — is the launcher's sweep after the run (`git_sweep.ts`), not this policy's. Both
+ *   lists come from one, `configCandidates` (`PROJECT_CONFIG`, `HOME_READ_ONLY`);
  * - the test seam `AGENT_BLOCK_SANDBOX_TEST_LANDLOCK_ABI=N` (`testAbi`): pretend the kernel's
  *   Landlock ABI is N. It is honoured only where it makes start-up fail (`landlock.ts`); and
  *   `AGENT_BLOCK_SANDBOX_TEST_USERNS=1` (`testUserNs`): take the unprivileged path to the
@@ -97,6 +100,16 @@ export const SERVE_RECORD_FILES = [
 /** The home's notes of the repository sweeps launchers owe (`git_sweep.ts`). */
 export const SWEEPS_DIR = "sandbox-sweeps";
 
+/**
+ * The files agent-block reads from a project as configuration (the host half's variables: model
+ * endpoints, keys, switches) — wherever a project may be, so a run may not leave one in any write
+ * grant: kept read-only where it exists at the project's root, and one the run created or changed
+ * anywhere in the grants is quarantined after it (`git_sweep.ts`). Every other file agent-block
+ * reads from a project (`blocks/`, `lib/`, `.agent-block/lib/` and `.agent-block/blocks/`,
+ * `flows/`, `job.toml`) is the project's own content, which the run is there to write.
+ */
+export const PROJECT_CONFIG = [".env"] as const;
+
 /** The home's entries a confined run may not write (configuration and code of every project). */
 export const HOME_READ_ONLY = [
   "lib",
@@ -131,6 +144,11 @@ export interface SandboxPolicy {
   gitDirs: string[];
   /** agent-block's configuration and code inside the grants, kept read-only (those that exist). */
   configPaths: string[];
+  /**
+   * The places of `configCandidates` that do not resolve (absent, or a symlink to nothing): no
+   * mount can cover them, so the sweep after the run quarantines any of them that resolves then.
+   */
+  configAbsent: string[];
   gitRw: boolean;
   /** Settings of the project's `.env` ignored because they would widen the sandbox. */
   ignored: string[];
@@ -213,7 +231,7 @@ export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): 
     skipped,
     tcp: request.tcp,
     gitDirs: request.gitRw ? [] : gitDirsOf(project.path, fs),
-    configPaths: configPathsOf(project.path, writable.find((w) => w.source === "home")?.path, fs),
+    ...configPlaces(project.path, writable.find((w) => w.source === "home")?.path, fs),
     gitRw: request.gitRw,
     ignored: request.ignored,
     testAbi: request.testAbi,
@@ -223,22 +241,46 @@ export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): 
 }
 
 /**
+ * Every place in the project and the home where agent-block reads configuration or code of every
+ * project (unresolved): the project's `PROJECT_CONFIG` files and the home's `HOME_READ_ONLY`
+ * entries. The one list both the read-only mounts (those that exist) and the sweep (those that do
+ * not) are drawn from.
+ */
+export function configCandidates(project: string, home: string | undefined): string[] {
+  return [
+    ...PROJECT_CONFIG.map((n) => join(project, n)),
+    ...(home ? HOME_READ_ONLY.map((n) => join(home, n)) : []),
+  ];
+}
+
+/**
  * agent-block's configuration and code that exist inside the project and the home (resolved):
  * the project's `.env` and the home's `HOME_READ_ONLY` entries.
  */
 export function configPathsOf(project: string, home: string | undefined, fs: PolicyFs = DENO_FS): string[] {
+  return configPlaces(project, home, fs).configPaths;
+}
+
+/** `configCandidates` split: those that resolve (to a file or directory), those that do not. */
+export function configPlaces(
+  project: string,
+  home: string | undefined,
+  fs: PolicyFs = DENO_FS,
+): { configPaths: string[]; configAbsent: string[] } {
   const out: string[] = [];
-  const candidates = [join(project, ".env"), ...(home ? HOME_READ_ONLY.map((n) => join(home, n)) : [])];
-  for (const c of candidates) {
+  const absent: string[] = [];
+  for (const c of configCandidates(project, home)) {
     try {
       const real = fs.realPath(c);
       const info = fs.lstat(real);
       if (info.isFile || info.isDirectory) out.push(real);
     } catch {
-      // absent: nothing to protect (the launcher creates the home's lib/ and blocks/ first)
+      // absent (or a symlink to nothing): no mount covers it, so the sweep watches it (the
+      // launcher creates the home's entries first, so normally only the project's .env)
+      absent.push(c);
     }
   }
-  return [...new Set(out)];
+  return { configPaths: [...new Set(out)], configAbsent: absent };
 }
 
 /** The `.git` directory of `project`, or the `gitdir:` target of a `.git` file and its common dir. */

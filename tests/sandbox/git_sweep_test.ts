@@ -14,6 +14,7 @@ import {
   sweepDone,
   type SweepPlan,
   sweepRepositories,
+  sweepWatched,
 } from "../../src/sandbox/git_sweep.ts";
 
 const LATER = Date.now() + 60_000; // nothing made so far changed "after" this
@@ -36,6 +37,7 @@ Deno.test("git sweep: a repository older than the run is kept; one of the run's 
     assert.deepEqual(r.quarantined, [{
       path: join(root, "a", ".git"),
       to: join(root, "a", `.git${QUARANTINE_MARK}r2`),
+      kind: "repository",
     }]);
     assert.deepEqual(names(join(root, "a")), [`.git${QUARANTINE_MARK}r2`]);
     assert.ok(names(join(root, "a", `.git${QUARANTINE_MARK}r2`)).includes(`HEAD${QUARANTINE_MARK}r2`));
@@ -148,5 +150,94 @@ Deno.test("git sweep: .GIT counts as .git (a casefolded directory finds it so)",
     ]);
   } finally {
     Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("config sweep: a .env file or symlink the run made or changed anywhere is renamed aside; a .env directory (a venv) and one kept are not", async () => {
+  const root = await tempDir("ab_sweep_env_");
+  try {
+    Deno.mkdirSync(join(root, "sub", "deeper"), { recursive: true });
+    Deno.mkdirSync(join(root, "venv", ".env"), { recursive: true });
+    Deno.writeTextFileSync(join(root, ".env"), "A=1\n");
+    Deno.writeTextFileSync(join(root, "sub", "deeper", ".ENV"), "OPENAI_BASE_URL=http://x\n");
+    Deno.symlinkSync("/nowhere/at/all", join(root, "sub", ".env"));
+    assert.deepEqual(sweepRepositories([root], LATER, "old").quarantined, [], "older than the run: kept");
+    const r = sweepRepositories([root], 0, "e", [join(root, ".env")]);
+    assert.deepEqual(r.quarantined.map((q) => [q.path, q.kind]).sort(), [
+      [join(root, "sub", ".env"), "config"],
+      [join(root, "sub", "deeper", ".ENV"), "config"],
+    ]);
+    assert.deepEqual(names(join(root, "sub", "deeper")), [`.ENV${QUARANTINE_MARK}e`]);
+    assert.ok(Deno.statSync(join(root, ".env")).isFile, "skipped (kept read-only for the run)");
+    assert.ok(
+      Deno.statSync(join(root, "venv", ".env")).isDirectory,
+      "a directory named .env is no configuration",
+    );
+    // /tmp's own .env is checked by name too
+    const top = sweepRepositories([root], 0, "t", [], -1);
+    assert.deepEqual(top.quarantined.map((q) => q.path), [join(root, ".env")]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("config sweep: a watched place (absent at the start) is renamed aside once it resolves, whatever its times", async () => {
+  const root = await tempDir("ab_sweep_watch_");
+  try {
+    const lib = join(root, "home", "lib");
+    Deno.mkdirSync(join(root, "home"));
+    Deno.symlinkSync(join(root, "target"), lib); // a symlink to nothing: no mount could cover it
+    const env = join(root, ".env");
+    assert.deepEqual(sweepWatched([lib, env], "w0"), { quarantined: [], failed: [], dirs: 0 });
+    Deno.mkdirSync(join(root, "target"));
+    Deno.writeTextFileSync(join(root, "target", "planted.lua"), "return 1\n");
+    Deno.writeTextFileSync(env, "ANTHROPIC_BASE_URL=http://127.0.0.1:9\n");
+    const r = sweepWatched([lib, env], "w1");
+    assert.deepEqual(r.quarantined, [
+      { path: lib, to: `${lib}${QUARANTINE_MARK}w1`, kind: "config" },
+      { path: env, to: `${env}${QUARANTINE_MARK}w1`, kind: "config" },
+    ]);
+    assert.ok(Deno.lstatSync(`${lib}${QUARANTINE_MARK}w1`).isSymlink, "the entry itself, not its target");
+    assert.ok(Deno.statSync(join(root, "target", "planted.lua")).isFile, "nothing deleted");
+    // a second quarantine of the same name in the same run is numbered, never over the first
+    Deno.writeTextFileSync(env, "X=1\n");
+    assert.equal(sweepWatched([env], "w1").quarantined[0].to, `${env}${QUARANTINE_MARK}w1-2`);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "config sweep: a killed launcher's note: its watched places are taken only where this launch would watch them",
+  ignore: Deno.build.os !== "linux",
+}, async () => {
+  const root = await tempDir("ab_sweep_");
+  const notes = await tempDir("ab_sweep_notes_");
+  try {
+    const env = join(root, ".env");
+    const other = join(root, "elsewhere.txt");
+    const plan: SweepPlan = {
+      since: Date.now() + 60_000, // nothing is newer: only the watch can quarantine
+      roots: [root],
+      topOnly: [],
+      skip: [],
+      runId: "n",
+      watch: [env, other],
+      keep: [env],
+    };
+    Deno.writeTextFileSync(env, "A=1\n");
+    Deno.writeTextFileSync(other, "mine\n");
+    Deno.writeTextFileSync(join(notes, "4999999-1.json"), JSON.stringify(plan));
+    const r = pendingSweeps(notes, { ...plan, watch: [], keep: [], runId: "now" }, [env]);
+    assert.deepEqual(
+      r.quarantined.map((q) => q.path),
+      [env],
+      "a note's keep is not read; its watch only as candidates",
+    );
+    assert.ok(Deno.statSync(other).isFile, "a place no launch would watch is left alone");
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+    Deno.removeSync(notes, { recursive: true });
   }
 });

@@ -9,9 +9,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
 import {
+  configCandidates,
   configPathsOf,
+  configPlaces,
   gitDirsOf,
   type PolicyFs,
+  PROJECT_CONFIG,
   resolvePolicy,
   sandboxRequest,
 } from "../../src/sandbox/policy.ts";
@@ -460,6 +463,29 @@ Deno.test("configPathsOf: the project's .env and the home's code tiers and serve
       join(home, "serve.sqlite"),
     ]);
     assert.deepEqual(configPathsOf(project, undefined), [join(project, ".env")]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("configPlaces: what does not resolve (absent, a symlink to nothing) is watched, never mounted", async () => {
+  const root = await Deno.makeTempDir({ prefix: "ab_cfg_" });
+  try {
+    const project = join(root, "p");
+    const home = join(root, "h");
+    Deno.mkdirSync(project);
+    Deno.mkdirSync(home);
+    Deno.symlinkSync(join(root, "nowhere"), join(home, "lib"));
+    const { configPaths, configAbsent } = configPlaces(project, home);
+    assert.deepEqual(configPaths, []);
+    assert.deepEqual(configAbsent, configCandidates(project, home), "each place, unresolved");
+    assert.ok(configAbsent.includes(join(project, ".env")) && configAbsent.includes(join(home, "lib")));
+    Deno.mkdirSync(join(root, "nowhere"));
+    Deno.writeTextFileSync(join(project, ".env"), "A=1\n");
+    const later = configPlaces(project, home);
+    assert.deepEqual(later.configPaths, [join(project, ".env"), join(root, "nowhere")]);
+    assert.ok(!later.configAbsent.includes(join(home, "lib")));
+    assert.deepEqual(configCandidates(project, undefined), PROJECT_CONFIG.map((n) => join(project, n)));
   } finally {
     Deno.removeSync(root, { recursive: true });
   }

@@ -1,13 +1,13 @@
 /**
  * The sandbox through the servers: `agent-block mcp --sandbox` hands it to every run (the run's
  * writes outside the grants fail, the call's result says `agent-block/sandboxed: true` in its
- * `_meta`, a `.env` one run writes does not widen the next, and a kernel without Landlock stops
- * the server at start); `agent-block serve` runs a
- * job whose `job.toml` says `sandbox = true` under it, and its record says which runs were.
+ * `_meta`, a `.env` one run writes is quarantined and, renamed back, does not widen the next, and a
+ * kernel without Landlock stops the server at start); `agent-block serve` runs a job whose
+ * `job.toml` says `sandbox = true` under it, and its record says which runs were.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, testEnv } from "../helpers.ts";
+import { pathExists, runCli, testEnv } from "../helpers.ts";
 import { connectStdio, freshProject, resultText } from "../mcp_server/mcp_helpers.ts";
 import { jobProject, startManager, waitForEnd } from "../serve/serve_helpers.ts";
 import { parseJobFile } from "../../src/serve/job_file.ts";
@@ -81,6 +81,14 @@ return "planted"`,
           arguments: { block: "plant", prompt: outside },
         });
         assert.equal(resultText(first), "planted", JSON.stringify(first));
+        // the sweep after the run quarantined the new .env (config_sweep_attack_test.ts); renamed
+        // back unread, it still cannot widen the next run
+        const aside = [...Deno.readDirSync(p.root)].find((e) =>
+          e.name.startsWith(".env.agent-block-quarantined-")
+        );
+        assert.ok(aside, "the planted .env is quarantined");
+        assert.equal(pathExists(join(p.root, ".env")), false);
+        Deno.renameSync(join(p.root, aside.name), join(p.root, ".env"));
         assert.match(Deno.readTextFileSync(join(p.root, ".env")), /AGENT_BLOCK_SANDBOX_FS_RW=/);
         const second = await s.client.callTool({
           name: "run_block",

@@ -3,7 +3,8 @@
  * configuration, code or a switch, and the later run — confined, or an unconfined user of the
  * same home or project — must not be affected:
  * - the project's `.env` names wider write grants, a writable `.git`, another home or TCP; the
- *   next `--sandbox` run ignores them (and says so) and still cannot write outside;
+ *   sweep after the run quarantines it, and, renamed back, the next `--sandbox` run ignores them
+ *   (and says so) and still cannot write outside;
  * - the `.env` that holds the sandbox switch (`AGENT_BLOCK_SANDBOX=1`) is rewritten, removed or
  *   replaced; it stays as it was and the next run is confined again;
  * - the home's `lib/` and `blocks/` get a module and a block, and `serve.token` is replaced (or,
@@ -74,6 +75,14 @@ for (const path of PATHS) {
         });
         assert.equal(first.code, 0, first.stderr);
         assert.equal(first.value.env, "wrote", "a new .env may be written (the next run must not use it)");
+        // the sweep after the run quarantined it (config_sweep_attack_test.ts); a user who renames
+        // it back unread still gets a confined next run
+        const aside = [...Deno.readDirSync(project)].find((e) =>
+          e.name.startsWith(".env.agent-block-quarantined-")
+        );
+        assert.ok(aside, first.stderr);
+        assert.equal(pathExists(join(project, ".env")), false);
+        Deno.renameSync(join(project, aside.name), join(project, ".env"));
 
         const second = await sandboxedRun(project, "w.lua", {
           env,
