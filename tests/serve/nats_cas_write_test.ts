@@ -9,10 +9,17 @@
  *
  * With one key written only by the test, a revision of exactly one past the expected one shows
  * that exactly one write landed (each write is a new message of the bucket's stream).
+ *
+ * And once through a real worker and manager: the server stalled as a run ends, so the worker's
+ * write of the run's end goes unanswered (the worker logs it: the event the test waits for before
+ * it resumes the server); the run is recorded `ok` once, with its result.
  */
 import assert from "node:assert/strict";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { settleWithin } from "../helpers.ts";
+import { join } from "node:path";
+import { Kvm } from "@nats-io/kv";
+import { settleWithin, waitFor } from "../helpers.ts";
+import { jobProject, startManager, startWorker, waitForRun } from "./serve_helpers.ts";
 import { natsMissing, type NatsServer, startNats } from "../mesh/nats_server.ts";
 import { openRunQueue, type RunQueueHandles } from "../../src/clients/nats/run_queue.ts";
 import { type CasResult, casWrite, isLostRequest } from "../../src/clients/nats/kv_write.ts";
@@ -236,6 +243,71 @@ Deno.test({
     } finally {
       await a.nc.close();
       await b.nc.close();
+    }
+  },
+});
+
+const WAIT_FOR_GO = `std.fs.write(_PROMPT .. "/started", "")
+while not std.fs.exists(_PROMPT .. "/go") do std.task.sleep(0.05) end
+return "done"
+`;
+
+const exists = (path: string) => {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+Deno.test({
+  name: "worker: the server stalled as a run ends: its end, written over a lost request, is recorded once",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using srv = await startNats("", { jetstream: true });
+    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
+    const scratch = join(p.root, "scratch");
+    Deno.mkdirSync(scratch);
+    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `prompt = "${scratch}"\n`);
+    const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
+    const m = await startManager(p.root, p.home, ["--nats", srv.url]);
+    let resumed = false;
+    try {
+      const r = await m.api("/jobs/wait/runs", { method: "POST" });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      const id = r.body.run_id;
+      await waitForRun(m, id, "running");
+      await waitFor(() => exists(join(scratch, "started")), { what: `the run to start\n${w.stderr()}` });
+      await srv.pause();
+      Deno.writeTextFileSync(join(scratch, "go"), ""); // the run ends; its end is written to a stalled server
+      await waitFor(() => new RegExp(`run ${id}: writing its state ok went unanswered`).test(w.stderr()), {
+        what: () => `the worker's end write to go unanswered\n${w.stderr()}`,
+        timeoutMs: BOUND_MS,
+      });
+      srv.resume();
+      resumed = true;
+      const ended = await waitForRun(m, id, "ended", 120_000);
+      assert.equal(ended.state, "ok", JSON.stringify(ended));
+      assert.equal(ended.result, "done");
+      const runs = (await m.api("/runs?limit=100")).body.runs;
+      assert.equal(runs.length, 1, JSON.stringify(runs));
+      assert.doesNotMatch(w.stderr(), /not recorded|a run failed in the worker/);
+      const nc = await connect({ servers: srv.url });
+      try {
+        const e = await (await new Kvm(nc).open("AGENT_BLOCK_RUN_STATE")).get(`run.${id}`);
+        const s = e?.json<{ state: string; attempt: number }>();
+        assert.equal(s?.state, "ok");
+        assert.equal(s?.attempt, 1);
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      if (!resumed) srv.resume();
+      await w.stop();
+      await m.stop();
     }
   },
 });

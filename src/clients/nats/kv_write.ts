@@ -16,10 +16,10 @@
  *
  * Invariants: "exactly my bytes" is only sound when every write's value is unique to that write —
  * callers put a fresh write id (or another unique value) in each text they write and reuse the
- * text across the tries of one write; no try outlives `patienceMs` by more than one request's
- * timeout (the handles' `JETSTREAM_TIMEOUT_MS`, `run_queue.ts`), after which the last lost
- * request's error is thrown; any other error (a closed connection, a permission refused, a value
- * too large) is thrown at once.
+ * text across the tries of one write; no new try starts once `patienceMs` has passed (a try under
+ * way ends within its requests' timeout, the handles' `JETSTREAM_TIMEOUT_MS`, `run_queue.ts`), and
+ * the last lost request's error is thrown; any other error (a closed connection, a permission
+ * refused, a value too large) is thrown at once.
  */
 import type { KV, KvEntry } from "@nats-io/kv";
 
@@ -61,9 +61,7 @@ export function isLostRequest(e: unknown): boolean {
   for (let err = e as (Error & { status?: unknown; cause?: unknown }) | undefined, i = 0; err && i < 4; i++) {
     const name = `${err.name ?? ""}`;
     if (["TimeoutError", "NoResponders", "JetStreamNotEnabled"].includes(name)) return true;
-    if (name === "RequestError" && /timeout|no responders|cancelled|disconnect/i.test(`${err.message}`)) {
-      return true;
-    }
+    if (name === "RequestError" && /timeout|no responders/i.test(`${err.message}`)) return true;
     if (name === "JetStreamApiError" && err.status === 503) return true;
     err = err.cause as typeof err;
   }
