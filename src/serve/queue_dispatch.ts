@@ -27,7 +27,9 @@
  * manager's next start follows it again, `follow`).
  *
  * Invariants: no code and no environment is published (`queue_form.ts`); every state write is a
- * compare-and-set against the revision read, and an ended state is never overwritten.
+ * compare-and-set against the revision read, and an ended state is never overwritten; a write or
+ * claim whose request was lost is re-read before it is tried again (`kv_write.ts`), so it lands
+ * once.
  */
 import { relative } from "node:path";
 import { headers as natsHeaders } from "@nats-io/transport-node";
@@ -44,6 +46,7 @@ import {
   STOP_SUBJECT_PREFIX,
   subjectToken,
 } from "../clients/nats/run_queue.ts";
+import { casWrite, retryLost } from "../clients/nats/kv_write.ts";
 import type { JobDecl } from "./job_file.ts";
 import type { RunCountsRecord } from "./record.ts";
 import {
@@ -99,11 +102,6 @@ export interface QueueDispatchOptions {
 /** The key of interval `slot` (its due time, ms) of `job` in the slots bucket. */
 export function slotKey(job: string, slot: number): string {
   return `${subjectToken(job)}.${slot}`;
-}
-
-/** A `wrong last sequence` (compare-and-set lost) error from the KV client. */
-export function isCasConflict(e: unknown): boolean {
-  return /wrong last sequence|key exists/i.test(`${(e as Error)?.message ?? e}`);
 }
 
 /** Waits `ms` or until `signal` aborts. */
@@ -169,13 +167,12 @@ export class QueueDispatch {
           queued_ms: now,
           requested: slot === undefined,
         });
-        await this.#retry(`record run ${runId} as queued`, async () => {
-          try {
-            await kv.create(stateKey(runId), stateText(state));
-          } catch (e) {
-            if (!isCasConflict(e)) throw e; // a retry after the first write landed
-          }
-        });
+        const text = stateText(state); // one text for every try: a try that landed is found as ours
+        const queued = await this.#retry(
+          `record run ${runId} as queued`,
+          () => casWrite(kv, stateKey(runId), text, 0),
+        );
+        if (!queued.ok) this.#o.log(`run ${runId}: its state existed before it was queued; following it`);
         const msg: QueuedRun = {
           run_id: runId,
           job: job.name,
@@ -226,15 +223,12 @@ export class QueueDispatch {
     if (!slots) {
       throw new RunQueueSetupError("the run queue was opened without its slots bucket (a worker's handles)");
     }
-    const key = slotKey(job, slot);
-    try {
-      await slots.create(key, runId);
-      return runId;
-    } catch (e) {
-      if (!isCasConflict(e)) throw e;
-      const other = (await slots.get(key))?.string();
-      return other && other !== "" ? other : runId;
-    }
+    // the run id is the claim's value: unique to this manager's decision, so a claim whose
+    // request was lost is found as this manager's (and a refused one names the other's run)
+    const r = await casWrite(slots, slotKey(job, slot), runId, 0);
+    if (r.ok) return runId;
+    const other = r.current?.string();
+    return other && other !== "" ? other : runId;
   }
 
   /** Calls `fn` until it succeeds or the manager stops (then the last error is thrown). */
@@ -348,10 +342,10 @@ export class QueueDispatch {
         exit_code: 130,
       };
       try {
-        await this.#o.handles.state.update(stateKey(s.run_id), stateText(end), revision);
-        return;
+        if ((await casWrite(this.#o.handles.state, stateKey(s.run_id), stateText(end), revision)).ok) return;
+        // refused: a worker took it meanwhile; it is asked below
       } catch {
-        // a worker took it meanwhile: ask it below
+        // the server stayed away: the worker that may hold it is asked below
       }
     }
     this.#o.handles.nc.publish(`${STOP_SUBJECT_PREFIX}.${s.run_id}`, stringifyJson({ run_id: s.run_id }));
@@ -370,7 +364,8 @@ export class QueueDispatch {
     }
     if (outcome.status === "returned" && s.result_object) {
       try {
-        const bytes = await this.#o.handles.results.getBlob(s.result_object);
+        const name = s.result_object;
+        const bytes = await retryLost(() => this.#o.handles.results.getBlob(name));
         outcome = { status: "returned", value: bytes ?? undefined };
         if (bytes) {
           try {

@@ -10,7 +10,9 @@
  * `queued` → `running` (worker, attempt, pid) → an end (`ok`, `deferred`, `failed`, `timed_out`,
  * `stopped`, `lost`) with the outcome (`outcome_json.ts`'s form; a returned value past
  * `INLINE_RESULT_BYTES` is in the results object store under the run id, `result_object`), the
- * exit code, the stderr tail and the counts.
+ * exit code, the stderr tail and the counts. Every state text carries a fresh `write_id` (one per
+ * `stateText` call), so a writer whose request was lost recognises its own write in the bucket
+ * (`kv_write.ts`: "exactly my bytes" never matches another write, even of an equal state).
  *
  * Invariants: parsing never trusts a field's type (a malformed message is a `QueueFormError`
  * naming the field, and the worker terminates that message); an ended state is never followed
@@ -62,6 +64,8 @@ export interface QueueRunState {
   stderr_tail: string;
   counts: RunCountsRecord | null;
   requested: boolean;
+  /** The write that stored this state (random, fresh in every `stateText`). */
+  write_id?: string;
 }
 
 /** A message or state that does not have the queue's form. */
@@ -168,9 +172,12 @@ export function queuedState(
   };
 }
 
-/** The KV value of `s`. */
+/**
+ * The KV value of `s`, stamped with a fresh `write_id`: one text per write (its tries reuse it),
+ * never equal to another write's.
+ */
 export function stateText(s: QueueRunState): string {
-  return stringifyJson({ v: QUEUE_FORM_VERSION, ...s });
+  return stringifyJson({ v: QUEUE_FORM_VERSION, ...s, write_id: crypto.randomUUID() });
 }
 
 /**

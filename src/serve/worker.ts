@@ -32,7 +32,10 @@
  *
  * Invariants: every state write is a compare-and-set on the revision this worker last wrote or
  * read, so a late worker (one whose attempt was given to another) never overwrites a newer
- * state; an ended state is never written over.
+ * state; an ended state is never written over. A request lost to a stalled or restarted server
+ * (no answer within `JETSTREAM_TIMEOUT_MS`) is retried (`kv_write.ts`): a state write is re-read
+ * first and lands once (found as written, or written again only when its revision is still the
+ * expected one); a read, or a result's put by name, is sent again.
  */
 import { basename } from "node:path";
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
@@ -43,11 +46,11 @@ import { requestFromObject } from "../runner/request_json.ts";
 import { outcomeToObject } from "../runner/outcome_json.ts";
 import { RunTally } from "../runner/tally.ts";
 import { queueConsumer, type RunQueueHandles, STOP_SUBJECT_PREFIX } from "../clients/nats/run_queue.ts";
+import { casWrite, type LostRequestOptions, retryLost } from "../clients/nats/kv_write.ts";
 import { type JobDecl, scanJobs } from "./job_file.ts";
 import { type FlowJobRun, runFlowJob } from "./flow_job.ts";
 import { INLINE_RESULT_BYTES, type RunCountsRecord } from "./record.ts";
 import { stateOf } from "./scheduler.ts";
-import { isCasConflict } from "./queue_dispatch.ts";
 import { runKernelExport } from "./run_export.ts";
 import {
   isEnded,
@@ -250,7 +253,12 @@ export class QueueWorker {
       return;
     }
     const key = stateKey(q.run_id);
-    const entry = await kv.get(key);
+    const lost = (what: string): LostRequestOptions => ({
+      onLost: (e, tries) => {
+        if (tries === 1) this.#o.log(`run ${q.run_id}: ${what} went unanswered (${e.message}); retrying`);
+      },
+    });
+    const entry = await retryLost(() => kv.get(key), lost("reading its state"));
     let rev = entry?.revision ?? 0;
     let s: QueueRunState = entry && entry.operation === "PUT"
       ? parseState(entry.string(), key)
@@ -263,16 +271,14 @@ export class QueueWorker {
         queued_ms: Date.now(),
         requested: false,
       });
-    // every write: compare-and-set on the revision last read or written
+    // every write: compare-and-set on the revision last read or written, a lost request re-read
+    // before it is written again (so it lands once, or is found to have lost to another writer)
     const write = async (next: QueueRunState): Promise<boolean> => {
-      try {
-        rev = rev === 0 ? await kv.create(key, stateText(next)) : await kv.update(key, stateText(next), rev);
-        s = next;
-        return true;
-      } catch (e) {
-        if (!isCasConflict(e)) throw e;
-        return false;
-      }
+      const r = await casWrite(kv, key, stateText(next), rev, lost(`writing its state ${next.state}`));
+      if (!r.ok) return false;
+      rev = r.revision;
+      s = next;
+      return true;
     };
     if (isEnded(s.state)) {
       m.ack(); // ended before (its ack was lost, or it was stopped while queued)
@@ -383,7 +389,10 @@ export class QueueWorker {
       resultBytes = bytes.length;
       if (bytes.length > INLINE_RESULT_BYTES) {
         try {
-          await this.#o.handles.results.putBlob({ name: q.run_id }, bytes);
+          await retryLost(
+            () => this.#o.handles.results.putBlob({ name: q.run_id }, bytes),
+            lost("storing its result"),
+          );
           resultObject = q.run_id;
           outcomeObj = outcomeToObject({ status: "returned", value: undefined });
         } catch (e) {
@@ -397,7 +406,11 @@ export class QueueWorker {
       const x = runKernelExport(found.root, this.#o.env, [...tally.counts.sessions], this.#o.knlPathOf);
       if ("text" in x) {
         try {
-          await this.#o.handles.results.putBlob({ name: `${q.run_id}.knl` }, enc.encode(x.text));
+          const knl = enc.encode(x.text);
+          await retryLost(
+            () => this.#o.handles.results.putBlob({ name: `${q.run_id}.knl` }, knl),
+            lost("storing its kernel export"),
+          );
           knlObject = `${q.run_id}.knl`;
         } catch (e) {
           this.#o.log(`run ${q.run_id}: cannot store its kernel export: ${(e as Error).message}`);

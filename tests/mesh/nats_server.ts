@@ -2,7 +2,9 @@
  * A real `nats-server` (Debian's package) for the mesh tests, on 127.0.0.1 and a free port.
  *
  * Owns starting one (`startNats`), learning its port from its log, restarting it on the same
- * port (`restart`: the clients' reconnect test) and stopping it. With `{ jetstream: true }` it runs
+ * port (`restart`: the clients' reconnect test), stalling it (`pause` and `resume`: SIGSTOP and
+ * SIGCONT, so a request sent meanwhile waits unanswered in its socket — the run queue's lost
+ * request tests) and stopping it (a paused server too: it is killed). With `{ jetstream: true }` it runs
  * JetStream (`-js`) with its store in the test's temporary directory, kept across `restart` (file
  * storage: what the run queue tests restart it for). It stops by itself too: the
  * server runs under a small shell that ends it when its stdin closes, and stdin is a pipe from
@@ -27,13 +29,35 @@ export function natsMissing(): string | undefined {
   }
 }
 
+/** True when every thread of process `pid` is in the stopped state (`T` in its `/proc` stat). */
+function allStopped(pid: number): boolean {
+  const states: string[] = [];
+  for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/stat`);
+      states.push(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+    } catch { /* the thread ended */ }
+  }
+  return states.length > 0 && states.every((c) => c === "T" || c === "t");
+}
+
 /** One running server; disposing of it stops it. */
 export interface NatsServer extends AsyncDisposable {
   /** `nats://127.0.0.1:<port>`. */
   url: string;
   port: number;
-  /** Stops the server and starts it again on the same port (core state is lost; a JetStream store is kept). */
+  /**
+   * Stops the server and starts it again on the same port (core state is lost; a JetStream store is
+   * kept). A paused server is killed as it is: what it had not read yet is lost.
+   */
   restart(): Promise<void>;
+  /**
+   * Stalls the running server (SIGSTOP) and returns once every thread of it is stopped (Linux's
+   * `/proc`, bounded): from then on it answers nothing until `resume`.
+   */
+  pause(): Promise<void>;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   /** Stops it (idempotent). */
   stop(): Promise<void>;
 }
@@ -124,6 +148,13 @@ export async function startNats(config = "", opts: { jetstream?: boolean } = {})
     }
   };
 
+  const signalServer = (signal: Deno.Signal): number => {
+    const pid = running?.pid ?? 0;
+    if (pid <= 0) throw new Error("nats-server is not running (or its pid is unknown)");
+    Deno.kill(pid, signal);
+    return pid;
+  };
+
   await start();
   return {
     get url() {
@@ -135,6 +166,18 @@ export async function startNats(config = "", opts: { jetstream?: boolean } = {})
     restart: async () => {
       await stop();
       await start();
+    },
+    pause: async () => {
+      const pid = signalServer("SIGSTOP");
+      // the signal is delivered asynchronously: wait until no thread of the server can still run
+      const deadline = Date.now() + 10_000;
+      while (!allStopped(pid)) {
+        if (Date.now() > deadline) throw new Error(`nats-server ${pid} did not stop within 10 s of SIGSTOP`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    resume: () => {
+      signalServer("SIGCONT");
     },
     stop,
     [Symbol.asyncDispose]: stop,

@@ -1,7 +1,8 @@
 /**
  * The run queue's JetStream objects: the work-queue stream, its per-queue pull consumers, the
- * run-state KV bucket and the results object store — their names, their settings, and creating
- * them on first use.
+ * run-state KV bucket and the results object store — their names, their settings, creating
+ * them on first use, and how long a request to them waits (`JETSTREAM_SETUP_TIMEOUT_MS` for the
+ * setup, `JETSTREAM_TIMEOUT_MS` for a running process's requests).
  *
  * Owns the layout (every manager and worker agree on it; `docs/runbooks/nats.md` lists it):
  * - stream `AGENT_BLOCK_RUNS`, subjects `agent_block.runs.>` (a run of job `j` on queue `q` is
@@ -11,7 +12,8 @@
  *   explicit acks, `AckWait` as asked (the workers send in-progress acks well inside it), no
  *   delivery limit (the worker decides from the run's state what a redelivery is);
  * - KV bucket `AGENT_BLOCK_RUN_STATE` (file storage, one revision kept per key), written with
- *   revision compare-and-set by its users;
+ *   revision compare-and-set by its users (`kv_write.ts`'s `casWrite`: a write whose request is
+ *   lost is re-read, never written blind again);
  * - KV bucket `AGENT_BLOCK_RUN_SLOTS` (file storage, one revision per key, keys expire after
  *   `SLOT_TTL_MS`): the managers' interval claims, `<job>.<due ms>` — opened by managers only
  *   (`{ slots: true }`; a worker never touches it, and its user needs no permission on it). The
@@ -99,7 +101,9 @@ const NS = 1_000_000;
 /** The JetStream handles of one connection, the layout ensured. */
 export interface RunQueueHandles {
   nc: NatsConnection;
+  /** Requests of a running process (`JETSTREAM_TIMEOUT_MS`); `state`, `results`, `slots` use it too. */
   js: JetStreamClient;
+  /** Setup requests (`JETSTREAM_SETUP_TIMEOUT_MS`). */
   jsm: JetStreamManager;
   state: KV;
   results: ObjectStore;
@@ -116,12 +120,19 @@ export interface RunQueueOpenOptions {
 }
 
 /**
-/**
- * How long a JetStream request (a publish's ack, a state write, a stream call) waits for the
- * server, ms: the client's 5 s default was once passed by a state write on a saturated machine,
- * failing a run that had ended well; 20 s matches the connect timeout (`connection.ts`).
+ * How long one JetStream request of a running manager or worker (a state write or read, a
+ * publish's ack, a result's put) waits for the server, ms: the client's default. A request lost
+ * across a server restart or stall costs this long, no more: what must not fail on one lost
+ * request is retried safely (`kv_write.ts`: a state write re-reads before it writes again), so a
+ * saturated machine's slow answer is waited out by retries, not by a long timeout.
  */
-export const JETSTREAM_TIMEOUT_MS = 20_000;
+export const JETSTREAM_TIMEOUT_MS = 5_000;
+/**
+ * How long a setup request (`openRunQueue`, `queueConsumer`: a stream, bucket or consumer looked
+ * up or created, once per process) waits, ms: as long as the connect timeout (`connection.ts`),
+ * since a saturated machine's start may be slow and these are not retried.
+ */
+export const JETSTREAM_SETUP_TIMEOUT_MS = 20_000;
 
 /**
  * Creates what is missing of the layout on `nc` (stream, buckets, object store) and checks what
@@ -132,7 +143,7 @@ export async function openRunQueue(
   nc: NatsConnection,
   opts: RunQueueOpenOptions = {},
 ): Promise<RunQueueHandles> {
-  const jsm = await jetstreamManager(nc, { timeout: JETSTREAM_TIMEOUT_MS });
+  const jsm = await jetstreamManager(nc, { timeout: JETSTREAM_SETUP_TIMEOUT_MS });
   let info;
   try {
     info = await jsm.streams.info(RUNS_STREAM);
@@ -162,16 +173,25 @@ export async function openRunQueue(
       duplicate_window: DUPLICATE_WINDOW_MS * NS,
     });
   }
-  const js = jetstream(nc, { timeout: JETSTREAM_TIMEOUT_MS });
-  const state = await new Kvm(js).create(STATE_BUCKET, { history: 1, storage: StorageType.File });
-  const results = await new Objm(js).create(RESULTS_BUCKET, { storage: StorageType.File });
-  const slots = opts.slots
-    ? await new Kvm(js).create(SLOTS_BUCKET, {
+  // created (or found) with the setup timeout, then used through a client of the short one
+  const setup = jsm.jetstream();
+  const made = await new Kvm(setup).create(STATE_BUCKET, { history: 1, storage: StorageType.File });
+  await new Objm(setup).create(RESULTS_BUCKET, { storage: StorageType.File });
+  const madeSlots = opts.slots
+    ? await new Kvm(setup).create(SLOTS_BUCKET, {
       history: 1,
       storage: StorageType.File,
       ttl: opts.slotTtlMs ?? SLOT_TTL_MS,
     })
     : undefined;
+  const js = jetstream(nc, { timeout: JETSTREAM_TIMEOUT_MS });
+  const bind = async (bucket: string, kv: KV) =>
+    await new Kvm(js).open(bucket, {
+      allow_direct: (await kv.status()).streamInfo.config.allow_direct === true,
+    });
+  const state = await bind(STATE_BUCKET, made);
+  const results = await new Objm(js).open(RESULTS_BUCKET, false);
+  const slots = madeSlots ? await bind(SLOTS_BUCKET, madeSlots) : undefined;
   return { nc, js, jsm, state, results, ...(slots ? { slots } : {}) };
 }
 
@@ -206,5 +226,5 @@ export async function queueConsumer(h: RunQueueHandles, queue: string, ackWaitMs
       max_deliver: -1,
     });
   }
-  return await h.js.consumers.get(RUNS_STREAM, name);
+  return await h.jsm.jetstream().consumers.get(RUNS_STREAM, name);
 }
