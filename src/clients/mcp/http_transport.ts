@@ -10,7 +10,11 @@
  *   wrapper (`oauth/providers.ts`);
  * - the size of what a server sends: every response body the SDK reads is held to the
  *   connection's message limit while it streams (`limits.ts`), so an oversized result fails a
- *   chunk past the limit instead of being buffered whole;
+ *   chunk past the limit instead of being buffered whole; and every response body is closed
+ *   when its request's signal aborts (the timeout, the caller giving up, the transport closing),
+ *   so the connection closes and the server sees the request end, which Deno's fetch does not
+ *   always do on its own once the headers came (`limits.ts` says why). In the 2026-07-28 era
+ *   that closing is the cancellation; in the 2025 era `notifications/cancelled` follows as well;
  * - over Streamable HTTP, a request whose own event stream ends before its answer came — the
  *   server died or dropped the connection mid-call, or its answer was cut for its size — is
  *   failed at once with an error answer made up here (`LOST_ANSWER` in its `data`, which the
@@ -184,12 +188,11 @@ export function httpTransport(
     const res = await fetch(input, { ...init, headers: h });
     // A redirect is the SDK's to look at (its URL and type), and its body is not read.
     if (res.status >= 300 && res.status < 400) return res;
-    return boundedBody(
-      res,
-      opts.server,
-      opts.maxMessageBytes,
-      tag !== null ? (e) => built.watched?.noteCut(tag, e) : undefined,
-    );
+    return boundedBody(res, opts.server, opts.maxMessageBytes, {
+      onCut: tag !== null ? (e) => built.watched?.noteCut(tag, e) : undefined,
+      // Deno's fetch may lose the abort of a request once its headers came (see `limits.ts`).
+      signal: init?.signal,
+    });
   };
   const authProvider = opts.auth?.provider;
   if (kind === "sse") {

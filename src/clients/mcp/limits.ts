@@ -1,5 +1,6 @@
 /**
- * How much one message from an MCP server may weigh, and the HTTP side of holding a server to it.
+ * How much one message from an MCP server may weigh, and the HTTP side of holding a server to it;
+ * the same reader of an HTTP response's body ends it when its request is aborted.
  *
  * Owns `DEFAULT_MAX_MESSAGE_BYTES` (64 MiB: a tool result, a resource, any JSON-RPC message; a
  * connection's `maxMessageBytes` changes it) and `boundedBody`, which wraps the body of an HTTP
@@ -12,7 +13,21 @@
  * before anything looks at them. Counting the bytes as they stream stops it a chunk past the
  * limit; the error cancels the response, which closes the connection to the server.
  *
- * Invariant: a body within the limit passes unchanged, byte for byte and chunk for chunk.
+ * The same wrapper ends the body when the request it answers is aborted (`BodyWatch.signal`):
+ * it cancels the body, which closes the connection (how a 2026-07-28 client cancels a request
+ * over Streamable HTTP: the server sees the exchange close), and errors it with the abort's
+ * reason for the SDK still reading it. Deno's fetch (2.9) cannot be left to do it: it ties the
+ * response body to the abort through an internal signal that follows the request's signal
+ * (`new Request` makes one), and a source signal holds the signals following it only by a weak
+ * reference, the internal abort steps fetch registers not keeping it alive. Once fetch has
+ * resolved nothing else holds that signal, so a garbage collection between the response's
+ * headers and the abort (a long-lived process, a long call) drops it: the abort never reaches the
+ * body, the connection stays open, and the server's tool runs on. An event listener on the
+ * request's signal, as here, is kept alive by the signals it follows, and it is removed once the
+ * body ended, was cut or cancelled.
+ *
+ * Invariant: a body within the limit passes unchanged, byte for byte and chunk for chunk, until
+ * its request is aborted.
  */
 
 /** Largest message accepted from a server unless a connection says otherwise: 64 MiB. */
@@ -33,18 +48,31 @@ export class MessageTooLarge extends Error {
 const LF = 10;
 const CR = 13;
 
+/** What else the body of a response is held to besides the size limit. */
+export interface BodyWatch {
+  /** Hears of a cut first (the transport words the failure of the request it belonged to). */
+  onCut?: (e: MessageTooLarge) => void;
+  /**
+   * The signal of the request the response answers: its abort cancels the body, which closes the
+   * connection, and errors the body with the abort's reason (see the module doc for why Deno's
+   * own fetch cannot be left to do it).
+   */
+  signal?: AbortSignal | null;
+}
+
 /**
  * `res` with a body that errors with `MessageTooLarge` once a message in it passes `limit`
- * bytes: the whole body for JSON (and anything else), each event for `text/event-stream`.
- * `onCut` hears of it first (the transport words the failure of the request it belonged to).
+ * bytes: the whole body for JSON (and anything else), each event for `text/event-stream`; and
+ * that is cancelled (the connection closed) and errored when `watch.signal` aborts.
  */
 export function boundedBody(
   res: Response,
   server: string,
   limit: number,
-  onCut?: (e: MessageTooLarge) => void,
+  watch: BodyWatch = {},
 ): Response {
-  if (!res.body || limit === Infinity) return res;
+  const { onCut, signal } = watch;
+  if (!res.body || (limit === Infinity && !signal)) return res;
   const type = res.headers.get("content-type") ?? "";
   const sse = /^\s*text\/event-stream/i.test(type);
   let size = 0;
@@ -73,11 +101,42 @@ export function boundedBody(
   };
   // A pull-through stream rather than `pipeThrough`: a third of the cost per response.
   const reader = res.body.getReader();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  // Set once the body ended, was cut, cancelled or aborted: nothing more to do for it.
+  let settled = false;
+  const settle = () => {
+    settled = true;
+    signal?.removeEventListener("abort", onAbort);
+  };
+  function onAbort(): void {
+    if (settled) return;
+    settle();
+    const reason = signal!.reason;
+    // Cancelling Deno's body closes its resource, and so the connection: the server sees the
+    // request end. The reader still waiting on this body hears the abort, as from Deno's fetch.
+    reader.cancel(reason).catch(() => undefined);
+    controller.error(reason);
+  }
   const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
     async pull(c) {
-      const r = await reader.read();
-      if (r.done) return c.close();
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        if (settled) return;
+        settle();
+        throw e;
+      }
+      if (settled) return; // aborted while the read was pending
+      if (r.done) {
+        settle();
+        return c.close();
+      }
       if (over(r.value)) {
+        settle();
         const e = new MessageTooLarge(server, limit);
         onCut?.(e);
         await reader.cancel(e).catch(() => undefined);
@@ -86,8 +145,11 @@ export function boundedBody(
       c.enqueue(r.value);
     },
     cancel(reason) {
+      settle();
       return reader.cancel(reason);
     },
   });
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort);
   return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }

@@ -135,13 +135,16 @@ Deno.test("a server exiting mid-call: the call fails with its exit code and stde
  * The request timeouts of the hang tests, seconds. A timeout covers every request of the server,
  * the connect's `initialize` and the call after the hang included, so over stdio it must be
  * generous enough for a loaded machine to start a Deno server (it tells "never answers" from
- * "answers late"); the HTTP server is started, and answering, before the run connects, so 1 s
- * holds there. A loaded machine can still stall the server past that second, so that it gets to
- * the 2026-era `hang` call only after the client closed it: the server then never starts the
- * tool, and records `cancelled <id> before it started` (`examples/lib/mcp_http_serve.ts`), which
- * is the cancellation reaching the server as well.
+ * "answers late"); the HTTP server is started, and answering, before the run connects, so 3 s
+ * hold there (1 s was not always enough for a loaded machine). A loaded machine can still stall
+ * the server past them, so that it gets to the 2026-era `hang` call only after the client closed
+ * it: the server then never starts the tool, and records `cancelled <id> before it started`
+ * (`examples/lib/mcp_http_serve.ts`), which is the cancellation reaching the server as well.
+ * The longer wait also lets a garbage collection of this long-lived test process fall between
+ * the hang's response headers and its timeout, which once lost the 2026-era cancellation (the
+ * closing of the exchange) in Deno's fetch; `tests/clients/mcp/http_abort_test.ts` forces it.
  */
-const HANG_TIMEOUT = { stdio: 8, http: 1 };
+const HANG_TIMEOUT = { stdio: 8, http: 3 };
 
 async function hangAndProveCancel(
   connect: string,
