@@ -10,12 +10,19 @@
  *
  * Invariants:
  * - Nothing is updated or deleted: a rerun cuts the replay table with a `flow.replay_cut` event.
- * - Every event is committed before `append` returns, except a replay hit: `replay_hit` is held
- *   and committed in the transaction of the run's next event (its next dispatch, its end), before
- *   it. A hit records nothing a resume needs (its step is recorded done already), so a crash
- *   before that commit loses only hit rows, which the next resume records again; and holding
- *   them spares a resume one transaction per replayed step. `onAppend` hears of an event once it
- *   is committed, in log order.
+ * - Every event is committed before `append` returns, except two kinds held for the transaction
+ *   of the run's next event (committed before it):
+ *   - a replay hit (`hold`): it records nothing a resume needs (its step is recorded done
+ *     already), so a crash before that commit loses only hit rows, which the next resume records
+ *     again; holding them spares a resume one transaction per replayed step;
+ *   - a step's completion (`appendWithNext`): committed with the next event — the next step's
+ *     dispatch is one, so a step's result is durable before the next step starts — and at the
+ *     latest by a 0 ms timer once the current task ends (a lane that finished while others still
+ *     run). Until then the process only evaluates expressions: nothing runs that a resume would
+ *     have to repeat, and a step costs one transaction, not two.
+ *   `onAppend` hears of an event once it is committed, in log order. A commit of held events that
+ *   fails keeps them held: they go with the next event, whose `append` then throws if it fails
+ *   too; `settle` commits what is still held when a run's evaluation ends, however it ends.
  * - The replay table holds the `step_completed` events whose status is `passed`, `skipped` or
  *   `answered` (never `failed`, `cancelled` or `waiting`), keyed by (ref, input hash, occurrence);
  *   a cut at step `s` drops the first entry of `s` and every entry recorded after it.
@@ -107,8 +114,10 @@ export class FlowRecord {
     });
   }
 
-  /** Held events (`hold`), committed with the next appended one. */
+  /** Held events (`hold`, `appendWithNext`), committed with the next appended one. */
   #held: { kind: string; data: Record<string, Json> }[] = [];
+  /** Commits held events when no event follows them within the current task. */
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   /** Appends a `flow.*` event (`kind` without the prefix), with the held ones before it. */
   append(kind: string, data: Record<string, Json>): void {
@@ -129,6 +138,36 @@ export class FlowRecord {
     this.#held.push({ kind: `flow.${kind}`, data });
   }
 
+  /**
+   * Appends a `flow.*` event (a step's completion) in the transaction of the run's next event,
+   * or once the current task ends if none comes first (the module doc's invariant).
+   */
+  appendWithNext(kind: string, data: Record<string, Json>): void {
+    this.#held.push({ kind: `flow.${kind}`, data });
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      try {
+        this.#flush();
+      } catch {
+        // kept held: committed with the next event, whose append reports the store's failure
+      }
+    }, 0);
+  }
+
+  /**
+   * Commits what is still held (best effort: a failure leaves it uncommitted, as a crash would)
+   * and stops the timer: the end of a run's evaluation, before its lock is let go.
+   */
+  settle(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    try {
+      this.#flush();
+    } catch {
+      this.#held = []; // the store failed; the run's own error is on its way to the caller
+    }
+  }
+
   /** Closes the session (`status`: the kernel's close status), with the held events before it. */
   close(status: string): void {
     this.#commit({ stream: this.runId, kind: "session_close", data: JSON.stringify({ status }), meta: "{}" });
@@ -138,6 +177,18 @@ export class FlowRecord {
     return JSON.stringify({ run: this.runId });
   }
 
+  /** Commits the held events on their own (the timer); a failure keeps them held. */
+  #flush(): void {
+    if (this.#held.length === 0) return;
+    const held = this.#held;
+    const meta = this.#meta();
+    this.store.appendMany(
+      held.map((h) => ({ stream: this.runId, kind: h.kind, data: JSON.stringify(h.data), meta })),
+    );
+    this.#held = [];
+    for (const h of held) this.onAppend?.(h.kind, h.data);
+  }
+
   /** Commits the held events and `ev` in one transaction, then tells of the held ones. */
   #commit(ev: NewEvent): void {
     if (this.#held.length === 0) {
@@ -145,12 +196,14 @@ export class FlowRecord {
       return;
     }
     const held = this.#held;
-    this.#held = [];
     const meta = this.#meta();
     this.store.appendMany([
       ...held.map((h) => ({ stream: this.runId, kind: h.kind, data: JSON.stringify(h.data), meta })),
       ev,
     ]);
+    this.#held = [];
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
     for (const h of held) this.onAppend?.(h.kind, h.data);
   }
 

@@ -349,8 +349,10 @@ async function evaluate(
     const duration_ms = Math.round(performance.now() - t0);
     const done = { ...ids, duration_ms, ...spent, child_labels: labels };
     switch (fold.status) {
+      // A pass or a skip is committed with the run's next event (the next step's dispatch, at
+      // the latest), in one transaction with it (`record.ts`).
       case "passed":
-        record.append("step_completed", {
+        record.appendWithNext("step_completed", {
           ...done,
           status: "passed",
           ...await record.storeValue(key, fold.value),
@@ -361,7 +363,7 @@ async function evaluate(
           record.append("step_completed", { ...done, status: "waiting", reason: fold.reason });
           throw Object.assign(new FlowWaiting(ref, fold.reason), { ids });
         }
-        record.append("step_completed", { ...done, status: "skipped", reason: fold.reason });
+        record.appendWithNext("step_completed", { ...done, status: "skipped", reason: fold.reason });
         return { skipped: fold.reason };
       case "failed":
         record.append("step_completed", { ...done, status: "failed", error: fold.message });
@@ -372,6 +374,23 @@ async function evaluate(
     }
   };
 
+  try {
+    return await finish(options, record, initCtx, signal, dispatch);
+  } finally {
+    record.settle();
+  }
+}
+
+/** Evaluates the flow with `dispatch` and records how it ended. */
+async function finish(
+  options: FlowRunOptions,
+  record: FlowRecord,
+  initCtx: Json,
+  signal: AbortSignal,
+  dispatch: Dispatcher,
+): Promise<FlowResult> {
+  const { compiled } = options;
+  const runId = record.runId;
   try {
     const ctx = await evalFlow(compiled.blueprint.flow, initCtx, {
       dispatch,

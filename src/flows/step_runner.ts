@@ -7,14 +7,16 @@
  * and its spend, counted from its events by `RunTally` (turns, tokens, tool calls, cost). What it
  * does not carry comes from wrapping the block's source, on the chunk's first line so line numbers
  * stay true: the wrapper sets the step's globals (`_STEP_KEY`, `_TASK_METADATA`, `_AGENT_CTX`, …),
- * taps `bus.emit` (every event still reaches the block's own bus), and returns one marked JSON
- * text holding the block's first return value (a table as JSON, so `return { ok = false }`
- * means what it says — the contract's outcome has only its `tostring`), the artifacts and the
- * last non-artifact event — or, for a block that returned a UTF-8 string and staged and emitted
- * nothing, that string after its own mark: the wrapper of such a step (string globals only, a
- * plain string back) never loads `std.json`, the cost of a trivial step. The run still goes
- * through the runner: the block's chunk name, directory, `require` path, environment, labels
- * and cancellation are the runner's, unchanged.
+ * taps `bus.emit` (every event still reaches the block's own bus; a bus the standard library
+ * installs on first use is tapped once it installs, so the tap installs no bus a block never
+ * touches), and returns one marked JSON text holding the block's first return value (a table as
+ * JSON, so `return { ok = false }` means what it says — the contract's outcome has only its
+ * `tostring`), the artifacts and the last non-artifact event — or, for a block that returned a
+ * UTF-8 string and staged and emitted nothing, that string after its own mark: the wrapper of
+ * such a step (string globals only, a plain string back) never loads `std.json`, the cost of a
+ * trivial step, and the tap's and the envelope's code are chunks it `load`s only when needed.
+ * The run still goes through the runner: the block's chunk name, directory, `require` path,
+ * environment, labels and cancellation are the runner's, unchanged.
  *
  * Invariants:
  * - Every step run gets the labels it is given (the flow's run id and the step key), stamped by
@@ -130,27 +132,52 @@ function setGlobals(globals: Record<string, Json>): string {
   return set.join(" ");
 }
 
-/** The wrapper's code after the globals and before the block's source (one line, made once). */
-const TAP = [
-  `return (function(main, ...)`,
-  `local arts, last, emit, ulen = {}, nil, bus.emit, utf8.len`,
-  `bus.emit = function(kind, payload, ...)`,
+/**
+ * The tap, a chunk `load`ed by the wrapper with the bus table and the step's state: every event
+ * still reaches the block's own `bus.emit`; artifacts are staged, anything else is the last
+ * event. Loaded only once the bus is installed (a block that never touches `bus` does not
+ * install it, and a chunk in a string literal is only scanned, not compiled, until loaded).
+ */
+const TAP_CHUNK = [
+  `local B, st = ...`,
+  `local emit = B.emit`,
+  `B.emit = function(kind, payload, ...)`,
   `if kind == "artifact" and type(payload) == "table" and payload.name ~= nil then`,
-  `arts[#arts + 1] = { name = tostring(payload.name), content = payload.content }`,
-  `else last = { kind = tostring(kind), payload = payload } end`,
+  `st.arts[#st.arts + 1] = { name = tostring(payload.name), content = payload.content }`,
+  `else st.last = { kind = tostring(kind), payload = payload } end`,
   `return emit(kind, payload, ...) end`,
-  `local v = main(...)`,
-  // A string (valid UTF-8) with nothing staged or emitted comes back as it is, after the
-  // mark and '=' (a JSON text starts with '{'): no std.json.
-  `if type(v) == "string" and #arts == 0 and last == nil and ulen(v) then return ${
-    luaString(MARK + "=")
-  } .. v end`,
-  `local out = { artifacts = arts, emitted = last }`,
+].join(" ");
+
+/** The envelope of a block's value, a chunk `load`ed only when the value is not a plain string. */
+const ENVELOPE_CHUNK = [
+  `local v, st = ...`,
+  `local out = { artifacts = st.arts, emitted = st.last }`,
   `if v == nil then out.type = "none" elseif type(v) == "table" then out.type = "table" out.value = v`,
   `else out.type = "string" out.value = type(v) == "string" and v or tostring(v) end`,
   `local ok, text = pcall(std.json.encode, out)`,
   `if ok then return ${luaString(MARK)} .. text end`,
-  `return v end)(function(...) `,
+  `return v`,
+].join(" ");
+
+/**
+ * The wrapper's code after the globals and before the block's source (one line, made once). A
+ * bus not installed yet (the standard library installs it on first use, `src/host/lazy.ts`) is
+ * tapped right after it installs, through its trigger's `__installed`; an installed one (an
+ * embedder's, installed before the script) at once.
+ */
+const TAP = [
+  `return (function(main, ...)`,
+  `local st, ulen, load, B = { arts = {} }, utf8.len, load, bus`,
+  `local function tap() load(${luaString(TAP_CHUNK)})(B, st) end`,
+  `local mt = getmetatable(B)`,
+  `if type(mt) == "table" and mt.__installed then mt.__installed(tap) else tap() end`,
+  `local v = main(...)`,
+  // A string (valid UTF-8) with nothing staged or emitted comes back as it is, after the
+  // mark and '=' (a JSON text starts with '{'): no std.json.
+  `if type(v) == "string" and #st.arts == 0 and st.last == nil and ulen(v) then return ${
+    luaString(MARK + "=")
+  } .. v end`,
+  `return load(${luaString(ENVELOPE_CHUNK)})(v, st) end)(function(...) `,
 ].join(" ");
 
 /** The wrapper's code before the block's source (one line). */

@@ -10,7 +10,9 @@
  * code on first call; a block that never touches `std.kv` or `mcp` should not pay for them.
  * What a script can observe: nothing through ordinary use (the tables keep their identity, so a
  * reference taken early sees the module once installed). Before the first touch, `rawget` and
- * `next` see the trigger tables empty and `getmetatable` returns the trigger's metatable.
+ * `next` see the trigger tables empty and `getmetatable` returns the trigger's metatable, whose
+ * `__installed(fn)` has `fn` called right after the module installs (within the touch that
+ * installs it): how a flow step taps `bus.emit` without installing the bus itself.
  * Invariant: a module is installed at most once per run, synchronously, on the thread that
  * touched it; its setup chunks must not yield (none may anyway). An installation that fails
  * raises its error at the touch that started it and again at every later touch.

@@ -895,7 +895,8 @@ export class LuaEngine {
    * `tables` (dotted global paths such as `"std.kv"`, created empty now if absent), or requires
    * one of the `preload` module names. It runs synchronously inside that access, so it works
    * wherever the access happens, including where Lua cannot yield; it must not call Lua that
-   * yields. Until then `rawget`/`next` on those tables see them empty and they carry a metatable.
+   * yields. Until then `rawget`/`next` on those tables see them empty and they carry a metatable
+   * (whose `__installed(fn)` has `fn` called right after the installation, see `R.lazy`).
    * Why: a run pays for each host module it installs (mostly V8 compiling its code on first call),
    * and most blocks use few of them; start-up is what every block pays.
    */

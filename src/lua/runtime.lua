@@ -460,9 +460,12 @@ end
 -- read, write or `pairs` installs it; `preloads` are module names whose `require` does. The
 -- tables keep their identity: the module fills the very tables a script may already hold. Their
 -- metatables are removed before the module installs, so it writes into plain tables. A module
--- whose installation fails stays failed: every later touch raises the same error.
+-- whose installation fails stays failed: every later touch raises the same error. Until the
+-- module installs, `getmetatable(t).__installed(fn)` (on one of its tables) has `fn` called
+-- right after the installation, within the touch that caused it: a flow step's wrapper taps
+-- `bus.emit` that way without installing the bus for a block that never touches it.
 function R.lazy(load, tables, preloads)
-  local pending, state, failure = {}, "pending", nil
+  local pending, state, failure, after = {}, "pending", nil, {}
   local function ensure()
     if state == "installed" then return end
     if state == "failed" then error(failure, 0) end
@@ -476,11 +479,13 @@ function R.lazy(load, tables, preloads)
       for t in pairs(pending) do setmetatable(t, broken) end
       error(err, 0)
     end
+    for i = 1, #after do after[i]() end
   end
   local mt = {
     __index = function(t, k) ensure(); return t[k] end,
     __newindex = function(t, k, v) ensure(); t[k] = v end,
     __pairs = function(t) ensure(); return next, t, nil end,
+    __installed = function(fn) after[#after + 1] = fn end,
   }
   for _, path in ipairs(tables) do
     local t = _G

@@ -431,3 +431,102 @@ Deno.test("replay hits are committed with the run's next event, in order; onEven
     2,
   ]);
 });
+
+Deno.test("a step's completion is committed with the next step's dispatch, before the next step runs; onEvent hears it once recorded", async () => {
+  const f = await flowProject({ "blocks/a.lua": `return _PROMPT .. "-a"` });
+  const seenByB: string[][] = []; // what the record held of a when b ran
+  const compiled = f.compile({
+    id: "one_txn",
+    agents: [blockAgent("a"), { name: "b", kind: "fn" }],
+    flow: seq(step("a", P("$.s"), "$.a"), step("b", P("$.a"), "$.b")),
+  });
+  const heard: string[] = [];
+  let runId = "";
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const r = await runFlow({
+    ...f.options(compiled, {
+      fns: {
+        b: (input) => {
+          const rows = f.store().read(runId).filter((e) => e.data.ref === "a");
+          seenByB.push(rows.map((e) => `${e.kind}:${e.data.status ?? ""}`));
+          return `${input}-b`;
+        },
+      },
+      onEvent: (e) => {
+        runId = e.run;
+        const rows = f.store().read(e.run);
+        assert.ok(rows.some((x) => x.kind === e.kind), `${e.kind} was heard before it was recorded`);
+        heard.push(e.kind);
+      },
+    }),
+    initCtx: { s: "s" },
+  });
+  assert.equal(r.status, "completed", JSON.stringify(r.error));
+  assert.deepEqual(r.ctx, { s: "s", a: "s-a", b: "s-a-b" });
+  assert.deepEqual(
+    seenByB,
+    [["flow.step_dispatched:", "flow.step_completed:passed"]],
+    "a's result was durable before b ran",
+  );
+  const rows = f.store().read(r.runId);
+  const kinds = rows.map((e) => `${e.kind}${e.data.ref ? ":" + e.data.ref : ""}`);
+  assert.deepEqual(kinds, [
+    "session_open",
+    "flow.run_started",
+    "flow.step_dispatched:a",
+    "flow.step_completed:a",
+    "flow.step_dispatched:b",
+    "flow.step_completed:b",
+    "flow.run_finished",
+    "session_close",
+  ]);
+  // a's completion and b's dispatch: one transaction (consecutive positions, one epoch); b's
+  // completion went with the run's end
+  const [doneA, dispB, doneB, finished] = rows.slice(3, 7);
+  assert.deepEqual([dispB.position - doneA.position, doneB.position - dispB.position + 0], [1, 1]);
+  assert.equal(doneA.epoch_ms, dispB.epoch_ms);
+  assert.deepEqual([finished.position - doneB.position, doneB.epoch_ms], [1, finished.epoch_ms]);
+  assert.deepEqual(heard, rows.slice(1, -1).map((e) => e.kind));
+});
+
+Deno.test("a fanout lane's completed step is committed while another lane still runs (no next event needed)", async () => {
+  const f = await flowProject();
+  let runId = "";
+  const compiled = f.compile({
+    id: "lanes",
+    agents: [{ name: "lane", kind: "fn" }],
+    flow: {
+      kind: "fanout",
+      items: L(["quick", "slow"]),
+      bind: P("$.i"),
+      body: step("lane", P("$.i"), "$.r"),
+      join: "all",
+      out: P("$.lanes"),
+    },
+  });
+  const { runFlow } = await import("../../src/flows/run.ts");
+  const r = await runFlow({
+    ...f.options(compiled, {
+      onEvent: (e) => void (runId = e.run),
+      fns: {
+        lane: async (input) => {
+          if (input === "slow") {
+            // returns only once the quick lane's result is in the record: nothing else is
+            // dispatched or recorded until then, so only the held completion's timer commits it
+            await waitFor(
+              () =>
+                f.store().read(runId).some((e) =>
+                  e.kind === "flow.step_completed" && e.data.status === "passed"
+                ),
+              { what: "the quick lane's step_completed in the record", timeoutMs: 30_000 },
+            );
+          }
+          return input;
+        },
+      },
+    }),
+  });
+  assert.equal(r.status, "completed", JSON.stringify(r.error));
+  const done = f.store().read(r.runId).filter((e) => e.kind === "flow.step_completed");
+  assert.deepEqual(done.map((e) => e.data.value), ["quick", "slow"]);
+});

@@ -337,3 +337,29 @@ Deno.test("a returned string comes back the same with or without the wrapper's J
   const completed = f.store().read(r.runId).filter((e) => e.kind === "flow.step_completed");
   assert.deepEqual(completed.map((e) => e.data.value), names.map((n) => ctx[n] as unknown));
 });
+
+Deno.test("a step that never touches bus does not install it; a first touch anywhere (a module, pairs, a task) is still tapped", async () => {
+  const f = await flowProject({
+    "blocks/quiet.lua": `return tostring(rawget(bus, "emit") == nil)`,
+    "lib/stage.lua": `return { go = function() bus.emit("artifact", { name = "n", content = 1 }) end }`,
+    "blocks/viamod.lua": `require("stage").go() return "done"`,
+    "blocks/bypairs.lua": `for _ in pairs(bus) do end
+bus.emit("artifact", { name = "p", content = 2 })
+return "listed"`,
+    "blocks/intask.lua":
+      `std.task.spawn(function() bus.emit("result", { content = "from a task" }) end):join()`,
+  });
+  const names = ["quiet", "viamod", "bypairs", "intask"];
+  const r = await f.run({
+    id: "lazy_bus",
+    agents: names.map((n) => blockAgent(n)),
+    flow: seq(...names.map((n) => step(n, L(""), `$.${n}`))),
+  });
+  assert.equal(r.status, "completed", JSON.stringify(r.error));
+  assert.deepEqual(r.ctx, {
+    quiet: "true",
+    viamod: { out: "done", parts: { n: 1 } },
+    bypairs: { out: "listed", parts: { p: 2 } },
+    intask: "from a task",
+  });
+});

@@ -103,3 +103,24 @@ Deno.test("a lazy module whose installation fails raises its error on every touc
   assert.equal(parts.length, 3);
   for (const p of parts) assert.match(p, /demo cannot start: no licence/);
 });
+
+Deno.test("__installed(fn) on a trigger's metatable calls fn right after the install, within the touch; an installed module has no trigger", async () => {
+  const d = demoModule();
+  const out = await evalLua(
+    `local log = {}
+     getmetatable(demo).__installed(function() log[#log + 1] = "after " .. demo.installs .. " " .. type(rawget(demo, "twice")) end)
+     log[#log + 1] = "before"
+     local r = demo.twice(2)
+     log[#log + 1] = "touched " .. r
+     return table.concat(log, ", ") .. "; " .. tostring(getmetatable(demo))`,
+    { modules: [d.module] },
+  );
+  assert.equal(out, "before, after 1 function, touched 4; nil");
+  assert.equal(d.installs(), 1);
+  assert.equal(
+    await evalLua(`getmetatable(demo).__installed(function() end) return "untouched"`, {
+      modules: [d.module],
+    }),
+    "untouched",
+  );
+});
