@@ -48,7 +48,6 @@ import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
-import { writeOutcomeFile } from "./outcome_file.ts";
 import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
 import { formatTraceparent, parseTraceparent, telemetryFromEnv } from "../obs/otel/settings.ts";
 
@@ -338,7 +337,10 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
     }
-    if (s.outcome !== undefined) writeOutcomeFile(s.outcome, outcome, s.cwd);
+    // loaded only for a run that asked (--outcome): a compile root in deno.json's compile.include
+    if (s.outcome !== undefined) {
+      (await import("./outcome_file.ts")).writeOutcomeFile(s.outcome, outcome, s.cwd);
+    }
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     await watch?.close();

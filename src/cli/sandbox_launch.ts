@@ -25,11 +25,9 @@
  */
 import { join } from "node:path";
 import { edgeProcessEnv } from "./environment.ts";
-import { mintTokenIfAbsent } from "../serve/token.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
 import { projectAdded, sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
 import { writeStderr } from "../obs/log.ts";
-import { layOutPackages } from "../proc/self.ts";
 import { AgentBlockError } from "../errors.ts";
 
 /** Where a run stands in the sandbox launch (`src/sandbox/stage.ts`): unset outside it. */
@@ -60,6 +58,7 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
   if (stage === undefined) {
     // serve's token exists before the run, so the launcher keeps it read-only: a confined run
     // cannot plant a token a later manager would serve with (minted as serve mints it)
+    const { mintTokenIfAbsent } = await import("../serve/token.ts");
     try {
       mintTokenIfAbsent(join(settings.home, "serve.token"));
     } catch {
@@ -69,6 +68,7 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
   if (stage === undefined) {
     // The confined stages use node_modules as it is and could not write it (src/proc/self.ts):
     // the packages are laid out now, while this process may still write.
+    const { layOutPackages } = await import("../proc/self.ts");
     try {
       await layOutPackages();
     } catch (e) {
