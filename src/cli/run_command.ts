@@ -16,7 +16,7 @@
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
  * `--progress` and `--events` become observers of the run (`watch.ts`, imported only when one
- * is given). The standard `OTEL_*` variables of the run's environment become its telemetry
+ * is given); `--outcome`'s writer (`outcome_file.ts`) is imported only when the flag is given. The standard `OTEL_*` variables of the run's environment become its telemetry
  * settings, and `TRACEPARENT` (a W3C header; an invalid one is ignored) the parent of its span
  * (`src/obs/otel/settings.ts`); the run flushes its spans before it reports, SIGTERM included.
  *

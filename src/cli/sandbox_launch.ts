@@ -14,7 +14,8 @@
  *   (`net_bridge.ts`'s variables). First it mints `serve`'s token in the home
  *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only, and
  *   lays out the run's packages in `node_modules` (`layOutPackages`, `src/proc/self.ts`): the
- *   stages after it use `node_modules` as it is, and the confined one could not write it;
+ *   stages after it use `node_modules` as it is, and the confined one could not write it (both
+ *   modules are imported only here, so a run that is not sandboxed does not load them);
  * - `launchEarly`, from `cli.ts` when the command line names `--sandbox` or the process
  *   environment sets `AGENT_BLOCK_SANDBOX`: the same decision taken before the runtime's modules
  *   and the Lua engine are loaded, so the launcher's own start stays small (the sandbox

@@ -30,7 +30,7 @@
  * parameters, `*_KEY`-like variables of `opts.env`) joins the run's secrets first, and so does
  * every OAuth credential and token a connection uses or obtains.
  *
- * OAuth (`opts.auth`, `mcp/auth_opts.ts`): machine credentials from the script, the run's
+ * OAuth (`opts.auth`, `mcp/auth_opts.ts`, imported at the first `connect_http`): machine credentials from the script, the run's
  * environment or a credentials file, or the login `agent-block mcp login URL` stored under the
  * run's `AGENT_BLOCK_HOME` (used without `opts.auth` when it exists); the SDK runs the flows
  * (`clients/mcp/oauth/`). A failure is of kind `auth` and says what to do.
