@@ -279,7 +279,7 @@ function blockPath(s: RunSettings, name: string): string {
  */
 export async function runCommand(argv: string[], stage?: RunStage): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
-  const s = parseRunArgs(argv, stage !== undefined); // a stage after the launch: its launcher said the warnings
+  const s = await parseRunArgs(argv, stage !== undefined); // a stage after the launch: its launcher said the warnings
   if (s === "help") {
     writeStdout(enc.encode(RUN_HELP));
     return EXIT.OK;

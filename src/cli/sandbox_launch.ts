@@ -111,7 +111,7 @@ async function handedProxy(
 export async function launchEarly(argv: string[]): Promise<void> {
   let s: RunSettings | "help" | "version";
   try {
-    s = parseRunArgs(argv, true);
+    s = await parseRunArgs(argv, true);
   } catch {
     return; // the ordinary path reports it
   }
