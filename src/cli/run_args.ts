@@ -16,7 +16,7 @@
 import { resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, UsageError } from "../errors.ts";
-import { readRunConfig, type RunConfig } from "../config/run_config.ts";
+import type { RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, NATS_CREDENTIALS, runFlags } from "../config/settings.ts";
 import { NATS_CREDENTIAL_VARIABLES, resolveRunSettings } from "../config/env_settings.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
@@ -135,8 +135,9 @@ export async function parseRunArgs(argv: string[], quiet = false): Promise<RunSe
   // .env is the host half's config: layered in before the environment layer is read.
   const edge = edgeEnvironment(project);
   if (!quiet) sayWarnings(edge.warnings);
+  // `--config`'s reader is imported only when the flag is given (a compile root in deno.json)
   const cfg: RunConfig = flags.config !== undefined
-    ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
+    ? (await import("../config/run_config.ts")).readRunConfig(resolve(edge.cwd, flags.config), flags.config)
     : {};
   const projectRoot = resolve(edge.cwd, project);
   const cwdFlag = parsed.values.cwd as string | undefined;
