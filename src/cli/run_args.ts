@@ -16,13 +16,12 @@
 import { resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, UsageError } from "../errors.ts";
-import { readRunConfig, type RunConfig } from "../config/run_config.ts";
+import type { RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, NATS_CREDENTIALS, runFlags } from "../config/settings.ts";
 import { NATS_CREDENTIAL_VARIABLES, resolveRunSettings } from "../config/env_settings.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
 import type { RunRequest } from "../runner/runner.ts";
-import { parseRequestJson, RequestJsonError } from "../runner/request_json.ts";
 
 /** Fully layered settings of one run, with the environment and working directory it gets. */
 export interface RunSettings extends LayeredRunSettings {
@@ -68,14 +67,19 @@ const REQUEST_EXCLUDES = [
   "cwd",
 ];
 
-/** Reads `--request FILE` (relative to the process working directory); a bad one is a usage error. */
-function readRequest(file: string, cwd: string): RunRequest {
+/**
+ * Reads `--request FILE` (relative to the process working directory); a bad one is a usage error.
+ * The request's JSON form (`src/runner/request_json.ts`) is imported only here: a run from flags
+ * does not load it (a compile root in deno.json's `compile.include`).
+ */
+async function readRequest(file: string, cwd: string): Promise<RunRequest> {
   let text: string;
   try {
     text = Deno.readTextFileSync(resolve(cwd, file));
   } catch (e) {
     throw new UsageError(`cannot read the request file ${file}: ${(e as Error).message}`);
   }
+  const { parseRequestJson, RequestJsonError } = await import("../runner/request_json.ts");
   try {
     return parseRequestJson(text, file);
   } catch (e) {
@@ -94,7 +98,7 @@ export function sayWarnings(warnings: readonly string[]): void {
  * @param quiet leave the `.env` file's warnings unsaid (they are in the answer's `warnings`): a
  *   process that may re-execute itself as the sandbox's runtime says them once, in one of the two
  */
-export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help" | "version" {
+export async function parseRunArgs(argv: string[], quiet = false): Promise<RunSettings | "help" | "version"> {
   const parsed = parseFlags(argv, {
     script: { type: "string", short: "s" },
     block: { type: "string", short: "b" },
@@ -131,8 +135,9 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
   // .env is the host half's config: layered in before the environment layer is read.
   const edge = edgeEnvironment(project);
   if (!quiet) sayWarnings(edge.warnings);
+  // `--config`'s reader is imported only when the flag is given (a compile root in deno.json)
   const cfg: RunConfig = flags.config !== undefined
-    ? readRunConfig(resolve(edge.cwd, flags.config), flags.config)
+    ? (await import("../config/run_config.ts")).readRunConfig(resolve(edge.cwd, flags.config), flags.config)
     : {};
   const projectRoot = resolve(edge.cwd, project);
   const cwdFlag = parsed.values.cwd as string | undefined;
@@ -169,13 +174,16 @@ export function parseRunArgs(argv: string[], quiet = false): RunSettings | "help
 }
 
 /** The settings of a `--request FILE` run: the request, plus the flags that say where its results go. */
-function requestSettings(values: Readonly<Record<string, unknown>>, quiet: boolean): RunSettings {
+async function requestSettings(
+  values: Readonly<Record<string, unknown>>,
+  quiet: boolean,
+): Promise<RunSettings> {
   for (const flag of REQUEST_EXCLUDES) {
     if (values[flag] !== undefined && !(Array.isArray(values[flag]) && values[flag].length === 0)) {
       throw new UsageError(`--${flag} cannot be given with --request: the request file says the whole run`);
     }
   }
-  const request = readRequest(values.request as string, edgeCwd());
+  const request = await readRequest(values.request as string, edgeCwd());
   const events = values.events as string | undefined;
   if (events !== undefined && events.trim() === "") {
     throw new UsageError("--events must be a file path, or - for stderr; got ''");

@@ -16,7 +16,7 @@
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
  * `--progress` and `--events` become observers of the run (`watch.ts`, imported only when one
- * is given). The standard `OTEL_*` variables of the run's environment become its telemetry
+ * is given); `--outcome`'s writer (`outcome_file.ts`) is imported only when the flag is given. The standard `OTEL_*` variables of the run's environment become its telemetry
  * settings, and `TRACEPARENT` (a W3C header; an invalid one is ignored) the parent of its span
  * (`src/obs/otel/settings.ts`); the run flushes its spans before it reports, SIGTERM included.
  *
@@ -42,7 +42,6 @@ import { exitCodeOf, type Outcome } from "../outcome.ts";
 import { writeStderr, writeStdout } from "../obs/log.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { LUA_VERSION, preloadLua } from "../lua/wasm.ts";
-import { writeOutcomeFile } from "./outcome_file.ts";
 import { adoptOrphans, endOrphans } from "../proc/reaper.ts";
 import { formatTraceparent, parseTraceparent, telemetryFromEnv } from "../obs/otel/settings.ts";
 
@@ -274,7 +273,7 @@ function blockPath(s: RunSettings, name: string): string {
  */
 export async function runCommand(argv: string[], stage?: RunStage): Promise<number> {
   preloadLua(); // overlap the wasm compile with the work below
-  const s = parseRunArgs(argv, stage !== undefined); // a stage after the launch: its launcher said the warnings
+  const s = await parseRunArgs(argv, stage !== undefined); // a stage after the launch: its launcher said the warnings
   if (s === "help") {
     writeStdout(enc.encode(RUN_HELP));
     return EXIT.OK;
@@ -332,7 +331,10 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
     }
-    if (s.outcome !== undefined) writeOutcomeFile(s.outcome, outcome, s.cwd);
+    // loaded only for a run that asked (--outcome): a compile root in deno.json's compile.include
+    if (s.outcome !== undefined) {
+      (await import("./outcome_file.ts")).writeOutcomeFile(s.outcome, outcome, s.cwd);
+    }
     return reportOutcome(outcome, s.result, s.cwd);
   } finally {
     await watch?.close();

@@ -14,7 +14,8 @@
  *   (`net_bridge.ts`'s variables). First it mints `serve`'s token in the home
  *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only, and
  *   lays out the run's packages in `node_modules` (`layOutPackages`, `src/proc/self.ts`): the
- *   stages after it use `node_modules` as it is, and the confined one could not write it;
+ *   stages after it use `node_modules` as it is, and the confined one could not write it (both
+ *   modules are imported only here, so a run that is not sandboxed does not load them);
  * - `launchEarly`, from `cli.ts` when the command line names `--sandbox` or the process
  *   environment sets `AGENT_BLOCK_SANDBOX`: the same decision taken before the runtime's modules
  *   and the Lua engine are loaded, so the launcher's own start stays small (the sandbox
@@ -25,11 +26,9 @@
  */
 import { join } from "node:path";
 import { edgeProcessEnv } from "./environment.ts";
-import { mintTokenIfAbsent } from "../serve/token.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
 import { projectAdded, sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
 import { writeStderr } from "../obs/log.ts";
-import { layOutPackages } from "../proc/self.ts";
 import { AgentBlockError } from "../errors.ts";
 
 /** Where a run stands in the sandbox launch (`src/sandbox/stage.ts`): unset outside it. */
@@ -60,6 +59,7 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
   if (stage === undefined) {
     // serve's token exists before the run, so the launcher keeps it read-only: a confined run
     // cannot plant a token a later manager would serve with (minted as serve mints it)
+    const { mintTokenIfAbsent } = await import("../serve/token.ts");
     try {
       mintTokenIfAbsent(join(settings.home, "serve.token"));
     } catch {
@@ -69,6 +69,7 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
   if (stage === undefined) {
     // The confined stages use node_modules as it is and could not write it (src/proc/self.ts):
     // the packages are laid out now, while this process may still write.
+    const { layOutPackages } = await import("../proc/self.ts");
     try {
       await layOutPackages();
     } catch (e) {
@@ -110,7 +111,7 @@ async function handedProxy(
 export async function launchEarly(argv: string[]): Promise<void> {
   let s: RunSettings | "help" | "version";
   try {
-    s = parseRunArgs(argv, true);
+    s = await parseRunArgs(argv, true);
   } catch {
     return; // the ordinary path reports it
   }

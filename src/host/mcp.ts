@@ -30,7 +30,7 @@
  * parameters, `*_KEY`-like variables of `opts.env`) joins the run's secrets first, and so does
  * every OAuth credential and token a connection uses or obtains.
  *
- * OAuth (`opts.auth`, `mcp/auth_opts.ts`): machine credentials from the script, the run's
+ * OAuth (`opts.auth`, `mcp/auth_opts.ts`, imported at the first `connect_http`): machine credentials from the script, the run's
  * environment or a credentials file, or the login `agent-block mcp login URL` stored under the
  * run's `AGENT_BLOCK_HOME` (used without `opts.auth` when it exists); the SDK runs the flows
  * (`clients/mcp/oauth/`). A failure is of kind `auth` and says what to do.
@@ -94,7 +94,6 @@ import { VERSION } from "../version.ts";
 import { orderedIds } from "../correlation.ts";
 import type { RunContext } from "./context.ts";
 import { type CallbackKind, CallbackRegistry } from "./mcp/callbacks.ts";
-import { authOption } from "./mcp/auth_opts.ts";
 import { mcpAuthDir } from "../home.ts";
 import { McpError, runEnding, unknownServer } from "../clients/mcp/errors.ts";
 import type { CommonConnectOptions, McpManager } from "../clients/mcp/manager.ts";
@@ -247,6 +246,8 @@ export function installMcp(engine: LuaEngine, run: RunContext): void {
         const headers = stringMap(a, 3, opts, "headers");
         run.secrets.addUrl(url);
         run.secrets.addHeaders(headers);
+        // loaded at the first connect_http, with the OAuth settings and store it reads
+        const { authOption } = await import("./mcp/auth_opts.ts");
         let auth;
         try {
           auth = authOption(opts?.auth, run, a.fn);
