@@ -168,7 +168,7 @@ export class SeenServiceGone extends Error {
  * The memory the launcher at `socket` keeps, reached with `token`. Never throws: a connection that
  * cannot be made gives a memory whose every `add` rejects (fail closed).
  */
-export async function connectSeenIds(socket: string, token: string): Promise<SeenIds> {
+export async function connectSeenIds(socket: string, token: string): Promise<RemoteSeenIds> {
   let conn: Deno.UnixConn;
   try {
     conn = await Deno.connect({ transport: "unix", path: socket });
@@ -180,7 +180,7 @@ export async function connectSeenIds(socket: string, token: string): Promise<See
 }
 
 /** A `SeenIds` asking the launcher (`serveSeenIds`) over one connection. */
-class RemoteSeenIds implements SeenIds {
+export class RemoteSeenIds implements SeenIds {
   #conn: Deno.UnixConn | undefined;
   #gone: string | undefined;
   #pending: { ok: (fresh: boolean) => void; fail: (e: Error) => void }[] = [];
