@@ -41,7 +41,6 @@ import { Secrets } from "../obs/secrets.ts";
 import type { RunObserver } from "../obs/run_events.ts";
 import type { RunTrace } from "../obs/otel/run_trace.ts";
 import type { MeshSpec } from "../host/mesh_open.ts";
-import type { SeenIds } from "../clients/mesh/seen_ids.ts";
 
 /** What to run and with what. */
 export interface RunSpec {
@@ -144,7 +143,11 @@ export interface RunSpec {
    * confined run may not write itself (`src/clients/mesh/seen_remote.ts`, from the CLI edge).
    * Absent: the project's file (`src/host/mesh_open.ts`).
    */
-  meshSeenIds?: SeenIds;
+  meshSeenIds?: {
+    /** True when `id` (stamped `ts`) is new, remembering it; false for a replay (`seen_ids.ts`). */
+    add(id: string, ts: number, now: number): boolean | Promise<boolean>;
+    close(): void;
+  };
   /**
    * The run's trace (`src/obs/otel/run_trace.ts`), when it is traced: host modules feed it kernel
    * rows and open spans for their calls. Absent: nothing is traced, at no cost.

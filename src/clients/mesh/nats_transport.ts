@@ -24,8 +24,10 @@
  *   this agent (a message signed for another agent cannot be replayed here), `ts` lies within
  *   `FRESH_MS` (5 minutes) of this clock, and its `id` was not seen before while the message is
  *   fresh (replays are dropped; the memory is `seen_ids.ts`: the caller's `seenIds` — a run's is
- *   the project's file, so a restarted agent still refuses a captured message — else this
- *   process's, bounded by `SEEN_MAX`). Everything else is dropped, counted and reported as
+ *   the project's file, so a restarted agent still refuses a captured message, or a confined
+ *   run's launcher's, asked over a socket (`seen_remote.ts`), whose answer is awaited before the
+ *   message goes anywhere and whose failure drops it — else this process's, bounded by
+ *   `SEEN_MAX`). Everything else is dropped, counted and reported as
  *   `dropped` — never answered, so a forger learns nothing.
  * - A reply is accepted only when it is signed by the agent asked, addressed to this agent and
  *   refers to the request's id; the first answer on the request's inbox decides (an answer that
