@@ -4,16 +4,14 @@
  * Owns the resolution of the user's home directory (`userHome`: HOME, else USERPROFILE) and the
  * places inside an agent-block home (the per-user state directory: the user's `blocks/` and
  * `lib/` tiers, the default databases): the MCP token store (`mcpAuthDir`), the flow runs' locks
- * (`flowLocksDir`), `serve`'s managers' locks (`serveLocksDir`) and the mesh's replay memory of
- * each project (`meshSeenDir`, `meshSeenFile`; the file's name reads the project's real path, the
- * one file-system call here). Which directory is the home
+ * (`flowLocksDir`), `serve`'s managers' locks (`serveLocksDir`) and the mesh's replay memories
+ * (`meshSeenDir`; each project's file in it is `seen_ids.ts`'s `meshSeenFile`). Which directory is the home
  * (`$AGENT_BLOCK_HOME`, default `<user home>/.agent-block`) is a setting, read at the edge
  * (`agentBlockHome` in `src/config/env_settings.ts`) and passed down as a path. Pure functions of
  * an environment view or a path: they never read the process environment, so two runs with
  * different environments resolve different homes.
  */
-import { createHash } from "node:crypto";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 
 /** What these functions read: a run's `RunEnv` (any `get`-shaped view), or a plain record. */
 export type EnvView = { get(name: string): string | undefined } | Readonly<Record<string, string>>;
@@ -62,26 +60,11 @@ export function serveLocksDir(home: string): string {
 
 /**
  * The mesh's replay memories of a home: `<home>/mesh-seen`, one SQLite file per project
- * (`meshSeenFile`). Here so the sandbox launcher, which keeps it read-only to a confined run and
+ * (`meshSeenFile` of `src/clients/mesh/seen_ids.ts`, which hashes: loaded only for a mesh run). Here so the sandbox launcher, which keeps it read-only to a confined run and
  * keeps the run's memory itself, and the mesh agree on the place. In the home, not the project:
  * a confined run may rename any directory of its project (a mount covering a file there moves
  * with it), and not `mesh-seen/` itself, which the launcher's mount covers.
  */
 export function meshSeenDir(home: string): string {
   return join(home, "mesh-seen");
-}
-
-/**
- * The replay memory of `project` in `home`: `<home>/mesh-seen/<key>.sqlite`, the key the first 24
- * hex digits of the SHA-256 of the project's real path (as given where it does not resolve).
- */
-export function meshSeenFile(home: string, project: string): string {
-  let real = resolve(project);
-  try {
-    real = Deno.realPathSync(real);
-  } catch {
-    // not there (yet): the name as given
-  }
-  const key = createHash("sha256").update(real).digest("hex").slice(0, 24);
-  return join(meshSeenDir(home), `${key}.sqlite`);
 }

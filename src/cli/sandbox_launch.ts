@@ -24,7 +24,6 @@
  *   `.env` warnings are said by the process that launches, and not again by the stages after it.
  */
 import { dirname, join } from "node:path";
-import { meshSeenFile } from "../home.ts";
 import { meshUrlProblem, parseMeshUrl } from "../clients/mesh/connect.ts";
 import type { SeenIds } from "../clients/mesh/seen_ids.ts";
 import {
@@ -127,7 +126,7 @@ async function seenKeeper(
   home: string,
   project: string,
 ): Promise<() => { env: Record<string, string>; close(): void } | undefined> {
-  const { FileSeenIds } = await import("../clients/mesh/seen_ids.ts");
+  const { FileSeenIds, meshSeenFile } = await import("../clients/mesh/seen_ids.ts");
   return () => {
     const path = meshSeenFile(home, project);
     let store;

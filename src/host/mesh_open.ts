@@ -38,8 +38,7 @@ import {
   parseMeshUrl,
   shownUrl,
 } from "../clients/mesh/connect.ts";
-import { FileSeenIds, MemorySeenIds, type SeenIds } from "../clients/mesh/seen_ids.ts";
-import { meshSeenFile } from "../home.ts";
+import { FileSeenIds, MemorySeenIds, meshSeenFile, type SeenIds } from "../clients/mesh/seen_ids.ts";
 import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
 import { BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";

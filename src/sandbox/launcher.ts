@@ -247,11 +247,7 @@ export async function launchSandboxed(req: LaunchRequest): Promise<never> {
     sweepDone(notedSweep); // no run started: nothing to sweep for it later
     throw e;
   }
-  try {
-    return await superviseRun(run, req.say);
-  } finally {
-    run.kept?.close();
-  }
+  return await superviseRun(run, req.say);
 }
 
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -463,6 +459,7 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
   let code = 1;
   try {
     code = (await run.child.status).code;
+    run.kept?.close(); // the runtime, its one client, has ended
     // the runtime ends its own orphans; a runtime killed outright left them to this process
     if (hasChildren()) {
       const { endMembers } = await import("../proc/tree.ts"); // loaded only then: start-up

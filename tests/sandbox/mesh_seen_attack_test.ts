@@ -24,7 +24,7 @@ import { natsMissing, startNats } from "../mesh/nats_server.ts";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
 import { subjectOf } from "../../src/clients/mesh/nats_transport.ts";
 import { connectMesh } from "../../src/clients/mesh/connect.ts";
-import { meshSeenFile } from "../../src/home.ts";
+import { meshSeenFile } from "../../src/clients/mesh/seen_ids.ts";
 
 const NATS = natsMissing();
 const PERL = lacksProcessTools("perl", "sqlite3");

@@ -3,8 +3,8 @@
  *
  * Owns the two kinds of memory the NATS transport checks an inbound `request` / `send` against
  * (`nats_transport.ts`): `MemorySeenIds` (this process only) and `FileSeenIds`, a small SQLite
- * file (`<home>/mesh-seen/<project key>.sqlite`, `meshSeenFile` of `src/home.ts`, as the host
- * opens it) shared by every run of the project and kept across them. A confined run (`--sandbox`)
+ * file (`<home>/mesh-seen/<project key>.sqlite`, `meshSeenFile`, as the host and the sandbox
+ * launcher open it) shared by every run of the project and kept across them. A confined run (`--sandbox`)
  * may not write that file (a run's child could make it forget ids): the sandbox launcher keeps it
  * for the run and answers over a socket (`seen_remote.ts`). Runs are one-shot, so a memory that lives in one process
  * forgets every id when the agent restarts, and a captured message was accepted again by the next
@@ -21,7 +21,10 @@
  * - a file that cannot be written fails `add` with the SQLite error (the caller drops the message
  *   rather than accept it unchecked).
  */
+import { createHash } from "node:crypto";
+import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { meshSeenDir } from "../../home.ts";
 import { useWalJournal } from "../../knl/wal_mode.ts";
 
 /** How far a message's `ts` may be from this clock, ms (and how long ids are remembered). */
@@ -117,4 +120,19 @@ export class FileSeenIds implements SeenIds {
       this.#db.close();
     } catch { /* closed */ }
   }
+}
+
+/**
+ * The replay memory of `project` in `home`: `<home>/mesh-seen/<key>.sqlite`, the key the first 24
+ * hex digits of the SHA-256 of the project's real path (as given where it does not resolve).
+ */
+export function meshSeenFile(home: string, project: string): string {
+  let real = resolve(project);
+  try {
+    real = Deno.realPathSync(real);
+  } catch {
+    // not there (yet): the name as given
+  }
+  const key = createHash("sha256").update(real).digest("hex").slice(0, 24);
+  return join(meshSeenDir(home), `${key}.sqlite`);
 }
