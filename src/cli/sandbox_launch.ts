@@ -24,14 +24,7 @@
  *   `.env` warnings are said by the process that launches, and not again by the stages after it.
  */
 import { dirname, join } from "node:path";
-import { meshUrlProblem, parseMeshUrl } from "../clients/mesh/connect.ts";
 import type { SeenIds } from "../clients/mesh/seen_ids.ts";
-import {
-  connectSeenIds,
-  SEEN_SOCKET_VAR,
-  SEEN_TOKEN_VAR,
-  serveSeenIds,
-} from "../clients/mesh/seen_remote.ts";
 import { edgeProcessEnv } from "./environment.ts";
 import { mintTokenIfAbsent } from "../serve/token.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
@@ -57,6 +50,7 @@ const enc = new TextEncoder();
  */
 export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage): Promise<never> {
   const { launchSandboxed, prepareNet } = await import("../sandbox/launcher.ts");
+  const { SEEN_SOCKET_VAR, SEEN_TOKEN_VAR } = await import("../clients/mesh/seen_remote.ts");
   // the replay memory's socket is the launcher's to name (`keep` below), never inherited
   const processEnv: Record<string, string> = { ...edgeProcessEnv() };
   delete processEnv[SEEN_SOCKET_VAR];
@@ -102,7 +96,7 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
     say: (line: string) => writeStderr(enc.encode(line + "\n")),
     relay: s.relay,
     // a request's (`serve`, `mcp --sandbox`) relay is in the request
-    keep: natsRelay(s.relay ?? s.request?.mesh?.relay)
+    keep: await natsRelay(s.relay ?? s.request?.mesh?.relay)
       ? await seenKeeper(settings.home, s.projectRoot)
       : undefined,
   };
@@ -111,8 +105,10 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
 }
 
 /** True when `relay` is a NATS URL (whose runs keep a replay memory, `seen_ids.ts`). */
-function natsRelay(relay: string | undefined): boolean {
-  if (relay === undefined || meshUrlProblem(relay) !== undefined) return false;
+async function natsRelay(relay: string | undefined): Promise<boolean> {
+  if (relay === undefined) return false;
+  const { meshUrlProblem, parseMeshUrl } = await import("../clients/mesh/connect.ts");
+  if (meshUrlProblem(relay) !== undefined) return false;
   return parseMeshUrl(relay).kind === "nats";
 }
 
@@ -127,6 +123,7 @@ async function seenKeeper(
   project: string,
 ): Promise<() => { env: Record<string, string>; close(): void } | undefined> {
   const { FileSeenIds, meshSeenFile } = await import("../clients/mesh/seen_ids.ts");
+  const { SEEN_SOCKET_VAR, SEEN_TOKEN_VAR, serveSeenIds } = await import("../clients/mesh/seen_remote.ts");
   return () => {
     const path = meshSeenFile(home, project);
     let store;
@@ -159,6 +156,7 @@ async function seenKeeper(
  * cannot be reached gives a memory that refuses every message (`connectSeenIds`).
  */
 export async function connectSeenStore(): Promise<SeenIds | undefined> {
+  const { connectSeenIds, SEEN_SOCKET_VAR, SEEN_TOKEN_VAR } = await import("../clients/mesh/seen_remote.ts");
   const env = edgeProcessEnv();
   const socket = env[SEEN_SOCKET_VAR];
   if (!socket) return undefined;
