@@ -20,6 +20,9 @@
  * - `connectSeenIds` (the runtime's side): a `SeenIds` whose `add` asks the launcher. When the
  *   launcher is gone (or never answered), every `add` rejects: the transport drops the message
  *   rather than accept it unchecked (fail closed).
+ * What holds where the sandbox has no mount namespace (its start-up line says `agent-block config
+ * WRITABLE`): the one-client rule, so no child floods the memory through the launcher; not the
+ * file, which the run may then write like the rest of that configuration.
  * The wire: the client's first line is the token; then one line `<id> <ts> <now>` per add, and one
  * answer line per add, in order: `new`, `replay`, or `error <text>`.
  */
