@@ -4,7 +4,8 @@
  * Owns the resolution of the user's home directory (`userHome`: HOME, else USERPROFILE) and the
  * places inside an agent-block home (the per-user state directory: the user's `blocks/` and
  * `lib/` tiers, the default databases): the MCP token store (`mcpAuthDir`), the flow runs' locks
- * (`flowLocksDir`) and `serve`'s managers' locks (`serveLocksDir`). Which directory is the home
+ * (`flowLocksDir`), `serve`'s managers' locks (`serveLocksDir`) and the mesh's replay memories
+ * (`meshSeenDir`; each project's file in it is `seen_ids.ts`'s `meshSeenFile`). Which directory is the home
  * (`$AGENT_BLOCK_HOME`, default `<user home>/.agent-block`) is a setting, read at the edge
  * (`agentBlockHome` in `src/config/env_settings.ts`) and passed down as a path. Pure functions of
  * an environment view or a path: they never read the process environment, so two runs with
@@ -55,4 +56,15 @@ export function flowLocksDir(home: string): string {
  */
 export function serveLocksDir(home: string): string {
   return join(home, "serve-locks");
+}
+
+/**
+ * The mesh's replay memories of a home: `<home>/mesh-seen`, one SQLite file per project
+ * (`meshSeenFile` of `src/clients/mesh/seen_ids.ts`, which hashes: loaded only for a mesh run). Here so the sandbox launcher, which keeps it read-only to a confined run and
+ * keeps the run's memory itself, and the mesh agree on the place. In the home, not the project:
+ * a confined run may rename any directory of its project (a mount covering a file there moves
+ * with it), and not `mesh-seen/` itself, which the launcher's mount covers.
+ */
+export function meshSeenDir(home: string): string {
+  return join(home, "mesh-seen");
 }

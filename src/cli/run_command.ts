@@ -30,7 +30,15 @@ import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
 import { isDir, writeAtomic, writeTarget } from "../util/fs.ts";
 import { parseRunArgs, type RunSettings } from "./run_args.ts";
-import { launchRun, type NetBridge, type RunStage, sandboxWanted, startNetBridge } from "./sandbox_launch.ts";
+import {
+  connectSeenStore,
+  launchRun,
+  type NetBridge,
+  type RunStage,
+  sandboxWanted,
+  startNetBridge,
+} from "./sandbox_launch.ts";
+import type { SeenIds } from "../clients/mesh/seen_ids.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
 import { ScriptSource } from "../sdk/sources.ts";
@@ -313,6 +321,8 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
   }
   // the confined runtime under the network allow-list: the bridge to the proxy, before any Lua
   const net = stage === "runtime" ? await startNetBridge() : undefined;
+  // the confined runtime under a NATS relay: the launcher's replay memory, before any Lua or child
+  const meshSeenIds = stage === "runtime" ? await connectSeenStore() : undefined;
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
     ? await (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })
@@ -325,8 +335,8 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     let outcome: Outcome;
     try {
       outcome = s.request !== undefined
-        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [], net)
-        : await runFlagged(s, script!, stop.signal, watch?.observers ?? [], net);
+        ? await runRequest(s, s.request, stop.signal, watch?.observers ?? [], net, meshSeenIds)
+        : await runFlagged(s, script!, stop.signal, watch?.observers ?? [], net, meshSeenIds);
     } finally {
       // What escaped the run's own ending (a daemon that detached and cleared its environment).
       await endOrphans(orphanGraceMs(s.env));
@@ -348,6 +358,7 @@ async function runFlagged(
   signal: AbortSignal,
   observers: readonly RunObserver[],
   net: NetBridge | undefined,
+  meshSeenIds: SeenIds | undefined,
 ): Promise<Outcome> {
   const config = BlockConfig.builder(script, s.projectRoot)
     .env(s.env)
@@ -374,6 +385,7 @@ async function runFlagged(
         ...handles,
         netDenials: net?.denials,
         netProxy: net?.proxy,
+        meshSeenIds,
       }),
   );
   return report.outcome;
@@ -390,12 +402,14 @@ async function runRequest(
   signal: AbortSignal,
   observers: readonly RunObserver[],
   net: NetBridge | undefined,
+  meshSeenIds: SeenIds | undefined,
 ): Promise<Outcome> {
   const observe = fanOut(observers, (m) => say(`[warn] agent-block: ${m}`));
   const report = await new InProcessRunner({
     envSettings: settingsFromEnv,
     netDenials: net?.denials,
     netProxy: net?.proxy,
+    meshSeenIds,
   }).run(
     { ...request, env: s.env, cwd: s.runCwd, sandbox: undefined },
     { signal, observe },

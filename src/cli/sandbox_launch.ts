@@ -24,7 +24,8 @@
  *   which decides again and reports — so the early path cannot run anything unconfined. The
  *   `.env` warnings are said by the process that launches, and not again by the stages after it.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import type { SeenIds } from "../clients/mesh/seen_ids.ts";
 import { edgeProcessEnv } from "./environment.ts";
 import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
 import { projectAdded, sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
@@ -48,7 +49,11 @@ const enc = new TextEncoder();
  */
 export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage): Promise<never> {
   const { launchSandboxed, prepareNet } = await import("../sandbox/launcher.ts");
-  const processEnv = edgeProcessEnv();
+  const { SEEN_SOCKET_VAR, SEEN_TOKEN_VAR } = await import("../clients/mesh/seen_remote.ts");
+  // the replay memory's socket is the launcher's to name (`keep` below), never inherited
+  const processEnv: Record<string, string> = { ...edgeProcessEnv() };
+  delete processEnv[SEEN_SOCKET_VAR];
+  delete processEnv[SEEN_TOKEN_VAR];
   // The sandbox's settings, read once: from the process environment (whoever started the run),
   // what the project's .env added allowed only to make them stricter (sandboxSettingsFromEnv).
   const settings = sandboxSettingsFromEnv(processEnv, s.cwd, {
@@ -91,9 +96,72 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
     ...(stage === "userns" ? { handedProxy: await handedProxy(processEnv) } : {}),
     say: (line: string) => writeStderr(enc.encode(line + "\n")),
     relay: s.relay,
+    // a request's (`serve`, `mcp --sandbox`) relay is in the request
+    keep: await natsRelay(s.relay ?? s.request?.mesh?.relay)
+      ? await seenKeeper(settings.home, s.projectRoot)
+      : undefined,
   };
   // under the allow-list the proxy starts here, outside the namespace the launch enters
   return launchSandboxed({ ...req, net: await prepareNet(req) });
+}
+
+/** True when `relay` is a NATS URL (whose runs keep a replay memory, `seen_ids.ts`). */
+async function natsRelay(relay: string | undefined): Promise<boolean> {
+  if (relay === undefined) return false;
+  const { meshUrlProblem, parseMeshUrl } = await import("../clients/mesh/connect.ts");
+  if (meshUrlProblem(relay) !== undefined) return false;
+  return parseMeshUrl(relay).kind === "nats";
+}
+
+/**
+ * What the launcher calls to keep the run's replay memory (`LaunchRequest.keep`): the project's
+ * file in the home (`meshSeenFile`), opened, and served on a socket (`serveSeenIds`) the confined
+ * runtime reaches with `connectSeenIds`. A file that cannot be opened is said, and the run's mesh
+ * remembers ids for the run only (as an unconfined run's does then).
+ */
+async function seenKeeper(
+  home: string,
+  project: string,
+): Promise<() => { env: Record<string, string>; close(): void } | undefined> {
+  const { FileSeenIds, meshSeenFile } = await import("../clients/mesh/seen_ids.ts");
+  const { SEEN_SOCKET_VAR, SEEN_TOKEN_VAR, serveSeenIds } = await import("../clients/mesh/seen_remote.ts");
+  return () => {
+    const path = meshSeenFile(home, project);
+    let store;
+    try {
+      Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      store = new FileSeenIds(path);
+    } catch (e) {
+      writeStderr(enc.encode(
+        `[warn] agent-block: --sandbox: cannot open the mesh's replay memory ${path} (${
+          (e as Error).message
+        }): replayed messages are refused within this run only\n`,
+      ));
+      return undefined;
+    }
+    const service = serveSeenIds(store);
+    return {
+      env: { [SEEN_SOCKET_VAR]: service.socket, [SEEN_TOKEN_VAR]: service.token },
+      close: () => {
+        service.close();
+        store.close();
+      },
+    };
+  };
+}
+
+/**
+ * In the confined runtime under a NATS `--relay` whose launcher keeps the replay memory (it named
+ * the socket in the environment): the connection to it, made now — before any Lua runs or any
+ * child exists, so the launcher's one client is this process. Undefined otherwise. A socket that
+ * cannot be reached gives a memory that refuses every message (`connectSeenIds`).
+ */
+export async function connectSeenStore(): Promise<SeenIds | undefined> {
+  const { connectSeenIds, SEEN_SOCKET_VAR, SEEN_TOKEN_VAR } = await import("../clients/mesh/seen_remote.ts");
+  const env = edgeProcessEnv();
+  const socket = env[SEEN_SOCKET_VAR];
+  if (!socket) return undefined;
+  return await connectSeenIds(socket, env[SEEN_TOKEN_VAR] ?? "");
 }
 
 /**

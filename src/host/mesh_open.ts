@@ -11,8 +11,10 @@
  * `AGENT_BLOCK_NATS_TOKEN_FILE` (or `nats://token@host` in the URL), and
  * `AGENT_BLOCK_NATS_TLS_CA` (the CA's PEM file: TLS required). The key and the
  * token join the run's secrets, so no log line, record or outcome shows them. A NATS run's
- * replay memory is the project's `.agent-block/mesh_seen.sqlite` (`seen_ids.ts`), so a
- * captured message is not accepted again by the agent's next run. Dropped-message warnings go
+ * replay memory is the project's file in the home, `<home>/mesh-seen/<project key>.sqlite`
+ * (`meshSeenFile`, `seen_ids.ts`), so a captured message is not accepted again by the agent's
+ * next run; a confined run is handed the sandbox launcher's instead (`RunSpec.meshSeenIds`, the
+ * `seen` argument: `seen_remote.ts`), since it may not write that file. Dropped-message warnings go
  * through a `RepeatLimit` (10 lines per 10 s, then a count); the logger escapes the control
  * characters a forged `from` may carry.
  *
@@ -26,7 +28,7 @@
  * Invariant: any failure here is a `MeshStartError` whose message names the flag, variable, file
  * or URL involved; the run then never starts (exit 1).
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { MeshIdentity } from "../clients/mesh/identity.ts";
 import { secretKeyProblem } from "../clients/mesh/base64url.ts";
 import {
@@ -36,7 +38,7 @@ import {
   parseMeshUrl,
   shownUrl,
 } from "../clients/mesh/connect.ts";
-import { FileSeenIds, MemorySeenIds, type SeenIds } from "../clients/mesh/seen_ids.ts";
+import { FileSeenIds, MemorySeenIds, meshSeenFile, type SeenIds } from "../clients/mesh/seen_ids.ts";
 import { MeshError, type MeshTransport } from "../clients/mesh/transport.ts";
 import { BusHost } from "./bus.ts";
 import type { RunContext } from "./context.ts";
@@ -75,18 +77,16 @@ function identityOf(spec: MeshSpec, run: RunContext): MeshIdentity {
   return MeshIdentity.fromSeedHex(key);
 }
 
-/** The project's file of seen message ids, relative to its root. */
-export const SEEN_IDS_FILE = join(".agent-block", "mesh_seen.sqlite");
-
 /**
- * The replay window's memory for a NATS run: the project's file, so that a restarted agent still
- * refuses a captured message; this process's memory (with a warning) when the file cannot be
- * opened. A relay run needs none (its sessions are encrypted: a captured frame cannot be
- * played into a new one).
+ * The replay window's memory for a NATS run: `given` (the sandbox launcher's), else the project's
+ * file in the home, so that a restarted agent still refuses a captured message; this process's
+ * memory (with a warning) when the file cannot be opened. A relay run needs none (its sessions
+ * are encrypted: a captured frame cannot be played into a new one).
  */
-function seenIdsOf(spec: MeshSpec, run: RunContext): SeenIds | undefined {
+function seenIdsOf(spec: MeshSpec, run: RunContext, given: SeenIds | undefined): SeenIds | undefined {
   if (meshUrlProblem(spec.relay) !== undefined || parseMeshUrl(spec.relay).kind !== "nats") return undefined;
-  const path = join(run.projectRoot, SEEN_IDS_FILE);
+  if (given !== undefined) return given;
+  const path = meshSeenFile(run.home, run.projectRoot);
   try {
     Deno.mkdirSync(dirname(path), { recursive: true });
     return new FileSeenIds(path);
@@ -105,6 +105,8 @@ function seenIdsOf(spec: MeshSpec, run: RunContext): SeenIds | undefined {
  * @param bus the run's bus (the embedder's), where inbound requests go; a fresh one when absent
  * @param proxy the HTTP proxy to reach the server through (`RunSpec.netProxy`: the sandbox's
  *   bridge under `--sandbox-net allow-list`); absent: directly
+ * @param seen the replay memory to use (`RunSpec.meshSeenIds`: the sandbox launcher's); absent:
+ *   the project's file. The transport closes it.
  * @throws MeshStartError
  */
 export async function openMesh(
@@ -113,6 +115,7 @@ export async function openMesh(
   bus: BusHost | undefined,
   signal: AbortSignal | undefined,
   proxy?: string,
+  seen?: SeenIds,
 ): Promise<{ transport: MeshTransport; bus: BusHost }> {
   const identity = identityOf(spec, run);
   run.secrets.addUrl(spec.relay);
@@ -150,7 +153,7 @@ export async function openMesh(
   run.secrets.add(natsToken);
   run.secrets.add(natsNkeySeed);
   const shown = shownUrl(spec.relay);
-  const seenIds = seenIdsOf(spec, run);
+  const seenIds = seenIdsOf(spec, run, seen);
   // a flood of forged messages writes a few lines and a count, not a line each
   const drops = new RepeatLimit((line) => run.log.warn(line), "mesh: dropped messages");
   run.onCleanup(() => drops.flush());

@@ -69,6 +69,11 @@ export interface InProcessOptions extends RunHandles {
    */
   netProxy?: string;
   /**
+   * The replay memory of the run's NATS mesh connection (`RunSpec.meshSeenIds`): set only by the
+   * CLI's confined runtime stage, whose launcher keeps it (`src/clients/mesh/seen_remote.ts`).
+   */
+  meshSeenIds?: RunSpec["meshSeenIds"];
+  /**
    * The edge's parser of a run environment's `AGENT_BLOCK_*` variables (`settingsFromEnv` of
    * `src/config/env_settings.ts`), for a request that carries no `settings` (one built below the
    * edge: a flow's step, a served tool call). It runs on the request's `env`; what it throws (a
@@ -209,6 +214,7 @@ export class InProcessRunner implements BlockRunner {
         observe: watched ? observe : undefined,
         netDenials: o.netDenials,
         netProxy: o.netProxy,
+        meshSeenIds: o.meshSeenIds,
         trace: traced?.trace,
       });
       return end(clock.judge(outcome));

@@ -139,6 +139,16 @@ export interface RunSpec {
    */
   netProxy?: string;
   /**
+   * The replay memory of the run's NATS mesh connection (`mesh`): the sandbox launcher's, which a
+   * confined run may not write itself (`src/clients/mesh/seen_remote.ts`, from the CLI edge).
+   * Absent: the project's file (`src/host/mesh_open.ts`).
+   */
+  meshSeenIds?: {
+    /** True when `id` (stamped `ts`) is new, remembering it; false for a replay (`seen_ids.ts`). */
+    add(id: string, ts: number, now: number): boolean | Promise<boolean>;
+    close(): void;
+  };
+  /**
    * The run's trace (`src/obs/otel/run_trace.ts`), when it is traced: host modules feed it kernel
    * rows and open spans for their calls. Absent: nothing is traced, at no cost.
    */
@@ -282,7 +292,7 @@ export async function runBlock(spec: RunSpec): Promise<Outcome> {
       // loaded only for a run with --relay: the transports cost nothing otherwise
       const { openMesh, MeshStartError } = await import("../host/mesh_open.ts");
       try {
-        run.mesh = await openMesh(spec.mesh, run, spec.bus, spec.signal, spec.netProxy);
+        run.mesh = await openMesh(spec.mesh, run, spec.bus, spec.signal, spec.netProxy, spec.meshSeenIds);
       } catch (e) {
         if (e instanceof MeshStartError) return outcome = notStarted(secrets.scrub(e.message));
         throw e;

@@ -11,10 +11,14 @@
  *    (`net_launch.ts`; the same user-namespace hop as below when unprivileged), and hands the
  *    runtime the proxy variables — or fails closed where no namespace can be had;
  * 3. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
- *    `lib/`, `blocks/`, serve files and locks `serve-locks/`, MCP token store `mcp-auth/` and flow
- *    locks `flow-locks/`) read-only in a private mount namespace (`mount_ns.ts`;
- *    without privilege it first re-executes itself through `unshare` into a user namespace,
- *    `--sandbox-stage=userns`);
+ *    `lib/`, `blocks/`, serve files and locks `serve-locks/`, MCP token store `mcp-auth/`, flow
+ *    locks `flow-locks/` and the mesh's replay memories `mesh-seen/`) read-only in a private mount
+ *    namespace (`mount_ns.ts`; without privilege it first re-executes itself through `unshare`
+ *    into a user namespace, `--sandbox-stage=userns`). Just before, under a NATS `--relay`, it
+ *    opens the run's replay memory and its socket (`LaunchRequest.keep`, from the edge:
+ *    `src/clients/mesh/seen_remote.ts`): the descriptors opened now stay writable to this process
+ *    whatever the mounts and Landlock refuse later, and the runtime gets the socket and its token
+ *    in its environment;
  * 4. drops every capability, bounding set included (`caps.ts`), then installs the Landlock
  *    ruleset and the seccomp filter (`seccomp.ts`, all threads);
  * 5. prints one start-up line on stderr (what is enforced, and what is not; the allowed hosts);
@@ -28,7 +32,8 @@
  *    inside the boundary, which no later code can lift (checked: `stage.ts`). The launcher's other
  *    threads (Deno's pools) are not confined: it does nothing on them but wait (no file call of
  *    the sweep below is asynchronous);
- * 7. stays, outside the run, as the run's parent and a child subreaper: it passes SIGINT, SIGTERM
+ * 7. stays, outside the run, as the run's parent and a child subreaper (answering the runtime's
+ *    replay-memory checks, if it keeps that memory): it passes SIGINT, SIGTERM
  *    and SIGHUP on to the runtime, waits for it, ends whatever of the run is still left below it
  *    (the runtime ends its own orphans; one killed outright leaves them here), then sweeps the
  *    write grants for git repositories and configuration files the run created or changed and
@@ -62,7 +67,7 @@
  */
 import { join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
-import { flowLocksDir, mcpAuthDir, serveLocksDir } from "../home.ts";
+import { flowLocksDir, mcpAuthDir, meshSeenDir, serveLocksDir } from "../home.ts";
 import type { SandboxSettings } from "../run_settings.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import {
@@ -129,6 +134,22 @@ export interface LaunchRequest {
   relay?: string;
   /** The network plan `prepareNet` made (the proxy started). */
   net?: NetPlan;
+  /**
+   * Opens the service this launcher keeps for the run (the mesh's replay memory under a NATS
+   * `--relay`: `src/clients/mesh/seen_remote.ts`, handed by the edge, which may reach the mesh's
+   * modules): called once the user-namespace hop of the network step is behind, before the mounts
+   * and Landlock, so what it opens stays writable to this process and to it alone. Undefined when
+   * it cannot be opened (it has said why; the run's mesh then remembers ids for the run only).
+   */
+  keep?: () => KeptService | undefined;
+}
+
+/** A service the launcher keeps for the run while it lasts (see `LaunchRequest.keep`). */
+export interface KeptService {
+  /** The variables naming it for the confined runtime (its socket and token). */
+  env: Record<string, string>;
+  /** Ends it (the run has ended, or the launch failed or hops). */
+  close(): void;
 }
 
 /** How the run reaches the network, and under the allow-list the proxy's socket. */
@@ -221,6 +242,7 @@ export async function launchSandboxed(req: LaunchRequest): Promise<never> {
   try {
     run = launchConfined(req);
   } catch (e) {
+    kept?.close();
     req.net?.proxy?.kill();
     sweepDone(notedSweep); // no run started: nothing to sweep for it later
     throw e;
@@ -232,6 +254,8 @@ const PR_SET_CHILD_SUBREAPER = 36;
 
 /** The sweep this launch noted (`recordPending`), until the run has started. */
 let notedSweep: Deno.FsFile | undefined;
+/** The service this launch keeps for the run (`LaunchRequest.keep`), once opened. */
+let kept: KeptService | undefined;
 
 /** The confined runtime, started, and what the sweep after it needs. */
 interface StartedRun {
@@ -239,6 +263,8 @@ interface StartedRun {
   plan: SweepPlan;
   /** The sweep's note (`recordPending`), emptied once it is done. */
   note?: Deno.FsFile;
+  /** The service kept for the run (`LaunchRequest.keep`). */
+  kept?: KeptService;
 }
 
 function launchConfined(req: LaunchRequest): StartedRun {
@@ -247,7 +273,13 @@ function launchConfined(req: LaunchRequest): StartedRun {
   const home = req.settings.home;
   // The runtime would create the home; a rule needs it now, and its code tiers must exist to be
   // mounted read-only (an absent lib/ could otherwise be created, and filled, from inside).
-  const private_ = [mcpAuthDir(home), flowLocksDir(home), serveLocksDir(home), join(home, SWEEPS_DIR)];
+  const private_ = [
+    mcpAuthDir(home),
+    flowLocksDir(home),
+    serveLocksDir(home),
+    join(home, SWEEPS_DIR),
+    meshSeenDir(home),
+  ];
   for (const dir of [home, join(home, "lib"), join(home, "blocks"), ...private_]) {
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: private_.includes(dir) ? 0o700 : 0o777 });
@@ -345,12 +377,17 @@ function launchConfined(req: LaunchRequest): StartedRun {
       `cannot note this run's repository sweep in ${sweeps}: if the launcher is killed outright, nothing sweeps after the run`,
     );
   }
+  // Opened now — after the network step's hop, before the mounts and Landlock below — so its file
+  // stays writable to this process through the descriptors it holds, and read-only to the run.
+  kept = req.keep?.();
   const paths = [...policy.gitDirs, ...policy.configPaths];
   // the configuration files the mounts below cover: the run cannot change them (never noted)
   sweep.keep = policy.configPaths;
   if (paths.length) {
     const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
     if (prot.status === "hop") {
+      kept?.close(); // the launcher after the hop opens its own
+      kept = undefined;
       execve(c, [...prot.prefix, ...selfArgs(req, "userns")], runtimeEnv);
     }
     if (prot.status === "unavailable") {
@@ -388,7 +425,7 @@ function launchConfined(req: LaunchRequest): StartedRun {
   try {
     child = new Deno.Command(cmd[0], {
       args: cmd.slice(1),
-      env: runtimeEnv,
+      env: { ...runtimeEnv, ...kept?.env },
       clearEnv: true,
       stdin: "inherit",
       stdout: "inherit",
@@ -399,7 +436,7 @@ function launchConfined(req: LaunchRequest): StartedRun {
       `--sandbox: cannot start the confined runtime (${cmd[0]}): ${(e as Error).message}`,
     );
   }
-  return { child, plan: sweep, note };
+  return { child, plan: sweep, note, kept };
 }
 
 /**
@@ -422,6 +459,7 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
   let code = 1;
   try {
     code = (await run.child.status).code;
+    run.kept?.close(); // the runtime, its one client, has ended
     // the runtime ends its own orphans; a runtime killed outright left them to this process
     if (hasChildren()) {
       const { endMembers } = await import("../proc/tree.ts"); // loaded only then: start-up

@@ -30,9 +30,10 @@
  *   look live, `flows/run_lock.ts`) and `serve`'s managers' locks (`serve-locks/`: one a confined
  *   run could hold would keep every later manager of the project from starting), each where it
  *   exists (the launcher creates `lib/`, `blocks/`, `mcp-auth/`, `flow-locks/` and `serve-locks/`
- *   first, so they always do), and the notes of the repository sweeps launchers owe
+ *   first, so they always do), the notes of the repository sweeps launchers owe
  *   (`sandbox-sweeps/`, created first too; `git_sweep.ts`: a note a run could write or remove would
- *   widen or cancel a sweep);
+ *   widen or cancel a sweep), and the mesh's replay memories (`mesh-seen/`, created first too: one
+ *   a run could write would accept a captured message again; the launcher keeps the run's own);
  * - what no grant can refuse — a new `.git` anywhere in the grants, and a configuration file that
  *   did not exist at the start (a mount covers only what exists: the project's `.env` when there
  *   was none, `configAbsent`; a `.env` anywhere else, the root of a project a later run may be
@@ -101,6 +102,13 @@ export const SERVE_RECORD_FILES = [
 export const SWEEPS_DIR = "sandbox-sweeps";
 
 /**
+ * The home's mesh replay memories (`meshSeenDir` of `src/home.ts`): a run that could write them
+ * could make its project's agent accept a captured message again. The launcher keeps the run's
+ * own (`LaunchRequest.keep`).
+ */
+export const MESH_SEEN_DIR = "mesh-seen";
+
+/**
  * The files agent-block reads from a project as configuration (the host half's variables: model
  * endpoints, keys, switches) — wherever a project may be, so a run may not leave one in any write
  * grant: kept read-only where it exists at the project's root, and one the run created or changed
@@ -120,6 +128,7 @@ export const HOME_READ_ONLY = [
   "flow-locks",
   "serve-locks",
   SWEEPS_DIR,
+  MESH_SEEN_DIR,
 ];
 
 /** A writable path, resolved. */

@@ -39,6 +39,10 @@ export const CROSS_EXEC: Readonly<Record<string, string>> = {
   "src/sandbox/net_bridge.ts": "names the socket and token variables the sandbox launcher writes into the " +
     "environment of the stage it execs (the confined runtime, or the launcher again after the user-namespace " +
     "hop), read at that stage's entry (cli/sandbox_launch.ts: startNetBridge, launchRun's handedProxy)",
+  "src/clients/mesh/seen_remote.ts":
+    "names the socket and token variables the sandbox launcher writes into the " +
+    "confined runtime's environment for its replay memory, read at that stage's entry (cli/sandbox_launch.ts: " +
+    "connectSeenStore)",
 };
 
 /** Names of this form that are not environment variables (JetStream stream and bucket names). */

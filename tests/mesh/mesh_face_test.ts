@@ -279,8 +279,7 @@ Deno.test(
 
 Deno.test(
   {
-    name:
-      "attack: a captured NATS message is refused by the agent's next run (the seen ids live in the project)",
+    name: "attack: a captured NATS message is refused by the agent's next run (the seen ids outlive the run)",
     ignore,
   },
   async () => {

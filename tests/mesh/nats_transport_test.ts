@@ -1,7 +1,8 @@
 // The NATS mesh transport against a real nats-server: request/reply and send with signatures
 // checked both ways, forged and replayed messages dropped, size and reachability errors, close,
-// a server restart the transport survives, and the way through the sandbox's proxy (a tunnel per
-// connection, TLS checked for the server's own name).
+// a server restart the transport survives, the replay memory kept by the sandbox launcher
+// (asynchronous: awaited before a message is accepted; gone, every message is dropped), and the
+// way through the sandbox's proxy (a tunnel per connection, TLS checked for the server's own name).
 import assert from "node:assert/strict";
 import { connect, headers } from "@nats-io/transport-node";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
@@ -15,6 +16,8 @@ import { serveProxy } from "../../src/sandbox/net_proxy.ts";
 import { parseAllowList } from "../../src/sandbox/net_policy.ts";
 import { splice } from "../../src/sandbox/net_pipe.ts";
 import { natsMissing, startNats } from "./nats_server.ts";
+import { MemorySeenIds } from "../../src/clients/mesh/seen_ids.ts";
+import { connectSeenIds, serveSeenIds } from "../../src/clients/mesh/seen_remote.ts";
 
 /** The MeshError `fn` rejects with (fails when it resolves or rejects with something else). */
 async function meshError(fn: () => Promise<unknown>): Promise<MeshError> {
@@ -382,6 +385,64 @@ Deno.test(
         `a certificate for ${name}: ${bad.error?.message ?? "accepted"}`,
       );
       assert.match(bad.error!.message, /altnames|certificate/i);
+    }
+  },
+);
+
+Deno.test(
+  {
+    name:
+      "attack: mesh nats with the sandbox launcher's memory: a replay is dropped, and every message once it is gone",
+    ignore,
+  },
+  async () => {
+    await using srv = await startNats();
+    const store = new MemorySeenIds();
+    const service = serveSeenIds(store); // what the launcher serves a confined run
+    const states: MeshStateEvent[] = [];
+    const b = await connectMesh(srv.url, MeshIdentity.random(), {
+      onState: (e) => states.push(e),
+      seenIds: await connectSeenIds(service.socket, service.token),
+    });
+    const raw = await connect({ servers: srv.url.replace("nats://", "") });
+    try {
+      const handled: unknown[] = [];
+      b.setHandler((m) => {
+        handled.push(m.payload);
+        return Promise.resolve("ok");
+      });
+      const mallory = MeshIdentity.random();
+      const message = (n: number) => {
+        const bytes = new TextEncoder().encode(
+          `{"v":1,"id":"${crypto.randomUUID()}","from":"${mallory.agentId}","to":"${b.agentId}",` +
+            `"type":"request","ts":${Date.now()},"payload":{"n":${n}}}`,
+        );
+        const h = headers();
+        h.set(SIGNATURE_HEADER, mallory.signText(bytes));
+        return { bytes, h };
+      };
+      const drops = () => states.filter((s) => s.state === "dropped") as { reason: string }[];
+      // answered once (the check awaited the launcher's answer), its replay dropped
+      const one = message(1);
+      const r = await raw.request(subjectOf(b.agentId), one.bytes, { headers: one.h, timeout: 30_000 });
+      assert(r.string().includes('"type":"reply"'), r.string());
+      await assert.rejects(() =>
+        raw.request(subjectOf(b.agentId), one.bytes, { headers: one.h, timeout: 500 })
+      );
+      await waitFor(() => drops().length >= 1, { what: "the replay reported" });
+      assert.match(drops()[0].reason, /replayed id/);
+      // the launcher is gone: a new, valid message is dropped rather than accepted unchecked
+      service.close();
+      const two = message(2);
+      await assert.rejects(() =>
+        raw.request(subjectOf(b.agentId), two.bytes, { headers: two.h, timeout: 500 })
+      );
+      await waitFor(() => drops().length >= 2, { what: "the unchecked message reported" });
+      assert.match(drops()[1].reason, /could not be checked against the seen ids: .*seen-id memory is gone/);
+      assert.deepEqual(handled, [{ n: 1 }]);
+    } finally {
+      service.close();
+      await settleWithin([b.close(), raw.close()], "the connections");
     }
   },
 );

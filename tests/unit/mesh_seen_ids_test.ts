@@ -1,9 +1,12 @@
 // The replay window's memory (src/clients/mesh/seen_ids.ts): an id is refused again until its
 // message is stale by its own stamp (a sender clock ahead of ours included), in memory and in the
-// project's file, where a second opener (the agent's next run) still refuses it.
+// project's file, where a second opener (the agent's next run) still refuses it; and where that
+// file is (the home's mesh-seen/, which the sandbox keeps read-only).
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { FileSeenIds, FRESH_MS, MemorySeenIds } from "../../src/clients/mesh/seen_ids.ts";
+import { basename, dirname, join } from "node:path";
+import { FileSeenIds, FRESH_MS, MemorySeenIds, meshSeenFile } from "../../src/clients/mesh/seen_ids.ts";
+import { meshSeenDir } from "../../src/home.ts";
+import { HOME_READ_ONLY } from "../../src/sandbox/policy.ts";
 import { tempDir } from "../helpers.ts";
 
 Deno.test("attack: mesh seen ids refuse a replay while the message is fresh, across openers of the file", async () => {
@@ -26,4 +29,23 @@ Deno.test("attack: mesh seen ids refuse a replay while the message is fresh, acr
   } finally {
     again.close();
   }
+});
+
+Deno.test("mesh seen ids: a project's memory is one file in the home's mesh-seen/, whatever name reaches the project", async () => {
+  const base = await tempDir("ab_seen_file_");
+  const home = join(base, "home");
+  const project = join(base, "project");
+  Deno.mkdirSync(project);
+  Deno.symlinkSync(project, join(base, "link"));
+  const file = meshSeenFile(home, project);
+  assert.equal(dirname(file), meshSeenDir(home));
+  assert.equal(
+    meshSeenFile(home, join(base, "link")),
+    file,
+    "a symlink to the project names the same memory",
+  );
+  assert.equal(meshSeenFile(home, project + "/"), file);
+  assert.notEqual(meshSeenFile(home, base), file, "another project has its own");
+  // the sandbox keeps the same directory read-only (policy.ts)
+  assert.ok(HOME_READ_ONLY.includes(basename(meshSeenDir(home))));
 });

@@ -24,8 +24,10 @@
  *   this agent (a message signed for another agent cannot be replayed here), `ts` lies within
  *   `FRESH_MS` (5 minutes) of this clock, and its `id` was not seen before while the message is
  *   fresh (replays are dropped; the memory is `seen_ids.ts`: the caller's `seenIds` — a run's is
- *   the project's file, so a restarted agent still refuses a captured message — else this
- *   process's, bounded by `SEEN_MAX`). Everything else is dropped, counted and reported as
+ *   the project's file, so a restarted agent still refuses a captured message, or a confined
+ *   run's launcher's, asked over a socket (`seen_remote.ts`), whose answer is awaited before the
+ *   message goes anywhere and whose failure drops it — else this process's, bounded by
+ *   `SEEN_MAX`). Everything else is dropped, counted and reported as
  *   `dropped` — never answered, so a forger learns nothing.
  * - A reply is accepted only when it is signed by the agent asked, addressed to this agent and
  *   refers to the request's id; the first answer on the request's inbox decides (an answer that
@@ -107,6 +109,9 @@ interface Verified {
   re?: string;
   payload: unknown;
   bytes: number;
+  ts: number;
+  /** When it arrived (this clock, ms): what the seen-ids check is made against. */
+  now: number;
 }
 
 /** The subject agent `agentId` listens on. */
@@ -525,19 +530,27 @@ class NatsTransport implements MeshTransport {
     if (Math.abs(now - ts) > FRESH_MS) {
       return `stale (ts ${ts} is more than ${FRESH_MS / 60_000} minutes away)`;
     }
-    if (type === "request" || type === "send") {
-      let fresh: boolean;
-      try {
-        fresh = this.#seen.add(id, ts, now);
-      } catch (e) {
-        return `its id could not be checked against the seen ids: ${(e as Error).message}`;
-      }
-      if (!fresh) return `replayed id ${id}`;
-    }
     const at = text.indexOf(`"payload":`);
     // what precedes the payload verified as ASCII (ids, AgentIds, a number): indexes are bytes
     const bytes = at < 0 ? msg.data.length : msg.data.length - at - 11;
-    return { id, from, type, re: re as string | undefined, payload: v.payload, bytes };
+    return { id, from, type, re: re as string | undefined, payload: v.payload, bytes, ts, now };
+  }
+
+  /**
+   * Why `m` (a `request` or `send`) is refused as a replay, or undefined when its id is new (now
+   * remembered). Asynchronous only when the memory is (the sandbox launcher's, `seen_remote.ts`):
+   * a memory that fails, or is gone, refuses the message.
+   */
+  #replayed(m: Verified): string | undefined | Promise<string | undefined> {
+    const why = (e: unknown) => `its id could not be checked against the seen ids: ${(e as Error).message}`;
+    const judge = (fresh: boolean) => fresh ? undefined : `replayed id ${m.id}`;
+    let fresh: boolean | Promise<boolean>;
+    try {
+      fresh = this.#seen.add(m.id, m.ts, m.now);
+    } catch (e) {
+      return why(e);
+    }
+    return typeof fresh === "boolean" ? judge(fresh) : fresh.then(judge, why);
   }
 
   #drop(reason: string, from?: string): void {
@@ -561,6 +574,9 @@ class NatsTransport implements MeshTransport {
     if (m.type !== "request" && m.type !== "send") {
       return this.#drop(`inbound '${m.type}' nobody asked for`, m.from); // never answered
     }
+    let replayed = this.#replayed(m);
+    if (typeof replayed === "object") replayed = await replayed; // only a memory that is asynchronous
+    if (replayed !== undefined) return this.#drop(`inbound message refused: ${replayed}`, peekFrom(msg));
     if (!msg.reply) return this.#drop(`inbound ${m.type} without a reply subject`, m.from);
     if (this.#closed) return;
     if (m.type === "send") this.#answer(msg, m, "ack", null);

@@ -3,8 +3,10 @@
  *
  * Owns the two kinds of memory the NATS transport checks an inbound `request` / `send` against
  * (`nats_transport.ts`): `MemorySeenIds` (this process only) and `FileSeenIds`, a small SQLite
- * file (`<project>/.agent-block/mesh_seen.sqlite` as the host opens it) shared by every run of
- * the project and kept across them. Runs are one-shot, so a memory that lives in one process
+ * file (`<home>/mesh-seen/<project key>.sqlite`, `meshSeenFile`, as the host and the sandbox
+ * launcher open it) shared by every run of the project and kept across them. A confined run (`--sandbox`)
+ * may not write that file (a run's child could make it forget ids): the sandbox launcher keeps it
+ * for the run and answers over a socket (`seen_remote.ts`). Runs are one-shot, so a memory that lives in one process
  * forgets every id when the agent restarts, and a captured message was accepted again by the next
  * run of the same agent; the file remembers it for as long as the message could pass the
  * freshness check anyway.
@@ -19,7 +21,10 @@
  * - a file that cannot be written fails `add` with the SQLite error (the caller drops the message
  *   rather than accept it unchecked).
  */
+import { createHash } from "node:crypto";
+import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { meshSeenDir } from "../../home.ts";
 import { useWalJournal } from "../../knl/wal_mode.ts";
 
 /** How far a message's `ts` may be from this clock, ms (and how long ids are remembered). */
@@ -31,8 +36,12 @@ const PRUNE_EVERY = 1024;
 
 /** A replay window's memory. */
 export interface SeenIds {
-  /** True when `id` (of a message stamped `ts`) is new, remembering it; false for a replay. */
-  add(id: string, ts: number, now: number): boolean;
+  /**
+   * True when `id` (of a message stamped `ts`) is new, remembering it; false for a replay. A
+   * memory kept by another process (`seen_remote.ts`) answers asynchronously, and rejects when it
+   * cannot answer; the caller awaits only such an answer.
+   */
+  add(id: string, ts: number, now: number): boolean | Promise<boolean>;
   /** Lets go of what it holds open (a file). */
   close(): void;
 }
@@ -80,6 +89,8 @@ export class FileSeenIds implements SeenIds {
       this.#db.exec("PRAGMA busy_timeout = 5000");
       useWalJournal(this.#db, 5000);
       this.#db.exec("PRAGMA synchronous = NORMAL");
+      // no temporary file is ever needed: the sandbox launcher uses it where it may create none
+      this.#db.exec("PRAGMA temp_store = MEMORY");
       this.#db.exec("CREATE TABLE IF NOT EXISTS seen (id TEXT PRIMARY KEY, until INTEGER NOT NULL)");
       this.#db.exec("CREATE INDEX IF NOT EXISTS seen_until ON seen (until)");
       this.#insert = this.#db.prepare(
@@ -109,4 +120,19 @@ export class FileSeenIds implements SeenIds {
       this.#db.close();
     } catch { /* closed */ }
   }
+}
+
+/**
+ * The replay memory of `project` in `home`: `<home>/mesh-seen/<key>.sqlite`, the key the first 24
+ * hex digits of the SHA-256 of the project's real path (as given where it does not resolve).
+ */
+export function meshSeenFile(home: string, project: string): string {
+  let real = resolve(project);
+  try {
+    real = Deno.realPathSync(real);
+  } catch {
+    // not there (yet): the name as given
+  }
+  const key = createHash("sha256").update(real).digest("hex").slice(0, 24);
+  return join(meshSeenDir(home), `${key}.sqlite`);
 }
