@@ -19,7 +19,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { join } from "node:path";
 import { Kvm } from "@nats-io/kv";
 import { settleWithin, waitFor } from "../helpers.ts";
-import { jobProject, startManager, startWorker, waitForRun } from "./serve_helpers.ts";
+import { startManager, startWorker, waitForGoProject, waitForRun } from "./serve_helpers.ts";
 import { natsMissing, type NatsServer, startNats } from "../mesh/nats_server.ts";
 import { openRunQueue, type RunQueueHandles } from "../../src/clients/nats/run_queue.ts";
 import { type CasResult, casWrite, isLostRequest } from "../../src/clients/nats/kv_write.ts";
@@ -247,11 +247,6 @@ Deno.test({
   },
 });
 
-const WAIT_FOR_GO = `std.fs.write(_PROMPT .. "/started", "")
-while not std.fs.exists(_PROMPT .. "/go") do std.task.sleep(0.05) end
-return "done"
-`;
-
 const exists = (path: string) => {
   try {
     Deno.statSync(path);
@@ -268,10 +263,8 @@ Deno.test({
   sanitizeOps: false,
   fn: async () => {
     await using srv = await startNats("", { jetstream: true });
-    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
-    const scratch = join(p.root, "scratch");
-    Deno.mkdirSync(scratch);
-    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `prompt = "${scratch}"\n`);
+    const p = await waitForGoProject();
+    const scratch = p.scratch;
     const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
     const m = await startManager(p.root, p.home, ["--nats", srv.url]);
     let resumed = false;

@@ -16,6 +16,7 @@ import {
   type Manager,
   startManager,
   startWorker,
+  waitForGoProject,
   waitForRun,
   type Worker,
 } from "./serve_helpers.ts";
@@ -217,11 +218,6 @@ Deno.test({
 });
 
 /** A block that says it started, then waits for `<_PROMPT>/go` and returns `done`. */
-const WAIT_FOR_GO = `std.fs.write(_PROMPT .. "/started", "")
-while not std.fs.exists(_PROMPT .. "/go") do std.task.sleep(0.05) end
-return "done"
-`;
-
 Deno.test({
   name: "serve --nats: the NATS server restarted mid-run: the run's end is recorded",
   ignore,
@@ -229,10 +225,8 @@ Deno.test({
   sanitizeOps: false,
   fn: async () => {
     await using srv = await startNats("", { jetstream: true });
-    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
-    const scratch = join(p.root, "scratch");
-    Deno.mkdirSync(scratch);
-    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `prompt = "${scratch}"\n`);
+    const p = await waitForGoProject();
+    const scratch = p.scratch;
     const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
     const m = await startManager(p.root, p.home, ["--nats", srv.url]);
     try {
@@ -262,10 +256,8 @@ Deno.test({
   sanitizeOps: false,
   fn: async () => {
     await using srv = await startNats("", { jetstream: true });
-    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
-    const scratch = join(p.root, "scratch");
-    Deno.mkdirSync(scratch);
-    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `prompt = "${scratch}"\n`);
+    const p = await waitForGoProject();
+    const scratch = p.scratch;
     const a = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
     const m = await startManager(p.root, p.home, ["--nats", srv.url]);
     let b: Worker | undefined;
@@ -387,10 +379,8 @@ Deno.test({
   sanitizeOps: false,
   fn: async () => {
     await using srv = await startNats("", { jetstream: true });
-    const p = await jobProject({ "blocks/wait.lua": WAIT_FOR_GO });
-    const scratch = join(p.root, "scratch");
-    Deno.mkdirSync(scratch);
-    Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `every = "1h"\nprompt = "${scratch}"\n`);
+    const p = await waitForGoProject(`every = "1h"\n`);
+    const scratch = p.scratch;
     const w = await startWorker(["--nats", srv.url, "-p", p.root], p.home);
     const m1 = await startManager(p.root, p.home, ["--nats", srv.url]);
     let m2: Manager | undefined;

@@ -176,6 +176,26 @@ export async function jobProject(files: Record<string, string>): Promise<{ root:
 }
 
 /**
+ * A project whose job `wait` writes `<scratch>/started` when it runs, then waits until the test
+ * writes `<scratch>/go`, and returns "done": a run the test ends when it chooses. `jobToml` is
+ * put before the job's `prompt` line.
+ */
+export async function waitForGoProject(
+  jobToml = "",
+): Promise<{ root: string; home: string; scratch: string }> {
+  const p = await jobProject({
+    "blocks/wait.lua": `std.fs.write(_PROMPT .. "/started", "")
+while not std.fs.exists(_PROMPT .. "/go") do std.task.sleep(0.05) end
+return "done"
+`,
+  });
+  const scratch = join(p.root, "scratch");
+  Deno.mkdirSync(scratch);
+  Deno.writeTextFileSync(join(p.root, "blocks/wait.job.toml"), `${jobToml}prompt = "${scratch}"\n`);
+  return { ...p, scratch };
+}
+
+/**
  * Waits until run `id` has state `state` (any ended state when `state` is "ended"; "running" once
  * its process exists, so with its pid); the run.
  */
