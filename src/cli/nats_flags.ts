@@ -16,14 +16,8 @@
 import { resolve } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
-import {
-  connectNatsTarget,
-  type NatsAuth,
-  NatsConnectError,
-  type NatsTarget,
-  NatsUrlError,
-  parseNatsUrls,
-} from "../clients/nats/connection.ts";
+import { connectNatsTarget, NatsConnectError } from "../clients/nats/connection.ts";
+import { type NatsAuth, type NatsTarget, NatsUrlError, parseNatsUrls } from "../clients/nats/urls.ts";
 import type { OptionSpec, ParsedValues } from "./args.ts";
 import { type NatsConfig, readNatsConfig } from "../config/nats_config.ts";
 

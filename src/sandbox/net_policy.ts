@@ -113,6 +113,7 @@ export function entryOfUrl(url: string): AllowEntry | undefined {
     "http:": 80,
     "ws:": 80,
     "nats:": 4222,
+    "tls:": 4222,
   };
   const port = u.port !== "" ? Number(u.port) : defaults[u.protocol];
   if (port === undefined || u.hostname === "") return undefined;

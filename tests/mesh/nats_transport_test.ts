@@ -391,6 +391,42 @@ Deno.test(
 
 Deno.test(
   {
+    name: "mesh nats: a tls:// URL requires TLS: a plain server is refused, a TLS server is reached",
+    ignore,
+  },
+  async () => {
+    // a server without TLS: nats:// reaches it, tls:// refuses it rather than talk in the clear
+    {
+      await using plain = await startNats();
+      const open = await connectMesh(`nats://127.0.0.1:${plain.port}`, MeshIdentity.random());
+      await open.close();
+      const refused = await connectMesh(`tls://127.0.0.1:${plain.port}`, MeshIdentity.random(), {
+        connectTimeoutMs: 5_000,
+      }).then(async (t) => {
+        await t.close();
+        return undefined;
+      }, (e) => e);
+      assert.ok(refused instanceof MeshError, `a tls:// URL reached a plain server: ${refused}`);
+      assert.equal(refused.kind, "connect");
+      assert.match(refused.message, /^connect to tls:\/\/127\.0\.0\.1:\d+ failed: .*tls/i);
+    }
+    // a TLS server whose certificate chains to the CA given: reached through the tls:// URL
+    const cert = await testCertificate(await tempDir("ab_nats_tlsurl_"), "localhost");
+    await using srv = await startNats(`tls { cert_file: "${cert.cert}", key_file: "${cert.key}" }\n`);
+    const opts = { natsTlsCa: Deno.readTextFileSync(cert.ca), connectTimeoutMs: 5_000 };
+    const a = await connectMesh(`tls://localhost:${srv.port}`, MeshIdentity.random(), opts);
+    const b = await connectMesh(`tls://localhost:${srv.port}`, MeshIdentity.random(), opts);
+    try {
+      b.setHandler((m) => Promise.resolve({ echo: m.payload }));
+      assert.deepEqual((await a.request(b.agentId, "hi", { timeoutMs: 20_000 })).value, { echo: "hi" });
+    } finally {
+      await settleWithin([a.close(), b.close()], "closing the two agents");
+    }
+  },
+);
+
+Deno.test(
+  {
     name:
       "attack: mesh nats with the sandbox launcher's memory: a replay is dropped, and every message once it is gone",
     ignore,

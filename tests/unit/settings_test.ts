@@ -182,8 +182,8 @@ Deno.test("runFlags: values from parsed flags; numbers validated naming the flag
   throwsWith(
     () => runFlags({ script: "s", relay: "nats://a:1,ws://b/ws" }),
     UsageError,
-    "--relay: only nats:// URLs can be listed (a cluster), got 'nats://a:1,ws://b/ws' (expected " +
-      "nats://host:port[,nats://host:port...], ws://host:port/ws or wss://host/ws)",
+    "--relay: only nats:// and tls:// URLs can be listed (a cluster), got 'nats://a:1,ws://b/ws' " +
+      "(expected nats://host:port[,nats://host:port...] (tls:// for TLS), ws://host:port/ws or wss://host/ws)",
   );
   throwsWith(
     () => runFlags({ script: "s", "secret-key": "g".repeat(64) }),

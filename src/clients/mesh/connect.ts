@@ -1,9 +1,10 @@
 /**
  * Opening a mesh connection: picks the transport by the URL's scheme and loads it on demand.
  *
- * Owns the `--relay` URL rules: `nats://host[:port]` (several, comma-separated, form one NATS
- * cluster; credentials as `nats://token@host` or `nats://user:pass@host`, or through
- * `MeshConnectOptions`) selects `nats_transport.ts`; `ws://` / `wss://` selects the agent-mesh
+ * Owns the `--relay` URL rules: `nats://host[:port]` or `tls://host[:port]` (several,
+ * comma-separated, form one NATS cluster; credentials as `nats://token@host` or
+ * `nats://user:pass@host`, or through `MeshConnectOptions`; the list is read by the same rules as
+ * `serve --nats`, `src/clients/nats/urls.ts`) selects `nats_transport.ts`; `ws://` / `wss://` selects the agent-mesh
  * relay (`relay_transport.ts`). Anything else is refused with a message naming the flag and the
  * value (`parseMeshUrl`; the edge checks its flags and config with `meshUrlProblem`, so a bad
  * value is refused before anything starts).
@@ -12,12 +13,13 @@
  * this module imports only the contract; each transport is imported when a run connects
  * (deno.json `compile.include` lists them for `deno compile`).
  */
+import { type NatsTarget, NatsUrlError, parseNatsUrls } from "../nats/urls.ts";
 import type { MeshIdentity } from "./identity.ts";
 import type { MeshConnectOptions, MeshTransport } from "./transport.ts";
 
 /** A `--relay` value, understood. */
 export type MeshUrl =
-  | { kind: "nats"; urls: string[] }
+  | { kind: "nats"; target: NatsTarget }
   | { kind: "relay"; url: string };
 
 /** Why a `--relay` value was refused (a usage error at the edge). */
@@ -42,8 +44,8 @@ export function parseMeshUrl(value: string, flag = "--relay"): MeshUrl {
   const parts = value.split(",").map((p) => p.trim()).filter((p) => p !== "");
   const bad = (why: string) =>
     new MeshUrlError(
-      `${flag}: ${why}, got '${shownUrl(value)}' (expected nats://host:port[,nats://host:port...], ` +
-        `ws://host:port/ws or wss://host/ws)`,
+      `${flag}: ${why}, got '${shownUrl(value)}' (expected nats://host:port[,nats://host:port...] ` +
+        `(tls:// for TLS), ws://host:port/ws or wss://host/ws)`,
     );
   if (parts.length === 0) throw bad("empty");
   const urls = parts.map((p) => {
@@ -54,18 +56,19 @@ export function parseMeshUrl(value: string, flag = "--relay"): MeshUrl {
     }
   });
   const schemes = new Set(urls.map((u) => u.protocol));
-  if (schemes.size === 1 && schemes.has("nats:")) {
-    for (const u of urls) {
-      if (u.hostname === "") throw bad("a nats URL needs a host");
-      if (u.pathname !== "" && u.pathname !== "/") throw bad("a nats URL has no path");
+  if ([...schemes].every((s) => s === "nats:" || s === "tls:")) {
+    try {
+      return { kind: "nats", target: parseNatsUrls(parts.join(",")) };
+    } catch (e) {
+      if (e instanceof NatsUrlError) throw bad(e.message);
+      throw e;
     }
-    return { kind: "nats", urls: parts };
   }
   if (urls.length === 1 && (schemes.has("ws:") || schemes.has("wss:"))) {
     if (urls[0].hostname === "") throw bad("a relay URL needs a host");
     return { kind: "relay", url: parts[0] };
   }
-  if (urls.length > 1) throw bad("only nats:// URLs can be listed (a cluster)");
+  if (urls.length > 1) throw bad("only nats:// and tls:// URLs can be listed (a cluster)");
   throw bad(`unknown scheme '${urls[0].protocol}'`);
 }
 
@@ -95,7 +98,7 @@ export async function connectMesh(
   const target = parseMeshUrl(url);
   if (target.kind === "nats") {
     const { connectNats } = await import("./nats_transport.ts");
-    return await connectNats(target.urls, identity, options);
+    return await connectNats(target.target, identity, options);
   }
   const { connectRelay } = await import("./relay_transport.ts");
   return await connectRelay(new URL(target.url), identity, options);

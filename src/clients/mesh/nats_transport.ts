@@ -57,14 +57,14 @@
  */
 import {
   connect,
-  credsAuthenticator,
   headers as natsHeaders,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
-  nkeyAuthenticator,
   type NodeConnectionOptions,
 } from "@nats-io/transport-node";
+import { natsConnectionOptions } from "../nats/connection.ts";
+import type { NatsTarget } from "../nats/urls.ts";
 import { JsonError, parseJson, stringifyJson } from "../../json/codec.ts";
 import { tunnelForwarder } from "../../net/http_tunnel.ts";
 import { encodeBase64Url } from "./base64url.ts";
@@ -152,56 +152,36 @@ function connectError(url: string, e: unknown): MeshError {
   return new MeshError(auth ? "auth" : "connect", `connect to ${url} failed: ${text}`);
 }
 
-/** Opens a NATS transport for `identity` on the servers of `urls` (one or a cluster). */
+/** Opens a NATS transport for `identity` on the servers of `target` (one or a cluster). */
 export async function connectNats(
-  urls: readonly string[],
+  target: NatsTarget,
   identity: MeshIdentity,
   options: MeshConnectOptions = {},
 ): Promise<MeshTransport> {
-  const shown = urls.map(hostOnly).join(",");
-  const servers: string[] = [];
-  let token = options.natsToken;
-  let user: string | undefined, pass: string | undefined;
-  for (const raw of urls) {
-    const u = new URL(raw);
-    if (u.username !== "") {
-      if (u.password !== "") {
-        user = decodeURIComponent(u.username);
-        pass = decodeURIComponent(u.password);
-      } else token ??= decodeURIComponent(u.username);
-    }
-    servers.push(`${u.hostname.includes(":") ? `[${u.hostname}]` : u.hostname}:${u.port || "4222"}`);
-  }
+  const shown = target.shown;
   // Under the sandbox's allow-list the client dials a loopback forwarder per server, each
   // connection a CONNECT tunnel through the proxy to the real server (`http_tunnel.ts`).
-  const tunnelled = options.proxy !== undefined ? tunnelServers(urls, options.proxy) : undefined;
+  const tunnelled = options.proxy !== undefined ? tunnelServers(target.servers, options.proxy) : undefined;
+  // the queue's connection rules (credentials: a creds file, then an nkey, then the URL's user and
+  // password, then a token; TLS with the CA given, or with the system's roots for a `tls://` URL)
   const opts: NodeConnectionOptions = {
-    servers: tunnelled?.servers ?? servers,
-    name: `agent-block ${identity.agentId}`,
+    ...natsConnectionOptions(target, {
+      creds: options.natsCreds,
+      nkeySeed: options.natsNkeySeed,
+      token: options.natsToken,
+      tlsCa: options.natsTlsCa,
+    }, `agent-block ${identity.agentId}`),
     timeout: options.connectTimeoutMs ?? 10_000,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-    reconnectJitter: 250,
-    waitOnFirstConnect: false,
     noEcho: false,
   };
-  if (options.natsCreds !== undefined) {
-    opts.authenticator = credsAuthenticator(enc.encode(options.natsCreds));
-  } else if (options.natsNkeySeed !== undefined) {
-    opts.authenticator = nkeyAuthenticator(enc.encode(options.natsNkeySeed.trim()));
-  } else if (user !== undefined) {
-    opts.user = user;
-    opts.pass = pass;
-  } else if (token !== undefined) {
-    opts.token = token;
-  }
-  if (options.natsTlsCa !== undefined) opts.tls = { ca: options.natsTlsCa };
   if (tunnelled !== undefined) {
+    opts.servers = tunnelled.servers;
     // a server's gossiped peers are addresses the list does not name: only the given URLs are used
     opts.ignoreClusterUpdates = true;
     // TLS checks the server's real name, not the forwarder's 127.0.0.1 (the client hands its
-    // `tls` options on to node:tls's connect, `servername` included). Without a configured CA no
-    // `tls` is set (a plain server would be refused): a server demanding TLS then fails the check.
+    // `tls` options on to node:tls's connect, `servername` included). Without TLS asked for (a
+    // CA, or a `tls://` URL) none is set (a plain server would be refused): a server demanding
+    // TLS then fails the check.
     if (opts.tls !== undefined && tunnelled.tlsName !== undefined) {
       const tls: Record<string, unknown> = { ...opts.tls, servername: tunnelled.tlsName };
       opts.tls = tls as NodeConnectionOptions["tls"];
@@ -259,12 +239,12 @@ interface TunnelledServers {
   close(): void;
 }
 
-/** One forwarder per server of `urls`, each connection a tunnel through `proxy`. */
-function tunnelServers(urls: readonly string[], proxy: string): TunnelledServers {
+/** One forwarder per server (`host:port`, IPv6 in brackets), each connection a tunnel through `proxy`. */
+function tunnelServers(servers: readonly string[], proxy: string): TunnelledServers {
   let lastRefusal: string | undefined;
   const names = new Set<string>();
-  const forwarders = urls.map((raw) => {
-    const u = new URL(raw);
+  const forwarders = servers.map((server) => {
+    const u = new URL(`nats://${server}`);
     const host = u.hostname.replace(/^\[|\]$/g, "");
     names.add(host.toLowerCase());
     return tunnelForwarder(proxy, host, Number(u.port || "4222"), (why) => lastRefusal = why);
@@ -275,16 +255,6 @@ function tunnelServers(urls: readonly string[], proxy: string): TunnelledServers
     refused: () => lastRefusal,
     close: () => forwarders.forEach((f) => f.close()),
   };
-}
-
-/** `nats://host:port` of a URL without its credentials (for messages and logs). */
-function hostOnly(raw: string): string {
-  try {
-    const u = new URL(raw);
-    return `${u.protocol}//${u.host}`;
-  } catch {
-    return "nats://?";
-  }
 }
 
 class NatsTransport implements MeshTransport {
