@@ -12,7 +12,8 @@
  * only move forward and the armed timer rarely needs to change.
  *
  * Invariants: a deadline fires no earlier than its due time (the timer may fire early for a
- * deadline that was pushed back: it then only re-arms); `stop()` clears the timer and forgets
+ * deadline that was pushed back: it then only re-arms); a cleared deadline holds no listener on
+ * the caller's signal (a run of many turns keeps none of its finished requests); `stop()` clears the timer and forgets
  * every deadline (the run's end, so no timer outlives its run); the timer is unref'd, so it never
  * keeps a process alive by itself (an in-flight fetch does).
  */
@@ -56,10 +57,18 @@ export class Deadline {
   constructor(private readonly clock: Deadlines, readonly ms: number, outer?: AbortSignal) {
     if (outer) {
       if (outer.aborted) this.controller.abort(outer.reason);
-      else outer.addEventListener("abort", () => this.controller.abort(outer.reason), { once: true });
+      else {
+        const forward = () => this.controller.abort(outer.reason);
+        outer.addEventListener("abort", forward, { once: true });
+        // the run's signal lives as long as the run: a listener left on it would keep every
+        // request's deadline (and its controller) until the run ends
+        this.#unlink = () => outer.removeEventListener("abort", forward);
+      }
     }
     this.bump();
   }
+
+  #unlink: (() => void) | undefined;
 
   /** Pushes the deadline to `ms` from now. */
   bump(): void {
@@ -67,9 +76,11 @@ export class Deadline {
     this.clock.track(this);
   }
 
-  /** Forgets the deadline (the request is over). */
+  /** Forgets the deadline (the request is over) and lets go of the caller's signal. */
   clear(): void {
     this.clock.untrack(this);
+    this.#unlink?.();
+    this.#unlink = undefined;
   }
 
   /** Called by the clock once the deadline passed. */

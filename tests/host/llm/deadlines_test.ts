@@ -97,6 +97,19 @@ Deno.test("deadlines: the caller's cancel aborts with its reason; stop forgets e
   assert.equal(d.expired, false);
 });
 
+Deno.test("deadlines: a cleared deadline lets go of the caller's signal (a long run keeps no finished request)", () => {
+  const ds = new Deadlines(new HandClock());
+  const run = new AbortController();
+  const done = ds.start(100, run.signal);
+  done.clear();
+  const live = ds.start(100, run.signal);
+  run.abort(new Error("run cancelled"));
+  // the cleared one no longer hears the run's signal; the live one still does
+  assert.equal(done.controller.signal.aborted, false);
+  assert.equal((live.controller.signal.reason as Error).message, "run cancelled");
+  ds.stop();
+});
+
 Deno.test("deadlines on the real timers: a deadline aborts no earlier than due, and stop leaves no timer", async () => {
   const ds = new Deadlines();
   const t0 = performance.now();
