@@ -58,7 +58,7 @@
  * Skipped: the paths in `skip` (the project's own `.git`, read-only to the run: the user may be
  * using it meanwhile) and what lies below them. Symlinks are never followed. The roots are walked
  * whole — but `/tmp`, other programs' too and often large, which is checked by name only (its own
- * `.git`, its own layout) — with synchronous calls on the caller's thread (the launcher's main
+ * `.git`, its own layout), as is each directory between it and a root inside it (`between`) — with synchronous calls on the caller's thread (the launcher's main
  * thread is itself inside the run's Landlock domain, so a rename can only land inside the grants).
  *
  * A launcher killed outright cannot sweep, so each notes its sweep first (`recordPending`, in the
@@ -246,7 +246,11 @@ export function sweepRepositories(
       continue;
     }
     const dotGit = join(root, ".git");
-    if (exists(dotGit) && (changed(dotGit) || (isDir(dotGit) && treeChanged(dotGit)))) quarantine(dotGit);
+    if (
+      !skipSet.has(dotGit) && exists(dotGit) && (changed(dotGit) || (isDir(dotGit) && treeChanged(dotGit)))
+    ) {
+      quarantine(dotGit);
+    }
     for (const name of PROJECT_CONFIG) {
       const p = join(root, name);
       if (!skipSet.has(p) && exists(p) && !isDir(p) && changed(p)) quarantine(p, "config");
@@ -311,6 +315,25 @@ export interface SweepPlan {
    * theirs). Empty where no mount namespace could be had. Never taken from a note.
    */
   keep?: string[];
+}
+
+/**
+ * The directories strictly between each of `shared` (a grant checked by name only, `/tmp`) and
+ * each of `roots` inside it, nearest the shared one first: git started in a root looks for a
+ * repository in each of them, so a run that may write there could plant one the root's own
+ * missing `.git` would not shadow. `between(["/tmp"], ["/tmp/a/b/p"])` is `/tmp/a`, `/tmp/a/b`.
+ */
+export function between(shared: readonly string[], roots: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const top of shared) {
+    for (const root of roots) {
+      if (!root.startsWith(top + "/")) continue;
+      const chain: string[] = [];
+      for (let d = dirname(root); d !== top && d.startsWith(top + "/"); d = dirname(d)) chain.unshift(d);
+      chain.forEach((d) => out.add(d));
+    }
+  }
+  return [...out];
 }
 
 /**

@@ -38,7 +38,9 @@
  *    (the runtime ends its own orphans; one killed outright leaves them here), then sweeps the
  *    write grants for git repositories and configuration files the run created or changed and
  *    renames each aside (`git_sweep.ts`: the project, the home and the `AGENT_BLOCK_SANDBOX_FS_RW`
- *    directories whole, `/tmp` by name only, for a `.git` or `.env` of its own or its being laid
+ *    directories whole, `/tmp` — and each directory between it and a swept root inside it, such
+ *    as a project at `/tmp/ci/work/proj`, where git run in the project would find a repository
+ *    planted in `/tmp/ci` — by name only, for a `.git` or `.env` of its own or its being laid
  *    out as a repository; the project's own `.git` and the configuration files the mounts covered
  *    are skipped; the configuration places that did not exist at the start, `configAbsent`, are
  *    checked by name), says each on stderr in one line with how to rename it back, and exits with
@@ -73,7 +75,7 @@ import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import {
   configCandidates,
   configPlaces,
-  gitDirsOf,
+  repositoryDirs,
   resolvePolicy,
   type SandboxPolicy,
   sandboxRequest,
@@ -81,6 +83,7 @@ import {
   SWEEPS_DIR,
 } from "./policy.ts";
 import {
+  between,
   pendingSweeps,
   recordPending,
   runSweep,
@@ -356,11 +359,13 @@ function launchConfined(req: LaunchRequest): StartedRun {
   // killed before it leaves it to the next launch on the project; and those earlier ones left.
   const dirs = policy.writable.filter((w) => w.dir && w.source !== "device");
   const whole = dirs.filter((w) => w.source !== "tmp").map((w) => w.path);
+  const roots = whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/")));
+  const shared = dirs.filter((w) => w.source === "tmp").map((w) => w.path);
   const sweep: SweepPlan = {
     since: Date.now(),
-    roots: whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/"))),
-    topOnly: dirs.filter((w) => w.source === "tmp").map((w) => w.path),
-    skip: [...new Set([...policy.gitDirs, ...gitDirsOf(policy.project)])],
+    roots,
+    topOnly: [...shared, ...between(shared, roots)],
+    skip: [...new Set([...policy.gitDirs, ...repositoryDirs(policy.project, policy.writable)])],
     runId: crypto.randomUUID().slice(0, 8),
   };
   const sweeps = join(home, SWEEPS_DIR);

@@ -20,7 +20,8 @@
  * - TCP: as `settings.tcp` says (allowed unless `AGENT_BLOCK_SANDBOX_TCP` is spelt off);
  * - read-only inside the grants (`mount_ns.ts` makes them so): the project's `.git` directory, or
  *   the `gitdir:` target of a `.git` file (and that target's `commondir`, where a worktree's
- *   hooks live), unless `AGENT_BLOCK_SANDBOX_GIT_RW=1` (`gitDirs`); and agent-block's own
+ *   hooks live), and those of each checkout enclosing the project whose repository lies inside a
+ *   grant (`repositoryDirs`), unless `AGENT_BLOCK_SANDBOX_GIT_RW=1` (`gitDirs`); and agent-block's own
  *   configuration and code (`configPaths`): the project's `.env`, the home's `lib/` and `blocks/`
  *   tiers, `serve`'s token and record (`serve.token`, `serve.sqlite` and its `-wal`/`-shm`/`-journal`,
  *   `SERVE_RECORD_FILES`, which the launcher creates empty where absent, so that a run can neither
@@ -52,7 +53,7 @@
  * file-system view it is given (`realPath`, `lstat`, `readTextFile`), so tests can hand in their
  * own. Paths are resolved (symlinks followed) because Landlock grants the object, not the name.
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import type { SandboxSettings } from "../run_settings.ts";
 
@@ -239,7 +240,7 @@ export function resolvePolicy(request: SandboxRequest, fs: PolicyFs = DENO_FS): 
     writable,
     skipped,
     tcp: request.tcp,
-    gitDirs: request.gitRw ? [] : gitDirsOf(project.path, fs),
+    gitDirs: request.gitRw ? [] : repositoryDirs(project.path, writable, fs),
     ...configPlaces(project.path, writable.find((w) => w.source === "home")?.path, fs),
     gitRw: request.gitRw,
     ignored: request.ignored,
@@ -290,6 +291,27 @@ export function configPlaces(
     }
   }
   return { configPaths: [...new Set(out)], configAbsent: absent };
+}
+
+/**
+ * The repositories a run in `project` could rewrite for git run outside: the project's own
+ * (`gitDirsOf`), and each enclosing checkout's — a `.git` in an ancestor of the project — whose
+ * repository lies inside one of `writable` (a project at `/tmp/work/sub` in a checkout at
+ * `/tmp/work`: `/tmp` is a grant, and that checkout's `config` would be the run's to set).
+ * Enclosing ones outside every grant are out of the run's reach already and are not listed.
+ */
+export function repositoryDirs(
+  project: string,
+  writable: readonly { path: string; dir: boolean }[],
+  fs: PolicyFs = DENO_FS,
+): string[] {
+  const inGrant = (p: string) => writable.some((w) => w.dir && (p === w.path || p.startsWith(w.path + "/")));
+  const out = gitDirsOf(project, fs);
+  for (let d = dirname(project);; d = dirname(d)) {
+    out.push(...gitDirsOf(d, fs).filter(inGrant));
+    if (d === dirname(d)) break;
+  }
+  return [...new Set(out)];
 }
 
 /** The `.git` directory of `project`, or the `gitdir:` target of a `.git` file and its common dir. */

@@ -190,6 +190,55 @@ for (const path of PATHS) {
       }
     },
   });
+
+  Deno.test({
+    name:
+      `attack: sandbox a repository planted between /tmp and a project in it, or in the checkout enclosing it, runs nothing outside (${path.name})`,
+    ignore: path.skip !== undefined,
+    fn: async () => {
+      // /tmp is a grant swept by name only; the project sits two levels below it, in no repository
+      const top = Deno.makeTempDirSync({ dir: "/tmp", prefix: "ab_sbx_between_" });
+      const checkout = Deno.makeTempDirSync({ dir: "/tmp", prefix: "ab_sbx_enclosing_" });
+      const outside = outsideDir();
+      try {
+        const project = join(top, "mid", "proj");
+        Deno.mkdirSync(project, { recursive: true });
+        const r = await run(
+          project,
+          SHELL,
+          `cd ${top}/mid && git init -q && git config core.fsmonitor 'touch ${pwned(outside, "between")}'`,
+          path.env,
+        );
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stderr, new RegExp(`quarantined ${join(top, "mid", ".git")} as `));
+        git(["status"], project);
+        assert.throws(() => Deno.statSync(pwned(outside, "between")), Deno.errors.NotFound);
+
+        // a project inside a checkout whose repository is in /tmp: that repository is read-only to
+        // the run (as the project's own is), and left where it is
+        assert.equal(git(["init", "-q"], checkout).code, 0);
+        const inner = join(checkout, "proj");
+        Deno.mkdirSync(inner);
+        const r2 = await run(
+          inner,
+          SHELL,
+          `git -C ${checkout} config core.fsmonitor 'touch ${pwned(outside, "enclosing")}'`,
+          path.env,
+        );
+        assert.equal(r2.code, 0, r2.stderr);
+        const set = git(["config", "--get", "core.fsmonitor"], checkout);
+        assert.notEqual(set.code, 0, `the enclosing repository's config was writable: ${set.out}`);
+        assert.doesNotMatch(r2.stderr, /quarantined/);
+        assert.equal(git(["rev-parse", "--show-toplevel"], inner).out.trim(), Deno.realPathSync(checkout));
+        git(["status"], inner);
+        assert.throws(() => Deno.statSync(pwned(outside, "enclosing")), Deno.errors.NotFound);
+      } finally {
+        await Deno.remove(top, { recursive: true });
+        await Deno.remove(checkout, { recursive: true });
+        await Deno.remove(outside, { recursive: true });
+      }
+    },
+  });
 }
 
 Deno.test({

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
 import {
+  between,
   pendingSweeps,
   QUARANTINE_MARK,
   recordPending,
@@ -240,4 +241,11 @@ Deno.test({
     Deno.removeSync(root, { recursive: true });
     Deno.removeSync(notes, { recursive: true });
   }
+});
+
+Deno.test("between: the directories from a shared grant down to each root inside it, nearest the grant first", () => {
+  assert.deepEqual(between(["/tmp"], ["/tmp/a/b/proj", "/tmp/a/home", "/srv/x"]), ["/tmp/a", "/tmp/a/b"]);
+  assert.deepEqual(between(["/tmp"], ["/tmp/proj"]), []); // directly inside: /tmp itself is checked
+  assert.deepEqual(between(["/tmp"], ["/tmpfoo/proj"]), []); // a name that only starts alike
+  assert.deepEqual(between([], ["/tmp/a/proj"]), []);
 });

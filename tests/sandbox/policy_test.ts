@@ -15,6 +15,7 @@ import {
   gitDirsOf,
   type PolicyFs,
   PROJECT_CONFIG,
+  repositoryDirs,
   resolvePolicy,
   sandboxRequest,
 } from "../../src/sandbox/policy.ts";
@@ -134,6 +135,26 @@ Deno.test("gitDirsOf: a .git directory, a gitdir: file and its commondir (a link
   Deno.writeTextFileSync(join(wt, ".git"), "gitdir: ../main/.git/worktrees/wt\n"); // relative
   assert.deepEqual(gitDirsOf(wt), [wtGit, join(main, ".git")]);
   assert.deepEqual(gitDirsOf(join(root, "plain", ".git")), []); // no .git inside
+});
+
+Deno.test("repositoryDirs: the project's own, and an enclosing checkout's only when a grant holds it", async () => {
+  const root = Deno.realPathSync(await tempDir());
+  const outer = join(root, "outer");
+  const project = join(outer, "a", "proj");
+  Deno.mkdirSync(join(outer, ".git"), { recursive: true });
+  Deno.mkdirSync(join(project, ".git"), { recursive: true });
+  const grant = (path: string) => ({ path, dir: true });
+  // a grant above the checkout (as /tmp is): its repository is the run's to rewrite, so listed
+  assert.deepEqual(repositoryDirs(project, [grant(project), grant(root)]), [
+    join(project, ".git"),
+    join(outer, ".git"),
+  ]);
+  // no grant holds it: Landlock refuses writes there already
+  assert.deepEqual(repositoryDirs(project, [grant(project)]), [join(project, ".git")]);
+  // a file grant is no directory grant
+  assert.deepEqual(repositoryDirs(project, [grant(project), { path: root, dir: false }]), [
+    join(project, ".git"),
+  ]);
 });
 
 Deno.test("planLandlock: fail closed without Landlock or without network rules for a TCP denial", () => {
