@@ -56,7 +56,10 @@
  * list or rename in (another owner's) is reported, never passed over in silence.
  *
  * Skipped: the paths in `skip` (the project's own `.git`, read-only to the run: the user may be
- * using it meanwhile) and what lies below them. Symlinks are never followed. The roots are walked
+ * using it meanwhile) and what lies below them — each only while it is the file or directory it
+ * was at the start (`held`, by device and inode: a run that may write above one can rename it
+ * away and put another in its place, which is then checked as new, and a configuration place so
+ * replaced is quarantined whatever its times say). Symlinks are never followed. The roots are walked
  * whole — but `/tmp`, other programs' too and often large, which is checked by name only (its own
  * `.git`, its own layout), as is each directory between it and a root inside it (`between`) — with synchronous calls on the caller's thread (the launcher's main
  * thread is itself inside the run's Landlock domain, so a rename can only land inside the grants).
@@ -92,6 +95,11 @@ export interface SweepResult {
   failed: { path: string; why: string }[];
   /** Directories read. */
   dirs: number;
+  /**
+   * Paths trusted by path (`SweepPlan.held`) that are not the file or directory they were at the
+   * run's start: the run moved or replaced them (or an ancestor), so they were checked as new.
+   */
+  replaced?: string[];
 }
 
 /** The suffix of a quarantined entry's name. */
@@ -315,6 +323,27 @@ export interface SweepPlan {
    * theirs). Empty where no mount namespace could be had. Never taken from a note.
    */
   keep?: string[];
+  /**
+   * The identity (`identity`) at the run's start of each path the sweep would otherwise take on
+   * trust by its name — the grants, the `skip` repositories and the configuration places (`config`:
+   * the `keep` files, or all of them where no mount covered them): a run that may write in a
+   * directory above one of them (a project or home inside `/tmp` or inside another grant) can
+   * rename it away and put another in its place, which no mount covers. One whose identity changed
+   * is neither skipped nor kept: it is checked like anything new, and a configuration place is
+   * quarantined if anything is there now (`sweepWatched`). Never taken from a note (a later launch
+   * checks every change by its time).
+   */
+  held?: { path: string; id: string; config?: boolean }[];
+}
+
+/** A file or directory's identity (device and inode, not following a symlink); undefined when absent. */
+export function identity(path: string): string | undefined {
+  try {
+    const i = Deno.lstatSync(path);
+    return `${i.dev}:${i.ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -338,17 +367,23 @@ export function between(shared: readonly string[], roots: readonly string[]): st
 
 /**
  * `plan` swept: its roots whole, its `topOnly` directories for a repository (or a `.env`) of their
- * own, then its `watch` places.
+ * own, then its `watch` places — after telling which of its `held` paths were replaced.
  */
 export function runSweep(plan: SweepPlan): SweepResult {
-  const skip = [...plan.skip, ...(plan.keep ?? [])];
+  const changed = (plan.held ?? []).filter((h) => identity(h.path) !== h.id);
+  const replaced = changed.map((h) => h.path);
+  const same = (p: string) => !replaced.includes(p);
+  const skip = [...plan.skip, ...(plan.keep ?? [])].filter(same);
   const whole = sweepRepositories(plan.roots, plan.since, plan.runId, skip);
   const top = sweepRepositories(plan.topOnly, plan.since, plan.runId, skip, -1);
-  const watched = sweepWatched(plan.watch ?? [], plan.runId);
+  // a configuration place replaced: whatever is there now is the run's
+  const watch = [...(plan.watch ?? []), ...changed.filter((h) => h.config).map((h) => h.path)];
+  const watched = sweepWatched([...new Set(watch)], plan.runId);
   return {
     quarantined: [...whole.quarantined, ...top.quarantined, ...watched.quarantined],
     failed: [...whole.failed, ...top.failed, ...watched.failed],
     dirs: whole.dirs + top.dirs,
+    ...(replaced.length ? { replaced } : {}),
   };
 }
 

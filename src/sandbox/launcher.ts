@@ -84,6 +84,7 @@ import {
 } from "./policy.ts";
 import {
   between,
+  identity,
   pendingSweeps,
   recordPending,
   runSweep,
@@ -388,6 +389,16 @@ function launchConfined(req: LaunchRequest): StartedRun {
   const paths = [...policy.gitDirs, ...policy.configPaths];
   // the configuration files the mounts below cover: the run cannot change them (never noted)
   sweep.keep = policy.configPaths;
+  // what the sweep takes on trust by name, as it is now: a run able to rename an ancestor could
+  // put another in its place
+  sweep.held = [
+    ...dirs.map((w) => ({ path: w.path })),
+    ...sweep.skip.map((path) => ({ path })),
+    ...policy.configPaths.map((path) => ({ path, config: true })),
+  ].flatMap((h) => {
+    const id = identity(h.path);
+    return id === undefined ? [] : [{ ...h, id }];
+  });
   if (paths.length) {
     const prot = protectPaths(c, paths, req.inUserNs, policy.testUserNs, allowList);
     if (prot.status === "hop") {
@@ -505,6 +516,14 @@ function sayQuarantine(r: SweepResult, say: (line: string) => void, who: string)
         : `[warn] agent-block: --sandbox: quarantined ${q.path} as ${q.to}: ${who} created or changed this ` +
           `repository, whose configuration or hooks git would run outside the sandbox; review it, then rename it ` +
           `back (a directory's HEAD inside it too)`,
+    );
+  }
+  const replaced = r.replaced ?? [];
+  // the topmost of what was replaced: what lay below it went with it
+  for (const p of replaced.filter((p) => !replaced.some((q) => p.startsWith(q + "/")))) {
+    say(
+      `[warn] agent-block: --sandbox: ${p} is not what it was when ${who} started: the run moved or replaced it ` +
+        `(or a directory above it), so what is there now was checked as new; look for the original nearby`,
     );
   }
   for (const f of r.failed) {

@@ -179,6 +179,47 @@ f:write('return "planted"'); f:close(); return "{}"`,
       assert.equal(r.stdout.trim(), "false", "another project's unconfined require found the planted module");
     },
   });
+
+  Deno.test({
+    name:
+      `attack: sandbox a home inside the project renamed away and replaced: the replacement's lib/ is quarantined (${path.name})`,
+    ignore: path.skip !== undefined,
+    ...opts,
+    fn: async () => {
+      const project = await tempProject({ "noop.lua": `return "{}"` });
+      const home = join(project, "home");
+      const env = testEnv({ AGENT_BLOCK_HOME: home, ...path.env });
+      assert.equal(
+        (await sandboxedRun(project, "noop.lua", { env })).code,
+        0,
+        "a first run lays the home out",
+      );
+      // the home's lib/ is read-only to the run, but the project (the home's parent) is a grant
+      Deno.writeTextFileSync(
+        join(project, "swap.lua"),
+        `local r = sh.exec("mv home home.orig && mkdir -p home/lib && echo 'return \\"planted\\"' > home/lib/planted.lua")
+return std.json.encode({ code = r.code, err = r.stderr })`,
+      );
+      const swap = await sandboxedRun(project, "swap.lua", { env });
+      assert.equal(swap.code, 0, swap.stderr);
+      assert.equal(swap.value.code, 0, `the swap itself failed: ${swap.value.err}`);
+      assertQuarantined(swap.stderr, join(home, "lib"));
+      assert.match(swap.stderr, new RegExp(`${home} is not what it was when the confined run started`));
+      // the home's real tiers were moved, not lost
+      assert.ok(Deno.statSync(join(project, "home.orig", "lib")).isDirectory);
+
+      const other = await tempProject({
+        "req.lua": `local ok = pcall(require, "planted"); print(tostring(ok))`,
+      });
+      const r = await runCli(["-s", "req.lua", "-p", other], {
+        cwd: other,
+        clearEnv: true,
+        env: testEnv({ AGENT_BLOCK_HOME: home }),
+      });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "false", "another project's unconfined require found the planted module");
+    },
+  });
 }
 
 Deno.test({

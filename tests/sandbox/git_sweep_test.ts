@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
 import {
   between,
+  identity,
   pendingSweeps,
   QUARANTINE_MARK,
   recordPending,
@@ -248,4 +249,38 @@ Deno.test("between: the directories from a shared grant down to each root inside
   assert.deepEqual(between(["/tmp"], ["/tmp/proj"]), []); // directly inside: /tmp itself is checked
   assert.deepEqual(between(["/tmp"], ["/tmpfoo/proj"]), []); // a name that only starts alike
   assert.deepEqual(between([], ["/tmp/a/proj"]), []);
+});
+
+Deno.test("held paths: one replaced under its name is checked as new, a replaced configuration place is quarantined", async () => {
+  const root = Deno.realPathSync(await tempDir());
+  const home = join(root, "home");
+  const lib = join(home, "lib");
+  const env = join(root, ".env");
+  Deno.mkdirSync(lib, { recursive: true });
+  Deno.writeTextFileSync(env, "A=1\n");
+  const held = [{ path: home }, { path: lib, config: true }, { path: env, config: true }].map((h) => ({
+    ...h,
+    id: identity(h.path)!,
+  }));
+  const plan: SweepPlan = {
+    since: LATER,
+    roots: [root],
+    topOnly: [],
+    skip: [],
+    runId: "h",
+    keep: [lib, env],
+    held,
+  };
+  // nothing replaced: kept by name, nothing said
+  assert.deepEqual(runSweep(plan), { quarantined: [], failed: [], dirs: 2 }); // lib/ not read
+  // the home renamed away and another made in its place, with a lib/ of its own
+  Deno.renameSync(home, join(root, "home.orig"));
+  Deno.mkdirSync(lib, { recursive: true });
+  const r = runSweep(plan);
+  assert.deepEqual(r.replaced, [home, lib]);
+  assert.deepEqual(r.quarantined.map((q) => q.path), [lib]);
+  assert.ok(
+    Deno.statSync(join(root, "home.orig", "lib")).isDirectory,
+    "the original is left where the run put it",
+  );
 });
