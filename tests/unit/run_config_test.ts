@@ -49,8 +49,8 @@ Deno.test("run config: relay is a mesh URL", () => {
   fails({ relay: 1 }, `${F}: field 'relay' must be a string, got number`);
   fails(
     { relay: "ftp://x" },
-    `${F}: field 'relay': unknown scheme 'ftp:', got 'ftp://x' (expected nats://host:port[,nats://host:port...], ` +
-      `ws://host:port/ws or wss://host/ws)`,
+    `${F}: field 'relay': unknown scheme 'ftp:', got 'ftp://x' (expected nats://host:port[,nats://host:port...] ` +
+      `(tls:// for TLS), ws://host:port/ws or wss://host/ws)`,
   );
 });
 
