@@ -9,10 +9,15 @@
  *    per second from the first start to the `SAMPLE`th end. Target: 2 ≥ 5 × 1. Beside it, where a
  *    run's CPU goes (Linux: the manager's own, its run processes'), and the rate the machine's
  *    cores would allow were they free. Measured (December 2026, 2 shared cores): the manager
- *    ~14 ms per run, the run's process ~170 ms (Deno's start and the CLI's module graph ~100 ms,
- *    Lua's start and the run ~45 ms): the runs' processes fill the cores, so 2 is bounded by the
- *    machine (2 free cores: ~11 runs/s, ~6.7 × the tick baseline; loaded ones less). A result
- *    file written off the event loop (its fsync ~25 ms per run) was tried and gained nothing.
+ *    ~10 ms per run (its main thread ~9 ms: ~14 before its check after each run's end stopped
+ *    reading every process's environment, `src/proc/tree.ts` `since`), the run's process
+ *    ~170-200 ms with 8 live (alone on an idle machine ~150 ms: Deno and node compatibility ~35,
+ *    wasmoon and its wasm compile ~30, the CLI's module graph ~40, the run's own modules, Lua
+ *    engine and the run ~40): the runs' processes fill the cores, so 2 is bounded by the machine
+ *    (2 free cores: ~10-11 runs/s, ~6 × the tick baseline; loaded ones less: the ratio moves with
+ *    the machine's other load, ~4.6-6.5 × in one afternoon). A result file written
+ *    off the event loop (its fsync ~25 ms per run) was tried and gained nothing: the cores, not
+ *    the manager's event loop, are the bottleneck.
  * 3. the same 200 jobs through `serve --nats` and one `agent-block worker --max-live 8`: runs per
  *    second; then one on-request run's recorded duration (the manager's dispatch to the worker's
  *    recorded end), `PROBES` interleaved with the same run under the single-machine manager.

@@ -44,7 +44,7 @@ import { holdLifeline } from "./lifeline.ts";
 import { childStart, parentDeathWrapper } from "./parent_death.ts";
 import { beforeSpawn, disown, ownChild } from "./reaper.ts";
 import { newRegistryId, PROC_TAGS_VAR, tagsValue } from "./tags.ts";
-import { endMembers, members, procUnreadable, type Tree } from "./tree.ts";
+import { endMembers, members, procUnreadable, startTicks, type Tree } from "./tree.ts";
 
 /** Options for `ProcessGroups.spawn`. */
 export interface SpawnOptions {
@@ -86,12 +86,15 @@ export class ManagedProcess {
    * @param label the `sh.exec` label, if any
    * @param groups the registry it belongs to
    * @param tag the child's own tag (`tags.ts`), carried by everything it starts
+   * @param since the child's start time (`tree.ts`'s `startTicks`), when known: nothing that
+   *   carries its tag started before it, so the walks for its tag skip older processes
    */
   constructor(
     readonly child: Deno.ChildProcess,
     readonly label: string | undefined,
     private readonly groups: ProcessGroups,
     readonly tag: string,
+    readonly since?: number,
   ) {
     child.status.then(() => {
       this.#exited = true;
@@ -151,7 +154,12 @@ export class ManagedProcess {
 
   /** The child's tree (`tree.ts`): its group, its descendants while it is unreaped, its tag. */
   tree(): Tree {
-    return { pgid: this.child.pid, root: this.#exited ? undefined : this.child.pid, tag: this.tag };
+    return {
+      pgid: this.child.pid,
+      root: this.#exited ? undefined : this.child.pid,
+      tag: this.tag,
+      since: this.since,
+    };
   }
 
   /** True while anything of the tree is alive (the group, or a process that left it). */
@@ -316,7 +324,8 @@ export class ProcessGroups {
       detached: session.detached,
     }).spawn();
     ownChild(child.pid);
-    const p = new ManagedProcess(child, opts.label, this, tag);
+    // read while the child is unreaped (its pid cannot be another's yet)
+    const p = new ManagedProcess(child, opts.label, this, tag, startTicks(child.pid));
     this.#live.add(p);
     // Unregister once the leader is gone and the group has emptied (or been killed).
     child.status.finally(() => {

@@ -13,6 +13,14 @@
  * and callers fall back to signalling the process group alone, as before. In a child subreaper
  * (`reaper.ts`) it reads only this process's subtree, where every member is bound to be.
  *
+ * Looking for a tag reads the environment of every live process of the table, the costly part
+ * of a walk (a `serve` manager walked ~200 processes' environments after every run's end: ~14 ms
+ * of its main thread per run). A tree that knows when its tag was first given (`since`: the
+ * start time of the process it was given to, `startTicks`) reads only the processes started no
+ * earlier: a tag is inherited through fork and exec only, so everything carrying it descends
+ * from that process and started after it (the kernel's start times are boot-relative clock
+ * ticks, monotonic, so "after" holds tick for tick).
+ *
  * Also owns `endTree`, the way a runner ends an agent-block child: SIGTERM to its group only (the
  * child ends its own run's processes, as it does on SIGTERM), then after the grace period — or
  * at once, for whatever the child left behind — SIGKILL to the whole tree. Why: a child that
@@ -32,18 +40,30 @@ export interface ProcRow {
   pgid: number;
   /** One-letter state (`R`, `S`, `Z` for a zombie, ...). */
   state: string;
+  /** When it started: clock ticks since boot (`/proc/<pid>/stat` field 22). */
+  start: number;
 }
 
 /** `/proc/<pid>/stat` as a row; undefined once the process is gone. */
 function statRow(pid: number): ProcRow | undefined {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // Fields after the command name (which may hold spaces and parentheses).
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 4);
-    return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]) };
+    // Fields after the command name (which may hold spaces and parentheses): field 3 on.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 20);
+    return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]), start: Number(rest[19]) };
   } catch {
     return undefined; // the process ended meanwhile
   }
+}
+
+/**
+ * When process `pid` started, in clock ticks since boot (what `Tree.since` takes); undefined
+ * where `/proc` cannot tell (not Linux, gone).
+ */
+export function startTicks(pid: number): number | undefined {
+  if (Deno.build.os !== "linux") return undefined;
+  const start = statRow(pid)?.start;
+  return start !== undefined && Number.isFinite(start) ? start : undefined;
 }
 
 /**
@@ -151,6 +171,11 @@ export interface Tree {
   root?: number;
   /** A tag (`<registry>.<n>`) or a registry prefix (`<registry>.`): processes carrying it belong. */
   tag?: string;
+  /**
+   * With `tag`: the start time (`startTicks`) of the process the tag was given to. Processes
+   * that started earlier cannot carry it and are not read; absent, every process is.
+   */
+  since?: number;
 }
 
 const dead = (state: string) => state === "Z" || state === "X";
@@ -165,6 +190,8 @@ export function members(trees: Trees, table: ProcRow[] = processTable()): number
   const list = asList(trees);
   const pgids = new Set<number>();
   const tags: string[] = [];
+  // the earliest start a process carrying one of the tags can have (-Infinity: any)
+  let since = Infinity;
   const found = new Set<number>();
   const stack: number[] = [];
   const add = (pid: number) => {
@@ -176,7 +203,10 @@ export function members(trees: Trees, table: ProcRow[] = processTable()): number
   for (const t of list) {
     if (t.root !== undefined) add(t.root);
     if (t.pgid !== undefined) pgids.add(t.pgid);
-    if (t.tag !== undefined) tags.push(t.tag);
+    if (t.tag !== undefined) {
+      tags.push(t.tag);
+      since = Math.min(since, t.since ?? -Infinity);
+    }
   }
   const children = new Map<number, number[]>();
   for (const r of table) {
@@ -187,7 +217,7 @@ export function members(trees: Trees, table: ProcRow[] = processTable()): number
   for (const r of table) {
     if (found.has(r.pid) || r.pid === Deno.pid || r.pid <= 1) continue;
     if (pgids.has(r.pgid)) add(r.pid);
-    else if (tags.length && !dead(r.state)) {
+    else if (tags.length && !dead(r.state) && !(r.start < since)) {
       const own = processTags(r.pid);
       if (own.length && tags.some((t) => hasTag(own, t))) add(r.pid);
     }
