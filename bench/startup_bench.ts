@@ -11,7 +11,9 @@
  * interleaved iterations, each ratio against the floor and `met`/`missed` against its target. A
  * loaded machine inflates the floor and the runs alike; the ratios are what count.
  *
- * `BENCH_ITERATIONS` (default 25) sets the number of runs per variant.
+ * `BENCH_ITERATIONS` (default 25) sets the number of runs per variant. After the timings, one more
+ * run of each agent-block variant counts the modules it loads (V8's coverage of the run): the
+ * number that, at ~0.3 ms each, most of the gap to the floor is made of.
  *
  * Where the extra start-up goes (December 2026, shared 2-core machine, floor ~60-75 ms): start-up
  * is main-thread CPU. Loading wasmoon and its wasm (~40 ms beyond an empty `deno run`) is in the
@@ -87,6 +89,7 @@
  * release workflow.
  */
 import { join } from "node:path";
+import { loadedModules } from "../tests/helpers.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const TARGET_HELLO = 1.2;
@@ -177,6 +180,13 @@ lua.global.close();
       );
     }
     console.log(`(${n} interleaved runs per variant; ratios are of medians against the floor)`);
+    for (const v of variants.filter((v) => v.target !== undefined)) {
+      const urls = await loadedModules(v.args.slice(v.args.indexOf(cli) + 1), { cwd: v.cwd, env });
+      const npm = urls.filter((u) => u.includes("/node_modules/")).length;
+      console.log(
+        `${v.label.padEnd(30)} loads ${urls.length - npm} modules of its own, ${npm} of npm packages`,
+      );
+    }
   } finally {
     Deno.removeSync(floorScript);
     Deno.removeSync(dir, { recursive: true });
