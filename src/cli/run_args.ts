@@ -11,7 +11,9 @@
  *
  * Its own module, with light imports only, because two callers need it: the run command, and
  * the sandbox's early launch (`sandbox_launch.ts`), which decides before the runtime's modules are
- * loaded whether the process re-executes itself confined.
+ * loaded whether the process re-executes itself confined. Whether a run asked for the sandbox
+ * (`sandboxWanted`) is decided here too, so the run command loads the launch only for a run that
+ * did.
  */
 import { resolve } from "node:path";
 import { parseFlags } from "./args.ts";

@@ -1,8 +1,8 @@
 /**
- * The run path's way into the sandbox: deciding that a run asked for it, and handing it to the
- * launcher (`src/sandbox/launcher.ts`, loaded only then), which starts the run again, confined, as
- * its child, waits for it, sweeps the grants for git repositories and configuration files (`.env`)
- * it made or changed and exits with its code.
+ * The run path's way into the sandbox: handing a run that asked for it (`sandboxWanted`, decided
+ * with the run's settings in `run_args.ts`) to the launcher (`src/sandbox/launcher.ts`, loaded only
+ * then), which starts the run again, confined, as its child, waits for it, sweeps the grants for
+ * git repositories and configuration files (`.env`) it made or changed and exits with its code.
  *
  * Loaded only for a run that is sandboxed (the run command imports it dynamically once
  * `sandboxWanted`, in `run_args.ts`, says so, or in the confined runtime's stage): an
