@@ -11,7 +11,9 @@
  * interleaved iterations, each ratio against the floor and `met`/`missed` against its target. A
  * loaded machine inflates the floor and the runs alike; the ratios are what count.
  *
- * `BENCH_ITERATIONS` (default 25) sets the number of runs per variant.
+ * `BENCH_ITERATIONS` (default 25) sets the number of runs per variant. After the timings, one more
+ * run of each agent-block variant counts the modules it loads (V8's coverage of the run): the
+ * number that, at ~0.3 ms each, most of the gap to the floor is made of.
  *
  * Where the extra start-up goes (December 2026, shared 2-core machine, floor ~60-75 ms): start-up
  * is main-thread CPU. Loading wasmoon and its wasm (~40 ms beyond an empty `deno run`) is in the
@@ -77,8 +79,27 @@
  * the CLI, ~20 modules) as main-thread idle time during module loading (~+55 ms), V8 compile
  * ("program", ~+15 ms) and GC, not as JavaScript of the runtime: the run phase of `hello_agent`
  * (its CPU less that of `-s hello.lua`) costs no more than 6298b43's.
- * Left: on `deno run`, both targets are missed (hello ~1.3, hello_agent ~1.55-1.6 × the floor).
- * What remains is the module graph and work the runs need. Loading a package's code on demand at
+ * Measured again (December 2026, interleaved, medians of 20 x 3 rounds, shared 2-core machine):
+ * importing `src/cli/main.ts` without running anything costs ~47 ms (wall and CPU) over importing
+ * `src/lua/wasm.ts` alone — the 118 local modules of the run path are most of `-s hello.lua`'s
+ * ~60 ms over the floor; the runtime's own work beyond the floor's engine and print is ~13 ms. A
+ * code-split `deno bundle` of the same code (40 scripts instead of 121; measured, not kept: build
+ * output) saved ~17-25 ms per run: hello ~1.45, hello_agent ~1.7 × the floor, so even a bundle
+ * misses both targets; what is left then is the bytes of the code and the runs' own work.
+ * Why the 51 local modules `hello_agent` loads without running a function of them stay static (each is
+ * reached on a synchronous path): the lazy packages' installers (23: mcp, mesh, a2a, http, sh,
+ * std.fs with the fs tools, the stores — installed inside the touch, which may be where Lua cannot
+ * yield, tests/host/lazy_test.ts); the process-tree hardening (6: `ProcessGroups.spawn` is
+ * synchronous because `io.popen` is a synchronous host function); the `--relay` URL and key
+ * checks (3: config layering and the SDK's builder are synchronous); the llm package's endpoint
+ * and errors (5: `@llm_base_url` is synchronous); the kernel's (3); modules of constants only (7:
+ * schema, version, run settings, ...); `errors.ts`, `os_error.ts`, `spelling.ts`, `long_timer.ts`.
+ * The sandbox launch (`cli/sandbox_launch.ts`) was the one left on the run path that an
+ * unconfined run never needs: it is imported only for a sandboxed run now.
+ * tests/cli/startup_modules_test.ts holds that a plain run loads none of the lazily imported
+ * modules (`compile.include`) but `main.ts` and `wasm.ts`, and of npm only wasmoon.
+ * Left: on `deno run`, both targets are missed (hello ~1.7, hello_agent ~2.0 × the floor on this
+ * machine in December 2026). Loading a package's code on demand at
  * its first touch would work only where Lua can yield (a host call awaiting the import); where it
  * cannot (a `table.sort` comparator, a `__tostring`) Deno has no synchronous import, so that needs
  * a rule for the case (refuse, naming the package: a behaviour change) and would save only the
@@ -87,6 +108,7 @@
  * release workflow.
  */
 import { join } from "node:path";
+import { loadedModules } from "../tests/helpers.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const TARGET_HELLO = 1.2;
@@ -177,6 +199,13 @@ lua.global.close();
       );
     }
     console.log(`(${n} interleaved runs per variant; ratios are of medians against the floor)`);
+    for (const v of variants.filter((v) => v.target !== undefined)) {
+      const urls = await loadedModules(v.args.slice(v.args.indexOf(cli) + 1), { cwd: v.cwd, env });
+      const npm = urls.filter((u) => u.includes("/node_modules/")).length;
+      console.log(
+        `${v.label.padEnd(30)} loads ${urls.length - npm} modules of its own, ${npm} of npm packages`,
+      );
+    }
   } finally {
     Deno.removeSync(floorScript);
     Deno.removeSync(dir, { recursive: true });

@@ -1,6 +1,7 @@
 /**
  * The one shared test support module: run Lua in-process through the real run path (`runLua`,
- * `evalLua`) or the real CLI as a subprocess (`runCli`); give a run its environment (`testEnv`);
+ * `evalLua`) or the real CLI as a subprocess (`runCli`, or `loadedModules`: which modules such a run
+ * loads); give a run its environment (`testEnv`);
  * make temporary directories and projects (`tempDir`, `tempProject`, `writeTree`); read what a run
  * returned (`returnedValue`, `resultOf`); wait for a condition (`waitFor`) or, boundedly, for
  * cleanup to end (`settleWithin`); and the expected event kinds of an agent run (`agentRunKinds`).
@@ -184,6 +185,40 @@ export async function runCli(
     stdout: new TextDecoder().decode(r.stdout),
     stderr: new TextDecoder().decode(r.stderr),
   };
+}
+
+/**
+ * The modules one `deno run -A --quiet cli.ts ...args` (a real subprocess) loads: the `file:`
+ * URLs of every script V8 compiled, read from the run's coverage (`--coverage`), so type-only
+ * imports and dynamic imports that never ran are not among them. npm packages are there by their
+ * path under `node_modules`. Throws, with the run's stderr, when the run does not exit 0.
+ */
+export async function loadedModules(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<string[]> {
+  const cov = await Deno.makeTempDir({ prefix: "ab_cov_" });
+  try {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", `--coverage=${cov}`, CLI, ...args],
+      cwd: opts.cwd,
+      env: { NO_COLOR: "1", ...opts.env },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (r.code !== 0) {
+      throw new Error(`cli.ts ${args.join(" ")} exited ${r.code}: ${new TextDecoder().decode(r.stderr)}`);
+    }
+    const urls = new Set<string>();
+    for (const e of Deno.readDirSync(cov)) {
+      const url = (JSON.parse(Deno.readTextFileSync(join(cov, e.name))) as { url: string }).url;
+      if (url.startsWith("file:")) urls.add(url);
+    }
+    return [...urls].sort();
+  } finally {
+    Deno.removeSync(cov, { recursive: true });
+  }
 }
 
 /** Directories `tempDir` made in this test module, removed when the module unloads. */

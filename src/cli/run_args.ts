@@ -11,14 +11,16 @@
  *
  * Its own module, with light imports only, because two callers need it: the run command, and
  * the sandbox's early launch (`sandbox_launch.ts`), which decides before the runtime's modules are
- * loaded whether the process re-executes itself confined.
+ * loaded whether the process re-executes itself confined. Whether a run asked for the sandbox
+ * (`sandboxWanted`) is decided here too, so the run command loads the launch only for a run that
+ * did.
  */
 import { resolve } from "node:path";
 import { parseFlags } from "./args.ts";
 import { AgentBlockError, UsageError } from "../errors.ts";
 import type { RunConfig } from "../config/run_config.ts";
 import { type LayeredRunSettings, NATS_CREDENTIALS, runFlags } from "../config/settings.ts";
-import { NATS_CREDENTIAL_VARIABLES, resolveRunSettings } from "../config/env_settings.ts";
+import { NATS_CREDENTIAL_VARIABLES, resolveRunSettings, sandboxRequested } from "../config/env_settings.ts";
 import { edgeCwd, edgeEnvironment } from "./environment.ts";
 import { writeStderr } from "../obs/log.ts";
 import type { RunRequest } from "../runner/runner.ts";
@@ -44,6 +46,11 @@ export interface RunSettings extends LayeredRunSettings {
    * environment is replaced by `env` (the process's, which the runner set, with `.env` layered in).
    */
   request?: RunRequest;
+}
+
+/** True when the run asked for the sandbox: `--sandbox`, or `AGENT_BLOCK_SANDBOX` in its environment. */
+export function sandboxWanted(s: RunSettings): boolean {
+  return s.sandbox || sandboxRequested(s.env.AGENT_BLOCK_SANDBOX);
 }
 
 /** The flags that say what one run is: a request file says all of it, so none may stand beside it. */

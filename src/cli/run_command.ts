@@ -9,9 +9,9 @@
  * directory is missing, or that names a directory, is an error before the run starts) when the
  * script returned and removing a file an earlier run left there when it did not (a raise, a defer, an exit, a stop,
  * a run that never started: the file is the value of THIS run or absent); handing a sandboxed run
- * (`--sandbox`, `AGENT_BLOCK_SANDBOX`) to the launcher before anything runs (`src/sandbox/`,
- * loaded only then: it re-executes the process confined, `--sandbox-stage=runtime`, or fails
- * closed with exit 1); and turning SIGINT/SIGTERM
+ * (`--sandbox`, `AGENT_BLOCK_SANDBOX`) to the launcher before anything runs (`sandbox_launch.ts`
+ * and `src/sandbox/`, loaded only then: it re-executes the process confined,
+ * `--sandbox-stage=runtime`, or fails closed with exit 1); and turning SIGINT/SIGTERM
  * into a stop that ends the run's process groups (exit 130). The process asks to adopt orphans
  * (`src/proc/reaper.ts`: it becomes a child subreaper at its first spawn) and, once the run has
  * ended, ends whatever is still below it.
@@ -29,15 +29,8 @@ import { dirname, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { didYouMean } from "./args.ts";
 import { isDir, writeAtomic, writeTarget } from "../util/fs.ts";
-import { parseRunArgs, type RunSettings } from "./run_args.ts";
-import {
-  connectSeenStore,
-  launchRun,
-  type NetBridge,
-  type RunStage,
-  sandboxWanted,
-  startNetBridge,
-} from "./sandbox_launch.ts";
+import { parseRunArgs, type RunSettings, sandboxWanted } from "./run_args.ts";
+import type { NetBridge, RunStage } from "./sandbox_launch.ts";
 import type { SeenIds } from "../clients/mesh/seen_ids.ts";
 import { blockRoots, findBlock, scanRegistry, unknownBlockText } from "../blocks/registry.ts";
 import { BlockConfig } from "../sdk/config.ts";
@@ -299,7 +292,9 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
       throw new UsageError(`--sandbox-net ${s.sandboxNet} needs --sandbox (or AGENT_BLOCK_SANDBOX)`);
     }
     // Before anything runs: a requested sandbox is applied, or the run fails closed.
-    if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) await launchRun(argv, s, stage);
+    if (stage !== "runtime" && (stage === "userns" || sandboxWanted(s))) {
+      await (await import("./sandbox_launch.ts")).launchRun(argv, s, stage);
+    }
     mustBeDirectory(s.projectRoot, `project directory ${s.project}`);
     if (s.runCwd !== s.projectRoot) mustBeDirectory(s.runCwd, `--cwd ${s.runCwd}`);
     // the caller's path: against the process working directory, not the run's (a request names its own)
@@ -319,10 +314,12 @@ export async function runCommand(argv: string[], stage?: RunStage): Promise<numb
     }
     throw e;
   }
-  // the confined runtime under the network allow-list: the bridge to the proxy, before any Lua
-  const net = stage === "runtime" ? await startNetBridge() : undefined;
-  // the confined runtime under a NATS relay: the launcher's replay memory, before any Lua or child
-  const meshSeenIds = stage === "runtime" ? await connectSeenStore() : undefined;
+  // The confined runtime's entry (loaded only there: an unconfined run does not load the launch):
+  // under the network allow-list the bridge to the proxy, under a NATS relay the launcher's replay
+  // memory, both before any Lua or child.
+  const confined = stage === "runtime" ? await import("./sandbox_launch.ts") : undefined;
+  const net = confined ? await confined.startNetBridge() : undefined;
+  const meshSeenIds = confined ? await confined.connectSeenStore() : undefined;
   // watching the run: loaded only when asked for (start-up of the run path)
   const watch = s.progress || s.events !== undefined
     ? await (await import("./watch.ts")).openWatch({ progress: s.progress, events: s.events, cwd: s.cwd })

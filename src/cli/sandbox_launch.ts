@@ -1,8 +1,12 @@
 /**
- * The run path's way into the sandbox: deciding that a run asked for it, and handing it to the
- * launcher (`src/sandbox/launcher.ts`, loaded only then), which starts the run again, confined, as
- * its child, waits for it, sweeps the grants for git repositories and configuration files (`.env`)
- * it made or changed and exits with its code.
+ * The run path's way into the sandbox: handing a run that asked for it (`sandboxWanted`, decided
+ * with the run's settings in `run_args.ts`) to the launcher (`src/sandbox/launcher.ts`, loaded only
+ * then), which starts the run again, confined, as its child, waits for it, sweeps the grants for
+ * git repositories and configuration files (`.env`) it made or changed and exits with its code.
+ *
+ * Loaded only for a run that is sandboxed (the run command imports it dynamically once
+ * `sandboxWanted`, in `run_args.ts`, says so, or in the confined runtime's stage): an
+ * unconfined run's start-up does not load it (a compile root in deno.json's `compile.include`).
  *
  * Two entries:
  * - `launchRun`, from the run command: a run that asked (`--sandbox`, or `AGENT_BLOCK_SANDBOX`
@@ -27,18 +31,13 @@
 import { dirname, join } from "node:path";
 import type { SeenIds } from "../clients/mesh/seen_ids.ts";
 import { edgeProcessEnv } from "./environment.ts";
-import { parseRunArgs, type RunSettings, sayWarnings } from "./run_args.ts";
-import { projectAdded, sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
+import { parseRunArgs, type RunSettings, sandboxWanted, sayWarnings } from "./run_args.ts";
+import { projectAdded, sandboxSettingsFromEnv } from "../config/env_settings.ts";
 import { writeStderr } from "../obs/log.ts";
 import { AgentBlockError } from "../errors.ts";
 
 /** Where a run stands in the sandbox launch (`src/sandbox/stage.ts`): unset outside it. */
 export type RunStage = "runtime" | "userns";
-
-/** True when the run asked for the sandbox. */
-export function sandboxWanted(s: RunSettings): boolean {
-  return s.sandbox || sandboxRequested(s.env.AGENT_BLOCK_SANDBOX);
-}
 
 const enc = new TextEncoder();
 
