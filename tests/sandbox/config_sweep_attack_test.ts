@@ -109,6 +109,20 @@ function assertQuarantined(stderr: string, path: string, by = "the confined run"
   return m[1];
 }
 
+/** Asserts another project's unconfined run with `home` finds no module `planted` to require. */
+async function assertNotRequirable(home: string): Promise<void> {
+  const other = await tempProject({
+    "req.lua": `local ok = pcall(require, "planted"); print(tostring(ok))`,
+  });
+  const r = await runCli(["-s", "req.lua", "-p", other], {
+    cwd: other,
+    clearEnv: true,
+    env: testEnv({ AGENT_BLOCK_HOME: home }),
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "false", "another project's unconfined require found the planted module");
+}
+
 for (const path of PATHS) {
   Deno.test({
     name:
@@ -167,16 +181,7 @@ f:write('return "planted"'); f:close(); return "{}"`,
       assert.equal(plant.code, 0, plant.stderr);
       assertQuarantined(plant.stderr, join(home, "lib"));
 
-      const other = await tempProject({
-        "req.lua": `local ok = pcall(require, "planted"); print(tostring(ok))`,
-      });
-      const r = await runCli(["-s", "req.lua", "-p", other], {
-        cwd: other,
-        clearEnv: true,
-        env: testEnv({ AGENT_BLOCK_HOME: home }),
-      });
-      assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stdout.trim(), "false", "another project's unconfined require found the planted module");
+      await assertNotRequirable(home);
     },
   });
 
@@ -208,16 +213,7 @@ return std.json.encode({ code = r.code, err = r.stderr })`,
       // the home's real tiers were moved, not lost
       assert.ok(Deno.statSync(join(project, "home.orig", "lib")).isDirectory);
 
-      const other = await tempProject({
-        "req.lua": `local ok = pcall(require, "planted"); print(tostring(ok))`,
-      });
-      const r = await runCli(["-s", "req.lua", "-p", other], {
-        cwd: other,
-        clearEnv: true,
-        env: testEnv({ AGENT_BLOCK_HOME: home }),
-      });
-      assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stdout.trim(), "false", "another project's unconfined require found the planted module");
+      await assertNotRequirable(home);
     },
   });
 }
