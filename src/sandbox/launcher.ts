@@ -366,7 +366,8 @@ function launchConfined(req: LaunchRequest): StartedRun {
     since: Date.now(),
     roots,
     topOnly: [...shared, ...between(shared, roots)],
-    skip: [...new Set([...policy.gitDirs, ...repositoryDirs(policy.project, policy.writable)])],
+    // the repositories the mounts protect, or (AGENT_BLOCK_SANDBOX_GIT_RW) the same ones left writable
+    skip: policy.gitRw ? repositoryDirs(policy.project, policy.writable) : policy.gitDirs,
     runId: crypto.randomUUID().slice(0, 8),
   };
   const sweeps = join(home, SWEEPS_DIR);
