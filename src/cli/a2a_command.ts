@@ -137,7 +137,7 @@ export async function a2aCommand(argv: string[]): Promise<number> {
       throw new AgentBlockError(`a2a serve: --block-dir ${d} is not a directory`);
     }
   }
-  const edge = edgeEnvironment(projectRoot);
+  const edge = await edgeEnvironment(projectRoot);
   const sandbox = s.sandbox || sandboxRequested(edge.env.AGENT_BLOCK_SANDBOX);
   if (sandbox) {
     const { sandboxPreflight } = await import("../sandbox/launcher.ts");

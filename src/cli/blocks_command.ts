@@ -54,7 +54,7 @@ export async function blocksCommand(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const project = (v.project as string | undefined) ?? ".";
-  const edge = edgeEnvironment(project);
+  const edge = await edgeEnvironment(project);
   for (const w of edge.warnings) writeStderr(enc.encode(`[warn] agent-block: ${w}\n`));
   const root = resolve(edge.cwd, project);
   if (!isDir(root)) throw new AgentBlockError(`project directory ${project} does not exist`);

@@ -106,9 +106,9 @@ interface Edge {
   storePath: string;
 }
 
-function edgeOf(v: ParsedValues): Edge {
+async function edgeOf(v: ParsedValues): Promise<Edge> {
   const project = (v.project as string | undefined) ?? ".";
-  const edge = edgeEnvironment(project);
+  const edge = await edgeEnvironment(project);
   for (const w of edge.warnings) say(`[warn] ${w}`);
   let projectRoot: string;
   try {
@@ -292,7 +292,7 @@ export async function flowCommand(argv: string[]): Promise<number> {
     writeStdout(enc.encode(JSON.stringify(blueprintSchema(), null, 2) + "\n"));
     return EXIT.OK;
   }
-  const edge = edgeOf(v);
+  const edge = await edgeOf(v);
   switch (sub) {
     case "lint": {
       want(1, "a Blueprint file");

@@ -121,8 +121,11 @@ Examples:
 const enc = new TextEncoder();
 
 /** The store to read, and the secrets of this process its output is masked with. */
-function openFrom(project: string, store: string | undefined): { store: EventStore; secrets: Secrets } {
-  const edge = edgeEnvironment(project);
+async function openFrom(
+  project: string,
+  store: string | undefined,
+): Promise<{ store: EventStore; secrets: Secrets }> {
+  const edge = await edgeEnvironment(project);
   for (const w of edge.warnings) {
     writeStderr(enc.encode(`[warn] agent-block: ${w}\n`));
   }
@@ -151,7 +154,7 @@ function parse(argv: string[], extra: Record<string, OptionSpec>, command: strin
   }, { command, allowPositionals: positionals });
 }
 
-function storeOf(v: Record<string, unknown>): { store: EventStore; secrets: Secrets } {
+function storeOf(v: Record<string, unknown>): Promise<{ store: EventStore; secrets: Secrets }> {
   return openFrom((v.project as string | undefined) ?? ".", v.store as string | undefined);
 }
 
@@ -194,7 +197,7 @@ async function exportCommand(argv: string[]): Promise<number> {
   if (as !== "events" && as !== "messages") {
     throw new UsageError(`knl export: --as must be events or messages, got '${as}'`, "knl export");
   }
-  const { store, secrets } = storeOf(v);
+  const { store, secrets } = await storeOf(v);
   printLines(exportOf(store, session, as), secrets);
   return await Promise.resolve(EXIT.OK);
 }
@@ -232,7 +235,7 @@ async function sessionsCommand(argv: string[]): Promise<number> {
       );
     }
   }
-  const { store, secrets } = storeOf(v);
+  const { store, secrets } = await storeOf(v);
   const sessions = listSessions(store, { labels, limit });
   if (v.json) printLines(sessions, secrets);
   else if (sessions.length === 0) writeStdout(enc.encode(`no sessions in ${store.path}\n`));
@@ -262,7 +265,7 @@ async function showCommand(argv: string[]): Promise<number> {
       "knl show",
     );
   }
-  const { store, secrets } = storeOf(v);
+  const { store, secrets } = await storeOf(v);
   // Masked before the layout cuts items to --width (no part of a key is left at a cut), and after.
   const events = secrets.maskValue(exportOf(store, session, "events")) as EventRow[];
   writeStdout(enc.encode(secrets.mask(transcript(events, width))));

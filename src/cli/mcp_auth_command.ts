@@ -73,7 +73,7 @@ export async function mcpAuthCommand(argv: string[]): Promise<number> {
     writeStdout(new TextEncoder().encode(MCP_AUTH_HELP));
     return EXIT.OK;
   }
-  const edge = edgeEnvironment(typeof v.project === "string" ? v.project : ".");
+  const edge = await edgeEnvironment(typeof v.project === "string" ? v.project : ".");
   for (const w of edge.warnings) say(`[warn] ${w}`);
   const storeDir = mcpAuthDir(resolve(edge.cwd, agentBlockHome(edge.env, edge.cwd)));
   try {

@@ -246,7 +246,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       throw new AgentBlockError(`mcp: --block-dir ${d} is not a directory`);
     }
   }
-  const edge = edgeEnvironment(projectRoot);
+  const edge = await edgeEnvironment(projectRoot);
   const sandbox = s.sandbox || sandboxRequested(edge.env.AGENT_BLOCK_SANDBOX);
   if (sandbox) {
     // Every run would fail closed where the sandbox cannot be had: fail at start instead.

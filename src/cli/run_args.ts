@@ -140,7 +140,7 @@ export async function parseRunArgs(argv: string[], quiet = false): Promise<RunSe
   const flags = runFlags(parsed.values);
   const project = flags.project ?? ".";
   // .env is the host half's config: layered in before the environment layer is read.
-  const edge = edgeEnvironment(project);
+  const edge = await edgeEnvironment(project);
   if (!quiet) sayWarnings(edge.warnings);
   // `--config`'s reader is imported only when the flag is given (a compile root in deno.json)
   const cfg: RunConfig = flags.config !== undefined
@@ -195,7 +195,7 @@ async function requestSettings(
   if (events !== undefined && events.trim() === "") {
     throw new UsageError("--events must be a file path, or - for stderr; got ''");
   }
-  const edge = edgeEnvironment(request.projectRoot);
+  const edge = await edgeEnvironment(request.projectRoot);
   if (!quiet) sayWarnings(edge.warnings);
   return {
     script: "path" in request.script ? request.script.path : undefined,

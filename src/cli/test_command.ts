@@ -238,7 +238,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     const where = parsed.positionals.length ? parsed.positionals.join(", ") : project;
     throw new AgentBlockError(`no spec files found under ${where} (looked for *_spec.lua)`);
   }
-  const edge = edgeEnvironment(project);
+  const edge = await edgeEnvironment(project);
   refuseSandbox(edge.env, "test"); // specs run Lua too, unconfined: a requested sandbox fails closed
   let passed = 0;
   let failed = 0;

@@ -65,8 +65,9 @@
  * thread is itself inside the run's Landlock domain, so a rename can only land inside the grants).
  *
  * A launcher killed outright cannot sweep, so each notes its sweep first (`recordPending`, in the
- * home's `sandbox-sweeps/`, read-only to the run; emptied by `sweepDone`), and the next launch on
- * the same project does the sweeps whose launchers are gone (`pendingSweeps`), before its own run.
+ * home's `sandbox-sweeps/`, read-only to the run; emptied by `sweepDone`), and the next agent-block
+ * command on the same project — a launch, or any command that reads its `.env` (`sweep_notes.ts`
+ * says whether one is owed) — does the sweeps whose launchers are gone (`pendingSweeps`) first.
  *
  * Cost: one `readDir` per directory (entries are not stat'ed) and one `lstat` per `.git` or `.env`
  * entry and per file of a repository's tree outside `objects/`, plus one `stat` per watched place
@@ -77,6 +78,7 @@
  */
 import { dirname, join } from "node:path";
 import { PROJECT_CONFIG } from "./policy.ts";
+import { noteKey, processKey } from "./sweep_notes.ts";
 
 /** A repository, or a configuration file, the sweep renamed. */
 export interface Quarantined {
@@ -413,16 +415,6 @@ export function sweepWatched(places: readonly string[], runId: string): SweepRes
   return out;
 }
 
-/** This process's identity that outlives nothing: its pid and its start (`/proc/<pid>/stat`). */
-function processKey(pid: number): string | undefined {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return `${pid}-${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
-  } catch {
-    return undefined; // gone
-  }
-}
-
 /**
  * Notes `plan` in `dir` (the home's `sandbox-sweeps/`, read-only to the run) before the run starts,
  * under this process's pid and start time (the user-namespace hop's second launcher, the same
@@ -482,10 +474,10 @@ export function pendingSweeps(
     return out;
   }
   for (const e of entries) {
-    const m = /^(\d+)-(\d+)\.json$/.exec(e.name);
+    const m = noteKey(e.name);
     if (!m || !e.isFile) continue;
     const path = join(dir, e.name);
-    if (processKey(Number(m[1])) === `${m[1]}-${m[2]}`) continue; // its launcher is still there
+    if (processKey(Number(m[0])) === `${m[0]}-${m[1]}`) continue; // its launcher is still there
     let plan: SweepPlan | undefined;
     let ctime = 0;
     try {

@@ -49,8 +49,11 @@
  *    project's `.env`, cannot come first.
  *    The pid the starter holds is this process's; the runtime is its child in the same process
  *    group (a group signal reaches both). If this process is itself killed outright (SIGKILL to
- *    its pid alone), no sweep runs: the next launch on the same home sweeps for it
- *    (`pendingSweeps`; a configuration file it renames is then not mounted for this run).
+ *    its pid alone), no sweep runs: the next agent-block command on the project, confined or not,
+ *    sweeps for it before it reads the project's `.env` (`sweepLeftovers`, called from the CLI's
+ *    edge, `src/cli/environment.ts`), and a launch checks again (`pendingSweeps`; a configuration
+ *    file it renames is then not mounted for this run). Git or another tool started there first
+ *    is not covered: it reads what the run planted.
  *
  * The layers and what each catches: Landlock — writes outside the list, device nodes anywhere and
  * (when denied) TCP, by any process; seccomp — io_uring, and (when TCP is denied) the other
@@ -358,22 +361,12 @@ function launchConfined(req: LaunchRequest): StartedRun {
   }
   // The sweep after the run (`superviseRun`), noted first where the run cannot write, so a launcher
   // killed before it leaves it to the next launch on the project; and those earlier ones left.
-  const dirs = policy.writable.filter((w) => w.dir && w.source !== "device");
-  const whole = dirs.filter((w) => w.source !== "tmp").map((w) => w.path);
-  const roots = whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/")));
-  const shared = dirs.filter((w) => w.source === "tmp").map((w) => w.path);
-  const sweep: SweepPlan = {
-    since: Date.now(),
-    roots,
-    topOnly: [...shared, ...between(shared, roots)],
-    // the repositories the mounts protect, or (AGENT_BLOCK_SANDBOX_GIT_RW) the same ones left writable
-    skip: policy.gitRw ? repositoryDirs(policy.project, policy.writable) : policy.gitDirs,
-    runId: crypto.randomUUID().slice(0, 8),
-  };
+  const dirs = sweptDirs(policy);
+  const sweep = sweepPlan(policy);
   const sweeps = join(home, SWEEPS_DIR);
   const homeGrant = policy.writable.find((w) => w.source === "home")?.path;
   const earlier = pendingSweeps(sweeps, sweep, configCandidates(policy.project, homeGrant));
-  sayQuarantine(earlier, req.say, "an earlier confined run, whose launcher was killed before its sweep");
+  sayQuarantine(earlier, req.say, EARLIER);
   // a configuration file that sweep renamed aside is no longer there to be mounted
   if (earlier.quarantined.length) Object.assign(policy, configPlaces(policy.project, homeGrant));
   sweep.watch = policy.configAbsent;
@@ -504,6 +497,67 @@ function hasChildren(): boolean {
   } catch {
     return true; // no such file here: ask endMembers
   }
+}
+
+/** Who a sweep done for a killed launcher names, in its lines. */
+const EARLIER = "an earlier confined run, whose launcher was killed before its sweep";
+
+/** The write grants the sweep walks or checks: the directories, devices aside. */
+function sweptDirs(policy: SandboxPolicy) {
+  return policy.writable.filter((w) => w.dir && w.source !== "device");
+}
+
+/** The sweep a run confined by `policy` gets, starting now (`git_sweep.ts`'s rule). */
+function sweepPlan(policy: SandboxPolicy): SweepPlan {
+  const dirs = sweptDirs(policy);
+  const whole = dirs.filter((w) => w.source !== "tmp").map((w) => w.path);
+  const roots = whole.filter((r) => !whole.some((o) => o !== r && r.startsWith(o + "/")));
+  const shared = dirs.filter((w) => w.source === "tmp").map((w) => w.path);
+  return {
+    since: Date.now(),
+    roots,
+    topOnly: [...shared, ...between(shared, roots)],
+    // the repositories the mounts protect, or (AGENT_BLOCK_SANDBOX_GIT_RW) the same ones left writable
+    skip: policy.gitRw ? repositoryDirs(policy.project, policy.writable) : policy.gitDirs,
+    runId: crypto.randomUUID().slice(0, 8),
+  };
+}
+
+/**
+ * Does, outside any sandbox, the sweeps that launchers on `project` (absolute) were killed
+ * before doing (`pendingSweeps`), with the grants a `--sandbox` run of it under `settings` would
+ * have, and says each quarantine on `say`. For the edge (`src/cli/environment.ts`), before it
+ * reads the project's `.env`, when `sweep_notes.ts`'s `leftoverSweep` says one is owed: the next
+ * run on the project, confined or not, must not load what the killed run planted.
+ * @throws AgentBlockError when the grants cannot be resolved (the sweep cannot be done, and the
+ *   `.env` it would check must not be read meanwhile)
+ */
+export function sweepLeftovers(
+  settings: SandboxSettings,
+  project: string,
+  say: (line: string) => void,
+): void {
+  let policy: SandboxPolicy;
+  try {
+    policy = resolvePolicy(sandboxRequest(settings, project));
+  } catch (e) {
+    throw new AgentBlockError(
+      `${
+        join(settings.home, SWEEPS_DIR)
+      } notes a sweep of ${project} that a killed sandbox launcher left undone, ` +
+        `and it cannot be done now (${
+          (e as Error).message
+        }); check ${project} for a .env and for repositories ` +
+        `(.git) the confined run may have planted, then remove the notes there`,
+    );
+  }
+  const homeGrant = policy.writable.find((w) => w.source === "home")?.path;
+  const done = pendingSweeps(
+    join(settings.home, SWEEPS_DIR),
+    sweepPlan(policy),
+    configCandidates(policy.project, homeGrant),
+  );
+  sayQuarantine(done, say, EARLIER);
 }
 
 /** Says on stderr what a sweep quarantined (one line each, with how to restore it), and what it could not. */

@@ -56,6 +56,7 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import type { SandboxSettings } from "../run_settings.ts";
+import { SWEEPS_DIR } from "./sweep_notes.ts";
 
 /** The fixed device files a sandboxed run may write. */
 export const DEVICE_FILES = ["/dev/null", "/dev/urandom", "/dev/tty"] as const;
@@ -99,8 +100,8 @@ export const SERVE_RECORD_FILES = [
   "serve.sqlite-journal",
 ] as const;
 
-/** The home's notes of the repository sweeps launchers owe (`git_sweep.ts`). */
-export const SWEEPS_DIR = "sandbox-sweeps";
+/** The home's notes of the repository sweeps launchers owe (`git_sweep.ts`, `sweep_notes.ts`). */
+export { SWEEPS_DIR };
 
 /**
  * The home's mesh replay memories (`meshSeenDir` of `src/home.ts`): a run that could write them

@@ -11,8 +11,9 @@
  * - a `.env` left anywhere else in the grants, the root of a project a later run is started on: a
  *   new one in a subdirectory, an older one there rewritten, a symlink, one in an
  *   `AGENT_BLOCK_SANDBOX_FS_RW` directory (another project);
- * - a launcher killed outright before its sweep: the next confined launch on the project quarantines
- *   the `.env` before its own run, and an unconfined run after that sends nothing;
+ * - a launcher killed outright before its sweep: the next launch on the project — confined, or
+ *   unconfined (`src/cli/environment.ts` does the owed sweep before it reads `.env`) — quarantines
+ *   the `.env` before its own run, and sends nothing;
  * - the home's code tier `lib/` as a symlink to nothing at the start (no mount can cover it): the
  *   run gives it a target and a module; the sweep quarantines `lib`, and another project's
  *   unconfined `require` finds nothing.
@@ -78,7 +79,11 @@ const PLANTED = `ANTHROPIC_BASE_URL=${ATTACKER}\nOPENAI_BASE_URL=${ATTACKER}/v1\
  * own (only the variables `testEnv` passes: none of the developer's); its value, and the calls
  * the attacker's server got meanwhile.
  */
-async function laterRun(project: string, home: string) {
+async function laterRun(project: string, home: string): Promise<{
+  value: Record<string, string>;
+  calls: { path: string; key: string }[];
+  stderr: string;
+}> {
   Deno.writeTextFileSync(join(project, "use.lua"), USE);
   const before = calls.length;
   const r = await runCli(["-s", "use.lua", "-p", project, "--result", join(project, "use.json")], {
@@ -89,7 +94,7 @@ async function laterRun(project: string, home: string) {
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /sandbox on/, "the later run is unconfined");
   const value = JSON.parse(Deno.readTextFileSync(join(project, "use.json")));
-  return { value, calls: calls.slice(before) };
+  return { value, calls: calls.slice(before), stderr: r.stderr };
 }
 
 /** Asserts `path` was quarantined by a run whose stderr is `stderr`; returns where it is now. */
@@ -304,5 +309,38 @@ return "{}"`,
     const later = await laterRun(project, home);
     assert.deepEqual(later.value, { anthropic: "", openai: "" });
     assert.deepEqual(later.calls, [], "the attacker's server got a request");
+  },
+});
+
+Deno.test({
+  name:
+    "attack: sandbox a launcher killed outright before its sweep: the next unconfined run quarantines the .env first",
+  ignore: SKIP !== undefined,
+  ...opts,
+  fn: async () => {
+    const project = await tempProject({
+      "plant.lua": `local f = assert(io.open(".env", "w")); f:write(_PROMPT); f:close()
+sh.exec("kill -KILL $(awk '{print $4}' /proc/$PPID/stat)")
+return "{}"`,
+    });
+    const home = join(project, "home");
+    const first = await sandboxedRun(project, "plant.lua", {
+      env: testEnv({ AGENT_BLOCK_HOME: home }),
+      prompt: PLANTED,
+    });
+    assert.equal(first.code, 137, first.stderr);
+    assert.equal(Deno.readTextFileSync(join(project, ".env")), PLANTED, "nothing swept it yet");
+    // no confined launch in between: the user's next plain run is the first to start
+    const later = await laterRun(project, home);
+    assertQuarantined(
+      later.stderr,
+      join(project, ".env"),
+      "an earlier confined run, whose launcher was killed before its sweep",
+    );
+    assert.deepEqual(later.value, { anthropic: "", openai: "" });
+    assert.deepEqual(later.calls, [], "the attacker's server got a request");
+    // done once: the note is gone, and the run after says nothing more
+    const again = await laterRun(project, home);
+    assert.doesNotMatch(again.stderr, /quarantined/);
   },
 });

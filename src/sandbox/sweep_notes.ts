@@ -1,0 +1,78 @@
+/**
+ * The home's notes of the sweeps sandbox launchers owe (`<home>/sandbox-sweeps/`), as far as a
+ * process that is not a launcher needs them: whether a launcher killed outright left a sweep of a
+ * given project undone (`leftoverSweep`).
+ *
+ * Why a module of its own: every CLI command that reads a project's `.env` asks first
+ * (`src/cli/environment.ts`), confined or not, because a run whose launcher was killed before its
+ * sweep may have planted that `.env` (or a repository's hooks) for the next unconfined run to
+ * load. The question costs one `readDir` of a directory that is usually empty (plus one `/proc`
+ * read and one small file read per note in it), so it must not load the launcher, the policy or
+ * the sweep (`launcher.ts`, `policy.ts`, `git_sweep.ts`): the caller imports those only when the
+ * answer is yes.
+ *
+ * A note is `<pid>-<start>.json` (`processKey`: the launcher's pid and its start time in clock
+ * ticks, so a reused pid is not taken for the launcher), written by `git_sweep.ts`'s
+ * `recordPending` before the run starts and emptied once its sweep is done. A note whose launcher
+ * still runs is that launcher's business; an empty one is done.
+ */
+import { join } from "node:path";
+
+/** The home's directory of sweep notes (read-only to a confined run). */
+export const SWEEPS_DIR = "sandbox-sweeps";
+
+/** A process's identity that outlives nothing: its pid and its start (`/proc/<pid>/stat`). */
+export function processKey(pid: number): string | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return `${pid}-${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
+  } catch {
+    return undefined; // gone
+  }
+}
+
+/** A note's name: the launcher's `processKey`, as `[pid, start]`; undefined for other names. */
+export function noteKey(name: string): [string, string] | undefined {
+  const m = /^(\d+)-(\d+)\.json$/.exec(name);
+  return m ? [m[1], m[2]] : undefined;
+}
+
+/**
+ * True when `home`'s notes hold an undone sweep of `project` (an absolute path): a non-empty
+ * note whose launcher is gone and whose first root (the project it confined) is `project` or
+ * its real path. Never throws: a notes directory that cannot be read holds nothing to go by.
+ */
+export function leftoverSweep(home: string, project: string): boolean {
+  const dir = join(home, SWEEPS_DIR);
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(dir)];
+  } catch {
+    return false;
+  }
+  let real: string | undefined;
+  for (const e of entries) {
+    const key = noteKey(e.name);
+    if (!key || !e.isFile) continue;
+    if (processKey(Number(key[0])) === `${key[0]}-${key[1]}`) continue; // its launcher still runs
+    let roots: unknown;
+    try {
+      const text = Deno.readTextFileSync(join(dir, e.name));
+      if (text === "") continue; // done
+      roots = (JSON.parse(text) as { roots?: unknown }).roots;
+    } catch {
+      continue; // unreadable or torn: the sweep that reads it says so
+    }
+    const first = Array.isArray(roots) ? roots[0] : undefined;
+    if (first === project) return true;
+    if (real === undefined) {
+      try {
+        real = Deno.realPathSync(project);
+      } catch {
+        real = project;
+      }
+    }
+    if (first === real) return true;
+  }
+  return false;
+}
