@@ -30,6 +30,7 @@
  */
 import { dirname, join } from "node:path";
 import type { SeenIds } from "../clients/mesh/seen_ids.ts";
+import type { InProcessOptions } from "../runner/in_process.ts";
 import { edgeProcessEnv } from "./environment.ts";
 import { parseRunArgs, type RunSettings, sandboxWanted, sayWarnings } from "./run_args.ts";
 import { projectAdded, sandboxSettingsFromEnv } from "../config/env_settings.ts";
@@ -187,13 +188,10 @@ export async function launchEarly(argv: string[]): Promise<void> {
   await launchRun(argv, s).catch(() => undefined); // the ordinary path launches again, or reports why not
 }
 
-/** A subscription to the proxy's refusals (what `RunSpec.netDenials` takes). */
-export type NetDenials = (listener: (d: { host: string; port: number; reason: string }) => void) => void;
-
 /** The confined runtime's way out under the allow-list: what its runner is told. */
 export interface NetBridge {
   /** The subscription to the proxy's refusals (`RunSpec.netDenials`). */
-  denials: NetDenials;
+  denials: NonNullable<InProcessOptions["netDenials"]>;
   /**
    * The bridge as an HTTP proxy URL (`http://127.0.0.1:BRIDGE_PORT`, `RunSpec.netProxy`): the
    * mesh transports, which read no proxy variable, go through it.

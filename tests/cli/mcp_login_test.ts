@@ -211,6 +211,44 @@ Deno.test("mcp login: a revoked refresh token fails the run's connect, saying to
   });
 });
 
+Deno.test("mcp login: a server that moved to another authorization server fails the run, saying to log in again", async () => {
+  await withWorld(async (w, home) => {
+    assert.equal((await login(w, home)).code, 0);
+    // the login was made with an authorization server the resource no longer names (SEP-2352):
+    // its client and tokens are bound to that one, and none is presented to the new one
+    const [file] = tokenFiles(home);
+    const e = stored(home);
+    const old = "http://127.0.0.1:9";
+    Deno.writeTextFileSync(
+      file,
+      JSON.stringify({
+        ...e,
+        issuer: old,
+        client: { ...e.client, issuer: old },
+        tokens: { ...e.tokens, issuer: old },
+      }),
+    );
+    w.expireAll();
+    const before = { ...w.grants };
+    const r = await runCalling(w, home);
+    assert.equal(r.connected, false, r.message);
+    assert.equal(r.kind, "auth");
+    assert.match(
+      r.message,
+      new RegExp(
+        `now names the authorization server "${w.issuer}", and its credentials are bound to "${old}": ` +
+          `log in again: agent-block mcp login http`,
+      ),
+    );
+    assert.deepEqual(w.grants, before, "the old login's refresh token went nowhere");
+    // as the message says: a new login (a registration with the new server), and the run works
+    const again = await login(w, home);
+    assert.equal(again.code, 0, again.stderr);
+    const after = await runCalling(w, home);
+    assert.equal(after.ok, true, after.text);
+  });
+});
+
 Deno.test("attack: mcp login token file with wrong permissions is refused, never used", async () => {
   await withWorld(async (w, home) => {
     assert.equal((await login(w, home)).code, 0);

@@ -11,8 +11,10 @@
  *   else dynamic registration or the client ID metadata document URL the suite expects), this
  *   program playing the browser (it fetches the printed URL, following the authorization server's
  *   redirect to the login's loopback listener), then a run using the stored login;
- * - a run that fails naming a scope the login lacks (`403 insufficient_scope`) is answered as the
- *   message says — log in again with that `--scope` — and run again, at most twice.
+ * - a run that fails saying to log in again — naming a scope the login lacks (`403
+ *   insufficient_scope`), or because the server now names another authorization server — is
+ *   answered as the message says (`mcp login`, with that `--scope` when it names one) and run
+ *   again, at most twice.
  * The run lists the tools and calls each. Exit 0 when the run succeeded; the suite judges the rest.
  */
 import { join } from "node:path";
@@ -138,9 +140,10 @@ async function main(): Promise<number> {
   for (let attempt = 0;; attempt++) {
     const r = await run(`"login"`);
     if (r.ok) return 0;
+    // the run says what a person would do: log in again (with a wider scope, when it names one)
+    if (!/log in again: agent-block mcp login/.test(r.message) || attempt >= 2) return 1;
     const wider = /--scope '([^']+)'/.exec(r.message);
-    if (!wider || attempt >= 2) return 1;
-    if (!await login([...loginArgs, "--scope", wider[1]])) return 1;
+    if (!await login(wider ? [...loginArgs, "--scope", wider[1]] : loginArgs)) return 1;
   }
 }
 

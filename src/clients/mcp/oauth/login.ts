@@ -201,29 +201,66 @@ async function loginWith(
   return { entry, file };
 }
 
-/** The `WWW-Authenticate` challenge of an unauthenticated `initialize` (none when the server answers without one). */
-async function probe(server: string): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
-  let res: Response;
-  try {
-    res = await fetch(server, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "agent-block", version: "login" },
+/** An unauthenticated first request in each era, the newest first (as a run's `auto` era tries them). */
+const PROBES: readonly { headers: Record<string, string>; body: unknown }[] = [
+  {
+    // the 2026-07-28 wire: `server/discover`, the version in a header and in `_meta`
+    headers: { "mcp-protocol-version": "2026-07-28" },
+    body: {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "server/discover",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "agent-block", version: "login" },
+          "io.modelcontextprotocol/clientCapabilities": {},
         },
-      }),
-    });
-  } catch (e) {
-    throw new McpAuthError(`cannot reach ${server}: ${(e as Error).message}`);
+      },
+    },
+  },
+  {
+    headers: {},
+    body: {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "agent-block", version: "login" },
+      },
+    },
+  },
+];
+
+/**
+ * The `WWW-Authenticate` challenge of the server's 401 to an unauthenticated first request: the
+ * 2026-07-28 era's `server/discover`, then (when that is not answered 401: an older server, or one
+ * that lets discovery through) the 2025 era's `initialize`; none when the server answers both
+ * without one. The challenge's scope is what the runs' requests will be asked for, so the login
+ * asks for it.
+ */
+async function probe(server: string): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  for (const p of PROBES) {
+    let res: Response;
+    try {
+      res = await fetch(server, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...p.headers,
+        },
+        body: JSON.stringify(p.body),
+      });
+    } catch (e) {
+      throw new McpAuthError(`cannot reach ${server}: ${(e as Error).message}`);
+    }
+    await res.body?.cancel();
+    if (res.status !== 401) continue;
+    const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(res);
+    return { resourceMetadataUrl, scope };
   }
-  await res.body?.cancel();
-  if (res.status !== 401) return {};
-  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(res);
-  return { resourceMetadataUrl, scope };
+  return {};
 }

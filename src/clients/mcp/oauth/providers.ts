@@ -28,6 +28,7 @@
  */
 import {
   auth,
+  AuthorizationServerMismatchError,
   type AuthProvider,
   ClientCredentialsProvider,
   CrossAppAccessProvider,
@@ -195,7 +196,7 @@ export async function connectionAuth(
         scope: settings.scope,
         ...(expectedIssuer ? { expectedIssuer } : {}),
       }, settings.method);
-      return machine(masking(p, deps), settings.scope);
+      return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
     }
     case "private_key_jwt": {
       deps.secret(settings.privateKey);
@@ -215,7 +216,7 @@ export async function connectionAuth(
         scope: settings.scope,
         ...(expectedIssuer ? { expectedIssuer } : {}),
       });
-      return machine(masking(p, deps), settings.scope);
+      return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
     }
     case "cross_app": {
       deps.secret(settings.clientSecret);
@@ -244,7 +245,7 @@ export async function connectionAuth(
           return grant.jwtAuthGrant;
         },
       });
-      return machine(masking(p, deps), settings.scope);
+      return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
     }
     case "refresh_token": {
       deps.secret(settings.clientSecret);
@@ -263,7 +264,12 @@ export async function connectionAuth(
         },
       };
       const again = `give a new refresh token (${settings.source})`;
-      return machine(new HeadlessProvider(slot, server, deps, again, settings.scope), settings.scope);
+      return machine(
+        new HeadlessProvider(slot, server, deps, again, settings.scope),
+        settings.scope,
+        server,
+        again,
+      );
     }
     case "stored":
       return await storedAuth(server, settings.storeDir, deps, settings.scope);
@@ -275,7 +281,12 @@ export async function connectionAuth(
  * asked for when the server's challenge names none (the SDK would ask for every scope the
  * resource's metadata lists).
  */
-function machine(provider: OAuthClientProvider, scope: string | undefined): ConnectionAuth {
+function machine(
+  provider: OAuthClientProvider,
+  scope: string | undefined,
+  server: string,
+  again: string,
+): ConnectionAuth {
   // The scope of the last token request, to name it when the authorization server refuses it
   // (a step-up these credentials cannot get: `invalid_scope`).
   let asked: string | undefined;
@@ -290,13 +301,17 @@ function machine(provider: OAuthClientProvider, scope: string | undefined): Conn
     token: async () => (await provider.tokens())?.access_token || undefined,
     onUnauthorized: async (ctx) => {
       const challenge = extractWWWAuthenticateParams(ctx.response);
-      const r = await auth(provider, {
-        serverUrl: ctx.serverUrl,
-        resourceMetadataUrl: challenge.resourceMetadataUrl,
-        scope: challenge.scope ?? scope,
-        fetchFn: ctx.fetchFn,
-      });
-      if (r !== "AUTHORIZED") throw new UnauthorizedError();
+      await authorize(
+        provider,
+        {
+          serverUrl: ctx.serverUrl,
+          resourceMetadataUrl: challenge.resourceMetadataUrl,
+          scope: challenge.scope ?? scope,
+          fetchFn: ctx.fetchFn,
+        },
+        server,
+        again,
+      );
     },
   };
   return {
@@ -307,6 +322,37 @@ function machine(provider: OAuthClientProvider, scope: string | undefined): Conn
         ? `the authorization server did not grant scope '${asked}' to these credentials`
         : undefined,
   };
+}
+
+/** What to do when configured machine credentials are for another authorization server. */
+const MACHINE_AGAIN = "configure credentials the new authorization server issued";
+
+/**
+ * The SDK's `auth()` for a 401, failing with what to do when it cannot authorize: the server now
+ * names another authorization server than the one these credentials are bound to (SEP-2352: a
+ * client is registered, and tokens issued, per authorization server, and none is presented to
+ * another), which a headless run cannot answer — registering anew is pointless without a person
+ * to approve the authorization that follows.
+ */
+async function authorize(
+  provider: OAuthClientProvider,
+  opts: Parameters<typeof auth>[1],
+  server: string,
+  again: string,
+): Promise<void> {
+  let r: Awaited<ReturnType<typeof auth>>;
+  try {
+    r = await auth(provider, opts);
+  } catch (e) {
+    if (e instanceof AuthorizationServerMismatchError) {
+      throw new McpAuthError(
+        `server ${server} now names the authorization server ${JSON.stringify(e.currentIssuer)}, and its ` +
+          `credentials are bound to ${JSON.stringify(e.recordedIssuer)}: ${again}`,
+      );
+    }
+    throw e;
+  }
+  if (r !== "AUTHORIZED") throw new UnauthorizedError();
 }
 
 /** Puts `adapter` where the SDK transport keeps its per-request token read and 401 handling. */
@@ -400,13 +446,17 @@ async function storedAuth(
           if (theirs && !expired(now.tokens)) return;
         }
         const challenge = extractWWWAuthenticateParams(ctx.response);
-        const r = await auth(provider, {
-          serverUrl: ctx.serverUrl,
-          resourceMetadataUrl: challenge.resourceMetadataUrl,
-          scope: challenge.scope ?? scope ?? entry.tokens.scope,
-          fetchFn: ctx.fetchFn,
-        });
-        if (r !== "AUTHORIZED") throw new UnauthorizedError();
+        await authorize(
+          provider,
+          {
+            serverUrl: ctx.serverUrl,
+            resourceMetadataUrl: challenge.resourceMetadataUrl,
+            scope: challenge.scope ?? scope ?? entry.tokens.scope,
+            fetchFn: ctx.fetchFn,
+          },
+          server,
+          again,
+        );
       });
     },
   };
