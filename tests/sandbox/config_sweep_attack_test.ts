@@ -280,25 +280,33 @@ Deno.test({
   },
 });
 
+/**
+ * A project whose confined run planted `PLANTED` as its `.env` and then had its launcher killed
+ * outright (the runtime's parent), so no sweep ran; its home and the environment used.
+ */
+async function plantedByKilledLauncher() {
+  const project = await tempProject({
+    "plant.lua": `local f = assert(io.open(".env", "w")); f:write(_PROMPT); f:close()
+sh.exec("kill -KILL $(awk '{print $4}' /proc/$PPID/stat)")
+return "{}"`,
+    "noop.lua": `return "{}"`,
+  });
+  const home = join(project, "home");
+  const env = testEnv({ AGENT_BLOCK_HOME: home });
+  const first = await sandboxedRun(project, "plant.lua", { env, prompt: PLANTED });
+  assert.equal(first.code, 137, first.stderr);
+  assert.doesNotMatch(first.stderr, /quarantined/);
+  assert.equal(Deno.readTextFileSync(join(project, ".env")), PLANTED, "nothing swept it yet");
+  return { project, home, env };
+}
+
 Deno.test({
   name:
     "attack: sandbox a launcher killed outright before its sweep: the next confined launch quarantines the .env its run planted",
   ignore: SKIP !== undefined,
   ...opts,
   fn: async () => {
-    const project = await tempProject({
-      // the launcher is the runtime's parent: killed outright, it sweeps nothing
-      "plant.lua": `local f = assert(io.open(".env", "w")); f:write(_PROMPT); f:close()
-sh.exec("kill -KILL $(awk '{print $4}' /proc/$PPID/stat)")
-return "{}"`,
-      "noop.lua": `return "{}"`,
-    });
-    const home = join(project, "home");
-    const env = testEnv({ AGENT_BLOCK_HOME: home });
-    const first = await sandboxedRun(project, "plant.lua", { env, prompt: PLANTED });
-    assert.equal(first.code, 137, first.stderr);
-    assert.doesNotMatch(first.stderr, /quarantined/);
-    assert.equal(Deno.readTextFileSync(join(project, ".env")), PLANTED, "nothing swept it yet");
+    const { project, home, env } = await plantedByKilledLauncher();
     const second = await sandboxedRun(project, "noop.lua", { env });
     assert.equal(second.code, 0, second.stderr);
     assertQuarantined(
@@ -318,18 +326,7 @@ Deno.test({
   ignore: SKIP !== undefined,
   ...opts,
   fn: async () => {
-    const project = await tempProject({
-      "plant.lua": `local f = assert(io.open(".env", "w")); f:write(_PROMPT); f:close()
-sh.exec("kill -KILL $(awk '{print $4}' /proc/$PPID/stat)")
-return "{}"`,
-    });
-    const home = join(project, "home");
-    const first = await sandboxedRun(project, "plant.lua", {
-      env: testEnv({ AGENT_BLOCK_HOME: home }),
-      prompt: PLANTED,
-    });
-    assert.equal(first.code, 137, first.stderr);
-    assert.equal(Deno.readTextFileSync(join(project, ".env")), PLANTED, "nothing swept it yet");
+    const { project, home } = await plantedByKilledLauncher();
     // no confined launch in between: the user's next plain run is the first to start
     const later = await laterRun(project, home);
     assertQuarantined(
