@@ -5,8 +5,9 @@
  * - `npm:@modelcontextprotocol/conformance@0.1.16`, every `auth/*` scenario it lists (the 2025
  *   era), ending with the line `conformance auth: P/T`;
  * - `@0.2.0-alpha.12` with `--requirements 2026-07-28`: the client `auth/*` scenarios that
- *   revision requires (scored) and its auth extensions (run and reported, never scored), ending
- *   with `conformance auth 2026-07-28: P/T scored; extensions E/F`.
+ *   revision requires (scored), its auth extensions (run and reported, never scored) and the two
+ *   2025-03-26 scenarios (that version's fixed server for the one 0.1.16 fails), ending with
+ *   `conformance auth 2026-07-28: P/T scored; extensions E/F; 2025-03-26 B/C`.
  *
  * Exit 0 when every scenario passed except those in the suite's `expected` list (each with its
  * reason); exit 1 on any other failure, or when an expected failure passes (the list is stale), as
@@ -27,6 +28,8 @@ interface Suite {
   list: string[];
   /** The scenarios to run from the list's output: scored, and (2026-07-28) unscored extensions. */
   pick(listed: string): { scored: string[]; extensions: string[] };
+  /** Scenarios of an earlier revision run besides (reported, not scored). */
+  earlier?: string[];
   /** Scenarios agent-block does not pass, and why. */
   expected: Record<string, string>;
   /** The summary line's label. */
@@ -43,7 +46,8 @@ const SUITES: Suite[] = [
     expected: {
       "auth/2025-03-26-oauth-metadata-backcompat":
         "the suite's server publishes authorization server metadata whose issuer (…/oauth) is not the URL it " +
-        "was fetched for; the SDK refuses it (RFC 8414 §3.3), and agent-block keeps that check on",
+        "was fetched for; the SDK refuses it (RFC 8414 §3.3), and agent-block keeps that check on (0.2.0-alpha.12's " +
+        "server names the right issuer, and its version of the scenario passes: below)",
     },
     label: "conformance auth",
   },
@@ -59,6 +63,7 @@ const SUITES: Suite[] = [
         extensions: [...unscored.matchAll(/^\s+- (auth\/[a-z0-9-]+) \[client\]/gm)].map((m) => m[1]),
       };
     },
+    earlier: ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"],
     expected: {
       "auth/dpop":
         "an extension: DPoP (RFC 9449) sender-constrained tokens are not wired into agent-block's providers",
@@ -103,7 +108,8 @@ for (const s of SUITES) {
     console.log(`${s.label}: the suite listed no auth scenario`);
     Deno.exit(1);
   }
-  const all = [...scored, ...extensions];
+  const earlier = s.earlier ?? [];
+  const all = [...scored, ...extensions, ...earlier];
   const results = await pool(all, 2, async (name) => {
     const r = await run(s.spec, ["client", "--command", HARNESS, "--scenario", name, "--timeout", "60000"]);
     return { name, ok: r.code === 0 && /OVERALL: PASSED/.test(r.out), out: r.out };
@@ -111,7 +117,11 @@ for (const s of SUITES) {
   for (const r of results) {
     const checks = /Passed: (\d+\/\d+)/.exec(r.out)?.[1] ?? "?";
     const why = s.expected[r.name];
-    const tag = extensions.includes(r.name) ? " [extension, unscored]" : "";
+    const tag = extensions.includes(r.name)
+      ? " [extension, unscored]"
+      : earlier.includes(r.name)
+      ? " [2025-03-26, unscored]"
+      : "";
     console.log(
       `${r.ok ? "pass" : "FAIL"} ${r.name}${tag} (${checks} checks)${
         !r.ok && why ? ` — expected: ${why}` : ""
@@ -124,13 +134,10 @@ for (const s of SUITES) {
     if (verbose || (!r.ok && !why)) console.log(r.out);
   }
   const passed = (names: string[]) => results.filter((r) => r.ok && names.includes(r.name)).length;
-  console.log(
-    extensions.length
-      ? `${s.label}: ${passed(scored)}/${scored.length} scored; extensions ${
-        passed(extensions)
-      }/${extensions.length}`
-      : `${s.label}: ${passed(scored)}/${scored.length}`,
-  );
+  const counts = [`${passed(scored)}/${scored.length}${extensions.length ? " scored" : ""}`];
+  if (extensions.length) counts.push(`extensions ${passed(extensions)}/${extensions.length}`);
+  if (earlier.length) counts.push(`2025-03-26 ${passed(earlier)}/${earlier.length}`);
+  console.log(`${s.label}: ${counts.join("; ")}`);
 }
 if (unexpected.length) {
   console.log(`unexpected: ${unexpected.join(", ")}`);
