@@ -68,9 +68,6 @@ const SUITES: Suite[] = [
       "auth/dpop":
         "an extension: DPoP (RFC 9449) sender-constrained tokens are not wired into agent-block's providers",
       "auth/dpop-nonce": "an extension: DPoP (RFC 9449), as above, with the server's nonce",
-      "auth/wif-jwt-bearer":
-        "an extension: the workload-identity JWT-bearer grant (RFC 7523, SEP-1933) is not an `auth` kind of " +
-        "agent-block's",
     },
     label: "conformance auth 2026-07-28",
   },

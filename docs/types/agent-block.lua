@@ -1243,7 +1243,7 @@ mcp = {}
 ---@field headers? table<string, string> Sent with every request.
 ---@field auth? "login"|mcp.Auth OAuth: machine credentials, or `"login"` for the login `agent-block mcp login URL` stored (used without `auth` too, when one exists for the URL).
 
----OAuth credentials of an HTTP server (the MCP authorization spec; the SDK does discovery, registration, PKCE, refresh and step-up). `client_secret` picks the client credentials grant, `private_key` + `alg` the same authenticated by a signed JWT, `refresh_token` a refresh on the first 401, `id_token` cross-app access. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a `credentials_file`. Tokens and secrets join the run's secrets (masked in logs, events and errors). A failure is of kind `auth` and says what to do.
+---OAuth credentials of an HTTP server (the MCP authorization spec; the SDK does discovery, registration, PKCE, refresh and step-up). `client_secret` picks the client credentials grant, `private_key` + `alg` the same authenticated by a signed JWT, `refresh_token` a refresh on the first 401, `assertion` a workload's JWT (the JWT-bearer grant), `id_token` cross-app access. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a `credentials_file`. Tokens and secrets join the run's secrets (masked in logs, events and errors). A failure is of kind `auth` and says what to do.
 ---@class mcp.Auth
 ---@field client_id? string The client (or `client_id_env`).
 ---@field client_secret? string Its secret (or `client_secret_env`, naming a variable).
@@ -1251,6 +1251,8 @@ mcp = {}
 ---@field private_key? string PEM, or a JWK as JSON (or `private_key_env`): `private_key_jwt`.
 ---@field alg? string The key's algorithm (`RS256`, `ES256`, ...).
 ---@field refresh_token? string A refresh token (or `refresh_token_env`); the refreshed tokens stay in memory.
+---@field assertion? string Workload identity (RFC 7523 JWT-bearer grant): a JWT the authorization server trusts, such as a CI system's OIDC token (or `assertion_env`); with `client_id`, no secret.
+---@field assertion_file? string The same JWT read from a file (relative to the run's working directory) at each token request, where a platform rotates it in place (a Kubernetes service account token).
 ---@field id_token? string Cross-app access (SEP-990): the user's ID token from an enterprise IdP (or `id_token_env`), exchanged there for an authorization grant; with `client_secret`, `idp_client_id` (`idp_client_secret`) and `idp_url` or `idp_token_endpoint`.
 ---@field scope? string Asked for when the server names none; a `403 insufficient_scope` widens it where the credentials allow, else the call fails naming the scope.
 ---@field issuer? string The only authorization server the credentials may be sent to.

@@ -4,9 +4,9 @@
  * the scenario in `MCP_CONFORMANCE_SCENARIO` and its credentials (if any) in
  * `MCP_CONFORMANCE_CONTEXT`. Everything below drives agent-block itself, as a user would, through
  * the real CLI in subprocesses with a home of their own:
- * - machine credentials (the context has a client secret, a private key, or an enterprise IdP's
- *   ID token for cross-app access, and no login is possible): a run whose `mcp.connect_http` gets
- *   them as `opts.auth` (secrets through variables, as CI would pass them);
+ * - machine credentials (the context has a client secret, a private key, a workload's JWT, or an
+ *   enterprise IdP's ID token for cross-app access, and no login is possible): a run whose
+ *   `mcp.connect_http` gets them as `opts.auth` (secrets through variables, as CI would pass them);
  * - otherwise `agent-block mcp login URL --no-browser` (pre-registered client from the context,
  *   else dynamic registration or the client ID metadata document URL the suite expects), this
  *   program playing the browser (it fetches the printed URL, following the authorization server's
@@ -118,6 +118,13 @@ async function main(): Promise<number> {
     return (await run(
         `{ client_id = ${JSON.stringify(context.client_id)}, client_secret_env = "CONF_SECRET" }`,
       )).ok
+      ? 0
+      : 1;
+  }
+  if (context.valid_jwt) {
+    // workload identity: the platform's JWT, as CI hands it over (a variable)
+    env.CONF_JWT = context.valid_jwt;
+    return (await run(`{ client_id = ${JSON.stringify(context.client_id)}, assertion_env = "CONF_JWT" }`)).ok
       ? 0
       : 1;
   }

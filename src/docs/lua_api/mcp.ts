@@ -150,7 +150,7 @@ export const MCP: Section = {
       doc: "OAuth credentials of an HTTP server (the MCP authorization spec; the SDK does discovery, " +
         "registration, PKCE, refresh and step-up). `client_secret` picks the client credentials grant, " +
         "`private_key` + `alg` the same authenticated by a signed JWT, `refresh_token` a refresh on the first " +
-        "401, `id_token` cross-app access. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a " +
+        "401, `assertion` a workload's JWT (the JWT-bearer grant), `id_token` cross-app access. Each secret may come from a variable of the run's environment (`*_env`, `.env` included) or a " +
         "`credentials_file`. Tokens and secrets join the run's secrets (masked in logs, events and errors). A " +
         "failure is of kind `auth` and says what to do.",
       fields: [
@@ -179,6 +179,22 @@ export const MCP: Section = {
           type: "string",
           optional: true,
           doc: "A refresh token (or `refresh_token_env`); the refreshed tokens stay in memory.",
+        },
+        {
+          name: "assertion",
+          type: "string",
+          optional: true,
+          doc:
+            "Workload identity (RFC 7523 JWT-bearer grant): a JWT the authorization server trusts, such as a " +
+            "CI system's OIDC token (or `assertion_env`); with `client_id`, no secret.",
+        },
+        {
+          name: "assertion_file",
+          type: "string",
+          optional: true,
+          doc:
+            "The same JWT read from a file (relative to the run's working directory) at each token request, " +
+            "where a platform rotates it in place (a Kubernetes service account token).",
         },
         {
           name: "id_token",

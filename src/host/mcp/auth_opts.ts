@@ -5,11 +5,12 @@
  * Owns the Lua-side shapes:
  * - `"login"`: the login `agent-block mcp login URL` stored (an error when there is none; without
  *   `auth` such a login is used when it exists, and nothing when it does not);
- * - a table of fields (`client_id`, `client_secret`, `private_key` + `alg`, `refresh_token`, each
- *   also as `*_env` naming a variable of the run's environment, `.env` included; `method`,
- *   `scope`, `issuer`), or `credentials_file`: a JSON file of the same fields, relative to the
- *   run's working directory, readable by its owner only (mode 0600) — fields of the table
- *   override the file's.
+ * - a table of fields (`client_id`, `client_secret`, `private_key` + `alg`, `refresh_token`,
+ *   `assertion`, each also as `*_env` naming a variable of the run's environment, `.env`
+ *   included; `assertion_file`, relative to the run's working directory; `method`, `scope`,
+ *   `issuer`), or `credentials_file`: a JSON file of the same fields, relative to the run's
+ *   working directory, readable by its owner only (mode 0600) — fields of the table override the
+ *   file's.
  * Variables are read from the run's environment (`run.env`), never the process's; the store is
  * `<the run's AGENT_BLOCK_HOME>/mcp-auth`.
  *
@@ -49,7 +50,12 @@ export function authOption(
     fields = { ...readCredentialsFile(path), ...fields };
   }
   try {
-    return parseAuthFields(fields, fromWhere, (name) => run.env.get(name));
+    const auth = parseAuthFields(fields, fromWhere, (name) => run.env.get(name));
+    // the workload's token file, from the run's working directory as the credentials file is
+    if (auth.kind === "jwt_bearer" && auth.assertionFile !== undefined) {
+      return { ...auth, assertionFile: run.resolve(auth.assertionFile) };
+    }
+    return auth;
   } catch (e) {
     if (e instanceof AuthSettingsError) throw new McpAuthError(e.message);
     throw e;

@@ -151,6 +151,90 @@ Deno.test("mcp oauth: no credentials for a protected server: kind auth, saying h
   });
 });
 
+/** A JWT-shaped workload token (opaque to the client: the fixture trusts it by value). */
+function workloadJwt(sub: string): string {
+  const part = (o: unknown) => btoa(JSON.stringify(o)).replaceAll("=", "");
+  return `${part({ alg: "ES256" })}.${part({ sub, n: crypto.randomUUID() })}.c2lnbmF0dXJl`;
+}
+
+Deno.test("mcp oauth: a workload's JWT (the JWT-bearer grant) from a variable, as a public client", async () => {
+  await withWorld(async (w, home) => {
+    w.addClient({ id: "ci-workload" });
+    const jwt = workloadJwt("repo:acme/app");
+    w.assertions.add(jwt);
+    const r = await runLua(
+      script(
+        `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "ci-workload", assertion_env = "CI_OIDC", scope = "read" } })
+local leak = mcp.call("s", "echo_token", {})`,
+        WHOAMI,
+      ),
+      { env: testEnv({ AGENT_BLOCK_HOME: home, CI_OIDC: jwt }) },
+    );
+    const out = resultOf(r);
+    assert.equal(out.connected, true, out.message);
+    assert.equal(out.text, "ci-workload read");
+    assert.equal(w.grants["urn:ietf:params:oauth:grant-type:jwt-bearer"], 1);
+    assert.equal(w.lastAssertion, jwt);
+    assert.equal(w.lastAuthMethod, "none", "no client secret, no Basic header");
+    assert.ok(!r.stderr.includes(jwt), "the workload token is masked");
+  });
+});
+
+Deno.test("mcp oauth: a workload token file is read when a token is requested (rotated in place between runs)", async () => {
+  await withWorld(async (w, home) => {
+    w.addClient({ id: "ci-workload" });
+    const dir = await tempDir("ab_oauth_wif_");
+    const file = join(dir, "token");
+    const [first, second] = [workloadJwt("one"), workloadJwt("two")];
+    const connect =
+      `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "ci-workload", assertion_file = "token" } })`;
+    const opts = { cwd: dir, env: testEnv({ AGENT_BLOCK_HOME: home }) };
+    Deno.writeTextFileSync(file, first + "\n");
+    w.assertions.add(first);
+    assert.match(resultOf(await runLua(script(connect, WHOAMI), opts)).text, /^ci-workload /);
+    assert.equal(w.lastAssertion, first, "trimmed, relative to the run's working directory");
+    // the platform rotates the file; the old token stops working
+    Deno.writeTextFileSync(file, second);
+    w.assertions.clear();
+    w.assertions.add(second);
+    const again = resultOf(await runLua(script(connect, WHOAMI), opts));
+    assert.equal(again.connected, true, again.message);
+    assert.equal(w.lastAssertion, second);
+    Deno.removeSync(file);
+    const gone = resultOf(await runLua(script(connect, WHOAMI), opts));
+    assert.equal(gone.kind, "auth");
+    assert.match(gone.message, /cannot read the workload token file .*token \('assertion_file'\)/);
+    await Deno.remove(dir, { recursive: true });
+  });
+});
+
+Deno.test("mcp oauth: a workload token the server does not trust fails the connect once, kind auth, unretried", async () => {
+  await withWorld(async (w, home) => {
+    w.addClient({ id: "ci-workload" });
+    const jwt = workloadJwt("stranger");
+    const r = await runLua(
+      script(
+        `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "ci-workload", assertion_env = "CI_OIDC" } })`,
+        WHOAMI,
+      ),
+      { env: testEnv({ AGENT_BLOCK_HOME: home, CI_OIDC: jwt }) },
+    );
+    const out = resultOf(r);
+    assert.equal(out.connected, false);
+    assert.equal(out.kind, "auth");
+    assert.match(
+      out.message,
+      /refused the workload's token \(invalid_grant\) in the JWT-bearer grant, which is not sent again/,
+    );
+    assert.ok(!out.message.includes(jwt) && !r.stderr.includes(jwt), "the token is not in the message");
+    assert.deepEqual(
+      w.refusals,
+      ["invalid_grant"],
+      `one token request, no retry, no other grant: ${w.refusals}`,
+    );
+  });
+});
+
 Deno.test("mcp oauth: bad auth settings name the field or the variable", async () => {
   await withWorld(async (w, home) => {
     const cases: [string, RegExp][] = [
@@ -159,7 +243,15 @@ Deno.test("mcp oauth: bad auth settings name the field or the variable", async (
         /'client_secret_env' names NOT_SET_ANYWHERE, which is not set/,
       ],
       [`{ client_id = "x", colour = "red" }`, /unknown field 'colour'/],
-      [`{ client_id = "x" }`, /needs 'client_secret', 'private_key' or 'refresh_token'/],
+      [`{ client_id = "x" }`, /needs 'client_secret', 'private_key', 'refresh_token' or 'assertion'/],
+      [
+        `{ client_id = "x", assertion = "a.b.c", client_secret = "y" }`,
+        /'assertion' is the JWT-bearer grant's only credential/,
+      ],
+      [
+        `{ client_id = "x", assertion = "a.b.c", assertion_file = "t" }`,
+        /'assertion' and 'assertion_file' contradict/,
+      ],
       [
         `{ client_id = "x", client_secret = "y", method = "tls" }`,
         /field 'method' must be "client_secret_basic" or "client_secret_post"/,

@@ -8,7 +8,8 @@
  * Owns:
  * - the providers: the SDK's `ClientCredentialsProvider` (with the configured `method` when one
  *   is given), `PrivateKeyJwtProvider` and `CrossAppAccessProvider` (its ID-JAG from the IdP through
- *   the SDK's token exchange) for machine credentials; `HeadlessProvider` for a
+ *   the SDK's token exchange) for machine credentials, and ours for a workload's JWT-bearer grant
+ *   (`WorkloadJwtProvider`: the SDK has none); `HeadlessProvider` for a
  *   refresh token or a stored login — it refreshes, and where only a person could go on (a
  *   refused refresh token, a scope the login lacks) it fails with an `McpAuthError` saying what
  *   to do (`agent-block mcp login URL [--scope ...]`), naming the scope a step-up asked for;
@@ -86,6 +87,118 @@ class SecretClient extends ClientCredentialsProvider {
   override clientInformation(): StoredOAuthClientInformation {
     const info = super.clientInformation();
     return this.method ? { ...info, token_endpoint_auth_method: this.method } : info;
+  }
+}
+
+/** The JWT-bearer grant's `grant_type` (RFC 7523 §2.1). */
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/**
+ * The JWT-bearer grant (RFC 7523 §2.1) for a workload: the token request carries a JWT another
+ * party issued to it (a CI system's OIDC token, a Kubernetes service account token) as its
+ * `assertion`, and the client is public (`client_id` in the body, no secret). The JWT is read at
+ * each token request — from the settings, or again from `assertionFile`, where platforms rotate
+ * it in place — and joins the run's secrets. A refused grant is not sent again (SEP-1933): the
+ * SDK's `auth()` retries once after `invalid_grant`, `invalid_client` or `unauthorized_client`,
+ * invalidating credentials first (`invalidateCredentials`), and that retry's token request fails
+ * here with what was refused; `invalid_scope` is the SDK's error as it is. No refresh token is
+ * kept: a workload presents its JWT again instead.
+ */
+class WorkloadJwtProvider implements OAuthClientProvider {
+  #tokens: StoredOAuthTokens | undefined;
+  /** What the authorization server refused (the SDK invalidated it to retry), once it has. */
+  #refused: string | undefined;
+  readonly #info: StoredOAuthClientInformation;
+  readonly #metadata: OAuthClientMetadata;
+
+  constructor(
+    private readonly settings: Extract<McpAuth, { kind: "jwt_bearer" }>,
+    private readonly deps: AuthDeps,
+    private readonly server: string,
+  ) {
+    this.#info = {
+      client_id: settings.clientId,
+      ...(settings.issuer ? { issuer: settings.issuer } : {}),
+    };
+    this.#metadata = {
+      client_name: "agent-block",
+      redirect_uris: [],
+      grant_types: [JWT_BEARER],
+      token_endpoint_auth_method: "none",
+      ...(settings.scope ? { scope: settings.scope } : {}),
+    };
+  }
+
+  get redirectUrl(): undefined {
+    return undefined;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return this.#metadata;
+  }
+
+  clientInformation(): StoredOAuthClientInformation {
+    return this.#info;
+  }
+
+  tokens(): StoredOAuthTokens | undefined {
+    return this.#tokens;
+  }
+
+  saveTokens(tokens: StoredOAuthTokens): void {
+    const { refresh_token: _, ...rest } = tokens;
+    this.#tokens = rest;
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    if (scope === "client" || scope === "all") {
+      this.#refused = "this client (invalid_client or unauthorized_client)";
+    } else if (scope === "tokens") this.#refused ??= "the workload's token (invalid_grant)";
+    this.#tokens = undefined;
+  }
+
+  redirectToAuthorization(): never {
+    throw new McpAuthError(
+      `server ${this.server}: the authorization server asks for a person's authorization, which the ` +
+        `JWT-bearer grant of a workload cannot give: give a token it accepts for this resource`,
+    );
+  }
+
+  saveCodeVerifier(): void {}
+
+  codeVerifier(): string {
+    throw new McpAuthError(`server ${this.server}: no authorization is in progress`);
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams {
+    if (this.#refused !== undefined) {
+      throw new McpAuthError(
+        `server ${this.server}: the authorization server refused ${this.#refused} in the JWT-bearer grant, ` +
+          `which is not sent again: give a token (and a client) it trusts`,
+      );
+    }
+    const params = new URLSearchParams({ grant_type: JWT_BEARER, assertion: this.#assertion() });
+    if (scope) params.set("scope", scope);
+    return params;
+  }
+
+  /** The JWT, read now (a file is read again each time: the platform may have rotated it). */
+  #assertion(): string {
+    if (this.settings.assertion !== undefined) return this.settings.assertion;
+    const file = this.settings.assertionFile!;
+    let jwt: string;
+    try {
+      jwt = Deno.readTextFileSync(file).trim();
+    } catch (e) {
+      throw new McpAuthError(
+        `server ${this.server}: cannot read the workload token file ${file} ('assertion_file'): ${
+          (e as Error).message
+        }`,
+      );
+    }
+    if (jwt === "") throw new McpAuthError(`server ${this.server}: the workload token file ${file} is empty`);
+    this.deps.secret(jwt);
+    return jwt;
   }
 }
 
@@ -216,6 +329,11 @@ export async function connectionAuth(
         scope: settings.scope,
         ...(expectedIssuer ? { expectedIssuer } : {}),
       });
+      return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
+    }
+    case "jwt_bearer": {
+      deps.secret(settings.assertion);
+      const p = new WorkloadJwtProvider(settings, deps, server);
       return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
     }
     case "cross_app": {

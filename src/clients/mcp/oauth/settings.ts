@@ -5,7 +5,7 @@
  * Owns `McpAuth` and `parseAuthFields`. The fields come from a Lua table (`opts.auth` of
  * `mcp.connect_http`, an `mcp_servers` entry's `transport_opts.auth`) or from the credentials
  * file such a table names; secrets may be given by the name of a variable of the run's
- * environment (`client_secret_env`, `private_key_env`, `refresh_token_env`: the project's `.env`
+ * environment (`client_secret_env`, `private_key_env`, `refresh_token_env`, `assertion_env`: the project's `.env`
  * included), which the caller looks up through the run (`lookup`), never the process.
  *
  * Kinds, and what picks them:
@@ -16,6 +16,11 @@
  *   authenticated by a signed JWT (RFC 7523);
  * - `refresh_token`: `refresh_token` (with `client_id`, and `client_secret` for a confidential
  *   client): the token is refreshed as the first request needs it, the result kept in memory;
+ * - `jwt_bearer`: `assertion` (a JWT the authorization server trusts, issued to the workload by
+ *   another party: a CI system's OIDC token, a Kubernetes service account token) or
+ *   `assertion_file` (read again at each token request, so a token the platform rotates in place
+ *   is picked up), with `client_id`: the JWT-bearer grant (RFC 7523 §2.1; workload identity
+ *   federation), no client secret;
  * - `cross_app`: `id_token` (the user's ID token from an enterprise IdP) with `idp_client_id` and
  *   `idp_url` or `idp_token_endpoint`, plus the MCP client's `client_id` / `client_secret`:
  *   cross-app access (SEP-990), the ID token exchanged at the IdP for an authorization grant
@@ -59,6 +64,14 @@ export type McpAuth =
     source: string;
   }
   | AuthCommon & {
+    kind: "jwt_bearer";
+    clientId: string;
+    /** The workload's JWT, given as a value; or `assertionFile`, the file it is read from. */
+    assertion?: string;
+    /** A file holding the JWT (absolute, or relative to the caller's directory), read per token request. */
+    assertionFile?: string;
+  }
+  | AuthCommon & {
     kind: "cross_app";
     clientId: string;
     clientSecret: string;
@@ -97,6 +110,9 @@ export const AUTH_FIELDS = [
   "idp_client_id",
   "idp_client_secret",
   "idp_client_secret_env",
+  "assertion",
+  "assertion_env",
+  "assertion_file",
   "credentials_file",
 ] as const;
 
@@ -192,6 +208,27 @@ export function parseAuthFields(
       ...common,
     };
   }
+  const assertion = value("assertion");
+  const assertionFile = str("assertion_file");
+  if (assertion !== undefined || assertionFile !== undefined) {
+    if (assertion !== undefined && assertionFile !== undefined) {
+      throw new AuthSettingsError(
+        `${where}: fields 'assertion' and 'assertion_file' contradict each other: give one`,
+      );
+    }
+    if (clientSecret !== undefined || privateKey !== undefined || refreshToken !== undefined) {
+      throw new AuthSettingsError(
+        `${where}: 'assertion' is the JWT-bearer grant's only credential: drop 'client_secret' / 'private_key' / ` +
+          `'refresh_token'`,
+      );
+    }
+    return {
+      kind: "jwt_bearer",
+      clientId,
+      ...(assertion !== undefined ? { assertion } : { assertionFile }),
+      ...common,
+    };
+  }
   if (privateKey !== undefined) {
     if (clientSecret !== undefined || refreshToken !== undefined) {
       throw new AuthSettingsError(
@@ -214,7 +251,8 @@ export function parseAuthFields(
     return { kind: "client_credentials", clientId, clientSecret, method, ...common };
   }
   throw new AuthSettingsError(
-    `${where}: a client needs 'client_secret', 'private_key' or 'refresh_token' (or their '_env' forms); ` +
+    `${where}: a client needs 'client_secret', 'private_key', 'refresh_token' or 'assertion' (or their '_env' ` +
+      `forms, or 'assertion_file'); ` +
       `for a login made with 'agent-block mcp login', use auth = "login"`,
   );
 }
