@@ -191,6 +191,7 @@ export class McpManager {
       return await connectionAuth(sanitizeUrl(url), settings, {
         secret: (v) => this.opts.secret?.(v),
         debug: (line) => this.opts.log.debug(line),
+        warn: (line) => this.opts.log.warn(line),
       });
     } catch (e) {
       throw new McpError(`server '${name}': ${(e as Error).message}`, name, "initialize", "auth", e);

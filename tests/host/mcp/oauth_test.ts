@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { resultOf, runLua, tempDir, testEnv } from "../../helpers.ts";
+import { resultOf, runCli, runLua, tempDir, tempProject, testEnv } from "../../helpers.ts";
 import { type OAuthWorld, startOAuthWorld } from "../../fixtures/mcp/oauth_world.ts";
 
 async function withWorld(fn: (w: OAuthWorld, home: string) => Promise<void>): Promise<void> {
@@ -52,6 +52,43 @@ Deno.test("mcp oauth: client credentials, secret from the run's environment, cli
     assert.equal(out.text, "ci-bot read");
     assert.equal(w.grants.client_credentials, 1);
     assert.equal(w.lastAuthMethod, "client_secret_basic");
+  });
+});
+
+Deno.test("mcp oauth: credentials with no 'issuer' get one warning through the run's logger, none from the SDK", async () => {
+  await withWorld(async (w, home) => {
+    w.addClient({ id: "svc", secret: "svc-secret" });
+    const stderrOf = async (extra: string) => {
+      const project = await tempProject({
+        "main.lua":
+          `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "svc", client_secret_env = "S"${extra} } })
+local r = mcp.call("s", "whoami", {})
+assert(r.ok, r.error)`,
+      });
+      const r = await runCli(["-s", "main.lua", "-p", project], {
+        cwd: project,
+        env: testEnv({ AGENT_BLOCK_HOME: home, S: "svc-secret" }),
+      });
+      assert.equal(r.code, 0, r.stderr);
+      return r.stderr;
+    };
+    const open = await stderrOf("");
+    assert.doesNotMatch(open, /mcp-sdk|expectedIssuer/, "the SDK's console line, in its own words");
+    assert.equal(open.match(/auth names no 'issuer'/g)?.length, 1, open);
+    assert.match(open, /\[warn\].*set issuer = /);
+    const pinned = await stderrOf(`, issuer = "${w.issuer}"`);
+    assert.doesNotMatch(pinned, /issuer/);
+    // and the level is the run's: off says nothing
+    const project = await tempProject({
+      "main.lua":
+        `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "svc", client_secret_env = "S" } })`,
+    });
+    const quiet = await runCli(["-s", "main.lua", "-p", project], {
+      cwd: project,
+      env: testEnv({ AGENT_BLOCK_HOME: home, S: "svc-secret", AGENT_BLOCK_LOG: "off" }),
+    });
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stderr, "");
   });
 });
 

@@ -65,6 +65,8 @@ export interface AuthDeps {
   secret: (value: string | undefined) => void;
   /** Logs a debug line. */
   debug: (line: string) => void;
+  /** Logs a warning (the run's logger: its level and its secrets apply). */
+  warn?: (line: string) => void;
 }
 
 /** A connection's authorization: the provider, and what to do to the transport once it exists. */
@@ -246,8 +248,18 @@ class HeadlessProvider implements OAuthClientProvider {
     return this.slot.client as StoredOAuthClientInformation;
   }
 
-  tokens(): StoredOAuthTokens | undefined {
-    return this.#refused ? undefined : this.slot.tokens as StoredOAuthTokens | undefined;
+  /**
+   * The tokens, bound to an authorization server (SEP-2352): to the one their client is bound to
+   * (a login's, or the settings' `issuer`) when they carry no stamp of their own, else to the one
+   * this call resolved (`ctx`: the SDK's issuer, as it would take them unbound — and without its
+   * console line about the missing stamp; an unpinned connection is warned of by the run's logger).
+   */
+  tokens(ctx?: { issuer?: string }): StoredOAuthTokens | undefined {
+    if (this.#refused) return undefined;
+    const t = this.slot.tokens as StoredOAuthTokens | undefined;
+    if (!t || t.issuer !== undefined) return t;
+    const bound = (this.slot.client as StoredOAuthClientInformation).issuer ?? ctx?.issuer;
+    return bound === undefined ? t : { ...t, issuer: bound };
   }
 
   saveTokens(tokens: StoredOAuthTokens): void {
@@ -298,17 +310,28 @@ export async function connectionAuth(
   settings: McpAuth,
   deps: AuthDeps,
 ): Promise<ConnectionAuth> {
-  const expectedIssuer = settings.issuer;
+  const pinned = settings.issuer;
+  if (pinned === undefined && UNPINNED_KINDS.has(settings.kind)) {
+    deps.warn?.(
+      `mcp: server ${server}: its auth names no 'issuer', so the server decides which authorization server ` +
+        `receives these credentials; set issuer = "<the authorization server's URL>" to send them only there`,
+    );
+  }
+  // The SDK's machine providers say the same on the console when given none (its own words, past
+  // the run's logger and level): they get a stand-in, taken off again (`unpinned`).
+  const expectedIssuer = pinned ?? UNPINNED;
   switch (settings.kind) {
     case "client_credentials": {
       deps.secret(settings.clientSecret);
-      const p = new SecretClient({
-        clientId: settings.clientId,
-        clientSecret: settings.clientSecret,
-        clientName: "agent-block",
-        scope: settings.scope,
-        ...(expectedIssuer ? { expectedIssuer } : {}),
-      }, settings.method);
+      const p = unpinned(
+        new SecretClient({
+          clientId: settings.clientId,
+          clientSecret: settings.clientSecret,
+          clientName: "agent-block",
+          scope: settings.scope,
+          expectedIssuer,
+        }, settings.method),
+      );
       return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
     }
     case "private_key_jwt": {
@@ -321,14 +344,16 @@ export async function connectionAuth(
           throw new McpAuthError(`server ${server}: 'private_key' starts like a JWK but is not valid JSON`);
         }
       }
-      const p = new PrivateKeyJwtProvider({
-        clientId: settings.clientId,
-        privateKey: key,
-        algorithm: settings.algorithm,
-        clientName: "agent-block",
-        scope: settings.scope,
-        ...(expectedIssuer ? { expectedIssuer } : {}),
-      });
+      const p = unpinned(
+        new PrivateKeyJwtProvider({
+          clientId: settings.clientId,
+          privateKey: key,
+          algorithm: settings.algorithm,
+          clientName: "agent-block",
+          scope: settings.scope,
+          expectedIssuer,
+        }),
+      );
       return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
     }
     case "jwt_bearer": {
@@ -341,28 +366,30 @@ export async function connectionAuth(
       deps.secret(settings.idToken);
       deps.secret(settings.idpClientSecret);
       const s = settings;
-      const p = new CrossAppAccessProvider({
-        clientId: s.clientId,
-        clientSecret: s.clientSecret,
-        clientName: "agent-block",
-        ...(expectedIssuer ? { expectedIssuer } : {}),
-        assertion: async (ctx) => {
-          const asked = {
-            audience: ctx.authorizationServerUrl,
-            resource: ctx.resourceUrl,
-            idToken: s.idToken,
-            clientId: s.idpClientId,
-            clientSecret: s.idpClientSecret,
-            scope: ctx.scope,
-            fetchFn: ctx.fetchFn,
-          };
-          const grant = s.idpTokenEndpoint
-            ? await requestJwtAuthorizationGrant({ tokenEndpoint: s.idpTokenEndpoint, ...asked })
-            : await discoverAndRequestJwtAuthGrant({ idpUrl: s.idpUrl!, ...asked });
-          deps.secret(grant.jwtAuthGrant);
-          return grant.jwtAuthGrant;
-        },
-      });
+      const p = unpinned(
+        new CrossAppAccessProvider({
+          clientId: s.clientId,
+          clientSecret: s.clientSecret,
+          clientName: "agent-block",
+          expectedIssuer,
+          assertion: async (ctx) => {
+            const asked = {
+              audience: ctx.authorizationServerUrl,
+              resource: ctx.resourceUrl,
+              idToken: s.idToken,
+              clientId: s.idpClientId,
+              clientSecret: s.idpClientSecret,
+              scope: ctx.scope,
+              fetchFn: ctx.fetchFn,
+            };
+            const grant = s.idpTokenEndpoint
+              ? await requestJwtAuthorizationGrant({ tokenEndpoint: s.idpTokenEndpoint, ...asked })
+              : await discoverAndRequestJwtAuthGrant({ idpUrl: s.idpUrl!, ...asked });
+            deps.secret(grant.jwtAuthGrant);
+            return grant.jwtAuthGrant;
+          },
+        }),
+      );
       return machine(masking(p, deps), settings.scope, server, MACHINE_AGAIN);
     }
     case "refresh_token": {
@@ -373,7 +400,7 @@ export async function connectionAuth(
           client_id: settings.clientId,
           ...(settings.clientSecret ? { client_secret: settings.clientSecret } : {}),
           ...(settings.method ? { token_endpoint_auth_method: settings.method } : {}),
-          ...(expectedIssuer ? { issuer: expectedIssuer } : {}),
+          ...(pinned ? { issuer: pinned } : {}),
         },
         // No access token yet: the first request is answered 401, which starts the refresh.
         tokens: { access_token: "", token_type: "Bearer", refresh_token: settings.refreshToken },
@@ -440,6 +467,31 @@ function machine(
         ? `the authorization server did not grant scope '${asked}' to these credentials`
         : undefined,
   };
+}
+
+/** The SDK machine providers' stand-in issuer when the settings pin none (see `unpinned`). */
+const UNPINNED = "https://unpinned.agent-block.invalid";
+
+/** The kinds whose credentials go to whichever authorization server the MCP server names, unless pinned. */
+const UNPINNED_KINDS: ReadonlySet<McpAuth["kind"]> = new Set([
+  "client_credentials",
+  "refresh_token",
+  "private_key_jwt",
+  "cross_app",
+  "jwt_bearer",
+]);
+
+/**
+ * `p` (an SDK machine provider built with `UNPINNED` when the settings name no issuer) bound to
+ * no issuer again, as the SDK binds it when given none: its client information's `issuer` is
+ * where the SDK keeps it (`_clientInfo`, pinned SDK version; `tests/host/mcp/oauth_test.ts`
+ * checks both ways). The stand-in keeps the SDK's console warning out of the run's stderr; the
+ * run's own logger says it instead (`connectionAuth`).
+ */
+function unpinned<P extends OAuthClientProvider>(p: P): P {
+  const info = (p as unknown as { _clientInfo?: { issuer?: string } })._clientInfo;
+  if (info?.issuer === UNPINNED) delete info.issuer;
+  return p;
 }
 
 /** What to do when configured machine credentials are for another authorization server. */
