@@ -12,17 +12,15 @@
  * `agent-block a2a: listening on http://127.0.0.1:PORT`.
  */
 import { onStopSignals, shutdownAfterRuns } from "./stop_signals.ts";
-import { agentBlockHome, childEnvPolicyFromEnv, logLevelFromEnv } from "../config/env_settings.ts";
+import { childRunServer, endServer } from "./child_run_server.ts";
+import { agentBlockHome } from "../config/env_settings.ts";
 import { parseFlags } from "./args.ts";
 import { resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment, edgeProcessEnv } from "./environment.ts";
 import { sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
-import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
-import { Secrets } from "../obs/secrets.ts";
-import { ProcessGroups } from "../proc/group.ts";
+import { writeStderr, writeStdout } from "../obs/log.ts";
 import { blockRoots, scanBlocks } from "../blocks/registry.ts";
-import { ChildRunner } from "../runner/child.ts";
 import { parseListenAddress, readTokenFile } from "../mcp_server/http.ts";
 import { VERSION } from "../version.ts";
 
@@ -148,26 +146,9 @@ export async function a2aCommand(argv: string[]): Promise<number> {
       throw new AgentBlockError(`a2a serve: ${(e as Error).message}`);
     }
   }
-  const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
-  const logLevel = logLevelFromEnv(edge.env);
-  const log = new Logger("agent-block a2a", logLevel.level ?? "info", undefined, (m) => secrets.scrub(m));
-  for (const w of logLevel.warnings) log.warn(w);
-  for (const w of edge.warnings) log.warn(w);
-
+  const server = childRunServer("agent-block a2a", edge.env, edge.warnings, sandbox);
+  const { log, stop, runs, runner } = server;
   const home = agentBlockHome(edge.env, edge.cwd);
-  const procs = new ProcessGroups(1000, edge.env, {
-    warn: (m) => log.warn(m),
-    childEnv: childEnvPolicyFromEnv(edge.env),
-  });
-  const stop = new AbortController();
-  const runs = new Set<Promise<unknown>>();
-  const runner = new ChildRunner({
-    procs,
-    stderr: writeStderr,
-    stopping: stop.signal,
-    stopReason: "the server is shutting down",
-    sandbox,
-  });
   const { serveA2a } = await import("../a2a_server/http.ts");
   const serving = serveA2a({
     hostname: addr.hostname,
@@ -191,9 +172,7 @@ export async function a2aCommand(argv: string[]): Promise<number> {
     shutdownAfterRuns(stop.signal, runs, () => serving.shutdown());
     await serving.finished;
   } finally {
-    stop.abort("the server is stopping");
-    await Promise.allSettled([...runs]);
-    await procs.endAll();
+    await endServer(server);
   }
   return EXIT.OK;
 }

@@ -24,22 +24,15 @@
  * stdout is the protocol's in stdio mode: this command writes nothing there but `--help`.
  */
 import { onStopSignals, shutdownAfterRuns } from "./stop_signals.ts";
-import {
-  childEnvPolicyFromEnv,
-  flowPaths,
-  logLevelFromEnv,
-  settingsFromEnv,
-  storePathsFromEnv,
-} from "../config/env_settings.ts";
+import { childRunServer, endServer } from "./child_run_server.ts";
+import { flowPaths, settingsFromEnv, storePathsFromEnv } from "../config/env_settings.ts";
 import { telemetryFromEnv } from "../obs/otel/settings.ts";
 import { parseFlags } from "./args.ts";
 import { join, resolve } from "node:path";
 import { AgentBlockError, EXIT, UsageError } from "../errors.ts";
 import { edgeEnvironment, edgeEnvironmentWithoutHostCredentials, edgeProcessEnv } from "./environment.ts";
 import { agentBlockHome, sandboxRequested, sandboxSettingsFromEnv } from "../config/env_settings.ts";
-import { Logger, writeStderr, writeStdout } from "../obs/log.ts";
-import { Secrets } from "../obs/secrets.ts";
-import { ProcessGroups } from "../proc/group.ts";
+import { writeStderr, writeStdout } from "../obs/log.ts";
 import {
   type BlockServerOptions,
   createBlockServer,
@@ -47,7 +40,6 @@ import {
   resourcePaths,
 } from "../mcp_server/server.ts";
 import { CallRecorder } from "../mcp_server/call_record.ts";
-import { ChildRunner } from "../runner/child.ts";
 import { InProcessRunner } from "../runner/in_process.ts";
 import { serveStdioUntilClosed } from "../mcp_server/stdio.ts";
 import { parseListenAddress, readTokenFile, serveHttp } from "../mcp_server/http.ts";
@@ -258,27 +250,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       throw new AgentBlockError(`mcp: ${(e as Error).message}`);
     }
   }
-  // The server's own log lines (a child run's failure, a client's request) are scrubbed of the
-  // host's credentials like a run's.
-  const secrets = Secrets.fromEnv({ get: (k) => edge.env[k] });
-  const logLevel = logLevelFromEnv(edge.env);
-  const log = new Logger("agent-block mcp", logLevel.level ?? "info", undefined, (m) => secrets.scrub(m));
-  for (const w of logLevel.warnings) log.warn(w);
-  for (const w of edge.warnings) log.warn(w);
-
-  const procs = new ProcessGroups(1000, edge.env, {
-    warn: (m) => log.warn(m),
-    childEnv: childEnvPolicyFromEnv(edge.env),
-  });
-  const stop = new AbortController();
-  const runs = new Set<Promise<unknown>>();
-  const runner = new ChildRunner({
-    procs,
-    stderr: writeStderr,
-    stopping: stop.signal,
-    stopReason: "the server is shutting down",
-    sandbox,
-  });
+  const server = childRunServer("agent-block mcp", edge.env, edge.warnings, sandbox);
+  const { log, stop, runs, runner } = server;
   // The project's setting (its .env) when the flag does not say.
   const expose = s.expose ?? exposeOf(edge.env.AGENT_BLOCK_MCP_EXPOSE, "AGENT_BLOCK_MCP_EXPOSE") ??
     "run_block";
@@ -388,9 +361,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     }
   } finally {
     watcher.stop();
-    stop.abort("the server is stopping");
-    await Promise.allSettled([...runs]);
-    await procs.endAll();
+    await endServer(server);
   }
   return EXIT.OK;
 }
