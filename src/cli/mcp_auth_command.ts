@@ -99,7 +99,7 @@ export async function mcpAuthCommand(argv: string[]): Promise<number> {
     // The SDK's OAuth errors (a refused registration, an issuer mismatch, ...) are the login's failure.
     if (e instanceof McpAuthError || e instanceof Error) {
       throw new AgentBlockError(
-        `mcp ${command}: ${e instanceof McpAuthError ? "" : `${e.name}: `}${e.message}`,
+        `mcp ${command}: ${e instanceof McpAuthError ? "" : `${(e as Error).name}: `}${e.message}`,
       );
     }
     throw e;

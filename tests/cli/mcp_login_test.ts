@@ -5,7 +5,8 @@
  * from the server's 401, dynamic registration and a pre-registered client, PKCE and `iss`, the
  * token file (mode 0600, atomic, refused with other permissions), refresh on expiry (server side
  * and client side) with the call retried, a revoked refresh token, a step-up the login lacks,
- * two runs refreshing at once, and the exit codes.
+ * two runs refreshing at once, DPoP-bound tokens (the login's key kept in its entry), and the exit
+ * codes.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -246,6 +247,40 @@ Deno.test("mcp login: a server that moved to another authorization server fails 
     assert.equal(again.code, 0, again.stderr);
     const after = await runCalling(w, home);
     assert.equal(after.ok, true, after.text);
+  });
+});
+
+Deno.test("mcp login: a server that takes only DPoP-bound tokens: the login's key is kept, runs and refreshes sign with it", async () => {
+  await withWorld(async (w, home) => {
+    w.requireDpop = true;
+    const l = await login(w, home);
+    assert.equal(l.code, 0, l.stderr);
+    const e = stored(home);
+    assert.equal(e.tokens.token_type, "DPoP");
+    assert.equal(e.dpop_key.kty, "EC");
+    assert.equal(typeof e.dpop_key.d, "string", "the private key, in the owner-only file");
+    const r = await runCalling(w, home);
+    assert.equal(r.ok, true, r.text);
+    assert.ok(w.dpopRequests > 0);
+    assert.ok(!r.stderr.includes(e.dpop_key.d), "the key is not printed");
+    // the token alone, as a thief would present it, is refused
+    const stolen = await fetch(w.mcpUrl, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${e.tokens.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    await stolen.body?.cancel();
+    assert.equal(stolen.status, 401);
+    // a refresh is signed with the same key (the refresh token is bound to it), which stays
+    w.expireAll();
+    const after = await runCalling(w, home);
+    assert.equal(after.ok, true, after.text);
+    assert.equal(w.grants.refresh_token, 1);
+    assert.deepEqual(stored(home).dpop_key, e.dpop_key);
   });
 });
 

@@ -272,6 +272,38 @@ Deno.test("mcp oauth: a workload token the server does not trust fails the conne
   });
 });
 
+Deno.test("mcp oauth: client credentials against a server that asks for DPoP: the tokens are bound to the connection's key", async () => {
+  await withWorld(async (w, home) => {
+    w.requireDpop = true;
+    w.addClient({ id: "svc", secret: "svc-secret" });
+    const r = await runLua(
+      script(
+        `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "svc", client_secret_env = "S", issuer = "${w.issuer}" } })`,
+        WHOAMI,
+      ),
+      { env: testEnv({ AGENT_BLOCK_HOME: home, S: "svc-secret" }) },
+    );
+    const out = resultOf(r);
+    assert.equal(out.connected, true, out.message);
+    assert.match(out.text, /^svc /);
+    assert.ok(w.dpopRequests > 0, "requests signed with the key the token is bound to");
+    // a server that does not ask gets plain bearer tokens (a DPoP-capable one is not assumed)
+    w.requireDpop = false;
+    const before = w.dpopRequests;
+    const plain = resultOf(
+      await runLua(
+        script(
+          `mcp.connect_http("s", "${w.mcpUrl}", { auth = { client_id = "svc", client_secret_env = "S", issuer = "${w.issuer}" } })`,
+          WHOAMI,
+        ),
+        { env: testEnv({ AGENT_BLOCK_HOME: home, S: "svc-secret" }) },
+      ),
+    );
+    assert.equal(plain.connected, true, plain.message);
+    assert.equal(w.dpopRequests, before);
+  });
+});
+
 Deno.test("mcp oauth: bad auth settings name the field or the variable", async () => {
   await withWorld(async (w, home) => {
     const cases: [string, RegExp][] = [

@@ -8,7 +8,8 @@
  * a pre-registered client or the one dynamic registration returns, or a client ID metadata
  * document URL), and the entry written at the end. The SDK does discovery (from the server's
  * `401` `WWW-Authenticate` and the well-known documents), registration, PKCE, the `iss` check
- * and the token request (`auth`).
+ * and the token request (`auth`); when the server's challenge offers the `DPoP` scheme, the
+ * tokens are bound to a key made for the login and kept in its entry (`dpop.ts`).
  *
  * Invariants: the listener binds 127.0.0.1 only and stops when the login ends, either way; a
  * callback whose `state` is not the one sent is refused (and the login goes on waiting until its
@@ -33,6 +34,7 @@ import {
   type TokenEntry,
   writeEntry,
 } from "./store.ts";
+import { challengesDpop, newStorableDpopKey } from "./dpop.ts";
 
 /** What a login needs. */
 export interface LoginOptions {
@@ -160,9 +162,12 @@ async function loginWith(
       issuer = i;
     },
   };
-  // The server's own challenge first: its 401 names the resource metadata and the scope.
+  // The server's own challenge first: its 401 names the resource metadata and the scope, and
+  // whether it takes DPoP-bound tokens (then the tokens are bound to a key kept in the entry).
   const challenge = await probe(server);
   const scope = opts.scope ?? challenge.scope;
+  const dpop = challenge.dpop ? await newStorableDpopKey() : undefined;
+  if (dpop) provider.dpop = () => dpop.session;
   const first = await auth(provider, {
     serverUrl: server,
     resourceMetadataUrl: challenge.resourceMetadataUrl,
@@ -194,6 +199,7 @@ async function loginWith(
     ...(issuer ? { issuer } : {}),
     client: { redirect_uris: [redirectUrl], ...client } as TokenEntry["client"],
     tokens: stamped(tokens as StoredTokens),
+    ...(dpop ? { dpop_key: dpop.key } : {}),
     saved_at: Date.now(),
   };
   const file = await entryPath(opts.storeDir, server);
@@ -241,7 +247,7 @@ const PROBES: readonly { headers: Record<string, string>; body: unknown }[] = [
  * without one. The challenge's scope is what the runs' requests will be asked for, so the login
  * asks for it.
  */
-async function probe(server: string): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+async function probe(server: string): Promise<{ resourceMetadataUrl?: URL; scope?: string; dpop?: boolean }> {
   for (const p of PROBES) {
     let res: Response;
     try {
@@ -260,7 +266,7 @@ async function probe(server: string): Promise<{ resourceMetadataUrl?: URL; scope
     await res.body?.cancel();
     if (res.status !== 401) continue;
     const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(res);
-    return { resourceMetadataUrl, scope };
+    return { resourceMetadataUrl, scope, dpop: challengesDpop(res) };
   }
   return {};
 }

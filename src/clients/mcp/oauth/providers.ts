@@ -17,6 +17,9 @@
  *   entry's lock, and a 401 is answered by re-reading the entry under that lock first, so a run
  *   that lost the race to refresh uses the winner's tokens (`store.ts`); a token known to have
  *   expired is not sent (the server's 401 starts the refresh at once);
+ * - DPoP (`dpop.ts`): every provider answers `dpop()` from its connection's `DpopSwitch`, turned
+ *   on by a `401` offering the `DPoP` scheme (or, for a login made with it, from the start, with
+ *   the key of its entry; a login without one gets a key that is stored with the tokens it binds);
  * - secrets: every client secret, private key, access and refresh token goes to `secret` as it
  *   is known, so the run's secrets mask them wherever text is kept or printed.
  *
@@ -46,6 +49,7 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import type { McpAuth } from "./settings.ts";
+import { challengesDpop, DpopSwitch, importDpopKey, newStorableDpopKey, type StoredDpopKey } from "./dpop.ts";
 import {
   entryPath,
   expired,
@@ -226,7 +230,13 @@ class HeadlessProvider implements OAuthClientProvider {
     private readonly deps: AuthDeps,
     private readonly again: string,
     private readonly scope?: string,
+    /** The connection's DPoP (`dpop.ts`): on for a login made with it, or once the server asks. */
+    readonly dpopSwitch: DpopSwitch = new DpopSwitch(),
   ) {}
+
+  dpop(): ReturnType<DpopSwitch["session"]> {
+    return this.dpopSwitch.session();
+  }
 
   get redirectUrl(): string {
     return this.slot.client.redirect_uris?.[0] ?? "http://127.0.0.1/callback";
@@ -442,9 +452,13 @@ function machine(
       return prepare(s);
     };
   }
+  // DPoP once the server asks for it (`dpop.ts`); a headless provider brings its own switch
+  const dpop = provider instanceof HeadlessProvider ? provider.dpopSwitch : new DpopSwitch();
+  if (!(provider instanceof HeadlessProvider)) provider.dpop = () => dpop.session();
   const adapter: AuthProvider = {
     token: async () => (await provider.tokens())?.access_token || undefined,
     onUnauthorized: async (ctx) => {
+      if (challengesDpop(ctx.response)) dpop.enable();
       const challenge = extractWWWAuthenticateParams(ctx.response);
       await authorize(
         provider,
@@ -574,6 +588,23 @@ async function storedAuth(
   };
   learn(entry);
   let readOnly = false;
+  // A login made with DPoP signs with its key; one made without gets a key of its own once the
+  // server asks, kept in the entry with the tokens it binds (`save`).
+  let dpopKey: StoredDpopKey | undefined = entry.dpop_key;
+  if (dpopKey?.d) deps.secret(dpopKey.d);
+  const dpop = new DpopSwitch(async () => {
+    if (dpopKey) {
+      try {
+        return await importDpopKey(dpopKey);
+      } catch (e) {
+        throw new McpAuthError(`the token file ${path}: ${(e as Error).message}: ${again}`);
+      }
+    }
+    const made = await newStorableDpopKey();
+    dpopKey = made.key;
+    if (dpopKey.d) deps.secret(dpopKey.d);
+    return made.session;
+  }, dpopKey !== undefined);
   const slot: TokenSlot = {
     get client() {
       return entry.client;
@@ -582,7 +613,7 @@ async function storedAuth(
       return entry.tokens;
     },
     save(tokens) {
-      entry = { ...entry, tokens, saved_at: Date.now() };
+      entry = { ...entry, tokens, ...(dpopKey ? { dpop_key: dpopKey } : {}), saved_at: Date.now() };
       if (readOnly) return;
       try {
         writeEntry(path, entry);
@@ -593,7 +624,7 @@ async function storedAuth(
       }
     },
   };
-  const provider = new HeadlessProvider(slot, server, deps, again, scope);
+  const provider = new HeadlessProvider(slot, server, deps, again, scope, dpop);
   /** The access token last handed to the transport (what a 401 refused). */
   let sent: string | undefined;
   const adapter: AuthProvider = {
@@ -603,6 +634,7 @@ async function storedAuth(
       return Promise.resolve(sent);
     },
     onUnauthorized: async (ctx) => {
+      if (challengesDpop(ctx.response)) dpop.enable();
       const refused = sent;
       await withEntryLock(path, async () => {
         // A read-only store holds nothing newer than this run's memory.

@@ -5,7 +5,8 @@
  * Owns the files under `<AGENT_BLOCK_HOME>/mcp-auth/` (`mcpAuthDir`): one JSON file per server
  * URL (its name a hash of the URL, so a URL never becomes a path), holding the server URL, the
  * resource and issuer the login was bound to, the client (as registered or pre-registered), the
- * tokens and when the access token expires. Also owns `McpAuthError`, the error of every
+ * tokens and when the access token expires, and the DPoP key the tokens are bound to when the
+ * login used DPoP (`dpop.ts`). Also owns `McpAuthError`, the error of every
  * authorization failure of the client, and the permission rule of credential files.
  *
  * Invariants, and why:
@@ -73,6 +74,8 @@ export interface TokenEntry {
   issuer?: string;
   client: StoredClient;
   tokens: StoredTokens;
+  /** The DPoP key the tokens are bound to (`dpop.ts`: a private JWK), when the login used DPoP. */
+  dpop_key?: JsonWebKey;
   /** When this entry was written, epoch ms. */
   saved_at: number;
 }
@@ -166,6 +169,10 @@ function entryProblem(data: unknown): string | undefined {
   }
   if (t.expires_at !== undefined && typeof t.expires_at !== "number") {
     return "field 'tokens.expires_at' must be a number";
+  }
+  const k = e.dpop_key as Record<string, unknown> | undefined;
+  if (k !== undefined && (typeof k !== "object" || k === null || typeof k.d !== "string")) {
+    return "field 'dpop_key' must be a private JWK";
   }
   return undefined;
 }
