@@ -403,7 +403,13 @@ export class QueueWorker {
     // the run's kernel record beside its result (`<run id>.knl`: knl export --as events lines)
     let knlObject: string | null = null;
     if (isBlockJob(found) && tally.counts.sessions.length > 0) {
-      const x = runKernelExport(found.root, this.#o.env, [...tally.counts.sessions], this.#o.knlPathOf);
+      const x = runKernelExport(
+        found.root,
+        this.#o.home,
+        this.#o.env,
+        [...tally.counts.sessions],
+        this.#o.knlPathOf,
+      );
       if ("text" in x) {
         try {
           const knl = enc.encode(x.text);
