@@ -35,6 +35,7 @@ import { QueueWorker } from "../serve/worker.ts";
 import { DEFAULT_ACK_WAIT_MS, openRunQueue, RunQueueSetupError } from "../clients/nats/run_queue.ts";
 import { connectQueue, NATS_FLAGS, NATS_FLAGS_HELP, natsSettings } from "./nats_flags.ts";
 import { VERSION } from "../version.ts";
+import { leftoverSweep } from "../sandbox/sweep_notes.ts";
 
 export const WORKER_HELP = `agent-block ${VERSION} worker — run the queued runs of 'serve --nats'
 
@@ -141,6 +142,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     home,
     env,
     knlPathOf: (e) => storePathsFromEnv(e).kernel,
+    sweepOwed: (root) => leftoverSweep(home, root),
     flowPaths,
     runner,
     flowRunner: new InProcessRunner({

@@ -10,7 +10,8 @@
  * Invariant: never throws — a run whose record cannot be read (no database, an in-memory one, a
  * session missing) has no export, and the reason is returned for the worker's log. A project
  * whose `.env` may have been planted — a sandbox launcher was killed outright before its sweep
- * (`src/sandbox/sweep_notes.ts`) — is not read either: the next run of the project sweeps first.
+ * (the edge's `sweepOwed`: `src/sandbox/sweep_notes.ts`) — is not read either: the next run of
+ * the project sweeps first.
  */
 import { join } from "node:path";
 import { layerDotenv, readDotenv } from "../config/dotenv.ts";
@@ -18,18 +19,17 @@ import { defaultStorePath } from "../knl/paths.ts";
 import { openExistingStore } from "../knl/store.ts";
 import { exportLine, exportSession } from "../knl/export.ts";
 import { Secrets } from "../obs/secrets.ts";
-import { leftoverSweep } from "../sandbox/sweep_notes.ts";
 
-/** The export of `sessions` from `projectRoot`'s kernel (`home`: the worker's), or why there is none. */
+/** The export of `sessions` from `projectRoot`'s kernel, or why there is none. */
 export function runKernelExport(
   projectRoot: string,
-  home: string,
   env: Readonly<Record<string, string>>,
   sessions: readonly string[],
   knlPathOf: (env: Readonly<Record<string, string>>) => string | undefined = () => undefined,
+  sweepOwed: (projectRoot: string) => boolean = () => false,
 ): { text: string } | { why: string } {
   if (sessions.length === 0) return { why: "the run opened no kernel session" };
-  if (leftoverSweep(home, projectRoot)) {
+  if (sweepOwed(projectRoot)) {
     return {
       why: "a sandbox launcher of the project was killed before its sweep: its .env is not read until then",
     };

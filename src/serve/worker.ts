@@ -89,6 +89,11 @@ export interface WorkerOptions {
    * `storePathsFromEnv`): where the run's record is read for its export. Absent: the project's.
    */
   knlPathOf?: (env: Readonly<Record<string, string>>) => string | undefined;
+  /**
+   * True when a sandbox launcher of the project was killed before its sweep (the edge's reading
+   * of the home's sweep notes): the project's `.env` is not read for the export meanwhile.
+   */
+  sweepOwed?: (projectRoot: string) => boolean;
   /** The edge's reading of the home and kernel paths of a flow job's environment (`FlowEdge.paths`). */
   flowPaths?: FlowJobRun["paths"];
   /** Runs the blocks. */
@@ -405,10 +410,10 @@ export class QueueWorker {
     if (isBlockJob(found) && tally.counts.sessions.length > 0) {
       const x = runKernelExport(
         found.root,
-        this.#o.home,
         this.#o.env,
         [...tally.counts.sessions],
         this.#o.knlPathOf,
+        this.#o.sweepOwed,
       );
       if ("text" in x) {
         try {

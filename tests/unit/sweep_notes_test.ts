@@ -47,12 +47,12 @@ Deno.test("sweep notes: a worker does not read a project's .env for its kernel e
   Deno.writeTextFileSync(join(project, ".env"), "AGENT_BLOCK_KNL_PATH=/elsewhere/kernel.sqlite\n");
   let read: string | undefined;
   const pathOf = (env: Readonly<Record<string, string>>) => (read = env.AGENT_BLOCK_KNL_PATH, undefined);
-  const before = runKernelExport(project, home, {}, ["s_1"], pathOf);
+  const before = runKernelExport(project, {}, ["s_1"], pathOf, (root) => leftoverSweep(home, root));
   assert.ok("why" in before);
   assert.equal(read, "/elsewhere/kernel.sqlite", "read when nothing is owed");
   read = undefined;
   note(`${GONE}-5.json`, JSON.stringify({ roots: [Deno.realPathSync(project)] }));
-  const owed = runKernelExport(project, home, {}, ["s_1"], pathOf);
+  const owed = runKernelExport(project, {}, ["s_1"], pathOf, (root) => leftoverSweep(home, root));
   assert.ok("why" in owed);
   assert.match(owed.why, /killed before its sweep/);
   assert.equal(read, undefined, "the .env was not read");
