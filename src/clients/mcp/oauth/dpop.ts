@@ -34,7 +34,7 @@ function b64url(bytes: Uint8Array): string {
   return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-/** The session of a stored key (`exportDpopKey`'s answer). */
+/** The session of a stored key (the `key` of `newStorableDpopKey`, read back from a token file). */
 export async function importDpopKey(jwk: StoredDpopKey): Promise<DpopSession> {
   if (jwk.kty !== "EC" || jwk.crv !== "P-256" || !jwk.x || !jwk.y || !jwk.d) {
     throw new Error("its DPoP key is not an ES256 (P-256) private key");

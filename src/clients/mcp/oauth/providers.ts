@@ -20,8 +20,9 @@
  * - DPoP (`dpop.ts`): every provider answers `dpop()` from its connection's `DpopSwitch`, turned
  *   on by a `401` offering the `DPoP` scheme (or, for a login made with it, from the start, with
  *   the key of its entry; a login without one gets a key that is stored with the tokens it binds);
- * - secrets: every client secret, private key, access and refresh token goes to `secret` as it
- *   is known, so the run's secrets mask them wherever text is kept or printed.
+ * - secrets: every client secret, private key, workload JWT, DPoP key, access and refresh token
+ *   goes to `secret` as it is known, so the run's secrets mask them wherever text is kept or
+ *   printed.
  *
  * The transport reads the provider's token per request through its `_authProvider` (the SDK
  * adapts an `OAuthClientProvider` to it at construction, and keeps the provider itself for the
