@@ -16,10 +16,12 @@
  *   allowed only to make them stricter, and `--sandbox-net`) and hands them to the launcher typed,
  *   with, in the user-namespace stage, the proxy the first launcher handed across the exec
  *   (`net_bridge.ts`'s variables). First it mints `serve`'s token in the home
- *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only, and
+ *   when there is none (`src/serve/token.ts`), so the launcher has a token to keep read-only,
  *   lays out the run's packages in `node_modules` (`layOutPackages`, `src/proc/self.ts`): the
- *   stages after it use `node_modules` as it is, and the confined one could not write it (both
- *   modules are imported only here, so a run that is not sandboxed does not load them);
+ *   stages after it use `node_modules` as it is, and the confined one could not write it, and
+ *   warms Deno's caches for the run path when they are cold (`src/proc/warm_run_path.ts`: the
+ *   confined runtime reads them but cannot write them) (these modules are imported only here,
+ *   so a run that is not sandboxed does not load them);
  * - `launchEarly`, from `cli.ts` when the command line names `--sandbox` or the process
  *   environment sets `AGENT_BLOCK_SANDBOX`: the same decision taken before the runtime's modules
  *   and the Lua engine are loaded, so the launcher's own start stays small (the sandbox
@@ -74,7 +76,7 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
   if (stage === undefined) {
     // The confined stages use node_modules as it is and could not write it (src/proc/self.ts):
     // the packages are laid out now, while this process may still write.
-    const { layOutPackages } = await import("../proc/self.ts");
+    const { layOutPackages, selfLaunch } = await import("../proc/self.ts");
     try {
       await layOutPackages();
     } catch (e) {
@@ -83,6 +85,19 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
           (e as Error).message
         }`,
       );
+    }
+    // Deno's caches, which the confined runtime may read but not write: warmed from out here
+    // when this checkout's run path was never loaded unconfined (src/proc/warm_run_path.ts)
+    const { runPathWarm, warmRunPath } = await import("../proc/warm_run_path.ts");
+    const launch = selfLaunch();
+    if (!runPathWarm(launch, processEnv)) {
+      const why = await warmRunPath(launch, processEnv);
+      if (why) {
+        writeStderr(enc.encode(
+          `[warn] agent-block: --sandbox: could not warm Deno's caches for the confined runtime (${why}); ` +
+            `sandboxed runs from this checkout start slower until an unconfined run of it\n`,
+        ));
+      }
     }
   }
   const req = {
