@@ -61,8 +61,9 @@
  * away and put another in its place, which is then checked as new, and a configuration place so
  * replaced is quarantined whatever its times say). Symlinks are never followed. The roots are walked
  * whole — but `/tmp`, other programs' too and often large, which is checked by name only (its own
- * `.git`, its own layout), as is each directory between it and a root inside it (`between`) — with synchronous calls on the caller's thread (the launcher's main
- * thread is itself inside the run's Landlock domain, so a rename can only land inside the grants).
+ * `.git`, its own layout), as is each directory between it and a root inside it (`between`) —
+ * with synchronous calls on the caller's thread (the launcher's main thread is itself inside the
+ * run's Landlock domain, so a rename can only land inside the grants).
  *
  * A launcher killed outright cannot sweep, so each notes its sweep first (`recordPending`, in the
  * home's `sandbox-sweeps/`, read-only to the run; emptied by `sweepDone`), and the next agent-block
@@ -78,7 +79,7 @@
  */
 import { dirname, join } from "node:path";
 import { PROJECT_CONFIG } from "./policy.ts";
-import { noteKey, processKey } from "./sweep_notes.ts";
+import { launcherGone, processKey } from "./sweep_notes.ts";
 
 /** A repository, or a configuration file, the sweep renamed. */
 export interface Quarantined {
@@ -474,10 +475,8 @@ export function pendingSweeps(
     return out;
   }
   for (const e of entries) {
-    const m = noteKey(e.name);
-    if (!m || !e.isFile) continue;
+    if (!e.isFile || !launcherGone(e.name)) continue; // not a note, or its launcher is still there
     const path = join(dir, e.name);
-    if (processKey(Number(m[0])) === `${m[0]}-${m[1]}`) continue; // its launcher is still there
     let plan: SweepPlan | undefined;
     let ctime = 0;
     try {

@@ -31,10 +31,13 @@ export function processKey(pid: number): string | undefined {
   }
 }
 
-/** A note's name: the launcher's `processKey`, as `[pid, start]`; undefined for other names. */
-export function noteKey(name: string): [string, string] | undefined {
+/**
+ * True when `name` is a note's (`<pid>-<start>.json`, its launcher's `processKey`) and that
+ * launcher is gone: the note's sweep may be owed. False for other names and live launchers.
+ */
+export function launcherGone(name: string): boolean {
   const m = /^(\d+)-(\d+)\.json$/.exec(name);
-  return m ? [m[1], m[2]] : undefined;
+  return m !== null && processKey(Number(m[1])) !== `${m[1]}-${m[2]}`;
 }
 
 /**
@@ -52,9 +55,7 @@ export function leftoverSweep(home: string, project: string): boolean {
   }
   let real: string | undefined;
   for (const e of entries) {
-    const key = noteKey(e.name);
-    if (!key || !e.isFile) continue;
-    if (processKey(Number(key[0])) === `${key[0]}-${key[1]}`) continue; // its launcher still runs
+    if (!e.isFile || !launcherGone(e.name)) continue; // not a note, or its launcher still runs
     let roots: unknown;
     try {
       const text = Deno.readTextFileSync(join(dir, e.name));
