@@ -77,8 +77,9 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
     // The confined stages use node_modules as it is and could not write it (src/proc/self.ts):
     // the packages are laid out now, while this process may still write.
     const { layOutPackages, selfLaunch } = await import("../proc/self.ts");
+    const launch = selfLaunch();
     try {
-      await layOutPackages();
+      await layOutPackages(launch);
     } catch (e) {
       throw new AgentBlockError(
         `--sandbox: cannot lay out the packages the confined run needs in node_modules: ${
@@ -88,16 +89,13 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
     }
     // Deno's caches, which the confined runtime may read but not write: warmed from out here
     // when this checkout's run path was never loaded unconfined (src/proc/warm_run_path.ts)
-    const { runPathWarm, warmRunPath } = await import("../proc/warm_run_path.ts");
-    const launch = selfLaunch();
-    if (!runPathWarm(launch, processEnv)) {
-      const why = await warmRunPath(launch, processEnv);
-      if (why) {
-        writeStderr(enc.encode(
-          `[warn] agent-block: --sandbox: could not warm Deno's caches for the confined runtime (${why}); ` +
-            `sandboxed runs from this checkout start slower until an unconfined run of it\n`,
-        ));
-      }
+    const { warmRunPath } = await import("../proc/warm_run_path.ts");
+    const why = await warmRunPath(launch, processEnv);
+    if (why) {
+      writeStderr(enc.encode(
+        `[warn] agent-block: --sandbox: could not warm Deno's caches for the confined runtime (${why}); ` +
+          `sandboxed runs from this checkout start slower until an unconfined run of it\n`,
+      ));
     }
   }
   const req = {

@@ -46,25 +46,33 @@ export function cachedFormOf(dir: string, source: string): string {
   return join(dir, "gen", "file", `${source}.js`);
 }
 
-/** The checkout of a source launch (the directory of its `cli.ts`), or undefined. */
-function checkoutOf(launch: SelfLaunch): string | undefined {
+/** The probe module of a source launch: its source, its cached form, and the cache; undefined for none. */
+function probeOf(
+  launch: SelfLaunch,
+  env: Readonly<Record<string, string>>,
+): { source: string; cached: string; cacheDir: string } | undefined {
   if (launch.mode !== "source") return undefined;
   const cli = launch.prefix[launch.prefix.length - 1];
-  return cli.endsWith("cli.ts") ? dirname(cli) : undefined;
+  const cacheDir = denoDir(env);
+  if (!cli.endsWith("cli.ts") || cacheDir === undefined) return undefined;
+  const source = join(dirname(cli), PROBE_MODULE);
+  return { source, cached: cachedFormOf(cacheDir, source), cacheDir };
 }
 
-/** True when the run path's probe module is cached and no older than its source. */
-export function runPathWarm(launch: SelfLaunch, env: Readonly<Record<string, string>>): boolean {
-  const checkout = checkoutOf(launch);
-  const dir = denoDir(env);
-  if (checkout === undefined || dir === undefined) return true; // nothing this could warm
-  const source = join(checkout, PROBE_MODULE);
+/** True when the probe's cached form is there and no older than its source. */
+function isWarm(probe: { source: string; cached: string }): boolean {
   try {
-    const src = Deno.statSync(source).mtime?.getTime() ?? 0;
-    return (Deno.statSync(cachedFormOf(dir, source)).mtime?.getTime() ?? 0) >= src;
+    const src = Deno.statSync(probe.source).mtime?.getTime() ?? 0;
+    return (Deno.statSync(probe.cached).mtime?.getTime() ?? 0) >= src;
   } catch {
     return false;
   }
+}
+
+/** True when the run path's probe module is cached and no older than its source (or nothing can be warmed). */
+export function runPathWarm(launch: SelfLaunch, env: Readonly<Record<string, string>>): boolean {
+  const probe = probeOf(launch, env);
+  return probe === undefined || isWarm(probe);
 }
 
 /**
@@ -75,14 +83,18 @@ export async function warmRunPath(
   launch: SelfLaunch,
   env: Readonly<Record<string, string>>,
 ): Promise<string | undefined> {
-  if (runPathWarm(launch, env)) return undefined;
+  const probe = probeOf(launch, env);
+  if (probe === undefined || isWarm(probe)) return undefined;
   const dir = await Deno.makeTempDir({ prefix: "agent-block-warm-" });
   try {
     // only what Deno needs to find itself and its caches (named, as the launch's Deno finds them),
     // and a home of its own: no credential, no setting or home of the user's
-    const childEnv: Record<string, string> = { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", HOME: dir };
-    const cacheDir = denoDir(env);
-    if (cacheDir !== undefined) childEnv.DENO_DIR = cacheDir;
+    const childEnv: Record<string, string> = {
+      NO_COLOR: "1",
+      DENO_NO_UPDATE_CHECK: "1",
+      HOME: dir,
+      DENO_DIR: probe.cacheDir,
+    };
     for (const k of ["PATH", "TMPDIR"]) if (env[k] !== undefined) childEnv[k] = env[k];
     const [cmd, ...args] = launch.prefix;
     // twice: the first run fills the transpile cache, and V8's code cache is written for modules
@@ -108,14 +120,11 @@ export async function warmRunPath(
     }
     // Deno leaves a cached form whose source hash still matches as it was (a fresh clone of the
     // same sources): dated now, it reads as warm until the source changes again
-    const checkout = checkoutOf(launch);
-    if (checkout !== undefined && cacheDir !== undefined) {
-      const now = new Date();
-      try {
-        Deno.utimeSync(cachedFormOf(cacheDir, join(checkout, PROBE_MODULE)), now, now);
-      } catch (e) {
-        return `the warm-up run left no cached form of ${PROBE_MODULE} (${(e as Error).message})`;
-      }
+    const now = new Date();
+    try {
+      Deno.utimeSync(probe.cached, now, now);
+    } catch (e) {
+      return `the warm-up run left no cached form of ${PROBE_MODULE} (${(e as Error).message})`;
     }
     return undefined;
   } catch (e) {
