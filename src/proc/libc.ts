@@ -5,10 +5,10 @@
  * Owns opening libc (`Deno.dlopen`, Linux only, lazily on first use) and saying why it could not:
  * not Linux, no FFI permission (`--allow-ffi`; `deno run -A` and a binary compiled with `-A` have
  * it; so does the sandboxed runtime, whose boundary is the kernel's), or no glibc/musl library under
- * the usual names. `openLibc(symbols)` is the shared opener (the sandbox launcher binds its own
- * symbol set through it); this module's own calls are `prctl(PR_SET_CHILD_SUBREAPER)`, a
- * non-blocking `waitpid` of one pid, and a sealed memfd holding given bytes (`sealedMemfd`, for
- * `session_stub.ts`). Every caller falls back to what works without it; nothing here throws.
+ * the usual names. `openLibc(symbols)` is the shared opener (the sandbox launcher and the sandbox
+ * proxy's resolver, `src/sandbox/net_resolve.ts`, bind their own symbol sets through it); this
+ * module's own calls are `prctl(PR_SET_CHILD_SUBREAPER)`, a non-blocking `waitpid` of one pid,
+ * and a sealed memfd holding given bytes (`sealedMemfd`, for `session_stub.ts`). Every caller falls back to what works without it; nothing here throws.
  * Without FFI permission granted already, libc is not opened at all (no permission prompt).
  *
  * Invariant: `waitpidNoHang` is only ever called (by `reaper.ts`) for a pid that Deno did not

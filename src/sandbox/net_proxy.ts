@@ -20,9 +20,9 @@
  *   for an upgrade (a `ws://` WebSocket: the mesh relay's) turns the connection into raw bytes
  *   both ways to that same upstream;
  * - the check: the host must be allowed at that port (`hostAllowed`); a name is resolved HERE
- *   (getaddrinfo, `/etc/hosts` included) and the connection goes to an address it resolved to —
- *   never to one of the refused kinds (loopback, private, link-local, ...) unless that address
- *   is itself listed; an IP literal must be listed as one;
+ *   (getaddrinfo, `/etc/hosts` included: `net_resolve.ts`) and the connection goes to an address
+ *   it resolved to — never to one of the refused kinds (loopback, private, link-local, ...)
+ *   unless that address is itself listed; an IP literal must be listed as one;
  * - a refusal: `403` with `X-Agent-Block-Denied`, one stderr line per host:port
  *   (`[warn] agent-block: --sandbox-net: refused ...`), and a denial record to every subscriber
  *   of the feed (the confined runtime, which records a `net_denied` kernel event);
@@ -37,10 +37,10 @@
  * its socket's directory (made for it by the launcher) as it goes; SIGINT, which a terminal sends
  * the whole process group, is left to the run.
  */
-import { lookup } from "node:dns/promises";
 import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort, isIP } from "./net_policy.ts";
 import { type Denial, DENIAL_FEED, type Duplex, splice, writeAll } from "./net_pipe.ts";
 import { BufConn, forwardHttp, parseForwardHead } from "./net_forward.ts";
+import { resolveHost } from "./net_resolve.ts";
 
 /** What the proxy is started with (the launcher passes it as one JSON argument). */
 export interface ProxyConfig {
@@ -161,17 +161,17 @@ async function resolveAllowed(
     };
   }
   if (isIP(host) !== 0) return { address: host };
-  let found: { address: string }[];
+  let found: string[];
   try {
-    found = await lookup(host, { all: true, verbatim: true });
+    found = await resolveHost(host);
   } catch (e) {
     return { reason: `cannot resolve: ${(e as Error).message}` };
   }
   let why = "no address";
-  for (const a of found) {
-    const refused = addressRefused(a.address);
-    if (refused === undefined || addressListed(allow, a.address, port)) return { address: a.address };
-    why = `resolves to ${a.address}, a ${refused} address not listed by address`;
+  for (const address of found) {
+    const refused = addressRefused(address);
+    if (refused === undefined || addressListed(allow, address, port)) return { address };
+    why = `resolves to ${address}, a ${refused} address not listed by address`;
   }
   return { reason: why };
 }

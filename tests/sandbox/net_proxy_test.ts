@@ -3,13 +3,17 @@
  * process on a Unix socket and spoken to in raw HTTP: the token line, keep-alive forwarding with
  * `Content-Length` and chunked bodies, a later request for another upstream on the same connection
  * (closed, never forwarded), `CONNECT` tunnels, the denial feed, and the feed owner's end ending
- * the proxy.
+ * the proxy; and the compiled binary's way to it (`--sandbox-stage=proxy`), started as the launcher
+ * starts it.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ProxyHandle, serveProxy } from "../../src/sandbox/net_proxy.ts";
 import { parseAllowList } from "../../src/sandbox/net_policy.ts";
 import { DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
+import { startProxy } from "../../src/sandbox/net_launch.ts";
+import type { SelfLaunch } from "../../src/proc/self.ts";
+import { CLI, pathExists, REPO_ROOT, waitFor } from "../helpers.ts";
 
 const opts = { ignore: Deno.build.os === "windows", sanitizeResources: false, sanitizeOps: false };
 const enc = new TextEncoder();
@@ -269,6 +273,63 @@ Deno.test({
       await proxy.done;
       await server.shutdown();
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "sandbox proxy: the compiled binary's stage (`<binary> --sandbox-stage=proxy`, cli.ts standing for the binary) serves the list and ends with its run",
+  ...opts,
+  fn: async () => {
+    // The launch of a compiled binary, whose command is the binary itself: `cli.ts` run by Deno
+    // takes its place, so the stage is reached as the binary reaches it (cli.ts's first-argument
+    // dispatch, `proxy_stage.ts`, the configuration on stdin, the `ready` line). That the binary
+    // carries these modules is compile_test's part (deno.json's compile.include).
+    const launch: SelfLaunch = {
+      mode: "compiled",
+      prefix: [Deno.execPath(), "run", "-A", "--quiet", "--config", join(REPO_ROOT, "deno.json"), CLI],
+    };
+    const hits: string[] = [];
+    const allowed = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+      hits.push(new URL(req.url).pathname);
+      return new Response("reached");
+    });
+    const port = allowed.addr.port;
+    const proxy = await startProxy(parseAllowList([`127.0.0.1:${port}`]), launch);
+    try {
+      const feed = await Deno.connect({ transport: "unix", path: proxy.socket });
+      await feed.write(enc.encode(`${proxy.token}\r\n${DENIAL_FEED}\r\n\r\n`));
+      const b = new Uint8Array(1024);
+      assert.equal(dec.decode(b.subarray(0, (await feed.read(b))!)), "\n", "registered");
+      // the listed host:port, through a tunnel
+      const t = await Deno.connect({ transport: "unix", path: proxy.socket });
+      await t.write(enc.encode(`${proxy.token}\r\nCONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`));
+      const pending = { buf: "" };
+      assert.match((await readResponse(t, pending))!, /^HTTP\/1\.1 200 Connection established/);
+      await t.write(enc.encode(`GET /through HTTP/1.1\r\nHost: x\r\n\r\n`));
+      assert.match((await readResponse(t, pending))!, /^HTTP\/1\.1 200[^]*reached$/);
+      t.close();
+      // another port of the same address: refused, and told on the feed
+      const r = await Deno.connect({ transport: "unix", path: proxy.socket });
+      await r.write(enc.encode(`${proxy.token}\r\nCONNECT 127.0.0.1:${port + 1} HTTP/1.1\r\n\r\n`));
+      assert.match((await readResponse(r, { buf: "" }))!, /^HTTP\/1\.1 403 /);
+      r.close();
+      let line = "";
+      while (!line.includes("\n")) {
+        const n = await feed.read(b);
+        assert.ok(n !== null, "the feed ended before the refusal came");
+        line += dec.decode(b.subarray(0, n));
+      }
+      assert.equal(JSON.parse(line).port, port + 1);
+      assert.deepEqual(hits, ["/through"]);
+      // the run (the feed's owner) goes: the stage ends and removes its socket's directory
+      feed.close();
+      const dir = proxy.socket.slice(0, proxy.socket.lastIndexOf("/"));
+      await waitFor(() => !pathExists(dir), { what: `the proxy stage to end and remove ${dir}` });
+    } finally {
+      proxy.kill();
+      await allowed.shutdown();
     }
   },
 });
