@@ -2,7 +2,8 @@
 // checked both ways, forged and replayed messages dropped, size and reachability errors, close,
 // a server restart the transport survives, the replay memory kept by the sandbox launcher
 // (asynchronous: awaited before a message is accepted; gone, every message is dropped), and the
-// way through the sandbox's proxy (a tunnel per connection, TLS checked for the server's own name).
+// way through the sandbox's proxy (a tunnel per connection, TLS checked for the server's own name,
+// also when only the server asks for TLS).
 import assert from "node:assert/strict";
 import { connect, headers } from "@nats-io/transport-node";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
@@ -11,7 +12,7 @@ import { MeshError, type MeshStateEvent, type MeshTransport } from "../../src/cl
 import { SIGNATURE_HEADER, subjectOf } from "../../src/clients/mesh/nats_transport.ts";
 import { encodeBase64Url } from "../../src/clients/mesh/base64url.ts";
 import { join } from "node:path";
-import { settleWithin, tempDir, testCertificate, waitFor } from "../helpers.ts";
+import { REPO_ROOT, settleWithin, tempDir, testCertificate, waitFor } from "../helpers.ts";
 import { serveProxy } from "../../src/sandbox/net_proxy.ts";
 import { parseAllowList } from "../../src/sandbox/net_policy.ts";
 import { splice } from "../../src/sandbox/net_pipe.ts";
@@ -385,6 +386,55 @@ Deno.test(
         `a certificate for ${name}: ${bad.error?.message ?? "accepted"}`,
       );
       assert.match(bad.error!.message, /altnames|certificate/i);
+    }
+  },
+);
+
+Deno.test(
+  {
+    name:
+      "mesh nats: through a proxy, a nats:// URL whose server demands TLS goes TLS, checked for the URL's name; a plain one stays plain",
+    ignore,
+  },
+  async () => {
+    // The server's certificate chains to a CA the peers' process trusts as a system root
+    // (DENO_CERT, read at start-up: hence a process of their own), so the URL asks for no TLS:
+    // the server's INFO does, as it would for a server with a public certificate.
+    const dir = await tempDir("ab_nats_tlsinfo_");
+    const peers = async (url: string, proxy: string, ca: string) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--quiet", join(REPO_ROOT, "tests/mesh/tunnel_peer.ts"), url, proxy],
+        env: { DENO_CERT: ca },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout).trim();
+      assert.ok(out.success && text !== "", `the peers failed: ${new TextDecoder().decode(out.stderr)}`);
+      return JSON.parse(text);
+    };
+    const cert = await testCertificate(dir, "nats.test");
+    {
+      await using srv = await startNats(`tls { cert_file: "${cert.cert}", key_file: "${cert.key}" }\n`);
+      await using proxy = anyNameProxy();
+      const r = await peers(`nats://nats.test:${srv.port}`, proxy.url, cert.ca);
+      assert.deepEqual(r, { value: { echo: "through the tunnel" } });
+      assert.deepEqual([...new Set(proxy.targets)], [`nats.test:${srv.port}`]);
+    }
+    {
+      // the same through a certificate for another name: refused (the name is checked, not skipped)
+      const other = await testCertificate(await tempDir("ab_nats_tlsinfo_"), "elsewhere.test");
+      await using srv = await startNats(`tls { cert_file: "${other.cert}", key_file: "${other.key}" }\n`);
+      await using proxy = anyNameProxy();
+      const r = await peers(`nats://nats.test:${srv.port}`, proxy.url, other.ca);
+      assert.equal(r.kind, "connect", JSON.stringify(r));
+      assert.match(r.message, /altnames|certificate/i);
+    }
+    {
+      // a plain server through the same path: reached in the clear, as unconfined
+      await using srv = await startNats();
+      await using proxy = anyNameProxy();
+      const r = await peers(`nats://nats.test:${srv.port}`, proxy.url, cert.ca);
+      assert.deepEqual(r, { value: { echo: "through the tunnel" } });
     }
   },
 );

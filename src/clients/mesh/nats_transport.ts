@@ -45,10 +45,11 @@
  *   (`src/net/http_tunnel.ts`), each connection a `CONNECT` tunnel through the proxy to that
  *   URL's host and port (the proxy resolves the name and checks it against the list; a refusal
  *   is named in the connect error). Gossiped cluster addresses are ignored (only the URLs given
- *   are used), and TLS (`natsTlsCa`) checks the certificate for the URLs' host name (handed to
- *   the TLS client as `servername`), never for the forwarder's 127.0.0.1; a TLS cluster whose
- *   URLs name different hosts is refused at connect under a proxy. The forwarders end with the
- *   transport.
+ *   are used), and TLS (`natsTlsCa`, a `tls://` URL, or a `nats://` server that offers or demands
+ *   it, asked through a tunnel first: `nats_tunnel_tls.ts`) checks the certificate for the URLs'
+ *   host name (handed to the TLS client as `servername`), never for the forwarder's 127.0.0.1; a
+ *   TLS cluster whose URLs name different hosts is refused at connect under a proxy. The
+ *   forwarders end with the transport.
  *
  * Signatures use Deno's native Ed25519 through `node:crypto` (synchronous): signing and verifying
  * both messages of a round trip costs about 0.1 ms, against about 0.55 ms through WebCrypto (each
@@ -67,6 +68,7 @@ import { natsConnectionOptions } from "../nats/connection.ts";
 import type { NatsTarget } from "../nats/urls.ts";
 import { JsonError, parseJson, stringifyJson } from "../../json/codec.ts";
 import { tunnelForwarder } from "../../net/http_tunnel.ts";
+import { tunnelledTls } from "./nats_tunnel_tls.ts";
 import { encodeBase64Url } from "./base64url.ts";
 import { FRESH_MS, MemorySeenIds, SEEN_MAX, type SeenIds } from "./seen_ids.ts";
 import { agentIdKey, type MeshIdentity, NativeVerifier } from "./identity.ts";
@@ -180,8 +182,13 @@ export async function connectNats(
     opts.ignoreClusterUpdates = true;
     // TLS checks the server's real name, not the forwarder's 127.0.0.1 (the client hands its
     // `tls` options on to node:tls's connect, `servername` included). Without TLS asked for (a
-    // CA, or a `tls://` URL) none is set (a plain server would be refused): a server demanding
-    // TLS then fails the check.
+    // CA, or a `tls://` URL) the servers are asked first whether they will upgrade, as the client
+    // does unconfined when one offers it (`nats_tunnel_tls.ts`): TLS options then, never for a
+    // plain server (the client would refuse it).
+    if (opts.tls === undefined) {
+      const wanted = await tunnelledTls(options.proxy!, target.servers, options.connectTimeoutMs ?? 10_000);
+      if (wanted === true) opts.tls = {};
+    }
     if (opts.tls !== undefined && tunnelled.tlsName !== undefined) {
       const tls: Record<string, unknown> = { ...opts.tls, servername: tunnelled.tlsName };
       opts.tls = tls as NodeConnectionOptions["tls"];
