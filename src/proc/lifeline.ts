@@ -4,16 +4,21 @@
  * A host killed by SIGKILL (or the OOM killer) runs no code, and the parent-death signal
  * (`parent_death.ts`) reaches its direct children only: `sh.exec("sleep 100 & wait")`'s `sleep`
  * lived on. So at its first spawn a host starts one sentinel: a `/bin/sh` in a session of its
- * own (behind `setsid`, `own_session.ts`; else a `detached` spawn), whose standard input is a pipe only the host can write (Deno opens pipes close-on-exec, so
- * no child inherits the write end). The kernel closes that pipe however the host ends; the
- * sentinel's `read` then sees end of file and it SIGKILLs, in passes until a pass finds nothing
- * (what forks meanwhile is caught by the next), every process whose environment carries one of
+ * own (behind `setsid`, `own_session.ts`; else a `detached` spawn), whose standard input is a
+ * pipe only the host can write (Deno opens pipes close-on-exec, so no child inherits the write
+ * end). The kernel closes that pipe however the host ends; the sentinel's `read` then sees end
+ * of file and it SIGKILLs, in passes until a pass finds nothing (what forks meanwhile is caught
+ * by the next), every process whose environment carries one of
  * the host's registry tags (`tags.ts`) — and the process group each such process leads, so a
  * member that cleared its environment but stayed in its group goes too. The host tells it each
  * registry's tag prefix: the first on the sentinel's command line, each later one as a line
- * (`t <id>`) before that registry's first child starts. End of input counts only once the
- * sentinel has been re-parented (its parent is no longer the host): a read that ended otherwise
- * reads on, and a pipe closed while the host lives is watched by that check once a second.
+ * (`t <id>`) before that registry's first child starts. A run host (the CLI's run process, which
+ * adopts orphans: `reaper.ts`) also moves into a cgroup of its own once the sentinel, outside it,
+ * has started (`run_cgroup.ts`) and names it (`c <dir>`): at end of input the sentinel kills every
+ * member of that cgroup (`cgroup.kill`) and removes it, which makes the tag passes needless (they
+ * run only where the cgroup could not be emptied). End of input counts only once the sentinel
+ * has been re-parented (its parent is no longer the host): a read that ended otherwise reads on,
+ * and a pipe closed while the host lives is watched by that check once a second.
  *
  * Owns starting the sentinel (once per process, lazily), the line protocol, and the sentinel's
  * script. It finds processes through GNU/busybox `grep -z` over `/proc/*\/environ` in one
@@ -21,25 +26,32 @@
  * (`kill -- -<pid>`): a group id is its leader's pid, which the kernel does not reuse while the
  * group exists, so nothing outside the host's trees is signalled.
  *
- * What it cannot do: a process that both detached and cleared its environment, outside any
- * tagged group, is out of its reach (while the host lived, `reaper.ts` adopted it; after a
- * SIGKILL it is re-parented to init). A sentinel that cannot start (not Linux, no `/bin/sh`) is
- * reported once by the caller; the host then works as before.
+ * What it cannot do without that cgroup (no writable cgroup v2 hierarchy: not root and no
+ * delegation, a container's read-only mount, a confined run; or a host that does not adopt
+ * orphans, such as a program embedding agent-block): a process that both detached and cleared
+ * its environment, outside any tagged group, is out of its reach (while the host lived,
+ * `reaper.ts` adopted it; after a SIGKILL it is re-parented to init). A sentinel that cannot
+ * start (not Linux, no `/bin/sh`) is reported once by the caller; the host then works as before.
  *
  * Invariant: the sentinel is recorded as one of Deno's own children (`reaper.ts`), so it is
- * never reaped behind Deno's back; it carries no tag, so no sweep of the host's ends it early.
+ * never reaped behind Deno's back; it carries no tag, so no sweep of the host's ends it early;
+ * with a cgroup it is spared by the run's own end (`spareChild`), so it removes the cgroup after
+ * any end of the host (without one, that end ends it: nothing is left for it to do).
  */
 import { inOwnSession } from "./own_session.ts";
-import { ownChild } from "./reaper.ts";
+import { adopting, ownChild, spareChild } from "./reaper.ts";
+import { enterRunCgroup } from "./run_cgroup.ts";
 
 /** The sentinel's program: collect tag prefixes; at end of file, sweep until nothing is left. */
 const SCRIPT = `
 host=$PPID
 ids="|$1"
+cg=
 while :; do
   while IFS= read -r line; do
     case "$line" in
       "t "*) ids="$ids|\${line#t }" ;;
+      "c "*) cg=\${line#c } ;;
     esac
   done
   # End of input: the host is gone only if this shell was re-parented; a read ended otherwise
@@ -49,6 +61,21 @@ while :; do
   [ "$4" = "$host" ] || break
   sleep 1
 done
+if [ -n "$cg" ]; then
+  # the host's cgroup (run_cgroup.ts): every member goes, tagged or not, then its directories
+  [ -e "$cg/cgroup.kill" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null
+  pass=0
+  until grep -qx "populated 0" "$cg/cgroup.events" 2>/dev/null || [ $pass -ge 40 ]; do
+    pass=$((pass + 1))
+    # a kernel before 5.14 has no cgroup.kill: its members are killed one by one, in passes
+    [ -e "$cg/cgroup.kill" ] || for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    sleep 0.05
+  done
+  find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+  rmdir "$cg" 2>/dev/null
+  # every descendant of the host was a member: nothing tagged is left to look for
+  [ -d "$cg" ] || exit 0
+fi
 pattern="^AGENT_BLOCK_PROC_TAGS=(.* )?(\${ids#|})\\\\."
 pass=0
 while [ $pass -lt 20 ]; do
@@ -111,5 +138,14 @@ function start(
   ownChild(child.pid);
   child.unref();
   child.status.catch(() => undefined);
-  return { writer: child.stdin.getWriter(), told: new Set([first]) };
+  const writer = child.stdin.getWriter();
+  // A run host (the CLI's run process, which adopts orphans) moves into a cgroup of its own now,
+  // the sentinel started outside it: every child from here on is a member (run_cgroup.ts). The
+  // sentinel then outlives the run's own end (spared), to remove the cgroup after the host.
+  const cg = adopting() ? enterRunCgroup() : undefined;
+  if (cg !== undefined && "dir" in cg) {
+    spareChild(child.pid);
+    writer.write(new TextEncoder().encode(`c ${cg.dir}\n`)).catch(() => undefined);
+  }
+  return { writer, told: new Set([first]) };
 }

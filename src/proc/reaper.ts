@@ -14,7 +14,8 @@
  *   children it spawned. On each SIGCHLD, every zombie child that Deno did not spawn (`own`) is
  *   reaped with `waitpid`, so a long run that leaves many short-lived background jobs does not
  *   fill the process table;
- * - `endOrphans`: SIGTERM, then SIGKILL after the grace, to every process still below this one;
+ * - `endOrphans`: SIGTERM, then SIGKILL after the grace, to every process still below this one
+ *   but those spared (`spareChild`: the lifeline's sentinel, which works after the host ends);
  * - telling `tree.ts`, once a subreaper, that every process of its trees is below this one
  *   (`limitTableToSubtree`): ending a tree then reads this process's subtree, not all of `/proc`.
  *
@@ -69,6 +70,14 @@ export function ownChild(pid: number): void {
   own.add(pid);
 }
 
+/** Children `endOrphans` leaves alone (the lifeline's sentinel, whose work starts at the host's end). */
+const spared: number[] = [];
+
+/** Records a child that `endOrphans` must not end (with what it starts). */
+export function spareChild(pid: number): void {
+  spared.push(pid);
+}
+
 /** Forgets a child once Deno has reaped it. */
 export function disown(pid: number): void {
   own.delete(pid);
@@ -112,6 +121,6 @@ function reap(): void {
  */
 export async function endOrphans(graceMs: number): Promise<void> {
   if (state !== "on") return;
-  await endMembers(() => ({ root: Deno.pid }), graceMs);
+  await endMembers(() => ({ root: Deno.pid, spare: spared }), graceMs);
   reap();
 }

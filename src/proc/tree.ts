@@ -169,6 +169,11 @@ export interface Tree {
   pgid?: number;
   /** A live, unreaped process whose descendants belong (and itself). */
   root?: number;
+  /**
+   * Processes that never belong, nor do their descendants reached through them from `root`,
+   * whatever tree of the union reaches them (the lifeline's sentinel, which must outlive the host).
+   */
+  spare?: readonly number[];
   /** A tag (`<registry>.<n>`) or a registry prefix (`<registry>.`): processes carrying it belong. */
   tag?: string;
   /**
@@ -194,8 +199,9 @@ export function members(trees: Trees, table: ProcRow[] = processTable()): number
   let since = Infinity;
   const found = new Set<number>();
   const stack: number[] = [];
+  const spared = new Set(list.flatMap((t) => t.spare ?? []));
   const add = (pid: number) => {
-    if (!found.has(pid)) {
+    if (!found.has(pid) && !spared.has(pid)) {
       found.add(pid);
       stack.push(pid);
     }

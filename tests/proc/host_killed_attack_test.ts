@@ -7,7 +7,9 @@
  * Real processes: an `agent-block` run starts a background job and two detached daemons
  * (`writeDaemonScript`), says their pids in files, and is SIGKILLed; each must then be gone. The
  * wait for that is generous (30 s) and only tells "ended" from "never": nothing else ends a
- * `sleep 300` in that time.
+ * `sleep 300` in that time. Where a cgroup v2 hierarchy is writable (root), the run process is in
+ * a cgroup of its own (`src/proc/run_cgroup.ts`), and a daemon that also cleared its environment
+ * ends with it; the cgroup is removed after the run, however it ended.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -15,13 +17,44 @@ import {
   CLI,
   DAEMON_PID_FILES,
   lacksProcessTools,
+  pathExists,
   processAlive,
   tempDir,
   waitFor,
   writeDaemonScript,
 } from "../helpers.ts";
+import { currentCgroupDir, RUN_CGROUP_PREFIX } from "../../src/proc/run_cgroup.ts";
 
 const skip = lacksProcessTools("setsid");
+
+/**
+ * Starts `agent-block -s host.lua` (`lua` written into `dir`) and waits until each of `files` in
+ * `dir` holds a pid; returns the host and those pids.
+ */
+async function startHost(
+  dir: string,
+  lua: string,
+  files: readonly string[],
+): Promise<{ host: Deno.ChildProcess; pids: number[] }> {
+  Deno.writeTextFileSync(join(dir, "host.lua"), lua);
+  const host = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, "-s", "host.lua"],
+    cwd: dir,
+    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    clearEnv: true,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const have = (f: string) => {
+    try {
+      return Deno.readTextFileSync(join(dir, f)).trim() !== "";
+    } catch {
+      return false;
+    }
+  };
+  await waitFor(() => files.every(have), { what: `${files.join(", ")} to be written`, timeoutMs: 60_000 });
+  return { host, pids: files.map((f) => Number(Deno.readTextFileSync(join(dir, f)).trim())) };
+}
 
 Deno.test({
   name: "attack: a SIGKILLed agent-block leaves no grandchild: a background job and detached daemons end",
@@ -29,30 +62,13 @@ Deno.test({
   fn: async () => {
     const dir = await tempDir();
     const daemons = writeDaemonScript(dir);
-    Deno.writeTextFileSync(
-      join(dir, "host.lua"),
+    const { host, pids } = await startHost(
+      dir,
       `std.task.spawn(sh.exec, "sleep 300 & echo $! > job.tmp; mv job.tmp job.pid; wait", { timeout = 3600 })
        sh.exec("sh ${daemons} ${dir}")
        std.task.sleep(3600)`,
+      ["job.pid", ...DAEMON_PID_FILES],
     );
-    const host = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--quiet", CLI, "-s", "host.lua"],
-      cwd: dir,
-      env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-      clearEnv: true,
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const files = ["job.pid", ...DAEMON_PID_FILES];
-    const have = (f: string) => {
-      try {
-        return Deno.readTextFileSync(join(dir, f)).trim() !== "";
-      } catch {
-        return false;
-      }
-    };
-    await waitFor(() => files.every(have), { what: "the job and the daemons to start", timeoutMs: 60_000 });
-    const pids = files.map((f) => Number(Deno.readTextFileSync(join(dir, f)).trim()));
     assert.ok(pids.every(processAlive), "started");
     host.kill("SIGKILL");
     assert.equal((await host.status).signal, "SIGKILL");
@@ -64,5 +80,109 @@ Deno.test({
     } finally {
       for (const p of pids.filter(processAlive)) Deno.kill(p, "SIGKILL"); // a failing run cleans up
     }
+  },
+});
+
+/** Why a run host cannot have a cgroup of its own here, or undefined when it can (a probe's mkdir). */
+function cgroupProblem(): string | undefined {
+  if (skip) return skip;
+  const parent = currentCgroupDir();
+  if ("why" in parent) return parent.why;
+  const probe = join(parent.dir, `${RUN_CGROUP_PREFIX}probe-${crypto.randomUUID()}`);
+  try {
+    Deno.mkdirSync(probe);
+    Deno.removeSync(probe);
+    return undefined;
+  } catch (e) {
+    return `cgroup v2 not writable here: ${(e as Error).message}`;
+  }
+}
+
+const noCgroup = cgroupProblem();
+
+/** The run cgroup of `pid` (its `0::` line names `agent-block-<pid>`), as a directory. */
+function runCgroupOf(pid: number): string | undefined {
+  const line = Deno.readTextFileSync(`/proc/${pid}/cgroup`).split("\n").find((l) => l.startsWith("0::"));
+  if (!line?.endsWith(`/${RUN_CGROUP_PREFIX}${pid}`)) return undefined;
+  const parent = currentCgroupDir();
+  return "dir" in parent ? join(parent.dir, `${RUN_CGROUP_PREFIX}${pid}`) : undefined;
+}
+
+Deno.test({
+  name:
+    "attack: a SIGKILLed agent-block leaves no daemon that detached and cleared its environment (its cgroup is killed)",
+  ignore: noCgroup !== undefined,
+  fn: async () => {
+    const dir = await tempDir();
+    const daemons = writeDaemonScript(dir);
+    const { host, pids } = await startHost(
+      dir,
+      `sh.exec("sh ${daemons} ${dir} env-cleared")
+       std.task.sleep(3600)`,
+      [...DAEMON_PID_FILES, "env_cleared.pid"],
+    );
+    const cg = runCgroupOf(host.pid);
+    try {
+      assert.ok(
+        cg !== undefined,
+        `the host is not in a cgroup of its own: ${Deno.readTextFileSync(`/proc/${host.pid}/cgroup`)}`,
+      );
+      const members = Deno.readTextFileSync(join(cg, "cgroup.procs")).split("\n").map(Number);
+      for (const p of pids) assert.ok(members.includes(p), `daemon ${p} is not in ${cg}`);
+      host.kill("SIGKILL");
+      assert.equal((await host.status).signal, "SIGKILL");
+      await waitFor(() => !pids.some(processAlive), {
+        what: `the daemons (${pids.join(", ")}) to end`,
+        timeoutMs: 30_000,
+      });
+      await waitFor(() => !pathExists(cg), { what: `${cg} to be removed`, timeoutMs: 30_000 });
+    } finally {
+      try {
+        host.kill("SIGKILL");
+      } catch { /* ended */ }
+      for (const p of pids.filter(processAlive)) Deno.kill(p, "SIGKILL"); // a failing run cleans up
+    }
+  },
+});
+
+Deno.test({
+  name: "a run host's cgroup is removed after an ordinary end, and a child run gets one of its own inside it",
+  ignore: noCgroup !== undefined,
+  fn: async () => {
+    const dir = await tempDir();
+    Deno.writeTextFileSync(
+      join(dir, "inner.lua"),
+      `local f = io.open("inner.cgroup", "w"); f:write(sh.exec("cat /proc/self/cgroup").stdout); f:close()`,
+    );
+    Deno.writeTextFileSync(
+      join(dir, "outer.lua"),
+      `local r = sh.exec("cat /proc/self/cgroup")
+       local f = io.open("outer.cgroup", "w"); f:write(r.stdout); f:close()
+       local inner = sh.exec("'${Deno.execPath()}' run -A --quiet '${CLI}' -s inner.lua")
+       assert(inner.code == 0, inner.stderr)`,
+    );
+    const host = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", CLI, "-s", "outer.lua"],
+      cwd: dir,
+      env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const out = await host.output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const outer = Deno.readTextFileSync(join(dir, "outer.cgroup"));
+    const inner = Deno.readTextFileSync(join(dir, "inner.cgroup"));
+    const mine = `/${RUN_CGROUP_PREFIX}${host.pid}`;
+    assert.match(outer, new RegExp(`^0::.*${mine}$`, "m"));
+    assert.match(
+      inner,
+      new RegExp(`^0::.*${mine}/${RUN_CGROUP_PREFIX}\\d+$`, "m"),
+      "nested in the outer run's",
+    );
+    const parent = currentCgroupDir();
+    assert.ok("dir" in parent);
+    const cg = join(parent.dir, mine);
+    await waitFor(() => !pathExists(cg), { what: `${cg} to be removed`, timeoutMs: 30_000 });
   },
 });

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ProxyHandle, serveProxy } from "../../src/sandbox/net_proxy.ts";
 import { parseAllowList } from "../../src/sandbox/net_policy.ts";
-import { DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
+import { type Denial, DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
 import { startProxy } from "../../src/sandbox/net_launch.ts";
 import type { SelfLaunch } from "../../src/proc/self.ts";
 import { CLI, pathExists, REPO_ROOT, waitFor } from "../helpers.ts";
@@ -67,6 +67,27 @@ async function world(): Promise<World> {
       await Deno.remove(dir, { recursive: true });
     },
   };
+}
+
+/** The denial feed of the proxy on `socket`, registered. */
+async function openFeed(socket: string, token: string): Promise<Deno.UnixConn> {
+  const feed = await Deno.connect({ transport: "unix", path: socket });
+  await feed.write(enc.encode(`${token}\r\n${DENIAL_FEED}\r\n\r\n`));
+  const b = new Uint8Array(16);
+  assert.equal(dec.decode(b.subarray(0, (await feed.read(b))!)), "\n", "registered");
+  return feed;
+}
+
+/** The next refusal the feed tells (one JSON line). */
+async function nextDenial(feed: Deno.Conn): Promise<Denial> {
+  const b = new Uint8Array(1024);
+  let line = "";
+  while (!line.includes("\n")) {
+    const n = await feed.read(b);
+    assert.ok(n !== null, "the feed ended before the refusal came");
+    line += dec.decode(b.subarray(0, n));
+  }
+  return JSON.parse(line);
 }
 
 /** Reads one response (head and a Content-Length body); undefined when the connection closed first. */
@@ -156,10 +177,7 @@ Deno.test({
   fn: async () => {
     const w = await world();
     try {
-      const feed = await Deno.connect({ transport: "unix", path: w.socket });
-      await feed.write(enc.encode(`${TOKEN}\r\n${DENIAL_FEED}\r\n\r\n`));
-      const b = new Uint8Array(1024);
-      assert.equal(dec.decode(b.subarray(0, (await feed.read(b))!)), "\n", "registered");
+      const feed = await openFeed(w.socket, TOKEN);
       const t = await Deno.connect({ transport: "unix", path: w.socket });
       await t.write(enc.encode(`${TOKEN}\r\nCONNECT 127.0.0.1:${w.allowedPort} HTTP/1.1\r\n\r\n`));
       const pending = { buf: "" };
@@ -173,13 +191,7 @@ Deno.test({
       );
       assert.match((await readResponse(r, { buf: "" }))!, /^HTTP\/1\.1 403/);
       r.close();
-      let line = "";
-      while (!line.includes("\n")) {
-        const n = await feed.read(b);
-        assert.ok(n !== null, "the feed ended before the refusal came");
-        line += dec.decode(b.subarray(0, n));
-      }
-      assert.deepEqual(JSON.parse(line), {
+      assert.deepEqual(await nextDenial(feed), {
         host: "localhost",
         port: w.otherPort,
         reason: `not on the allow-list at this port`,
@@ -298,10 +310,7 @@ Deno.test({
     const port = allowed.addr.port;
     const proxy = await startProxy(parseAllowList([`127.0.0.1:${port}`]), launch);
     try {
-      const feed = await Deno.connect({ transport: "unix", path: proxy.socket });
-      await feed.write(enc.encode(`${proxy.token}\r\n${DENIAL_FEED}\r\n\r\n`));
-      const b = new Uint8Array(1024);
-      assert.equal(dec.decode(b.subarray(0, (await feed.read(b))!)), "\n", "registered");
+      const feed = await openFeed(proxy.socket, proxy.token);
       // the listed host:port, through a tunnel
       const t = await Deno.connect({ transport: "unix", path: proxy.socket });
       await t.write(enc.encode(`${proxy.token}\r\nCONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`));
@@ -315,13 +324,7 @@ Deno.test({
       await r.write(enc.encode(`${proxy.token}\r\nCONNECT 127.0.0.1:${port + 1} HTTP/1.1\r\n\r\n`));
       assert.match((await readResponse(r, { buf: "" }))!, /^HTTP\/1\.1 403 /);
       r.close();
-      let line = "";
-      while (!line.includes("\n")) {
-        const n = await feed.read(b);
-        assert.ok(n !== null, "the feed ended before the refusal came");
-        line += dec.decode(b.subarray(0, n));
-      }
-      assert.equal(JSON.parse(line).port, port + 1);
+      assert.equal((await nextDenial(feed)).port, port + 1);
       assert.deepEqual(hits, ["/through"]);
       // the run (the feed's owner) goes: the stage ends and removes its socket's directory
       feed.close();
