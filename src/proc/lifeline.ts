@@ -13,10 +13,10 @@
  * member that cleared its environment but stayed in its group goes too. The host tells it each
  * registry's tag prefix: the first on the sentinel's command line, each later one as a line
  * (`t <id>`) before that registry's first child starts. A run host (the CLI's run process, which
- * adopts orphans: `reaper.ts`) also moves into a cgroup of its own once the sentinel, outside it,
- * has started (`run_cgroup.ts`) and names it (`c <dir>`): at end of input the sentinel kills every
- * member of that cgroup (`cgroup.kill`) and removes it, which makes the tag passes needless (they
- * run only where the cgroup could not be emptied). End of input counts only once the sentinel
+ * adopts orphans: `reaper.ts`) also gets a cgroup of its own (`run_cgroup.ts`): made first, named
+ * on the sentinel's command line, joined once the sentinel has started outside it. At end of
+ * input the sentinel kills every member of that cgroup (`cgroup.kill`) and removes it, which
+ * makes the tag passes needless (they run only where the cgroup could not be emptied). End of input counts only once the sentinel
  * has been re-parented (its parent is no longer the host): a read that ended otherwise reads on,
  * and a pipe closed while the host lives is watched by that check once a second.
  *
@@ -40,18 +40,17 @@
  */
 import { inOwnSession } from "./own_session.ts";
 import { adopting, ownChild, spareChild } from "./reaper.ts";
-import { enterRunCgroup } from "./run_cgroup.ts";
+import { joinRunCgroup, makeRunCgroup, removeRunCgroup } from "./run_cgroup.ts";
 
 /** The sentinel's program: collect tag prefixes; at end of file, sweep until nothing is left. */
 const SCRIPT = `
 host=$PPID
 ids="|$1"
-cg=
+cg=$2
 while :; do
   while IFS= read -r line; do
     case "$line" in
       "t "*) ids="$ids|\${line#t }" ;;
-      "c "*) cg=\${line#c } ;;
     esac
   done
   # End of input: the host is gone only if this shell was re-parented; a read ended otherwise
@@ -61,7 +60,7 @@ while :; do
   [ "$4" = "$host" ] || break
   sleep 1
 done
-if [ -n "$cg" ]; then
+if [ -n "$cg" ] && [ -d "$cg" ]; then
   # the host's cgroup (run_cgroup.ts): every member goes, tagged or not, then its directories
   [ -e "$cg/cgroup.kill" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null
   pass=0
@@ -117,11 +116,17 @@ function start(
   first: string,
 ): { writer: WritableStreamDefaultWriter<Uint8Array>; told: Set<string> } | string {
   if (Deno.build.os !== "linux") return `not Linux (${Deno.build.os})`;
+  // A run host (the CLI's run process, which adopts orphans) gets a cgroup of its own: made now
+  // and named on the sentinel's command line, joined once the sentinel has started outside it
+  // (run_cgroup.ts). On the command line, not as a line on the pipe: a host killed before its
+  // event loop turned again would never have written it.
+  const cg = adopting() ? makeRunCgroup() : undefined;
+  const dir = cg !== undefined && "dir" in cg ? cg.dir : "";
   let child: Deno.ChildProcess;
   try {
     // Its own session behind `setsid` (a `detached` spawn would fork this whole process), and no
     // parent-death signal: it must outlive the host.
-    const { argv: [program, ...args], detached } = inOwnSession(["/bin/sh", "-c", SCRIPT, "sh", first]);
+    const { argv: [program, ...args], detached } = inOwnSession(["/bin/sh", "-c", SCRIPT, "sh", first, dir]);
     child = new Deno.Command(program, {
       args,
       clearEnv: true,
@@ -133,19 +138,15 @@ function start(
       detached,
     }).spawn();
   } catch (e) {
+    if (dir) removeRunCgroup(dir);
     return `cannot start /bin/sh: ${(e as Error).message}`;
   }
   ownChild(child.pid);
   child.unref();
   child.status.catch(() => undefined);
+  // Every child from here on is a member; the sentinel then outlives the run's own end (spared),
+  // to remove the cgroup after the host. A join that fails leaves no cgroup (removed) to remove.
+  if (dir && joinRunCgroup(dir) === undefined) spareChild(child.pid);
   const writer = child.stdin.getWriter();
-  // A run host (the CLI's run process, which adopts orphans) moves into a cgroup of its own now,
-  // the sentinel started outside it: every child from here on is a member (run_cgroup.ts). The
-  // sentinel then outlives the run's own end (spared), to remove the cgroup after the host.
-  const cg = adopting() ? enterRunCgroup() : undefined;
-  if (cg !== undefined && "dir" in cg) {
-    spareChild(child.pid);
-    writer.write(new TextEncoder().encode(`c ${cg.dir}\n`)).catch(() => undefined);
-  }
   return { writer, told: new Set([first]) };
 }

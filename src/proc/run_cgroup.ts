@@ -8,14 +8,15 @@
  * the host is dead. Writing `1` to the cgroup's `cgroup.kill` (Linux 5.14) SIGKILLs every member,
  * and what they fork meanwhile.
  *
- * Owns `enterRunCgroup`: this process, the run's host, moves into a new cgroup
- * `agent-block-<pid>` below the one it is in (found through `/proc/self/cgroup`'s `0::` line and
- * the `cgroup2` mount in `/proc/self/mountinfo`), so every child it starts from then on is a
- * member. Only a process that is a run host and nothing else asks (`adoptOrphans`, `reaper.ts`:
- * the CLI's run process), never a program embedding agent-block, whose other children it would
- * take in; and only after the lifeline's sentinel has started, which must stay outside. On the
- * way it removes `agent-block-<pid>` siblings whose process is gone and which are empty (a
- * sentinel killed with its host leaves its directory behind).
+ * Owns making a new cgroup `agent-block-<pid>` below the one this process is in (found through
+ * `/proc/self/cgroup`'s `0::` line and the `cgroup2` mount in `/proc/self/mountinfo`;
+ * `makeRunCgroup`) and moving this process, the run's host, into it (`joinRunCgroup`), so every
+ * child it starts from then on is a member. Two steps, because the lifeline's sentinel is started
+ * between them: told the directory, and outside it. Only a process that is a run host and nothing
+ * else asks (`adoptOrphans`, `reaper.ts`: the CLI's run process), never a program embedding
+ * agent-block, whose other children it would take in. On the way it removes `agent-block-<pid>`
+ * siblings whose process is gone and which are empty (a sentinel killed with its host leaves its
+ * directory behind).
  *
  * Fails safe, saying why: no cgroup v2 hierarchy, a hierarchy not writable here (not root, no
  * delegation, a read-only mount, the sandbox's Landlock), or a move refused (controllers enabled
@@ -30,8 +31,11 @@ import { join } from "node:path";
 /** The name of a run host's cgroup, below the one it started in. */
 export const RUN_CGROUP_PREFIX = "agent-block-";
 
-/** Moves this process into a cgroup of its own; its directory, or why not. */
-export function enterRunCgroup(): { dir: string } | { why: string } {
+/**
+ * Makes this process's run cgroup, `agent-block-<pid>` below the one it is in (empty: nothing has
+ * joined it yet); its directory, or why not.
+ */
+export function makeRunCgroup(): { dir: string } | { why: string } {
   if (Deno.build.os !== "linux") return { why: `not Linux (${Deno.build.os})` };
   const parent = currentCgroupDir();
   if ("why" in parent) return parent;
@@ -43,13 +47,26 @@ export function enterRunCgroup(): { dir: string } | { why: string } {
   } catch (e) {
     return { why: `cannot create ${dir}: ${(e as Error).message}` };
   }
+  return { dir };
+}
+
+/**
+ * Moves this process into `dir` (from `makeRunCgroup`): every child it starts from then on is a
+ * member. Undefined once it is in; else why not, `dir` removed.
+ */
+export function joinRunCgroup(dir: string): string | undefined {
   try {
     Deno.writeTextFileSync(join(dir, "cgroup.procs"), String(Deno.pid));
+    return undefined;
   } catch (e) {
     removeTree(dir);
-    return { why: `cannot move into ${dir}: ${(e as Error).message}` };
+    return `cannot move into ${dir}: ${(e as Error).message}`;
   }
-  return { dir };
+}
+
+/** Removes the run cgroup `dir` that nothing joined (a start that failed after making it). */
+export function removeRunCgroup(dir: string): void {
+  removeTree(dir);
 }
 
 /** The directory of this process's cgroup v2, or why there is none to be had. */

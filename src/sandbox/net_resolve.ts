@@ -45,12 +45,11 @@ export async function resolveHost(host: string): Promise<string[]> {
   const hints = new Uint8Array(48);
   new DataView(hints.buffer).setInt32(8, SOCK_STREAM, true); // one entry per address, not per socket type
   const out = new BigUint64Array(1);
-  const rc = await c.getaddrinfo(
-    new TextEncoder().encode(host + "\0"),
-    null,
-    hints,
-    new Uint8Array(out.buffer),
-  );
+  const name = new TextEncoder().encode(host + "\0");
+  // the call reads these on another thread: each stays reachable until it has returned (below)
+  const held = [name, hints, out];
+  const rc = await c.getaddrinfo(name, null, hints, new Uint8Array(out.buffer));
+  held.length = 0;
   if (rc !== 0) {
     const why = c.gai_strerror(rc);
     throw new Error(`getaddrinfo ${host}: ${why ? Deno.UnsafePointerView.getCString(why) : `error ${rc}`}`);

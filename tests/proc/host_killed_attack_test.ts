@@ -27,6 +27,18 @@ import { currentCgroupDir, RUN_CGROUP_PREFIX } from "../../src/proc/run_cgroup.t
 
 const skip = lacksProcessTools("setsid");
 
+/** `agent-block -s <script>` in `dir`, with nothing of this process's environment but `PATH`. */
+function hostCommand(dir: string, script: string, output: "null" | "piped"): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, "-s", script],
+    cwd: dir,
+    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    clearEnv: true,
+    stdout: output,
+    stderr: output,
+  });
+}
+
 /**
  * Starts `agent-block -s host.lua` (`lua` written into `dir`) and waits until each of `files` in
  * `dir` holds a pid; returns the host and those pids.
@@ -37,14 +49,7 @@ async function startHost(
   files: readonly string[],
 ): Promise<{ host: Deno.ChildProcess; pids: number[] }> {
   Deno.writeTextFileSync(join(dir, "host.lua"), lua);
-  const host = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", CLI, "-s", "host.lua"],
-    cwd: dir,
-    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-    clearEnv: true,
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const host = hostCommand(dir, "host.lua", "null").spawn();
   const have = (f: string) => {
     try {
       return Deno.readTextFileSync(join(dir, f)).trim() !== "";
@@ -161,14 +166,7 @@ Deno.test({
        local inner = sh.exec("'${Deno.execPath()}' run -A --quiet '${CLI}' -s inner.lua")
        assert(inner.code == 0, inner.stderr)`,
     );
-    const host = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--quiet", CLI, "-s", "outer.lua"],
-      cwd: dir,
-      env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const host = hostCommand(dir, "outer.lua", "piped").spawn();
     const out = await host.output();
     assert.ok(out.success, new TextDecoder().decode(out.stderr));
     const outer = Deno.readTextFileSync(join(dir, "outer.cgroup"));
