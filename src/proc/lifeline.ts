@@ -118,8 +118,9 @@ function start(
   if (Deno.build.os !== "linux") return `not Linux (${Deno.build.os})`;
   // A run host (the CLI's run process, which adopts orphans) gets a cgroup of its own: made now
   // and named on the sentinel's command line, joined once the sentinel has started outside it
-  // (run_cgroup.ts). On the command line, not as a line on the pipe: a host killed before its
-  // event loop turned again would never have written it.
+  // (run_cgroup.ts). On the command line, not as a line on the pipe: the first write on the fresh
+  // pipe waits for the event loop to turn, and a host killed before that never wrote it (later
+  // lines, on a stream started, go out at once).
   const cg = adopting() ? makeRunCgroup() : undefined;
   const dir = cg !== undefined && "dir" in cg ? cg.dir : "";
   let child: Deno.ChildProcess;

@@ -19,6 +19,7 @@ import {
   lacksProcessTools,
   pathExists,
   processAlive,
+  REPO_ROOT,
   tempDir,
   waitFor,
   writeDaemonScript,
@@ -182,5 +183,60 @@ Deno.test({
     assert.ok("dir" in parent);
     const cg = join(parent.dir, mine);
     await waitFor(() => !pathExists(cg), { what: `${cg} to be removed`, timeoutMs: 30_000 });
+  },
+});
+
+Deno.test({
+  name:
+    "attack: a host SIGKILLed right after a later registry's first spawn leaves no detached grandchild of it",
+  ignore: skip !== undefined,
+  fn: async () => {
+    // Two registries in one process (a program running two runs in process); the second one's
+    // first command detaches a daemon and the host never returns to its event loop before it is
+    // killed. The sentinel learns the second registry's tag from a line on its pipe, written
+    // before that spawn: a write on a stream already started goes out at once (only the first
+    // write on a fresh stream waits for the event loop, why the run cgroup is named on the
+    // sentinel's command line instead).
+    const dir = await tempDir();
+    const script = join(dir, "host.ts");
+    Deno.writeTextFileSync(
+      script,
+      `import { ProcessGroups } from ${JSON.stringify(join(REPO_ROOT, "src/proc/group.ts"))};
+const first = new ProcessGroups(500, { PATH: "/usr/bin:/bin" });
+await first.spawn({ cmd: ["/bin/true"], cwd: ${JSON.stringify(dir)}, stdout: "null", stderr: "null" }).status;
+const second = new ProcessGroups(500, { PATH: "/usr/bin:/bin" });
+second.spawn({
+  cmd: ["/bin/sh", "-c", "( setsid sh -c 'sleep 300 & echo $! > daemon.tmp; mv daemon.tmp daemon.pid' & ) </dev/null >/dev/null 2>&1"],
+  cwd: ${JSON.stringify(dir)},
+  stdout: "null",
+  stderr: "null",
+});
+// never back to the event loop: the test kills this process once the daemon's pid is written
+const until = Date.now() + 120_000;
+while (Date.now() < until) {
+  try { Deno.statSync(${JSON.stringify(join(dir, "daemon.pid"))}); Deno.writeTextFileSync(${
+        JSON.stringify(join(dir, "ready"))
+      }, ""); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120_000); } catch { /* not yet */ }
+}
+`,
+    );
+    const host = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "--config", join(REPO_ROOT, "deno.json"), script],
+      cwd: dir,
+      env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      clearEnv: true,
+      stdout: "null",
+      stderr: "inherit",
+    }).spawn();
+    await waitFor(() => pathExists(join(dir, "ready")), { what: "the daemon's pid", timeoutMs: 60_000 });
+    const daemon = Number(Deno.readTextFileSync(join(dir, "daemon.pid")).trim());
+    assert.ok(processAlive(daemon), "started");
+    host.kill("SIGKILL");
+    assert.equal((await host.status).signal, "SIGKILL");
+    try {
+      await waitFor(() => !processAlive(daemon), { what: `the daemon ${daemon} to end`, timeoutMs: 30_000 });
+    } finally {
+      if (processAlive(daemon)) Deno.kill(daemon, "SIGKILL");
+    }
   },
 });
