@@ -8,17 +8,18 @@
  * pipe only the host can write (Deno opens pipes close-on-exec, so no child inherits the write
  * end). The kernel closes that pipe however the host ends; the sentinel's `read` then sees end
  * of file and it SIGKILLs, in passes until a pass finds nothing (what forks meanwhile is caught
- * by the next), every process whose environment carries one of
- * the host's registry tags (`tags.ts`) — and the process group each such process leads, so a
- * member that cleared its environment but stayed in its group goes too. The host tells it each
+ * by the next), every process whose environment carries one of the host's registry tags
+ * (`tags.ts`) — and the process group each such process leads, so a member that cleared its
+ * environment but stayed in its group goes too. The host tells it each
  * registry's tag prefix: the first on the sentinel's command line, each later one as a line
  * (`t <id>`) before that registry's first child starts. A run host (the CLI's run process, which
  * adopts orphans: `reaper.ts`) also gets a cgroup of its own (`run_cgroup.ts`): made first, named
  * on the sentinel's command line, joined once the sentinel has started outside it. At end of
  * input the sentinel kills every member of that cgroup (`cgroup.kill`) and removes it, which
- * makes the tag passes needless (they run only where the cgroup could not be emptied). End of input counts only once the sentinel
- * has been re-parented (its parent is no longer the host): a read that ended otherwise reads on,
- * and a pipe closed while the host lives is watched by that check once a second.
+ * makes the tag passes needless (they run only where the cgroup could not be emptied). End of
+ * input counts only once the sentinel has been re-parented (its parent is no longer the host): a
+ * read that ended otherwise reads on, and a pipe closed while the host lives is watched by that
+ * check once a second.
  *
  * Owns starting the sentinel (once per process, lazily), the line protocol, and the sentinel's
  * script. It finds processes through GNU/busybox `grep -z` over `/proc/*\/environ` in one

@@ -18,9 +18,11 @@
  * siblings whose process is gone and which are empty (a sentinel killed with its host leaves its
  * directory behind).
  *
- * Fails safe, saying why: no cgroup v2 hierarchy, a hierarchy not writable here (not root, no
+ * Fails safe, returning why: no cgroup v2 hierarchy, a hierarchy not writable here (not root, no
  * delegation, a read-only mount, the sandbox's Landlock), or a move refused (controllers enabled
- * below the current cgroup). The host then works as before. Nothing here throws.
+ * below the current cgroup). The host then works as before, without a message (the README says
+ * where the cgroup applies: a warning on every run of every non-root user would be noise).
+ * Nothing here throws.
  *
  * Cost: a `mkdir` and one write; the kernel's migration waits for an RCU grace period when no
  * other migration happened recently, about 10–17 ms of wall time once (a quiet 2-core machine,
