@@ -29,6 +29,7 @@
  * December 2026), at the run's first spawn, not its start-up.
  */
 import { join } from "node:path";
+import { startTicks } from "./tree.ts";
 
 /** The name of a run host's cgroup, below the one it started in. */
 export const RUN_CGROUP_PREFIX = "agent-block-";
@@ -44,7 +45,7 @@ export function makeRunCgroup(): { dir: string } | { why: string } {
   removeStale(parent.dir);
   const dir = join(parent.dir, `${RUN_CGROUP_PREFIX}${Deno.pid}`);
   try {
-    removeTree(dir); // one left by an earlier process that had this pid
+    removeRunCgroup(dir); // one left by an earlier process that had this pid
     Deno.mkdirSync(dir);
   } catch (e) {
     return { why: `cannot create ${dir}: ${(e as Error).message}` };
@@ -61,14 +62,9 @@ export function joinRunCgroup(dir: string): string | undefined {
     Deno.writeTextFileSync(join(dir, "cgroup.procs"), String(Deno.pid));
     return undefined;
   } catch (e) {
-    removeTree(dir);
+    removeRunCgroup(dir);
     return `cannot move into ${dir}: ${(e as Error).message}`;
   }
-}
-
-/** Removes the run cgroup `dir` that nothing joined (a start that failed after making it). */
-export function removeRunCgroup(dir: string): void {
-  removeTree(dir);
 }
 
 /** The directory of this process's cgroup v2, or why there is none to be had. */
@@ -105,29 +101,23 @@ function removeStale(dir: string): void {
     for (const e of Deno.readDirSync(dir)) {
       if (!e.isDirectory || !e.name.startsWith(RUN_CGROUP_PREFIX)) continue;
       const pid = Number(e.name.slice(RUN_CGROUP_PREFIX.length));
-      if (!Number.isInteger(pid) || pid <= 0 || pid === Deno.pid || alive(pid)) continue;
-      removeTree(join(dir, e.name));
+      if (!Number.isInteger(pid) || pid <= 0 || pid === Deno.pid || startTicks(pid) !== undefined) continue;
+      removeRunCgroup(join(dir, e.name));
     }
   } catch {
     // not readable: nothing to tidy
   }
 }
 
-/** Removes the cgroup `dir` and those below it, deepest first; a populated one stays. */
-function removeTree(dir: string): void {
+/**
+ * Removes the cgroup `dir` and those below it, deepest first; a populated one stays (a run
+ * cgroup nothing joined, a start that failed after making it; a stale one).
+ */
+export function removeRunCgroup(dir: string): void {
   try {
-    for (const e of Deno.readDirSync(dir)) if (e.isDirectory) removeTree(join(dir, e.name));
+    for (const e of Deno.readDirSync(dir)) if (e.isDirectory) removeRunCgroup(join(dir, e.name));
     Deno.removeSync(dir);
   } catch {
     // gone already, or still populated
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
   }
 }

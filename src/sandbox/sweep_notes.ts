@@ -17,18 +17,15 @@
  * still runs is that launcher's business; an empty one is done.
  */
 import { join } from "node:path";
+import { startTicks } from "../proc/tree.ts";
 
 /** The home's directory of sweep notes (read-only to a confined run). */
 export const SWEEPS_DIR = "sandbox-sweeps";
 
-/** A process's identity that outlives nothing: its pid and its start (`/proc/<pid>/stat`). */
+/** A process's identity that outlives nothing: its pid and its start (`startTicks`); undefined once gone. */
 export function processKey(pid: number): string | undefined {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return `${pid}-${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
-  } catch {
-    return undefined; // gone
-  }
+  const start = startTicks(pid);
+  return start === undefined ? undefined : `${pid}-${start}`;
 }
 
 /**
