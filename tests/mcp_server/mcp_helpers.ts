@@ -108,9 +108,39 @@ export async function connectStdio(
   return { client, pid: transport.pid!, stderr: () => err, close: () => client.close() };
 }
 
-/** The pid a block wrote to `path`. */
+/**
+ * The pid a block wrote to `path` as a whole line (`echo $$ > file`). A shell creates the file
+ * before it writes the number, so a file that exists may still be empty: that, or anything but a
+ * pid and its newline, throws rather than reading as pid 0. Use `waitForPid` when the writer may
+ * still be at it.
+ */
 export function readPid(path: string): number {
-  return Number(Deno.readTextFileSync(path).trim());
+  const text = Deno.readTextFileSync(path);
+  const pid = pidLine(text);
+  if (pid === undefined) throw new Error(`${path} holds no whole pid line: ${JSON.stringify(text)}`);
+  return pid;
+}
+
+function pidLine(text: string): number | undefined {
+  const m = /^(\d+)\n/.exec(text);
+  return m && Number(m[1]) > 0 ? Number(m[1]) : undefined;
+}
+
+/** Waits until `path` holds a whole pid line (a block announcing the process it started); that pid. */
+export async function waitForPid(path: string, what: string, timeoutMs = 60_000): Promise<number> {
+  let pid: number | undefined;
+  await waitFor(
+    () => {
+      try {
+        pid = pidLine(Deno.readTextFileSync(path));
+      } catch {
+        pid = undefined;
+      }
+      return pid !== undefined;
+    },
+    { what, timeoutMs },
+  );
+  return pid!;
 }
 
 /**

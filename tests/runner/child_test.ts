@@ -12,7 +12,7 @@ import { ChildRunner, type ChildRunnerOptions } from "../../src/runner/child.ts"
 import { ProcessGroups } from "../../src/proc/group.ts";
 import type { RunRequest } from "../../src/runner/runner.ts";
 import { processAlive, testEnv, waitFor } from "../helpers.ts";
-import { readPid, waitForFile } from "../mcp_server/mcp_helpers.ts";
+import { waitForFile, waitForPid } from "../mcp_server/mcp_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -118,8 +118,7 @@ Deno.test({
     await Promise.all(cases.map(async ([block, pidFile]) => {
       const started = Date.now();
       const running = r.run(request(dir, block, { prompt: dir, timeoutMs: 4000 }));
-      await waitForFile(join(dir, pidFile), `${block} to start its sleeper`);
-      const sleeper = readPid(join(dir, pidFile));
+      const sleeper = await waitForPid(join(dir, pidFile), `${block} to start its sleeper`);
       assert.ok(processAlive(sleeper));
       const rep = await running;
       assert.deepEqual(rep.outcome, { status: "timed_out", seconds: 4 });
