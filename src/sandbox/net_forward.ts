@@ -103,6 +103,14 @@ export class BufConn {
     }
   }
 
+  /** Up to `n` bytes of what is buffered already (no read), consumed; a view, valid until the next read. */
+  buffered(n: number): Uint8Array {
+    const k = Math.min(n, this.#end - this.#start);
+    const out = this.#buf.subarray(this.#start, this.#start + k);
+    this.#start += k;
+    return out;
+  }
+
   /** Copies exactly `n` bytes to `to`. */
   async copy(n: number, to: Duplex): Promise<void> {
     let left = n;
@@ -120,6 +128,8 @@ export class BufConn {
 export interface ForwardHead {
   host: string;
   port: number;
+  /** The request target up to its path, as the client wrote it (`http://host:port`). */
+  origin: string;
   /** The head in origin form, `Proxy-*` headers dropped, ending in `\r\n\r\n`. */
   text: string;
   /** `Content-Length`, or -1 for chunked, or 0. */
@@ -128,17 +138,36 @@ export interface ForwardHead {
   upgrade: boolean;
 }
 
-/** `head` (request line and headers), or why it cannot be forwarded. */
-export function parseForwardHead(head: string): ForwardHead | { error: string } {
+/**
+ * `head` (request line and headers), or why it cannot be forwarded. With `bound` (the connection's
+ * first head), a target written with the same origin text is taken as that host and port without
+ * parsing the URL again (a model loop sends one request a turn on one connection); any other is
+ * parsed in full, and `forwardHttp` ends the connection if it names another upstream.
+ */
+export function parseForwardHead(head: string, bound?: ForwardHead): ForwardHead | { error: string } {
   const lines = head.split("\r\n");
-  const [method, target, version] = lines[0].split(" ");
-  let u: URL;
-  try {
-    u = new URL(target ?? "");
-  } catch {
-    return { error: "a proxy request names an absolute http:// URL" };
+  const [method, target = "", version] = lines[0].split(" ");
+  let host: string, port: number, origin: string, path: string;
+  if (bound && target.startsWith(bound.origin) && target[bound.origin.length] === "/") {
+    ({ host, port, origin } = bound);
+    path = target.slice(origin.length);
+  } else {
+    let u: URL;
+    try {
+      u = new URL(target);
+    } catch {
+      return { error: "a proxy request names an absolute http:// URL" };
+    }
+    if (u.protocol !== "http:") return { error: "only http:// is forwarded; use CONNECT for others" };
+    host = u.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    port = u.port !== "" ? Number(u.port) : 80;
+    path = `${u.pathname}${u.search}`;
+    // the text before the path: "http://" and the authority, up to the first "/", "?" or "#"
+    const rest = target.slice("http://".length);
+    const end = rest.search(/[/?#]/);
+    origin = target.slice(0, "http://".length + (end < 0 ? rest.length : end));
+    if (!/^http:\/\//i.test(origin)) origin = "\0"; // matches no later target
   }
-  if (u.protocol !== "http:") return { error: "only http:// is forwarded; use CONNECT for others" };
   let body = 0;
   let upgradeHeader = false, connectionUpgrade = false;
   const headers: string[] = [];
@@ -158,10 +187,10 @@ export function parseForwardHead(head: string): ForwardHead | { error: string } 
     headers.push(l);
   }
   return {
-    host: u.hostname.replace(/^\[|\]$/g, "").toLowerCase(),
-    port: u.port !== "" ? Number(u.port) : 80,
-    text: [`${method} ${u.pathname}${u.search} ${version ?? "HTTP/1.1"}`, ...headers].join("\r\n") +
-      "\r\n\r\n",
+    host,
+    port,
+    origin,
+    text: [`${method} ${path} ${version ?? "HTTP/1.1"}`, ...headers].join("\r\n") + "\r\n\r\n",
     body,
     upgrade: upgradeHeader && connectionUpgrade,
   };
@@ -189,6 +218,25 @@ async function copyBody(from: BufConn, to: Duplex, framing: number): Promise<voi
 }
 
 /**
+ * Sends `head` and its body upstream: with the part of a counted body the client has sent already
+ * in the same write (one system call a request, where a head and its body apart were two), then
+ * the rest as it comes.
+ */
+async function sendHead(client: BufConn, up: Duplex, head: ForwardHead): Promise<void> {
+  const text = enc.encode(head.text);
+  if (head.body <= 0) {
+    await writeAll(up, text);
+    return await copyBody(client, up, head.body);
+  }
+  const have = client.buffered(head.body);
+  const out = new Uint8Array(text.length + have.length);
+  out.set(text);
+  out.set(have, text.length);
+  await writeAll(up, out);
+  if (have.length < head.body) await client.copy(head.body - have.length, up);
+}
+
+/**
  * Forwards the requests of `client` (whose first head is `first`) to the upstream `open` gives for
  * the first one, until either side ends or a head names another upstream.
  * @param open checks and connects the first request's host and port; undefined when refused
@@ -206,8 +254,7 @@ export async function forwardHttp(
   try {
     while (true) {
       if ("error" in head || head.host !== first.host || head.port !== first.port) break;
-      await writeAll(up, enc.encode(head.text));
-      await copyBody(client, up, head.body);
+      await sendHead(client, up, head);
       if (head.upgrade) {
         // a WebSocket (`ws://` through the proxy): from here on the bytes are the new protocol's,
         // both ways, to the upstream this connection was checked for
@@ -223,7 +270,7 @@ export async function forwardHttp(
         await responses;
         return;
       }
-      head = parseForwardHead(next);
+      head = parseForwardHead(next, first);
     }
   } catch {
     // a broken request or a closed side: the pair ends

@@ -10,14 +10,14 @@
  * `node:dns`, 33 ms with this (medians of 25 interleaved runs, a 2-core machine, December 2026),
  * and that first request waited for it. The call is made `nonblocking` (on a thread of Deno's),
  * so a slow resolver holds no other connection up. Where libc cannot be opened
- * (`src/proc/libc.ts` says why), `node:dns` is used (imported statically: loading it costs
- * nothing measurable, its first lookup is what starts the compatibility layer).
+ * (`src/proc/libc.ts` says why), `node:dns` is used, imported only then: a static import
+ * loads Deno's Node compatibility layer at the proxy's start, whether or not it ever looks a
+ * name up (~8 ms of CPU in its profile, December 2026).
  *
  * The `struct addrinfo` read here is the Linux one (glibc and musl alike, 64-bit: flags, family,
  * socktype, protocol, addrlen, then the address, canonical name and next pointers at 24, 32 and
  * 40); the proxy runs on Linux only (network namespaces).
  */
-import { lookup } from "node:dns/promises";
 import { openLibc } from "../proc/libc.ts";
 
 const AF_INET = 2;
@@ -39,6 +39,7 @@ let libc: ReturnType<typeof openLibc<typeof SYMBOLS>> | undefined;
 export async function resolveHost(host: string): Promise<string[]> {
   libc ??= openLibc(SYMBOLS);
   if (typeof libc === "string" || Deno.build.arch !== "x86_64" && Deno.build.arch !== "aarch64") {
+    const { lookup } = await import("node:dns/promises");
     return (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
   }
   const c = libc;

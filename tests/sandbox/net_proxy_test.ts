@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ProxyHandle, serveProxy } from "../../src/sandbox/net_proxy.ts";
+import { type ForwardHead, parseForwardHead } from "../../src/sandbox/net_forward.ts";
 import { parseAllowList } from "../../src/sandbox/net_policy.ts";
 import { type Denial, DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
 import { startProxy } from "../../src/sandbox/net_launch.ts";
@@ -131,12 +132,17 @@ Deno.test({
       assert.match((await readResponse(c, pending))!, /echo defgh$/);
       await c.write(enc.encode(`GET ${base}/three HTTP/1.1\r\nHost: x\r\n\r\n`));
       assert.match((await readResponse(c, pending))!, /^HTTP\/1\.1 200/);
-      assert.deepEqual(w.seen, ["POST /one abc", "POST /two defgh", "GET /three "]);
+      // a counted body whose head came first and its rest later
+      await c.write(enc.encode(`POST ${base}/four?q=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\nab`));
+      await new Promise((r) => setTimeout(r, 20));
+      await c.write(enc.encode(`cdef`));
+      assert.match((await readResponse(c, pending))!, /echo abcdef$/);
+      assert.deepEqual(w.seen, ["POST /one abc", "POST /two defgh", "GET /three ", "POST /four abcdef"]);
       // another upstream on the same connection: closed, never forwarded anywhere
       await c.write(enc.encode(`GET http://127.0.0.1:${w.otherPort}/x HTTP/1.1\r\nHost: x\r\n\r\n`));
       assert.equal(await readResponse(c, pending), undefined);
       assert.equal(w.otherHits(), 0);
-      assert.equal(w.seen.length, 3);
+      assert.equal(w.seen.length, 4);
       c.close();
     } finally {
       await w.close();
@@ -335,4 +341,84 @@ Deno.test({
       await allowed.shutdown();
     }
   },
+});
+
+Deno.test({
+  name:
+    "attack: sandbox proxy: its launcher killed outright before any run connected: the proxy ends at once",
+  ...opts,
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    // The launcher (standing in: a Deno program that starts the proxy, says where, and waits)
+    // is SIGKILLed: no feed ever connected and nobody will send SIGTERM. The kernel tells the
+    // proxy (its parent-death signal), and it removes its socket's directory as it goes.
+    const dir = await Deno.makeTempDir({ prefix: "ab_proxy_orphan_" });
+    const script = join(dir, "launcher.ts");
+    Deno.writeTextFileSync(
+      script,
+      `import { startProxy } from ${
+        JSON.stringify(new URL("../../src/sandbox/net_launch.ts", import.meta.url).href)
+      };
+       const p = await startProxy([]);
+       console.log(p.socket);
+       await new Promise(() => setInterval(() => {}, 1000));`,
+    );
+    const launcher = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "--config", join(REPO_ROOT, "deno.json"), script],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    try {
+      const reader = launcher.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      while (!text.includes("\n")) {
+        const r = await reader.read();
+        if (r.done) throw new Error(`the stand-in launcher ended before it said its socket: ${text}`);
+        text += r.value;
+      }
+      const socketDir = text.trim().slice(0, text.trim().lastIndexOf("/"));
+      assert.ok(pathExists(socketDir), "the proxy serves");
+      launcher.kill("SIGKILL");
+      await launcher.status;
+      await waitFor(() => !pathExists(socketDir), {
+        what: `the orphaned proxy to end and remove ${socketDir}`,
+      });
+      reader.releaseLock();
+      await launcher.stdout.cancel().catch(() => undefined);
+    } finally {
+      try {
+        launcher.kill("SIGKILL");
+      } catch {
+        // ended
+      }
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("attack: sandbox proxy: a later head is bound to the first one's upstream only by its whole origin", () => {
+  const first = parseForwardHead(
+    "GET http://api.example:808/v1?a=1 HTTP/1.1\r\nHost: api.example",
+  ) as ForwardHead;
+  assert.deepEqual([first.host, first.port, first.origin], ["api.example", 808, "http://api.example:808"]);
+  assert.match(first.text, /^GET \/v1\?a=1 HTTP\/1\.1\r\n/);
+  const next = (target: string) => {
+    const h = parseForwardHead(`POST ${target} HTTP/1.1\r\nContent-Length: 2`, first);
+    return "error" in h ? h.error : `${h.host}:${h.port} ${h.text.split("\r\n")[0]}`;
+  };
+  // the same origin text: the same upstream, the path as written
+  assert.equal(next("http://api.example:808/v1/x"), "api.example:808 POST /v1/x HTTP/1.1");
+  // an origin that only starts like the first one's is parsed in full and names its own upstream
+  assert.equal(next("http://api.example:808@evil.example/x"), "evil.example:80 POST /x HTTP/1.1");
+  assert.equal(next("http://api.example:8080/x"), "api.example:8080 POST /x HTTP/1.1");
+  assert.equal(
+    next("http://api.example:808.evil.example/x"),
+    "a proxy request names an absolute http:// URL",
+  );
+  assert.equal(next("http://api.example:808?x"), "api.example:808 POST /?x HTTP/1.1");
+  // a lenient spelling the URL parser accepts is never taken as a prefix of later heads
+  const odd = parseForwardHead("GET http:/api.example:808/v1 HTTP/1.1") as ForwardHead;
+  assert.deepEqual([odd.host, odd.port, odd.origin], ["api.example", 808, "\0"]);
+  const again = parseForwardHead("GET http:/api.example:808/v2 HTTP/1.1", odd) as ForwardHead;
+  assert.equal(again.text.split("\r\n")[0], "GET /v2 HTTP/1.1");
 });
