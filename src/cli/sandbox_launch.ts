@@ -115,7 +115,7 @@ export async function launchRun(argv: string[], s: RunSettings, stage?: RunStage
       : undefined,
   };
   // under the allow-list the proxy starts here, outside the namespace the launch enters
-  return launchSandboxed({ ...req, net: await prepareNet(req) });
+  return launchSandboxed({ ...req, net: prepareNet(req) });
 }
 
 /** True when `relay` is a NATS URL (whose runs keep a replay memory, `seen_ids.ts`). */
@@ -227,7 +227,11 @@ export async function startNetBridge(): Promise<NetBridge | undefined> {
   const early: { host: string; port: number; reason: string }[] = [];
   let listener: ((d: { host: string; port: number; reason: string }) => void) | undefined;
   // before any Lua: every refusal of the run's requests reaches the run
-  await startBridge(socket, env[TOKEN_VAR] ?? "", (d) => listener ? listener(d) : early.push(d)).ready;
+  // the proxy starts beside this runtime: the bridge waits for it, within a bound
+  await startBridge(socket, env[TOKEN_VAR] ?? "", (d) => listener ? listener(d) : early.push(d)).ready
+    .catch((e: Error) => {
+      throw new AgentBlockError(e.message);
+    });
   return {
     denials: (fn) => {
       listener = fn;

@@ -7,7 +7,8 @@
  * 1. resolves the policy from the run's sandbox settings (`policy.ts`) and checks the kernel
  *    (`landlock.ts`: fail closed on no Landlock, or a TCP denial it cannot enforce);
  * 2. under `--sandbox-net allow-list` (`prepareNet`, before this module's synchronous part): starts
- *    the proxy outside, then enters a network namespace of the run's own with only `lo` up
+ *    the proxy outside (without waiting for it: its start overlaps the run's, whose bridge waits
+ *    for its socket), then enters a network namespace of the run's own with only `lo` up
  *    (`net_launch.ts`; the same user-namespace hop as below when unprivileged), and hands the
  *    runtime the proxy variables — or fails closed where no namespace can be had;
  * 3. keeps `.git` and agent-block's configuration and code (the project's `.env`, the home's
@@ -175,7 +176,7 @@ export interface NetPlan {
  * the launch will enter) unless this is the second launcher of the user-namespace hop, which is
  * handed the first one's socket.
  */
-export async function prepareNet(req: LaunchRequest): Promise<NetPlan> {
+export function prepareNet(req: LaunchRequest): NetPlan {
   const mode = req.settings.net;
   if (mode !== "allow-list") return { mode, allow: [] };
   const allow = [
@@ -190,7 +191,7 @@ export async function prepareNet(req: LaunchRequest): Promise<NetPlan> {
     }
     return { mode, allow, socket, token };
   }
-  const proxy = await startProxy(allow, req.launch);
+  const proxy = startProxy(allow, req.launch);
   return { mode, allow, socket: proxy.socket, token: proxy.token, proxy };
 }
 
@@ -254,7 +255,32 @@ export async function launchSandboxed(req: LaunchRequest): Promise<never> {
     sweepDone(notedSweep); // no run started: nothing to sweep for it later
     throw e;
   }
-  return await superviseRun(run, req.say);
+  return await superviseRun(run, req.say, proxyWatch(req.net?.proxy, run.child));
+}
+
+/**
+ * Watches the proxy this launcher started beside the run (`startProxy` does not wait for it): one
+ * that ends with a failure while the run goes on — it could not start, or died — stops the run,
+ * which could not reach the network anyway, rather than leave its bridge waiting. Returns the
+ * error to report then (read once the run has ended).
+ */
+function proxyWatch(proxy: StartedProxy | undefined, runtime: Deno.ChildProcess): () => string | undefined {
+  if (!proxy) return () => undefined;
+  let failure: string | undefined;
+  let runEnded = false;
+  runtime.status.then(() => runEnded = true, () => runEnded = true);
+  proxy.ended.then((s) => {
+    if (s.success || runEnded) return;
+    failure = `--sandbox-net allow-list: the proxy ended (${
+      s.signal ? `killed by ${s.signal}` : `exit ${s.code}`
+    }) while the run needed it, so the run was stopped (the proxy's own message, if any, is above)`;
+    try {
+      runtime.kill("SIGKILL");
+    } catch {
+      // ended meanwhile
+    }
+  }, () => undefined);
+  return () => failure;
 }
 
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -454,7 +480,11 @@ function launchConfined(req: LaunchRequest): StartedRun {
  * process), ends whatever of the run is left below this process, sweeps the grants
  * (`git_sweep.ts`) and exits with the runtime's code. Never throws: the run has started.
  */
-async function superviseRun(run: StartedRun, say: (line: string) => void): Promise<never> {
+async function superviseRun(
+  run: StartedRun,
+  say: (line: string) => void,
+  stoppedBecause: () => string | undefined,
+): Promise<never> {
   const forward: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [
     sig,
     () => {
@@ -477,6 +507,11 @@ async function superviseRun(run: StartedRun, say: (line: string) => void): Promi
     }
     sayQuarantine(runSweep(run.plan), say, "the confined run");
     sweepDone(run.note);
+    const why = stoppedBecause();
+    if (why !== undefined) {
+      say(`error: ${why}`);
+      code = 1;
+    }
   } catch (e) {
     say(`[warn] agent-block: --sandbox: the sweep after the run failed: ${(e as Error).message}`);
     if (code === 0) code = 1;

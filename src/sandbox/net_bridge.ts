@@ -12,7 +12,7 @@
  * no other listener, so the fixed port is free. Started from the CLI edge at `--sandbox-stage=runtime`
  * (`src/cli/main.ts`), before any Lua.
  */
-import { type Denial, DENIAL_FEED, splice, writeAll } from "./net_pipe.ts";
+import { connectProxy, type Denial, DENIAL_FEED, splice, writeAll } from "./net_pipe.ts";
 
 /** The loopback port the bridge listens on inside the run's network namespace. */
 export const BRIDGE_PORT = 3128;
@@ -25,7 +25,10 @@ export const TOKEN_VAR = "AGENT_BLOCK_SANDBOX_NET_TOKEN";
 
 /** The bridge while the run lasts. */
 export interface Bridge {
-  /** Settles once the proxy has registered the denial feed (or the feed failed). */
+  /**
+   * Resolves once the proxy has registered the denial feed; rejects when the proxy never answered
+   * (`connectProxy`: it starts beside the run, and is waited for here).
+   */
   ready: Promise<void>;
   close(): void;
 }
@@ -58,10 +61,19 @@ export function startBridge(socket: string, token: string, onDenial: (d: Denial)
   })();
   let feed: Deno.UnixConn | undefined;
   let registered = () => {};
-  const ready = new Promise<void>((resolve) => registered = resolve);
+  let unreachable = (_: Error) => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    registered = resolve;
+    unreachable = reject;
+  });
   void (async () => {
     try {
-      feed = await Deno.connect({ transport: "unix", path: socket });
+      feed = await connectProxy(socket);
+    } catch (e) {
+      unreachable(e as Error);
+      return;
+    }
+    try {
       await writeAll(feed, new TextEncoder().encode(`${token}\r\n${DENIAL_FEED}\r\n\r\n`));
       const dec = new TextDecoder();
       let pending = "";

@@ -6,9 +6,10 @@
  * Owns:
  * - `startProxy`: runs the proxy (`net_proxy.ts`: from source its own entry `net_proxy_main.ts`,
  *   compiled this binary at `--sandbox-stage=proxy`) with a Unix socket in a fresh private
- *   directory and a random token (both on its stdin), and waits for its `ready` line. It is started
- *   before the namespace exists, so it alone keeps the host's network; it ends when the run
- *   does (it watches its parent: the launcher, which stays until the run has ended and been swept);
+ *   directory and a random token (both in its environment), without waiting for it: the run's
+ *   bridge waits for the socket. It is started before the namespace exists, so it alone keeps
+ *   the host's network; it ends when the run does (it watches its parent: the launcher, which
+ *   stays until the run has ended and been swept);
  * - `enterNetNamespace`: `unshare(CLONE_NEWNET)` on the launcher's main thread (as root), then
  *   `lo` up (`SIOCSIFFLAGS`): the namespace has that loopback and no other interface, so no route
  *   out — TCP, UDP and DNS to anywhere outside fail with `ENETUNREACH`, and abstract Unix
@@ -28,6 +29,8 @@ import { AgentBlockError } from "../errors.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import type { AllowEntry } from "./net_policy.ts";
 import { BRIDGE_PORT, SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
+import { PROXY_CONFIG_VAR } from "./net_pipe.ts";
+import type { ProxyStageConfig } from "./net_proxy.ts";
 import { cstring, lastError, type Sys } from "./sys.ts";
 import { userNamespaceHop } from "./mount_ns.ts";
 
@@ -46,17 +49,24 @@ export interface StartedProxy {
   socket: string;
   /** What every connection to it starts with (`net_proxy.ts`). */
   token: string;
-  /** Ends the proxy (a launch that failed after starting it). */
+  /** Ends the proxy and removes its directory (a launch that failed after starting it). */
   kill(): void;
+  /** Settles when the proxy has ended: its exit status (0 once its run has gone). */
+  ended: Promise<Deno.CommandStatus>;
 }
 
-/** Starts the proxy for `allow`; resolves once it listens. */
-export async function startProxy(
-  allow: AllowEntry[],
-  launch: SelfLaunch = selfLaunch(),
-): Promise<StartedProxy> {
-  const dir = await Deno.makeTempDir({ prefix: "agent-block-net-" });
-  await Deno.chmod(dir, 0o700);
+/**
+ * Starts the proxy for `allow` and returns at once, without waiting for it to listen: its start
+ * (a Deno process's, ~20 ms of CPU) overlaps the run's own, and the run's bridge waits for its
+ * socket (`connectProxy`). One that fails to start says why on stderr (inherited), and the run's
+ * bridge then fails the run, never letting it reach the network another way. The configuration
+ * (socket, token, list) goes in the proxy's environment (`PROXY_CONFIG_VAR`), not on its command
+ * line: `/proc/<pid>/cmdline` is anyone's to read, its environment only its user's (and not a
+ * confined run's: Landlock refuses it access to processes outside its domain).
+ */
+export function startProxy(allow: AllowEntry[], launch: SelfLaunch = selfLaunch()): StartedProxy {
+  const dir = Deno.makeTempDirSync({ prefix: "agent-block-net-" });
+  Deno.chmodSync(dir, 0o700);
   const socket = join(dir, "proxy.sock");
   const token = Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, "0"))
     .join("");
@@ -68,65 +78,41 @@ export async function startProxy(
   try {
     child = new Deno.Command(cmd, {
       args,
-      stdin: "piped", // the configuration: the token must not be on a command line anyone can read
-      stdout: "piped",
+      env: {
+        [PROXY_CONFIG_VAR]: JSON.stringify(
+          { socket, token, allow, parent: Deno.pid } satisfies ProxyStageConfig,
+        ),
+      },
+      stdin: "null",
+      stdout: "null",
       stderr: "inherit",
     }).spawn();
   } catch (e) {
+    Deno.removeSync(dir, { recursive: true });
     throw new AgentBlockError(
       `--sandbox-net allow-list: cannot start the proxy (${cmd}): ${(e as Error).message}`,
-    );
-  }
-  const config = child.stdin.getWriter();
-  await config.write(new TextEncoder().encode(JSON.stringify({ socket, token, allow }))).catch(() =>
-    undefined
-  );
-  await config.close().catch(() => undefined);
-  const text = await firstLine(child.stdout);
-  if (text.trim() !== "ready") {
-    await Deno.remove(dir, { recursive: true }).catch(() => undefined);
-    try {
-      child.kill();
-    } catch {
-      // gone already
-    }
-    const status = await child.status;
-    throw new AgentBlockError(
-      `--sandbox-net allow-list: the proxy did not start (exit ${status.code}${
-        text ? `: ${text.trim()}` : ""
-      })`,
     );
   }
   child.unref();
   return {
     socket,
     token,
+    ended: child.status,
     kill: () => {
+      // it may not have set up its own ending yet (nobody waited for it): killed outright, and
+      // its directory removed here
       try {
-        child.kill();
+        child.kill("SIGKILL");
       } catch {
         // gone already
       }
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // removed already
+      }
     },
   };
-}
-
-/** The first line of `stream` (without its newline), or what came before it ended. */
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  const dec = new TextDecoder();
-  let text = "";
-  try {
-    while (!text.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += dec.decode(value, { stream: true });
-    }
-  } finally {
-    reader.releaseLock();
-    await stream.cancel().catch(() => undefined);
-  }
-  return text.split("\n")[0];
 }
 
 /** The outcome of `enterNetNamespace`. */

@@ -6,6 +6,10 @@
  * Owns `splice`: copies both ways until both directions end; when one side stops sending, the
  * other is told (`closeWrite`) so a half-closed HTTP exchange still completes; a failed read or
  * write (a reset) closes both at once; both are closed at the end; nothing throws.
+ *
+ * And `connectProxy`, the first connection to a proxy that may still be starting: the launcher
+ * does not wait for the proxy before it starts the run (the two starts overlap), so the run's
+ * bridge waits for the proxy's socket instead, within a bound.
  */
 
 /** A connection with a write half that can be closed (TCP and Unix stream connections). */
@@ -55,6 +59,35 @@ export async function splice(a: Duplex, b: Duplex): Promise<void> {
   await Promise.all([pump(a, b), pump(b, a)]);
   closeQuietly(a);
   closeQuietly(b);
+}
+
+/** The variable holding the proxy's `ProxyConfig` as JSON, set by the launcher for the proxy alone. */
+export const PROXY_CONFIG_VAR = "AGENT_BLOCK_SANDBOX_PROXY_CONFIG";
+
+/** How long the run's bridge waits for the proxy's socket to answer (`connectProxy`). */
+export const PROXY_WAIT_MS = 30_000;
+
+/**
+ * Connects to the proxy's Unix socket at `path`, waiting while it is not there yet or not yet
+ * listening (the proxy starts beside the run), until `waitMs` has passed.
+ * @throws Error saying the proxy did not answer (its own message, if it failed, is on stderr)
+ */
+export async function connectProxy(path: string, waitMs = PROXY_WAIT_MS): Promise<Deno.UnixConn> {
+  const deadline = performance.now() + waitMs;
+  for (let pause = 1;; pause = Math.min(pause * 2, 50)) {
+    try {
+      return await Deno.connect({ transport: "unix", path });
+    } catch (e) {
+      const starting = e instanceof Deno.errors.NotFound || e instanceof Deno.errors.ConnectionRefused;
+      if (!starting || performance.now() >= deadline) {
+        throw new Error(
+          `--sandbox-net allow-list: the proxy did not answer at ${path} within ${waitMs / 1000} s ` +
+            `(${(e as Error).message}); if it failed to start, its message is above`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
 }
 
 /** One refused connection. */

@@ -38,18 +38,28 @@
  * the whole process group, is left to the run.
  */
 import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort, isIP } from "./net_policy.ts";
-import { type Denial, DENIAL_FEED, type Duplex, splice, writeAll } from "./net_pipe.ts";
+import { type Denial, DENIAL_FEED, type Duplex, PROXY_CONFIG_VAR, splice, writeAll } from "./net_pipe.ts";
 import { BufConn, forwardHttp, parseForwardHead } from "./net_forward.ts";
 import { resolveHost } from "./net_resolve.ts";
 import { openLibc } from "../proc/libc.ts";
 
-/** What the proxy is started with (the launcher passes it as one JSON argument). */
+/** What the proxy serves with. */
 export interface ProxyConfig {
   /** The Unix socket to listen on (its directory exists and is private). */
   socket: string;
   /** The first line of every connection the proxy serves. */
   token: string;
   allow: AllowEntry[];
+}
+
+/** What the proxy stage is started with (the launcher passes it as JSON in `PROXY_CONFIG_VAR`). */
+export interface ProxyStageConfig extends ProxyConfig {
+  /**
+   * The launcher's pid: the proxy ends when its parent is no longer this process (named by the
+   * launcher rather than read at the proxy's start, by which time a launcher killed at once may
+   * already be gone).
+   */
+  parent: number;
 }
 
 const enc = new TextEncoder();
@@ -250,20 +260,21 @@ async function handle(
   await splice(conn, up);
 }
 /**
- * The proxy stage (`--sandbox-stage=proxy`, its `ProxyConfig` as JSON on stdin): serves until
- * the run is gone, after one `ready` line on stdout (the launcher waits for it).
+ * The proxy stage (`--sandbox-stage=proxy`, its `ProxyConfig` as JSON in `PROXY_CONFIG_VAR`):
+ * serves until the run is gone. Nobody waits for it to start (`startProxy`): the run's bridge
+ * waits for its socket. A configuration it cannot use, or a socket it cannot listen on, ends it
+ * with the reason on stderr.
  *
  * Its start is on every allow-list run's bill, so it avoids what Deno only sets up on first use:
- * the configuration is read with `readSync` (through a `Response` it cost ~4.5 ms more CPU) and
- * the parent is watched by the kernel (`PR_SET_PDEATHSIG`, SIGTERM) rather than by a timer (the
- * first `setInterval` cost ~5 ms; both medians of 40 interleaved starts against an empty
- * `deno run` of ~17 ms, a 2-core machine, December 2026). The timer stays as the fall-back where
- * libc cannot be opened.
+ * no streams (the configuration came on stdin, read through a `Response`: ~4.5 ms more CPU) and
+ * no timer: the parent is watched by the kernel (`PR_SET_PDEATHSIG`, SIGTERM; the first
+ * `setInterval` cost ~5 ms; both medians of 40 interleaved starts against an empty `deno run`
+ * of ~17 ms, a 2-core machine, December 2026). The timer stays as the fall-back where libc
+ * cannot be opened.
  */
 export async function proxyStage(): Promise<number> {
-  // on stdin, not the command line: /proc/<pid>/cmdline is anyone's to read, the token is not
-  const cfg = JSON.parse(readAllStdin()) as ProxyConfig;
-  const parent = Deno.ppid;
+  const cfg = proxyConfig(Deno.env.get(PROXY_CONFIG_VAR));
+  const parent = cfg.parent;
   const errs = (line: string) => {
     try {
       Deno.stderr.writeSync(enc.encode(line + "\n"));
@@ -271,18 +282,20 @@ export async function proxyStage(): Promise<number> {
       // no stderr left
     }
   };
-  const proxy = serveProxy(cfg, errs);
+  let proxy: ProxyHandle;
+  try {
+    proxy = serveProxy(cfg, errs);
+  } catch (e) {
+    errs(
+      `error: --sandbox-net allow-list: the proxy cannot listen on ${cfg.socket}: ${(e as Error).message}`,
+    );
+    return 1;
+  }
   // Ctrl-C reaches the whole process group: the run decides how it ends, the proxy serves on;
   // SIGTERM (a launch that failed, or the parent gone: below) ends it with its socket removed
   Deno.addSignalListener("SIGINT", () => undefined);
   Deno.addSignalListener("SIGTERM", () => proxy.close());
   const unwatch = watchParent(parent, () => proxy.close());
-  try {
-    Deno.stdout.writeSync(enc.encode("ready\n"));
-    Deno.stdout.close();
-  } catch {
-    // the launcher stopped listening: it is ending, and the watch above ends this too
-  }
   await proxy.done;
   unwatch();
   try {
@@ -294,21 +307,19 @@ export async function proxyStage(): Promise<number> {
   return 0;
 }
 
-/** Standard input to its end, as text (the launcher writes the configuration and closes it). */
-function readAllStdin(): string {
-  let buf = new Uint8Array(16 * 1024);
-  let n = 0;
-  while (true) {
-    if (n === buf.length) {
-      const bigger = new Uint8Array(buf.length * 2);
-      bigger.set(buf);
-      buf = bigger;
-    }
-    const k = Deno.stdin.readSync(buf.subarray(n));
-    if (k === null) break;
-    n += k;
+/** The proxy's configuration from its variable's text; throws saying what is wrong with it. */
+function proxyConfig(text: string | undefined): ProxyStageConfig {
+  if (text === undefined) {
+    throw new Error(`the sandbox proxy stage needs ${PROXY_CONFIG_VAR} (the launcher sets it)`);
   }
-  return new TextDecoder().decode(buf.subarray(0, n));
+  const cfg = JSON.parse(text) as Partial<ProxyStageConfig>;
+  if (
+    typeof cfg.socket !== "string" || typeof cfg.token !== "string" || !Array.isArray(cfg.allow) ||
+    !Number.isInteger(cfg.parent)
+  ) {
+    throw new Error(`${PROXY_CONFIG_VAR} needs a socket, a token, an allow list and the parent's pid`);
+  }
+  return cfg as ProxyStageConfig;
 }
 
 const PR_SET_PDEATHSIG = 1;

@@ -59,8 +59,8 @@ Deno.test({
     );
     assert.doesNotMatch(r.stderr, /sandbox on/, "no start-up line: nothing ran");
     assert.throws(() => Deno.statSync(join(root, "ran.txt")), Deno.errors.NotFound);
-    // the proxy started for the launch ended with it, its directory removed (waited for: it
-    // goes on SIGTERM, after the launcher has exited)
+    // the proxy started for the launch ended with it, its directory removed (waited for: the
+    // launcher kills it as the launch fails, and the kernel may take a moment to end it)
     const deadline = Date.now() + 30_000;
     while (proxyDirs(tmp).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(proxyDirs(tmp), [], "the proxy of the failed launch is gone");
@@ -189,6 +189,33 @@ Deno.test({
     });
     assert.equal(bad.code, 1, bad.stderr);
     assert.match(bad.stderr, /AGENT_BLOCK_SANDBOX_NET_ALLOW: 'b:0' is not a host\[:port\]/);
+    await Deno.remove(root, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "sandbox net: a proxy that cannot start stops the run at once: exit 1, saying why, nothing ran",
+  ...opts,
+  fn: async () => {
+    const root = await tempProject({ "s.lua": FETCH });
+    // a temporary directory so deep that the proxy's socket path is past a Unix socket's 108 bytes
+    const tmp = join(root, "t".repeat(120));
+    Deno.mkdirSync(tmp);
+    const env = sandboxEnv(root, { TMPDIR: tmp });
+    const started = performance.now();
+    const r = await runCli(["--sandbox", "--sandbox-net", "allow-list", "-s", "s.lua", "--prompt", "{}"], {
+      cwd: root,
+      env,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /error: --sandbox-net allow-list: the proxy cannot listen on /);
+    assert.match(
+      r.stderr,
+      /error: --sandbox-net allow-list: the proxy ended \(exit 1\) while the run needed it/,
+    );
+    assert.throws(() => Deno.statSync(join(root, "ran.txt")), Deno.errors.NotFound);
+    // not the bridge's own bound (30 s): the launcher saw the proxy end
+    assert.ok(performance.now() - started < 25_000, `took ${Math.round(performance.now() - started)} ms`);
     await Deno.remove(root, { recursive: true });
   },
 });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { type ProxyHandle, serveProxy } from "../../src/sandbox/net_proxy.ts";
 import { type ForwardHead, parseForwardHead } from "../../src/sandbox/net_forward.ts";
 import { parseAllowList } from "../../src/sandbox/net_policy.ts";
-import { type Denial, DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
+import { connectProxy, type Denial, DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
 import { startProxy } from "../../src/sandbox/net_launch.ts";
 import type { SelfLaunch } from "../../src/proc/self.ts";
 import { CLI, pathExists, REPO_ROOT, waitFor } from "../helpers.ts";
@@ -72,7 +72,7 @@ async function world(): Promise<World> {
 
 /** The denial feed of the proxy on `socket`, registered. */
 async function openFeed(socket: string, token: string): Promise<Deno.UnixConn> {
-  const feed = await Deno.connect({ transport: "unix", path: socket });
+  const feed = await connectProxy(socket); // a proxy just started may not listen yet
   await feed.write(enc.encode(`${token}\r\n${DENIAL_FEED}\r\n\r\n`));
   const b = new Uint8Array(16);
   assert.equal(dec.decode(b.subarray(0, (await feed.read(b))!)), "\n", "registered");
@@ -314,7 +314,7 @@ Deno.test({
       return new Response("reached");
     });
     const port = allowed.addr.port;
-    const proxy = await startProxy(parseAllowList([`127.0.0.1:${port}`]), launch);
+    const proxy = startProxy(parseAllowList([`127.0.0.1:${port}`]), launch);
     try {
       const feed = await openFeed(proxy.socket, proxy.token);
       // the listed host:port, through a tunnel
@@ -359,7 +359,7 @@ Deno.test({
       `import { startProxy } from ${
         JSON.stringify(new URL("../../src/sandbox/net_launch.ts", import.meta.url).href)
       };
-       const p = await startProxy([]);
+       const p = startProxy([]);
        console.log(p.socket);
        await new Promise(() => setInterval(() => {}, 1000));`,
     );
