@@ -255,7 +255,7 @@ export async function launchSandboxed(req: LaunchRequest): Promise<never> {
     sweepDone(notedSweep); // no run started: nothing to sweep for it later
     throw e;
   }
-  return await superviseRun(run, req.say, proxyWatch(req.net?.proxy, run.child));
+  return await superviseRun(run, req.say, req.net?.proxy, proxyWatch(req.net?.proxy, run.child));
 }
 
 /**
@@ -483,6 +483,7 @@ function launchConfined(req: LaunchRequest): StartedRun {
 async function superviseRun(
   run: StartedRun,
   say: (line: string) => void,
+  proxy: StartedProxy | undefined,
   stoppedBecause: () => string | undefined,
 ): Promise<never> {
   const forward: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [
@@ -500,6 +501,12 @@ async function superviseRun(
   try {
     code = (await run.child.status).code;
     run.kept?.close(); // the runtime, its one client, has ended
+    if (proxy) {
+      // it ends by itself once the runtime has gone; ended here so it is not left for the walk
+      // below, which a child of this process still running would otherwise cost
+      proxy.kill();
+      await proxy.ended;
+    }
     // the runtime ends its own orphans; a runtime killed outright left them to this process
     if (hasChildren()) {
       const { endMembers } = await import("../proc/tree.ts"); // loaded only then: start-up
