@@ -58,8 +58,10 @@ export interface StartedProxy {
 /**
  * Starts the proxy for `allow` and returns at once, without waiting for it to listen: its start
  * (a Deno process's, ~20 ms of CPU) overlaps the run's own, and the run's bridge waits for its
- * socket (`connectProxy`). One that fails to start says why on stderr (inherited), and the run's
- * bridge then fails the run, never letting it reach the network another way. The configuration
+ * socket (`connectProxy`). One that fails to start says why on stderr (inherited); the launcher,
+ * watching `ended`, then stops the run (and without a launcher watching — after the user-namespace
+ * hop — the run's bridge fails it once its bound has passed), never letting it reach the network
+ * another way. The configuration
  * (socket, token, list) goes in the proxy's environment (`PROXY_CONFIG_VAR`), not on its command
  * line: `/proc/<pid>/cmdline` is anyone's to read, its environment only its user's (and not a
  * confined run's: Landlock refuses it access to processes outside its domain).
