@@ -23,6 +23,12 @@ export const SOCKET_VAR = "AGENT_BLOCK_SANDBOX_NET_SOCKET";
 /** The variable holding the proxy's token for the confined runtime (`net_proxy.ts`). */
 export const TOKEN_VAR = "AGENT_BLOCK_SANDBOX_NET_TOKEN";
 
+/**
+ * The variable holding the proxy's own configuration (`ProxyStageConfig` as JSON), set by the
+ * launcher in the proxy's environment alone and read at the proxy stage's entry.
+ */
+export const PROXY_CONFIG_VAR = "AGENT_BLOCK_SANDBOX_PROXY_CONFIG";
+
 /** The bridge while the run lasts. */
 export interface Bridge {
   /**

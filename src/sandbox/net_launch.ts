@@ -4,7 +4,7 @@
  * children get.
  *
  * Owns:
- * - `startProxy`: runs the proxy (`net_proxy.ts`: from source its own entry `net_proxy_main.ts`,
+ * - `startProxy`: runs the proxy (`net_proxy.ts`: from source its own entry `src/cli/proxy_stage.ts`,
  *   compiled this binary at `--sandbox-stage=proxy`) with a Unix socket in a fresh private
  *   directory and a random token (both in its environment), without waiting for it: the run's
  *   bridge waits for the socket. It is started before the namespace exists, so it alone keeps
@@ -28,15 +28,15 @@ import { join } from "node:path";
 import { AgentBlockError } from "../errors.ts";
 import { type SelfLaunch, selfLaunch } from "../proc/self.ts";
 import type { AllowEntry } from "./net_policy.ts";
-import { BRIDGE_PORT, SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
-import { PROXY_CONFIG_VAR } from "./net_pipe.ts";
+import { BRIDGE_PORT, PROXY_CONFIG_VAR, SOCKET_VAR, TOKEN_VAR } from "./net_bridge.ts";
 import type { ProxyStageConfig } from "./net_proxy.ts";
 import { cstring, lastError, type Sys } from "./sys.ts";
 import { userNamespaceHop } from "./mount_ns.ts";
 
 const CLONE_NEWNET = 0x40000000;
 const UNSHARE = "/usr/bin/unshare";
-const PROXY_MAIN = new URL("./net_proxy_main.ts", import.meta.url).pathname;
+/** The proxy stage's entry, run as the program from a source checkout (`src/cli/proxy_stage.ts`). */
+const PROXY_MAIN = new URL("../cli/proxy_stage.ts", import.meta.url).pathname;
 const SIOCGIFFLAGS = 0x8913n;
 const SIOCSIFFLAGS = 0x8914n;
 const IFF_UP = 0x1;

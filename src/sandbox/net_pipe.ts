@@ -61,9 +61,6 @@ export async function splice(a: Duplex, b: Duplex): Promise<void> {
   closeQuietly(b);
 }
 
-/** The variable holding the proxy's `ProxyConfig` as JSON, set by the launcher for the proxy alone. */
-export const PROXY_CONFIG_VAR = "AGENT_BLOCK_SANDBOX_PROXY_CONFIG";
-
 /** How long the run's bridge waits for the proxy's socket to answer (`connectProxy`). */
 export const PROXY_WAIT_MS = 30_000;
 

@@ -38,7 +38,8 @@
  * the whole process group, is left to the run.
  */
 import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort, isIP } from "./net_policy.ts";
-import { type Denial, DENIAL_FEED, type Duplex, PROXY_CONFIG_VAR, splice, writeAll } from "./net_pipe.ts";
+import { type Denial, DENIAL_FEED, type Duplex, splice, writeAll } from "./net_pipe.ts";
+import { PROXY_CONFIG_VAR } from "./net_bridge.ts";
 import { BufConn, forwardHttp, parseForwardHead } from "./net_forward.ts";
 import { resolveHost } from "./net_resolve.ts";
 import { openLibc } from "../proc/libc.ts";
@@ -260,8 +261,9 @@ async function handle(
   await splice(conn, up);
 }
 /**
- * The proxy stage (`--sandbox-stage=proxy`, its `ProxyConfig` as JSON in `PROXY_CONFIG_VAR`):
- * serves until the run is gone. Nobody waits for it to start (`startProxy`): the run's bridge
+ * The proxy stage (`--sandbox-stage=proxy`; `configText`: its `ProxyStageConfig` as JSON, from
+ * `PROXY_CONFIG_VAR`, read by the stage's entry `src/cli/proxy_stage.ts`): serves until the run
+ * is gone. Nobody waits for it to start (`startProxy`): the run's bridge
  * waits for its socket. A configuration it cannot use, or a socket it cannot listen on, ends it
  * with the reason on stderr.
  *
@@ -272,8 +274,8 @@ async function handle(
  * of ~17 ms, a 2-core machine, December 2026). The timer stays as the fall-back where libc
  * cannot be opened.
  */
-export async function proxyStage(): Promise<number> {
-  const cfg = proxyConfig(Deno.env.get(PROXY_CONFIG_VAR));
+export async function proxyStage(configText: string | undefined): Promise<number> {
+  const cfg = proxyConfig(configText);
   const parent = cfg.parent;
   const errs = (line: string) => {
     try {

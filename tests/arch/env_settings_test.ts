@@ -38,7 +38,9 @@ export const CROSS_EXEC: Readonly<Record<string, string>> = {
     "(a filter on what crosses the exec); the policy itself comes typed from the edge",
   "src/sandbox/net_bridge.ts": "names the socket and token variables the sandbox launcher writes into the " +
     "environment of the stage it execs (the confined runtime, or the launcher again after the user-namespace " +
-    "hop), read at that stage's entry (cli/sandbox_launch.ts: startNetBridge, launchRun's handedProxy)",
+    "hop), read at that stage's entry (cli/sandbox_launch.ts: startNetBridge, launchRun's handedProxy), and " +
+    "the proxy's configuration variable, written into the proxy's environment and read at its entry " +
+    "(cli/proxy_stage.ts)",
   "src/clients/mesh/seen_remote.ts":
     "names the socket and token variables the sandbox launcher writes into the " +
     "confined runtime's environment for its replay memory, read at that stage's entry (cli/sandbox_launch.ts: " +

@@ -302,7 +302,7 @@ Deno.test({
   fn: async () => {
     // The launch of a compiled binary, whose command is the binary itself: `cli.ts` run by Deno
     // takes its place, so the stage is reached as the binary reaches it (cli.ts's first-argument
-    // dispatch, `proxy_stage.ts`, the configuration on stdin, the `ready` line). That the binary
+    // dispatch, `proxy_stage.ts`, the configuration in its environment). That the binary
     // carries these modules is compile_test's part (deno.json's compile.include).
     const launch: SelfLaunch = {
       mode: "compiled",
