@@ -422,3 +422,30 @@ Deno.test("attack: sandbox proxy: a later head is bound to the first one's upstr
   const again = parseForwardHead("GET http:/api.example:808/v2 HTTP/1.1", odd) as ForwardHead;
   assert.equal(again.text.split("\r\n")[0], "GET /v2 HTTP/1.1");
 });
+
+Deno.test({
+  name:
+    "sandbox proxy: the bridge's first connection waits for a proxy still starting, and gives up at its bound",
+  ...opts,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ab_proxy_wait_" });
+    try {
+      const socket = join(dir, "proxy.sock");
+      // nothing there at all: refused once the bound has passed, naming the socket
+      await assert.rejects(
+        connectProxy(socket, 200),
+        (e: Error) => e.message.includes(`the proxy did not answer at ${socket} within 0.2 s`),
+      );
+      // a proxy that starts listening while the bridge waits: connected
+      const waiting = connectProxy(socket, 60_000);
+      await new Promise((r) => setTimeout(r, 50));
+      const listener = Deno.listen({ transport: "unix", path: socket });
+      const conn = await waiting;
+      (await listener.accept()).close();
+      conn.close();
+      listener.close();
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
