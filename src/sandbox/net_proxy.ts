@@ -32,10 +32,11 @@
  *   runtime's (its bridge connects before any Lua runs) and ties the proxy to the run: when it
  *   closes — the runtime has exited, whatever way — the proxy ends at once, so it holds the
  *   run's stderr no longer than the run does.
- * It ends then, when its parent (the run) is gone (polled: a run that died before connecting),
- * or on SIGTERM (a launch that failed), and removes
- * its socket's directory (made for it by the launcher) as it goes; SIGINT, which a terminal sends
- * the whole process group, is left to the run.
+ * It ends then, when its parent (the launcher) is gone (the kernel's parent-death signal: a run
+ * whose launcher died before the runtime connected), or on SIGTERM, and removes its socket's
+ * directory (made for it by the launcher) as it goes; SIGINT, which a terminal sends the whole
+ * process group, is left to the run. A launch that failed, or a run that has ended, ends it with
+ * SIGKILL, and the launcher removes the directory.
  */
 import { addressListed, addressRefused, type AllowEntry, hostAllowed, hostPort, isIP } from "./net_policy.ts";
 import { type Denial, DENIAL_FEED, type Duplex, splice, writeAll } from "./net_pipe.ts";
@@ -263,9 +264,8 @@ async function handle(
 /**
  * The proxy stage (`--sandbox-stage=proxy`; `configText`: its `ProxyStageConfig` as JSON, from
  * `PROXY_CONFIG_VAR`, read by the stage's entry `src/cli/proxy_stage.ts`): serves until the run
- * is gone. Nobody waits for it to start (`startProxy`): the run's bridge
- * waits for its socket. A configuration it cannot use, or a socket it cannot listen on, ends it
- * with the reason on stderr.
+ * is gone. Nobody waits for it to start (`startProxy`): the run's bridge waits for its socket. A
+ * configuration it cannot use, or a socket it cannot listen on, ends it with the reason on stderr.
  *
  * Its start is on every allow-list run's bill, so it avoids what Deno only sets up on first use:
  * no streams (the configuration came on stdin, read through a `Response`: ~4.5 ms more CPU) and
