@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { runBlock, type RunSpec } from "../src/runtime/run.ts";
 import { notStarted, type Outcome } from "../src/outcome.ts";
 import { settingsFromEnv } from "../src/config/env_settings.ts";
+import { lockIsHeld } from "../src/util/file_lock.ts";
 
 /** Absolute path of the repository root. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -305,6 +306,17 @@ export async function tempProject(files: Record<string, string> = {}, prefix = "
   const root = await tempDir(prefix);
   writeTree(root, files);
   return root;
+}
+
+/**
+ * Waits until no open file holds the `flock` of `path` (`lockIsHeld`), failing after 10 s. A
+ * check made once, right after a holder let go, can still find the lock held: the suite's test
+ * files share one process (`deno test --parallel` runs them on threads of it), and a child that
+ * another file spawns holds a copy of every open file of the process until its `exec` closes them.
+ * A holder that never lets go (what the tests look for) still fails.
+ */
+export async function waitUnlocked(path: string, what: string): Promise<void> {
+  await waitFor(() => !lockIsHeld(path), { what, timeoutMs: 10_000 });
 }
 
 /**

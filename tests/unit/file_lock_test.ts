@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tempDir } from "../helpers.ts";
+import { tempDir, waitFor, waitUnlocked } from "../helpers.ts";
 import { lockIsHeld, releaseLockFile, tryLockFile } from "../../src/util/file_lock.ts";
 
 Deno.test("file lock: one holder at a time; a probe does not keep it; a removed lock is free and re-creatable", async () => {
@@ -23,12 +23,17 @@ Deno.test("file lock: one holder at a time; a probe does not keep it; a removed 
   releaseLockFile(a, path);
   assert.equal(Deno.statSync(dir).isDirectory && [...Deno.readDirSync(dir)].length, 0, "removed on release");
   assert.equal(lockIsHeld(path), false);
-  assert.equal(stale.tryLockSync(true), true, "the removed file's lock is free, and names nothing");
+  // free once no child spawned meanwhile by another test file still holds a copy of `a` (helpers.ts:
+  // waitUnlocked says why)
+  await waitFor(() => stale.tryLockSync(true), {
+    what: "the removed file's lock to be free",
+    timeoutMs: 10_000,
+  });
   const b = tryLockFile(path, { mode: 0o200 });
   assert.ok(b, "a new file is taken while the removed one is locked");
   assert.equal(lockIsHeld(path), true);
   stale.close();
   releaseLockFile(b);
-  assert.equal(lockIsHeld(path), false, "released without removal: the file stays, unheld");
+  await waitUnlocked(path, "the lock released without removal to be free");
   assert.ok(Deno.statSync(path).isFile);
 });
