@@ -122,9 +122,9 @@ export default async function sandboxBench(): Promise<void> {
  * Deno's Node layer (`node:dns` was imported statically), streams or timers (~10 ms less CPU), a
  * forwarded request goes upstream in one write, a later head on a connection skips the URL
  * parser, the launcher starts the run beside the proxy (the bridge waits for its socket) and ends
- * it before looking for the run's leftovers. Five runs of 20-40 rounds: wall 1.10-1.19 ×, CPU
- * 1.11-1.18 × (before, two runs: 1.19-1.26 × both): the target is met in some runs and missed in
- * others. What is left is the proxy's own start (an empty `deno run`, ~17 ms) and the copying of
+ * it before looking for the run's leftovers. Seven runs of 20-40 rounds: wall 1.10-1.19 ×, CPU
+ * 1.11-1.23 × (before, two runs: 1.19-1.26 × both): the target is met in some runs and missed in
+ * others, the most right after other work had loaded the machine. What is left is the proxy's own start (an empty `deno run`, ~17 ms) and the copying of
  * each request and response through two more processes. The default is 20 rounds: at 7 the ratio
  * moved by ±0.1 from run to run on this shared machine.
  */
