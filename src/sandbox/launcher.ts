@@ -255,7 +255,7 @@ export async function launchSandboxed(req: LaunchRequest): Promise<never> {
     sweepDone(notedSweep); // no run started: nothing to sweep for it later
     throw e;
   }
-  return await superviseRun(run, req.say, req.net?.proxy, proxyWatch(req.net?.proxy, run.child));
+  return await superviseRun(run, req.say, req.net?.proxy);
 }
 
 /**
@@ -477,15 +477,16 @@ function launchConfined(req: LaunchRequest): StartedRun {
 
 /**
  * Waits for the confined runtime (passing on the signals that would have reached it as this
- * process), ends whatever of the run is left below this process, sweeps the grants
- * (`git_sweep.ts`) and exits with the runtime's code. Never throws: the run has started.
+ * process, and stopping it if the `proxy` this launcher started fails: `proxyWatch`), ends
+ * whatever of the run is left below this process, sweeps the grants (`git_sweep.ts`) and exits
+ * with the runtime's code (1 when the proxy stopped it). Never throws: the run has started.
  */
 async function superviseRun(
   run: StartedRun,
   say: (line: string) => void,
   proxy: StartedProxy | undefined,
-  stoppedBecause: () => string | undefined,
 ): Promise<never> {
+  const stoppedBecause = proxyWatch(proxy, run.child);
   const forward: [Deno.Signal, () => void][] = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [
     sig,
     () => {
