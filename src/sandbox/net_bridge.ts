@@ -10,7 +10,12 @@
  * the run and of its children find the proxy unchanged; the mesh transports, which read no
  * variable, are handed the same URL by the CLI edge (`RunSpec.netProxy`). A fresh namespace has
  * no other listener, so the fixed port is free. Started from the CLI edge at `--sandbox-stage=runtime`
- * (`src/cli/main.ts`), before any Lua.
+ * (`src/cli/main.ts`), before any Lua; the proxy starts beside the runtime, so the bridge's
+ * first connection waits for its socket (`connectProxy`).
+ *
+ * Also names the variables through which the launcher hands the proxy across a process start:
+ * the socket and token this stage reads, and the proxy's own configuration (`PROXY_CONFIG_VAR`,
+ * read at the proxy's entry, `src/cli/proxy_stage.ts`).
  */
 import { connectProxy, type Denial, DENIAL_FEED, splice, writeAll } from "./net_pipe.ts";
 
