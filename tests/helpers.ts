@@ -245,32 +245,46 @@ export async function tempDir(prefix = "ab_test_"): Promise<string> {
   return dir;
 }
 
+/** PEM files made by `testCertificate`: the CA (and its key) and the server's certificate and key. */
+export interface TestCertificate {
+  ca: string;
+  caKey: string;
+  cert: string;
+  key: string;
+}
+
 /**
  * A CA and a server certificate for `name` (a DNS name) signed by it, made now with `openssl` in
- * `dir`: PEM files, valid for two days. For TLS tests that must check a server's real name.
+ * `dir`: PEM files, valid for two days. For TLS tests that must check a server's real name. With
+ * `signer` (an earlier one), its CA signs the new certificate instead of a new CA.
  */
 export async function testCertificate(
   dir: string,
   name: string,
-): Promise<{ ca: string; cert: string; key: string }> {
+  signer?: TestCertificate,
+): Promise<TestCertificate> {
   const run = async (...args: string[]) => {
     const r = await new Deno.Command("openssl", { args, cwd: dir, stdout: "null", stderr: "piped" }).output();
     if (!r.success) throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(r.stderr)}`);
   };
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  await run(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-subj",
-    "/CN=agent-block test CA",
-    "-days",
-    "2",
-  );
+  const ca = signer?.ca ?? join(dir, "ca.pem");
+  const caKey = signer?.caKey ?? join(dir, "ca.key");
+  if (signer === undefined) {
+    await run(
+      "req",
+      "-x509",
+      ...ec,
+      "-keyout",
+      caKey,
+      "-out",
+      ca,
+      "-subj",
+      "/CN=agent-block test CA",
+      "-days",
+      "2",
+    );
+  }
   await run("req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", `/CN=${name}`);
   await Deno.writeTextFile(
     join(dir, "leaf.ext"),
@@ -284,9 +298,11 @@ export async function testCertificate(
     "-in",
     "leaf.csr",
     "-CA",
-    "ca.pem",
+    ca,
     "-CAkey",
-    "ca.key",
+    caKey,
+    "-CAserial",
+    join(dir, "ca.srl"),
     "-CAcreateserial",
     "-out",
     "leaf.pem",
@@ -295,7 +311,7 @@ export async function testCertificate(
     "-extfile",
     "leaf.ext",
   );
-  return { ca: join(dir, "ca.pem"), cert: join(dir, "leaf.pem"), key: join(dir, "leaf.key") };
+  return { ca, caKey, cert: join(dir, "leaf.pem"), key: join(dir, "leaf.key") };
 }
 
 /**

@@ -11,14 +11,16 @@
  *   line and the proxy's reason (the sandbox's proxy says why in its `403`'s body);
  * - `tunnelForwarder`: a listener on 127.0.0.1 (a free port) whose every connection is carried
  *   through its own tunnel to one `host:port`, for a client that can only dial `host:port`
- *   itself. What the client speaks over it — TLS included — goes end to end: the proxy sees
- *   bytes, and a TLS client must verify the server's real name, not 127.0.0.1 (the caller's part:
- *   the NATS transport names it).
+ *   itself. What the client speaks goes end to end as bytes, unless the caller's `upstream` step
+ *   takes the open tunnel over first: the NATS transport's reads the server's first line and does
+ *   the server's TLS there, checked for the server's own name (`nats_tunnel_tls.ts`), since a
+ *   client dialling 127.0.0.1 would check the certificate for that.
  *
- * Invariants: nothing the client sends crosses before the proxy has answered `2xx` (the
- * forwarder reads its client only then); a refused tunnel closes the client's connection at
- * once, so it sees its server go away and its own reconnect policy applies; the forwarder
- * listens on loopback only and ends every connection it carries when it is closed.
+ * Invariants: nothing the client sends crosses before the proxy has answered `2xx` and the
+ * `upstream` step has finished (the forwarder reads its client only then); a refused tunnel, or a
+ * failed step, closes the client's connection at once, so it sees its server go away and its own
+ * reconnect policy applies; the forwarder listens on loopback only and ends every connection it
+ * carries when it is closed.
  */
 
 /** The proxy refused (or failed) a tunnel. */
@@ -104,6 +106,33 @@ function headEnd(buf: Uint8Array): number {
   return -1;
 }
 
+/** What a forwarder carries bytes over: the parts of `Deno.Conn` it uses (a TCP connection is one). */
+export interface ByteStream {
+  read(buf: Uint8Array): Promise<number | null>;
+  write(bytes: Uint8Array): Promise<number>;
+  closeWrite(): Promise<void>;
+  close(): void;
+}
+
+/** The upstream side of a forwarded connection, once its tunnel is open. */
+export interface Upstream {
+  stream: ByteStream;
+  /** Sent to the client before anything is carried (what the server has said so far). */
+  early: Uint8Array;
+}
+
+/** Options of `tunnelForwarder`. */
+export interface ForwarderOptions {
+  /** Told why each refused tunnel (or failed `upstream` step) failed. */
+  onRefused?: (why: string) => void;
+  /**
+   * Takes each open tunnel over before the client's bytes are carried (a protocol's own first
+   * step, such as TLS to the server); throws to refuse the connection, its message going to
+   * `onRefused`. Without it, the tunnel itself, with what the server sent behind the proxy's answer.
+   */
+  upstream?: (tunnel: Tunnel) => Promise<Upstream>;
+}
+
 /** A loopback listener whose connections are tunnels to one host and port. */
 export interface TunnelForwarder {
   /** The port it listens on, on 127.0.0.1. */
@@ -114,41 +143,46 @@ export interface TunnelForwarder {
 
 /**
  * Listens on 127.0.0.1 (a free port) and carries every connection through its own tunnel to
- * `host:port` via `proxy`.
- * @param onRefused told why each refused tunnel was refused
+ * `host:port` via `proxy` (taken over first by `options.upstream`, when given).
  */
 export function tunnelForwarder(
   proxy: string,
   host: string,
   port: number,
-  onRefused: (why: string) => void = () => {},
+  options: ForwarderOptions = {},
 ): TunnelForwarder {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const open = new Set<Deno.Conn>();
+  const open = new Set<ByteStream>();
   let closed = false;
   const carry = async (client: Deno.TcpConn) => {
     client.setNoDelay(true);
-    let t: Tunnel;
+    let t: Tunnel | undefined;
+    let up: Upstream;
     try {
       t = await openTunnel(proxy, host, port);
+      open.add(t.conn); // closing the forwarder ends the step below too
+      if (closed) throw new TunnelError("the forwarder was closed");
+      up = options.upstream ? await options.upstream(t) : { stream: t.conn, early: t.early };
     } catch (e) {
-      onRefused((e as Error).message);
+      if (!closed) options.onRefused?.((e as Error).message);
+      if (t) {
+        open.delete(t.conn);
+        closeQuietly(t.conn);
+      }
       closeQuietly(client);
       return;
     }
-    if (closed) {
-      closeQuietly(t.conn);
-      closeQuietly(client);
-      return;
-    }
-    open.add(t.conn);
+    open.delete(t.conn);
+    open.add(up.stream);
     try {
-      if (t.early.length) await writeAll(client, t.early);
-      await Promise.all([pump(client, t.conn), pump(t.conn, client)]);
+      if (closed) return;
+      if (up.early.length) await writeAll(client, up.early);
+      await Promise.all([pump(client, up.stream), pump(up.stream, client)]);
     } catch {
       // a side went away: the pair ends
     } finally {
-      open.delete(t.conn);
+      open.delete(up.stream);
+      closeQuietly(up.stream);
       closeQuietly(t.conn);
       closeQuietly(client);
     }
@@ -180,7 +214,7 @@ export function tunnelForwarder(
 }
 
 /** Copies `from` to `to` until `from` ends (then half-closes `to`); a failure closes both. */
-async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+async function pump(from: ByteStream, to: ByteStream): Promise<void> {
   const buf = new Uint8Array(64 * 1024);
   try {
     while (true) {
@@ -196,12 +230,12 @@ async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   await to.closeWrite().catch(() => undefined);
 }
 
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+async function writeAll(conn: ByteStream, bytes: Uint8Array): Promise<void> {
   let off = 0;
   while (off < bytes.length) off += await conn.write(bytes.subarray(off));
 }
 
-function closeQuietly(c: Deno.Conn): void {
+function closeQuietly(c: ByteStream): void {
   try {
     c.close();
   } catch {

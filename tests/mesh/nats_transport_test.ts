@@ -2,8 +2,8 @@
 // checked both ways, forged and replayed messages dropped, size and reachability errors, close,
 // a server restart the transport survives, the replay memory kept by the sandbox launcher
 // (asynchronous: awaited before a message is accepted; gone, every message is dropped), and the
-// way through the sandbox's proxy (a tunnel per connection, TLS checked for the server's own name,
-// also when only the server asks for TLS).
+// way through the sandbox's proxy (a tunnel per connection, TLS done by the forwarder and checked
+// for each server's own name, also when only the server asks for TLS; a CA given the only one trusted).
 import assert from "node:assert/strict";
 import { connect, headers } from "@nats-io/transport-node";
 import { MeshIdentity } from "../../src/clients/mesh/identity.ts";
@@ -401,9 +401,17 @@ Deno.test(
     // (DENO_CERT, read at start-up: hence a process of their own), so the URL asks for no TLS:
     // the server's INFO does, as it would for a server with a public certificate.
     const dir = await tempDir("ab_nats_tlsinfo_");
-    const peers = async (url: string, proxy: string, ca: string) => {
+    const peers = async (url: string, proxy: string, ca: string, natsTlsCa?: string) => {
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", "--quiet", join(REPO_ROOT, "tests/mesh/tunnel_peer.ts"), url, proxy],
+        args: [
+          "run",
+          "-A",
+          "--quiet",
+          join(REPO_ROOT, "tests/mesh/tunnel_peer.ts"),
+          url,
+          proxy,
+          ...(natsTlsCa !== undefined ? [natsTlsCa] : []),
+        ],
         env: { DENO_CERT: ca },
         stdout: "piped",
         stderr: "piped",
@@ -430,11 +438,63 @@ Deno.test(
       assert.match(r.message, /altnames|certificate/i);
     }
     {
+      // a CA given is the only one trusted, as for the client's own TLS unconfined: a certificate
+      // that chains to a system root but not to that CA is refused
+      await using srv = await startNats(`tls { cert_file: "${cert.cert}", key_file: "${cert.key}" }\n`);
+      await using proxy = anyNameProxy();
+      const other = await testCertificate(await tempDir("ab_nats_tlsinfo_"), "nats.test");
+      const r = await peers(`nats://nats.test:${srv.port}`, proxy.url, cert.ca, other.ca);
+      assert.equal(r.kind, "connect", JSON.stringify(r));
+      assert.match(r.message, /TLS with nats\.test: .*certificate/i);
+    }
+    {
       // a plain server through the same path: reached in the clear, as unconfined
       await using srv = await startNats();
       await using proxy = anyNameProxy();
       const r = await peers(`nats://nats.test:${srv.port}`, proxy.url, cert.ca);
       assert.deepEqual(r, { value: { echo: "through the tunnel" } });
+    }
+  },
+);
+
+Deno.test(
+  {
+    name: "mesh nats: through a proxy, each server of a TLS cluster is checked for its own name",
+    ignore,
+  },
+  async () => {
+    const a = await testCertificate(await tempDir("ab_nats_names_"), "a.nats.test");
+    const b = await testCertificate(await tempDir("ab_nats_names_"), "b.nats.test", a);
+    const tls = (c: { cert: string; key: string }) =>
+      `tls { cert_file: "${c.cert}", key_file: "${c.key}" }\n`;
+    await using one = await startNats(tls(a));
+    await using two = await startNats(tls(b));
+    await using proxy = anyNameProxy();
+    const names = { [`a.nats.test:${one.port}`]: one, [`b.nats.test:${two.port}`]: two };
+    const opts = { proxy: proxy.url, natsTlsCa: Deno.readTextFileSync(a.ca), connectTimeoutMs: 5_000 };
+    // both servers named in one URL: the client picks one, checked for its own name
+    const x = await connectMesh(
+      Object.keys(names).map((n) => `nats://${n}`).join(","),
+      MeshIdentity.random(),
+      opts,
+    );
+    try {
+      const first = proxy.targets.at(-1)!;
+      assert.ok(first in names, first);
+      const other = Object.keys(names).find((n) => n !== first)!;
+      // the server it reached stops: it reconnects to the other one, checked for that one's name
+      await names[first].stop();
+      const y = await connectMesh(`nats://${other}`, MeshIdentity.random(), opts);
+      try {
+        y.setHandler((m) => Promise.resolve({ echo: m.payload }));
+        const r = await x.request(y.agentId, "across names", { timeoutMs: 20_000 });
+        assert.deepEqual(r.value, { echo: "across names" });
+      } finally {
+        await settleWithin([y.close()], "closing the second agent");
+      }
+      assert.deepEqual(new Set(proxy.targets), new Set(Object.keys(names)));
+    } finally {
+      await settleWithin([x.close()], "closing the first agent");
     }
   },
 );
@@ -459,6 +519,25 @@ Deno.test(
       assert.ok(refused instanceof MeshError, `a tls:// URL reached a plain server: ${refused}`);
       assert.equal(refused.kind, "connect");
       assert.match(refused.message, /^connect to tls:\/\/127\.0\.0\.1:\d+ failed: .*tls/i);
+    }
+    // the same through the sandbox's proxy (the forwarder does the TLS): refused before anything
+    // of the client's is sent in the clear
+    {
+      await using plain = await startNats();
+      await using proxy = anyNameProxy();
+      const refused = await connectMesh(`tls://nats.test:${plain.port}`, MeshIdentity.random(), {
+        proxy: proxy.url,
+        connectTimeoutMs: 5_000,
+      }).then(async (t) => {
+        await t.close();
+        return undefined;
+      }, (e) => e);
+      assert.ok(
+        refused instanceof MeshError,
+        `a tls:// URL reached a plain server through the proxy: ${refused}`,
+      );
+      assert.equal(refused.kind, "connect");
+      assert.match(refused.message, /tls is not available on this server \(nats\.test\)/);
     }
     // a TLS server whose certificate chains to the CA given: reached through the tls:// URL
     const cert = await testCertificate(await tempDir("ab_nats_tlsurl_"), "localhost");

@@ -45,10 +45,10 @@
  *   (`src/net/http_tunnel.ts`), each connection a `CONNECT` tunnel through the proxy to that
  *   URL's host and port (the proxy resolves the name and checks it against the list; a refusal
  *   is named in the connect error). Gossiped cluster addresses are ignored (only the URLs given
- *   are used), and TLS (`natsTlsCa`, a `tls://` URL, or a `nats://` server that offers or demands
- *   it, asked through a tunnel first: `nats_tunnel_tls.ts`) checks the certificate for the URLs'
- *   host name (handed to the TLS client as `servername`), never for the forwarder's 127.0.0.1; a
- *   TLS cluster whose URLs name different hosts is refused at connect under a proxy. The
+ *   are used). TLS is the forwarder's (`nats_tunnel_tls.ts`): each one checks its server's
+ *   certificate for the host its URL names — never the forwarder's 127.0.0.1, and in a cluster
+ *   each server for its own name — when the server demands or offers TLS, or the URL (`tls://`)
+ *   or a CA (`natsTlsCa`) asks for it; the client speaks plain NATS to the forwarders. The
  *   forwarders end with the transport.
  *
  * Signatures use Deno's native Ed25519 through `node:crypto` (synchronous): signing and verifying
@@ -68,7 +68,7 @@ import { natsConnectionOptions } from "../nats/connection.ts";
 import type { NatsTarget } from "../nats/urls.ts";
 import { JsonError, parseJson, stringifyJson } from "../../json/codec.ts";
 import { tunnelForwarder } from "../../net/http_tunnel.ts";
-import { tunnelledTls } from "./nats_tunnel_tls.ts";
+import { type NatsTlsOptions, natsTlsStep } from "./nats_tunnel_tls.ts";
 import { encodeBase64Url } from "./base64url.ts";
 import { FRESH_MS, MemorySeenIds, SEEN_MAX, type SeenIds } from "./seen_ids.ts";
 import { agentIdKey, type MeshIdentity, NativeVerifier } from "./identity.ts";
@@ -161,9 +161,6 @@ export async function connectNats(
   options: MeshConnectOptions = {},
 ): Promise<MeshTransport> {
   const shown = target.shown;
-  // Under the sandbox's allow-list the client dials a loopback forwarder per server, each
-  // connection a CONNECT tunnel through the proxy to the real server (`http_tunnel.ts`).
-  const tunnelled = options.proxy !== undefined ? tunnelServers(target.servers, options.proxy) : undefined;
   // the queue's connection rules (credentials: a creds file, then an nkey, then the URL's user and
   // password, then a token; TLS with the CA given, or with the system's roots for a `tls://` URL)
   const opts: NodeConnectionOptions = {
@@ -176,30 +173,20 @@ export async function connectNats(
     timeout: options.connectTimeoutMs ?? 10_000,
     noEcho: false,
   };
-  if (tunnelled !== undefined) {
+  // Under the sandbox's allow-list the client dials a loopback forwarder per server, each
+  // connection a CONNECT tunnel through the proxy to the real server (`http_tunnel.ts`), whose
+  // TLS the forwarder does, checked for that server's name (`nats_tunnel_tls.ts`).
+  let tunnelled: TunnelledServers | undefined;
+  if (options.proxy !== undefined) {
+    tunnelled = tunnelServers(target.servers, options.proxy, {
+      required: opts.tls !== undefined,
+      ca: options.natsTlsCa,
+      timeoutMs: options.connectTimeoutMs ?? 10_000,
+    });
     opts.servers = tunnelled.servers;
+    delete opts.tls; // plain NATS to the forwarders
     // a server's gossiped peers are addresses the list does not name: only the given URLs are used
     opts.ignoreClusterUpdates = true;
-    // TLS checks the server's real name, not the forwarder's 127.0.0.1 (the client hands its
-    // `tls` options on to node:tls's connect, `servername` included). Without TLS asked for (a
-    // CA, or a `tls://` URL) the servers are asked first whether they will upgrade, as the client
-    // does unconfined when one offers it (`nats_tunnel_tls.ts`): TLS options then, never for a
-    // plain server (the client would refuse it).
-    if (opts.tls === undefined) {
-      const wanted = await tunnelledTls(options.proxy!, target.servers, options.connectTimeoutMs ?? 10_000);
-      if (wanted === true) opts.tls = {};
-    }
-    if (opts.tls !== undefined && tunnelled.tlsName !== undefined) {
-      const tls: Record<string, unknown> = { ...opts.tls, servername: tunnelled.tlsName };
-      opts.tls = tls as NodeConnectionOptions["tls"];
-    } else if (opts.tls !== undefined) {
-      tunnelled.close();
-      throw new MeshError(
-        "connect",
-        `connect to ${shown} failed: under the sandbox's allow-list the servers of a TLS cluster must share ` +
-          `one name (the name their certificates are checked for)`,
-      );
-    }
   }
   let nc: NatsConnection;
   const abort = options.signal;
@@ -224,7 +211,8 @@ export async function connectNats(
     throw new MeshError("closed", `connect to ${shown} cancelled`);
   }
   const t = new NatsTransport(nc, identity, shown, options.onState, options.seenIds, options.handler);
-  if (tunnelled !== undefined) t.onClosed(() => tunnelled.close());
+  const forwarders = tunnelled;
+  if (forwarders !== undefined) t.onClosed(() => forwarders.close());
   try {
     await t.ready(); // the server has the subscription: a peer may ask from now on
   } catch (e) {
@@ -239,26 +227,31 @@ export async function connectNats(
 interface TunnelledServers {
   /** `127.0.0.1:<port>`, one per URL, in order. */
   servers: string[];
-  /** The name every server's certificate is checked for; undefined when the URLs name several. */
-  tlsName: string | undefined;
-  /** Why the proxy refused the last tunnel it refused, if it did. */
+  /** Why the last connection refused (by the proxy, or at TLS) was refused, if one was. */
   refused(): string | undefined;
   close(): void;
 }
 
-/** One forwarder per server (`host:port`, IPv6 in brackets), each connection a tunnel through `proxy`. */
-function tunnelServers(servers: readonly string[], proxy: string): TunnelledServers {
+/**
+ * One forwarder per server (`host:port`, IPv6 in brackets), each connection a tunnel through
+ * `proxy`, TLS done for that server's host (`tls`: the rest of `NatsTlsOptions`).
+ */
+function tunnelServers(
+  servers: readonly string[],
+  proxy: string,
+  tls: Omit<NatsTlsOptions, "host">,
+): TunnelledServers {
   let lastRefusal: string | undefined;
-  const names = new Set<string>();
   const forwarders = servers.map((server) => {
     const u = new URL(`nats://${server}`);
     const host = u.hostname.replace(/^\[|\]$/g, "");
-    names.add(host.toLowerCase());
-    return tunnelForwarder(proxy, host, Number(u.port || "4222"), (why) => lastRefusal = why);
+    return tunnelForwarder(proxy, host, Number(u.port || "4222"), {
+      onRefused: (why) => lastRefusal = why,
+      upstream: natsTlsStep({ ...tls, host }),
+    });
   });
   return {
     servers: forwarders.map((f) => `127.0.0.1:${f.port}`),
-    tlsName: names.size === 1 ? [...names][0] : undefined,
     refused: () => lastRefusal,
     close: () => forwarders.forEach((f) => f.close()),
   };

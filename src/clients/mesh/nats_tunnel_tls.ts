@@ -1,87 +1,124 @@
 /**
- * Under the sandbox's proxy, whether the NATS servers of a plain `nats://` URL want TLS: asked
- * through a tunnel before the client connects, so the client can be told the name to check.
+ * A NATS server's TLS under the sandbox's proxy, done by the loopback forwarder that stands for
+ * the server (`src/net/http_tunnel.ts`) rather than by the NATS client.
  *
  * Why: a NATS server says in its first line (`INFO {...}`: `tls_required`, `tls_available`)
- * whether it speaks TLS, and the client upgrades in place when it does, checking the certificate
- * for the host it dialled. Through the sandbox's proxy that host is a loopback forwarder
- * (`src/net/http_tunnel.ts`), so an upgrade the URL did not ask for (no CA, no `tls://`) would
- * check the certificate for 127.0.0.1 and fail, where the same run unconfined succeeds. Asking
- * first lets the transport set the server's own name (`servername`) exactly when the server will
- * upgrade; a plain server keeps a plain connection (setting TLS options for it would make the
- * client refuse it).
+ * whether it speaks TLS, and the client upgrades in place, checking the certificate for the host
+ * it dialled. Through the proxy that host is a forwarder on 127.0.0.1, one per server, and the
+ * client takes one TLS name for all of them; so the forwarder, which knows its server's name,
+ * does the upgrade itself and checks the certificate for that name (SNI too). Each server of a
+ * cluster is checked for its own name, and a server that asks for TLS when the URL did not
+ * (a `nats://` URL) gets it as the client would give it unconfined.
  *
- * Owns `tunnelledTls`: the servers asked in order, one tunnel each, its first line read and
- * parsed; the first answer decides. Invariants: nothing is sent to a server (the INFO line comes
- * unasked); each tunnel is closed after its answer; a server that cannot be asked (refused by the
- * proxy, gone, silent until the deadline, not speaking NATS) is passed over, and when none can be,
- * the answer is `undefined` and the client's own connect reports why (the proxy's refusal
- * included).
+ * Owns `natsTlsStep`, the forwarder's `upstream` step for one server: its first line read through
+ * the tunnel (within the connect timeout) and parsed; TLS done when the server demands or offers it
+ * (the client's own rule: `tls_required`, or `tls_available`), or refused when the URL or a CA asks
+ * for TLS and the server has none (the client's own words: "tls is not available on this server");
+ * and the first line handed on to the client with `tls_required` and `tls_available` false, so
+ * the client speaks plain NATS to the forwarder over the forwarder's TLS. Trust is the client's:
+ * the CA given is the only one trusted, the system's roots otherwise (`src/net/tls_stream.ts`).
+ * Invariants: nothing of the client's crosses before the step has finished; a step that fails
+ * says why (the proxy's refusal, the certificate's fault), and the transport adds that to its
+ * connect error; a first line that is not an `INFO` is refused, never carried blind.
  */
-import { openTunnel, type Tunnel } from "../../net/http_tunnel.ts";
+import type { Tunnel, Upstream } from "../../net/http_tunnel.ts";
+import { startTlsStream } from "../../net/tls_stream.ts";
 
 /** The longest first line read from a server (an INFO lists the cluster's URLs: it can be long). */
 const MAX_INFO = 256 * 1024;
 
+const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/**
- * True when the first server of `servers` (`host:port`, IPv6 in brackets) to answer through
- * `proxy` offers or demands TLS, false when it speaks plain NATS only; undefined when none
- * answered within `timeoutMs`.
- */
-export async function tunnelledTls(
-  proxy: string,
-  servers: readonly string[],
-  timeoutMs: number,
-): Promise<boolean | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (const server of servers) {
-    const left = deadline - Date.now();
-    if (left <= 0) return undefined;
-    const u = new URL(`nats://${server}`);
-    const info = await firstInfo(proxy, u.hostname.replace(/^\[|\]$/g, ""), Number(u.port || "4222"), left);
-    if (info !== undefined) return info.tls_required === true || info.tls_available === true;
-  }
-  return undefined;
+/** What the step needs to know of the client's TLS. */
+export interface NatsTlsOptions {
+  /** The name (or address) the server's certificate must be for: the server's host in the URL. */
+  host: string;
+  /** TLS is required whatever the server says (a `tls://` URL, or a CA given). */
+  required: boolean;
+  /** PEM text of the only CA to trust (the system's roots when undefined). */
+  ca?: string;
+  /** The longest the first line and the handshake may take, ms. */
+  timeoutMs: number;
 }
 
-/** The server's INFO through a tunnel, or undefined when it cannot be had within `timeoutMs`. */
-async function firstInfo(
-  proxy: string,
-  host: string,
-  port: number,
-  timeoutMs: number,
-): Promise<Record<string, unknown> | undefined> {
-  let tunnel: Tunnel | undefined;
+/** The forwarder's `upstream` step for one server (see the module doc). */
+export function natsTlsStep(opts: NatsTlsOptions): (tunnel: Tunnel) => Promise<Upstream> {
+  return async (tunnel) => {
+    const { line, rest } = await firstLine(tunnel, opts.timeoutMs);
+    const info = parseInfo(line);
+    const offered = info.tls_required === true || info.tls_available === true;
+    if (!offered) {
+      if (opts.required) throw new Error(`tls is not available on this server (${opts.host})`);
+      return { stream: tunnel.conn, early: concat(enc.encode(line + "\r\n"), rest) };
+    }
+    if (rest.length > 0) throw new Error(`the server ${opts.host} sent more than its INFO before TLS`);
+    const stream = await startTlsStream(tunnel.conn, {
+      host: opts.host,
+      ca: opts.ca,
+      timeoutMs: opts.timeoutMs,
+    })
+      .catch((e: Error) => {
+        throw new Error(`TLS with ${opts.host}: ${e.message}`);
+      });
+    const plain = { ...info, tls_required: false, tls_available: false };
+    return { stream, early: enc.encode(`INFO ${JSON.stringify(plain)}\r\n`) };
+  };
+}
+
+/** The server's first line (without its CRLF) and what came after it, read within `timeoutMs`. */
+async function firstLine(tunnel: Tunnel, timeoutMs: number): Promise<{ line: string; rest: Uint8Array }> {
+  let got = tunnel.early;
   const timer = setTimeout(() => {
     try {
-      tunnel?.conn.close(); // ends the read below
+      tunnel.conn.close(); // ends the read below
     } catch {
       // closed already
     }
   }, timeoutMs);
   try {
-    tunnel = await openTunnel(proxy, host, port);
-    let text = dec.decode(tunnel.early);
     const buf = new Uint8Array(16 * 1024);
-    while (!text.includes("\r\n") && text.length <= MAX_INFO) {
-      const n = await tunnel.conn.read(buf);
-      if (n === null) return undefined;
-      text += dec.decode(buf.subarray(0, n));
+    while (true) {
+      const end = crlf(got);
+      if (end >= 0) return { line: dec.decode(got.subarray(0, end)), rest: got.slice(end + 2) };
+      if (got.length > MAX_INFO) throw new Error(`the server's first line is over ${MAX_INFO} bytes`);
+      let n: number | null;
+      try {
+        n = await tunnel.conn.read(buf);
+      } catch {
+        n = null;
+      }
+      if (n === null) throw new Error(`the server said nothing within ${timeoutMs} ms, or went away`);
+      got = concat(got, buf.subarray(0, n));
     }
-    const line = text.slice(0, text.indexOf("\r\n"));
-    if (!line.startsWith("INFO ")) return undefined;
-    const info: unknown = JSON.parse(line.slice(5));
-    return typeof info === "object" && info !== null ? info as Record<string, unknown> : undefined;
-  } catch {
-    return undefined; // refused, gone, cut at the deadline, or not NATS: the client's connect says why
   } finally {
     clearTimeout(timer);
-    try {
-      tunnel?.conn.close();
-    } catch {
-      // closed by the deadline
-    }
   }
+}
+
+/** The JSON of an `INFO` line; throws when the line is not one. */
+function parseInfo(line: string): Record<string, unknown> {
+  if (!line.startsWith("INFO ")) throw new Error(`the server's first line is not a NATS INFO`);
+  let info: unknown;
+  try {
+    info = JSON.parse(line.slice(5));
+  } catch {
+    throw new Error(`the server's INFO is not JSON`);
+  }
+  if (typeof info !== "object" || info === null || Array.isArray(info)) {
+    throw new Error(`the server's INFO is not a JSON object`);
+  }
+  return info as Record<string, unknown>;
+}
+
+function crlf(b: Uint8Array): number {
+  for (let i = 0; i + 1 < b.length; i++) if (b[i] === 13 && b[i + 1] === 10) return i;
+  return -1;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
