@@ -5,7 +5,8 @@
  *
  * Owns:
  * - `startProxy`: runs the proxy (`net_proxy.ts`: from source its own entry `src/cli/proxy_stage.ts`,
- *   compiled this binary at `--sandbox-stage=proxy`) with a Unix socket in a fresh private
+ *   with Deno's update check off; compiled this binary at `--sandbox-stage=proxy`: `proxyCommand`)
+ *   with a Unix socket in a fresh private
  *   directory and a random token (both in its environment), without waiting for it: the run's
  *   bridge waits for the socket. It is started before the namespace exists, so it alone keeps
  *   the host's network; it ends when the run does (it watches its parent: the launcher, which
@@ -72,19 +73,12 @@ export function startProxy(allow: AllowEntry[], launch: SelfLaunch = selfLaunch(
   const socket = join(dir, "proxy.sock");
   const token = Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, "0"))
     .join("");
-  // from source, the proxy's own entry without the project's configuration; compiled, the binary
-  const [cmd, ...args] = launch.mode === "source"
-    ? [launch.prefix[0], "run", "-A", "--quiet", "--no-config", "--no-lock", PROXY_MAIN]
-    : [...launch.prefix, "--sandbox-stage=proxy"];
+  const { cmd, args, env } = proxyCommand({ socket, token, allow, parent: Deno.pid }, launch);
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(cmd, {
       args,
-      env: {
-        [PROXY_CONFIG_VAR]: JSON.stringify(
-          { socket, token, allow, parent: Deno.pid } satisfies ProxyStageConfig,
-        ),
-      },
+      env,
       stdin: "null",
       stdout: "null",
       stderr: "inherit",
@@ -114,6 +108,29 @@ export function startProxy(allow: AllowEntry[], launch: SelfLaunch = selfLaunch(
         // removed already
       }
     },
+  };
+}
+
+/**
+ * The proxy's command for `launch`, and what its environment adds to the launcher's: from source
+ * the Deno CLI on the proxy's own entry, without the project's configuration, and with Deno's
+ * update check off (the proxy is outside the run's namespace: the check would be a connection to
+ * dl.deno.land nobody asked for, made past the allow-list); compiled, the binary at its stage.
+ */
+export function proxyCommand(
+  config: ProxyStageConfig,
+  launch: SelfLaunch,
+): { cmd: string; args: string[]; env: Record<string, string> } {
+  const env: Record<string, string> = { [PROXY_CONFIG_VAR]: JSON.stringify(config) };
+  if (launch.mode !== "source") {
+    const [cmd, ...args] = [...launch.prefix, "--sandbox-stage=proxy"];
+    return { cmd, args, env };
+  }
+  env.DENO_NO_UPDATE_CHECK = "1";
+  return {
+    cmd: launch.prefix[0],
+    args: ["run", "-A", "--quiet", "--no-config", "--no-lock", PROXY_MAIN],
+    env,
   };
 }
 

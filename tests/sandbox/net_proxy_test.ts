@@ -12,7 +12,8 @@ import { type ProxyHandle, serveProxy } from "../../src/sandbox/net_proxy.ts";
 import { type ForwardHead, parseForwardHead } from "../../src/sandbox/net_forward.ts";
 import { parseAllowList } from "../../src/sandbox/net_policy.ts";
 import { connectProxy, type Denial, DENIAL_FEED } from "../../src/sandbox/net_pipe.ts";
-import { startProxy } from "../../src/sandbox/net_launch.ts";
+import { PROXY_CONFIG_VAR } from "../../src/sandbox/net_bridge.ts";
+import { proxyCommand, startProxy } from "../../src/sandbox/net_launch.ts";
 import type { SelfLaunch } from "../../src/proc/self.ts";
 import { CLI, pathExists, REPO_ROOT, waitFor } from "../helpers.ts";
 
@@ -448,4 +449,25 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("sandbox proxy: its command carries its configuration, and from source turns Deno's update check off", () => {
+  const config = {
+    socket: "/tmp/x/proxy.sock",
+    token: "t",
+    allow: parseAllowList(["example.com:8443"]),
+    parent: 42,
+  };
+  // from source: the Deno CLI on the stage's own entry, without the project's configuration; the
+  // proxy is outside the run's namespace, so Deno's update check would reach dl.deno.land unlisted
+  const source = proxyCommand(config, { mode: "source", prefix: ["/opt/deno", "run", "-A", CLI] });
+  assert.equal(source.cmd, "/opt/deno");
+  assert.deepEqual(source.args.slice(0, 5), ["run", "-A", "--quiet", "--no-config", "--no-lock"]);
+  assert.match(source.args.at(-1)!, /\/src\/cli\/proxy_stage\.ts$/);
+  assert.deepEqual(JSON.parse(source.env[PROXY_CONFIG_VAR]), config);
+  assert.equal(source.env.DENO_NO_UPDATE_CHECK, "1");
+  // compiled: the binary at its stage
+  const compiled = proxyCommand(config, { mode: "compiled", prefix: ["/usr/bin/agent-block"] });
+  assert.deepEqual([compiled.cmd, ...compiled.args], ["/usr/bin/agent-block", "--sandbox-stage=proxy"]);
+  assert.deepEqual(JSON.parse(compiled.env[PROXY_CONFIG_VAR]), config);
 });
