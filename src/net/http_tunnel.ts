@@ -12,7 +12,7 @@
  * - `tunnelForwarder`: a listener on 127.0.0.1 (a free port) whose every connection is carried
  *   through its own tunnel to one `host:port`, for a client that can only dial `host:port`
  *   itself. What the client speaks goes end to end as bytes, unless the caller's `upstream` step
- *   takes the open tunnel over first: the NATS transport's reads the server's first line and does
+ *   takes the open tunnel over first: the NATS transport's step reads the server's first line and does
  *   the server's TLS there, checked for the server's own name (`nats_tunnel_tls.ts`), since a
  *   client dialling 127.0.0.1 would check the certificate for that.
  *
