@@ -127,6 +127,18 @@ export default async function sandboxBench(): Promise<void> {
  * others, the most right after other work had loaded the machine. What is left is the proxy's own start (an empty `deno run`, ~17 ms) and the copying of
  * each request and response through two more processes. The default is 20 rounds: at 7 the ratio
  * moved by ±0.1 from run to run on this shared machine.
+ *
+ * Where that rest goes (December 2026, same machine; three runs of 30 rounds: CPU 1.11/1.13/1.15 ×,
+ * wall 1.10-1.14 ×): the proxy's start is 18-20 ms of CPU against 15-17 for an empty `deno run`
+ * (no V8 flag or Deno option tried moved either by more than 1-2 ms); each request costs the proxy
+ * 135-165 µs and the runtime's bridge 75-110 µs (1,000 keep-alive requests through each alone),
+ * both already at one read and one write each way per request (strace), most of it the kernel's
+ * (the proxy's profile: 59% kernel, much of it wake-ups and context switches; 32% Deno's native
+ * code; 4% JIT); the launcher and the runtime ~3 ms more each. Taking the rest would need no
+ * bridge (the proxy listening inside the run's namespace: `setns`, which only root can make, a
+ * second design beside the unprivileged one; Deno's `proxy: { transport: "unix" }` is a plain
+ * socket, not a proxy) or no second Deno process for the proxy (a Worker in the launcher measured
+ * no cheaper, and would not survive the unprivileged path's `execve`).
  */
 async function netLoopBench(dir: string, baseEnv: Record<string, string>, cli: string): Promise<void> {
   const why = setChildSubreaper();
