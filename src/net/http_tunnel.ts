@@ -22,6 +22,7 @@
  * reconnect policy applies; the forwarder listens on loopback only and ends every connection it
  * carries when it is closed.
  */
+import { type ByteStream, closeQuietly, writeAll } from "./byte_stream.ts";
 
 /** The proxy refused (or failed) a tunnel. */
 export class TunnelError extends Error {
@@ -104,14 +105,6 @@ function headEnd(buf: Uint8Array): number {
     if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
   }
   return -1;
-}
-
-/** What a forwarder carries bytes over: the parts of `Deno.Conn` it uses (a TCP connection is one). */
-export interface ByteStream {
-  read(buf: Uint8Array): Promise<number | null>;
-  write(bytes: Uint8Array): Promise<number>;
-  closeWrite(): Promise<void>;
-  close(): void;
 }
 
 /** The upstream side of a forwarded connection, once its tunnel is open. */
@@ -228,17 +221,4 @@ async function pump(from: ByteStream, to: ByteStream): Promise<void> {
     return;
   }
   await to.closeWrite().catch(() => undefined);
-}
-
-async function writeAll(conn: ByteStream, bytes: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < bytes.length) off += await conn.write(bytes.subarray(off));
-}
-
-function closeQuietly(c: ByteStream): void {
-  try {
-    c.close();
-  } catch {
-    // closed already
-  }
 }

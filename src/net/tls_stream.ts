@@ -1,7 +1,7 @@
 /**
  * TLS as a client over a connection that is already open (a proxy's `CONNECT` tunnel, after the
  * protocol's plain first line), with Node's rules for whom to trust: `node:tls` over the Deno
- * connection, handed back as a `ByteStream` the tunnel forwarder can pump (`http_tunnel.ts`).
+ * connection, handed back as a `ByteStream` (`byte_stream.ts`) the tunnel forwarder can pump (`http_tunnel.ts`).
  *
  * Why `node:tls` and not `Deno.startTls`: a CA given (`ca`) must be the only one trusted, as it is
  * for the NATS client's own TLS unconfined (Node's `ca` replaces the system's roots); Deno's
@@ -17,7 +17,7 @@
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { isIP } from "node:net";
 import { Duplex } from "node:stream";
-import type { ByteStream } from "./http_tunnel.ts";
+import { type ByteStream, closeQuietly, writeAll } from "./byte_stream.ts";
 
 /** Options of `startTlsStream`. */
 export interface TlsStreamOptions {
@@ -86,19 +86,10 @@ function duplexOf(conn: Deno.Conn): Duplex {
       conn.closeWrite().then(() => done(), () => done());
     },
     destroy(err, done) {
-      try {
-        conn.close();
-      } catch {
-        // closed already
-      }
+      closeQuietly(conn);
       done(err);
     },
   });
-}
-
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < bytes.length) off += await conn.write(bytes.subarray(off));
 }
 
 /** A `ByteStream` over a connected TLS socket. */

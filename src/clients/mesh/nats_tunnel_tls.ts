@@ -23,6 +23,7 @@
  */
 import type { Tunnel, Upstream } from "../../net/http_tunnel.ts";
 import { startTlsStream } from "../../net/tls_stream.ts";
+import { concatBytes } from "../../util/bytes.ts";
 
 /** The longest first line read from a server (an INFO lists the cluster's URLs: it can be long). */
 const MAX_INFO = 256 * 1024;
@@ -50,7 +51,8 @@ export function natsTlsStep(opts: NatsTlsOptions): (tunnel: Tunnel) => Promise<U
     const offered = info.tls_required === true || info.tls_available === true;
     if (!offered) {
       if (opts.required) throw new Error(`tls is not available on this server (${opts.host})`);
-      return { stream: tunnel.conn, early: concat(enc.encode(line + "\r\n"), rest) };
+      const head = enc.encode(line + "\r\n");
+      return { stream: tunnel.conn, early: concatBytes([head, rest], head.length + rest.length) };
     }
     if (rest.length > 0) throw new Error(`the server ${opts.host} sent more than its INFO before TLS`);
     const stream = await startTlsStream(tunnel.conn, {
@@ -89,7 +91,7 @@ async function firstLine(tunnel: Tunnel, timeoutMs: number): Promise<{ line: str
         n = null;
       }
       if (n === null) throw new Error(`the server said nothing within ${timeoutMs} ms, or went away`);
-      got = concat(got, buf.subarray(0, n));
+      got = concatBytes([got, buf.subarray(0, n)], got.length + n);
     }
   } finally {
     clearTimeout(timer);
@@ -114,11 +116,4 @@ function parseInfo(line: string): Record<string, unknown> {
 function crlf(b: Uint8Array): number {
   for (let i = 0; i + 1 < b.length; i++) if (b[i] === 13 && b[i + 1] === 10) return i;
   return -1;
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

@@ -28,6 +28,7 @@
  */
 import { join } from "node:path";
 import type { SeenIds } from "./seen_ids.ts";
+import { writeAll } from "../../net/byte_stream.ts";
 
 /** The variable naming the launcher's socket for the confined runtime. */
 export const SEEN_SOCKET_VAR = "AGENT_BLOCK_MESH_SEEN_SOCKET";
@@ -152,11 +153,6 @@ async function* readLines(conn: Deno.Conn): AsyncGenerator<string> {
     if (n === null) return;
     text += dec.decode(buf.subarray(0, n), { stream: true });
   }
-}
-
-async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < data.length) off += await conn.write(data.subarray(off));
 }
 
 /** The launcher's memory is not there to ask: every add fails (the message is dropped). */
