@@ -6,11 +6,10 @@
  * Owns:
  * - `startProxy`: runs the proxy (`net_proxy.ts`: from source its own entry `src/cli/proxy_stage.ts`,
  *   with Deno's update check off; compiled this binary at `--sandbox-stage=proxy`: `proxyCommand`)
- *   with a Unix socket in a fresh private
- *   directory and a random token (both in its environment), without waiting for it: the run's
- *   bridge waits for the socket. It is started before the namespace exists, so it alone keeps
- *   the host's network; it ends when the run does (it watches its parent: the launcher, which
- *   stays until the run has ended and been swept);
+ *   with a Unix socket in a fresh private directory and a random token (both in its environment),
+ *   without waiting for it: the run's bridge waits for the socket. It is started before the
+ *   namespace exists, so it alone keeps the host's network; it ends when the run does (it watches
+ *   its parent: the launcher, which stays until the run has ended and been swept);
  * - `enterNetNamespace`: `unshare(CLONE_NEWNET)` on the launcher's main thread (as root), then
  *   `lo` up (`SIOCSIFFLAGS`): the namespace has that loopback and no other interface, so no route
  *   out — TCP, UDP and DNS to anywhere outside fail with `ENETUNREACH`, and abstract Unix
@@ -62,10 +61,10 @@ export interface StartedProxy {
  * socket (`connectProxy`). One that fails to start says why on stderr (inherited); the launcher,
  * watching `ended`, then stops the run (and without a launcher watching — after the user-namespace
  * hop — the run's bridge fails it once its bound has passed), never letting it reach the network
- * another way. The configuration
- * (socket, token, list) goes in the proxy's environment (`PROXY_CONFIG_VAR`), not on its command
- * line: `/proc/<pid>/cmdline` is anyone's to read, its environment only its user's (and not a
- * confined run's: Landlock refuses it access to processes outside its domain).
+ * another way. The configuration (socket, token, list) goes in the proxy's environment
+ * (`PROXY_CONFIG_VAR`), not on its command line: `/proc/<pid>/cmdline` is anyone's to read, its
+ * environment only its user's (and not a confined run's: Landlock refuses it access to processes
+ * outside its domain).
  */
 export function startProxy(allow: AllowEntry[], launch: SelfLaunch = selfLaunch()): StartedProxy {
   const dir = Deno.makeTempDirSync({ prefix: "agent-block-net-" });
